@@ -1,0 +1,68 @@
+// atlas presets | init | info
+#include <cstdio>
+
+#include "commands.h"
+#include "error.h"
+#include "estimate.h"
+#include "model_io.h"
+#include "presets.h"
+
+namespace atlas::cli {
+
+int cmd_presets(const std::vector<std::string>& args) {
+  if (wants_help(args, "usage: atlas presets\n  One line per preset: name, tab, description.\n"))
+    return 0;
+  Args parsed(args, {});
+  if (!parsed.positionals().empty()) throw AtlasError("presets takes no arguments");
+  for (const auto& p : list_presets()) std::printf("%s\t%s\n", p.name.c_str(), p.description.c_str());
+  return 0;
+}
+
+int cmd_init(const std::vector<std::string>& args) {
+  if (wants_help(args,
+                 "usage: atlas init --preset NAME [--seed N] --out DIR\n"
+                 "  Writes DIR/config.json and DIR/model.safetensors with seeded weights.\n"))
+    return 0;
+  Args a(args, {{"--preset", "--seed", "--out"}, {}});
+  if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
+  LoadOptions options;
+  if (a.has("--seed")) options.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
+  Model model = load_model("preset:" + a.require("--preset"), options);
+  const std::string out = a.require("--out");
+  save_model(model, out);
+  std::printf("wrote %s (%s, %lld parameters)\n", out.c_str(), model.config().name.c_str(),
+              static_cast<long long>(parameter_count(model.config())));
+  return 0;
+}
+
+int cmd_info(const std::vector<std::string>& args) {
+  if (wants_help(args,
+                 "usage: atlas info MODEL [--length N] [--backend cpu|vulkan|auto] [--device D]\n"
+                 "  Architecture, parameter count, and estimated memory and FLOPs of one\n"
+                 "  forward pass at N tokens (default: min(512, max_positions)).\n"))
+    return 0;
+  Args a(args, {{"--length", "--backend", "--device"}, {}});
+  if (a.positionals().size() != 1) throw AtlasError("info takes one MODEL");
+  Model model = load_model(a.positionals()[0]);
+  const ModelConfig& c = model.config();
+  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  const int64_t length = a.get_int("--length", std::min<int64_t>(512, c.max_positions), 1,
+                                   c.max_positions);
+  const CostEstimate e = estimate_cost(c, length);
+  const double mb = 1024.0 * 1024.0;
+  std::printf("%s", describe_architecture(c).c_str());
+  std::printf("parameters: %lld (%.1f MB as float32)\n", static_cast<long long>(e.parameters),
+              e.weight_bytes / mb);
+  std::printf("at %lld tokens:\n", static_cast<long long>(length));
+  std::printf("  attention + QK memory per example: %.1f MB (heads*L^2 + heads*d_head*L floats "
+              "per attention layer)\n", e.attention_bytes / mb);
+  std::printf("  other activations: %.1f MB\n", e.activation_bytes / mb);
+  std::printf("  forward FLOPs: %.3g (%.2f GFLOP)\n", e.flops, e.flops / 1e9);
+  std::unique_ptr<Backend> be = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
+  std::printf("backend: %s\n", be ? be->name().c_str() : "cpu (Eigen)");
+  if (be)
+    for (const auto& f : be->fallbacks()) std::printf("  CPU fallback: %s\n", f.c_str());
+  return 0;
+}
+
+}  // namespace atlas::cli

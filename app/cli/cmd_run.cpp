@@ -1,0 +1,84 @@
+// atlas run: tokenize, run, print a summary, optionally dump every traced array.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "dump.h"
+#include "error.h"
+#include "model_io.h"
+
+namespace atlas::cli {
+
+namespace {
+
+const char* kUsage =
+    "usage: atlas run MODEL (--text S | --text-file F) [--target S] [--seed N] [--dump DIR]\n"
+    "                 [--scores] [--hidden] [--pad-to N] [--threads T]\n"
+    "                 [--backend cpu|vulkan|auto] [--device D]\n"
+    "  Runs MODEL on the text and prints the tokens and the traced arrays.\n"
+    "  --target S    decoder input of an encoder-decoder model\n"
+    "  --seed N      weight seed of a preset:NAME model\n"
+    "  --dump DIR    write DIR/manifest.json and one .npy per traced array\n"
+    "  --scores      also trace pre-softmax scores; --hidden: hidden states per layer\n"
+    "  --pad-to N    pad the input with the model's pad token (shows the padding mask)\n";
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw AtlasError(path + ": cannot read: " + ec.message());
+  if (size > (64u << 20)) throw AtlasError(path + ": text file larger than 64 MB");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof()) throw AtlasError(path + ": read failed");
+  return s.str();
+}
+
+void print_tokens(const char* what, const std::vector<TokenInfo>& tokens) {
+  std::printf("%s (%zu):", what, tokens.size());
+  for (size_t i = 0; i < tokens.size() && i < 64; ++i) std::printf(" %s", tokens[i].label.c_str());
+  if (tokens.size() > 64) std::printf(" ...");
+  std::printf("\n");
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  if (wants_help(args, kUsage)) return 0;
+  Args a(args, {{"--text", "--text-file", "--target", "--seed", "--dump", "--pad-to", "--threads",
+                 "--backend", "--device"},
+                {"--scores", "--hidden"}});
+  if (a.positionals().size() != 1) throw AtlasError("run takes one MODEL (see atlas run --help)");
+  if (a.has("--text") == a.has("--text-file")) throw AtlasError("give exactly one of --text or --text-file");
+  const std::string text = a.has("--text") ? a.require("--text") : read_text_file(a.require("--text-file"));
+
+  LoadOptions load;
+  if (a.has("--seed")) load.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
+  Model model = load_model(a.positionals()[0], load);
+  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+
+  RunOptions options;
+  options.trace.scores = a.has("--scores");
+  options.trace.hidden = a.has("--hidden");
+  options.threads = static_cast<int>(a.get_int("--threads", 0, 0, 1024));
+  options.pad_to = a.get_int("--pad-to", 0, 0, model.config().max_positions);
+  std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
+  options.backend = backend.get();
+
+  RunResult result = model.run(text, a.get_or("--target", ""), options);
+  std::printf("model: %s\n", model.config().name.c_str());
+  print_tokens(result.trace.target_tokens.empty() ? "tokens" : "source tokens",
+               result.trace.source_tokens);
+  if (!result.trace.target_tokens.empty()) print_tokens("target tokens", result.trace.target_tokens);
+  for (const auto& arr : result.trace.arrays)
+    std::printf("  %-36s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
+  if (auto dir = a.get("--dump")) {
+    write_dump(*dir, model, result);
+    std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), dir->c_str());
+  }
+  return 0;
+}
+
+}  // namespace atlas::cli

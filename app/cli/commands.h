@@ -1,0 +1,29 @@
+#pragma once
+// The verbs of `atlas`. Each returns the process exit code and throws AtlasError on failure.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "backend.h"
+
+namespace atlas::cli {
+
+int cmd_presets(const std::vector<std::string>& args);
+int cmd_init(const std::vector<std::string>& args);
+int cmd_info(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
+int cmd_devices(const std::vector<std::string>& args);
+#ifdef ATLAS_HAVE_UI
+int cmd_export(const std::vector<std::string>& args);
+#endif
+
+// `--backend cpu|vulkan|auto` and `--device NAME|INDEX`. Returns nullptr for the CPU
+// reference backend (the model's own). Prints one line to stderr when auto falls back.
+std::unique_ptr<Backend> choose_backend(const std::string& backend, const std::string& device);
+
+// True when `--help`/`-h` is among the args; prints `usage` to stdout.
+bool wants_help(const std::vector<std::string>& args, const char* usage);
+
+}  // namespace atlas::cli

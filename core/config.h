@@ -1,0 +1,73 @@
+#pragma once
+// The model as composition (DESIGN.md): one config struct of orthogonal choices. Parsing is
+// strict: unknown keys are rejected with the nearest known key suggested, and every value is
+// range-checked, because a silently ignored typo shows the user a different model.
+// The JSON schema is documented in docs/model-format.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+enum class Architecture { Encoder, Decoder, EncoderDecoder };
+enum class Positional { None, Sinusoidal, Learned };
+enum class SinusoidLayout { Interleaved, Concatenated };
+enum class NormKind { LayerNorm, ScaleNorm };
+enum class NormPosition { Post, Pre };
+enum class FfnActivation { ReLU, Gelu, GeluTanh };
+enum class OutputHead { Tied, Untied, None };
+enum class TokenizerKind { Bytes, Chars, Words };
+
+struct TokenizerConfig {
+  TokenizerKind kind = TokenizerKind::Bytes;
+  std::vector<std::string> vocab;  // chars: one UTF-8 character each; words: one word each
+  std::string unk = "<unk>";       // chars/words: label of the unknown token (must be in vocab)
+  bool lowercase = false;          // words: lower-case ASCII before lookup
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string description;
+  Architecture architecture = Architecture::Encoder;
+  TokenizerConfig tokenizer;
+  int64_t vocab_size = 256;
+  int64_t d_model = 64;
+  int64_t n_heads = 4;
+  int64_t d_ff = 256;
+  int64_t n_layers = 2;          // encoder layers; decoder layers of a decoder-only model
+  int64_t n_decoder_layers = 0;  // encoder-decoder only
+  int64_t max_positions = 512;
+  Positional positional = Positional::Sinusoidal;
+  SinusoidLayout sinusoid_layout = SinusoidLayout::Interleaved;
+  bool scale_embedding = true;  // multiply token embeddings by sqrt(d_model) (seed 002)
+  NormKind norm = NormKind::LayerNorm;
+  NormPosition norm_position = NormPosition::Post;
+  float norm_eps = 1e-5f;
+  bool fixnorm = false;  // unit-normalise embedding rows (input and tied output)
+  FfnActivation activation = FfnActivation::ReLU;
+  bool attention_bias = true;
+  bool ffn_bias = true;
+  OutputHead output = OutputHead::Tied;
+  int64_t pad_id = -1;  // token id masked out as a key; -1 = none
+  int64_t bos_id = -1;  // prepended to the decoder input of encoder-decoder models; -1 = none
+  uint64_t seed = 0;
+  float init_std = 0.02f;
+
+  int64_t d_head() const { return d_model / n_heads; }
+  bool has_encoder() const { return architecture != Architecture::Decoder; }
+  bool has_decoder() const { return architecture != Architecture::Encoder; }
+  int64_t decoder_layers() const {
+    return architecture == Architecture::Decoder ? n_layers : n_decoder_layers;
+  }
+};
+
+// Parses and validates. `origin` names the source in messages (a file path or "preset:NAME").
+ModelConfig parse_config(const std::string& json_text, const std::string& origin);
+std::string config_to_json(const ModelConfig& config);  // pretty, round-trips through parse
+void validate_config(const ModelConfig& config, const std::string& origin);
+
+// Levenshtein distance; used to suggest the nearest known key.
+size_t edit_distance(const std::string& a, const std::string& b);
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace atlas

@@ -1,0 +1,48 @@
+#pragma once
+// The Trace: everything a run recorded for the views, the dump and the figure export. It is
+// the contract between engine and UI. Arrays are named in the dump scheme
+// (`<stack>.layer<i>.<what>`, see docs/dump-format.md) and kept in recording order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensor.h"
+
+namespace atlas {
+
+struct TokenInfo {
+  int32_t id = 0;
+  std::string label;  // readable, valid UTF-8
+};
+
+enum class DType { F32, I32 };
+
+struct TracedArray {
+  std::string name;     // e.g. "encoder.layer0.attn"
+  std::string meaning;  // one line for the manifest, e.g. "attention probabilities [heads, Lq, Lk]"
+  DType dtype = DType::F32;  // I32 arrays hold integral values in a float tensor
+  Tensor tensor;
+};
+
+// What a caller wants recorded. Tracing nothing keeps the forward on its fast path.
+struct TraceOptions {
+  bool attention = true;   // probabilities per stack/layer/head
+  bool scores = false;     // pre-softmax scores
+  bool masks = true;       // allowed-key masks per attention layer
+  bool positional = true;  // the positional encoding matrix
+  bool hidden = false;     // hidden states after every layer
+  static TraceOptions none() { return {false, false, false, false, false}; }
+  static TraceOptions all() { return {true, true, true, true, true}; }
+};
+
+struct Trace {
+  std::vector<TokenInfo> source_tokens;  // encoder input, or the decoder-only model's input
+  std::vector<TokenInfo> target_tokens;  // decoder input of an encoder-decoder model
+  std::vector<TracedArray> arrays;
+
+  void add(std::string name, std::string meaning, Tensor t, DType dtype = DType::F32);
+  const TracedArray* find(const std::string& name) const;  // nullptr when absent
+  std::vector<std::string> names() const;
+};
+
+}  // namespace atlas
