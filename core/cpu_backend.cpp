@@ -10,8 +10,10 @@ namespace atlas {
 
 namespace {
 
+// Aligned to Eigen's widest packet: with unaligned buffers Eigen peels a different number of
+// scalar elements per allocation, so sums would round differently from run to run.
 struct CpuStorage : DeviceStorage {
-  std::vector<float> data;
+  std::vector<float, Eigen::aligned_allocator<float>> data;
 };
 
 float* ptr(const DTensor& t) { return static_cast<CpuStorage*>(t.storage.get())->data.data(); }

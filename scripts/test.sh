@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, and runs every test.
+#   1. Release build of everything (engine, Vulkan backend on lavapipe, Qt app) + ctest
+#   2. the engine and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. libFuzzer targets (safetensors, npy, config, tokenizers), each for FUZZ_SECONDS
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${FUZZ_SECONDS:-20}
+
+scripts/setup.sh
+
+echo "== release build and tests"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j 1
+
+echo "== ASan + UBSan build and tests"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j 1
+
+echo "== fuzzing, ${fuzz_seconds}s per target"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs"
+scripts/fuzz.sh build/fuzz "$fuzz_seconds"
+echo "test.sh: all passed"

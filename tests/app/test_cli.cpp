@@ -1,0 +1,174 @@
+// Drives the real `atlas` executable as a user would and checks exit codes, stdout, stderr and
+// the files it writes. The .npy headers are parsed here by hand, independently of core/npy.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output atlas_cli(const std::string& args) {
+  static int n = 0;
+  fs::path err = fs::temp_directory_path() / ("atlas-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+  std::string cmd = std::string(ATLAS_CLI) + " " + args + " 2>" + err.string();
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t got;
+  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
+  int status = pclose(p);
+  std::ifstream e(err);
+  std::stringstream es;
+  es << e.rdbuf();
+  fs::remove(err);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, es.str()};
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("atlas-cli-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("atlas presets prints one name<TAB>description line per preset", "[cli]") {
+  Output o = atlas_cli("presets");
+  REQUIRE(o.code == 0);
+  for (const char* name : {"vanilla-base", "vanilla-big", "base-encoder", "tiny-encoder",
+                           "tiny-decoder", "tiny-encoder-decoder", "tiny-scalenorm"})
+    CHECK_THAT(o.out, Catch::Contains(std::string("\n") + name + "\t") ||
+                          Catch::StartsWith(std::string(name) + "\t"));
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);) CHECK(line.find('\t') != std::string::npos);
+}
+
+TEST_CASE("atlas run --dump writes a manifest and .npy arrays", "[cli]") {
+  fs::path dir = fresh_dir("dump");
+  Output o = atlas_cli("run preset:tiny-encoder-decoder --text 'hello' --target 'hi' --dump " + dir.string());
+  REQUIRE(o.code == 0);
+  auto manifest = nlohmann::json::parse(read_all(dir / "manifest.json"));
+  CHECK(manifest["tokens"].size() == 5);
+  CHECK(manifest["tokens"][0]["label"] == "h");
+  CHECK(manifest["target_tokens"].size() == 3);  // <bos> h i
+  CHECK(manifest["target_tokens"][0]["label"] == "<bos>");
+  std::set<std::string> names;
+  for (const auto& a : manifest["arrays"]) names.insert(a["name"].get<std::string>());
+  for (const char* n : {"positional", "decoder.positional", "encoder.layer0.attn", "encoder.layer1.attn",
+                        "decoder.layer0.self_attn", "decoder.layer1.cross_attn", "logits"})
+    CHECK(names.count(n));
+  // encoder.layer0.attn.npy: v1.0 header, '<f4', shape (4, 5, 5), then 100 floats.
+  std::string npy = read_all(dir / "decoder.layer1.cross_attn.npy");
+  REQUIRE(npy.size() > 10);
+  CHECK(npy.substr(0, 8) == std::string("\x93NUMPY\x01\x00", 8));
+  const size_t header_len = uint8_t(npy[8]) | (uint8_t(npy[9]) << 8);
+  CHECK((10 + header_len) % 64 == 0);
+  const std::string header = npy.substr(10, header_len);
+  CHECK_THAT(header, Catch::Contains("'descr': '<f4'") && Catch::Contains("'shape': (4, 3, 5)"));
+  CHECK(npy.size() == 10 + header_len + 4 * 3 * 5 * 4);
+  // each row of a cross-attention head sums to 1
+  const float* p = reinterpret_cast<const float*>(npy.data() + 10 + header_len);
+  double row = 0;
+  for (int j = 0; j < 5; ++j) row += p[j];
+  CHECK(row == Approx(1.0).epsilon(1e-5));
+  std::string mask = read_all(dir / "decoder.layer0.self_attn.mask.npy");
+  CHECK_THAT(mask, Catch::Contains("'descr': '<i4'"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("atlas init writes a model directory that atlas run reads", "[cli]") {
+  fs::path dir = fresh_dir("init");
+  REQUIRE(atlas_cli("init --preset tiny-decoder --seed 3 --out " + dir.string()).code == 0);
+  CHECK(fs::exists(dir / "config.json"));
+  Output o = atlas_cli("run " + dir.string() + " --text 'abc'");
+  CHECK(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("decoder.layer1.self_attn"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("atlas info reproduces seed 003's BERT-base attention memory", "[cli]") {
+  fs::path dir = fresh_dir("bert");
+  fs::create_directories(dir);
+  std::ofstream(dir / "bert.json") << R"({"name": "bert-like", "architecture": "encoder",
+    "vocab_size": 30522, "tokenizer": {"type": "bytes"}, "d_model": 768, "n_heads": 12,
+    "d_ff": 3072, "n_layers": 12, "max_positions": 1024, "positional": "learned", "output": "none"})";
+  // A directory needs weights; `atlas info` of a preset-like config goes through a single file.
+  Output o = atlas_cli("info preset:base-encoder --length 512");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("parameters:"));
+  // base-encoder: 6 layers, 8 heads, d_head 64: (8*512^2*4 + 8*64*512*4)/2^20 * 6 = 54.0 MB
+  CHECK_THAT(o.out, Catch::Contains("attention + QK memory per example: 54.0 MB"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("atlas bench --json prints median_ms and gflops", "[cli]") {
+  Output o = atlas_cli("bench preset:tiny-encoder --length 32 --repeats 3 --json");
+  REQUIRE(o.code == 0);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["median_ms"].get<double>() > 0);
+  CHECK(j["gflops"].get<double>() > 0);
+}
+
+TEST_CASE("every verb has --help", "[cli]") {
+  for (const char* verb : {"presets", "init", "info", "run", "bench", "devices"}) {
+    Output o = atlas_cli(std::string(verb) + " --help");
+    INFO(verb);
+    CHECK(o.code == 0);
+    CHECK_THAT(o.out, Catch::Contains("usage: atlas"));
+  }
+}
+
+TEST_CASE("bad invocations exit non-zero with one line on stderr", "[cli][errors]") {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  fs::path dir = fresh_dir("bad");
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << "{\"d_model\": 100, \"n_heads\": 8}";
+  std::ofstream(dir / "model.safetensors") << "xx";
+  const std::string bad_dir = dir.string();
+  const Case cases[] = {
+      {"frobnicate", "unknown verb"},
+      {"run preset:tiny-encoder --txt hi", "did you mean --text?"},
+      {"run preset:tiny-encoder", "exactly one of --text or --text-file"},
+      {"run preset:nope --text hi", "unknown preset"},
+      {"run preset:tiny-encoder --text ''", "empty"},
+      {"run /nonexistent/model --text hi", "no such file or directory"},
+      {"bench preset:tiny-decoder --length 5000", "--length must be between 1 and 1024"},
+      {"run preset:tiny-encoder --text-file /nonexistent.txt", "cannot read"},
+  };
+  for (const Case& c : cases) {
+    Output o = atlas_cli(c.args);
+    INFO(c.args << " -> " << o.err);
+    CHECK(o.code != 0);
+    CHECK_THAT(o.err, Catch::Contains(c.message));
+    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  }
+  Output o = atlas_cli("run " + bad_dir + " --text hi");
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("not divisible by n_heads"));
+  fs::remove_all(dir);
+}
