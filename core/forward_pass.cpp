@@ -1,0 +1,153 @@
+#include "forward_pass.h"
+
+#include <cmath>
+
+#include "error.h"
+#include "positional.h"
+
+namespace atlas {
+
+Tensor mask_matrix(const AttentionMask& m, int64_t lq, int64_t lk) {
+  Tensor t({lq, lk});
+  for (int64_t i = 0; i < lq; ++i)
+    for (int64_t j = 0; j < lk; ++j) t.data[i * lk + j] = m.is_allowed(i, j, lk) ? 1.0f : 0.0f;
+  return t;
+}
+
+ForwardPass::ForwardPass(const ModelConfig& config, Backend& backend, const Weights& weights,
+                         const RunOptions& options, Trace& trace, int64_t steps_total)
+    : c_(config), be_(backend), w_(weights), opt_(options), trace_(trace),
+      steps_total_(std::max<int64_t>(1, steps_total)) {}
+
+const DTensor& ForwardPass::weight(const std::string& name) const {
+  auto it = w_.find(name);
+  if (it == w_.end()) throw AtlasError("internal: weight " + name + " not uploaded");
+  return it->second;
+}
+
+DTensor ForwardPass::optional_weight(const std::string& name) const {
+  auto it = w_.find(name);
+  return it == w_.end() ? DTensor{} : it->second;
+}
+
+void ForwardPass::step(const std::string& stage) {
+  if (opt_.cancel && opt_.cancel->load()) throw Cancelled();
+  ++steps_done_;
+  if (opt_.progress) opt_.progress(double(steps_done_) / double(steps_total_), stage);
+}
+
+DTensor ForwardPass::norm(const DTensor& x, const std::string& prefix) {
+  if (c_.norm == NormKind::LayerNorm)
+    return be_.layer_norm(x, weight(prefix + ".gamma"), weight(prefix + ".beta"), c_.norm_eps);
+  return be_.scale_norm(x, weight(prefix + ".g"), c_.norm_eps);
+}
+
+DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
+                               const std::string& traced_name, AttentionMask mask) {
+  DTensor q = be_.linear(xq, weight(prefix + ".wq"), optional_weight(prefix + ".bq"));
+  DTensor k = be_.linear(xkv, weight(prefix + ".wk"), optional_weight(prefix + ".bk"));
+  DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
+  AttentionArgs args;
+  args.heads = static_cast<int>(c_.n_heads);
+  args.scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
+  args.want_probs = opt_.trace.attention;
+  args.want_scores = opt_.trace.scores;
+  const int64_t lq = xq.shape[0], lk = xkv.shape[0];
+  if (opt_.trace.masks)
+    trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
+               mask_matrix(mask, lq, lk), DType::I32);
+  args.mask = std::move(mask);
+  AttentionResult r = be_.attention(q, k, v, args);
+  if (args.want_probs)
+    trace_.add(traced_name, "attention probabilities [heads, Lq, Lk]", be_.download(r.probs));
+  if (args.want_scores)
+    trace_.add(traced_name + ".scores",
+               "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]",
+               be_.download(r.scores));
+  return be_.linear(r.out, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+}
+
+DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
+  DTensor h = be_.linear(x, weight(prefix + ".w1"), optional_weight(prefix + ".b1"));
+  const Activation a = c_.activation == FfnActivation::ReLU   ? Activation::ReLU
+                       : c_.activation == FfnActivation::Gelu ? Activation::GeluErf
+                                                              : Activation::GeluTanh;
+  return be_.linear(be_.activation(h, a), weight(prefix + ".w2"), optional_weight(prefix + ".b2"));
+}
+
+DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name) {
+  std::vector<int32_t> ids;
+  ids.reserve(tokens.size());
+  for (const auto& t : tokens) ids.push_back(t.id);
+  const int64_t L = static_cast<int64_t>(ids.size());
+  const float s = c_.scale_embedding ? std::sqrt(static_cast<float>(c_.d_model)) : 1.0f;
+  DTensor table = weight("embed.tokens");
+  if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
+  DTensor x = be_.embedding(table, ids, s);
+  if (c_.positional == Positional::Sinusoidal) {
+    Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout);
+    x = be_.add(x, be_.upload(pe));
+    if (opt_.trace.positional)
+      trace_.add(positional_name, "positional encoding added to the embeddings [L, d]", std::move(pe));
+  } else if (c_.positional == Positional::Learned) {
+    std::vector<int32_t> pos(static_cast<size_t>(L));
+    for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    DTensor pe = be_.embedding(weight("embed.positions"), pos, 1.0f);
+    if (opt_.trace.positional)
+      trace_.add(positional_name, "learned positional embeddings of the positions used [L, d]",
+                 be_.download(pe));
+    x = be_.add(x, pe);
+  }
+  return x;
+}
+
+DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
+  for (int64_t i = 0; i < c_.n_layers; ++i) {
+    const std::string p = "encoder.layer" + std::to_string(i);
+    AttentionMask m;
+    m.key_valid = key_valid;
+    x = sublayer(x, p + ".attn_norm",
+                 [&](const DTensor& h) { return attention(h, h, p + ".attn", p + ".attn", m); });
+    x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
+    if (opt_.trace.hidden)
+      trace_.add(p + ".hidden", "hidden state after the layer [L, d]", be_.download(x));
+    step("encoder layer " + std::to_string(i));
+  }
+  if (c_.norm_position == NormPosition::Pre) x = norm(x, "encoder.final_norm");
+  return x;
+}
+
+DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
+                             const std::vector<uint8_t>& memory_valid) {
+  for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
+    const std::string p = "decoder.layer" + std::to_string(i);
+    AttentionMask self_mask;
+    self_mask.causal = true;
+    self_mask.key_valid = self_valid;
+    x = sublayer(x, p + ".self_attn_norm", [&](const DTensor& h) {
+      return attention(h, h, p + ".self_attn", p + ".self_attn", self_mask);
+    });
+    if (memory) {
+      AttentionMask cross;
+      cross.key_valid = memory_valid;
+      x = sublayer(x, p + ".cross_attn_norm", [&](const DTensor& h) {
+        return attention(h, *memory, p + ".cross_attn", p + ".cross_attn", cross);
+      });
+    }
+    x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
+    if (opt_.trace.hidden)
+      trace_.add(p + ".hidden", "hidden state after the layer [L, d]", be_.download(x));
+    step("decoder layer " + std::to_string(i));
+  }
+  if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
+  return x;
+}
+
+DTensor ForwardPass::output_logits(const DTensor& h) {
+  if (c_.output == OutputHead::None) return {};
+  DTensor table = weight(c_.output == OutputHead::Tied ? "embed.tokens" : "output.weight");
+  if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
+  return be_.linear(h, table, DTensor{});
+}
+
+}  // namespace atlas
