@@ -14,13 +14,11 @@
 #include <string_view>
 #include <utility>
 
+#include "config_json.h"
 #include "error.h"
 
 namespace atlas {
-namespace {
-
-using Json = nlohmann::json;            // parsing: std::map keys, O(log n) duplicate checks
-using OrderedJson = nlohmann::ordered_json;  // writing: keys in struct order
+namespace config_json {
 
 constexpr size_t kMaxDepth = 64;  // a config needs 3; the cap keeps hostile input shallow
 constexpr int64_t kMaxDModel = 65536, kMaxDff = 65536, kMaxHeads = 1024, kMaxLayers = 1024;
@@ -36,8 +34,6 @@ const std::vector<std::string> kTopKeys = {
     "init_std"};
 const std::vector<std::string> kTokenizerKeys = {"type", "vocab", "unk", "lowercase"};
 
-template <typename E>
-using EnumTable = std::vector<std::pair<const char*, E>>;
 
 const EnumTable<Architecture> kArchitectures = {{"encoder", Architecture::Encoder},
     {"decoder", Architecture::Decoder}, {"encoder-decoder", Architecture::EncoderDecoder}};
@@ -235,80 +231,6 @@ std::string got(const Json& v) {
   return "got " + (v.is_number() ? v.dump() : type_name(v));
 }
 
-struct Reader {
-  const std::string& origin;
-
-  int64_t integer(const Json& v, const std::string& key) const {
-    if (v.is_number_unsigned()) {
-      auto u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        fail(origin, key + " is out of range, " + got(v));
-      return static_cast<int64_t>(u);
-    }
-    if (v.is_number_integer()) return v.get<int64_t>();
-    if (v.is_number_float()) {
-      double d = v.get<double>();
-      if (d != std::floor(d)) fail(origin, key + " must be an integer, " + got(v));
-      // 2^63 is exactly representable; anything >= it would overflow the cast.
-      if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
-        fail(origin, key + " is out of range, " + got(v));
-      return static_cast<int64_t>(d);
-    }
-    fail(origin, key + " must be an integer, " + got(v));
-  }
-
-  uint64_t unsigned_integer(const Json& v, const std::string& key) const {
-    if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer() || (v.is_number_float() && v.get<double>() < 0))
-      fail(origin, key + " must be a non-negative integer, " + got(v));
-    if (v.is_number_float()) {
-      double d = v.get<double>();
-      if (d != std::floor(d)) fail(origin, key + " must be a non-negative integer, " + got(v));
-      if (d >= 18446744073709551616.0) fail(origin, key + " is out of range, " + got(v));
-      return static_cast<uint64_t>(d);
-    }
-    fail(origin, key + " must be a non-negative integer, " + got(v));
-  }
-
-  float number(const Json& v, const std::string& key) const {
-    if (!v.is_number()) fail(origin, key + " must be a number, " + got(v));
-    double d = v.get<double>();
-    float f = static_cast<float>(d);
-    if (!std::isfinite(f)) fail(origin, key + " is out of range for a 32-bit float, " + got(v));
-    return f;
-  }
-
-  bool boolean(const Json& v, const std::string& key) const {
-    if (!v.is_boolean()) fail(origin, key + " must be true or false, " + got(v));
-    return v.get<bool>();
-  }
-
-  std::string string(const Json& v, const std::string& key) const {
-    if (!v.is_string()) fail(origin, key + " must be a string, " + got(v));
-    return v.get<std::string>();
-  }
-
-  template <typename E>
-  E enumeration(const Json& v, const std::string& key, const EnumTable<E>& table) const {
-    std::vector<std::string> names;
-    for (const auto& [name, value] : table) names.push_back(name);
-    if (!v.is_string())
-      fail(origin, key + " must be a string, one of " + join_quoted(names) + "; " + got(v));
-    const std::string& s = v.get_ref<const std::string&>();
-    for (const auto& [name, value] : table)
-      if (s == name) return value;
-    fail(origin, key + " must be one of " + join_quoted(names) + "; got " + quote(s));
-  }
-};
-
-template <typename E>
-std::string enum_name(E value, const EnumTable<E>& table, const char* what) {
-  for (const auto& [name, v] : table)
-    if (v == value) return name;
-  throw AtlasError(std::string("config_to_json: invalid ") + what + " value " +
-                   std::to_string(static_cast<int>(value)));
-}
-
 void check_known_keys(const Json& object, const std::vector<std::string>& known,
                       const std::string& what, const std::string& origin) {
   for (const auto& item : object.items()) {
@@ -435,7 +357,9 @@ double shortest_float(float f) {
   return static_cast<double>(f);
 }
 
-}  // namespace
+}  // namespace config_json
+
+using namespace config_json;
 
 // ---- public API -------------------------------------------------------------------------
 
@@ -480,7 +404,9 @@ ModelConfig parse_config(const std::string& json_text, const std::string& origin
   if (!root.is_object()) fail(origin, "config must be a JSON object, got " + type_name(root));
 
   // Unknown keys first: a typo explains many later errors, so it is the one to report.
-  check_known_keys(root, kTopKeys, "config", origin);
+  std::vector<std::string> known = kTopKeys;
+  for (const ConfigSection& section : config_sections()) known.push_back(section.key);
+  check_known_keys(root, known, "config", origin);
   auto tok = root.find("tokenizer");
   if (tok != root.end() && tok->is_object())
     check_known_keys(*tok, kTokenizerKeys, "tokenizer", origin);
@@ -523,6 +449,11 @@ ModelConfig parse_config(const std::string& json_text, const std::string& origin
   if (auto v = get("bos_id")) c.bos_id = r.integer(*v, "bos_id");
   if (auto v = get("seed")) c.seed = r.unsigned_integer(*v, "seed");
   if (auto v = get("init_std")) c.init_std = r.number(*v, "init_std");
+  for (const ConfigSection& section : config_sections())
+    if (auto v = get(section.key)) {
+      if (!v->is_object()) fail(origin, std::string(section.key) + " must be an object, " + got(*v));
+      section.read(*v, r, c);
+    }
 
   validate_config(c, origin);
   return c;
@@ -563,6 +494,7 @@ void validate_config(const ModelConfig& c, const std::string& origin) {
                        " (valid: -1 for none, or 0.." +
                        std::to_string(c.vocab_size - 1) + ")");
   validate_tokenizer(c, origin);
+  for (const ConfigSection& section : config_sections()) section.validate(c, origin);
   double parameters = estimate_parameters(c);
   if (parameters > kMaxParameters) {
     char buf[64];
@@ -606,6 +538,7 @@ std::string config_to_json(const ModelConfig& c) {
   j["bos_id"] = c.bos_id;
   j["seed"] = c.seed;
   j["init_std"] = shortest_float(c.init_std);
+  for (const ConfigSection& section : config_sections()) j[section.key] = section.write(c);
   // Strings from parse_config are valid UTF-8; replacing (not throwing) keeps a struct filled
   // by code with broken bytes printable.
   return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
