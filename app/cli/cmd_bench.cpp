@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "error.h"
@@ -47,11 +48,12 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   const double gflops = estimate_cost(c, length).flops / (median * 1e6);
-  if (a.has("--json"))
-    std::printf("{\"model\": \"%s\", \"length\": %lld, \"repeats\": %d, \"median_ms\": %.3f, "
-                "\"gflops\": %.2f}\n",
-                c.name.c_str(), static_cast<long long>(length), repeats, median, gflops);
-  else
+  if (a.has("--json")) {
+    nlohmann::json j = {{"model", c.name}, {"length", length}, {"repeats", repeats},
+                        {"median_ms", median}, {"gflops", gflops},
+                        {"backend", backend ? backend->name() : "cpu (Eigen)"}};
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else
     std::printf("%s at %lld tokens: median %.2f ms over %d runs, %.1f GFLOP/s\n", c.name.c_str(),
                 static_cast<long long>(length), median, repeats, gflops);
   return 0;

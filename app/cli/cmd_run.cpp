@@ -1,4 +1,6 @@
 // atlas run: tokenize, run, print a summary, optionally dump every traced array.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +45,28 @@ void print_tokens(const char* what, const std::vector<TokenInfo>& tokens) {
   std::printf("\n");
 }
 
+// Top-3 of the softmax over the last position's logits: what the model would put next.
+void print_next_token(const Model& model, const Tensor& logits) {
+  const int64_t L = logits.shape[0], V = logits.shape[1];
+  const float* row = logits.data.data() + (L - 1) * V;
+  const float mx = *std::max_element(row, row + V);
+  double z = 0;
+  for (int64_t v = 0; v < V; ++v) z += std::exp(double(row[v] - mx));
+  std::vector<int64_t> ids(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) ids[static_cast<size_t>(v)] = v;
+  const size_t k = std::min<size_t>(3, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<long>(k), ids.end(),
+                    [&](int64_t x, int64_t y) { return row[x] > row[y]; });
+  std::printf("prediction at the last position:");
+  for (size_t i = 0; i < k; ++i) {
+    const int32_t id = static_cast<int32_t>(ids[i]);
+    const std::string label = id < model.tokenizer().vocab_size() ? model.tokenizer().label(id)
+                                                                   : "<" + std::to_string(id) + ">";
+    std::printf(" %s %.3f", label.c_str(), std::exp(double(row[id] - mx)) / z);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -74,6 +98,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!result.trace.target_tokens.empty()) print_tokens("target tokens", result.trace.target_tokens);
   for (const auto& arr : result.trace.arrays)
     std::printf("  %-36s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
+  if (result.is_logits) print_next_token(model, result.output);
   if (auto dir = a.get("--dump")) {
     write_dump(*dir, model, result);
     std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), dir->c_str());
