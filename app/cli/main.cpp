@@ -23,6 +23,8 @@ const char* kUsage =
     "  run       run a model on text; --dump writes every traced array as .npy\n"
     "  bench     time the forward pass and report GFLOP/s\n"
     "  devices   list Vulkan compute devices\n"
+    "  pattern   a sparse variant's attention pattern (stats or a zoomable tile), no model run\n"
+    "  performer-error  Performer FAVOR+ error against exact softmax as a function of m\n"
 #ifdef ATLAS_HAVE_UI
     "  export    render a view to SVG, PDF, PNG, or its data to .npy / .csv\n"
 #endif
@@ -38,6 +40,8 @@ const Verb kVerbs[] = {
     {"presets", atlas::cli::cmd_presets}, {"init", atlas::cli::cmd_init},
     {"info", atlas::cli::cmd_info},       {"run", atlas::cli::cmd_run},
     {"bench", atlas::cli::cmd_bench},     {"devices", atlas::cli::cmd_devices},
+    {"pattern", atlas::cli::cmd_pattern},
+    {"performer-error", atlas::cli::cmd_performer_error},
 #ifdef ATLAS_HAVE_UI
     {"export", atlas::cli::cmd_export},
 #endif

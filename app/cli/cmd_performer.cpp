@@ -1,0 +1,59 @@
+// atlas performer-error: how well Performer's FAVOR+ approximates exact softmax attention as a
+// function of the number of random features m (issue 4). Q and K are Gaussian; the table
+// compares rownorm(phi(Q) phi(K)^T) with softmax(Q K^T / sqrt(d)).
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+#include "commands.h"
+#include "error.h"
+#include "performer.h"
+
+namespace atlas::cli {
+
+int cmd_performer_error(const std::vector<std::string>& args) {
+  if (wants_help(args,
+                 "usage: atlas performer-error [--length L] [--d D] [--features 16,64,...]\n"
+                 "                             [--std S] [--seed N] [--causal]\n"
+                 "  Error of Performer FAVOR+ (positive orthogonal random features) against exact\n"
+                 "  softmax attention of the same Q, K (entries N(0, S^2); defaults L 256, D 64,\n"
+                 "  S 0.5): mean absolute error over the L x L matrix and the largest row-wise total\n"
+                 "  variation 0.5 sum_j |A_ij - B_ij|, one line per m.\n"))
+    return 0;
+  Args a(args, {{"--length", "--d", "--features", "--std", "--seed"}, {"--causal"}});
+  if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
+  const int64_t L = a.get_int("--length", 256, 1, 4096), d = a.get_int("--d", 64, 1, 1024);
+  const uint64_t seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
+  const double sd = std::stod(a.get_or("--std", "0.5"));
+  if (!(sd > 0 && sd < 100)) throw AtlasError("--std must be in (0, 100)");
+  std::vector<int64_t> ms;
+  std::stringstream ss(a.get_or("--features", "16,32,64,128,256,512,1024,2048,4096"));
+  for (std::string item; std::getline(ss, item, ',');) {
+    long long m = 0;
+    if (std::sscanf(item.c_str(), "%lld", &m) != 1 || m < 1 || m > 65536)
+      throw AtlasError("--features must be a comma-separated list of integers in 1..65536, got \"" +
+                       item + "\"");
+    ms.push_back(m);
+  }
+  std::mt19937_64 g(seed);
+  std::normal_distribution<float> n(0.0f, float(sd));
+  Mat q(L, d), k(L, d);
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < d; ++j) {
+      q(i, j) = n(g);
+      k(i, j) = n(g);
+    }
+  const bool causal = a.has("--causal");
+  const Mat exact = exact_softmax_attention(q, k, causal);
+  std::printf("# Performer FAVOR+ vs exact softmax: L %lld, d %lld, %s, Q/K entries N(0, %g^2)\n",
+              (long long)L, (long long)d, causal ? "causal" : "bidirectional", sd);
+  std::printf("%8s  %14s  %12s\n", "m", "mean_abs_err", "max_row_tv");
+  for (int64_t m : ms) {
+    const Mat w = orthogonal_features(m, d, seed + 1);
+    const ApproxError e = attention_error(favor_implicit_attention(q, k, w, causal), exact);
+    std::printf("%8lld  %14.3e  %12.4f\n", (long long)m, e.mean_abs, e.max_tv);
+  }
+  return 0;
+}
+
+}  // namespace atlas::cli
