@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "config_variants_i.h"
+#include "config_variants_ii.h"
+
 namespace atlas {
 
 enum class Architecture { Encoder, Decoder, EncoderDecoder };
@@ -52,6 +55,12 @@ struct ModelConfig {
   int64_t bos_id = -1;  // prepended to the decoder input of encoder-decoder models; -1 = none
   uint64_t seed = 0;
   float init_std = 0.02f;
+  ShawConfig shaw;                  // issue 3 variants (config_variants_i.h)
+  SparseConfig sparse;              // issue 4 variants (config_variants_ii.h)
+  LshConfig lsh;                    // issue 4 variants (config_variants_ii.h)
+  PerformerConfig performer;        // issue 4 variants (config_variants_ii.h)
+  AdaptiveSpanConfig adaptive_span;
+  UniversalConfig universal;
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

@@ -1,8 +1,155 @@
-// Config sections of the variants of issue 3 (see config_json.h).
+// Config sections of the variants of issue 3 (see config_json.h): "shaw", "adaptive_span",
+// "universal".
+// Keys and ranges are documented in docs/variants.md.
 #include "config_json.h"
 
 namespace atlas::config_json {
 
-std::vector<ConfigSection> variant_sections_i() { return {}; }
+namespace {
+
+const EnumTable<SpanMaskMode> kSpanModes = {{"inside", SpanMaskMode::Inside},
+                                            {"after", SpanMaskMode::After}};
+
+// The issue 4 attention replacements take over the same sub-layers; combining them with these
+// variants would silently drop one of the two, so it is rejected.
+void reject_issue4_combination(const ModelConfig& c, const std::string& key, const std::string& origin) {
+  if (c.sparse.enabled() || c.lsh.enabled || c.lsh.reversible || c.performer.enabled)
+    fail(origin, key + " cannot be combined with sparse, lsh or performer attention");
+}
+
+// ---- shaw ----
+const std::vector<std::string> kShawKeys = {"enabled", "max_distance", "efficient"};
+
+void read_shaw(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kShawKeys, "shaw", r.origin);
+  ShawConfig& s = c.shaw;
+  if (auto it = o.find("enabled"); it != o.end()) s.enabled = r.boolean(*it, "shaw.enabled");
+  if (auto it = o.find("max_distance"); it != o.end())
+    s.max_distance = r.integer(*it, "shaw.max_distance");
+  if (auto it = o.find("efficient"); it != o.end()) s.efficient = r.boolean(*it, "shaw.efficient");
+}
+
+OrderedJson write_shaw(const ModelConfig& c) {
+  OrderedJson j;
+  j["enabled"] = c.shaw.enabled;
+  j["max_distance"] = c.shaw.max_distance;
+  j["efficient"] = c.shaw.efficient;
+  return j;
+}
+
+void validate_shaw(const ModelConfig& c, const std::string& origin) {
+  // k = 0 is legal (a single table row: every pair gets the same a^K, a^V); the upper bound
+  // keeps the tables [2k+1, d_head] within the size limits of a model file.
+  check_range(c.shaw.max_distance, 0, 65536, "shaw.max_distance", origin);
+  if (c.shaw.enabled) reject_issue4_combination(c, "shaw.enabled", origin);
+}
+
+// ---- adaptive_span ----
+const std::vector<std::string> kSpanKeys = {"enabled", "max_span", "ramp", "init_z",
+                                            "mode",    "dynamic",  "loss_coeff"};
+
+void read_span(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kSpanKeys, "adaptive_span", r.origin);
+  AdaptiveSpanConfig& s = c.adaptive_span;
+  if (auto it = o.find("enabled"); it != o.end()) s.enabled = r.boolean(*it, "adaptive_span.enabled");
+  if (auto it = o.find("max_span"); it != o.end()) s.max_span = r.integer(*it, "adaptive_span.max_span");
+  if (auto it = o.find("ramp"); it != o.end()) s.ramp = r.integer(*it, "adaptive_span.ramp");
+  if (auto it = o.find("init_z"); it != o.end()) s.init_z = r.number(*it, "adaptive_span.init_z");
+  if (auto it = o.find("mode"); it != o.end())
+    s.mode = r.enumeration(*it, "adaptive_span.mode", kSpanModes);
+  if (auto it = o.find("dynamic"); it != o.end()) s.dynamic = r.boolean(*it, "adaptive_span.dynamic");
+  if (auto it = o.find("loss_coeff"); it != o.end())
+    s.loss_coeff = r.number(*it, "adaptive_span.loss_coeff");
+}
+
+OrderedJson write_span(const ModelConfig& c) {
+  const AdaptiveSpanConfig& s = c.adaptive_span;
+  OrderedJson j;
+  j["enabled"] = s.enabled;
+  j["max_span"] = s.max_span;
+  j["ramp"] = s.ramp;
+  j["init_z"] = shortest_float(s.init_z);
+  j["mode"] = enum_name(s.mode, kSpanModes, "adaptive_span.mode");
+  j["dynamic"] = s.dynamic;
+  j["loss_coeff"] = shortest_float(s.loss_coeff);
+  return j;
+}
+
+void validate_span(const ModelConfig& c, const std::string& origin) {
+  const AdaptiveSpanConfig& s = c.adaptive_span;
+  if (s.max_span < 1)
+    fail(origin, "adaptive_span.max_span must be >= 1 (a span in tokens), got " +
+                     std::to_string(s.max_span));
+  check_range(s.max_span, 1, int64_t(1) << 24, "adaptive_span.max_span", origin);
+  if (s.ramp < 1)
+    fail(origin, "adaptive_span.ramp must be >= 1 (the soft mask divides by it), got " +
+                     std::to_string(s.ramp));
+  check_range(s.ramp, 1, int64_t(1) << 24, "adaptive_span.ramp", origin);
+  if (!(s.init_z >= 0.0f) || s.init_z > static_cast<float>(s.max_span))
+    fail(origin, "adaptive_span.init_z must be in [0, max_span = " + std::to_string(s.max_span) +
+                     "], got " + format_float(s.init_z));
+  if (!(s.loss_coeff >= 0.0f))
+    fail(origin, "adaptive_span.loss_coeff must be >= 0, got " + format_float(s.loss_coeff));
+  if (s.enabled) reject_issue4_combination(c, "adaptive_span.enabled", origin);
+}
+
+// ---- universal ----
+const EnumTable<ActUpdate> kActUpdates = {{"interpolate", ActUpdate::Interpolate},
+                                          {"weighted_sum", ActUpdate::WeightedSum}};
+const std::vector<std::string> kUniversalKeys = {"enabled", "act", "max_steps", "epsilon",
+                                                 "update", "halting_bias_init"};
+
+void read_universal(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kUniversalKeys, "universal", r.origin);
+  UniversalConfig& u = c.universal;
+  if (auto it = o.find("enabled"); it != o.end()) u.enabled = r.boolean(*it, "universal.enabled");
+  if (auto it = o.find("act"); it != o.end()) u.act = r.boolean(*it, "universal.act");
+  if (auto it = o.find("max_steps"); it != o.end()) u.max_steps = r.integer(*it, "universal.max_steps");
+  if (auto it = o.find("epsilon"); it != o.end()) u.epsilon = r.number(*it, "universal.epsilon");
+  if (auto it = o.find("update"); it != o.end())
+    u.update = r.enumeration(*it, "universal.update", kActUpdates);
+  if (auto it = o.find("halting_bias_init"); it != o.end())
+    u.halting_bias_init = r.number(*it, "universal.halting_bias_init");
+}
+
+OrderedJson write_universal(const ModelConfig& c) {
+  const UniversalConfig& u = c.universal;
+  OrderedJson j;
+  j["enabled"] = u.enabled;
+  j["act"] = u.act;
+  j["max_steps"] = u.max_steps;
+  j["epsilon"] = shortest_float(u.epsilon);
+  j["update"] = enum_name(u.update, kActUpdates, "universal.update");
+  j["halting_bias_init"] = shortest_float(u.halting_bias_init);
+  return j;
+}
+
+void validate_universal(const ModelConfig& c, const std::string& origin) {
+  const UniversalConfig& u = c.universal;
+  if (u.max_steps < 1)
+    fail(origin, "universal.max_steps (M) must be >= 1, got " + std::to_string(u.max_steps));
+  check_range(u.max_steps, 1, 1024, "universal.max_steps", origin);
+  if (!(u.epsilon > 0.0f && u.epsilon < 1.0f))
+    fail(origin, "universal.epsilon must be in (0, 1) (halting threshold 1 - eps), got " +
+                     format_float(u.epsilon));
+  if (!u.enabled) return;
+  if (c.architecture == Architecture::EncoderDecoder)
+    fail(origin, "universal.enabled: the Universal Transformer is implemented for encoder-only "
+                 "and decoder-only models; architecture is encoder-decoder");
+  if (c.shaw.enabled || c.adaptive_span.enabled)
+    fail(origin, "universal.enabled cannot be combined with shaw or adaptive_span");
+  reject_issue4_combination(c, "universal.enabled", origin);
+  if (c.positional != Positional::Sinusoidal)
+    fail(origin, "universal.enabled adds a sinusoidal position + time signal at every step; "
+                 "set positional to \"sinusoidal\" (sinusoid_layout is honoured)");
+}
+
+}  // namespace
+
+std::vector<ConfigSection> variant_sections_i() {
+  return {{"shaw", read_shaw, write_shaw, validate_shaw},
+          {"adaptive_span", read_span, write_span, validate_span},
+          {"universal", read_universal, write_universal, validate_universal}};
+}
 
 }  // namespace atlas::config_json

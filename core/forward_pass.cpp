@@ -4,6 +4,9 @@
 
 #include "error.h"
 #include "positional.h"
+#include "lsh_attention.h"
+#include "sparse_attention.h"
+#include "variants_i.h"
 
 namespace atlas {
 
@@ -53,9 +56,17 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   args.want_probs = opt_.trace.attention;
   args.want_scores = opt_.trace.scores;
   const int64_t lq = xq.shape[0], lk = xkv.shape[0];
+  if (sparse_applies(c_, xq, xkv)) {  // issue 4: CSR pattern, never a dense L x L mask
+    DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
+    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  }
   if (opt_.trace.masks)
     trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
                mask_matrix(mask, lq, lk), DType::I32);
+  if (variant_i_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
+    DTensor o = variant_i_attention(*this, xq, q, k, v, prefix, traced_name, mask);
+    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  }
   args.mask = std::move(mask);
   AttentionResult r = be_.attention(q, k, v, args);
   if (args.want_probs)
@@ -102,6 +113,11 @@ DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::stri
 }
 
 DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
+  if (c_.lsh.reversible) {  // issue 4: Reformer reversible stack (lsh_attention.cpp)
+    AttentionMask m;
+    m.key_valid = key_valid;
+    return reversible_stack(*this, x, "encoder", c_.n_layers, m, "attn");
+  }
   for (int64_t i = 0; i < c_.n_layers; ++i) {
     const std::string p = "encoder.layer" + std::to_string(i);
     AttentionMask m;
@@ -119,6 +135,12 @@ DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
 
 DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
                              const std::vector<uint8_t>& memory_valid) {
+  if (c_.lsh.reversible && !memory) {  // issue 4: Reformer reversible stack
+    AttentionMask m;
+    m.causal = true;
+    m.key_valid = self_valid;
+    return reversible_stack(*this, x, "decoder", c_.decoder_layers(), m, "self_attn");
+  }
   for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
     const std::string p = "decoder.layer" + std::to_string(i);
     AttentionMask self_mask;

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "forward_pass.h"
+#include "universal.h"
 
 namespace atlas {
 
@@ -106,10 +107,14 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
   RunResult result;
   Trace& trace = result.trace;
   ForwardPass pass(c, be, *weights, options, trace,
-                   (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
+                   c.universal.enabled ? c.universal.max_steps
+                   : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
 
   DTensor h;
-  if (c.architecture == Architecture::Encoder) {
+  if (c.universal.enabled) {  // one shared block applied recurrently (core/universal.cpp)
+    trace.source_tokens = source;
+    h = universal_forward(pass, source, key_validity(source, c.pad_id));
+  } else if (c.architecture == Architecture::Encoder) {
     trace.source_tokens = source;
     h = pass.encoder(pass.embed(source, "positional"), key_validity(source, c.pad_id));
   } else if (c.architecture == Architecture::Decoder) {

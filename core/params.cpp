@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "random.h"
+#include "variants_i.h"
 
 namespace atlas {
 
@@ -70,6 +71,7 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
     if (c.norm_position == NormPosition::Pre) add_norm(specs, c, "decoder.final_norm");
   }
   if (c.output == OutputHead::Untied) specs.push_back({"output.weight", {c.vocab_size, c.d_model}});
+  append_variant_i_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
   return specs;
 }
 

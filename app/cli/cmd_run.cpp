@@ -2,10 +2,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "ablation.h"
+#include "logit_lens.h"
 #include "commands.h"
 #include "dump.h"
 #include "error.h"
@@ -24,7 +27,14 @@ const char* kUsage =
     "  --seed N      weight seed of a preset:NAME model\n"
     "  --dump DIR    write DIR/manifest.json and one .npy per traced array\n"
     "  --scores      also trace pre-softmax scores; --hidden: hidden states per layer\n"
-    "  --pad-to N    pad the input with the model's pad token (shows the padding mask)\n";
+    "  --pad-to N    pad the input with the model's pad token (shows the padding mask)\n"
+    "  --drop-layers 1,3      ablation: run without these layers (numbered over all stacks)\n"
+    "  --layerdrop-rate P     ablation: LayerDrop every-other pruning at rate P in (0, 1]\n"
+    "  --drop-heads L:H,...   ablation: zero these heads (DropHead at inference)\n"
+    "                Ablations print and dump ablation.kl [L] (models with logits) or\n"
+    "                ablation.cosine [L] against the full model.\n"
+    "  --logit-lens K         per-layer top-K predictions: <stack>.logit_lens.ids / .probs\n"
+    "                         [layers, L, K] (models with an output head)\n";
 
 std::string read_text_file(const std::string& path) {
   std::error_code ec;
@@ -67,11 +77,50 @@ void print_next_token(const Model& model, const Tensor& logits) {
   std::printf("\n");
 }
 
+// --drop-layers / --layerdrop-rate / --drop-heads (core/ablation.h).
+AblationSpec ablation_from_args(const Args& a) {
+  AblationSpec s;
+  if (auto v = a.get("--drop-layers")) s.drop_layers = parse_layer_list(*v, "--drop-layers");
+  if (auto v = a.get("--drop-heads")) s.drop_heads = parse_head_list(*v, "--drop-heads");
+  if (auto v = a.get("--layerdrop-rate")) {
+    char* end = nullptr;
+    s.layerdrop_rate = std::strtod(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || !(s.layerdrop_rate > 0.0) || s.layerdrop_rate > 1.0)
+      throw AtlasError("--layerdrop-rate must be a number in (0, 1], got \"" + *v + "\"");
+  }
+  return s;
+}
+
+// Runs the pruned model, adds ablation.kl / ablation.cosine to the trace, prints a summary.
+void print_ablation(const Model& model, RunResult& result, const AblationSpec& spec,
+                    const RunOptions& options) {
+  const std::vector<double> per = compare_ablation(model, result, spec, options);
+  std::printf("ablation: dropped layers");
+  for (int64_t l : ablated_layers(model.config(), spec)) std::printf(" %lld", static_cast<long long>(l));
+  std::printf("; dropped heads");
+  for (const auto& [l, h] : spec.drop_heads)
+    std::printf(" %lld:%lld", static_cast<long long>(l), static_cast<long long>(h));
+  double mean = 0, mx = 0;
+  for (double v : per) {
+    mean += v;
+    mx = std::max(mx, v);
+  }
+  mean /= double(std::max<size_t>(1, per.size()));
+  if (result.is_logits)
+    std::printf("\n  KL(full || ablated) of next-token distributions: mean %.6g, max %.6g nats\n", mean, mx);
+  else
+    std::printf("\n  cosine of full and ablated hidden states: mean %.6g\n", mean);
+  std::printf("  per position:");
+  for (size_t i = 0; i < per.size() && i < 32; ++i) std::printf(" %.4g", per[i]);
+  std::printf(per.size() > 32 ? " ...\n" : "\n");
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--target", "--seed", "--dump", "--pad-to", "--threads",
+                 "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens",
                  "--backend", "--device"},
                 {"--scores", "--hidden"}});
   if (a.positionals().size() != 1) throw AtlasError("run takes one MODEL (see atlas run --help)");
@@ -91,7 +140,18 @@ int cmd_run(const std::vector<std::string>& args) {
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
   options.backend = backend.get();
 
+  const int64_t lens_k = a.get_int("--logit-lens", 0, 0, model.config().vocab_size);
+  if (lens_k > 0) options.trace.hidden = true;  // the lens reads every layer's hidden state
   RunResult result = model.run(text, a.get_or("--target", ""), options);
+  if (lens_k > 0) {
+    add_logit_lens(model, result, lens_k);
+    if (!a.has("--hidden"))  // traced only for the lens: keep the dump to what was asked
+      std::erase_if(result.trace.arrays, [](const TracedArray& t) {
+        return t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".hidden") == 0;
+      });
+  }
+  const AblationSpec ablation = ablation_from_args(a);
+  if (!ablation.empty()) print_ablation(model, result, ablation, options);
   std::printf("model: %s\n", model.config().name.c_str());
   print_tokens(result.trace.target_tokens.empty() ? "tokens" : "source tokens",
                result.trace.source_tokens);

@@ -1,0 +1,47 @@
+#pragma once
+// Config of the variants of issue 3 (docs/variants.md), held by ModelConfig. Parsed, written
+// and validated by core/config_variants_i.cpp as nested objects ("shaw", "adaptive_span").
+#include <cstdint>
+
+namespace atlas {
+
+// Shaw et al. relation-aware self-attention (seed 001 eqs. 2-5): per layer, tables a^K, a^V
+// [2k+1, d_head] shared across heads, indexed by the clipped distance clip(j - i, -k, k) + k.
+struct ShawConfig {
+  bool enabled = false;
+  int64_t max_distance = 20;  // k; tensor2tensor's transformer_relative default
+  bool efficient = true;      // seed 001 eq. 5: q.a^K per distance once, then gather
+};
+
+enum class SpanMaskMode { Inside, After };
+
+// Adaptive attention span (Sukhbaatar et al., seed 000): soft mask
+// m_z(x) = clamp((R + z - x) / R, 0, 1) over the query-key distance x, per head z in [0, S].
+struct AdaptiveSpanConfig {
+  bool enabled = false;
+  int64_t max_span = 8192;  // S (enwik8)
+  int64_t ramp = 32;        // R
+  float init_z = 0.0f;      // z at initialisation, in [0, S] (the reference starts at 0)
+  SpanMaskMode mode = SpanMaskMode::Inside;  // paper: inside the softmax; after = reference
+  bool dynamic = false;     // z_t = S sigmoid(v . x_t + b) per head and position
+  float loss_coeff = 2e-6f;  // L1 penalty coefficient (reference enwik8 setting)
+};
+
+}  // namespace atlas
+
+namespace atlas {
+
+enum class ActUpdate { Interpolate, WeightedSum };
+
+// Universal Transformer (Dehghani et al., seed 000): one shared block applied recurrently with
+// a position + time signal, optionally halted per position by ACT (Graves 2016).
+struct UniversalConfig {
+  bool enabled = false;
+  bool act = true;           // false: fixed number of steps (max_steps)
+  int64_t max_steps = 8;     // M (tensor2tensor: 2 x num_hidden_layers)
+  float epsilon = 0.01f;     // halting threshold 1 - eps
+  ActUpdate update = ActUpdate::Interpolate;  // tensor2tensor; weighted_sum = Graves
+  float halting_bias_init = 1.0f;             // tensor2tensor act_halting_bias_init
+};
+
+}  // namespace atlas
