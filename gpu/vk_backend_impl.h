@@ -1,0 +1,91 @@
+#pragma once
+// The Vulkan implementation of atlas::Backend (internal; the public API is vulkan_backend.h).
+// Ops validate shapes like the CPU backend, allocate their outputs from the pool, and record
+// dispatches; big tensors are bound in windows of the device's storage-buffer range, and an
+// op that cannot run on the device at all runs on the CPU backend, listed in fallbacks().
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "vk_context.h"
+#include "vk_pipelines.h"
+#include "vk_recorder.h"
+#include "vulkan_backend.h"
+
+namespace atlas::vk {
+
+struct VkTensorStorage : DeviceStorage {
+  std::shared_ptr<GpuBuffer> buffer;
+  uint64_t backend_id = 0;  // Backend::instance_id() of the owner
+};
+
+// A window of a buffer bound as one descriptor: shader index = element index - base.
+struct Window {
+  Binding binding;
+  uint32_t base = 0;
+};
+
+class VulkanBackend : public Backend {
+ public:
+  explicit VulkanBackend(const VulkanOptions& options);
+  ~VulkanBackend() override;
+
+  std::string name() const override { return "vulkan (" + ctx_->info.name + ")"; }
+  bool supports(Op) const override { return true; }  // every op has a kernel
+  DTensor upload(const Tensor& host) override;
+  Tensor download(const DTensor& t) override;
+  void flush() override { rec_->submit(); }
+  uint64_t submission_count() const override { return rec_->submissions(); }
+  std::vector<std::string> fallbacks() const override { return fallbacks_; }
+
+  DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override;
+  DTensor add(const DTensor& a, const DTensor& b) override;
+  DTensor scale(const DTensor& x, float s) override;
+  DTensor layer_norm(const DTensor& x, const DTensor& gamma, const DTensor& beta,
+                     float eps) override;
+  DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) override;
+  DTensor row_normalize(const DTensor& x, float eps) override;
+  DTensor activation(const DTensor& x, Activation kind) override;
+  DTensor embedding(const DTensor& table, const std::vector<int32_t>& ids,
+                    float scale) override;
+  AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                            const AttentionArgs& args) override;
+
+  VulkanBackendStats stats() const;
+
+ private:
+  // Shape checks and buffer access of an input handle.
+  const GpuBuffer& buf(const DTensor& t, const char* op, const char* what) const;
+  DTensor make(Shape shape);
+  std::shared_ptr<GpuBuffer> upload_bytes(const void* data, uint64_t bytes);
+
+  // Binding of a whole tensor of n floats (caller checked fits()).
+  Binding whole(const GpuBuffer& b, uint64_t n) const;
+  Window window(const GpuBuffer& b, uint64_t first, uint64_t count) const;
+  bool fits(uint64_t elems) const;                 // one binding can cover elems floats
+  uint64_t rows_per_window(uint64_t row_elems) const;  // 0 when one row does not fit
+
+  DTensor elementwise(const char* op, ShaderId id, const DTensor& a, const DTensor* b,
+                      float s, uint32_t kind);
+  DTensor row_op(const char* op, ShaderId id, const DTensor& x, const DTensor* p1,
+                 const DTensor* p2, float eps);
+
+  // Runs an op on the CPU backend (downloading inputs, uploading the result) and records
+  // why, once per reason.
+  void note_fallback(const std::string& line);
+  Backend& cpu();
+  DTensor to_cpu(const DTensor& t);
+  DTensor from_cpu(const DTensor& t);
+
+  std::shared_ptr<Context> ctx_;
+  std::unique_ptr<Pipelines> pipes_;
+  std::unique_ptr<Recorder> rec_;
+  std::shared_ptr<GpuBuffer> dummy_;  // bound where a shader's optional input is unused
+  std::unique_ptr<Backend> cpu_;
+  std::vector<std::string> fallbacks_;
+  std::set<std::string> fallback_seen_;
+};
+
+}  // namespace atlas::vk

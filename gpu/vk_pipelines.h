@@ -1,0 +1,59 @@
+#pragma once
+// Compute pipelines: one per shader, created on first use and kept; all share one
+// VkPipelineCache that is loaded from and saved to the user's cache folder, per device.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "vk_context.h"
+
+namespace atlas::vk {
+
+enum class ShaderId {
+  Add,
+  Scale,
+  Activation,
+  LayerNorm,
+  ScaleNorm,
+  RowNormalize,
+  Embedding,
+  Linear,
+  Attention,
+  Count
+};
+
+struct Pipeline {
+  const char* name = "";
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  uint32_t binding_count = 0;  // storage buffers 0..n-1, checked at every dispatch
+  uint32_t push_size = 0;      // sizeof the C++ push-constant struct, checked at every dispatch
+};
+
+class Pipelines {
+ public:
+  // cache_dir "" = $XDG_CACHE_HOME/attention-atlas or ~/.cache/attention-atlas.
+  Pipelines(std::shared_ptr<Context> ctx, const std::string& cache_dir);
+  ~Pipelines();  // writes the pipeline cache (best effort: a read-only home is not an error)
+  Pipelines(const Pipelines&) = delete;
+  Pipelines& operator=(const Pipelines&) = delete;
+
+  const Pipeline& get(ShaderId id);
+
+  uint64_t created() const { return created_; }
+  uint64_t cache_bytes_loaded() const { return cache_bytes_loaded_; }
+  const std::string& cache_path() const { return cache_path_; }
+  void save_cache() const;
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::string cache_path_;
+  uint64_t cache_bytes_loaded_ = 0;
+  uint64_t created_ = 0;
+  std::array<Pipeline, static_cast<size_t>(ShaderId::Count)> pipes_{};
+};
+
+}  // namespace atlas::vk
