@@ -1,0 +1,188 @@
+// `atlas export`: the app's figures from the command line, drawn by the same painter code
+// as the desktop views, without a display (QT_QPA_PLATFORM=offscreen when none is set).
+#include <string>
+#include <vector>
+
+#include "error.h"
+
+#if defined(ATLAS_HAVE_UI)
+#include <QGuiApplication>
+#include <QString>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "args.h"
+#include "commands.h"
+#include "figure_export.h"
+#include "model_io.h"
+
+namespace atlas::cli {
+namespace {
+
+const char* kUsage =
+    "usage: atlas export MODEL (--text S | --text-file F) [--target S] --out FILE.(svg|pdf|png|npy|csv)\n"
+    "                    [--view heatmap|model|tokens|positional|similarity]\n"
+    "                    [--stack encoder|decoder] [--kind attn|self_attn|cross_attn]\n"
+    "                    [--layer L] [--head H|mean|max|rollout] [--query Q]\n"
+    "                    [--colormap viridis|magma|diverging] [--scale linear|log]\n"
+    "                    [--normalize global|row] [--dpi N] [--width IN] [--height IN]\n"
+    "                    [--title S] [--seed N] [--backend cpu|vulkan|auto] [--device D]\n"
+    "\n"
+    "Runs MODEL (preset:NAME, a model folder or a .safetensors file) on the text and writes one\n"
+    "figure of a view, drawn like the desktop app: SVG and PDF as vector graphics, PNG at --dpi\n"
+    "(default 150), or the view's data as .npy (float32) or .csv.\n"
+    "  heatmap     one layer and head [Lq, Lk] (--head mean|max|rollout for aggregates)\n"
+    "  model       every layer x head of one stack/kind; data [layers, heads, Lq, Lk]\n"
+    "  tokens      lines from queries to keys (BertViz style) of one head\n"
+    "  positional  the positional encoding P [L, d];  similarity: P P^T [L, L]\n"
+    "Defaults: the first attention the model records (encoder attn, or decoder self_attn),\n"
+    "layer 0, head 0. Works without a display.\n";
+
+int parseHead(const std::string& s) {
+  if (s == "mean") return ui::HeadMean;
+  if (s == "max") return ui::HeadMax;
+  if (s == "rollout") return ui::HeadRollout;
+  try {
+    size_t used = 0;
+    const int h = std::stoi(s, &used);
+    if (used == s.size() && h >= 0) return h;
+  } catch (const std::exception&) {
+  }
+  throw AtlasError("--head '" + s + "' is not a head number or one of mean, max, rollout");
+}
+
+double parsePositive(const std::string& key, const std::string& s) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && v > 0 && v <= 100) return v;
+  } catch (const std::exception&) {
+  }
+  throw AtlasError(key + " '" + s + "' must be a size in inches between 0 and 100");
+}
+
+std::string readTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw AtlasError(path + ": cannot read the text file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Qt needs an application object for fonts and painting; without a display use the
+// offscreen platform so this works over ssh and in CI.
+// Qt's start-up chatter (e.g. "XDG_RUNTIME_DIR not set") is not the user's business on a
+// headless export; real warnings still reach stderr.
+void quietMessages(QtMsgType type, const QMessageLogContext&, const QString& msg) {
+  if (type == QtDebugMsg || type == QtInfoMsg) return;
+  if (msg.startsWith("QStandardPaths:")) return;
+  std::cerr << msg.toLocal8Bit().constData() << "\n";
+}
+
+std::unique_ptr<QGuiApplication> makeApp() {
+  if (QGuiApplication::instance()) return nullptr;
+  qInstallMessageHandler(quietMessages);
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!display || !*display) && (!wayland || !*wayland)) setenv("QT_QPA_PLATFORM", "offscreen", 0);
+  static int argc = 1;
+  static char name[] = "atlas";
+  static char* argv[] = {name, nullptr};
+  return std::make_unique<QGuiApplication>(argc, argv);
+}
+
+}  // namespace
+
+int cmd_export(const std::vector<std::string>& argv) {
+  if (wants_help(argv, kUsage)) return 0;
+  ArgSpec spec;
+  spec.options = {"--text",  "--text-file", "--target", "--out",    "--view",     "--stack",
+                  "--kind",  "--layer",     "--head",   "--query",  "--dpi",      "--width",
+                  "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
+                  "--backend", "--device"};
+  const Args args(argv, spec);
+  if (args.positionals().size() != 1)
+    throw AtlasError("export needs exactly one MODEL (preset:NAME, folder or .safetensors); see atlas export --help");
+  const std::string out = args.require("--out");
+  if (args.has("--text") == args.has("--text-file")) throw AtlasError("give exactly one of --text or --text-file");
+  const std::string text = args.has("--text") ? args.require("--text") : readTextFile(args.require("--text-file"));
+
+  ui::FigureSpec fig;
+  fig.view = QString::fromStdString(args.get_or("--view", "heatmap"));
+  if (!ui::figureViews().contains(fig.view))
+    throw AtlasError("--view '" + fig.view.toStdString() + "' is not one of " + ui::figureViews().join(", ").toStdString());
+  fig.dpi = static_cast<int>(args.get_int("--dpi", 150, 10, 2400));
+  fig.query = static_cast<int>(args.get_int("--query", -1, -1, 1 << 30));
+  fig.title = QString::fromStdString(args.get_or("--title", ""));
+  if (args.has("--width") || args.has("--height")) {
+    if (!args.has("--width") || !args.has("--height")) throw AtlasError("give both --width and --height (inches)");
+    fig.sizeInches = QSizeF(parsePositive("--width", *args.get("--width")), parsePositive("--height", *args.get("--height")));
+  }
+  const std::string cmap = args.get_or("--colormap", "viridis");
+  if (cmap != "viridis" && cmap != "magma" && cmap != "diverging")
+    throw AtlasError("--colormap '" + cmap + "' is not one of viridis, magma, diverging");
+  fig.mapping.colormap = ui::colormapFromKey(QString::fromStdString(cmap));
+  const std::string scale = args.get_or("--scale", "linear");
+  if (scale != "linear" && scale != "log") throw AtlasError("--scale '" + scale + "' is not linear or log");
+  fig.mapping.scale = scale == "log" ? ui::ColorScale::Log : ui::ColorScale::Linear;
+  const std::string norm = args.get_or("--normalize", "global");
+  if (norm != "global" && norm != "row") throw AtlasError("--normalize '" + norm + "' is not global or row");
+  fig.mapping.normalization = norm == "row" ? ui::Normalization::Row : ui::Normalization::Global;
+
+  auto app = makeApp();
+  LoadOptions lo;
+  if (args.has("--seed")) lo.seed = static_cast<uint64_t>(args.get_int("--seed", 0, 0, (1LL << 62)));
+  const Model model = load_model(args.positionals()[0], lo);
+  for (const auto& w : model.warnings()) std::cerr << "warning: " << w << "\n";
+  const std::unique_ptr<Backend> backend = choose_backend(args.get_or("--backend", "cpu"), args.get_or("--device", ""));
+  RunOptions ro;
+  ro.backend = backend.get();
+  const RunResult result = model.run(text, args.get_or("--target", ""), ro);
+
+  // Default family: the first recorded, or the first of the requested stack.
+  const auto families = ui::attentionFamilies(result.trace);
+  const std::string stack = args.get_or("--stack", "");
+  const std::string kind = args.get_or("--kind", "");
+  const ui::AttentionFamily* chosen = nullptr;
+  for (const auto& f : families)
+    if ((stack.empty() || f.stack.toStdString() == stack) && (kind.empty() || f.kind.toStdString() == kind)) {
+      chosen = &f;
+      break;
+    }
+  const bool needsAttention = fig.view == "heatmap" || fig.view == "model" || fig.view == "tokens";
+  if (needsAttention && !chosen) {
+    std::string have;
+    for (const auto& f : families) have += (have.empty() ? "" : ", ") + f.stack.toStdString() + "/" + f.kind.toStdString();
+    throw AtlasError("this model records no " + (stack.empty() ? std::string("") : stack + " ") +
+                     (kind.empty() ? std::string("") : kind + " ") + "attention (it has: " +
+                     (have.empty() ? "none" : have) + ")");
+  }
+  if (chosen) {
+    fig.selection.stack = chosen->stack;
+    fig.selection.kind = chosen->kind;
+    fig.selection.layer = static_cast<int>(args.get_int("--layer", 0, 0, chosen->layers - 1));
+    fig.selection.head = parseHead(args.get_or("--head", "0"));
+    if (fig.selection.head >= chosen->heads)
+      throw AtlasError("--head " + std::to_string(fig.selection.head) + " does not exist: the model has " +
+                       std::to_string(chosen->heads) + " heads (0 to " + std::to_string(chosen->heads - 1) + ")");
+  }
+  ui::exportFigure(fig, result.trace, QString::fromStdString(out));
+  std::cerr << "wrote " << out << "\n";
+  return 0;
+}
+
+}  // namespace atlas::cli
+
+#else  // built without the Qt UI: the verb exists but explains why it cannot run
+
+namespace atlas::cli {
+int cmd_export(const std::vector<std::string>&) {
+  throw AtlasError("this atlas was built without the Qt UI (ATLAS_GUI=OFF), which draws the figures; "
+                   "rebuild with -DATLAS_GUI=ON to use `atlas export`");
+}
+}  // namespace atlas::cli
+
+#endif

@@ -1,0 +1,65 @@
+// attention-atlas: the desktop explorer. Opens on the default preset with the sample text
+// already run, so the first thing on screen is a live attention map.
+//   attention-atlas [--model SPEC] [--text S] [--target S] [--screenshot FILE] [--quit-after-run]
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QPixmap>
+#include <QTimer>
+#include <cstdio>
+
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("AttentionAtlas");
+  QApplication::setApplicationName("attention-atlas");
+  QApplication::setApplicationVersion("0.1.0");
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription("Attention Atlas: inspect transformer attention.");
+  cli.addHelpOption();
+  cli.addVersionOption();
+  const QCommandLineOption model("model", "Model: preset:NAME, a model folder or a .safetensors file.", "SPEC",
+                                 atlas::ui::MainWindow::defaultModelSpec());
+  const QCommandLineOption text("text", "Input text (default: the sample text).", "S");
+  const QCommandLineOption target("target", "Decoder input of an encoder-decoder model.", "S");
+  const QCommandLineOption shot("screenshot", "Save the window as PNG after the first run, then exit.", "FILE");
+  const QCommandLineOption quit("quit-after-run", "Exit after the first run (exit code 1 if it failed).");
+  const QCommandLineOption dark("dark", "Use the dark theme for this session.");
+  cli.addOptions({model, text, target, shot, quit, dark});
+  cli.process(app);
+
+  atlas::ui::MainWindow window;
+  const bool headless = cli.isSet(shot) || cli.isSet(quit);
+  window.setHeadless(headless);
+  if (cli.isSet(dark)) window.setDarkTheme(true);
+  if (headless) window.resize(1280, 800);  // screenshots do not depend on a saved layout
+  window.setSourceText(cli.isSet(text) ? cli.value(text) : atlas::ui::MainWindow::sampleText());
+  if (cli.isSet(target)) window.setTargetText(cli.value(target));
+
+  if (headless) {
+    const QString shotPath = cli.value(shot);
+    QObject::connect(&window, &atlas::ui::MainWindow::firstRunShown, &window, [&window, shotPath] {
+      // Let the layout settle and every view paint once before grabbing.
+      QTimer::singleShot(200, &window, [&window, shotPath] {
+        if (!shotPath.isEmpty()) {
+          const QPixmap pm = window.grab();
+          if (pm.isNull() || !pm.save(shotPath, "PNG")) {
+            std::fprintf(stderr, "attention-atlas: cannot write screenshot %s\n", qPrintable(shotPath));
+            QCoreApplication::exit(1);
+            return;
+          }
+        }
+        QCoreApplication::exit(0);
+      });
+    });
+    // A run that never finishes must not hang a script.
+    QTimer::singleShot(180000, &app, [] {
+      std::fprintf(stderr, "attention-atlas: no result within 180 s\n");
+      QCoreApplication::exit(2);
+    });
+  }
+  window.show();
+  window.loadModel(cli.value(model));
+  return app.exec();
+}

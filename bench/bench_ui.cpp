@@ -1,0 +1,143 @@
+// UI benchmark (not a test): prints milliseconds.
+//  1. keystroke -> repainted heatmap in the real window, vanilla-base, 64 and 512 tokens:
+//     from a key press in the input box to the end of the heatmap's paint of the new trace
+//     (debounce + forward on the worker + view update + paint).
+//  2. per-frame repaint of a 4096 x 4096 heatmap while zooming (drawn from the pyramid).
+// Runs under any Qt platform; QT_QPA_PLATFORM=offscreen is set when no display is present.
+//   bench_ui [--model SPEC] [--repeats N]
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QTest>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "heatmap_view.h"
+#include "main_window.h"
+#include "run_controller.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// `n` bytes of prose (the byte-level presets make one token per byte).
+QString textOfLength(int n) {
+  const QString words = "the quick brown fox jumps over the lazy dog while attention flows ";
+  QString s;
+  while (s.size() < n) s += words;
+  return s.left(n);
+}
+
+void benchKeystroke(const QString& spec, int tokens, int repeats) {
+  MainWindow w;
+  w.resize(1280, 800);
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  w.setSourceText(textOfLength(tokens - 1));
+  w.loadModel(spec);
+  if (!shown.wait(300000)) {
+    std::printf("keystroke_to_repaint model=%s tokens=%d: no run (%s)\n", qPrintable(spec), tokens,
+                qPrintable(w.lastError()));
+    return;
+  }
+  auto* edit = w.findChild<QPlainTextEdit*>("sourceEdit");
+  HeatmapView* view = w.heatmapView();
+  std::vector<double> total, forward;
+  for (int r = 0; r < repeats + 1; ++r) {  // first one warms up
+    edit->setFocus();
+    edit->moveCursor(QTextCursor::End);
+    // Alternate add / remove so the length stays at `tokens` +- 1.
+    const bool add = r % 2 == 0;
+    QSignalSpy painted(view, &HeatmapView::painted);
+    QElapsedTimer t;
+    t.start();
+    QTest::keyClick(edit, add ? Qt::Key_S : Qt::Key_Backspace);
+    const int wantRows = add ? tokens : tokens - 1;
+    // Done when the heatmap has painted a matrix of the new length.
+    bool done = false;
+    while (!done && t.elapsed() < 300000) {
+      painted.wait(5000);
+      done = view->data().rows == wantRows && w.trace() &&
+             static_cast<int>(w.trace()->source_tokens.size()) == wantRows && !painted.isEmpty();
+      painted.clear();
+    }
+    const double ms = t.nsecsElapsed() / 1e6;
+    if (r > 0) {
+      total.push_back(ms);
+      forward.push_back(w.runController()->lastRunMs());
+    }
+  }
+  std::printf("keystroke_to_repaint model=%s tokens=%d median_ms=%.1f (forward %.1f, debounce now %d ms)\n",
+              qPrintable(spec), tokens, median(total), median(forward), w.runController()->debounceMs());
+}
+
+void benchZoom(int n, int frames) {
+  HeatmapData d;
+  d.rows = d.cols = n;
+  d.values.resize(static_cast<size_t>(n) * n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int i = 0; i < n; ++i) {  // a banded "attention" with noise
+    for (int j = 0; j < n; ++j)
+      d.values[static_cast<size_t>(i) * n + j] = std::exp(-std::abs(i - j) / 40.0f) + 0.05f * u(rng);
+    d.rowLabels << QString("t%1").arg(i);
+    d.colLabels << QString("t%1").arg(i);
+  }
+  d.rowAxis = "query";
+  d.colAxis = "key";
+  HeatmapView v;
+  v.resize(1000, 900);
+  QElapsedTimer t;
+  t.start();
+  v.setData(std::move(d));
+  const double buildMs = t.nsecsElapsed() / 1e6;
+  v.show();
+  QApplication::processEvents();
+  v.repaint();
+  std::vector<double> paint, frame;
+  const QPointF centre(500, 450);
+  for (int f = 0; f < frames; ++f) {
+    // Zoom in for the first half, back out for the second: every pyramid level is visited.
+    const double factor = f < frames / 2 ? 1.15 : 1.0 / 1.15;
+    QElapsedTimer ft;
+    ft.start();
+    v.zoomBy(factor, centre);
+    v.repaint();  // synchronous paint into the backing store
+    frame.push_back(ft.nsecsElapsed() / 1e6);
+    paint.push_back(v.lastPaintMs());
+  }
+  std::sort(frame.begin(), frame.end());
+  std::printf("zoom_repaint n=%d pyramid_build_ms=%.1f frames=%d median_frame_ms=%.2f p95_frame_ms=%.2f max_frame_ms=%.2f\n",
+              n, buildMs, frames, median(frame), frame[frame.size() * 95 / 100], frame.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!std::getenv("DISPLAY") && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  QString spec = "preset:vanilla-base";
+  int repeats = 5;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--model")) spec = argv[++i];
+    else if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[++i]);
+  }
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("AttentionAtlasBench");
+  QApplication::setApplicationName("bench_ui");
+  std::printf("platform=%s\n", qPrintable(QApplication::platformName()));
+  benchKeystroke(spec, 64, repeats);
+  benchKeystroke(spec, 512, std::max(3, repeats / 2));
+  benchZoom(4096, 60);
+  return 0;
+}

@@ -1,0 +1,169 @@
+// Figure export from a hand-built trace: each format checked by its own bytes (PNG size for
+// the DPI, SVG parsed as XML with its labels, PDF and NumPy magic, CSV values).
+#include <catch2/catch.hpp>
+
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <set>
+
+#include "figure_export.h"
+#include "ui_test_support.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+using atlas::uitest::ensureApp;
+using atlas::uitest::handAttention;
+using atlas::uitest::handTrace;
+
+namespace {
+// "3, 3" from a .npy header's "'shape': (3, 3)" (a trailing comma, as NumPy writes for 1-D, is
+// dropped).
+QString npyShape(const QByteArray& bytes) {
+  const int a = bytes.indexOf("'shape': (");
+  if (a < 0) return {};
+  const int b = bytes.indexOf(')', a);
+  QString s = QString::fromLatin1(bytes.mid(a + 10, b - a - 10)).trimmed();
+  while (s.endsWith(',') || s.endsWith(' ')) s.chop(1);
+  return s;
+}
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  REQUIRE(f.open(QIODevice::ReadOnly));
+  return f.readAll();
+}
+
+FigureSpec headSpec(int layer, int head) {
+  FigureSpec s;
+  s.view = "heatmap";
+  s.selection = {"encoder", "attn", layer, head};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("PNG export has the pixel size of its inches times the DPI", "[ui][export]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const Trace t = handTrace();
+  FigureSpec s = headSpec(0, 1);
+  s.sizeInches = QSizeF(4.0, 3.0);
+  for (int dpi : {72, 100, 250}) {
+    s.dpi = dpi;
+    const QString path = dir.filePath(QString("h%1.png").arg(dpi));
+    exportFigure(s, t, path);
+    const QByteArray bytes = readAll(path);
+    CHECK(bytes.startsWith("\x89PNG\r\n\x1a\n"));
+    const QImage img(path);
+    CHECK(img.width() == 4 * dpi);
+    CHECK(img.height() == 3 * dpi);
+    // Not blank: the cells add many colours to the white background.
+    std::set<QRgb> colours;
+    for (int y = 0; y < img.height(); y += 3)
+      for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
+    CHECK(colours.size() > 8);
+  }
+}
+
+TEST_CASE("SVG export is XML with an <svg> root and token labels as <text>", "[ui][export]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const Trace t = handTrace();
+  for (const QString view : {"heatmap", "model", "tokens", "positional"}) {
+    FigureSpec s = headSpec(1, 0);
+    s.view = view;
+    const QString path = dir.filePath(view + ".svg");
+    exportFigure(s, t, path);
+    QFile f(path);
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&f);
+    QString root;
+    int rects = 0, texts = 0;
+    QStringList words;
+    while (!xml.atEnd()) {
+      if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+      if (root.isEmpty()) root = xml.name().toString();
+      if (xml.name() == QLatin1String("rect") || xml.name() == QLatin1String("path")) ++rects;
+      if (xml.name() == QLatin1String("text")) {
+        ++texts;
+        words << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
+      }
+    }
+    INFO(view.toStdString() << ": " << xml.errorString().toStdString());
+    CHECK_FALSE(xml.hasError());
+    CHECK(root == "svg");
+    CHECK(texts > 3);
+    CHECK(rects > 0);
+    if (view == "heatmap" || view == "tokens") {
+      CHECK(words.contains("cat"));
+      CHECK(words.contains("query"));
+    }
+    if (view == "model") CHECK(words.contains("H1"));
+  }
+}
+
+TEST_CASE("PDF export starts with %PDF and NumPy export with the .npy magic", "[ui][export]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const Trace t = handTrace();
+  exportFigure(headSpec(0, 0), t, dir.filePath("f.pdf"));
+  const QByteArray pdf = readAll(dir.filePath("f.pdf"));
+  CHECK(pdf.startsWith("%PDF"));
+  CHECK(pdf.contains("%%EOF"));
+
+  exportFigure(headSpec(0, 0), t, dir.filePath("f.npy"));
+  const QByteArray npy = readAll(dir.filePath("f.npy"));
+  REQUIRE(npy.size() > 10);
+  CHECK(npy.startsWith(QByteArray("\x93NUMPY", 6)));
+  CHECK(npyShape(npy) == "3, 3");
+  CHECK(npy.contains("<f4"));
+  // The last 9 float32 values are the head's matrix in C order.
+  const char* tail = npy.constData() + npy.size() - 9 * 4;
+  for (int k = 0; k < 9; ++k) {
+    float v;
+    std::memcpy(&v, tail + 4 * k, 4);
+    CHECK(v == handAttention(0, 0, k / 3, k % 3));
+  }
+  FigureSpec m = headSpec(0, 0);
+  m.view = "model";
+  exportFigure(m, t, dir.filePath("m.npy"));
+  CHECK(npyShape(readAll(dir.filePath("m.npy"))) == "2, 2, 3, 3");
+}
+
+TEST_CASE("CSV export has key labels as header and query labels as first column", "[ui][export]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const Trace t = handTrace();
+  exportFigure(headSpec(0, 1), t, dir.filePath("h.csv"));
+  const QStringList lines = QString::fromUtf8(readAll(dir.filePath("h.csv"))).split('\n', Qt::SkipEmptyParts);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "query\\key,the,cat,sat");
+  const QStringList row = lines[2].split(',');
+  REQUIRE(row.size() == 4);
+  CHECK(row[0] == "cat");
+  for (int j = 0; j < 3; ++j) CHECK(row[j + 1].toFloat() == handAttention(0, 1, 1, j));
+}
+
+TEST_CASE("batch export writes one file per head of every layer", "[ui][export]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const Trace t = handTrace();
+  const QStringList files = exportAllHeads(FigureSpec{}, t, dir.filePath("all"), "png");
+  // encoder 2 layers x 2 heads, decoder self 1 x 2, decoder cross 1 x 2
+  CHECK(files.size() == 8);
+  CHECK(QFile::exists(dir.filePath("all/encoder.layer1.attn.head1.png")));
+  CHECK(QFile::exists(dir.filePath("all/decoder.layer0.cross_attn.head0.png")));
+}
+
+TEST_CASE("export errors name the problem", "[ui][export]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const Trace t = handTrace();
+  CHECK_THROWS_WITH(exportFigure(headSpec(0, 0), t, dir.filePath("f.jpg")), Catch::Contains(".svg"));
+  FigureSpec bad = headSpec(0, 0);
+  bad.view = "nonsense";
+  CHECK_THROWS_WITH(exportFigure(bad, t, dir.filePath("f.svg")), Catch::Contains("heatmap"));
+  CHECK_THROWS_WITH(exportFigure(headSpec(0, 0), t, "/nonexistent-dir/x/f.png"), Catch::Contains("cannot write"));
+}

@@ -1,0 +1,82 @@
+#pragma once
+// Shared by the UI tests: one QApplication for the whole run and a small hand-built Trace
+// whose numbers the tests know independently of the engine.
+#include <QApplication>
+#include <QDir>
+#include <QTemporaryDir>
+#include <cstdio>
+#include <cstdlib>
+
+#include "trace.h"
+
+namespace atlas::uitest {
+
+// The offscreen platform's "does not support propagateSizeHints()" and similar chatter would
+// bury real failures in the log.
+inline void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& msg) {
+  if (type == QtDebugMsg || type == QtInfoMsg) return;
+  if (msg.contains("propagateSizeHints") || msg.startsWith("QStandardPaths:")) return;
+  std::fprintf(stderr, "%s\n", msg.toLocal8Bit().constData());
+}
+
+inline QApplication* ensureApp() {
+  static QApplication* app = [] {
+    qInstallMessageHandler(quietQtMessages);
+    if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    static int argc = 1;
+    static char name[] = "atlas_ui_tests";
+    static char* argv[] = {name, nullptr};
+    auto* a = new QApplication(argc, argv);
+    QApplication::setOrganizationName("AttentionAtlasTests");
+    QApplication::setApplicationName("atlas_ui_tests");
+    return a;
+  }();
+  return app;
+}
+
+// Value of head h, query i, key j in a hand-made [2, 3, 3] attention of layer l: rows sum to
+// one, every cell distinct so a transposed or shifted read shows.
+inline float handAttention(int l, int h, int i, int j) {
+  static const float base[2][2][3][3] = {
+      {{{0.7f, 0.2f, 0.1f}, {0.3f, 0.5f, 0.2f}, {0.15f, 0.25f, 0.6f}},
+       {{0.1f, 0.1f, 0.8f}, {0.45f, 0.05f, 0.5f}, {0.33f, 0.33f, 0.34f}}},
+      {{{0.6f, 0.3f, 0.1f}, {0.2f, 0.2f, 0.6f}, {0.05f, 0.9f, 0.05f}},
+       {{0.25f, 0.25f, 0.5f}, {0.4f, 0.35f, 0.25f}, {0.12f, 0.18f, 0.7f}}}};
+  return base[l][h][i][j];
+}
+
+// source "the cat sat"; two encoder layers of two heads; layer 1 masks key 2 for query 0;
+// a decoder with target "le chat" (self [2,2,2] and cross [2,2,3]); P [3, 4].
+inline Trace handTrace() {
+  Trace t;
+  t.source_tokens = {{11, "the"}, {12, "cat"}, {13, "sat"}};
+  t.target_tokens = {{21, "le"}, {22, "chat"}};
+  for (int l = 0; l < 2; ++l) {
+    Tensor a({2, 3, 3});
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) a.data[(h * 3 + i) * 3 + j] = handAttention(l, h, i, j);
+    Tensor m({3, 3}, 1.0f);
+    if (l == 1) {
+      m.data[0 * 3 + 2] = 0.0f;
+      for (int h = 0; h < 2; ++h) a.data[(h * 3 + 0) * 3 + 2] = 0.0f;
+    }
+    t.add("encoder.layer" + std::to_string(l) + ".attn", "attention [heads, Lq, Lk]", a);
+    t.add("encoder.layer" + std::to_string(l) + ".attn.mask", "mask [Lq, Lk]", m, DType::I32);
+  }
+  Tensor self({2, 2, 2});
+  self.data = {1.0f, 0.0f, 0.4f, 0.6f, 1.0f, 0.0f, 0.7f, 0.3f};
+  Tensor selfMask({2, 2});
+  selfMask.data = {1, 0, 1, 1};
+  t.add("decoder.layer0.self_attn", "decoder self-attention", self);
+  t.add("decoder.layer0.self_attn.mask", "causal mask", selfMask, DType::I32);
+  Tensor cross({2, 2, 3});
+  cross.data = {0.1f, 0.6f, 0.3f, 0.2f, 0.2f, 0.6f, 0.5f, 0.25f, 0.25f, 0.9f, 0.05f, 0.05f};
+  t.add("decoder.layer0.cross_attn", "cross-attention", cross);
+  Tensor p({3, 4});
+  p.data = {0.0f, 1.0f, 0.0f, 1.0f, 0.84f, 0.54f, 0.01f, 1.0f, 0.91f, -0.42f, 0.02f, 1.0f};
+  t.add("positional", "P [L, d]", p);
+  return t;
+}
+
+}  // namespace atlas::uitest

@@ -1,0 +1,280 @@
+#include "figure_export.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <QTextStream>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "error.h"
+#include "heatmap_painter.h"
+#include "model_view.h"
+#include "npy.h"
+#include "token_view.h"
+
+namespace atlas::ui {
+namespace {
+
+// Above this many cells a vector figure embeds the cell image instead of one rectangle per
+// cell: 65k rectangles is already a multi-megabyte SVG.
+constexpr size_t kMaxVectorCells = 65536;
+
+struct Figure {
+  QString title;
+  QSizeF sizeInches;
+  // Paints the whole figure into `bounds` (figure units = points). `vector` is true for
+  // SVG/PDF.
+  std::function<void(QPainter&, const QRectF& bounds, bool vector)> paint;
+  Tensor data;                          // what .npy writes
+  std::function<void(QTextStream&)> csv;  // what .csv writes
+};
+
+QString csvField(const QString& s) {
+  if (!s.contains(',') && !s.contains('"') && !s.contains('\n')) return s;
+  QString q = s;
+  q.replace('"', "\"\"");
+  return '"' + q + '"';
+}
+
+QString num(float v) { return QString::number(static_cast<double>(v), 'g', 8); }
+
+HeatmapStyle exportStyle(const ColorMapping& mapping) {
+  HeatmapStyle s = HeatmapStyle::light();
+  s.mapping = mapping;
+  s.fontSize = 9.0;
+  return s;
+}
+
+QSizeF autoHeatmapSize(int rows, int cols) {
+  // About 12 pt per cell up to 9 inches of matrix, plus room for labels and the colour bar.
+  const double side = std::clamp(std::max(rows, cols) * 12.0 / 72.0, 3.0, 9.0);
+  const double w = side * std::min(1.0, double(cols) / std::max(rows, cols)) + 2.4;
+  const double h = side * std::min(1.0, double(rows) / std::max(rows, cols)) + 1.9;
+  return {std::max(w, 4.5), std::max(h, 3.5)};
+}
+
+Figure heatmapFigure(HeatmapData data, const FigureSpec& spec) {
+  Figure f;
+  if (!spec.title.isEmpty()) data.title = spec.title;
+  f.title = data.title;
+  f.sizeInches = spec.sizeInches.isEmpty() ? autoHeatmapSize(data.rows, data.cols) : spec.sizeInches;
+  f.data = Tensor({data.rows, data.cols});
+  std::copy(data.values.begin(), data.values.end(), f.data.data.begin());
+  auto shared = std::make_shared<HeatmapData>(std::move(data));
+  const ColorMapping mapping = spec.mapping;
+  f.paint = [shared, mapping](QPainter& p, const QRectF& bounds, bool vector) {
+    HeatmapStyle style = exportStyle(mapping);
+    style.vectorCells = vector && shared->values.size() <= kMaxVectorCells;
+    HeatmapRaster raster;
+    if (!style.vectorCells) raster.build(*shared, mapping, style.maskColor);
+    const HeatmapLayout L = layoutHeatmap(p.device(), bounds, *shared, style, QRectF());
+    paintHeatmap(p, L, *shared, style, &raster);
+  };
+  f.csv = [shared](QTextStream& out) {
+    out << csvField(shared->rowAxis + "\\" + shared->colAxis);
+    for (int c = 0; c < shared->cols; ++c) out << ',' << csvField(shared->colLabels.value(c));
+    out << '\n';
+    for (int r = 0; r < shared->rows; ++r) {
+      out << csvField(shared->rowLabels.value(r));
+      for (int c = 0; c < shared->cols; ++c) out << ',' << num(shared->at(r, c));
+      out << '\n';
+    }
+  };
+  return f;
+}
+
+const AttentionFamily& requireFamily(const std::vector<AttentionFamily>& families, const QString& stack,
+                                     const QString& kind) {
+  for (const auto& f : families)
+    if (f.stack == stack && f.kind == kind) return f;
+  QStringList have;
+  for (const auto& f : families) have << f.stack + "/" + f.kind;
+  throw AtlasError(QString("the trace has no %1 %2 attention (it has: %3)")
+                       .arg(stack, kind, have.isEmpty() ? "none" : have.join(", "))
+                       .toStdString());
+}
+
+Figure modelFigure(const Trace& trace, const FigureSpec& spec) {
+  const auto families = attentionFamilies(trace);
+  const AttentionFamily& fam = requireFamily(families, spec.selection.stack, spec.selection.kind);
+  auto grid = std::make_shared<ModelGridData>(modelGridData(trace, fam, true));
+  if (!spec.title.isEmpty()) grid->title = spec.title;
+  Figure f;
+  f.title = grid->title;
+  const double cols = grid->columnCount(), rows = grid->layers();
+  f.sizeInches = spec.sizeInches.isEmpty()
+                     ? QSizeF(std::clamp(0.9 * cols + 1.8, 4.0, 14.0), std::clamp(0.9 * rows + 0.8, 2.5, 14.0))
+                     : spec.sizeInches;
+  // Data: the heads only (aggregates are derived), [layers, heads, Lq, Lk].
+  const HeatmapData& first = grid->thumbnails.front();
+  f.data = Tensor({fam.layers, fam.heads, first.rows, first.cols});
+  const size_t n = first.values.size();
+  for (int l = 0; l < fam.layers; ++l)
+    for (int h = 0; h < fam.heads; ++h)
+      std::copy(grid->at(l, h).values.begin(), grid->at(l, h).values.end(),
+                f.data.data.begin() + (static_cast<size_t>(l) * fam.heads + h) * n);
+  const ColorMapping mapping = spec.mapping;
+  f.paint = [grid, mapping](QPainter& p, const QRectF& bounds, bool vector) {
+    HeatmapStyle style = exportStyle(mapping);
+    style.vectorCells = vector;
+    const auto rasters = buildGridRasters(*grid, style);
+    paintModelGrid(p, layoutModelGrid(p.device(), bounds, *grid, style), *grid, style, &rasters);
+  };
+  f.csv = [grid, fam](QTextStream& out) {
+    out << "layer,head,query,key,query_label,key_label,weight\n";
+    for (int l = 0; l < fam.layers; ++l)
+      for (int h = 0; h < fam.heads; ++h) {
+        const HeatmapData& d = grid->at(l, h);
+        for (int r = 0; r < d.rows; ++r)
+          for (int c = 0; c < d.cols; ++c)
+            out << l << ',' << h << ',' << r << ',' << c << ',' << csvField(d.rowLabels.value(r)) << ','
+                << csvField(d.colLabels.value(c)) << ',' << num(d.at(r, c)) << '\n';
+      }
+  };
+  return f;
+}
+
+Figure tokensFigure(const Trace& trace, const FigureSpec& spec) {
+  auto lines = std::make_shared<TokenLinesData>();
+  HeatmapData d = attentionHeatmap(trace, spec.selection);
+  lines->title = spec.title.isEmpty() ? d.title : spec.title;
+  Figure f = heatmapFigure(d, spec);  // data and CSV are the head's matrix
+  lines->heads.push_back(std::move(d));
+  lines->headIndex.push_back(spec.selection.head);
+  f.title = lines->title;
+  const int n = std::max(lines->heads.front().rows, lines->heads.front().cols);
+  f.sizeInches = spec.sizeInches.isEmpty() ? QSizeF(4.5, std::clamp(n * 0.2 + 1.0, 3.0, 14.0)) : spec.sizeInches;
+  const int query = spec.query;
+  const ColorMapping mapping = spec.mapping;
+  f.paint = [lines, query, mapping](QPainter& p, const QRectF& bounds, bool) {
+    const HeatmapStyle style = exportStyle(mapping);
+    paintTokenLines(p, layoutTokenLines(p.device(), bounds, *lines, style), *lines, query, style);
+  };
+  return f;
+}
+
+Figure makeFigure(const FigureSpec& spec, const Trace& trace) {
+  if (spec.view == "heatmap") return heatmapFigure(attentionHeatmap(trace, spec.selection), spec);
+  if (spec.view == "model") return modelFigure(trace, spec);
+  if (spec.view == "tokens") return tokensFigure(trace, spec);
+  FigureSpec s = spec;
+  s.mapping.colormap = spec.mapping.colormap == Colormap::Viridis ? Colormap::Diverging : spec.mapping.colormap;
+  if (spec.view == "positional") return heatmapFigure(positionalHeatmap(trace), s);
+  if (spec.view == "similarity") return heatmapFigure(positionalSimilarity(trace), s);
+  throw AtlasError("unknown view '" + spec.view.toStdString() + "'; expected one of " +
+                   figureViews().join(", ").toStdString());
+}
+
+void requirePainter(QPainter& p, const QString& path) {
+  if (!p.isActive()) throw AtlasError("cannot write '" + path.toStdString() + "' (is the folder writable?)");
+}
+
+}  // namespace
+
+QStringList figureViews() { return {"heatmap", "model", "positional", "similarity", "tokens"}; }
+QStringList figureFormats() { return {"svg", "pdf", "png", "npy", "csv"}; }
+
+QSizeF figureSizeInches(const FigureSpec& spec, const Trace& trace) {
+  return makeFigure(spec, trace).sizeInches;
+}
+
+void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& path) {
+  const QString ext = QFileInfo(path).suffix().toLower();
+  if (!figureFormats().contains(ext))
+    throw AtlasError("cannot tell the format of '" + path.toStdString() + "': use a file name ending in ." +
+                     figureFormats().join(", .").toStdString());
+  if (spec.dpi < 10 || spec.dpi > 2400)
+    throw AtlasError("--dpi " + std::to_string(spec.dpi) + " is out of range (10 to 2400)");
+  const Figure fig = makeFigure(spec, trace);
+  const double wPt = fig.sizeInches.width() * 72.0, hPt = fig.sizeInches.height() * 72.0;
+  const QRectF bounds(0, 0, wPt, hPt);
+
+  if (ext == "npy") {
+    write_npy(path.toStdString(), fig.data, DType::F32);
+    return;
+  }
+  if (ext == "csv") {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text))
+      throw AtlasError("cannot write '" + path.toStdString() + "': " + file.errorString().toStdString());
+    QTextStream out(&file);
+    fig.csv(out);
+    return;
+  }
+  if (ext == "png") {
+    const QSize px(static_cast<int>(std::lround(fig.sizeInches.width() * spec.dpi)),
+                   static_cast<int>(std::lround(fig.sizeInches.height() * spec.dpi)));
+    if (static_cast<double>(px.width()) * px.height() > 400e6)
+      throw AtlasError("a " + std::to_string(px.width()) + "x" + std::to_string(px.height()) +
+                       " PNG is too large; lower --dpi");
+    QImage img(px, QImage::Format_ARGB32_Premultiplied);
+    const int dpm = static_cast<int>(std::lround(spec.dpi / 0.0254));
+    img.setDotsPerMeterX(dpm);  // so the PNG records its DPI and fonts resolve in points
+    img.setDotsPerMeterY(dpm);
+    img.fill(Qt::white);
+    {
+      QPainter p(&img);
+      requirePainter(p, path);
+      p.setRenderHint(QPainter::Antialiasing, true);
+      p.setRenderHint(QPainter::TextAntialiasing, true);
+      p.scale(spec.dpi / 72.0, spec.dpi / 72.0);
+      fig.paint(p, bounds, false);
+    }
+    if (!img.save(path, "PNG")) throw AtlasError("cannot write '" + path.toStdString() + "'");
+    return;
+  }
+  if (ext == "svg") {
+    QSvgGenerator gen;
+    gen.setFileName(path);
+    gen.setSize(QSize(static_cast<int>(std::ceil(wPt)), static_cast<int>(std::ceil(hPt))));
+    gen.setViewBox(bounds);
+    gen.setResolution(72);
+    gen.setTitle(fig.title);
+    gen.setDescription("Attention Atlas figure");
+    QPainter p(&gen);
+    requirePainter(p, path);
+    fig.paint(p, bounds, true);
+    return;
+  }
+  // PDF: 72 dpi so one device unit is one point; vector output with embedded font subsets.
+  QPdfWriter pdf(path);
+  pdf.setResolution(72);
+  pdf.setPageSize(QPageSize(QSizeF(wPt, hPt), QPageSize::Point, QString(), QPageSize::ExactMatch));
+  pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+  pdf.setTitle(fig.title);
+  pdf.setCreator("Attention Atlas");
+  QPainter p(&pdf);
+  requirePainter(p, path);
+  fig.paint(p, bounds, true);
+}
+
+QStringList exportAllHeads(const FigureSpec& base, const Trace& trace, const QString& dir,
+                           const QString& format) {
+  if (!figureFormats().contains(format))
+    throw AtlasError("unknown format '" + format.toStdString() + "'; expected one of " +
+                     figureFormats().join(", ").toStdString());
+  if (!QDir().mkpath(dir)) throw AtlasError("cannot create folder '" + dir.toStdString() + "'");
+  QStringList written;
+  for (const AttentionFamily& fam : attentionFamilies(trace))
+    for (int l = 0; l < fam.layers; ++l)
+      for (int h = 0; h < fam.heads; ++h) {
+        FigureSpec s = base;
+        s.view = "heatmap";
+        s.selection = {fam.stack, fam.kind, l, h};
+        s.title.clear();
+        const QString path = QDir(dir).filePath(
+            QString("%1.layer%2.%3.head%4.%5").arg(fam.stack).arg(l).arg(fam.kind).arg(h).arg(format));
+        exportFigure(s, trace, path);
+        written << path;
+      }
+  return written;
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,40 @@
+#pragma once
+// Publication figures of the views, written headless (needs a QGuiApplication, no display):
+// SVG (QSvgGenerator) and PDF (QPdfWriter) as vector graphics with embedded fonts (PDF),
+// PNG at a chosen DPI, and the view's data as .npy or .csv. Figures are drawn by the same
+// painter functions as the on-screen widgets (paintHeatmap, paintModelGrid, paintTokenLines).
+#include <QSizeF>
+#include <QString>
+#include <QStringList>
+
+#include "heatmap_data.h"
+
+namespace atlas::ui {
+
+struct FigureSpec {
+  // "heatmap" (one layer/head or aggregate), "model" (layers x heads grid), "positional"
+  // (P as a heatmap), "similarity" (P P^T), "tokens" (BertViz-style lines of one head).
+  QString view = "heatmap";
+  AttentionSelection selection;  // heatmap, tokens: all fields; model: stack and kind
+  ColorMapping mapping;
+  int dpi = 150;       // PNG only
+  QSizeF sizeInches;   // empty = chosen from the data
+  QString title;       // empty = the view's own title
+  int query = -1;      // tokens: the query whose lines are drawn (-1 = all)
+};
+
+QStringList figureViews();         // the accepted values of FigureSpec::view
+QStringList figureFormats();       // "svg", "pdf", "png", "npy", "csv"
+// The figure size `spec` gives for `trace` (resolving an empty sizeInches).
+QSizeF figureSizeInches(const FigureSpec& spec, const Trace& trace);
+
+// Writes `path`, the format taken from its extension. Throws AtlasError (unknown view or
+// format, missing array, unwritable file) with a message naming what was wrong.
+void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& path);
+
+// Every head of every layer of every attention family, one file each, named
+// "<stack>.layer<i>.<kind>.head<h>.<format>" in `dir` (created if needed). Returns the paths.
+QStringList exportAllHeads(const FigureSpec& base, const Trace& trace, const QString& dir,
+                           const QString& format);
+
+}  // namespace atlas::ui

@@ -1,0 +1,351 @@
+#include "heatmap_painter.h"
+
+#include <QFontMetricsF>
+#include <QLinearGradient>
+#include <QPaintDevice>
+#include <QPainter>
+#include <QPainterPath>
+#include <algorithm>
+#include <cmath>
+
+namespace atlas::ui {
+
+HeatmapStyle HeatmapStyle::light() { return HeatmapStyle{}; }
+
+HeatmapStyle HeatmapStyle::dark() {
+  HeatmapStyle s;
+  s.background = QColor(37, 37, 40);
+  s.foreground = QColor(225, 225, 225);
+  s.maskColor = QColor(92, 92, 96);
+  s.hatchColor = QColor(150, 150, 150);
+  return s;
+}
+
+QFont figureFont(const QPaintDevice* device, qreal unitSize, bool bold) {
+  QFont f;
+  const int dpi = device ? device->logicalDpiY() : 96;
+  f.setPointSizeF(unitSize * 72.0 / (dpi > 0 ? dpi : 96));
+  f.setBold(bold);
+  return f;
+}
+
+QString elideChars(const QString& text, int maxChars) {
+  if (text.size() <= maxChars) return text;
+  return text.left(std::max(1, maxChars - 1)) + QChar(0x2026);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void HeatmapRaster::build(const HeatmapData& data, const ColorMapping& mapping, QColor maskColor) {
+  m_levels.clear();
+  if (data.empty()) return;
+  const ValueMapper mapper(data, mapping);
+  const ColorLut lut(mapping.colormap);
+  const QRgb masked = maskColor.rgb();
+  QImage img(data.cols, data.rows, QImage::Format_RGB32);
+#pragma omp parallel for schedule(static) if (static_cast<long long>(data.rows) * data.cols > 65536)
+  for (int r = 0; r < data.rows; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
+    for (int c = 0; c < data.cols; ++c)
+      line[c] = data.masked(r, c) ? masked : lut.rgb(mapper(r, c));
+  }
+  m_levels.push_back(std::move(img));
+  // Halve until the image is small; each level pixel averages up to 2x2 pixels of the last.
+  while (std::max(m_levels.back().width(), m_levels.back().height()) > 16) {
+    const QImage& src = m_levels.back();
+    const int w = (src.width() + 1) / 2, h = (src.height() + 1) / 2;
+    QImage dst(w, h, QImage::Format_RGB32);
+#pragma omp parallel for schedule(static) if (static_cast<long long>(w) * h > 65536)
+    for (int y = 0; y < h; ++y) {
+      const int y0 = 2 * y, y1 = std::min(2 * y + 1, src.height() - 1);
+      const auto* a = reinterpret_cast<const QRgb*>(src.constScanLine(y0));
+      const auto* b = reinterpret_cast<const QRgb*>(src.constScanLine(y1));
+      auto* out = reinterpret_cast<QRgb*>(dst.scanLine(y));
+      for (int x = 0; x < w; ++x) {
+        const int x0 = 2 * x, x1 = std::min(2 * x + 1, src.width() - 1);
+        const QRgb p[4] = {a[x0], a[x1], b[x0], b[x1]};
+        int r = 0, g = 0, bl = 0;
+        for (QRgb q : p) r += qRed(q), g += qGreen(q), bl += qBlue(q);
+        out[x] = qRgb((r + 2) / 4, (g + 2) / 4, (bl + 2) / 4);
+      }
+    }
+    m_levels.push_back(std::move(dst));
+  }
+}
+
+int HeatmapRaster::levelFor(qreal devicePixelsPerCell) const {
+  if (m_levels.empty() || devicePixelsPerCell >= 1.0 || devicePixelsPerCell <= 0.0) return 0;
+  const int k = static_cast<int>(std::floor(std::log2(1.0 / devicePixelsPerCell)));
+  return std::clamp(k, 0, levelCount() - 1);
+}
+
+void HeatmapRaster::draw(QPainter& p, const QRectF& target, const QRectF& window) const {
+  if (m_levels.empty() || window.isEmpty()) return;
+  const qreal dpr = p.device() ? p.device()->devicePixelRatioF() : 1.0;
+  const qreal scale = p.worldTransform().m11() * dpr;  // device pixels per figure unit
+  const qreal pxPerCell = std::min(target.width() / window.width(), target.height() / window.height()) * scale;
+  const int k = levelFor(pxPerCell);
+  const qreal f = std::ldexp(1.0, -k);
+  const QImage& img = m_levels[static_cast<size_t>(k)];
+  const QRectF src(window.x() * f, window.y() * f, window.width() * f, window.height() * f);
+  p.save();
+  // Nearest-neighbour when zoomed in (crisp cells); the pyramid already did the averaging.
+  p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  p.drawImage(target, img, src);
+  p.restore();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+QPoint HeatmapLayout::cellAt(const QPointF& pos) const {
+  if (!cells.contains(pos) || cellW <= 0 || cellH <= 0) return {-1, -1};
+  const int c = static_cast<int>(std::floor(window.x() + (pos.x() - cells.x()) / cellW));
+  const int r = static_cast<int>(std::floor(window.y() + (pos.y() - cells.y()) / cellH));
+  return {c, r};
+}
+
+QRectF HeatmapLayout::cellRect(int row, int col) const {
+  return QRectF(cells.x() + (col - window.x()) * cellW, cells.y() + (row - window.y()) * cellH,
+                cellW, cellH);
+}
+
+namespace {
+
+// Widest of up to ~512 labels (sampled evenly): measuring 4096 labels on every layout would
+// cost more than the repaint it serves.
+qreal widestLabel(const QFontMetricsF& fm, const QStringList& labels, int maxChars) {
+  qreal w = 0;
+  const int n = static_cast<int>(labels.size());
+  const int step = std::max(1, n / 512);
+  for (int i = 0; i < n; i += step) w = std::max(w, fm.horizontalAdvance(elideChars(labels[i], maxChars)));
+  return w;
+}
+
+}  // namespace
+
+qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper) {
+  qreal w = 0;
+  for (const auto& t : mapper.colorBarTicks()) w = std::max(w, fm.horizontalAdvance(t.text));
+  return w + fm.height() * 1.6;  // tick marks, gap, rotated title
+}
+
+HeatmapMeasures measureHeatmap(const QPaintDevice* device, const HeatmapData& data,
+                               const HeatmapStyle& style, const ValueMapper& mapper) {
+  HeatmapMeasures m;
+  const QFontMetricsF fm(figureFont(device, style.fontSize), const_cast<QPaintDevice*>(device));
+  const qreal pad = 0.6 * style.fontSize;
+  if (style.showTokenLabels) {
+    m.rowLabelWidth = widestLabel(fm, data.rowLabels, style.maxLabelChars) + pad;
+    m.colLabelHeight = widestLabel(fm, data.colLabels, style.maxLabelChars) + pad;
+  }
+  if (style.showColorBar && !data.empty()) m.colorBarExtra = 1.5 * style.fontSize + colorBarExtraWidth(fm, mapper);
+  return m;
+}
+
+HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
+                            const HeatmapData& data, const HeatmapStyle& style,
+                            const QRectF& window, const ValueMapper* mapper,
+                            const HeatmapMeasures* measures) {
+  HeatmapLayout L;
+  L.bounds = bounds;
+  L.window = window.isEmpty() ? QRectF(0, 0, std::max(1, data.cols), std::max(1, data.rows)) : window;
+  L.font = figureFont(device, style.fontSize);
+  L.titleFont = figureFont(device, style.fontSize * 1.25, true);
+  const QFontMetricsF fm(L.font, const_cast<QPaintDevice*>(device));
+  const QFontMetricsF tfm(L.titleFont, const_cast<QPaintDevice*>(device));
+  const qreal u = style.fontSize;
+  const qreal pad = 0.6 * u;
+
+  const HeatmapMeasures M = measures ? *measures
+                                     : measureHeatmap(device, data, style,
+                                                      mapper ? *mapper : ValueMapper(data, style.mapping));
+  const qreal titleH = style.showTitle ? tfm.height() * 1.6 : pad;
+  const qreal axisT = style.showAxisTitles ? fm.height() * 1.4 : 0;
+  const qreal rowW = M.rowLabelWidth;
+  const qreal colH = M.colLabelHeight;
+  const qreal barW = style.showColorBar && !data.empty() ? 1.2 * u : 0;
+  const qreal barExtra = barW > 0 ? M.colorBarExtra : 0;
+
+  const qreal left = bounds.left() + pad + axisT + rowW;
+  const qreal top = bounds.top() + titleH;
+  qreal availW = bounds.right() - pad - barW - barExtra - left;
+  qreal availH = bounds.bottom() - pad - axisT - colH - top;
+  availW = std::max<qreal>(availW, 8);
+  availH = std::max<qreal>(availH, 8);
+  qreal w = availW, h = availH;
+  // Square matrices (attention over one sequence) keep square cells so the diagonal is one.
+  if (data.rows == data.cols && L.window.width() == L.window.height()) w = h = std::min(availW, availH);
+  const qreal shiftX = (availW - w) / 2;
+  L.cells = QRectF(left + shiftX, top, w, h);
+  L.cellW = w / L.window.width();
+  L.cellH = h / L.window.height();
+  L.title = QRectF(bounds.left(), bounds.top(), bounds.width(), titleH);
+  L.rowLabels = QRectF(L.cells.left() - rowW, top, rowW, h);
+  L.colLabels = QRectF(L.cells.left(), L.cells.bottom() + pad * 0.5, w, colH);
+  if (barW > 0) L.colorBar = QRectF(L.cells.right() + 1.5 * u, top, barW, h);
+  return L;
+}
+
+namespace {
+
+void drawCellsAsRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
+                      const HeatmapStyle& style, int r0, int r1, int c0, int c1) {
+  const ValueMapper mapper(data, style.mapping);
+  const ColorLut lut(style.mapping.colormap);
+  p.save();
+  p.setPen(Qt::NoPen);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  for (int r = r0; r < r1; ++r) {
+    int c = c0;
+    while (c < c1) {
+      // Merge runs of equal colour: fewer, seam-free rectangles in SVG/PDF.
+      const QRgb col = data.masked(r, c) ? style.maskColor.rgb() : lut.rgb(mapper(r, c));
+      int e = c + 1;
+      while (e < c1 && (data.masked(r, e) ? style.maskColor.rgb() : lut.rgb(mapper(r, e))) == col) ++e;
+      QRectF a = L.cellRect(r, c), b = L.cellRect(r, e - 1);
+      p.fillRect(QRectF(a.topLeft(), b.bottomRight()), QColor::fromRgb(col));
+      c = e;
+    }
+  }
+  p.restore();
+}
+
+void drawMaskHatch(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
+                   const HeatmapStyle& style, int r0, int r1, int c0, int c1) {
+  QPainterPath region;
+  region.setFillRule(Qt::WindingFill);  // touching run rectangles must not cancel out
+  for (int r = r0; r < r1; ++r) {
+    int c = c0;
+    while (c < c1) {
+      if (!data.masked(r, c)) {
+        ++c;
+        continue;
+      }
+      int e = c + 1;
+      while (e < c1 && data.masked(r, e)) ++e;
+      QRectF a = L.cellRect(r, c), b = L.cellRect(r, e - 1);
+      region.addRect(QRectF(a.topLeft(), b.bottomRight()));
+      c = e;
+    }
+  }
+  if (region.isEmpty()) return;
+  p.save();
+  p.setClipPath(region, Qt::IntersectClip);
+  const qreal spacing = std::clamp(std::min(L.cellW, L.cellH) / 2.5, 3.0, 8.0);
+  p.setPen(QPen(style.hatchColor, std::max(0.5, spacing / 6)));
+  const QRectF box = region.boundingRect();
+  for (qreal x = box.left() - box.height(); x < box.right(); x += spacing)
+    p.drawLine(QPointF(x, box.bottom()), QPointF(x + box.height(), box.top()));
+  p.restore();
+}
+
+}  // namespace
+
+void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
+                   const ColorMapping& mapping, const HeatmapStyle& style, const QFont& font) {
+  const ColorLut lut(mapping.colormap);
+  QLinearGradient g(bar.bottomLeft(), bar.topLeft());
+  for (int i = 0; i <= 32; ++i) g.setColorAt(i / 32.0, lut.color(i / 32.0f));
+  p.save();
+  p.setPen(Qt::NoPen);
+  p.fillRect(bar, g);
+  p.setPen(QPen(style.foreground, 0.6));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(bar);
+  p.setFont(font);
+  const QFontMetricsF fm(font, p.device());
+  qreal textRight = bar.right();
+  for (const auto& t : mapper.colorBarTicks()) {
+    const qreal y = bar.bottom() - t.position * bar.height();
+    p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
+    const QRectF tr(bar.right() + 5, y - fm.height() / 2, fm.horizontalAdvance(t.text) + 2, fm.height());
+    p.drawText(tr, Qt::AlignLeft | Qt::AlignVCenter, t.text);
+    textRight = std::max(textRight, tr.right());
+  }
+  // Title rotated along the bar.
+  p.translate(textRight + fm.height() * 0.3 + fm.ascent(), bar.center().y());
+  p.rotate(-90);
+  const QString title = mapper.colorBarTitle();
+  p.drawText(QRectF(-bar.height() / 2, -fm.ascent(), bar.height(), fm.height()), Qt::AlignCenter,
+             fm.elidedText(title, Qt::ElideRight, bar.height()));
+  p.restore();
+}
+
+void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
+                  const HeatmapStyle& style, const HeatmapRaster* raster, const ValueMapper* mapper) {
+  p.save();
+  p.fillRect(L.bounds, style.background);
+  p.setPen(style.foreground);
+  if (style.showTitle && !data.title.isEmpty()) {
+    p.setFont(L.titleFont);
+    const QFontMetricsF tfm(L.titleFont, p.device());
+    p.drawText(L.title, Qt::AlignCenter, tfm.elidedText(data.title, Qt::ElideRight, L.title.width()));
+  }
+  if (data.empty()) {
+    p.setFont(L.font);
+    p.drawText(L.bounds, Qt::AlignCenter, "no data");
+    p.restore();
+    return;
+  }
+  const QRectF& W = L.window;
+  const int r0 = std::max(0, static_cast<int>(std::floor(W.top())));
+  const int r1 = std::min(data.rows, static_cast<int>(std::ceil(W.bottom())));
+  const int c0 = std::max(0, static_cast<int>(std::floor(W.left())));
+  const int c1 = std::min(data.cols, static_cast<int>(std::ceil(W.right())));
+
+  // Cells.
+  p.save();
+  p.setClipRect(L.cells);
+  if (style.vectorCells || !raster || raster->isNull())
+    drawCellsAsRects(p, L, data, style, r0, r1, c0, c1);
+  else
+    raster->draw(p, L.cells, W);
+  const qreal scale = p.worldTransform().m11() * (p.device() ? p.device()->devicePixelRatioF() : 1.0);
+  if (!data.mask.empty() && std::min(L.cellW, L.cellH) * scale >= 5.0)
+    drawMaskHatch(p, L, data, style, r0, r1, c0, c1);
+  p.restore();
+  p.setPen(QPen(style.foreground, 0.6));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(L.cells);
+
+  // Token labels: every k-th when the cells are smaller than a line of text.
+  p.setFont(L.font);
+  const QFontMetricsF fm(L.font, p.device());
+  if (style.showTokenLabels) {
+    const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellH)));
+    for (int r = r0 - r0 % rowStep; r < r1; r += rowStep) {
+      if (r < r0 || r >= data.rowLabels.size()) continue;
+      const qreal y = L.cells.top() + (r + 0.5 - W.top()) * L.cellH;
+      p.drawText(QRectF(L.rowLabels.left(), y - fm.height() / 2, L.rowLabels.width() - 0.3 * style.fontSize,
+                        fm.height()),
+                 Qt::AlignRight | Qt::AlignVCenter, elideChars(data.rowLabels[r], style.maxLabelChars));
+    }
+    const int colStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellW)));
+    for (int c = c0 - c0 % colStep; c < c1; c += colStep) {
+      if (c < c0 || c >= data.colLabels.size()) continue;
+      const qreal x = L.cells.left() + (c + 0.5 - W.left()) * L.cellW;
+      p.save();
+      p.translate(x, L.colLabels.top());
+      p.rotate(-90);
+      // After the rotation +x points up: the text ends at the matrix and reads upwards.
+      p.drawText(QRectF(-L.colLabels.height(), -fm.height() / 2, L.colLabels.height(), fm.height()),
+                 Qt::AlignRight | Qt::AlignVCenter, elideChars(data.colLabels[c], style.maxLabelChars));
+      p.restore();
+    }
+  }
+  if (style.showAxisTitles) {
+    const QRectF below(L.cells.left(), L.colLabels.bottom(), L.cells.width(), fm.height() * 1.4);
+    p.drawText(below, Qt::AlignCenter, data.colAxis);
+    p.save();
+    p.translate(L.rowLabels.left() - fm.height() * 0.9, L.cells.center().y());
+    p.rotate(-90);
+    p.drawText(QRectF(-L.cells.height() / 2, -fm.height() / 2, L.cells.height(), fm.height()),
+               Qt::AlignCenter, data.rowAxis);
+    p.restore();
+  }
+  if (!L.colorBar.isEmpty())
+    paintColorBar(p, L.colorBar, mapper ? *mapper : ValueMapper(data, style.mapping), style.mapping, style, L.font);
+  p.restore();
+}
+
+}  // namespace atlas::ui

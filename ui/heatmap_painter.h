@@ -1,0 +1,107 @@
+#pragma once
+// The one drawing routine for heatmap figures: the on-screen HeatmapView and the figure
+// export (SVG, PDF, PNG) both call paintHeatmap, so an exported figure looks like the view.
+// Coordinates are "figure units": device-independent pixels on screen, points in exports.
+#include <QColor>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QImage>
+#include <QRectF>
+#include <vector>
+
+#include "heatmap_data.h"
+
+class QPainter;
+class QPaintDevice;
+
+namespace atlas::ui {
+
+struct HeatmapStyle {
+  ColorMapping mapping;
+  bool showTitle = true;
+  bool showTokenLabels = true;
+  bool showAxisTitles = true;
+  bool showColorBar = true;
+  // Draw every cell as a rectangle (vector output) instead of the cached image.
+  bool vectorCells = false;
+  qreal fontSize = 9.0;  // figure units
+  int maxLabelChars = 14;
+  QColor background = Qt::white;
+  QColor foreground = Qt::black;
+  QColor maskColor = QColor(168, 168, 168);   // masked cells: neutral grey...
+  QColor hatchColor = QColor(100, 100, 100);  // ...with a diagonal hatch when large enough
+
+  static HeatmapStyle light();
+  static HeatmapStyle dark();
+};
+
+// A font of `unitSize` figure units on `device` (points are converted through the device's
+// logical DPI so the same number means the same size on screen, in SVG/PDF and in PNG).
+QFont figureFont(const QPaintDevice* device, qreal unitSize, bool bold = false);
+
+// One colour per cell (masked cells in style.maskColor), then 2x2-averaged levels down to a
+// few pixels: a view zoomed out draws from a level with about one image pixel per device
+// pixel, so a repaint costs the same for 64 and 4096 tokens.
+class HeatmapRaster {
+ public:
+  void build(const HeatmapData& data, const ColorMapping& mapping, QColor maskColor);
+  void clear() { m_levels.clear(); }
+  bool isNull() const { return m_levels.empty(); }
+  int levelCount() const { return static_cast<int>(m_levels.size()); }
+  const QImage& level(int k) const { return m_levels[static_cast<size_t>(k)]; }
+  // Draws the cells in `window` (cell coordinates, x = column, y = row) into `target`.
+  void draw(QPainter& p, const QRectF& target, const QRectF& window) const;
+  int levelFor(qreal devicePixelsPerCell) const;
+
+ private:
+  std::vector<QImage> m_levels;
+};
+
+struct HeatmapLayout {
+  QRectF bounds;
+  QRectF title;
+  QRectF cells;       // the matrix area
+  QRectF rowLabels;   // left of the cells
+  QRectF colLabels;   // below the cells (rotated text)
+  QRectF colorBar;    // the gradient strip
+  QRectF window;      // visible cells, in cell coordinates
+  qreal cellW = 0, cellH = 0;  // figure units per cell
+  QFont font;
+  QFont titleFont;
+
+  // (column, row) of the cell under `pos`, or (-1, -1).
+  QPoint cellAt(const QPointF& pos) const;
+  QRectF cellRect(int row, int col) const;
+};
+
+// Sizes that depend on the data and the font but not on the zoom (label extents, colour bar
+// ticks), measured once per data or style change by widgets that repaint often.
+struct HeatmapMeasures {
+  qreal rowLabelWidth = 0;
+  qreal colLabelHeight = 0;
+  qreal colorBarExtra = 0;
+};
+HeatmapMeasures measureHeatmap(const QPaintDevice* device, const HeatmapData& data,
+                               const HeatmapStyle& style, const ValueMapper& mapper);
+
+// `mapper` (built for `data` and style.mapping) and `measures` may be passed by callers that
+// paint often: the mapper scans the whole matrix, which for 4096 x 4096 costs more than the
+// rest of a repaint, and measuring thousands of labels is not free either.
+HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
+                            const HeatmapData& data, const HeatmapStyle& style,
+                            const QRectF& window, const ValueMapper* mapper = nullptr,
+                            const HeatmapMeasures* measures = nullptr);
+// `raster` may be null (or ignored when style.vectorCells): cells are then drawn as rects.
+void paintHeatmap(QPainter& p, const HeatmapLayout& layout, const HeatmapData& data,
+                  const HeatmapStyle& style, const HeatmapRaster* raster,
+                  const ValueMapper* mapper = nullptr);
+
+// A vertical colour bar with ticks, shared by the heatmap and the model grid figures.
+void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
+                   const ColorMapping& mapping, const HeatmapStyle& style, const QFont& font);
+qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper);
+
+// `text` shortened with an ellipsis to at most `maxChars` characters.
+QString elideChars(const QString& text, int maxChars);
+
+}  // namespace atlas::ui

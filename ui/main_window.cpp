@@ -1,0 +1,478 @@
+#include "main_window.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFile>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "heatmap_view.h"
+#include "model_view.h"
+#include "positional_view.h"
+#include "run_controller.h"
+#include "token_chips.h"
+#include "token_view.h"
+
+namespace atlas::ui {
+
+QString MainWindow::sampleText() {
+  QFile f(":/atlas/samples/sample.txt");
+  if (f.open(QIODevice::ReadOnly | QIODevice::Text)) return QString::fromUtf8(f.readAll()).trimmed();
+  return "The animal did not cross the street because it was too tired.";
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("Attention Atlas");
+  setAcceptDrops(true);
+  m_runner = new RunController(this);
+  buildUi();
+  buildMenus();
+  connectRunner();
+  restoreSettings();
+  updateStyles();
+}
+
+MainWindow::~MainWindow() = default;
+
+namespace {
+
+QPlainTextEdit* makeTextBox(const QString& placeholder, int lines) {
+  auto* e = new QPlainTextEdit;
+  e->setPlaceholderText(placeholder);
+  e->setTabChangesFocus(true);
+  const int h = e->fontMetrics().lineSpacing() * lines + 14;
+  e->setFixedHeight(h);
+  return e;
+}
+
+}  // namespace
+
+void MainWindow::buildUi() {
+  auto* central = new QWidget;
+  auto* v = new QVBoxLayout(central);
+  v->setContentsMargins(8, 6, 8, 4);
+  v->setSpacing(4);
+
+  auto* srcRow = new QHBoxLayout;
+  auto* srcLabel = new QLabel("&Input:");
+  m_source = makeTextBox("Type text; the model runs as you type", 2);
+  m_source->setObjectName("sourceEdit");
+  srcLabel->setBuddy(m_source);
+  srcRow->addWidget(srcLabel, 0, Qt::AlignTop);
+  srcRow->addWidget(m_source, 1);
+  v->addLayout(srcRow);
+
+  m_targetRow = new QWidget;
+  auto* tgtRow = new QHBoxLayout(m_targetRow);
+  tgtRow->setContentsMargins(0, 0, 0, 0);
+  auto* tgtLabel = new QLabel("&Target:");
+  m_target = makeTextBox("Decoder input of the encoder-decoder model", 1);
+  m_target->setObjectName("targetEdit");
+  tgtLabel->setBuddy(m_target);
+  tgtRow->addWidget(tgtLabel, 0, Qt::AlignTop);
+  tgtRow->addWidget(m_target, 1);
+  v->addWidget(m_targetRow);
+  m_targetRow->hide();
+
+  m_sourceChips = new TokenChips;
+  m_sourceChips->setToolTip("Source tokens; click one to select it in every view");
+  m_targetChips = new TokenChips;
+  m_targetChips->setToolTip("Target tokens; click one to select it in every view");
+  v->addWidget(new TokenChipsArea(m_sourceChips));
+  auto* targetChipsArea = new TokenChipsArea(m_targetChips, 2);
+  v->addWidget(targetChipsArea);
+  targetChipsArea->hide();
+  connect(m_target, &QPlainTextEdit::textChanged, targetChipsArea,
+          [this, targetChipsArea] { targetChipsArea->setVisible(m_targetRow->isVisible()); });
+
+  m_errorLabel = new QLabel;
+  m_errorLabel->setWordWrap(true);
+  m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_errorLabel->setStyleSheet("QLabel { color: white; background: #b3261e; padding: 4px; border-radius: 3px; }");
+  m_errorLabel->hide();
+  v->addWidget(m_errorLabel);
+
+  auto* bar = new QWidget;
+  buildSelectors(bar);
+  v->addWidget(bar);
+
+  m_heatmap = new HeatmapView;
+  m_heatmap->setToolTip(QString());
+  v->addWidget(m_heatmap, 1);
+  setCentralWidget(central);
+
+  m_modelView = new ModelView;
+  m_modelDock = new QDockWidget("Model: layers \u00D7 heads", this);
+  m_modelDock->setObjectName("modelDock");
+  m_modelDock->setWidget(m_modelView);
+  addDockWidget(Qt::RightDockWidgetArea, m_modelDock);
+
+  auto* tokenPanel = new QWidget;
+  auto* tl = new QVBoxLayout(tokenPanel);
+  tl->setContentsMargins(2, 2, 2, 2);
+  m_tokenHeads = new QComboBox;
+  m_tokenHeads->addItems({"Selected head", "All heads of the layer"});
+  tl->addWidget(m_tokenHeads);
+  m_tokenView = new TokenView;
+  tl->addWidget(m_tokenView, 1);
+  m_tokenDock = new QDockWidget("Tokens", this);
+  m_tokenDock->setObjectName("tokenDock");
+  m_tokenDock->setWidget(tokenPanel);
+  addDockWidget(Qt::RightDockWidgetArea, m_tokenDock);
+  tabifyDockWidget(m_modelDock, m_tokenDock);
+
+  m_positional = new PositionalView;
+  m_positionalDock = new QDockWidget("Positional encoding", this);
+  m_positionalDock->setObjectName("positionalDock");
+  m_positionalDock->setWidget(m_positional);
+  addDockWidget(Qt::RightDockWidgetArea, m_positionalDock);
+  tabifyDockWidget(m_tokenDock, m_positionalDock);
+  m_modelDock->raise();
+  resizeDocks({m_modelDock}, {420}, Qt::Horizontal);
+
+  m_status = new QLabel("Starting\u2026");
+  statusBar()->addWidget(m_status, 1);
+  m_progress = new QProgressBar;
+  m_progress->setRange(0, 1000);
+  m_progress->setMaximumWidth(180);
+  m_progress->hide();
+  m_cancel = new QToolButton;
+  m_cancel->setText("Cancel");
+  m_cancel->hide();
+  statusBar()->addPermanentWidget(m_progress);
+  statusBar()->addPermanentWidget(m_cancel);
+
+  connect(m_source, &QPlainTextEdit::textChanged, this, &MainWindow::onTextChanged);
+  connect(m_target, &QPlainTextEdit::textChanged, this, &MainWindow::onTextChanged);
+  connect(m_cancel, &QToolButton::clicked, this, [this] {
+    m_runner->cancel();
+    m_status->setText("Run cancelled");
+  });
+  connect(m_heatmap, &HeatmapView::rowPinned, this, &MainWindow::selectQuery);
+  connect(m_tokenView, &TokenView::queryPinned, this, &MainWindow::selectQuery);
+  connect(m_sourceChips, &TokenChips::tokenClicked, this, [this](int i) {
+    // Source chips are the query rows unless the view shows the decoder side.
+    if (m_sel.stack == "decoder" && m_trace && !m_trace->target_tokens.empty()) return;
+    selectQuery(i);
+  });
+  connect(m_targetChips, &TokenChips::tokenClicked, this, [this](int i) {
+    if (m_sel.stack == "decoder") selectQuery(i);
+  });
+  connect(m_modelView, &ModelView::headClicked, this, [this](int layer, int head) {
+    AttentionSelection s = m_sel;
+    s.layer = layer;
+    s.head = head;
+    setSelection(s);
+  });
+  connect(m_tokenHeads, &QComboBox::currentIndexChanged, this, [this] { updateViews(); });
+}
+
+void MainWindow::buildSelectors(QWidget* bar) {
+  auto* h = new QHBoxLayout(bar);
+  h->setContentsMargins(0, 0, 0, 0);
+  m_familyCombo = new QComboBox;
+  m_familyCombo->setToolTip("Which attention to show");
+  m_familyCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_layerSpin = new QSpinBox;
+  m_layerSpin->setPrefix("layer ");
+  m_layerSpin->setToolTip("Layer ( [ and ] )");
+  m_headCombo = new QComboBox;
+  m_headCombo->setToolTip("Head or aggregate ( , and . )");
+  m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_cmapCombo = new QComboBox;
+  m_cmapCombo->addItems(colormapNames());
+  m_scaleCombo = new QComboBox;
+  m_scaleCombo->addItems({"linear", "log"});
+  m_scaleCombo->setToolTip("Colour scale");
+  m_normCombo = new QComboBox;
+  m_normCombo->addItems({"global max", "per-row max"});
+  m_normCombo->setToolTip("Normalise colours to the matrix maximum or to each query row's maximum");
+  h->addWidget(m_familyCombo);
+  h->addWidget(m_layerSpin);
+  h->addWidget(m_headCombo);
+  h->addSpacing(16);
+  h->addWidget(new QLabel("Colours:"));
+  h->addWidget(m_cmapCombo);
+  h->addWidget(m_scaleCombo);
+  h->addWidget(m_normCombo);
+  h->addStretch(1);
+
+  auto selectorsChanged = [this] {
+    if (m_updatingSelectors) return;
+    AttentionSelection s = m_sel;
+    const int fi = m_familyCombo->currentIndex();
+    if (fi >= 0 && fi < static_cast<int>(m_families.size())) {
+      s.stack = m_families[fi].stack;
+      s.kind = m_families[fi].kind;
+    }
+    s.layer = m_layerSpin->value();
+    if (m_headCombo->currentIndex() >= 0) s.head = m_headCombo->currentData().toInt();
+    setSelection(s);
+  };
+  connect(m_familyCombo, &QComboBox::currentIndexChanged, this, selectorsChanged);
+  connect(m_layerSpin, &QSpinBox::valueChanged, this, selectorsChanged);
+  connect(m_headCombo, &QComboBox::currentIndexChanged, this, selectorsChanged);
+  for (QComboBox* c : {m_cmapCombo, m_scaleCombo, m_normCombo})
+    connect(c, &QComboBox::currentIndexChanged, this, [this] { updateStyles(); });
+}
+
+void MainWindow::connectRunner() {
+  connect(m_runner, &RunController::modelLoaded, this, &MainWindow::onModelLoaded);
+  connect(m_runner, &RunController::modelLoadFailed, this, &MainWindow::onModelLoadFailed);
+  connect(m_runner, &RunController::modelLoading, this,
+          [this](const QString& spec) { m_status->setText("Loading " + spec + "\u2026"); });
+  connect(m_runner, &RunController::runFinished, this, &MainWindow::onRunFinished);
+  connect(m_runner, &RunController::runFailed, this, &MainWindow::onRunFailed);
+  connect(m_runner, &RunController::runStarted, this, [this] { m_runClock.start(); });
+  connect(m_runner, &RunController::runProgress, this, [this](double f, const QString& stage) {
+    // Only long runs get a progress bar; a flash of one per keystroke would be noise.
+    if (m_runClock.isValid() && m_runClock.elapsed() > 150) {
+      m_progress->show();
+      m_cancel->show();
+      m_progress->setValue(static_cast<int>(f * 1000));
+      m_progress->setFormat(stage + " %p%");
+    }
+  });
+  connect(m_runner, &RunController::busyChanged, this, [this](bool busy) {
+    if (!busy) {
+      m_progress->hide();
+      m_cancel->hide();
+    }
+  });
+}
+
+void MainWindow::loadModel(const QString& spec) { m_runner->loadModel(spec); }
+
+void MainWindow::setSourceText(const QString& text) { m_source->setPlainText(text); }
+void MainWindow::setTargetText(const QString& text) { m_target->setPlainText(text); }
+QString MainWindow::sourceText() const { return m_source->toPlainText(); }
+
+void MainWindow::onTextChanged() {
+  if (!m_runner->model()) return;  // the load handler runs the text once the model is in
+  m_runner->requestRun(m_source->toPlainText(), m_targetRow->isVisible() ? m_target->toPlainText() : QString());
+}
+
+void MainWindow::onModelLoaded(const QString& spec, std::shared_ptr<const Model> model) {
+  m_model = std::move(model);
+  m_modelSpec = spec;
+  const ModelConfig& c = m_model->config();
+  setWindowTitle(QString("Attention Atlas \u2014 %1").arg(spec));
+  const bool encDec = c.architecture == Architecture::EncoderDecoder;
+  m_targetRow->setVisible(encDec);
+  if (encDec && m_target->toPlainText().isEmpty()) {
+    const QSignalBlocker block(m_target);
+    m_target->setPlainText(m_source->toPlainText());
+  }
+  m_targetChips->parentWidget()->parentWidget()->setVisible(encDec);
+  for (const auto& w : m_model->warnings()) m_status->setText("Warning: " + QString::fromStdString(w));
+  addRecent(spec);
+  clearError();
+  m_runner->runNow(m_source->toPlainText(), encDec ? m_target->toPlainText() : QString());
+  emit modelReady(spec);
+}
+
+void MainWindow::onModelLoadFailed(const QString& spec, const QString& message) {
+  if (m_headless) return failHeadless("cannot open model " + spec + ": " + message);
+  m_status->setText("Could not open " + spec);
+  showError(message);
+  // The core's message names the file, key or tensor at fault: show it as it is.
+  QMessageBox box(QMessageBox::Critical, "Cannot open model", "Could not open " + spec + ".",
+                  QMessageBox::Ok, this);
+  box.setInformativeText(message);
+  box.exec();
+}
+
+void MainWindow::onRunFailed(const QString& message) {
+  if (m_headless && !m_firstShown) return failHeadless(message);
+  showError(message);
+  emit runError(message);
+}
+
+void MainWindow::showError(const QString& message) {
+  m_lastError = message;
+  m_errorLabel->setText(message);
+  m_errorLabel->show();
+}
+
+void MainWindow::clearError() {
+  m_lastError.clear();
+  m_errorLabel->hide();
+}
+
+void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double ms) {
+  clearError();
+  m_result = std::move(result);
+  m_trace = std::shared_ptr<const Trace>(m_result, &m_result->trace);  // shares the result's lifetime
+  m_sourceChips->setTokens(m_trace->source_tokens);
+  m_targetChips->setTokens(m_trace->target_tokens);
+  refreshFamilies();
+  m_positional->setTrace(m_trace);
+  for (const auto& f : m_families)
+    if (f.stack == m_sel.stack && f.kind == m_sel.kind) m_modelView->setTrace(m_trace, f);
+  updateViews();
+  const int n = static_cast<int>(m_trace->source_tokens.size());
+  QString text = QString("%1 \u00B7 %2 tokens").arg(m_modelSpec).arg(n);
+  if (!m_trace->target_tokens.empty()) text += QString(" \u2192 %1 target tokens").arg(m_trace->target_tokens.size());
+  text += QString(" \u00B7 forward %1 ms").arg(ms, 0, 'f', 1);
+  m_status->setText(text);
+  emit traceShown();
+  if (!m_firstShown) {
+    m_firstShown = true;
+    emit firstRunShown();
+  }
+}
+
+void MainWindow::refreshFamilies() {
+  m_updatingSelectors = true;
+  m_families = m_trace ? attentionFamilies(*m_trace) : std::vector<AttentionFamily>{};
+  m_familyCombo->clear();
+  int current = 0;
+  for (size_t i = 0; i < m_families.size(); ++i) {
+    m_familyCombo->addItem(m_families[i].label());
+    if (m_families[i].stack == m_sel.stack && m_families[i].kind == m_sel.kind) current = static_cast<int>(i);
+  }
+  if (!m_families.empty()) {
+    m_familyCombo->setCurrentIndex(current);
+    const AttentionFamily& f = m_families[static_cast<size_t>(current)];
+    m_sel.stack = f.stack;
+    m_sel.kind = f.kind;
+    m_layerSpin->setRange(0, std::max(0, f.layers - 1));
+    m_sel.layer = std::clamp(m_sel.layer, 0, std::max(0, f.layers - 1));
+    m_layerSpin->setValue(m_sel.layer);
+  }
+  m_updatingSelectors = false;
+  refreshHeadCombo();
+}
+
+void MainWindow::refreshHeadCombo() {
+  m_updatingSelectors = true;
+  m_headCombo->clear();
+  const auto it = std::find_if(m_families.begin(), m_families.end(), [&](const AttentionFamily& f) {
+    return f.stack == m_sel.stack && f.kind == m_sel.kind;
+  });
+  if (it != m_families.end()) {
+    for (int h = 0; h < it->heads; ++h) m_headCombo->addItem(headName(h), h);
+    m_headCombo->addItem(headName(HeadMean), static_cast<int>(HeadMean));
+    m_headCombo->addItem(headName(HeadMax), static_cast<int>(HeadMax));
+    if (it->isSelfAttention()) m_headCombo->addItem(headName(HeadRollout), static_cast<int>(HeadRollout));
+    int idx = m_headCombo->findData(m_sel.head);
+    if (idx < 0) {
+      idx = 0;
+      m_sel.head = 0;
+    }
+    m_headCombo->setCurrentIndex(idx);
+  }
+  m_updatingSelectors = false;
+}
+
+void MainWindow::setSelection(const AttentionSelection& sel) {
+  const bool familyChanged = sel.stack != m_sel.stack || sel.kind != m_sel.kind;
+  m_sel = sel;
+  if (familyChanged) {
+    refreshFamilies();  // layer range and head list depend on the family
+    for (const auto& f : m_families)
+      if (f.stack == m_sel.stack && f.kind == m_sel.kind && m_trace) m_modelView->setTrace(m_trace, f);
+  } else {
+    m_updatingSelectors = true;
+    m_layerSpin->setValue(m_sel.layer);
+    const int idx = m_headCombo->findData(m_sel.head);
+    if (idx >= 0) m_headCombo->setCurrentIndex(idx);
+    m_updatingSelectors = false;
+  }
+  updateViews();
+}
+
+void MainWindow::nextLayer(int delta) {
+  AttentionSelection s = m_sel;
+  s.layer = std::clamp(s.layer + delta, 0, m_layerSpin->maximum());
+  if (s.layer != m_sel.layer) setSelection(s);
+}
+
+void MainWindow::nextHead(int delta) {
+  const int n = m_headCombo->count();
+  if (n == 0) return;
+  const int idx = std::clamp(m_headCombo->currentIndex() + delta, 0, n - 1);
+  AttentionSelection s = m_sel;
+  s.head = m_headCombo->itemData(idx).toInt();
+  if (s.head != m_sel.head) setSelection(s);
+}
+
+void MainWindow::selectQuery(int row) {
+  if (m_selectedQuery == row) return;
+  m_selectedQuery = row;
+  const QSignalBlocker a(m_heatmap), b(m_tokenView);
+  m_heatmap->setPinnedRow(row);
+  m_tokenView->setPinnedQuery(row);
+  const bool decoderRows = m_sel.stack == "decoder" && m_trace && !m_trace->target_tokens.empty();
+  m_sourceChips->setSelected(decoderRows ? -1 : row);
+  m_targetChips->setSelected(decoderRows ? row : -1);
+}
+
+void MainWindow::updateViews() {
+  if (!m_trace) return;
+  HeatmapData data;
+  try {
+    data = attentionHeatmap(*m_trace, m_sel);
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
+  }
+  TokenLinesData lines;
+  if (!data.empty()) {
+    if (m_tokenHeads->currentIndex() == 1) {
+      const auto it = std::find_if(m_families.begin(), m_families.end(), [&](const AttentionFamily& f) {
+        return f.stack == m_sel.stack && f.kind == m_sel.kind;
+      });
+      for (int h = 0; it != m_families.end() && h < it->heads; ++h) {
+        lines.heads.push_back(attentionHeatmap(*m_trace, {m_sel.stack, m_sel.kind, m_sel.layer, h}));
+        lines.headIndex.push_back(h);
+      }
+      lines.title = QString("%1, layer %2, all heads").arg(AttentionFamily{m_sel.stack, m_sel.kind}.label()).arg(m_sel.layer);
+    } else {
+      lines.heads.push_back(data);
+      lines.headIndex.push_back(m_sel.head);
+      lines.title = data.title;
+    }
+  }
+  m_heatmap->setData(std::move(data));
+  m_tokenView->setData(std::move(lines));
+  m_modelView->setCurrent(m_sel.layer, m_sel.head);
+  // Re-apply the linked query selection to the new matrix (it may have fewer rows).
+  const int q = m_selectedQuery;
+  m_selectedQuery = -2;
+  selectQuery(q < m_heatmap->data().rows ? q : -1);
+}
+
+ColorMapping MainWindow::currentMapping() const {
+  ColorMapping m;
+  m.colormap = static_cast<Colormap>(std::max(0, m_cmapCombo->currentIndex()));
+  m.scale = m_scaleCombo->currentIndex() == 1 ? ColorScale::Log : ColorScale::Linear;
+  m.normalization = m_normCombo->currentIndex() == 1 ? Normalization::Row : Normalization::Global;
+  return m;
+}
+
+void MainWindow::updateStyles() {
+  HeatmapStyle s = m_dark ? HeatmapStyle::dark() : HeatmapStyle::light();
+  // The application palette, not this widget's: a theme switch reaches widgets by a later event.
+  s.background = QApplication::palette().color(QPalette::Base);
+  s.foreground = QApplication::palette().color(QPalette::Text);
+  s.fontSize = 11;
+  s.mapping = currentMapping();
+  m_heatmap->setStyle(s);
+  m_modelView->setStyle(s);
+  HeatmapStyle t = s;
+  t.showTitle = false;
+  m_tokenView->setStyle(t);
+  m_positional->setStyle(s, m_dark);
+}
+
+}  // namespace atlas::ui

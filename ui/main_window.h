@@ -1,0 +1,152 @@
+#pragma once
+// The explorer window: input (text boxes and token chips) on top, the attention heatmap in
+// the centre, the model grid, token view and positional encodings as dockable panels. Every
+// view reads the Trace of the latest run; none recomputes the model.
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <memory>
+
+#include "heatmap_data.h"
+#include "model.h"
+
+class QComboBox;
+class QSpinBox;
+class QPlainTextEdit;
+class QLabel;
+class QProgressBar;
+class QToolButton;
+class QMenu;
+class QActionGroup;
+class QDockWidget;
+
+namespace atlas::ui {
+
+class HeatmapView;
+class ModelView;
+class TokenView;
+class PositionalView;
+class TokenChips;
+class RunController;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  static QString defaultModelSpec() { return "preset:tiny-encoder"; }
+  static QString sampleText();  // assets/samples/sample.txt, compiled in
+
+  // Headless use (--screenshot, --quit-after-run): failures go to stderr and exit(1) instead
+  // of a dialog, and `firstRunShown` fires once the first trace is on screen.
+  void setHeadless(bool headless) { m_headless = headless; }
+  void loadModel(const QString& spec);
+  void setSourceText(const QString& text);
+  void setTargetText(const QString& text);
+  QString sourceText() const;
+
+  // Selection (also driven by keyboard shortcuts and the model view).
+  void setSelection(const AttentionSelection& sel);
+  AttentionSelection selection() const { return m_sel; }
+  void nextLayer(int delta);
+  void nextHead(int delta);
+  void selectQuery(int row);  // linked: heatmap row, token chip, token view; -1 = none
+
+  // Accessors for tests and the benchmark.
+  HeatmapView* heatmapView() const { return m_heatmap; }
+  ModelView* modelView() const { return m_modelView; }
+  TokenView* tokenView() const { return m_tokenView; }
+  TokenChips* sourceChips() const { return m_sourceChips; }
+  RunController* runController() const { return m_runner; }
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
+  QString modelSpec() const { return m_modelSpec; }
+  QString lastError() const { return m_lastError; }
+  bool darkTheme() const { return m_dark; }
+  void setDarkTheme(bool dark);
+
+ signals:
+  void modelReady(const QString& spec);
+  void traceShown();     // after every run's views are updated
+  void firstRunShown();  // once
+  void runError(const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent*) override;
+  void dragEnterEvent(QDragEnterEvent*) override;
+  void dropEvent(QDropEvent*) override;
+
+ private:
+  // main_window.cpp
+  void buildUi();
+  void buildSelectors(QWidget* bar);
+  void connectRunner();
+  void onTextChanged();
+  void onRunFinished(std::shared_ptr<const RunResult> result, double ms);
+  void onRunFailed(const QString& message);
+  void onModelLoaded(const QString& spec, std::shared_ptr<const Model> model);
+  void onModelLoadFailed(const QString& spec, const QString& message);
+  void refreshFamilies();
+  void refreshHeadCombo();
+  void updateViews();
+  void updateStyles();
+  ColorMapping currentMapping() const;
+  void showError(const QString& message);
+  void clearError();
+  // main_window_menus.cpp
+  void buildMenus();
+  void rebuildRecentMenu();
+  void addRecent(const QString& spec);
+  void openFolder();
+  void openSafetensors();
+  void openGallery();
+  void exportView(const QString& view);
+  void exportAllHeadsDialog();
+  void showAbout();
+  void showShortcuts();
+  void restoreSettings();
+  void saveSettings();
+  void failHeadless(const QString& message);
+
+  RunController* m_runner = nullptr;
+  std::shared_ptr<const Model> m_model;
+  std::shared_ptr<const RunResult> m_result;
+  std::shared_ptr<const Trace> m_trace;
+  std::vector<AttentionFamily> m_families;
+  AttentionSelection m_sel;
+  QString m_modelSpec;
+  QString m_lastError;
+  bool m_headless = false;
+  bool m_firstShown = false;
+  bool m_dark = false;
+  bool m_updatingSelectors = false;
+  int m_selectedQuery = -1;
+  QElapsedTimer m_runClock;
+
+  QPlainTextEdit* m_source = nullptr;
+  QPlainTextEdit* m_target = nullptr;
+  QWidget* m_targetRow = nullptr;
+  TokenChips* m_sourceChips = nullptr;
+  TokenChips* m_targetChips = nullptr;
+  QLabel* m_errorLabel = nullptr;
+  QComboBox* m_familyCombo = nullptr;
+  QSpinBox* m_layerSpin = nullptr;
+  QComboBox* m_headCombo = nullptr;
+  QComboBox* m_cmapCombo = nullptr;
+  QComboBox* m_scaleCombo = nullptr;
+  QComboBox* m_normCombo = nullptr;
+  HeatmapView* m_heatmap = nullptr;
+  ModelView* m_modelView = nullptr;
+  TokenView* m_tokenView = nullptr;
+  PositionalView* m_positional = nullptr;
+  QDockWidget* m_modelDock = nullptr;
+  QDockWidget* m_tokenDock = nullptr;
+  QDockWidget* m_positionalDock = nullptr;
+  QComboBox* m_tokenHeads = nullptr;
+  QLabel* m_status = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QToolButton* m_cancel = nullptr;
+  QMenu* m_recentMenu = nullptr;
+  QMenu* m_viewMenu = nullptr;
+};
+
+}  // namespace atlas::ui

@@ -1,0 +1,334 @@
+// MainWindow: menus, model opening (dialogs, gallery, recent list, drag and drop), export,
+// settings and the About box.
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTextStream>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "figure_export.h"
+#include "heatmap_view.h"
+#include "main_window.h"
+#include "preset_gallery.h"
+#include "presets.h"
+#include "run_controller.h"
+#include "theme.h"
+
+namespace atlas::ui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+
+// A dropped or chosen path is a model when it is a folder with config.json or a .safetensors.
+bool looksLikeModel(const QString& path) {
+  const QFileInfo fi(path);
+  if (fi.isDir()) return QFileInfo(fi.filePath() + "/config.json").exists();
+  return fi.suffix().compare("safetensors", Qt::CaseInsensitive) == 0;
+}
+}  // namespace
+
+void MainWindow::buildMenus() {
+  // File
+  QMenu* file = menuBar()->addMenu("&File");
+  QMenu* exp = file->addMenu("&Export figure");
+  const std::pair<const char*, const char*> views[] = {{"heatmap", "&Heatmap\u2026"},
+                                                       {"model", "&Model grid\u2026"},
+                                                       {"tokens", "&Token view\u2026"},
+                                                       {"positional", "&Positional encoding\u2026"},
+                                                       {"similarity", "Positional &similarity P P\u1D40\u2026"}};
+  for (const auto& [view, label] : views) {
+    QAction* a = exp->addAction(label);
+    const QString v = view;
+    connect(a, &QAction::triggered, this, [this, v] { exportView(v); });
+    if (v == "heatmap") a->setShortcut(QKeySequence("Ctrl+E"));
+  }
+  file->addAction("Export &all heads to a folder\u2026", this, &MainWindow::exportAllHeadsDialog);
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+  // Model
+  QMenu* model = menuBar()->addMenu("&Model");
+  model->addAction("Open model &folder\u2026", QKeySequence::Open, this, &MainWindow::openFolder);
+  model->addAction("Open .&safetensors file\u2026", QKeySequence("Ctrl+Shift+O"), this, &MainWindow::openSafetensors);
+  model->addAction("Preset &gallery\u2026", QKeySequence("Ctrl+G"), this, &MainWindow::openGallery);
+  QMenu* presets = model->addMenu("&Presets");
+  std::map<QString, QMenu*> families;
+  for (const PresetInfo& p : list_presets()) {
+    const QString fam = p.family.empty() ? QString("other") : QString::fromStdString(p.family);
+    QMenu*& sub = families[fam];
+    if (!sub) sub = presets->addMenu(fam);
+    QAction* a = sub->addAction(QString::fromStdString(p.name));
+    a->setStatusTip(QString::fromStdString(p.description));
+    a->setToolTip(QString::fromStdString(p.description));
+    const QString spec = "preset:" + QString::fromStdString(p.name);
+    connect(a, &QAction::triggered, this, [this, spec] { loadModel(spec); });
+  }
+  presets->setToolTipsVisible(true);
+  m_recentMenu = model->addMenu("&Recent");
+  rebuildRecentMenu();
+
+  // View
+  m_viewMenu = menuBar()->addMenu("&View");
+  m_viewMenu->addAction(m_modelDock->toggleViewAction());
+  m_viewMenu->addAction(m_tokenDock->toggleViewAction());
+  m_viewMenu->addAction(m_positionalDock->toggleViewAction());
+  m_viewMenu->addSeparator();
+  m_viewMenu->addAction("Reset &zoom", QKeySequence("Ctrl+0"), this, [this] { m_heatmap->resetZoom(); });
+  QMenu* theme = m_viewMenu->addMenu("&Theme");
+  auto* group = new QActionGroup(this);
+  QAction* light = theme->addAction("&Light");
+  QAction* dark = theme->addAction("&Dark");
+  for (QAction* a : {light, dark}) {
+    a->setCheckable(true);
+    group->addAction(a);
+  }
+  light->setObjectName("themeLight");
+  dark->setObjectName("themeDark");
+  connect(light, &QAction::triggered, this, [this] { setDarkTheme(false); });
+  connect(dark, &QAction::triggered, this, [this] { setDarkTheme(true); });
+
+  // Navigate: [ ] layers, , . heads. Text boxes claim these keys while they have focus
+  // (ShortcutOverride), so typing is never hijacked.
+  QMenu* nav = menuBar()->addMenu("&Navigate");
+  nav->addAction("&Previous layer", QKeySequence(Qt::Key_BracketLeft), this, [this] { nextLayer(-1); });
+  nav->addAction("&Next layer", QKeySequence(Qt::Key_BracketRight), this, [this] { nextLayer(1); });
+  nav->addAction("P&revious head", QKeySequence(Qt::Key_Comma), this, [this] { nextHead(-1); });
+  nav->addAction("N&ext head", QKeySequence(Qt::Key_Period), this, [this] { nextHead(1); });
+  nav->addSeparator();
+  nav->addAction("Focus the &input", QKeySequence("Ctrl+L"), this, [this] { m_source->setFocus(); });
+  nav->addAction("Focus the &heatmap", QKeySequence("Ctrl+H"), this, [this] { m_heatmap->setFocus(); });
+
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&Keyboard shortcuts", QKeySequence::HelpContents, this, &MainWindow::showShortcuts);
+  help->addAction("&About Attention Atlas", this, &MainWindow::showAbout);
+}
+
+void MainWindow::rebuildRecentMenu() {
+  m_recentMenu->clear();
+  const QStringList recent = QSettings().value("recentModels").toStringList();
+  for (const QString& spec : recent) {
+    QAction* a = m_recentMenu->addAction(spec);
+    connect(a, &QAction::triggered, this, [this, spec] { loadModel(spec); });
+  }
+  if (recent.isEmpty()) m_recentMenu->addAction("(none yet)")->setEnabled(false);
+  m_recentMenu->addSeparator();
+  m_recentMenu->addAction("Clear", this, [this] {
+    QSettings().remove("recentModels");
+    rebuildRecentMenu();
+  });
+}
+
+void MainWindow::addRecent(const QString& spec) {
+  QSettings s;
+  QStringList recent = s.value("recentModels").toStringList();
+  recent.removeAll(spec);
+  recent.prepend(spec);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  s.setValue("recentModels", recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::openFolder() {
+  const QString dir = QFileDialog::getExistingDirectory(this, "Open model folder (config.json + model.safetensors)",
+                                                        QSettings().value("lastModelDir").toString());
+  if (dir.isEmpty()) return;
+  QSettings().setValue("lastModelDir", dir);
+  loadModel(dir);
+}
+
+void MainWindow::openSafetensors() {
+  const QString f = QFileDialog::getOpenFileName(this, "Open .safetensors model",
+                                                 QSettings().value("lastModelDir").toString(),
+                                                 "safetensors (*.safetensors);;All files (*)");
+  if (f.isEmpty()) return;
+  QSettings().setValue("lastModelDir", QFileInfo(f).absolutePath());
+  loadModel(f);
+}
+
+void MainWindow::openGallery() {
+  QString current = m_modelSpec.startsWith("preset:") ? m_modelSpec.mid(7) : QString();
+  PresetGallery g(current, this);
+  if (g.exec() == QDialog::Accepted && !g.selectedPreset().isEmpty()) loadModel("preset:" + g.selectedPreset());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (!e->mimeData()->hasUrls()) return;
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.isLocalFile()) {
+      const QString path = u.toLocalFile();
+      if (looksLikeModel(path) || QFileInfo(path).suffix().toLower() == "txt") {
+        e->acceptProposedAction();
+        return;
+      }
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& u : e->mimeData()->urls()) {
+    if (!u.isLocalFile()) continue;
+    const QString path = u.toLocalFile();
+    if (looksLikeModel(path)) {
+      loadModel(path);
+      e->acceptProposedAction();
+      return;
+    }
+    if (QFileInfo(path).suffix().toLower() == "txt") {  // a text file becomes the input
+      QFile f(path);
+      if (f.open(QIODevice::ReadOnly | QIODevice::Text)) setSourceText(QString::fromUtf8(f.readAll()));
+      e->acceptProposedAction();
+      return;
+    }
+  }
+}
+
+void MainWindow::exportView(const QString& view) {
+  if (!m_trace) return;
+  QSettings settings;
+  const QString filters = "SVG vector (*.svg);;PDF vector (*.pdf);;PNG image (*.png);;NumPy array (*.npy);;CSV table (*.csv)";
+  QString selected = settings.value("exportFilter", "SVG vector (*.svg)").toString();
+  const QString base = QString("%1.%2").arg(view, view == "heatmap" || view == "tokens"
+                                                      ? QString::fromStdString(attentionArrayName(m_sel.stack, m_sel.kind, m_sel.layer)) +
+                                                            "." + headShortName(m_sel.head)
+                                                      : m_sel.stack);
+  QString path = QFileDialog::getSaveFileName(this, "Export " + view,
+                                              settings.value("exportDir").toString() + "/" + base + ".svg", filters, &selected);
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += "." + selected.section("*.", 1).left(3);
+  settings.setValue("exportDir", QFileInfo(path).absolutePath());
+  settings.setValue("exportFilter", selected);
+  FigureSpec spec;
+  spec.view = view;
+  spec.selection = m_sel;
+  spec.mapping = currentMapping();
+  spec.query = m_selectedQuery;
+  if (QFileInfo(path).suffix().toLower() == "png") {
+    bool ok = false;
+    spec.dpi = QInputDialog::getInt(this, "PNG resolution", "Dots per inch:", settings.value("exportDpi", 300).toInt(),
+                                    36, 1200, 1, &ok);
+    if (!ok) return;
+    settings.setValue("exportDpi", spec.dpi);
+  }
+  try {
+    exportFigure(spec, *m_trace, path);
+    statusBar()->showMessage("Wrote " + path, 5000);
+  } catch (const std::exception& e) {
+    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::exportAllHeadsDialog() {
+  if (!m_trace) return;
+  QSettings settings;
+  const QString dir = QFileDialog::getExistingDirectory(this, "Export every head of every layer to",
+                                                        settings.value("exportDir").toString());
+  if (dir.isEmpty()) return;
+  bool ok = false;
+  const QString format = QInputDialog::getItem(this, "Format", "File format:", figureFormats(), 0, false, &ok);
+  if (!ok) return;
+  FigureSpec spec;
+  spec.mapping = currentMapping();
+  spec.dpi = settings.value("exportDpi", 300).toInt();
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  try {
+    const QStringList files = exportAllHeads(spec, *m_trace, dir, format);
+    QApplication::restoreOverrideCursor();
+    statusBar()->showMessage(QString("Wrote %1 files to %2").arg(files.size()).arg(dir), 8000);
+  } catch (const std::exception& e) {
+    QApplication::restoreOverrideCursor();
+    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::showShortcuts() {
+  QMessageBox::information(this, "Keyboard shortcuts",
+                           "<table>"
+                           "<tr><td><b>[</b> / <b>]</b></td><td>previous / next layer</td></tr>"
+                           "<tr><td><b>,</b> / <b>.</b></td><td>previous / next head (then mean, max, rollout)</td></tr>"
+                           "<tr><td>Ctrl+L / Ctrl+H</td><td>focus the input / the heatmap</td></tr>"
+                           "<tr><td>wheel, + / -</td><td>zoom the heatmap; drag to pan; double-click or 0 resets</td></tr>"
+                           "<tr><td>click a row</td><td>pin a query (Up/Down move it, Esc clears)</td></tr>"
+                           "<tr><td>Ctrl+E</td><td>export the heatmap figure</td></tr>"
+                           "<tr><td>Ctrl+O / Ctrl+Shift+O / Ctrl+G</td><td>open a folder / a .safetensors / the preset gallery</td></tr>"
+                           "</table>");
+}
+
+void MainWindow::showAbout() {
+  QMessageBox::about(
+      this, "About Attention Atlas",
+      "<h3>Attention Atlas</h3>"
+      "<p>Inspect what a transformer attends to: every view is drawn from the trace of one run.</p>"
+      "<p><b>Views and the papers behind them</b></p><ul>"
+      "<li>Attention heatmap, model grid: multi-head scaled dot-product attention, Vaswani et al., "
+      "<i>Attention Is All You Need</i> (2017).</li>"
+      "<li>Attention rollout: Abnar &amp; Zuidema, <i>Quantifying Attention Flow in Transformers</i> (2020).</li>"
+      "<li>Token view: Vig, <i>A Multiscale Visualization of Attention in the Transformer Model</i> (BertViz, 2019).</li>"
+      "<li>Positional encodings: sinusoidal and learned, Vaswani et al. (2017); relative positions, Shaw et al. "
+      "(2018) and Dai et al., <i>Transformer-XL</i> (2019).</li>"
+      "<li>Alignment scores and soft attention: Bahdanau et al. (2015), Luong et al. (2015).</li>"
+      "<li>Variants (as they land): Sparse Transformer (Child et al. 2019), Reformer (Kitaev et al. 2020), "
+      "Adaptive Attention Span (Sukhbaatar et al. 2019), ACT (Graves 2016) and the Universal Transformer "
+      "(Dehghani et al. 2019), GTrXL (Parisotto et al. 2019), Performer (Choromanski et al. 2021), "
+      "ScaleNorm/FixNorm (Nguyen &amp; Salazar 2019), LayerDrop (Fan et al. 2019).</li></ul>"
+      "<p><b>Source documents</b>: <i>The Transformer Family</i>; <i>Transformer Variants</i>; "
+      "<i>Transformers</i>; <i>A Survey of Transformers</i>; <i>Attention? Attention!</i></p>"
+      "<p>Colour maps: viridis and magma (van der Walt &amp; Smith, polynomial fits), diverging map computed in "
+      "Oklab (Ottosson 2020).</p>");
+}
+
+void MainWindow::setDarkTheme(bool dark) {
+  m_dark = dark;
+  applyTheme(dark);
+  for (QAction* a : findChildren<QAction*>())
+    if (a->objectName() == (dark ? "themeDark" : "themeLight")) a->setChecked(true);
+  updateStyles();
+}
+
+void MainWindow::restoreSettings() {
+  QSettings s;
+  resize(1280, 800);
+  restoreGeometry(s.value("window/geometry").toByteArray());
+  restoreState(s.value("window/state").toByteArray());
+  m_cmapCombo->setCurrentIndex(std::max<int>(0, colormapNames().indexOf(s.value("view/colormap").toString())));
+  m_scaleCombo->setCurrentIndex(s.value("view/scale", 0).toInt());
+  m_normCombo->setCurrentIndex(s.value("view/normalization", 0).toInt());
+  setDarkTheme(s.value("view/dark", false).toBool());
+}
+
+void MainWindow::saveSettings() {
+  if (m_headless) return;  // a scripted run must not rewrite the user's layout
+  QSettings s;
+  s.setValue("window/geometry", saveGeometry());
+  s.setValue("window/state", saveState());
+  s.setValue("view/colormap", m_cmapCombo->currentText());
+  s.setValue("view/scale", m_scaleCombo->currentIndex());
+  s.setValue("view/normalization", m_normCombo->currentIndex());
+  s.setValue("view/dark", m_dark);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  saveSettings();
+  m_runner->cancel();
+  QMainWindow::closeEvent(e);
+}
+
+void MainWindow::failHeadless(const QString& message) {
+  std::fprintf(stderr, "attention-atlas: %s\n", message.toLocal8Bit().constData());
+  QCoreApplication::exit(1);
+}
+
+}  // namespace atlas::ui

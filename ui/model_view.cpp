@@ -1,0 +1,260 @@
+#include "model_view.h"
+
+#include <QFontMetricsF>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+namespace atlas::ui {
+
+ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates) {
+  ModelGridData d;
+  d.family = family;
+  for (int h = 0; h < family.heads; ++h) d.columns.push_back(h);
+  if (aggregates) {
+    d.columns.push_back(HeadMean);
+    d.columns.push_back(HeadMax);
+    if (family.isSelfAttention()) d.columns.push_back(HeadRollout);
+  }
+  d.thumbnails.reserve(static_cast<size_t>(family.layers) * d.columns.size());
+  // Rollout of every layer prefix in one pass (not one product chain per layer).
+  std::vector<HeatmapData> rollouts;
+  if (aggregates && family.isSelfAttention()) rollouts = rolloutHeatmaps(trace, family.stack, family.kind, family.layers - 1);
+  for (int l = 0; l < family.layers; ++l)
+    for (int head : d.columns)
+      d.thumbnails.push_back(head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
+                                                 : attentionHeatmap(trace, {family.stack, family.kind, l, head}));
+  d.title = family.label() + ": layers \u00D7 heads";
+  return d;
+}
+
+QRectF ModelGridLayout::thumb(int layer, int col) const {
+  return QRectF(grid.left() + col * cellW + gap / 2, grid.top() + layer * cellH + gap / 2, cellW - gap,
+                cellH - gap);
+}
+
+QPoint ModelGridLayout::hit(const QPointF& pos) const {
+  if (!grid.contains(pos) || cellW <= 0 || cellH <= 0) return {-1, -1};
+  const int c = static_cast<int>((pos.x() - grid.left()) / cellW);
+  const int r = static_cast<int>((pos.y() - grid.top()) / cellH);
+  if (c < 0 || c >= cols || r < 0 || r >= rows) return {-1, -1};
+  return {c, r};
+}
+
+namespace {
+
+// The grid's colour bar: each thumbnail is scaled to its own maximum, so the bar reads
+// "fraction of the thumbnail's max" whatever the data.
+HeatmapData unitData(const ColorMapping& mapping) {
+  HeatmapData d;
+  d.rows = d.cols = 1;
+  d.values = {1.0f};
+  d.valueName = mapping.normalization == Normalization::Row ? "fraction of row max" : "fraction of max";
+  return d;
+}
+
+}  // namespace
+
+ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds,
+                                const ModelGridData& data, const HeatmapStyle& style) {
+  ModelGridLayout L;
+  L.bounds = bounds;
+  L.rows = data.layers();
+  L.cols = data.columnCount();
+  L.font = figureFont(device, style.fontSize);
+  L.titleFont = figureFont(device, style.fontSize * 1.25, true);
+  const QFontMetricsF fm(L.font, const_cast<QPaintDevice*>(device));
+  const QFontMetricsF tfm(L.titleFont, const_cast<QPaintDevice*>(device));
+  const qreal u = style.fontSize;
+  const qreal titleH = style.showTitle ? tfm.height() * 1.6 : 0.6 * u;
+  const qreal headerH = fm.height() * 1.3;             // column names
+  const qreal rowW = fm.horizontalAdvance("L00") + u;  // layer names
+  qreal barSpace = 0;
+  if (style.showColorBar) {
+    const HeatmapData unit = unitData(style.mapping);
+    ValueMapper m(unit, style.mapping);
+    barSpace = 1.2 * u + 1.5 * u + colorBarExtraWidth(fm, m);
+  }
+  const qreal availW = bounds.width() - rowW - barSpace - 1.2 * u;
+  const qreal availH = bounds.height() - titleH - headerH - 0.6 * u;
+  if (L.rows <= 0 || L.cols <= 0) return L;
+  // Square slots: thumbnails of self-attention are square matrices.
+  const qreal side = std::max<qreal>(4, std::min(availW / L.cols, availH / L.rows));
+  L.cellW = L.cellH = side;
+  L.gap = std::clamp(side * 0.08, 1.0, 6.0);
+  const qreal gridW = side * L.cols, gridH = side * L.rows;
+  const qreal left = bounds.left() + rowW + 0.6 * u + std::max<qreal>(0, (availW - gridW) / 2);
+  L.title = QRectF(bounds.left(), bounds.top(), bounds.width(), titleH);
+  L.grid = QRectF(left, bounds.top() + titleH + headerH, gridW, gridH);
+  if (style.showColorBar) L.colorBar = QRectF(L.grid.right() + 1.5 * u, L.grid.top(), 1.2 * u, gridH);
+  return L;
+}
+
+std::vector<HeatmapRaster> buildGridRasters(const ModelGridData& data, const HeatmapStyle& style) {
+  std::vector<HeatmapRaster> out(data.thumbnails.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i].build(data.thumbnails[i], style.mapping, style.maskColor);
+  return out;
+}
+
+void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& data,
+                    const HeatmapStyle& style, const std::vector<HeatmapRaster>* rasters) {
+  p.save();
+  p.fillRect(L.bounds, style.background);
+  p.setPen(style.foreground);
+  if (style.showTitle) {
+    p.setFont(L.titleFont);
+    const QFontMetricsF tfm(L.titleFont, p.device());
+    p.drawText(L.title, Qt::AlignCenter, tfm.elidedText(data.title, Qt::ElideRight, L.title.width()));
+  }
+  if (L.rows == 0 || L.cols == 0) {
+    p.setFont(L.font);
+    p.drawText(L.bounds, Qt::AlignCenter, "no attention in this trace");
+    p.restore();
+    return;
+  }
+  p.setFont(L.font);
+  const QFontMetricsF fm(L.font, p.device());
+  for (int c = 0; c < L.cols; ++c) {
+    const QRectF t = L.thumb(0, c);
+    p.drawText(QRectF(t.left() - L.gap, L.grid.top() - fm.height() * 1.2, t.width() + 2 * L.gap, fm.height()),
+               Qt::AlignCenter, fm.elidedText(headShortName(data.columns[c]), Qt::ElideRight, L.cellW + 2));
+  }
+  for (int l = 0; l < L.rows; ++l) {
+    const QRectF t = L.thumb(l, 0);
+    p.drawText(QRectF(L.bounds.left(), t.top(), L.grid.left() - L.bounds.left() - 0.4 * style.fontSize, t.height()),
+               Qt::AlignRight | Qt::AlignVCenter, QString("L%1").arg(l));
+  }
+  // Cell-by-cell only when the whole grid stays small; otherwise the (embedded) images.
+  size_t totalCells = 0;
+  for (const auto& t : data.thumbnails) totalCells += t.values.size();
+  const bool asRects = (style.vectorCells && totalCells <= 65536) || !rasters;
+  for (int l = 0; l < L.rows; ++l)
+    for (int c = 0; c < L.cols; ++c) {
+      const HeatmapData& h = data.at(l, c);
+      const QRectF t = L.thumb(l, c);
+      if (asRects) {
+        HeatmapLayout hl;
+        hl.bounds = t;
+        hl.cells = t;
+        hl.window = QRectF(0, 0, h.cols, h.rows);
+        hl.cellW = t.width() / std::max(1, h.cols);
+        hl.cellH = t.height() / std::max(1, h.rows);
+        p.save();
+        p.setClipRect(t);
+        const ValueMapper mapper(h, style.mapping);
+        const ColorLut lut(style.mapping.colormap);
+        p.setPen(Qt::NoPen);
+        for (int r = 0; r < h.rows; ++r)
+          for (int k = 0; k < h.cols; ++k)
+            p.fillRect(hl.cellRect(r, k), h.masked(r, k) ? style.maskColor : lut.color(mapper(r, k)));
+        p.restore();
+      } else {
+        (*rasters)[static_cast<size_t>(l) * L.cols + c].draw(p, t, QRectF(0, 0, h.cols, h.rows));
+      }
+    }
+  if (!L.colorBar.isEmpty()) {
+    const HeatmapData unit = unitData(style.mapping);
+    const ValueMapper m(unit, style.mapping);
+    paintColorBar(p, L.colorBar, m, style.mapping, style, L.font);
+  }
+  p.restore();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ModelView::ModelView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setMinimumSize(160, 160);
+}
+
+void ModelView::setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family) {
+  m_trace = std::move(trace);
+  m_family = family;
+  m_dirty = true;
+  if (isVisible()) startBuild();  // a hidden model view costs nothing per keystroke
+}
+
+void ModelView::setStyle(const HeatmapStyle& style) {
+  m_style = style;
+  m_style.vectorCells = false;
+  m_dirty = true;
+  if (isVisible()) startBuild();
+}
+
+void ModelView::showEvent(QShowEvent*) {
+  if (m_dirty) startBuild();
+}
+
+namespace {
+struct BuiltGrid {
+  ModelGridData data;
+  std::vector<HeatmapRaster> rasters;
+};
+}  // namespace
+
+void ModelView::startBuild() {
+  m_dirty = false;
+  const quint64 generation = ++m_generation;
+  auto* watcher = new QFutureWatcher<BuiltGrid>(this);
+  connect(watcher, &QFutureWatcher<BuiltGrid>::finished, this, [this, watcher, generation] {
+    watcher->deleteLater();
+    if (generation != m_generation) return;  // a newer trace or style is being built
+    BuiltGrid b = watcher->result();
+    m_data = std::move(b.data);
+    m_rasters = std::move(b.rasters);
+    update();
+    emit built();
+  });
+  watcher->setFuture(QtConcurrent::run([trace = m_trace, family = m_family, style = m_style]() {
+    BuiltGrid b;
+    if (trace) {
+      try {
+        b.data = modelGridData(*trace, family, true);
+      } catch (const std::exception&) {
+        b.data = ModelGridData{};  // the trace lacks this family (the model changed): empty grid
+      }
+    }
+    b.rasters = buildGridRasters(b.data, style);
+    return b;
+  }));
+}
+
+void ModelView::setCurrent(int layer, int head) {
+  m_layer = layer;
+  m_head = head;
+  update();
+}
+
+void ModelView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  const ModelGridLayout L = layoutModelGrid(this, QRectF(rect()), m_data, m_style);
+  paintModelGrid(p, L, m_data, m_style, &m_rasters);
+  const auto it = std::find(m_data.columns.begin(), m_data.columns.end(), m_head);
+  if (it != m_data.columns.end() && m_layer < L.rows) {
+    const QRectF t = L.thumb(m_layer, static_cast<int>(it - m_data.columns.begin())).adjusted(-1.5, -1.5, 1.5, 1.5);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 2.5));
+    p.drawRect(t);
+  }
+}
+
+void ModelView::mouseMoveEvent(QMouseEvent* e) {
+  const ModelGridLayout L = layoutModelGrid(this, QRectF(rect()), m_data, m_style);
+  const QPoint h = L.hit(e->position());
+  if (h.x() < 0) return QToolTip::hideText();
+  QToolTip::showText(e->globalPosition().toPoint(),
+                     QString("layer %1, %2 \u2014 click to open").arg(h.y()).arg(headName(m_data.columns[h.x()])), this);
+}
+
+void ModelView::mouseReleaseEvent(QMouseEvent* e) {
+  const ModelGridLayout L = layoutModelGrid(this, QRectF(rect()), m_data, m_style);
+  const QPoint h = L.hit(e->position());
+  if (h.x() >= 0) emit headClicked(h.y(), m_data.columns[h.x()]);
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,81 @@
+#pragma once
+// The model view: a layers x heads grid of attention thumbnails of one family (e.g. encoder
+// self-attention), plus aggregate columns (mean and max over heads, attention rollout across
+// layers). Clicking a thumbnail opens that layer/head in the heatmap. Like the heatmap, the
+// grid is drawn by one function (paintModelGrid) shared with the figure export.
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "heatmap_painter.h"
+
+namespace atlas::ui {
+
+struct ModelGridData {
+  AttentionFamily family;
+  std::vector<int> columns;            // head index or HeadAggregate per column
+  std::vector<HeatmapData> thumbnails;  // [layers x columns], row-major
+  QString title;
+  int layers() const { return family.layers; }
+  int columnCount() const { return static_cast<int>(columns.size()); }
+  const HeatmapData& at(int layer, int col) const {
+    return thumbnails[static_cast<size_t>(layer) * columns.size() + col];
+  }
+};
+
+// Every head of every layer of the family; with `aggregates`, columns for the mean and max
+// over heads and (self-attention only) the rollout up to that layer.
+ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates);
+
+struct ModelGridLayout {
+  QRectF bounds, title, grid, colorBar;
+  qreal cellW = 0, cellH = 0;  // one thumbnail slot, including its gap
+  qreal gap = 0;
+  int rows = 0, cols = 0;
+  QFont font, titleFont;
+  QRectF thumb(int layer, int col) const;
+  QPoint hit(const QPointF& pos) const;  // (col, layer) or (-1, -1)
+};
+
+ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds,
+                                const ModelGridData& data, const HeatmapStyle& style);
+// `rasters` (one per thumbnail) may be null: thumbnails are then drawn cell by cell.
+void paintModelGrid(QPainter& p, const ModelGridLayout& layout, const ModelGridData& data,
+                    const HeatmapStyle& style, const std::vector<HeatmapRaster>* rasters);
+std::vector<HeatmapRaster> buildGridRasters(const ModelGridData& data, const HeatmapStyle& style);
+
+class ModelView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ModelView(QWidget* parent = nullptr);
+  void setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family);
+  void setStyle(const HeatmapStyle& style);
+  void setCurrent(int layer, int head);
+  // The grid last built. Building (matrices, rollout, images) runs on a worker thread when a
+  // new trace arrives and the view is visible, so the heatmap never waits for it.
+  const ModelGridData& gridData() const { return m_data; }
+  QSize sizeHint() const override { return {420, 420}; }
+
+ signals:
+  void headClicked(int layer, int head);  // head may be a HeadAggregate
+  void built();                           // a new grid is on screen
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void showEvent(QShowEvent*) override;
+
+ private:
+  void startBuild();
+  std::shared_ptr<const Trace> m_trace;
+  AttentionFamily m_family;
+  ModelGridData m_data;
+  std::vector<HeatmapRaster> m_rasters;
+  HeatmapStyle m_style;
+  int m_layer = 0, m_head = 0;
+  bool m_dirty = false;
+  quint64 m_generation = 0;
+};
+
+}  // namespace atlas::ui

@@ -1,0 +1,43 @@
+#pragma once
+// Positional encodings of the traced run: P [L, d] as a heatmap, chosen dimensions as curves
+// over position, and the similarity P P^T (how alike two positions' encodings are).
+#include <QWidget>
+#include <memory>
+
+#include "heatmap_view.h"
+
+class QLineEdit;
+class QLabel;
+class QTabWidget;
+
+namespace atlas::ui {
+
+class CurvePlot;
+
+class PositionalView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit PositionalView(QWidget* parent = nullptr);
+  void setTrace(std::shared_ptr<const Trace> trace);
+  void setStyle(const HeatmapStyle& style, bool dark);
+  HeatmapView* encodingView() const { return m_encoding; }
+  HeatmapView* similarityView() const { return m_similarity; }
+  QList<int> chosenDimensions() const;
+
+ private:
+  void updateCurves();
+  std::shared_ptr<const Trace> m_trace;
+  HeatmapView* m_encoding;
+  HeatmapView* m_similarity;
+  CurvePlot* m_curves;
+  QLineEdit* m_dims;
+  QLabel* m_note;
+  QTabWidget* m_tabs;
+  bool m_dirty[3] = {false, false, false};  // per tab: encoding, curves, similarity
+  void rebuildVisible();
+
+ protected:
+  void showEvent(QShowEvent*) override;
+};
+
+}  // namespace atlas::ui

@@ -1,0 +1,57 @@
+#include "preset_gallery.h"
+
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <map>
+
+#include "presets.h"
+
+namespace atlas::ui {
+
+PresetGallery::PresetGallery(const QString& current, QWidget* parent) : QDialog(parent) {
+  setWindowTitle("Preset gallery");
+  resize(720, 420);
+  m_tree = new QTreeWidget;
+  m_tree->setColumnCount(2);
+  m_tree->setHeaderLabels({"Preset", "Description"});
+  m_tree->setRootIsDecorated(true);
+  m_tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  std::map<QString, QTreeWidgetItem*> families;
+  for (const PresetInfo& p : list_presets()) {
+    const QString fam = p.family.empty() ? QString("other") : QString::fromStdString(p.family);
+    auto& group = families[fam];
+    if (!group) {
+      group = new QTreeWidgetItem(m_tree, {fam});
+      QFont f = group->font(0);
+      f.setBold(true);
+      group->setFont(0, f);
+      group->setFlags(Qt::ItemIsEnabled);
+      group->setExpanded(true);
+    }
+    auto* item = new QTreeWidgetItem(group, {QString::fromStdString(p.name), QString::fromStdString(p.description)});
+    item->setToolTip(1, QString::fromStdString(p.description));
+    item->setData(0, Qt::UserRole, QString::fromStdString(p.name));
+    if (item->text(0) == current) m_tree->setCurrentItem(item);
+  }
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel);
+  connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  connect(m_tree, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
+    if (item->data(0, Qt::UserRole).isValid()) accept();
+  });
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(new QLabel("Built-in models, weights initialised from each preset's seed. "
+                               "Double-click to open."));
+  layout->addWidget(m_tree);
+  layout->addWidget(buttons);
+}
+
+QString PresetGallery::selectedPreset() const {
+  const QTreeWidgetItem* item = m_tree->currentItem();
+  return item ? item->data(0, Qt::UserRole).toString() : QString();
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,83 @@
+#pragma once
+// Runs the model off the UI thread. Text edits call requestRun(); the run starts after a
+// debounce, the previous run (if still going) is cancelled through RunOptions::cancel, and
+// only the newest request's result is delivered. At most one forward runs at a time, so two
+// stale runs never compete for the cores. Model loading is asynchronous too.
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <atomic>
+#include <memory>
+
+#include "model.h"
+
+namespace atlas::ui {
+
+struct RunOutcome {
+  std::shared_ptr<const RunResult> result;  // null on error or cancel
+  QString error;                            // AtlasError message
+  bool cancelled = false;
+  double ms = 0.0;
+  quint64 generation = 0;
+};
+
+struct LoadOutcome {
+  std::shared_ptr<const Model> model;
+  QString spec;
+  QString error;
+  double ms = 0.0;
+};
+
+class RunController : public QObject {
+  Q_OBJECT
+ public:
+  explicit RunController(QObject* parent = nullptr);
+  ~RunController() override;
+
+  void loadModel(const QString& spec);  // emits modelLoaded or modelLoadFailed
+  void setModel(std::shared_ptr<const Model> model);
+  std::shared_ptr<const Model> model() const { return m_model; }
+
+  // Debounced: the run starts `debounceMs()` after the last request. The delay adapts to the
+  // model: up to 150 ms when runs are slow (typing should not queue work), down to 0 when a
+  // run takes a few ms (so fast models feel instant).
+  void requestRun(const QString& source, const QString& target);
+  void runNow(const QString& source, const QString& target);  // no debounce
+  int debounceMs() const;
+  void setMaxDebounceMs(int ms) { m_maxDebounceMs = ms; }
+  void cancel();  // cancels the running forward and drops pending requests
+  bool isBusy() const;
+  double lastRunMs() const { return m_lastRunMs; }
+  RunOptions& runOptions() { return m_options; }
+
+ signals:
+  void modelLoading(const QString& spec);
+  void modelLoaded(const QString& spec, std::shared_ptr<const atlas::Model> model);
+  void modelLoadFailed(const QString& spec, const QString& message);
+  void runStarted();
+  void runProgress(double fraction, const QString& stage);
+  void runFinished(std::shared_ptr<const atlas::RunResult> result, double ms);
+  void runFailed(const QString& message);
+  void busyChanged(bool busy);
+
+ private:
+  void startPending();
+  void onRunDone();
+  void onLoadDone();
+
+  std::shared_ptr<const Model> m_model;
+  RunOptions m_options;
+  QTimer m_debounce;
+  QString m_pendingSource, m_pendingTarget;
+  bool m_hasPending = false;
+  quint64 m_generation = 0;  // of the newest request
+  std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+  QFutureWatcher<RunOutcome> m_runWatcher;
+  QFutureWatcher<LoadOutcome> m_loadWatcher;
+  double m_lastRunMs = 0.0;
+  int m_maxDebounceMs = 150;
+};
+
+}  // namespace atlas::ui
