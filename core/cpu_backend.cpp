@@ -182,6 +182,9 @@ class CpuBackend : public Backend {
     r.out = make({lq, H * dv});
     if (args.want_probs) r.probs = make({H, lq, lk});
     if (args.want_scores) r.scores = make({H, lq, lk});
+    // No key to attend to: all-zero rows (the fully-masked rule), without reaching Eigen's
+    // reductions over empty rows.
+    if (lk == 0 || lq == 0) return r;
     MatMap Q = rows_of(q, H * dk), K = rows_of(k, H * dk), V = rows_of(v, H * dv);
     MatMap O = rows_of(r.out, H * dv);
 
@@ -213,7 +216,7 @@ class CpuBackend : public Backend {
         S.row(i) = (S.row(i).array() - mx).exp();
         S.row(i) /= S.row(i).sum();
       }
-      O.middleCols(h * dv, dv).noalias() = S * V.middleCols(h * dv, dv);
+      if (dv > 0) O.middleCols(h * dv, dv).noalias() = S * V.middleCols(h * dv, dv);
     }
     return r;
   }

@@ -25,6 +25,9 @@ std::unique_ptr<Backend> choose_backend(const std::string& backend, const std::s
   if (backend == "auto" && device.empty() && !vulkan_has_non_cpu_device()) return nullptr;
   VulkanOptions options;
   options.device = device;
+#ifndef NDEBUG
+  options.validation = true;  // debug builds run with the Khronos validation layer
+#endif
   if (backend == "vulkan") return make_vulkan_backend(options);
   try {
     return make_vulkan_backend(options);
