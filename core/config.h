@@ -61,6 +61,7 @@ struct ModelConfig {
   PerformerConfig performer;        // issue 4 variants (config_variants_ii.h)
   AdaptiveSpanConfig adaptive_span;
   UniversalConfig universal;
+  XLConfig xl;
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

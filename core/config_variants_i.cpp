@@ -1,5 +1,5 @@
 // Config sections of the variants of issue 3 (see config_json.h): "shaw", "adaptive_span",
-// "universal".
+// "universal", "xl".
 // Keys and ranges are documented in docs/variants.md.
 #include "config_json.h"
 
@@ -144,12 +144,66 @@ void validate_universal(const ModelConfig& c, const std::string& origin) {
                  "set positional to \"sinusoidal\" (sinusoid_layout is honoured)");
 }
 
+// ---- xl ----
+const std::vector<std::string> kXLKeys = {"enabled", "segment_length", "mem_len", "clamp_len",
+                                          "same_length"};
+constexpr int64_t kMaxXLLength = 65536;  // memory rows per layer; segment rows
+
+void read_xl(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kXLKeys, "xl", r.origin);
+  XLConfig& x = c.xl;
+  if (auto it = o.find("enabled"); it != o.end()) x.enabled = r.boolean(*it, "xl.enabled");
+  if (auto it = o.find("segment_length"); it != o.end())
+    x.segment_length = r.integer(*it, "xl.segment_length");
+  if (auto it = o.find("mem_len"); it != o.end()) x.mem_len = r.integer(*it, "xl.mem_len");
+  if (auto it = o.find("clamp_len"); it != o.end()) x.clamp_len = r.integer(*it, "xl.clamp_len");
+  if (auto it = o.find("same_length"); it != o.end()) x.same_length = r.boolean(*it, "xl.same_length");
+}
+
+OrderedJson write_xl(const ModelConfig& c) {
+  const XLConfig& x = c.xl;
+  OrderedJson j;
+  j["enabled"] = x.enabled;
+  j["segment_length"] = x.segment_length;
+  j["mem_len"] = x.mem_len;
+  j["clamp_len"] = x.clamp_len;
+  j["same_length"] = x.same_length;
+  return j;
+}
+
+void validate_xl(const ModelConfig& c, const std::string& origin) {
+  const XLConfig& x = c.xl;
+  if (x.segment_length < 1)
+    fail(origin, "xl.segment_length must be >= 1 (tokens per segment), got " +
+                     std::to_string(x.segment_length));
+  check_range(x.segment_length, 1, kMaxXLLength, "xl.segment_length", origin);
+  if (x.mem_len < 0)
+    fail(origin, "xl.mem_len must be >= 0 (memory rows per layer; 0 = no memory), got " +
+                     std::to_string(x.mem_len));
+  check_range(x.mem_len, 0, kMaxXLLength, "xl.mem_len", origin);
+  check_range(x.clamp_len, -1, kMaxXLLength, "xl.clamp_len", origin);
+  if (!x.enabled) return;
+  if (x.same_length && x.mem_len < 1)
+    fail(origin, "xl.same_length lets each query see the last mem_len keys; it needs "
+                 "xl.mem_len >= 1, got 0");
+  if (c.architecture != Architecture::Decoder)
+    fail(origin, "xl.enabled: Transformer-XL is implemented for decoder-only models");
+  if (c.positional != Positional::None)
+    fail(origin, "xl.enabled uses relative positions only; set positional to \"none\"");
+  if (c.pad_id >= 0)
+    fail(origin, "xl.enabled does not mask padding keys; set pad_id to -1");
+  if (c.shaw.enabled || c.adaptive_span.enabled || c.universal.enabled)
+    fail(origin, "xl.enabled cannot be combined with shaw, adaptive_span or universal");
+  reject_issue4_combination(c, "xl.enabled", origin);
+}
+
 }  // namespace
 
 std::vector<ConfigSection> variant_sections_i() {
   return {{"shaw", read_shaw, write_shaw, validate_shaw},
           {"adaptive_span", read_span, write_span, validate_span},
-          {"universal", read_universal, write_universal, validate_universal}};
+          {"universal", read_universal, write_universal, validate_universal},
+          {"xl", read_xl, write_xl, validate_xl}};
 }
 
 }  // namespace atlas::config_json

@@ -27,6 +27,17 @@ struct AdaptiveSpanConfig {
   float loss_coeff = 2e-6f;  // L1 penalty coefficient (reference enwik8 setting)
 };
 
+// Transformer-XL (Dai et al., seeds 000/001/003; REFERENCES.md): segment recurrence with
+// per-layer memory of the previous segment's layer inputs, and relative positions with u, v,
+// W_kR. Decoder-only, no absolute positions (core/transformer_xl.cpp).
+struct XLConfig {
+  bool enabled = false;
+  int64_t segment_length = 150;  // tgt_len
+  int64_t mem_len = 150;         // memory rows kept per layer (0: segments are independent)
+  int64_t clamp_len = -1;        // clamp relative distances to this; -1 = no clamp (reference)
+  bool same_length = false;      // every query sees the last mem_len keys (reference mask)
+};
+
 }  // namespace atlas
 
 namespace atlas {

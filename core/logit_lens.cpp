@@ -43,6 +43,8 @@ void add_logit_lens(const Model& model, RunResult& result, int64_t top_k) {
   if (top_k < 1 || top_k > c.vocab_size)
     throw AtlasError("logit lens top-k must be in [1, vocab_size = " + std::to_string(c.vocab_size) +
                      "], got " + std::to_string(top_k));
+  if (c.xl.enabled)  // hidden states are traced per segment (decoder.seg<s>.layer<i>.hidden)
+    throw AtlasError("the logit lens is not available for Transformer-XL models (xl.enabled)");
   const std::string stack = c.has_decoder() ? "decoder" : "encoder";
   // A Universal Transformer has steps instead of layers: the lens reads each step's state.
   auto hidden_name = [&](int64_t l) {

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "forward_pass.h"
+#include "transformer_xl.h"
 #include "universal.h"
 
 namespace atlas {
@@ -108,12 +109,16 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
   Trace& trace = result.trace;
   ForwardPass pass(c, be, *weights, options, trace,
                    c.universal.enabled ? c.universal.max_steps
+                   : c.xl.enabled ? xl_segments(c, int64_t(source.size())) * c.n_layers
                    : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
 
   DTensor h;
   if (c.universal.enabled) {  // one shared block applied recurrently (core/universal.cpp)
     trace.source_tokens = source;
     h = universal_forward(pass, source, key_validity(source, c.pad_id));
+  } else if (c.xl.enabled) {  // segment recurrence with memory (core/transformer_xl.cpp)
+    trace.source_tokens = source;
+    h = xl_forward(pass, source);
   } else if (c.architecture == Architecture::Encoder) {
     trace.source_tokens = source;
     h = pass.encoder(pass.embed(source, "positional"), key_validity(source, c.pad_id));

@@ -72,7 +72,7 @@ TEST_CASE("atlas presets lists the issue 3 presets", "[cli][variants]") {
   Output o = run_cli("presets");
   REQUIRE(o.code == 0);
   for (const char* name : {"shaw-base", "tiny-shaw", "adaptive-span-base", "tiny-span", "tiny-span-dynamic",
-                           "ut-act-base", "tiny-ut-act", "tiny-ut-fixed"}) {
+                           "ut-act-base", "tiny-ut-act", "tiny-ut-fixed", "transformer-xl-base", "tiny-xl"}) {
     INFO(name);
     CHECK(o.out.find(std::string(name) + "\t") != std::string::npos);
   }
@@ -91,6 +91,20 @@ TEST_CASE("atlas run preset:tiny-shaw --scores --dump writes the Shaw arrays", "
   for (const auto& a : manifest["arrays"])
     if (a["name"] == "decoder.layer0.self_attn.shaw.rel_index") found = a["dtype"] == "int32";
   CHECK(found);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("atlas run preset:tiny-xl --scores --dump writes the XL arrays per segment", "[cli][variants]") {
+  fs::path dir = fresh_dir("xl");
+  // 20 bytes: segments of 16 and 4 tokens; the second sees 16 memory rows.
+  Output o = run_cli("run preset:tiny-xl --text abcdefghijklmnopqrst --scores --dump " + dir.string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK(npy_shape(dir / "decoder.seg1.layer1.self_attn.npy") == "4, 4, 20");
+  for (const char* t : {"a", "b", "c", "d"})
+    CHECK(npy_shape(dir / (std::string("xl.seg1.layer0.terms.") + t + ".npy")) == "4, 4, 20");
+  CHECK(npy_shape(dir / "xl.seg1.key_segment.npy") == "20,");
+  CHECK(npy_shape(dir / "logits.npy") == "20, 256");
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,284 @@
+// Transformer-XL (core/transformer_xl.cpp) against an independent naive-loop oracle written
+// here from the equation of REFERENCES.md: a causal relative model over the whole text,
+//   A_ij = [(q_i + u).k_j + (q_i + v).(W_kR R_{i-j})] / sqrt(d_head),
+// which the segment recurrence must reproduce when memory covers the previous segment.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "config.h"
+#include "error.h"
+#include "model.h"
+#include "naive_transformer.h"
+#include "params.h"
+#include "presets.h"
+#include "transformer_xl.h"
+
+using namespace atlas;
+
+namespace {
+
+std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
+  std::vector<TokenInfo> t;
+  for (int id : ids) t.push_back({id, std::to_string(id)});
+  return t;
+}
+
+ModelConfig xl_config(NormPosition np, int64_t seg, int64_t mem) {
+  ModelConfig c;
+  c.name = "xl-test";
+  c.architecture = Architecture::Decoder;
+  c.vocab_size = 256;
+  c.d_model = 8;
+  c.n_heads = 2;
+  c.d_ff = 12;
+  c.n_layers = 2;
+  c.max_positions = 1024;
+  c.positional = Positional::None;
+  c.scale_embedding = false;
+  c.norm_position = np;
+  c.init_std = 0.5f;
+  c.xl.enabled = true;
+  c.xl.segment_length = seg;
+  c.xl.mem_len = mem;
+  return c;
+}
+
+// R_dist [d]: [sin(dist w_k) | cos(dist w_k)], w_k = 10000^(-2k/d), k < d/2 (reference layout).
+std::vector<double> rel_sinusoid(int64_t dist, size_t d) {
+  std::vector<double> r(d);
+  for (size_t k = 0; k < d / 2; ++k) {
+    const double w = std::pow(10000.0, -2.0 * double(k) / double(d));
+    r[k] = std::sin(double(dist) * w);
+    r[k + d / 2] = std::cos(double(dist) * w);
+  }
+  return r;
+}
+
+// Whole-text causal relative model; query i sees j <= i (and j > i - window with same_length).
+naive::Matrix oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
+  const size_t L = ids.size(), d = size_t(c.d_model), H = size_t(c.n_heads), dh = d / H;
+  const bool pre = c.norm_position == NormPosition::Pre;
+  auto bias = [&](const std::string& n) { return naive::has(p, n) ? &naive::P(p, n) : nullptr; };
+  naive::Matrix x = naive::zeros(L, d);
+  for (size_t i = 0; i < L; ++i)
+    for (size_t k = 0; k < d; ++k) x[i][k] = naive::P(p, "embed.tokens").data[size_t(ids[i]) * d + k];
+  const auto& U = naive::P(p, "xl.u");
+  const auto& V = naive::P(p, "xl.v");
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const std::string pre_l = "decoder.layer" + std::to_string(l), a = pre_l + ".self_attn";
+    const naive::Matrix xn = pre ? naive::norm(x, c, p, pre_l + ".self_attn_norm") : x;
+    const naive::Matrix q = naive::linear(xn, naive::P(p, a + ".wq"), bias(a + ".bq"));
+    const naive::Matrix k = naive::linear(xn, naive::P(p, a + ".wk"), bias(a + ".bk"));
+    const naive::Matrix v = naive::linear(xn, naive::P(p, a + ".wv"), bias(a + ".bv"));
+    naive::Matrix o = naive::zeros(L, d);
+    for (size_t h = 0; h < H; ++h)
+      for (size_t i = 0; i < L; ++i) {
+        std::vector<double> s(L, 0.0);
+        std::vector<bool> ok(L, false);
+        double mx = -1e300;
+        for (size_t j = 0; j <= i; ++j) {
+          if (c.xl.same_length && int64_t(j) <= int64_t(i) - c.xl.mem_len) continue;
+          ok[j] = true;
+          int64_t dist = int64_t(i - j);
+          if (c.xl.clamp_len >= 0 && dist > c.xl.clamp_len) dist = c.xl.clamp_len;
+          const naive::Matrix rk = naive::linear({rel_sinusoid(dist, d)}, naive::P(p, a + ".wr"), nullptr);
+          double e = 0;
+          for (size_t t = 0; t < dh; ++t) {
+            const size_t col = h * dh + t;
+            e += (q[i][col] + U.data[h * dh + t]) * k[j][col];
+            e += (q[i][col] + V.data[h * dh + t]) * rk[0][col];
+          }
+          s[j] = e / std::sqrt(double(dh));
+          mx = std::max(mx, s[j]);
+        }
+        double sum = 0;
+        for (size_t j = 0; j < L; ++j) sum += ok[j] ? std::exp(s[j] - mx) : 0.0;
+        for (size_t j = 0; j < L; ++j)
+          if (ok[j])
+            for (size_t t = 0; t < dh; ++t) o[i][h * dh + t] += std::exp(s[j] - mx) / sum * v[j][h * dh + t];
+      }
+    const naive::Matrix att = naive::linear(o, naive::P(p, a + ".wo"), bias(a + ".bo"));
+    x = pre ? naive::add(x, att) : naive::norm(naive::add(x, att), c, p, pre_l + ".self_attn_norm");
+    const naive::Matrix fin = pre ? naive::norm(x, c, p, pre_l + ".ffn_norm") : x;
+    const naive::Matrix f = naive::ffn(fin, c, p, pre_l + ".ffn");
+    x = pre ? naive::add(x, f) : naive::norm(naive::add(x, f), c, p, pre_l + ".ffn_norm");
+  }
+  if (pre) x = naive::norm(x, c, p, "decoder.final_norm");
+  naive::Matrix logits = naive::zeros(L, size_t(c.vocab_size));
+  for (size_t i = 0; i < L; ++i)
+    for (size_t t = 0; t < size_t(c.vocab_size); ++t)
+      for (size_t k = 0; k < d; ++k) logits[i][t] += x[i][k] * naive::P(p, "embed.tokens").data[t * d + k];
+  return logits;
+}
+
+void require_rows_close(const Tensor& got, size_t row0, const naive::Matrix& want, size_t want0,
+                        size_t rows, double tol) {
+  const size_t V = size_t(got.shape[1]);
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t t = 0; t < V; ++t) REQUIRE(got.data[(row0 + i) * V + t] == Approx(want[want0 + i][t]).margin(tol));
+}
+
+const std::vector<int> kIds = {3, 17, 5, 9, 30, 1, 12, 7};
+
+}  // namespace
+
+TEST_CASE("xl helpers: causal, same_length window and clamp by hand", "[xl]") {
+  // p = 5 with mem_len 2 and same_length: keys 4 and 5 only.
+  for (int64_t j = 0; j <= 7; ++j) {
+    CHECK(xl_key_visible(5, j, 2, true) == (j == 4 || j == 5));
+    CHECK(xl_key_visible(5, j, 2, false) == (j <= 5));
+  }
+  CHECK(xl_distance(5, 0, -1) == 5);
+  CHECK(xl_distance(5, 0, 3) == 3);
+  CHECK(xl_distance(5, 4, 3) == 1);
+  CHECK(xl_distance(5, 5, 0) == 0);
+  ModelConfig c = xl_config(NormPosition::Post, 4, 4);
+  CHECK(xl_segments(c, 8) == 2);
+  CHECK(xl_segments(c, 9) == 3);
+}
+
+TEST_CASE("xl with mem_len 0 equals independent runs of the segments", "[xl]") {
+  for (NormPosition np : {NormPosition::Post, NormPosition::Pre}) {
+    ModelConfig c = xl_config(np, 4, 0);
+    ParamStore p = init_params(c, 11);
+    Model m(c, p);
+    RunOptions o;
+    const Tensor both = m.forward(tokens(kIds), {}, o).output;
+    const std::vector<int> a(kIds.begin(), kIds.begin() + 4), b(kIds.begin() + 4, kIds.end());
+    const Tensor ra = m.forward(tokens(a), {}, o).output, rb = m.forward(tokens(b), {}, o).output;
+    REQUIRE(both.shape == Shape{8, 256});
+    for (size_t k = 0; k < 4 * 256; ++k) {
+      REQUIRE(both.data[k] == Approx(ra.data[k]).margin(1e-5));
+      REQUIRE(both.data[4 * 256 + k] == Approx(rb.data[k]).margin(1e-5));
+    }
+  }
+}
+
+TEST_CASE("xl with memory matches a naive causal relative model over the whole text", "[xl]") {
+  struct Case { NormPosition np; int64_t mem, clamp; bool same; };
+  for (Case k : {Case{NormPosition::Post, 4, -1, false}, Case{NormPosition::Pre, 6, -1, false},
+                 Case{NormPosition::Post, 4, 2, false}, Case{NormPosition::Pre, 4, -1, true},
+                 Case{NormPosition::Post, 3, 1, true}}) {
+    ModelConfig c = xl_config(k.np, 4, k.mem);
+    c.xl.clamp_len = k.clamp;
+    c.xl.same_length = k.same;
+    ParamStore p = init_params(c, 5);
+    // Non-zero u, v and biases so every term is exercised.
+    for (auto& [name, t] : p)
+      if (name.find(".b") != std::string::npos && t.shape.size() == 1)
+        for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = 0.1f * float(i % 5) - 0.2f;
+    Model m(c, p);
+    RunOptions o;
+    const RunResult r = m.forward(tokens(kIds), {}, o);
+    const naive::Matrix want = oracle(c, p, kIds);
+    INFO("mem " << k.mem << " clamp " << k.clamp << " same " << k.same);
+    // With mem_len >= segment length (or the window inside memory) the whole text matches.
+    require_rows_close(r.output, 0, want, 0, 8, 1e-4);
+  }
+}
+
+TEST_CASE("xl traces: rows sum to 1, terms add up to the scores, key segments", "[xl]") {
+  ModelConfig c = xl_config(NormPosition::Post, 4, 4);
+  ParamStore p = init_params(c, 2);
+  Model m(c, p);
+  RunOptions o;
+  o.trace = TraceOptions::all();
+  const std::vector<int> ids = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};  // segments of 4, 4, 2
+  const RunResult r = m.forward(tokens(ids), {}, o);
+  REQUIRE(r.output.shape == Shape{10, 256});
+  const TracedArray* a = r.trace.find("decoder.seg2.layer1.self_attn");
+  REQUIRE(a);
+  REQUIRE(a->tensor.shape == Shape{2, 2, 6});
+  const TracedArray* s1 = r.trace.find("decoder.seg1.layer0.self_attn");
+  REQUIRE(s1);
+  REQUIRE(s1->tensor.shape == Shape{2, 4, 8});
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 4; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < 8; ++j) {
+        const float v = s1->tensor.data[size_t((h * 4 + i) * 8 + j)];
+        if (j > 4 + i) REQUIRE(v == 0.0f);  // causal beyond the query's own position
+        sum += v;
+      }
+      REQUIRE(sum == Approx(1.0).margin(1e-5));
+    }
+  const TracedArray* sc = r.trace.find("decoder.seg1.layer0.self_attn.scores");
+  REQUIRE(sc);
+  std::vector<const TracedArray*> t;
+  for (const char* n : {"a", "b", "c", "d"}) {
+    t.push_back(r.trace.find(std::string("xl.seg1.layer0.terms.") + n));
+    REQUIRE(t.back());
+    REQUIRE(t.back()->tensor.shape == Shape{2, 4, 8});
+  }
+  for (size_t e = 0; e < sc->tensor.data.size(); ++e)
+    if (std::isfinite(sc->tensor.data[e]))
+      REQUIRE(sc->tensor.data[e] == Approx(t[0]->tensor.data[e] + t[1]->tensor.data[e] +
+                                         t[2]->tensor.data[e] + t[3]->tensor.data[e]).margin(1e-5));
+  const TracedArray* ks = r.trace.find("xl.seg2.key_segment");
+  REQUIRE(ks);
+  REQUIRE(ks->tensor.shape == Shape{6});
+  const std::vector<float> want = {1, 1, 1, 1, 2, 2};
+  for (size_t j = 0; j < 6; ++j) REQUIRE(ks->tensor.data[j] == want[j]);
+}
+
+TEST_CASE("xl config: bad values are rejected naming the key", "[xl][config]") {
+  auto rejects = [](ModelConfig c, const std::string& key) {
+    try {
+      validate_config(c, "t");
+    } catch (const AtlasError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(key) != std::string::npos);
+      return;
+    }
+    FAIL("accepted a bad " << key);
+  };
+  ModelConfig c = xl_config(NormPosition::Post, 4, 4);
+  REQUIRE_NOTHROW(validate_config(c, "t"));
+  ModelConfig b = c;
+  b.xl.mem_len = -1;
+  rejects(b, "xl.mem_len");
+  b = c;
+  b.xl.mem_len = 1'000'000;
+  rejects(b, "xl.mem_len");
+  b = c;
+  b.xl.segment_length = 0;
+  rejects(b, "xl.segment_length");
+  b = c;
+  b.xl.clamp_len = -2;
+  rejects(b, "xl.clamp_len");
+  b = c;
+  b.xl.mem_len = 0;
+  b.xl.same_length = true;
+  rejects(b, "xl.same_length");
+  b = c;
+  b.positional = Positional::Sinusoidal;
+  rejects(b, "xl.enabled");
+  // Through the parser: the key is named with its section.
+  std::string json = config_to_json(c);
+  const auto at = json.find("\"mem_len\": 4");
+  REQUIRE(at != std::string::npos);
+  json.replace(at, 12, "\"mem_len\": -3");
+  try {
+    parse_config(json, "x.json");
+    FAIL("parsed a negative mem_len");
+  } catch (const AtlasError& e) {
+    CHECK(std::string(e.what()).find("xl.mem_len") != std::string::npos);
+  }
+}
+
+TEST_CASE("xl presets parse and tiny-xl runs two segments", "[xl][presets]") {
+  const ModelConfig base = preset_config("transformer-xl-base");
+  CHECK(base.n_layers == 16);
+  CHECK(base.d_model == 410);
+  CHECK(base.d_head() == 41);
+  CHECK(base.d_ff == 2100);
+  CHECK(base.xl.segment_length == 150);
+  CHECK(base.xl.mem_len == 150);
+  const ModelConfig c = preset_config("tiny-xl");
+  Model m(c, init_params(c, c.seed));
+  RunOptions o;
+  const RunResult r = m.run(std::string(40, 'a'), "", o);
+  CHECK(r.output.shape == Shape{40, 256});
+  CHECK(r.trace.find("decoder.seg2.layer1.self_attn"));
+}
