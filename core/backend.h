@@ -83,6 +83,13 @@ class Backend {
 
   virtual DTensor upload(const Tensor& host) = 0;
   virtual Tensor download(const DTensor& t) = 0;
+  // Several downloads that a recording backend serves with one submission.
+  virtual std::vector<Tensor> download_all(const std::vector<DTensor>& ts) {
+    std::vector<Tensor> out;
+    out.reserve(ts.size());
+    for (const DTensor& t : ts) out.push_back(download(t));
+    return out;
+  }
   // Start recorded work without waiting (no-op for eager backends).
   virtual void flush() {}
   // Queue submissions so far (0 for eager backends); tested to catch per-op waits.

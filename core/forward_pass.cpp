@@ -70,11 +70,10 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   args.mask = std::move(mask);
   AttentionResult r = be_.attention(q, k, v, args);
   if (args.want_probs)
-    trace_.add(traced_name, "attention probabilities [heads, Lq, Lk]", be_.download(r.probs));
+    trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (args.want_scores)
-    trace_.add(traced_name + ".scores",
-               "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]",
-               be_.download(r.scores));
+    trace_later(traced_name + ".scores",
+                "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
   return be_.linear(r.out, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
 }
 
@@ -126,7 +125,7 @@ DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
                  [&](const DTensor& h) { return attention(h, h, p + ".attn", p + ".attn", m); });
     x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
     if (opt_.trace.hidden)
-      trace_.add(p + ".hidden", "hidden state after the layer [L, d]", be_.download(x));
+      trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
     step("encoder layer " + std::to_string(i));
   }
   if (c_.norm_position == NormPosition::Pre) x = norm(x, "encoder.final_norm");
@@ -158,11 +157,26 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
     }
     x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
     if (opt_.trace.hidden)
-      trace_.add(p + ".hidden", "hidden state after the layer [L, d]", be_.download(x));
+      trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
     step("decoder layer " + std::to_string(i));
   }
   if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
   return x;
+}
+
+void ForwardPass::trace_later(std::string name, std::string meaning, DTensor t, DType dtype) {
+  pending_.push_back({trace_.arrays.size(), t});
+  trace_.add(std::move(name), std::move(meaning), Tensor{}, dtype);
+}
+
+Tensor ForwardPass::download_pending(const DTensor& also) {
+  std::vector<DTensor> wanted;
+  for (const Pending& p : pending_) wanted.push_back(p.tensor);
+  if (also) wanted.push_back(also);
+  std::vector<Tensor> got = be_.download_all(wanted);
+  for (size_t i = 0; i < pending_.size(); ++i) trace_.arrays[pending_[i].index].tensor = std::move(got[i]);
+  pending_.clear();
+  return also ? got.back() : Tensor{};
 }
 
 DTensor ForwardPass::output_logits(const DTensor& h) {

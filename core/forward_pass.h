@@ -53,6 +53,13 @@ class ForwardPass {
   // Output head: logits [L, vocab] (tied or untied), or nullptr-equivalent empty handle.
   DTensor output_logits(const DTensor& h);
 
+  // Records a device tensor in the trace without waiting for it: the download happens in
+  // download_pending(), so a recording backend submits the whole forward once instead of once
+  // per traced layer.
+  void trace_later(std::string name, std::string meaning, DTensor t, DType dtype = DType::F32);
+  // Downloads every pending array, and `also` (returned), in one batch.
+  Tensor download_pending(const DTensor& also);
+
  private:
   const ModelConfig& c_;
   Backend& be_;
@@ -60,6 +67,11 @@ class ForwardPass {
   const RunOptions& opt_;
   Trace& trace_;
   int64_t steps_done_ = 0, steps_total_;
+  struct Pending {
+    size_t index;  // into trace_.arrays
+    DTensor tensor;
+  };
+  std::vector<Pending> pending_;
 };
 
 // [Lq, Lk] matrix of 1 (allowed) and 0 (masked), for the trace.

@@ -134,12 +134,13 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
                      key_validity(target, c.pad_id), src_valid);
   }
 
-  if (DTensor logits = pass.output_logits(h)) {
-    result.output = be.download(logits);
+  DTensor logits = pass.output_logits(h);
+  // One batch: a recording backend submits the whole forward and its traced copies once.
+  result.output = pass.download_pending(logits ? logits : h);
+  if (logits) {
     result.is_logits = true;
     trace.add("logits", "output logits per position [L, vocab]", result.output);
   } else {
-    result.output = be.download(h);
     trace.add("output", "final hidden states [L, d]", result.output);
   }
   return result;

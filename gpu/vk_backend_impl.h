@@ -36,6 +36,7 @@ class VulkanBackend : public Backend {
   bool supports(Op) const override { return true; }  // every op has a kernel
   DTensor upload(const Tensor& host) override;
   Tensor download(const DTensor& t) override;
+  std::vector<Tensor> download_all(const std::vector<DTensor>& ts) override;
   void flush() override { rec_->submit(); }
   uint64_t submission_count() const override { return rec_->submissions(); }
   std::vector<std::string> fallbacks() const override { return fallbacks_; }

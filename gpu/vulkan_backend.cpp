@@ -123,6 +123,26 @@ Tensor VulkanBackend::download(const DTensor& t) {
   return host;
 }
 
+std::vector<Tensor> VulkanBackend::download_all(const std::vector<DTensor>& ts) {
+  // Record every copy, then wait once: one submission however many arrays a run traced.
+  std::vector<Tensor> out;
+  std::vector<std::shared_ptr<GpuBuffer>> readback;
+  out.reserve(ts.size());
+  readback.reserve(ts.size());
+  for (const DTensor& t : ts) {
+    const GpuBuffer& src = buf(t, "download", "tensor");
+    out.emplace_back(t.shape);
+    const uint64_t bytes = out.back().data.size() * 4;
+    readback.push_back(bytes ? ctx_->acquire(BufferKind::Readback, bytes) : nullptr);
+    if (bytes) rec_->copy(src, *readback.back(), bytes);
+  }
+  rec_->need_host_read();
+  rec_->finish();
+  for (size_t i = 0; i < ts.size(); ++i)
+    if (readback[i]) std::memcpy(out[i].data.data(), readback[i]->mapped, out[i].data.size() * 4);
+  return out;
+}
+
 // ---- windows -------------------------------------------------------------------------
 
 bool VulkanBackend::fits(uint64_t elems) const { return elems * 4 <= ctx_->max_binding_bytes; }

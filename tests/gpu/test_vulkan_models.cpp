@@ -69,3 +69,20 @@ TEST_CASE("every preset gives the same outputs and traces on Vulkan as on the CP
     }
   }
 }
+
+TEST_CASE("a traced vanilla forward is one queue submission on Vulkan", "[vulkan][model]") {
+  Gpu g;
+  {
+    const ModelConfig c = test_config("vanilla-base");  // encoder-decoder, shrunk
+    Model model(c, init_params(c, 5));
+    RunOptions o;
+    o.backend = g.vk.get();
+    o.trace = TraceOptions::all();
+    model.run("warm", "up", o);  // uploads the weights (their own submissions)
+    const uint64_t before = g.vk->submission_count();
+    RunResult r = model.run("Attention is all you need.", "Yes", o);
+    // Every traced array is downloaded after a single submission of the whole forward.
+    CHECK(g.vk->submission_count() - before == 1);
+    CHECK(r.trace.find("decoder.layer1.cross_attn")->tensor.shape == Shape{4, 4, 26});
+  }
+}
