@@ -96,6 +96,7 @@ float narrow_double(double d) {
 }
 
 void convert(const uint8_t* src, Kind kind, uint64_t n, float* dst) {
+  if (n == 0) return;  // empty tensors: dst may be null, and memcpy(null, ...) is undefined
   switch (kind) {
     case Kind::F32:
       if constexpr (std::endian::native == std::endian::little) {
