@@ -1,6 +1,5 @@
 #include "run_controller.h"
 
-#include <QElapsedTimer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
@@ -74,6 +73,13 @@ void RunController::requestRun(const QString& source, const QString& target) {
   ++m_generation;
   // A stale forward is useless: stop it at the next layer boundary.
   if (m_cancelFlag) m_cancelFlag->store(true);
+  const bool idle = !m_runWatcher.isRunning() && !m_loadWatcher.isRunning() && !m_debounce.isActive();
+  const bool quiet = !m_sinceRequest.isValid() || m_sinceRequest.elapsed() >= debounceMs();
+  m_sinceRequest.restart();
+  if (idle && quiet) {
+    startPending();  // leading edge
+    return;
+  }
   m_debounce.start(debounceMs());
 }
 
@@ -94,6 +100,7 @@ void RunController::startPending() {
   if (!m_hasPending || !m_model) return;
   if (m_runWatcher.isRunning() || m_loadWatcher.isRunning()) return;  // resumed from onRunDone
   m_hasPending = false;
+  m_lastQueueMs = m_sinceRequest.isValid() ? m_sinceRequest.nsecsElapsed() / 1e6 : 0.0;
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   const quint64 generation = m_generation;
   auto model = m_model;

@@ -3,6 +3,7 @@
 // debounce, the previous run (if still going) is cancelled through RunOptions::cancel, and
 // only the newest request's result is delivered. At most one forward runs at a time, so two
 // stale runs never compete for the cores. Model loading is asynchronous too.
+#include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QPointer>
 #include <QObject>
@@ -40,9 +41,11 @@ class RunController : public QObject {
   void setModel(std::shared_ptr<const Model> model);
   std::shared_ptr<const Model> model() const { return m_model; }
 
-  // Debounced: the run starts `debounceMs()` after the last request. The delay adapts to the
-  // model: up to 150 ms when runs are slow (typing should not queue work), down to 0 when a
-  // run takes a few ms (so fast models feel instant).
+  // Debounced on the trailing edge: while requests keep coming, the run starts `debounceMs()`
+  // after the last one. The delay adapts to the model: twice the last forward time, capped at
+  // 150 ms, so typing into a slow model does not queue work and a fast model feels instant.
+  // An isolated edit (nothing running, no request for debounceMs()) starts at once: waiting
+  // would only add latency to the one keystroke the user is watching.
   void requestRun(const QString& source, const QString& target);
   void runNow(const QString& source, const QString& target);  // no debounce
   int debounceMs() const;
@@ -50,6 +53,8 @@ class RunController : public QObject {
   void cancel();  // cancels the running forward and drops pending requests
   bool isBusy() const;
   double lastRunMs() const { return m_lastRunMs; }
+  // From the newest request to the start of its run (debounce and waiting for a stale run).
+  double lastQueueMs() const { return m_lastQueueMs; }
   RunOptions& runOptions() { return m_options; }
 
  signals:
@@ -77,6 +82,8 @@ class RunController : public QObject {
   QFutureWatcher<RunOutcome> m_runWatcher;
   QFutureWatcher<LoadOutcome> m_loadWatcher;
   double m_lastRunMs = 0.0;
+  QElapsedTimer m_sinceRequest;
+  double m_lastQueueMs = 0.0;
   int m_maxDebounceMs = 150;
 };
 

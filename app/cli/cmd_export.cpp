@@ -107,6 +107,10 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1)
     throw AtlasError("export needs exactly one MODEL (preset:NAME, folder or .safetensors); see atlas export --help");
   const std::string out = args.require("--out");
+  // Check the output format before spending a model run on it.
+  const QString ext = QString::fromStdString(out).section('.', -1).toLower();
+  if (!QString::fromStdString(out).contains('.') || !ui::figureFormats().contains(ext))
+    throw AtlasError("--out '" + out + "': use a file name ending in ." + ui::figureFormats().join(", .").toStdString());
   if (args.has("--text") == args.has("--text-file")) throw AtlasError("give exactly one of --text or --text-file");
   const std::string text = args.has("--text") ? args.require("--text") : readTextFile(args.require("--text-file"));
 
