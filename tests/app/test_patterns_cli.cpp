@@ -12,33 +12,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_runner.h"
+
 namespace fs = std::filesystem;
+using atlas_test::Output;
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out, err;
-};
-
-Output run_atlas(const std::string& args) {
-  static int n = 0;
-  fs::path err = fs::temp_directory_path() /
-                 ("atlas-pattern-err-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-  std::string cmd = std::string(ATLAS_CLI) + " " + args + " 2>" + err.string();
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t got;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
-  int status = pclose(p);
-  std::ifstream e(err);
-  std::stringstream es;
-  es << e.rdbuf();
-  fs::remove(err);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, es.str()};
-}
+using atlas_test::run_atlas;
 
 // Minimal .npy v1 reader for '<f4': returns the shape string and the data.
 std::pair<std::string, std::vector<float>> read_f4(const fs::path& path) {

@@ -12,46 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_runner.h"
+
 namespace fs = std::filesystem;
+using atlas_test::fresh_dir;
+using atlas_test::Output;
+using atlas_test::read_all;
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out, err;
-};
-
-Output run_cli(const std::string& args) {
-  static int n = 0;
-  fs::path err = fs::temp_directory_path() /
-                 ("atlas-vcli-err-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-  std::string cmd = std::string(ATLAS_CLI) + " " + args + " 2>" + err.string();
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t got;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
-  int status = pclose(p);
-  std::ifstream e(err);
-  std::stringstream es;
-  es << e.rdbuf();
-  fs::remove(err);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, es.str()};
-}
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("atlas-vcli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+Output run_cli(const std::string& args) { return atlas_test::run_atlas(args); }
 
 // The "'shape': (a, b), " part of a .npy v1.0 header, read by hand.
 std::string npy_shape(const fs::path& p) {
