@@ -62,6 +62,7 @@ struct ModelConfig {
   AdaptiveSpanConfig adaptive_span;
   UniversalConfig universal;
   XLConfig xl;
+  GatingConfig gating;  // GTrXL gates on the XL blocks (config_variants_i.h)
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

@@ -1,5 +1,5 @@
 // Config sections of the variants of issue 3 (see config_json.h): "shaw", "adaptive_span",
-// "universal", "xl".
+// "universal", "xl", "gating".
 // Keys and ranges are documented in docs/variants.md.
 #include "config_json.h"
 
@@ -197,13 +197,59 @@ void validate_xl(const ModelConfig& c, const std::string& origin) {
   reject_issue4_combination(c, "xl.enabled", origin);
 }
 
+// ---- gating (GTrXL) ----
+const EnumTable<GateType> kGateTypes = {{"none", GateType::None},
+                                        {"input", GateType::Input},
+                                        {"output", GateType::Output},
+                                        {"highway", GateType::Highway},
+                                        {"gru", GateType::Gru}};
+const std::vector<std::string> kGatingKeys = {"enabled", "type", "bias_init", "identity_map_reorder"};
+
+void read_gating(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kGatingKeys, "gating", r.origin);
+  GatingConfig& g = c.gating;
+  if (auto it = o.find("enabled"); it != o.end()) g.enabled = r.boolean(*it, "gating.enabled");
+  if (auto it = o.find("type"); it != o.end()) g.type = r.enumeration(*it, "gating.type", kGateTypes);
+  if (auto it = o.find("bias_init"); it != o.end()) g.bias_init = r.number(*it, "gating.bias_init");
+  if (auto it = o.find("identity_map_reorder"); it != o.end())
+    g.identity_map_reorder = r.boolean(*it, "gating.identity_map_reorder");
+}
+
+OrderedJson write_gating(const ModelConfig& c) {
+  const GatingConfig& g = c.gating;
+  OrderedJson j;
+  j["enabled"] = g.enabled;
+  j["type"] = enum_name(g.type, kGateTypes, "gating.type");
+  j["bias_init"] = shortest_float(g.bias_init);
+  j["identity_map_reorder"] = g.identity_map_reorder;
+  return j;
+}
+
+void validate_gating(const ModelConfig& c, const std::string& origin) {
+  const GatingConfig& g = c.gating;
+  // b_g > 0 starts the output, highway and GRU gates near the identity map (the paper's
+  // point); a negative b_g would start them away from it. 100 already saturates a sigmoid.
+  if (!(g.bias_init >= 0.0f && g.bias_init <= 100.0f))
+    fail(origin, "gating.bias_init (b_g) must be in [0, 100] (b_g > 0 starts the gates near the "
+                 "identity map; the paper uses 2), got " + format_float(g.bias_init));
+  if (!g.enabled) return;
+  if (!c.xl.enabled)
+    fail(origin, "gating.enabled: GTrXL gates the sub-layers of Transformer-XL blocks; set "
+                 "xl.enabled to true (the gating section is only valid together with xl)");
+  if (g.identity_map_reorder && c.norm_position != NormPosition::Pre)
+    fail(origin, "gating.identity_map_reorder puts layer norm on the sub-layer input only (TrXL-I); "
+                 "set norm_position to \"pre\", or identity_map_reorder to false to gate a "
+                 "post-norm block");
+}
+
 }  // namespace
 
 std::vector<ConfigSection> variant_sections_i() {
   return {{"shaw", read_shaw, write_shaw, validate_shaw},
           {"adaptive_span", read_span, write_span, validate_span},
           {"universal", read_universal, write_universal, validate_universal},
-          {"xl", read_xl, write_xl, validate_xl}};
+          {"xl", read_xl, write_xl, validate_xl},
+          {"gating", read_gating, write_gating, validate_gating}};
 }
 
 }  // namespace atlas::config_json

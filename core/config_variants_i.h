@@ -38,6 +38,18 @@ struct XLConfig {
   bool same_length = false;      // every query sees the last mem_len keys (reference mask)
 };
 
+// GTrXL (Parisotto et al. 2019; seeds 000, 001): on top of Transformer-XL, layer norm on the
+// sub-layer input only with a ReLU on the sub-layer output (identity-map reordering, TrXL-I),
+// and the residual x + y of both sub-layers replaced by a gate g(x, y) (core/gtrxl.cpp).
+enum class GateType { None, Input, Output, Highway, Gru };
+
+struct GatingConfig {
+  bool enabled = false;
+  GateType type = GateType::Gru;     // none = plain residual x + y (TrXL-I with the reordering)
+  float bias_init = 2.0f;            // b_g at initialisation (output, highway, GRU); paper: 2
+  bool identity_map_reorder = true;  // TrXL-I: needs norm_position "pre"; adds the ReLU
+};
+
 }  // namespace atlas
 
 namespace atlas {

@@ -40,6 +40,10 @@ CostEstimate estimate_cost(const ModelConfig& c, int64_t L) {
   const double ffn_flops = 2 * 2 * l * d * ff;
   e.flops = double(attn_layers) * attn_flops + double(ffn_layers) * ffn_flops;
   if (c.output != OutputHead::None) e.flops += 2 * l * d * double(c.vocab_size);
+  if (c.xl.enabled && c.gating.enabled) {  // GTrXL: d x d gate maps per sub-layer (core/gtrxl.cpp)
+    const double maps = c.gating.type == GateType::Gru ? 6 : c.gating.type == GateType::None ? 0 : 1;
+    e.flops += double(2 * c.n_layers) * maps * 2 * l * d * d;
+  }
   e.attention_bytes = double(attn_layers) * 4.0 * (h * l * l + h * dh * l);
   e.activation_bytes = double(ffn_layers) * 4.0 * (l * ff + 4 * l * d);
   return e;
@@ -72,6 +76,11 @@ std::string describe_architecture(const ModelConfig& c) {
         : c.activation == FfnActivation::Gelu ? "GELU (erf)"
                                               : "GELU (tanh)")
     << "\n";
+  if (c.xl.enabled && c.gating.enabled) {
+    const char* gates[] = {"none (residual x + y)", "input", "output", "highway", "GRU"};
+    s << "GTrXL gates: " << gates[int(c.gating.type)] << ", b_g init " << c.gating.bias_init
+      << (c.gating.identity_map_reorder ? ", identity-map reordering (TrXL-I)" : "") << "\n";
+  }
   s << "output: "
     << (c.output == OutputHead::Tied     ? "tied to the embedding"
         : c.output == OutputHead::Untied ? "separate projection"

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "forward_pass.h"
+#include "logit_lens.h"
 #include "transformer_xl.h"
 #include "universal.h"
 
@@ -82,6 +83,16 @@ RunResult Model::run(const std::string& source, const std::string& target,
 RunResult Model::forward(const std::vector<TokenInfo>& source_in,
                          const std::vector<TokenInfo>& target, const RunOptions& options) const {
   const ModelConfig& c = config_;
+  if (options.trace.logit_lens > 0 && !options.trace.hidden) {
+    // The lens reads every layer's hidden state: trace them, then drop them (not asked for).
+    RunOptions with_hidden = options;
+    with_hidden.trace.hidden = true;
+    RunResult r = forward(source_in, target, with_hidden);
+    std::erase_if(r.trace.arrays, [](const TracedArray& t) {
+      return t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".hidden") == 0;
+    });
+    return r;
+  }
   std::vector<TokenInfo> source = source_in;
   if (options.pad_to > 0 && options.pad_to > static_cast<int64_t>(source.size())) {
     if (c.pad_id < 0) throw AtlasError("padding asked for, but the model has no pad_id");
@@ -143,6 +154,7 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
   } else {
     trace.add("output", "final hidden states [L, d]", result.output);
   }
+  if (options.trace.logit_lens > 0) add_logit_lens(*this, result, options.trace.logit_lens);
   return result;
 }
 

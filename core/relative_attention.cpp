@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "forward_pass.h"
+#include "gtrxl.h"
 #include "transformer_xl.h"
 #include "universal.h"
 #include "variants_i.h"
@@ -38,6 +39,7 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 void append_variant_i_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
   if (c.universal.enabled) append_universal_specs(specs, c);  // shared block (universal.cpp)
   if (c.xl.enabled) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
+  if (c.xl.enabled && c.gating.enabled) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
   if (!c.shaw.enabled && !c.adaptive_span.enabled) return;
   auto add_for = [&](const std::string& p) {
     if (c.shaw.enabled) {

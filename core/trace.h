@@ -31,8 +31,11 @@ struct TraceOptions {
   bool masks = true;       // allowed-key masks per attention layer
   bool positional = true;  // the positional encoding matrix
   bool hidden = false;     // hidden states after every layer
-  static TraceOptions none() { return {false, false, false, false, false}; }
-  static TraceOptions all() { return {true, true, true, true, true}; }
+  // Top-k per-layer predictions (the logit lens, core/logit_lens.h) added after the run; 0 = off.
+  // Needs an output head. The hidden states it reads are kept only when `hidden` is set.
+  int64_t logit_lens = 0;
+  static TraceOptions none() { return {false, false, false, false, false, 0}; }
+  static TraceOptions all() { return {true, true, true, true, true, 0}; }
 };
 
 struct Trace {

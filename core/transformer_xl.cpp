@@ -6,6 +6,7 @@
 //            (a)          (b)                 (c)       (d)
 //   R = [sin | cos] sinusoid over the distance p - j (clamped by clamp_len); u, v per head,
 //   shared across layers; causal mask j <= p, and with same_length j > p - mem_len.
+// GTrXL (core/gtrxl.cpp) replaces the two residual connections of each block by gates.
 // The BD term is computed directly per (i, j) (no rel_shift), so no garbage entries exist.
 // The reference keeps n_layer + 1 memories (the last one, the stack output, is never read at
 // inference); only the n_layer memories that are attended to are kept here.
@@ -16,6 +17,7 @@
 #include <limits>
 #include <optional>
 
+#include "gtrxl.h"
 #include "positional.h"
 
 namespace atlas {
@@ -176,18 +178,30 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
       const std::string p = layer_prefix(l);
       const Mat cat = stack_rows(mem[size_t(l)], x);  // [m + Lq, d]
       const int64_t first_key = start - mem[size_t(l)].rows();
+      // GTrXL replaces the residual x + y of both sub-layers by a gate (core/gtrxl.cpp).
+      auto residual = [&](const Mat& stream, const Mat& out, GatedSublayer s) -> Mat {
+        if (c.gating.enabled) return gtrxl_combine(pass, stream, out, l, seg, s);
+        return stream + out;
+      };
       Mat y;
       if (pre) {
         const Mat ncat = norm(cat, p + ".self_attn_norm");
-        y = x + xl_attention(pass, ncat.bottomRows(lq), ncat, l, seg, first_key);
+        y = residual(x, xl_attention(pass, ncat.bottomRows(lq), ncat, l, seg, first_key), GatedSublayer::Attention);
       } else {
-        y = norm(x + xl_attention(pass, x, cat, l, seg, first_key), p + ".self_attn_norm");
+        y = norm(residual(x, xl_attention(pass, x, cat, l, seg, first_key), GatedSublayer::Attention),
+                 p + ".self_attn_norm");
       }
       // Memory for the next segment: this layer's input, last mem_len rows (detached).
       const int64_t keep = std::min<int64_t>(c.xl.mem_len, cat.rows());
       mem[size_t(l)] = cat.bottomRows(keep);
-      DTensor yd = be.upload(Tensor::from_mat(y));
-      x = be.download(pass.sublayer(yd, p + ".ffn_norm", [&](const DTensor& h) { return pass.ffn(h, p + ".ffn"); })).mat();
+      if (c.gating.enabled) {
+        const Mat f = be.download(pass.ffn(be.upload(Tensor::from_mat(pre ? norm(y, p + ".ffn_norm") : y)), p + ".ffn")).mat();
+        x = residual(y, f, GatedSublayer::Ffn);
+        if (!pre) x = norm(x, p + ".ffn_norm");
+      } else {
+        DTensor yd = be.upload(Tensor::from_mat(y));
+        x = be.download(pass.sublayer(yd, p + ".ffn_norm", [&](const DTensor& h) { return pass.ffn(h, p + ".ffn"); })).mat();
+      }
       if (pass.options().trace.hidden)
         pass.trace().add("decoder.seg" + std::to_string(seg) + ".layer" + std::to_string(l) + ".hidden",
                          "hidden state after the layer [Lq, d]", Tensor::from_mat(x));

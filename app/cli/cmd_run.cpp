@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "ablation.h"
-#include "logit_lens.h"
 #include "commands.h"
 #include "dump.h"
 #include "error.h"
@@ -140,16 +139,9 @@ int cmd_run(const std::vector<std::string>& args) {
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
   options.backend = backend.get();
 
-  const int64_t lens_k = a.get_int("--logit-lens", 0, 0, model.config().vocab_size);
-  if (lens_k > 0) options.trace.hidden = true;  // the lens reads every layer's hidden state
+  // The run adds the lens and keeps hidden states only with --hidden (TraceOptions::logit_lens).
+  options.trace.logit_lens = a.get_int("--logit-lens", 0, 0, model.config().vocab_size);
   RunResult result = model.run(text, a.get_or("--target", ""), options);
-  if (lens_k > 0) {
-    add_logit_lens(model, result, lens_k);
-    if (!a.has("--hidden"))  // traced only for the lens: keep the dump to what was asked
-      std::erase_if(result.trace.arrays, [](const TracedArray& t) {
-        return t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".hidden") == 0;
-      });
-  }
   const AblationSpec ablation = ablation_from_args(a);
   if (!ablation.empty()) print_ablation(model, result, ablation, options);
   std::printf("model: %s\n", model.config().name.c_str());
