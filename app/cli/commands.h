@@ -17,6 +17,7 @@ int cmd_bench(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_pattern(const std::vector<std::string>& args);  // issue 4: sparse patterns
 int cmd_performer_error(const std::vector<std::string>& args);  // issue 4: FAVOR+ error vs m
+int cmd_train(const std::vector<std::string>& args);  // issue 9: training (cmd_train.cpp)
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

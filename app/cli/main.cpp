@@ -25,6 +25,7 @@ const char* kUsage =
     "  devices   list Vulkan compute devices\n"
     "  pattern   a sparse variant's attention pattern (stats or a zoomable tile), no model run\n"
     "  performer-error  Performer FAVOR+ error against exact softmax as a function of m\n"
+    "  train     train a small model on a generated task (copy, sort, parity, ...)\n"
 #ifdef ATLAS_HAVE_UI
     "  export    render a view to SVG, PDF, PNG, or its data to .npy / .csv\n"
 #endif
@@ -42,6 +43,7 @@ const Verb kVerbs[] = {
     {"bench", atlas::cli::cmd_bench},     {"devices", atlas::cli::cmd_devices},
     {"pattern", atlas::cli::cmd_pattern},
     {"performer-error", atlas::cli::cmd_performer_error},
+    {"train", atlas::cli::cmd_train},
 #ifdef ATLAS_HAVE_UI
     {"export", atlas::cli::cmd_export},
 #endif

@@ -1,0 +1,304 @@
+// The differentiable forward of the vanilla engine: the same sequence of ops as ForwardPass
+// (forward_pass.cpp) and Model::forward (model.cpp), recorded on a Tape.
+#include "train_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "positional.h"
+#include "train_span.h"
+
+namespace atlas::train {
+
+void check_trainable(const ModelConfig& c) {
+  auto reject = [&](const char* what) {
+    throw AtlasError("training supports the vanilla engine only; this config enables " +
+                     std::string(what) + " (its backward is not written yet, see issue 9)");
+  };
+  if (c.shaw.enabled) reject("Shaw relative positions");
+  if (c.xl.enabled) reject("Transformer-XL recurrence");
+  if (c.universal.enabled) reject("the Universal Transformer");
+  if (c.sparse.enabled()) reject("sparse attention patterns");
+  if (c.lsh.enabled || c.lsh.reversible) reject("Reformer LSH attention / reversible layers");
+  if (c.performer.enabled) reject("Performer FAVOR+ attention");
+  if (c.output == OutputHead::None)
+    throw AtlasError("training needs an output head; this config has \"output\": \"none\"");
+}
+
+template <class S>
+ParamsT<S> to_train_params(const ParamStore& store) {
+  ParamsT<S> out;
+  for (const auto& [name, t] : store) {
+    const int64_t rows = t.shape.size() >= 2 ? t.shape[0] : 1;
+    const int64_t cols = rows ? t.numel() / rows : 0;
+    MatT<S> m(rows, cols);
+    for (int64_t i = 0; i < t.numel(); ++i) m.data()[i] = static_cast<S>(t.data[i]);
+    out.emplace(name, std::move(m));
+  }
+  return out;
+}
+
+template <class S>
+ParamStore to_param_store(const ParamsT<S>& params, const ModelConfig& config) {
+  ParamStore store;
+  for (const auto& spec : param_specs(config)) {
+    const MatT<S>& m = params.at(spec.name);
+    Tensor t(spec.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data[i] = static_cast<float>(m.data()[i]);
+    store.emplace(spec.name, std::move(t));
+  }
+  return store;
+}
+
+namespace {
+
+template <class S>
+class Builder {
+ public:
+  using M = MatT<S>;
+  Builder(Tape<S>& t, const ModelConfig& c, const ParamsT<S>& p, const Regularization& reg,
+          Rng* rng)
+      : t_(t), c_(c), p_(p), reg_(reg), rng_(rng) {}
+
+  int w(const std::string& name) { return t_.param(name, p_.at(name)); }
+  int opt(const std::string& name) { return p_.count(name) ? w(name) : -1; }
+
+  int dropout(int x, double p) {
+    if (p <= 0.0 || !rng_) return x;
+    const M& v = t_.value(x);
+    M mask(v.rows(), v.cols());
+    const S keep = S(1.0 / (1.0 - p));
+    for (Eigen::Index i = 0; i < mask.size(); ++i)
+      mask.data()[i] = rng_->uniform() < p ? S(0) : keep;
+    return t_.multiply_constant(x, std::move(mask));
+  }
+
+  int norm(int x, const std::string& prefix) {
+    const S eps = static_cast<S>(c_.norm_eps);
+    if (c_.norm == NormKind::LayerNorm)
+      return t_.layer_norm(x, w(prefix + ".gamma"), w(prefix + ".beta"), eps);
+    return t_.scale_norm(x, w(prefix + ".g"), eps);
+  }
+
+  int attention(int xq, int xkv, const std::string& prefix, bool causal,
+                const std::vector<uint8_t>& key_valid) {
+    const int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
+    const int k = t_.linear(xkv, w(prefix + ".wk"), opt(prefix + ".bk"));
+    const int v = t_.linear(xkv, w(prefix + ".wv"), opt(prefix + ".bv"));
+    AttentionSpec<S> spec;
+    spec.heads = static_cast<int>(c_.n_heads);
+    // Same rounding as the inference engine: the scale is a float there.
+    spec.scale = static_cast<S>(1.0f / std::sqrt(static_cast<float>(c_.d_head())));
+    spec.causal = causal;
+    spec.key_valid = key_valid;
+    const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
+    if (c_.adaptive_span.enabled && !prefix.ends_with("cross_attn")) {  // core/train_span.h
+      const AdaptiveSpanConfig& sc = c_.adaptive_span;
+      const int z = sc.dynamic ? t_.scaled_sigmoid(t_.linear(xq, w(prefix + ".span_v"),
+                                                             w(prefix + ".span_b")),
+                                                   S(sc.max_span))
+                               : w(prefix + ".span_z");  // [Lq, H] or [1, H]
+      span_z_nodes.push_back(z);
+      const int o = span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode});
+      attention_nodes.push_back(o);
+      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+    }
+    if (reg_.attention_dropout > 0 && rng_) {
+      spec.prob_keep.resize(static_cast<size_t>(c_.n_heads * lq * lk));
+      const S keep = S(1.0 / (1.0 - reg_.attention_dropout));
+      for (S& m : spec.prob_keep) m = rng_->uniform() < reg_.attention_dropout ? S(0) : keep;
+    }
+    if (reg_.drop_head > 0 && rng_) {
+      // DropHead (Zhou et al. 2020): whole heads dropped, the rest rescaled by H / kept.
+      spec.head_keep.assign(static_cast<size_t>(c_.n_heads), S(1));
+      int kept = 0;
+      for (S& m : spec.head_keep) {
+        m = rng_->uniform() < reg_.drop_head ? S(0) : S(1);
+        kept += m != S(0);
+      }
+      for (S& m : spec.head_keep) m *= kept ? S(c_.n_heads) / S(kept) : S(0);
+    }
+    const int o = t_.attention(q, k, v, std::move(spec));
+    attention_nodes.push_back(o);
+    return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+  }
+
+  int ffn(int x, const std::string& prefix) {
+    const int h = t_.linear(x, w(prefix + ".w1"), opt(prefix + ".b1"));
+    return t_.linear(t_.activation(h, c_.activation), w(prefix + ".w2"), opt(prefix + ".b2"));
+  }
+
+  // x + drop(f(norm(x))) for pre-norm, norm(x + drop(f(x))) for post-norm (seed 002).
+  template <class F>
+  int sublayer(int x, const std::string& norm_prefix, F&& f) {
+    if (c_.norm_position == NormPosition::Pre)
+      return t_.add(x, dropout(f(norm(x, norm_prefix)), reg_.dropout));
+    return norm(t_.add(x, dropout(f(x), reg_.dropout)), norm_prefix);
+  }
+
+  bool skip_layer() { return reg_.layer_drop > 0 && rng_ && rng_->uniform() < reg_.layer_drop; }
+
+  int table(const std::string& name) {
+    const int id = w(name);
+    return c_.fixnorm ? t_.scale_norm(id, -1, S(1e-5f)) : id;  // FixNorm: unit rows
+  }
+
+  int embed(const std::vector<int32_t>& ids) {
+    const S s = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(c_.d_model)))
+                                   : S(1);
+    int x = t_.gather_rows(table("embed.tokens"), ids, s);
+    const int64_t L = static_cast<int64_t>(ids.size());
+    if (c_.positional == Positional::Sinusoidal) {
+      const Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout);
+      M m(L, c_.d_model);
+      for (int64_t i = 0; i < pe.numel(); ++i) m.data()[i] = static_cast<S>(pe.data[i]);
+      x = t_.add(x, t_.constant(std::move(m)));
+    } else if (c_.positional == Positional::Learned) {
+      std::vector<int32_t> pos(static_cast<size_t>(L));
+      for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+      x = t_.add(x, t_.gather_rows(w("embed.positions"), std::move(pos), S(1)));
+    }
+    return dropout(x, reg_.dropout);
+  }
+
+  int encoder(int x, const std::vector<uint8_t>& valid) {
+    for (int64_t i = 0; i < c_.n_layers; ++i) {
+      if (skip_layer()) continue;
+      const std::string p = "encoder.layer" + std::to_string(i);
+      x = sublayer(x, p + ".attn_norm",
+                   [&](int h) { return attention(h, h, p + ".attn", false, valid); });
+      x = sublayer(x, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
+    }
+    if (c_.norm_position == NormPosition::Pre) x = norm(x, "encoder.final_norm");
+    return x;
+  }
+
+  int decoder(int x, int memory, const std::vector<uint8_t>& self_valid,
+              const std::vector<uint8_t>& memory_valid) {
+    for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
+      if (skip_layer()) continue;
+      const std::string p = "decoder.layer" + std::to_string(i);
+      x = sublayer(x, p + ".self_attn_norm",
+                   [&](int h) { return attention(h, h, p + ".self_attn", true, self_valid); });
+      if (memory >= 0)
+        x = sublayer(x, p + ".cross_attn_norm", [&](int h) {
+          return attention(h, memory, p + ".cross_attn", false, memory_valid);
+        });
+      x = sublayer(x, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
+    }
+    if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
+    return x;
+  }
+
+  int logits(int h) {
+    return t_.matmul_nt(h, c_.output == OutputHead::Tied ? table("embed.tokens")
+                                                         : table("output.weight"));
+  }
+
+  std::vector<uint8_t> validity(const std::vector<int32_t>& ids) const {
+    if (c_.pad_id < 0) return {};
+    std::vector<uint8_t> v(ids.size());
+    bool any = false;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      v[i] = ids[i] != c_.pad_id;
+      any |= !v[i];
+    }
+    return any ? v : std::vector<uint8_t>{};
+  }
+
+  std::vector<int> attention_nodes;
+  std::vector<int> span_z_nodes;
+
+ private:
+  Tape<S>& t_;
+  const ModelConfig& c_;
+  const ParamsT<S>& p_;
+  const Regularization& reg_;
+  Rng* rng_;
+};
+
+}  // namespace
+
+template <class S>
+ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const ParamsT<S>& params,
+                               const Example& ex, const Regularization& reg, Rng* rng) {
+  if (ex.source.empty()) throw AtlasError("training example has an empty source");
+  Builder<S> b(tape, c, params, reg, rng);
+  ForwardResult<S> r;
+  int h;
+  const auto src_valid = b.validity(ex.source);
+  if (c.architecture == Architecture::Encoder) {
+    h = b.encoder(b.embed(ex.source), src_valid);
+  } else if (c.architecture == Architecture::Decoder) {
+    h = b.decoder(b.embed(ex.source), -1, src_valid, {});
+  } else {
+    if (ex.target.empty()) throw AtlasError("encoder-decoder example has an empty target");
+    const int memory = b.encoder(b.embed(ex.source), src_valid);
+    h = b.decoder(b.embed(ex.target), memory, b.validity(ex.target), src_valid);
+  }
+  r.logits = b.logits(h);
+  r.attention_nodes = std::move(b.attention_nodes);
+  r.span_z_nodes = std::move(b.span_z_nodes);
+  return r;
+}
+
+template <class S>
+S smoothed_cross_entropy(const MatT<S>& logits, const std::vector<int32_t>& labels,
+                         double smoothing, MatT<S>* dlogits, int64_t* correct, int64_t* count) {
+  const Eigen::Index V = logits.cols();
+  if (static_cast<Eigen::Index>(labels.size()) != logits.rows())
+    throw AtlasError("internal: " + std::to_string(labels.size()) + " labels for " +
+                     std::to_string(logits.rows()) + " output rows");
+  if (dlogits) *dlogits = MatT<S>::Zero(logits.rows(), V);
+  const S eps = static_cast<S>(smoothing), uniform = eps / static_cast<S>(V);
+  S total = 0;
+  for (Eigen::Index r = 0; r < logits.rows(); ++r) {
+    const int32_t y = labels[r];
+    if (y < 0) continue;
+    const S mx = logits.row(r).maxCoeff();
+    const auto e = (logits.row(r).array() - mx).exp().eval();
+    const S lse = mx + std::log(e.sum());
+    // -sum_k q_k log p_k with q = (1 - eps) onehot(y) + eps / V
+    const S nll = lse - logits(r, y);
+    const S mean_nll = lse - logits.row(r).mean();
+    total += (S(1) - eps) * nll + eps * mean_nll;
+    if (dlogits) {
+      dlogits->row(r) = (e / e.sum()).matrix();
+      dlogits->row(r).array() -= uniform;
+      (*dlogits)(r, y) -= S(1) - eps;
+    }
+    Eigen::Index arg;
+    logits.row(r).maxCoeff(&arg);
+    if (correct) *correct += arg == y;
+    if (count) ++*count;
+  }
+  return total;
+}
+
+template <class S>
+double span_penalty(Tape<S>& tape, const ModelConfig& c, const std::vector<int>& z_nodes,
+                    double seed_weight) {
+  const double coeff = c.adaptive_span.loss_coeff, smax = double(c.adaptive_span.max_span);
+  double total = 0;
+  for (int id : z_nodes) {
+    const MatT<S>& z = tape.value(id);
+    for (Eigen::Index i = 0; i < z.size(); ++i)
+      total += std::clamp(double(z.data()[i]), 0.0, smax) / double(z.rows());
+    if (seed_weight > 0)  // straight through the clamp, like the span mask (train_span.h)
+      tape.grad(id).array() += static_cast<S>(coeff * seed_weight / double(z.rows()));
+  }
+  return coeff * total;
+}
+
+#define ATLAS_TRAIN_INSTANTIATE(S)                                                            \
+  template ParamsT<S> to_train_params<S>(const ParamStore&);                                  \
+  template ParamStore to_param_store<S>(const ParamsT<S>&, const ModelConfig&);               \
+  template ForwardResult<S> build_forward<S>(Tape<S>&, const ModelConfig&, const ParamsT<S>&, \
+                                             const Example&, const Regularization&, Rng*);    \
+  template S smoothed_cross_entropy<S>(const MatT<S>&, const std::vector<int32_t>&, double,   \
+                                       MatT<S>*, int64_t*, int64_t*);                         \
+  template double span_penalty<S>(Tape<S>&, const ModelConfig&, const std::vector<int>&, double);
+ATLAS_TRAIN_INSTANTIATE(float)
+ATLAS_TRAIN_INSTANTIATE(double)
+
+}  // namespace atlas::train
