@@ -26,15 +26,7 @@ namespace {
 // cell: 65k rectangles is already a multi-megabyte SVG.
 constexpr size_t kMaxVectorCells = 65536;
 
-struct Figure {
-  QString title;
-  QSizeF sizeInches;
-  // Paints the whole figure into `bounds` (figure units = points). `vector` is true for
-  // SVG/PDF.
-  std::function<void(QPainter&, const QRectF& bounds, bool vector)> paint;
-  Tensor data;                          // what .npy writes
-  std::function<void(QTextStream&)> csv;  // what .csv writes
-};
+using Figure = FigureContent;
 
 QString csvField(const QString& s) {
   if (!s.contains(',') && !s.contains('"') && !s.contains('\n')) return s;
@@ -185,6 +177,10 @@ QSizeF figureSizeInches(const FigureSpec& spec, const Trace& trace) {
   return makeFigure(spec, trace).sizeInches;
 }
 
+FigureContent heatmapFigureContent(HeatmapData data, const FigureSpec& spec) {
+  return heatmapFigure(std::move(data), spec);
+}
+
 void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& path) {
   const QString ext = QFileInfo(path).suffix().toLower();
   if (!figureFormats().contains(ext))
@@ -192,7 +188,15 @@ void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& pat
                      figureFormats().join(", .").toStdString());
   if (spec.dpi < 10 || spec.dpi > 2400)
     throw AtlasError("--dpi " + std::to_string(spec.dpi) + " is out of range (10 to 2400)");
-  const Figure fig = makeFigure(spec, trace);
+  writeFigure(makeFigure(spec, trace), spec.dpi, path);
+}
+
+void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
+  const QString ext = QFileInfo(path).suffix().toLower();
+  if (!figureFormats().contains(ext))
+    throw AtlasError("cannot tell the format of '" + path.toStdString() + "': use a file name ending in ." +
+                     figureFormats().join(", .").toStdString());
+  if (dpi < 10 || dpi > 2400) throw AtlasError("--dpi " + std::to_string(dpi) + " is out of range (10 to 2400)");
   const double wPt = fig.sizeInches.width() * 72.0, hPt = fig.sizeInches.height() * 72.0;
   const QRectF bounds(0, 0, wPt, hPt);
 
@@ -209,13 +213,13 @@ void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& pat
     return;
   }
   if (ext == "png") {
-    const QSize px(static_cast<int>(std::lround(fig.sizeInches.width() * spec.dpi)),
-                   static_cast<int>(std::lround(fig.sizeInches.height() * spec.dpi)));
+    const QSize px(static_cast<int>(std::lround(fig.sizeInches.width() * dpi)),
+                   static_cast<int>(std::lround(fig.sizeInches.height() * dpi)));
     if (static_cast<double>(px.width()) * px.height() > 400e6)
       throw AtlasError("a " + std::to_string(px.width()) + "x" + std::to_string(px.height()) +
                        " PNG is too large; lower --dpi");
     QImage img(px, QImage::Format_ARGB32_Premultiplied);
-    const int dpm = static_cast<int>(std::lround(spec.dpi / 0.0254));
+    const int dpm = static_cast<int>(std::lround(dpi / 0.0254));
     img.setDotsPerMeterX(dpm);  // so the PNG records its DPI and fonts resolve in points
     img.setDotsPerMeterY(dpm);
     img.fill(Qt::white);
@@ -224,7 +228,7 @@ void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& pat
       requirePainter(p, path);
       p.setRenderHint(QPainter::Antialiasing, true);
       p.setRenderHint(QPainter::TextAntialiasing, true);
-      p.scale(spec.dpi / 72.0, spec.dpi / 72.0);
+      p.scale(dpi / 72.0, dpi / 72.0);
       fig.paint(p, bounds, false);
     }
     if (!img.save(path, "PNG")) throw AtlasError("cannot write '" + path.toStdString() + "'");

@@ -3,9 +3,14 @@
 // SVG (QSvgGenerator) and PDF (QPdfWriter) as vector graphics with embedded fonts (PDF),
 // PNG at a chosen DPI, and the view's data as .npy or .csv. Figures are drawn by the same
 // painter functions as the on-screen widgets (paintHeatmap, paintModelGrid, paintTokenLines).
+#include <QRectF>
 #include <QSizeF>
 #include <QString>
 #include <QStringList>
+#include <functional>
+
+class QPainter;
+class QTextStream;
 
 #include "heatmap_data.h"
 
@@ -34,6 +39,21 @@ void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& pat
 
 // Every head of every layer of every attention family, one file each, named
 // "<stack>.layer<i>.<kind>.head<h>.<format>" in `dir` (created if needed). Returns the paths.
+// A figure assembled by a caller (the variant panels use it for their charts): how to paint
+// it into `bounds` (figure units = points; `vector` is true for SVG/PDF), the data .npy writes
+// and the CSV writer.
+struct FigureContent {
+  QString title;
+  QSizeF sizeInches;
+  std::function<void(QPainter&, const QRectF& bounds, bool vector)> paint;
+  Tensor data;
+  std::function<void(QTextStream&)> csv;
+};
+// Writes `fig` to `path` (format from the extension), as exportFigure does.
+void writeFigure(const FigureContent& fig, int dpi, const QString& path);
+// The heatmap figure of any matrix (title, labels and colour bar from `data`).
+FigureContent heatmapFigureContent(HeatmapData data, const FigureSpec& spec);
+
 QStringList exportAllHeads(const FigureSpec& base, const Trace& trace, const QString& dir,
                            const QString& format);
 

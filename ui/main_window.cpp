@@ -22,6 +22,8 @@
 #include "run_controller.h"
 #include "token_chips.h"
 #include "token_view.h"
+#include "pattern_view.h"
+#include "variant_panel.h"
 
 namespace atlas::ui {
 
@@ -37,12 +39,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_runner = new RunController(this);
   buildUi();
   buildMenus();
+  buildVariantPanels();
   connectRunner();
   restoreSettings();
+  buildBackendUi();
   updateStyles();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // Docks hidden while the window is torn down must not call back into its destroyed members.
+  for (const auto& [dock, panel] : m_variantDocks) dock->disconnect(this);
+}
 
 namespace {
 
@@ -317,6 +324,7 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   m_targetChips->setTokens(m_trace->target_tokens);
   refreshFamilies();
   m_positional->setTrace(m_trace);
+  updateVariantPanels();
   for (const auto& f : m_families)
     if (f.stack == m_sel.stack && f.kind == m_sel.kind) m_modelView->setTrace(m_trace, f);
   updateViews();
@@ -324,7 +332,9 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   QString text = QString("%1 \u00B7 %2 tokens").arg(m_modelSpec).arg(n);
   if (!m_trace->target_tokens.empty()) text += QString(" \u2192 %1 target tokens").arg(m_trace->target_tokens.size());
   text += QString(" \u00B7 forward %1 ms").arg(ms, 0, 'f', 1);
+  if (m_families.empty()) text += " \u00B7 this model's attention is in the variant panels (View > Variant panels)";
   m_status->setText(text);
+  updateBackendStatus();
   emit traceShown();
   if (!m_firstShown) {
     m_firstShown = true;
@@ -416,13 +426,16 @@ void MainWindow::selectQuery(int row) {
   const bool decoderRows = m_sel.stack == "decoder" && m_trace && !m_trace->target_tokens.empty();
   m_sourceChips->setSelected(decoderRows ? -1 : row);
   m_targetChips->setSelected(decoderRows ? row : -1);
+  pushPanelContext();
 }
 
 void MainWindow::updateViews() {
   if (!m_trace) return;
   HeatmapData data;
   try {
-    data = attentionHeatmap(*m_trace, m_sel);
+    // Universal Transformer steps and Transformer-XL segments have no per-layer arrays: their
+    // attention is in the variant panels, which is not an error.
+    if (!m_families.empty()) data = attentionHeatmap(*m_trace, m_sel);
   } catch (const std::exception& e) {
     showError(QString::fromStdString(e.what()));
   }
@@ -450,6 +463,7 @@ void MainWindow::updateViews() {
   const int q = m_selectedQuery;
   m_selectedQuery = -2;
   selectQuery(q < m_heatmap->data().rows ? q : -1);
+  pushPanelContext();
 }
 
 ColorMapping MainWindow::currentMapping() const {
@@ -473,6 +487,8 @@ void MainWindow::updateStyles() {
   t.showTitle = false;
   m_tokenView->setStyle(t);
   m_positional->setStyle(s, m_dark);
+  for (const auto& [dock, panel] : m_variantDocks) panel->setStyle(s, m_dark);
+  if (m_patternView) m_patternView->setStyle(s);
 }
 
 }  // namespace atlas::ui

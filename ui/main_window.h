@@ -19,6 +19,10 @@ class QMenu;
 class QActionGroup;
 class QDockWidget;
 
+namespace atlas {
+struct AblationSpec;
+}
+
 namespace atlas::ui {
 
 class HeatmapView;
@@ -27,6 +31,9 @@ class TokenView;
 class PositionalView;
 class TokenChips;
 class RunController;
+class VariantPanel;
+struct BackendChoice;
+class PatternView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -59,6 +66,15 @@ class MainWindow : public QMainWindow {
   TokenChips* sourceChips() const { return m_sourceChips; }
   RunController* runController() const { return m_runner; }
   std::shared_ptr<const Trace> trace() const { return m_trace; }
+  // "span", "act", "lsh", "xl", "gates", "lens", "ablation", "performer"
+  VariantPanel* variantPanel(const QString& id) const;
+  QDockWidget* variantDock(const QString& id) const;
+  PatternView* patternView() const { return m_patternView; }
+  // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
+  // keeps the current backend when the choice cannot start, with the reason in lastError().
+  bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
+  QString backendStatus() const;  // the status bar's backend text
+  QDockWidget* patternDock() const { return m_patternDock; }
   QString modelSpec() const { return m_modelSpec; }
   QString lastError() const { return m_lastError; }
   bool darkTheme() const { return m_dark; }
@@ -106,6 +122,15 @@ class MainWindow : public QMainWindow {
   void restoreSettings();
   void saveSettings();
   void failHeadless(const QString& message);
+  // main_window_panels.cpp
+  void buildVariantPanels();
+  void updateVariantPanels();
+  void pushPanelContext();
+  void updatePanelTraceOptions(bool force = false);
+  // main_window_backend.cpp
+  void buildBackendUi();
+  void openBackendDialog();
+  void updateBackendStatus();
 
   RunController* m_runner = nullptr;
   std::shared_ptr<const Model> m_model;
@@ -147,6 +172,12 @@ class MainWindow : public QMainWindow {
   QToolButton* m_cancel = nullptr;
   QMenu* m_recentMenu = nullptr;
   QMenu* m_viewMenu = nullptr;
+  std::vector<std::pair<QDockWidget*, VariantPanel*>> m_variantDocks;
+  PatternView* m_patternView = nullptr;
+  QLabel* m_backendLabel = nullptr;
+  QDockWidget* m_patternDock = nullptr;
+  std::shared_ptr<AblationSpec> m_ablation;
+  bool m_postRunLens = false, m_postRunAblation = false, m_postRunPerformer = false;  // what the ablation panel drops; null = nothing
 };
 
 }  // namespace atlas::ui

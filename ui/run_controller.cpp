@@ -118,13 +118,17 @@ void RunController::startPending() {
   const std::string source = m_pendingSource.toStdString(), target = m_pendingTarget.toStdString();
   emit runStarted();
   emit busyChanged(true);
-  m_runWatcher.setFuture(QtConcurrent::run([model, flag, options, source, target, generation]() {
+  auto postRun = m_postRun;
+  auto backend = m_backend;  // alive until this run ends, even if the user switches meanwhile
+  m_runWatcher.setFuture(QtConcurrent::run([model, flag, options, source, target, generation, postRun, backend]() {
     RunOutcome out;
     out.generation = generation;
     QElapsedTimer t;
     t.start();
     try {
-      out.result = std::make_shared<const RunResult>(model->run(source, target, options));
+      auto result = std::make_shared<RunResult>(model->run(source, target, options));
+      if (postRun) postRun(*model, *result, options);
+      out.result = std::move(result);
     } catch (const Cancelled&) {
       out.cancelled = true;
     } catch (const std::exception& e) {

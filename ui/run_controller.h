@@ -10,6 +10,7 @@
 #include <QString>
 #include <QTimer>
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "model.h"
@@ -56,6 +57,18 @@ class RunController : public QObject {
   // From the newest request to the start of its run (debounce and waiting for a stale run).
   double lastQueueMs() const { return m_lastQueueMs; }
   RunOptions& runOptions() { return m_options; }
+  // Work done on the worker after every forward, on the fresh result (the logit lens and the
+  // ablation comparison of the variant panels). Empty = none. It may throw AtlasError, which
+  // fails the run with that message.
+  using PostRun = std::function<void(const Model&, RunResult&, const RunOptions&)>;
+  void setPostRun(PostRun fn) { m_postRun = std::move(fn); }
+  // The backend of later runs (null = the CPU reference backend); kept alive by every run
+  // that started with it.
+  void setBackend(std::shared_ptr<Backend> backend) {
+    m_backend = std::move(backend);
+    m_options.backend = m_backend.get();
+  }
+  std::shared_ptr<Backend> backend() const { return m_backend; }
 
  signals:
   void modelLoading(const QString& spec);
@@ -74,6 +87,8 @@ class RunController : public QObject {
 
   std::shared_ptr<const Model> m_model;
   RunOptions m_options;
+  PostRun m_postRun;
+  std::shared_ptr<Backend> m_backend;
   QTimer m_debounce;
   QString m_pendingSource, m_pendingTarget;
   bool m_hasPending = false;

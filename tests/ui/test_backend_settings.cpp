@@ -1,0 +1,74 @@
+// The compute backend choice: stored in QSettings and restored by a new window, shown in the
+// status bar, a device that does not exist refused with a message naming it, and a run on
+// the Vulkan backend (lavapipe) giving the CPU's attention.
+#include <catch2/catch.hpp>
+
+#include <QSettings>
+#include <QSignalSpy>
+
+#include "backend_settings.h"
+#include "main_window.h"
+#include "run_controller.h"
+#include "ui_test_support.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+using atlas::uitest::ensureApp;
+
+TEST_CASE("the backend choice persists in the settings and shows in the status bar", "[ui][backend]") {
+  ensureApp();
+  saveBackendChoice({"cpu", ""});
+  {
+    MainWindow w;
+    CHECK(w.backendStatus() == "CPU");
+    REQUIRE(w.applyBackendChoice({"auto", ""}, false));
+    CHECK(QSettings().value("backend/kind").toString() == "auto");
+  }
+  CHECK(loadBackendChoice() == BackendChoice{"auto", ""});
+  {
+    MainWindow w;  // a new window starts on the stored choice
+    CHECK(loadBackendChoice().kind == "auto");
+    CHECK_FALSE(w.backendStatus().isEmpty());
+    // A device that does not exist is refused and the stored choice stays.
+    CHECK_FALSE(w.applyBackendChoice({"vulkan", "no-such-device-xyz"}, false));
+    CHECK_FALSE(w.lastError().isEmpty());
+    if (vulkanBuilt()) CHECK(w.lastError().contains("no-such-device-xyz"));
+    CHECK(loadBackendChoice().kind == "auto");
+  }
+  QSettings().setValue("backend/kind", "warp-drive");  // a hand-edited file falls back to the CPU
+  CHECK(loadBackendChoice().kind == "cpu");
+  saveBackendChoice({"cpu", ""});
+}
+
+TEST_CASE("a run on the Vulkan backend matches the CPU run", "[ui][backend]") {
+  ensureApp();
+  QString error;
+  if (!vulkanBuilt() || vulkanDevices(&error).isEmpty()) {
+    WARN("no Vulkan device: " << error.toStdString());
+    return;
+  }
+  MainWindow w;
+  w.resize(900, 600);
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  w.setSourceText("the cat sat");
+  w.loadModel("preset:tiny-encoder");
+  REQUIRE(shown.wait(30000));
+  const auto cpu = w.trace();
+  shown.clear();
+  REQUIRE(w.applyBackendChoice({"vulkan", ""}));
+  CHECK(w.backendStatus().startsWith("Vulkan"));
+  REQUIRE(shown.wait(60000));
+  INFO(w.lastError().toStdString());
+  REQUIRE(w.lastError().isEmpty());
+  const auto gpu = w.trace();
+  REQUIRE(gpu != cpu);
+  const Tensor& a = cpu->find("encoder.layer1.attn")->tensor;
+  const Tensor& b = gpu->find("encoder.layer1.attn")->tensor;
+  REQUIRE(a.data.size() == b.data.size());
+  double worst = 0;
+  for (size_t k = 0; k < a.data.size(); ++k) worst = std::max(worst, double(std::abs(a.data[k] - b.data[k])));
+  CHECK(worst < 1e-4);
+  REQUIRE(w.applyBackendChoice({"cpu", ""}, false));
+  CHECK(w.backendStatus() == "CPU");
+}

@@ -1,0 +1,94 @@
+// Reformer LSH attention (Kitaev et al. 2020): the bucket of every token in every hash round
+// (rounds x positions), and per round the sorted order (position and bucket of each sorted
+// slot) with the chunk boundaries marked on the axis. Arrays: docs/variants.md "Reformer".
+#include <algorithm>
+
+#include "variant_plots.h"
+
+namespace atlas::ui {
+namespace {
+
+std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
+  std::vector<PanelPlot> out;
+  const std::string suffix = ".round0.buckets";
+  for (const std::string& first : arraysEndingWith(trace, suffix)) {
+    const std::string name = first.substr(0, first.size() - suffix.size());
+    const QString qname = QString::fromStdString(name);
+    int rounds = 0;
+    while (trace.find(name + ".round" + std::to_string(rounds) + ".buckets")) ++rounds;
+    const Tensor& b0 = requireArray(trace, first);  // [heads, L]
+    const int heads = static_cast<int>(b0.shape[0]), L = static_cast<int>(b0.shape[1]);
+    const int h = std::clamp(ctx.head, 0, heads - 1);
+    const QStringList tokens = tokenLabels(trace, L);
+
+    PanelPlot grid;
+    grid.name = QString("buckets per round, %1, head %2").arg(qname).arg(h);
+    grid.matrix.rows = rounds;
+    grid.matrix.cols = L;
+    for (int r = 0; r < rounds; ++r) {
+      const Tensor& b = requireArray(trace, name + ".round" + std::to_string(r) + ".buckets");
+      const HeatmapData row = matrixFrom(b, static_cast<size_t>(h) * L, 1, L);
+      grid.matrix.values.insert(grid.matrix.values.end(), row.values.begin(), row.values.end());
+      grid.matrix.rowLabels << QString("round %1").arg(r);
+    }
+    grid.matrix.title = grid.name;
+    grid.matrix.colLabels = tokens;
+    grid.matrix.rowAxis = "hash round";
+    grid.matrix.colAxis = "position";
+    grid.matrix.valueName = "bucket";
+    grid.rowAxis = PlotAxis::Round;
+    grid.colAxis = PlotAxis::Token;
+    out.push_back(std::move(grid));
+
+    // Chunk starts in sorted order (the last entry is L).
+    std::vector<int> chunkStarts;
+    if (const TracedArray* c = trace.find(name + ".chunks"))
+      for (float v : c->tensor.data) chunkStarts.push_back(static_cast<int>(v));
+    for (int r = 0; r < rounds; ++r) {
+      const std::string rn = name + ".round" + std::to_string(r);
+      const TracedArray* order = trace.find(rn + ".order");
+      if (!order) continue;
+      const Tensor& b = requireArray(trace, rn + ".buckets");
+      PanelPlot p;
+      p.name = QString("sorted order and chunks, %1, head %2, round %3").arg(qname).arg(h).arg(r);
+      p.matrix.rows = 2;
+      p.matrix.cols = L;
+      p.matrix.values.resize(static_cast<size_t>(2) * L);
+      int chunk = 0;
+      for (int s = 0; s < L; ++s) {
+        const int pos = static_cast<int>(order->tensor.data[static_cast<size_t>(h) * L + s]);
+        p.matrix.values[static_cast<size_t>(s)] = static_cast<float>(pos);
+        p.matrix.values[static_cast<size_t>(L + s)] =
+            pos >= 0 && pos < L ? b.data[static_cast<size_t>(h) * L + pos] : -1.0f;
+        QString label = pos >= 0 && pos < L ? QString("%1 %2").arg(pos).arg(tokens.value(pos)) : QString::number(pos);
+        // "┃c" marks the first sorted slot of chunk c.
+        if (std::find(chunkStarts.begin(), chunkStarts.end(), s) != chunkStarts.end() && s < L)
+          label = QString("\u2503%1 ").arg(chunk++) + label;
+        p.matrix.colLabels << label;
+      }
+      p.matrix.rowLabels = {"position", "bucket"};
+      p.matrix.title = p.name;
+      p.matrix.rowAxis = "quantity";
+      p.matrix.colAxis = "sorted slot (\u2503c = chunk c starts)";
+      p.matrix.valueName = "value / row max";
+      p.mapping.normalization = Normalization::Row;  // positions and buckets have different ranges
+      p.colAxis = PlotAxis::None;
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+PanelProvider lshProvider() {
+  PanelProvider p;
+  p.id = "lsh";
+  p.title = "LSH (Reformer)";
+  p.arrays = "<attn>.round<r>.buckets, <attn>.round<r>.order, <attn>.chunks";
+  p.available = [](const Trace& t) { return !arraysEndingWith(t, ".round0.buckets").empty(); };
+  p.plots = lshPlots;
+  return p;
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,160 @@
+// The variant panels' docks in the window: one dock per provider (variant_plots.h), shown when
+// a run's trace first has the provider's arrays, fed the linked selection (layer, head, token)
+// and sending picks back to it. Some panels need more than the default trace, and only while
+// they are open: Transformer-XL the score terms (TraceOptions::scores), the logit lens the
+// hidden states plus add_logit_lens on the worker, the ablation panel a second (ablated) run
+// on the worker.
+#include <QDockWidget>
+#include <QMenu>
+
+#include "ablation_controls.h"
+#include "error.h"
+#include "logit_lens.h"
+#include "main_window.h"
+#include "pattern_view.h"
+#include "run_controller.h"
+#include "variant_panel.h"
+
+namespace atlas::ui {
+
+void MainWindow::buildVariantPanels() {
+  m_patternView = new PatternView;
+  m_patternDock = new QDockWidget("Pattern", this);
+  m_patternDock->setObjectName("patternDock");
+  m_patternDock->setWidget(m_patternView);
+  addDockWidget(Qt::RightDockWidgetArea, m_patternDock);
+  tabifyDockWidget(m_positionalDock, m_patternDock);
+  m_modelDock->raise();
+  m_viewMenu->insertAction(m_viewMenu->actions().value(3), m_patternDock->toggleViewAction());
+  connect(m_patternView, &PatternView::queryPicked, this, &MainWindow::selectQuery);
+
+  QMenu* panels = m_viewMenu->addMenu("&Variant panels");
+  QDockWidget* first = nullptr;
+  for (const PanelProvider& provider : variantProviders()) {
+    auto* panel = new VariantPanel(provider);
+    auto* dock = new QDockWidget(provider.title, this);
+    dock->setObjectName(provider.id + "Dock");
+    dock->setWidget(panel);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    if (first) tabifyDockWidget(first, dock);
+    else first = dock;
+    dock->hide();  // until a model has the arrays
+    panels->addAction(dock->toggleViewAction());
+    m_variantDocks.push_back({dock, panel});
+    connect(panel, &VariantPanel::layerPicked, this, [this](int layer) {
+      AttentionSelection s = m_sel;
+      s.layer = layer;
+      setSelection(s);
+    });
+    connect(panel, &VariantPanel::headPicked, this, [this](int head) {
+      AttentionSelection s = m_sel;
+      s.head = head;
+      setSelection(s);
+    });
+    connect(panel, &VariantPanel::tokenPicked, this, &MainWindow::selectQuery);
+    if (provider.needsScores || !provider.autoShow)
+      connect(dock, &QDockWidget::visibilityChanged, this, [this] { updatePanelTraceOptions(); });
+    if (provider.id == "ablation") {
+      auto* controls = new AblationControls;
+      controls->setObjectName("ablationControls");
+      panel->setControls(controls);
+      connect(controls, &AblationControls::applied, this, [this, controls](const AblationSpec& spec) {
+        try {
+          if (m_model) ablated_layers(m_model->config(), spec);  // bad indices: say so here, not per run
+        } catch (const std::exception& e) {
+          controls->setMessage(QString::fromStdString(e.what()));
+          return;
+        }
+        m_ablation = std::make_shared<AblationSpec>(spec);
+        updatePanelTraceOptions(true);
+      });
+      connect(controls, &AblationControls::cleared, this, [this] {
+        m_ablation.reset();
+        updatePanelTraceOptions(true);
+      });
+    }
+  }
+}
+
+VariantPanel* MainWindow::variantPanel(const QString& id) const {
+  for (const auto& [dock, panel] : m_variantDocks)
+    if (panel->provider().id == id) return panel;
+  return nullptr;
+}
+
+QDockWidget* MainWindow::variantDock(const QString& id) const {
+  for (const auto& [dock, panel] : m_variantDocks)
+    if (panel->provider().id == id) return dock;
+  return nullptr;
+}
+
+void MainWindow::updateVariantPanels() {
+  m_patternView->setRun(m_model, m_trace);
+  for (const auto& [dock, panel] : m_variantDocks) {
+    const bool before = panel->available();
+    panel->setTrace(m_trace);
+    // Appear when the arrays appear (a newly loaded model); a panel the user closed stays closed
+    // for further runs of the same model.
+    if (panel->available() && !before && !m_headless && panel->provider().autoShow) dock->show();
+    if (!panel->available() && before) dock->hide();
+  }
+  pushPanelContext();
+  updatePanelTraceOptions();
+}
+
+void MainWindow::pushPanelContext() {
+  PanelContext ctx;
+  ctx.layer = m_sel.layer;
+  ctx.head = m_sel.head;  // aggregates (< 0) read as the mean over heads
+  ctx.query = m_selectedQuery;
+  if (m_model)
+    ctx.tokenText = [model = m_model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
+  for (const auto& [dock, panel] : m_variantDocks) panel->setContext(ctx);
+  m_patternView->setSelection(m_sel);
+}
+
+// Scores and hidden states cost a copy of every [heads, L, L] / [L, d] matrix and the lens and
+// the ablation a second pass, so each is done only while a panel that reads it is open;
+// opening one re-runs once to fetch its arrays.
+void MainWindow::updatePanelTraceOptions(bool force) {
+  bool scores = false, lens = false, ablation = false, performer = false;
+  for (const auto& [dock, panel] : m_variantDocks) {
+    if (!dock->isVisible()) continue;
+    const QString id = panel->provider().id;
+    if (panel->provider().needsScores && panel->available()) scores = true;
+    if (id == "lens" && panel->available()) lens = true;
+    if (id == "ablation" && m_ablation) ablation = true;
+    if (id == "performer" && m_model && m_model->config().performer.enabled) performer = true;
+  }
+  RunOptions& opts = m_runner->runOptions();
+  const bool changed = opts.trace.scores != scores || opts.trace.hidden != lens || m_postRunLens != lens ||
+                       m_postRunAblation != ablation || m_postRunPerformer != performer;
+  if (!changed && !force) return;
+  opts.trace.scores = scores;
+  opts.trace.hidden = lens;
+  m_postRunLens = lens;
+  m_postRunAblation = ablation;
+  m_postRunPerformer = performer;
+  const auto spec = ablation ? m_ablation : nullptr;
+  if (!lens && !spec && !performer) {
+    m_runner->setPostRun({});
+  } else {
+    m_runner->setPostRun([lens, spec, performer](const Model& model, RunResult& result, const RunOptions& options) {
+      if (performer) addPerformerStudy(model.config(), result);
+      // The lens is an extra view: a model it does not support (Transformer-XL) keeps its run.
+      if (lens && result.is_logits) try {
+          add_logit_lens(model, result, 5);
+        } catch (const AtlasError&) {
+        }
+      if (spec) {
+        RunOptions second = options;
+        second.trace = TraceOptions::none();  // only the output of the ablated model is compared
+        compare_ablation(model, result, *spec, second);
+      }
+    });
+  }
+  // Fetch the newly wanted arrays; a panel closing needs no run.
+  if ((scores || lens || ablation || performer || force) && m_trace && m_runner->model()) onTextChanged();
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,121 @@
+#include "panel_chart.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QGraphicsScene>
+#include <QLineSeries>
+#include <QPainter>
+#include <QTextStream>
+#include <QValueAxis>
+#include <algorithm>
+
+#include "token_view.h"
+
+namespace atlas::ui {
+
+QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
+  auto* chart = new QChart;
+  chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+  chart->setTitle(plot.matrix.title);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  const HeatmapData& m = plot.matrix;
+  double lo = 0, hi = 0;
+  for (float v : m.values) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+  if (hi <= lo) hi = lo + 1;
+  auto* y = new QValueAxis;
+  y->setTitleText(plot.yTitle);
+  y->setRange(lo, hi + 0.05 * (hi - lo));
+  if (plot.kind == PanelPlot::Kind::Bars) {
+    auto* series = new QBarSeries;
+    for (int c = 0; c < m.cols; ++c) {
+      auto* set = new QBarSet(m.colLabels.value(c));
+      if (m.cols > 1) set->setColor(headColor(c, m.cols));
+      for (int r = 0; r < m.rows; ++r) *set << m.at(r, c);
+      series->append(set);
+    }
+    chart->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(m.rowLabels);
+    x->setTitleText(plot.xTitle);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+  } else {
+    auto* x = new QValueAxis;
+    x->setTitleText(plot.xTitle);
+    x->setLabelFormat("%d");
+    x->setRange(0, std::max(1, m.cols - 1));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    for (int r = 0; r < m.rows; ++r) {
+      auto* s = new QLineSeries;
+      s->setName(m.rowLabels.value(r));
+      s->setColor(headColor(r, std::max(2, m.rows)));
+      for (int c = 0; c < m.cols; ++c) s->append(c, m.at(r, c));
+      chart->addSeries(s);
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+  }
+  return chart;
+}
+
+QVector<QVector<double>> chartSeriesValues(const QChart* chart) {
+  QVector<QVector<double>> out;
+  for (QAbstractSeries* s : chart->series()) {
+    if (auto* bars = qobject_cast<QBarSeries*>(s)) {
+      for (QBarSet* set : bars->barSets()) {
+        QVector<double> v;
+        for (int i = 0; i < set->count(); ++i) v << set->at(i);
+        out << v;
+      }
+    } else if (auto* line = qobject_cast<QLineSeries*>(s)) {
+      QVector<double> v;
+      for (const QPointF& p : line->points()) v << p.y();
+      out << v;
+    }
+  }
+  return out;
+}
+
+FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
+  FigureSpec s = spec;
+  s.mapping = plot.mapping;
+  FigureContent f = heatmapFigureContent(plot.matrix, s);
+  if (plot.kind == PanelPlot::Kind::Matrix) return f;
+  if (plot.kind == PanelPlot::Kind::Table) {
+    // The figure is the heatmap of the cell numbers; the CSV keeps the table's text.
+    auto table = std::make_shared<PanelPlot>(plot);
+    f.csv = [table](QTextStream& out) {
+      const auto field = [](QString v) { return '"' + v.replace('"', "\"\"").replace('\n', "; ") + '"'; };
+      out << field(table->matrix.rowAxis + "\\" + table->matrix.colAxis);
+      for (const QString& c : table->matrix.colLabels) out << ',' << field(c);
+      out << '\n';
+      for (int r = 0; r < table->matrix.rows; ++r) {
+        out << field(table->matrix.rowLabels.value(r));
+        for (int c = 0; c < table->matrix.cols; ++c) out << ',' << field(table->cellText.value(r * table->matrix.cols + c));
+        out << '\n';
+      }
+    };
+    return f;
+  }
+  f.sizeInches = spec.sizeInches.isEmpty() ? QSizeF(std::clamp(3.0 + 0.25 * plot.matrix.rows, 6.0, 14.0), 4.5)
+                                           : spec.sizeInches;
+  auto shared = std::make_shared<PanelPlot>(plot);
+  f.paint = [shared](QPainter& p, const QRectF& bounds, bool) {
+    // The chart lives in a scene only while it is rendered into the export painter.
+    QGraphicsScene scene;
+    QChart* chart = buildPanelChart(*shared, false);
+    scene.addItem(chart);  // the scene owns and deletes it
+    chart->setGeometry(QRectF(QPointF(0, 0), bounds.size()));
+    scene.setSceneRect(QRectF(QPointF(0, 0), bounds.size()));
+    scene.render(&p, bounds, scene.sceneRect());
+  };
+  return f;
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,209 @@
+#include "variant_panel.h"
+
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QHeaderView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "error.h"
+#include "heatmap_view.h"
+#include "panel_chart.h"
+
+namespace atlas::ui {
+
+VariantPanel::VariantPanel(PanelProvider provider, QWidget* parent)
+    : QWidget(parent), m_provider(std::move(provider)) {
+  setObjectName(m_provider.id + "Panel");
+  m_list = new QComboBox;
+  m_list->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_list->setToolTip("Which plot of this panel to show");
+  m_export = new QToolButton;
+  m_export->setText("Export\u2026");
+  m_export->setToolTip("Save this plot as SVG, PDF or PNG, or its data as .npy or .csv");
+  m_matrix = new HeatmapView;
+  m_chartView = new QChartView(new QChart);
+  m_chartView->setRenderHint(QPainter::Antialiasing);
+  m_stack = new QStackedWidget;
+  m_stack->addWidget(m_matrix);
+  m_stack->addWidget(m_chartView);
+  m_table = new QTableWidget;
+  m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_stack->addWidget(m_table);
+  m_note = new QLabel;
+  m_note->setWordWrap(true);
+  auto* top = new QHBoxLayout;
+  top->addWidget(m_list, 1);
+  top->addWidget(m_export);
+  m_layout = new QVBoxLayout(this);
+  m_layout->setContentsMargins(2, 2, 2, 2);
+  m_layout->addLayout(top);
+  m_layout->addWidget(m_stack, 1);
+  m_layout->addWidget(m_note);
+  connect(m_list, &QComboBox::currentIndexChanged, this, &VariantPanel::showPlot);
+  connect(m_export, &QToolButton::clicked, this, &VariantPanel::exportDialog);
+  connect(m_table, &QTableWidget::cellClicked, this, [this](int row, int col) {
+    const int i = currentPlot();
+    if (i < 0) return;
+    picked(m_plots[static_cast<size_t>(i)].rowAxis, row);
+    picked(m_plots[static_cast<size_t>(i)].colAxis, col);
+  });
+  connect(m_matrix, &HeatmapView::rowPinned, this, [this](int row) {
+    const int i = currentPlot();
+    if (row >= 0 && i >= 0) picked(m_plots[static_cast<size_t>(i)].rowAxis, row);
+  });
+}
+
+void VariantPanel::setControls(QWidget* controls) { m_layout->insertWidget(1, controls); }
+
+void VariantPanel::setNote(const QString& text) { m_note->setText(text); }
+
+void VariantPanel::setTrace(std::shared_ptr<const Trace> trace) {
+  m_trace = std::move(trace);
+  m_available = m_trace && m_provider.available(*m_trace);
+  m_dirty = true;
+  if (isVisible()) rebuild();
+}
+
+void VariantPanel::setContext(const PanelContext& ctx) {
+  m_ctx.tokenText = ctx.tokenText;  // changes only with the model, which brings a new trace
+  if (ctx.layer == m_ctx.layer && ctx.head == m_ctx.head && ctx.query == m_ctx.query) return;
+  m_ctx = ctx;
+  m_dirty = true;
+  if (isVisible()) rebuild();
+}
+
+void VariantPanel::setStyle(const HeatmapStyle& style, bool dark) {
+  m_style = style;
+  m_dark = dark;
+  m_dirty = true;
+  if (isVisible()) rebuild();
+}
+
+void VariantPanel::showEvent(QShowEvent*) {
+  if (m_dirty) rebuild();
+}
+
+void VariantPanel::ensureBuilt() {
+  if (m_dirty) rebuild();
+}
+
+void VariantPanel::rebuild() {
+  m_dirty = false;
+  const int previous = m_list->currentIndex();
+  m_plots.clear();
+  QString error;
+  if (m_available) {
+    try {
+      m_plots = m_provider.plots(*m_trace, m_ctx);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());  // a malformed array: say which
+    }
+  }
+  {
+    const QSignalBlocker block(m_list);
+    m_list->clear();
+    for (const PanelPlot& p : m_plots) m_list->addItem(p.name);
+    m_list->setCurrentIndex(m_plots.empty() ? -1 : std::clamp(previous, 0, static_cast<int>(m_plots.size()) - 1));
+  }
+  m_export->setEnabled(!m_plots.empty());
+  if (!error.isEmpty()) m_note->setText(error);
+  else if (!m_available) m_note->setText("This model records none of: " + m_provider.arrays);
+  else m_note->setText(QString());
+  showPlot(m_list->currentIndex());
+}
+
+int VariantPanel::currentPlot() const { return m_plots.empty() ? -1 : m_list->currentIndex(); }
+
+void VariantPanel::setCurrentPlot(int index) { m_list->setCurrentIndex(index); }
+
+void VariantPanel::showPlot(int index) {
+  if (index < 0 || index >= static_cast<int>(m_plots.size())) {
+    m_matrix->setData({});
+    m_stack->setCurrentWidget(m_matrix);
+    return;
+  }
+  const PanelPlot& p = m_plots[static_cast<size_t>(index)];
+  if (p.kind == PanelPlot::Kind::Matrix) {
+    HeatmapStyle s = m_style;
+    s.mapping.colormap = p.mapping.colormap;
+    s.mapping.normalization = p.mapping.normalization;
+    m_matrix->setStyle(s);
+    m_matrix->setData(p.matrix);
+    const QSignalBlocker block(m_matrix);
+    m_matrix->setPinnedRow(p.rowAxis == PlotAxis::Token && m_ctx.query < p.matrix.rows ? m_ctx.query : -1);
+    m_stack->setCurrentWidget(m_matrix);
+    return;
+  }
+  if (p.kind == PanelPlot::Kind::Table) {
+    m_table->clear();
+    m_table->setRowCount(p.matrix.rows);
+    m_table->setColumnCount(p.matrix.cols);
+    m_table->setVerticalHeaderLabels(p.matrix.rowLabels);
+    m_table->setHorizontalHeaderLabels(p.matrix.colLabels);
+    for (int r = 0; r < p.matrix.rows; ++r)
+      for (int c = 0; c < p.matrix.cols; ++c)
+        m_table->setItem(r, c, new QTableWidgetItem(p.cellText.value(r * p.matrix.cols + c)));
+    m_table->resizeRowsToContents();
+    m_stack->setCurrentWidget(m_table);
+    return;
+  }
+  QChart* chart = buildPanelChart(p, m_dark);
+  QChart* old = m_chartView->chart();
+  m_chartView->setChart(chart);  // the view owns the new chart; the old one is ours to delete
+  delete old;
+  for (QAbstractSeries* s : chart->series())
+    if (auto* bars = qobject_cast<QBarSeries*>(s))
+      connect(bars, &QBarSeries::clicked, this, [this, axis = p.rowAxis](int i, QBarSet*) { picked(axis, i); });
+  m_stack->setCurrentWidget(m_chartView);
+}
+
+QChart* VariantPanel::chart() const {
+  const int i = currentPlot();
+  if (i < 0) return nullptr;
+  const PanelPlot::Kind k = m_plots[static_cast<size_t>(i)].kind;
+  if (k != PanelPlot::Kind::Bars && k != PanelPlot::Kind::Curves) return nullptr;
+  return m_chartView->chart();
+}
+
+void VariantPanel::picked(PlotAxis axis, int index) {
+  if (axis == PlotAxis::Layer) emit layerPicked(index);
+  if (axis == PlotAxis::Head) emit headPicked(index);
+  if (axis == PlotAxis::Token) emit tokenPicked(index);
+}
+
+void VariantPanel::exportCurrent(const QString& path, int dpi) const {
+  const int i = currentPlot();
+  if (i < 0) throw AtlasError("the " + m_provider.title.toStdString() + " panel has nothing to export for this model");
+  FigureSpec spec;
+  spec.dpi = dpi;
+  writeFigure(panelFigure(m_plots[static_cast<size_t>(i)], spec), dpi, path);
+}
+
+void VariantPanel::exportDialog() {
+  QSettings settings;
+  const QString dir = settings.value("exportDir").toString();
+  const QString path = QFileDialog::getSaveFileName(
+      this, "Export " + m_provider.title, dir + "/" + m_provider.id + ".svg",
+      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;NumPy array (*.npy);;CSV (*.csv)");
+  if (path.isEmpty()) return;
+  try {
+    exportCurrent(path, settings.value("exportDpi", 300).toInt());
+    settings.setValue("exportDir", QFileInfo(path).absolutePath());
+  } catch (const std::exception& e) {
+    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
+  }
+}
+
+}  // namespace atlas::ui

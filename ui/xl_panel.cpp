@@ -1,0 +1,114 @@
+// Transformer-XL (Dai et al. 2019): the attention of one layer and head per segment with the
+// memory columns (keys from earlier segments, `xl.seg<s>.key_segment` < s) labelled by the
+// segment they came from, and the four score terms (a) content, (b) content-position,
+// (c) global content bias, (d) global position bias side by side. The terms are traced only
+// with TraceOptions::scores, which the window turns on while this panel is open.
+#include <algorithm>
+
+#include "variant_plots.h"
+
+namespace atlas::ui {
+namespace {
+
+std::string segName(int s, int layer) {
+  return "decoder.seg" + std::to_string(s) + ".layer" + std::to_string(layer) + ".self_attn";
+}
+
+int countLayers(const Trace& trace) {
+  int n = 0;
+  while (trace.find(segName(0, n))) ++n;
+  return n;
+}
+
+std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
+  std::vector<PanelPlot> out;
+  const int layers = countLayers(trace);
+  if (layers == 0) return out;
+  const int l = std::clamp(ctx.layer, 0, layers - 1);
+  const int nTokens = static_cast<int>(trace.source_tokens.size());
+  int q0 = 0;  // absolute position of the segment's first query
+  for (int s = 0; trace.find(segName(s, l)); ++s) {
+    const Tensor& a = requireArray(trace, segName(s, l));  // [heads, Lq, Lk]
+    const int heads = static_cast<int>(a.shape[0]), lq = static_cast<int>(a.shape[1]),
+              lk = static_cast<int>(a.shape[2]);
+    const int h = std::clamp(ctx.head, 0, heads - 1);
+    const int mem = lk - lq;
+    const TracedArray* seg = trace.find("xl.seg" + std::to_string(s) + ".key_segment");
+    QStringList keys;
+    for (int j = 0; j < lk; ++j) {
+      const int pos = q0 - mem + j;
+      QString label = pos >= 0 && pos < nTokens ? displayLabel(trace.source_tokens[static_cast<size_t>(pos)].label)
+                                                : QString::number(pos);
+      const int from = seg && j < static_cast<int>(seg->tensor.data.size()) ? static_cast<int>(seg->tensor.data[static_cast<size_t>(j)]) : s;
+      if (from < s) label = QString("[mem s%1] ").arg(from) + label;  // a memory column
+      keys << label;
+    }
+    QStringList queries;
+    for (int i = 0; i < lq; ++i)
+      queries << (q0 + i < nTokens ? displayLabel(trace.source_tokens[static_cast<size_t>(q0 + i)].label) : QString::number(q0 + i));
+    std::vector<uint8_t> mask;
+    if (const TracedArray* m = trace.find(segName(s, l) + ".mask"); m && m->tensor.data.size() == static_cast<size_t>(lq) * lk)
+      for (float v : m->tensor.data) mask.push_back(v != 0.0f);
+
+    PanelPlot p;
+    p.name = QString("segment %1, layer %2, head %3: attention over memory + segment").arg(s).arg(l).arg(h);
+    p.matrix = headSlice(a, h);
+    p.matrix.mask = mask;
+    p.matrix.title = QString("%1 (%2 memory columns)").arg(p.name).arg(mem);
+    p.matrix.rowLabels = queries;
+    p.matrix.colLabels = keys;
+    p.matrix.rowAxis = "query";
+    p.matrix.colAxis = "key ([mem s] = memory from segment s)";
+    p.rowAxis = PlotAxis::Token;
+    out.push_back(std::move(p));
+
+    const std::string tp = "xl.seg" + std::to_string(s) + ".layer" + std::to_string(l) + ".terms.";
+    if (trace.find(tp + "a")) {
+      PanelPlot t;
+      t.name = QString("segment %1, layer %2, head %3: score terms a | b | c | d").arg(s).arg(l).arg(h);
+      t.matrix.rows = lq;
+      t.matrix.cols = 4 * lk;
+      t.matrix.values.assign(static_cast<size_t>(lq) * 4 * lk, 0.0f);
+      const char* names[4] = {"a", "b", "c", "d"};
+      for (int k = 0; k < 4; ++k) {
+        const HeatmapData term = headSlice(requireArray(trace, tp + names[k]), h);
+        for (int i = 0; i < lq; ++i)
+          for (int j = 0; j < lk; ++j)
+            t.matrix.values[static_cast<size_t>(i) * 4 * lk + k * lk + j] = term.at(i, j);
+        for (int j = 0; j < lk; ++j) t.matrix.colLabels << QString("%1: ").arg(names[k]) + keys[j];
+      }
+      if (!mask.empty()) {
+        t.matrix.mask.resize(static_cast<size_t>(lq) * 4 * lk);
+        for (int i = 0; i < lq; ++i)
+          for (int k = 0; k < 4; ++k)
+            for (int j = 0; j < lk; ++j)
+              t.matrix.mask[static_cast<size_t>(i) * 4 * lk + k * lk + j] = mask[static_cast<size_t>(i) * lk + j];
+      }
+      t.matrix.title = t.name + " (each / sqrt(d_head))";
+      t.matrix.rowLabels = queries;
+      t.matrix.rowAxis = "query";
+      t.matrix.colAxis = "term: key";
+      t.matrix.valueName = "score term";
+      t.mapping.colormap = Colormap::Diverging;
+      t.rowAxis = PlotAxis::Token;
+      out.push_back(std::move(t));
+    }
+    q0 += lq;
+  }
+  return out;
+}
+
+}  // namespace
+
+PanelProvider xlProvider() {
+  PanelProvider p;
+  p.id = "xl";
+  p.title = "Transformer-XL";
+  p.arrays = "decoder.seg<s>.layer<i>.self_attn, xl.seg<s>.key_segment, xl.seg<s>.layer<i>.terms.a..d (with scores)";
+  p.available = [](const Trace& t) { return t.find("xl.seg0.key_segment") != nullptr || t.find(segName(0, 0)) != nullptr; };
+  p.plots = xlPlots;
+  p.needsScores = true;
+  return p;
+}
+
+}  // namespace atlas::ui
