@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config_attention_family.h"
+#include "config_attention_family_ii.h"
 #include "config_variants_i.h"
 #include "config_variants_ii.h"
 
@@ -62,6 +64,10 @@ struct ModelConfig {
   AdaptiveSpanConfig adaptive_span;
   UniversalConfig universal;
   XLConfig xl;
+  ScoreConfig score;                // issue 8: seed 004 (config_attention_family.h)
+  Seq2SeqConfig rnn_seq2seq;        // issue 8: seed 004 (config_attention_family.h)
+  NtmConfig ntm;                    // issue 8: seed 004 (config_attention_family_ii.h)
+  SaganConfig sagan;                // issue 8: seed 004 (config_attention_family_ii.h)
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

@@ -31,6 +31,7 @@ struct TraceOptions {
   bool masks = true;       // allowed-key masks per attention layer
   bool positional = true;  // the positional encoding matrix
   bool hidden = false;     // hidden states after every layer
+  bool qk = false;         // projected queries and keys per attention layer (atlas scores)
   static TraceOptions none() { return {false, false, false, false, false}; }
   static TraceOptions all() { return {true, true, true, true, true}; }
 };
