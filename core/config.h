@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config_attention_family.h"
+#include "config_attention_family_ii.h"
 #include "config_variants_i.h"
 #include "config_variants_ii.h"
 
@@ -63,6 +65,10 @@ struct ModelConfig {
   UniversalConfig universal;
   XLConfig xl;
   GatingConfig gating;  // GTrXL gates on the XL blocks (config_variants_i.h)
+  ScoreConfig score;                // issue 8: seed 004 (config_attention_family.h)
+  Seq2SeqConfig rnn_seq2seq;        // issue 8: seed 004 (config_attention_family.h)
+  NtmConfig ntm;                    // issue 8: seed 004 (config_attention_family_ii.h)
+  SaganConfig sagan;                // issue 8: seed 004 (config_attention_family_ii.h)
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

@@ -23,14 +23,17 @@ nlohmann::json tokens_json(const std::vector<TokenInfo>& tokens) {
 }  // namespace
 
 void write_dump(const std::string& dir, const Model& model, const RunResult& result) {
+  write_trace_dump(dir, model.config().name, result.trace);
+}
+
+void write_trace_dump(const std::string& dir, const std::string& name, const Trace& trace) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw AtlasError(dir + ": cannot create dump directory: " + ec.message());
-  const Trace& trace = result.trace;
   nlohmann::json manifest;
   manifest["format"] = "attention-atlas-dump";
   manifest["version"] = 1;
-  manifest["model"] = model.config().name;
+  manifest["model"] = name;
   manifest["tokens"] = tokens_json(trace.source_tokens);
   if (!trace.target_tokens.empty()) manifest["target_tokens"] = tokens_json(trace.target_tokens);
   nlohmann::json arrays = nlohmann::json::array();

@@ -8,5 +8,8 @@
 namespace atlas {
 
 void write_dump(const std::string& dir, const Model& model, const RunResult& result);
+// The same for a trace made without a model (e.g. `atlas ntm --controls`); `name` goes into
+// the manifest's "model".
+void write_trace_dump(const std::string& dir, const std::string& name, const Trace& trace);
 
 }  // namespace atlas

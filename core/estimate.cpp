@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "params.h"
+#include "score_functions.h"  // issue 8: score_function_name
 
 namespace atlas {
 
@@ -54,6 +55,33 @@ std::string describe_architecture(const ModelConfig& c) {
   s << "name: " << c.name << "\n";
   if (!c.description.empty()) s << "description: " << c.description << "\n";
   s << "architecture: " << name_of(c.architecture) << "\n";
+  if (c.rnn_seq2seq.enabled) {  // issue 8: recurrent model, the Transformer lines do not apply
+    const Seq2SeqConfig& r = c.rnn_seq2seq;
+    const char* align[] = {"global", "local-m", "local-p"};
+    s << "recurrent seq2seq (core/seq2seq.cpp): " << (r.cell == RnnCell::Gru ? "GRU" : "LSTM")
+      << ", hidden " << r.hidden_size << (r.bidirectional ? ", bidirectional encoder" : "")
+      << ", " << (r.style == AttentionStyle::Bahdanau ? "Bahdanau" : "Luong") << " decoder, "
+      << align[int(r.alignment)] << (r.alignment == Alignment::Global ? "" : " (D " + std::to_string(r.window) + ")")
+      << " " << (r.selection == Selection::Soft ? "soft" : "hard") << " attention, "
+      << (r.output == Seq2SeqOutput::Pointer ? "pointer output" : "vocabulary output") << "\n";
+    s << "embedding: " << c.d_model << ", vocab: " << c.vocab_size << "\n";
+  }
+  if (c.score.function != ScoreFunction::ScaledDot || c.rnn_seq2seq.enabled) {
+    s << "score function: " << score_function_name(c.score.function) << "\n";
+  }
+  if (c.rnn_seq2seq.enabled) return s.str();
+  if (c.ntm.enabled) {  // issue 8: Neural Turing Machine (core/ntm_model.cpp)
+    s << "Neural Turing Machine: memory " << c.ntm.memory_slots << " x " << c.ntm.memory_width << ", "
+      << c.ntm.read_heads << " read / " << c.ntm.write_heads << " write heads, shifts -" << c.ntm.shift_range
+      << "..+" << c.ntm.shift_range << ", feed-forward controller " << c.ntm.controller_size << "\n";
+    return s.str();
+  }
+  if (c.sagan.enabled) {  // issue 8: Self-Attention GAN block (core/sagan.cpp)
+    s << "Self-Attention GAN block: " << c.sagan.channels << " channels on " << c.sagan.image_size << " x "
+      << c.sagan.image_size << " locations" << (c.sagan.pool_keys ? ", 2x2-pooled keys/values" : "")
+      << ", gamma " << c.sagan.gamma << "\n";
+    return s.str();
+  }
   if (c.has_encoder()) s << "encoder layers: " << c.n_layers << "\n";
   if (c.has_decoder()) s << "decoder layers: " << c.decoder_layers() << "\n";
   s << "d_model: " << c.d_model << ", heads: " << c.n_heads << " (d_head " << c.d_head()

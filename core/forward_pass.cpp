@@ -5,6 +5,7 @@
 #include "error.h"
 #include "positional.h"
 #include "lsh_attention.h"
+#include "score_functions.h"
 #include "sparse_attention.h"
 #include "variants_i.h"
 
@@ -56,6 +57,10 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   args.want_probs = opt_.trace.attention;
   args.want_scores = opt_.trace.scores;
   const int64_t lq = xq.shape[0], lk = xkv.shape[0];
+  if (opt_.trace.qk) {  // issue 8: `atlas scores` recomputes every score function from these
+    trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
+    trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
+  }
   if (sparse_applies(c_, xq, xkv)) {  // issue 4: CSR pattern, never a dense L x L mask
     DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
     return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
@@ -65,6 +70,10 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
                mask_matrix(mask, lq, lk), DType::I32);
   if (variant_i_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
     DTensor o = variant_i_attention(*this, xq, q, k, v, prefix, traced_name, mask);
+    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  }
+  if (score_function_applies(c_)) {  // issue 8: seed 004's score functions, host maths
+    DTensor o = score_function_attention(*this, q, k, v, prefix, traced_name, mask);
     return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
   }
   args.mask = std::move(mask);

@@ -10,6 +10,9 @@
 #include "error.h"
 #include "forward_pass.h"
 #include "logit_lens.h"
+#include "ntm_model.h"
+#include "sagan.h"
+#include "seq2seq.h"
 #include "transformer_xl.h"
 #include "universal.h"
 
@@ -99,6 +102,12 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
     const TokenInfo pad{static_cast<int32_t>(c.pad_id), "<pad>"};
     source.resize(static_cast<size_t>(options.pad_to), pad);
   }
+  if (c.rnn_seq2seq.enabled)  // issue 8: recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
+    return seq2seq_forward(c, params_, source, target, options);
+  if (c.ntm.enabled)  // issue 8: Neural Turing Machine, one step per token (ntm_model.cpp)
+    return ntm_forward(c, params_, source, options);
+  if (c.sagan.enabled)  // issue 8: SAGAN block on the built-in test card; text unused (sagan.h)
+    return sagan_forward(c, params_, sagan_synthetic_image(c.sagan.image_size), options);
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
   check_tokens(c, source, enc_dec ? "source text" : "input text");
   if (enc_dec) check_tokens(c, target, "target text");

@@ -5,7 +5,11 @@
 #include <sstream>
 
 #include "error.h"
+#include "ntm_model.h"
+#include "sagan.h"
 #include "random.h"
+#include "score_functions.h"
+#include "seq2seq.h"
 #include "variants_i.h"
 
 namespace atlas {
@@ -42,6 +46,9 @@ void add_ffn(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::str
 }  // namespace
 
 std::vector<ParamSpec> param_specs(const ModelConfig& c) {
+  if (c.rnn_seq2seq.enabled) return seq2seq_param_specs(c);  // issue 8: recurrent (seq2seq.cpp)
+  if (c.ntm.enabled) return ntm_param_specs(c);  // issue 8: Neural Turing Machine (ntm_model.cpp)
+  if (c.sagan.enabled) return sagan_param_specs(c);  // issue 8: Self-Attention GAN block (sagan.cpp)
   std::vector<ParamSpec> specs;
   specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
   if (c.positional == Positional::Learned)
@@ -72,6 +79,7 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   }
   if (c.output == OutputHead::Untied) specs.push_back({"output.weight", {c.vocab_size, c.d_model}});
   append_variant_i_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
+  append_score_specs(specs, c);      // issue 8: score function weights (score_functions.cpp)
   return specs;
 }
 

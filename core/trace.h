@@ -34,8 +34,9 @@ struct TraceOptions {
   // Top-k per-layer predictions (the logit lens, core/logit_lens.h) added after the run; 0 = off.
   // Needs an output head. The hidden states it reads are kept only when `hidden` is set.
   int64_t logit_lens = 0;
-  static TraceOptions none() { return {false, false, false, false, false, 0}; }
-  static TraceOptions all() { return {true, true, true, true, true, 0}; }
+  bool qk = false;         // projected queries and keys per attention layer (atlas scores)
+  static TraceOptions none() { return {false, false, false, false, false, 0, false}; }
+  static TraceOptions all() { return {true, true, true, true, true, 0, false}; }
 };
 
 struct Trace {

@@ -21,9 +21,12 @@
 #include <cstdio>
 #include <map>
 
+#include "error.h"
 #include "figure_export.h"
 #include "heatmap_view.h"
 #include "main_window.h"
+#include "ntm_panel.h"
+#include "sagan_overlay.h"
 #include "preset_gallery.h"
 #include "presets.h"
 #include "run_controller.h"
@@ -88,6 +91,30 @@ void MainWindow::buildMenus() {
   m_viewMenu->addAction(m_tokenDock->toggleViewAction());
   m_viewMenu->addAction(m_positionalDock->toggleViewAction());
   m_viewMenu->addSeparator();
+  // issue 8: a separate window, no model run; one explorer at a time is enough.
+  m_viewMenu->addAction("Neural &Turing Machine explorer\u2026", this, [this] {
+    if (auto* open = findChild<NtmPanel*>()) {
+      open->raise();
+      open->activateWindow();
+      return;
+    }
+    auto* panel = new NtmPanel(this);
+    panel->setWindowFlag(Qt::Window);
+    panel->setAttribute(Qt::WA_DeleteOnClose);
+    if (trace() && trace()->find("ntm.memory")) {  // start from the NTM model's own controls
+      try {
+        panel->loadTrace(*trace());
+      } catch (const AtlasError& e) {
+        QMessageBox::information(panel, "Neural Turing Machine explorer", QString::fromStdString(e.what()));
+      }
+    }
+    panel->show();
+  });
+  m_viewMenu->addAction("&Self-Attention GAN explorer\u2026", this, [this] {
+    QWidget* window = makeSaganExplorer(this);
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    window->show();
+  });
   m_viewMenu->addAction("Reset &zoom", QKeySequence("Ctrl+0"), this, [this] { m_heatmap->resetZoom(); });
   QMenu* theme = m_viewMenu->addMenu("&Theme");
   auto* group = new QActionGroup(this);

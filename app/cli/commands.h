@@ -18,6 +18,10 @@ int cmd_devices(const std::vector<std::string>& args);
 int cmd_pattern(const std::vector<std::string>& args);  // issue 4: sparse patterns
 int cmd_performer_error(const std::vector<std::string>& args);  // issue 4: FAVOR+ error vs m
 int cmd_train(const std::vector<std::string>& args);  // issue 9: training (cmd_train.cpp)
+int cmd_scores(const std::vector<std::string>& args);  // issue 8: score functions side by side
+int cmd_ntm(const std::vector<std::string>& args);  // issue 8: NTM addressing, manual controls
+int cmd_sagan(const std::vector<std::string>& args);  // issue 8: SAGAN block on an image
+int cmd_snail(const std::vector<std::string>& args);  // issue 8: SNAIL conv + attention
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

@@ -26,6 +26,10 @@ const char* kUsage =
     "  pattern   a sparse variant's attention pattern (stats or a zoomable tile), no model run\n"
     "  performer-error  Performer FAVOR+ error against exact softmax as a function of m\n"
     "  train     train a small model on a generated task (copy, sort, parity, ...)\n"
+    "  scores    every attention score function (seed 004) on the same queries and keys\n"
+    "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
+    "  sagan     Self-Attention GAN block on an image: where a location attends\n"
+    "  snail     SNAIL: causal dilated convolutions + causal attention, receptive field\n"
 #ifdef ATLAS_HAVE_UI
     "  export    render a view to SVG, PDF, PNG, or its data to .npy / .csv\n"
 #endif
@@ -44,6 +48,10 @@ const Verb kVerbs[] = {
     {"pattern", atlas::cli::cmd_pattern},
     {"performer-error", atlas::cli::cmd_performer_error},
     {"train", atlas::cli::cmd_train},
+    {"scores", atlas::cli::cmd_scores},
+    {"ntm", atlas::cli::cmd_ntm},
+    {"sagan", atlas::cli::cmd_sagan},
+    {"snail", atlas::cli::cmd_snail},
 #ifdef ATLAS_HAVE_UI
     {"export", atlas::cli::cmd_export},
 #endif

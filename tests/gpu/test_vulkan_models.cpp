@@ -32,6 +32,7 @@ TEST_CASE("every preset gives the same outputs and traces on Vulkan as on the CP
   for (const PresetInfo& info : list_presets()) {
     const ModelConfig c = test_config(info.name);
     INFO("preset " << info.name);
+    if (c.rnn_seq2seq.enabled) continue;  // issue 8: recurrent seq2seq runs on the host only
     Model model(c, init_params(c, 5));
     const std::string target = c.architecture == Architecture::EncoderDecoder ? "Hi there" : "";
     RunOptions cpu_options;

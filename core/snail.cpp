@@ -1,0 +1,121 @@
+// SNAIL (equations in snail.h).
+#include "snail.h"
+
+#include <cmath>
+
+#include "error.h"
+#include "random.h"
+
+namespace atlas {
+
+namespace {
+
+Mat seeded(uint64_t seed, const std::string& name, int64_t rows, int64_t cols) {
+  Rng rng(seed ^ hash_name(name));
+  const double std = std::sqrt(2.0 / double(rows + cols));  // Glorot normal, as params.cpp
+  Mat m(rows, cols);
+  for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal() * std);
+  return m;
+}
+
+float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+Tensor tensor_of(const Mat& m, Shape shape) {
+  Tensor t(std::move(shape));
+  std::copy(m.data(), m.data() + m.size(), t.data.begin());
+  return t;
+}
+
+}  // namespace
+
+std::vector<int64_t> snail_dilations(int64_t length, bool paper_dilations) {
+  int64_t n = 0;
+  while ((int64_t(1) << n) < length) ++n;  // ceil(log2 T)
+  n = std::max<int64_t>(1, n);
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < n; ++i) d.push_back(int64_t(1) << (paper_dilations ? i + 1 : i));
+  return d;
+}
+
+Mat snail_dense_block(const Mat& x, int64_t dilation, const Mat& w_f, const RowVec& b_f, const Mat& w_g,
+                      const RowVec& b_g) {
+  const int64_t L = x.rows(), c = x.cols(), D = w_f.rows();
+  Mat out(L, c + D);
+  out.leftCols(c) = x;
+  for (int64_t t = 0; t < L; ++t) {
+    RowVec f = x.row(t) * w_f.leftCols(c).transpose() + b_f;
+    RowVec g = x.row(t) * w_g.leftCols(c).transpose() + b_g;
+    if (t - dilation >= 0) {  // causal: the past tap is zero before the sequence starts
+      f += x.row(t - dilation) * w_f.rightCols(c).transpose();
+      g += x.row(t - dilation) * w_g.rightCols(c).transpose();
+    }
+    for (int64_t k = 0; k < D; ++k) out(t, c + k) = std::tanh(f[k]) * sigmoid(g[k]);
+  }
+  return out;
+}
+
+Mat snail_attention_block(const Mat& x, const Mat& w_q, const Mat& w_k, const Mat& w_v, Mat* probs) {
+  const int64_t L = x.rows(), c = x.cols(), K = w_q.rows();
+  const Mat q = x * w_q.transpose(), k = x * w_k.transpose(), v = x * w_v.transpose();
+  Mat p = Mat::Zero(L, L);
+  for (int64_t i = 0; i < L; ++i) {
+    float mx = -INFINITY;
+    for (int64_t j = 0; j <= i; ++j) mx = std::max(mx, p(i, j) = q.row(i).dot(k.row(j)) / std::sqrt(float(K)));
+    float z = 0;
+    for (int64_t j = 0; j <= i; ++j) z += p(i, j) = std::exp(p(i, j) - mx);
+    for (int64_t j = 0; j <= i; ++j) p(i, j) /= z;
+  }
+  Mat out(L, c + v.cols());
+  out.leftCols(c) = x;
+  out.rightCols(v.cols()) = p * v;
+  if (probs) *probs = std::move(p);
+  return out;
+}
+
+Mat snail_receptive_field(int64_t length, const std::vector<int64_t>& dilations) {
+  std::vector<uint8_t> reach(size_t(length), 0);  // offsets i - j that some path covers
+  reach[0] = 1;
+  for (int64_t d : dilations)
+    for (int64_t o = length - 1; o >= d; --o) reach[size_t(o)] |= reach[size_t(o - d)];
+  Mat rf = Mat::Zero(length, length);
+  for (int64_t i = 0; i < length; ++i)
+    for (int64_t j = 0; j <= i; ++j) rf(i, j) = reach[size_t(i - j)];
+  return rf;
+}
+
+Mat snail_forward(const SnailSpec& s, const Mat& x_in, Trace* trace) {
+  if (x_in.cols() != s.d_input)
+    throw AtlasError("SNAIL input has " + std::to_string(x_in.cols()) + " channels, the network expects " +
+                     std::to_string(s.d_input));
+  if (x_in.rows() < 1) throw AtlasError("SNAIL input is empty");
+  const int64_t L = x_in.rows();
+  const std::vector<int64_t> dilations = snail_dilations(L, s.paper_dilations);
+  std::vector<int64_t> all_dilations;
+  Mat x = x_in;
+  for (int64_t b = 0; b <= s.tc_blocks; ++b) {
+    const std::string a = "snail.attn" + std::to_string(b);
+    Mat probs;
+    x = snail_attention_block(x, seeded(s.seed, a + ".wq", s.key_size, x.cols()),
+                              seeded(s.seed, a + ".wk", s.key_size, x.cols()),
+                              seeded(s.seed, a + ".wv", s.value_size, x.cols()), &probs);
+    if (trace) trace->add(a, "causal attention of attention block " + std::to_string(b) + " [1, L, L]",
+                          tensor_of(probs, {1, L, L}));
+    if (b == s.tc_blocks) break;
+    for (size_t k = 0; k < dilations.size(); ++k) {
+      const std::string n = "snail.tc" + std::to_string(b) + ".dense" + std::to_string(k);
+      x = snail_dense_block(x, dilations[k], seeded(s.seed, n + ".wf", s.filters, 2 * x.cols()),
+                            RowVec::Zero(s.filters), seeded(s.seed, n + ".wg", s.filters, 2 * x.cols()),
+                            RowVec::Zero(s.filters));
+      all_dilations.push_back(dilations[k]);
+    }
+  }
+  if (trace) {
+    trace->add("snail.receptive_field",
+               "1 where input j reaches output i through the causal convolutions (not attention) [L, L]",
+               tensor_of(snail_receptive_field(L, all_dilations), {L, L}));
+    trace->add("snail.output", "final features [L, channels]", tensor_of(x, {L, x.cols()}));
+  }
+  return x;
+}
+
+}  // namespace atlas

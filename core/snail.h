@@ -1,0 +1,48 @@
+#pragma once
+// SNAIL (Mishra et al. 2018; seed 004): dense blocks of causal dilated temporal convolutions
+// interleaved with causal attention blocks, host maths with seeded weights (core/snail.cpp).
+//   DenseBlock(x, d, D):  xf = CausalConv(x, d), xg = CausalConv(x, d)   (kernel 2: x_t, x_{t-d})
+//                         a = tanh(xf) * sigmoid(xg),  return [x, a]      (D new channels)
+//   TCBlock(x, T, D):     DenseBlock with dilations 1, 2, 4, ..., 2^(n-1), n = ceil(log2 T)
+//                         (paper_dilations: 2, 4, ..., 2^n, the paper's pseudo-code indexing)
+//   AttentionBlock(x, K, V): q = x W_q, k = x W_k, v = x W_v, p = causal softmax(q k^T / sqrt K),
+//                         return [x, p v]
+// Layout: Attn, TC, Attn, TC, ..., Attn (tc_blocks TC blocks, one more attention block),
+// as the paper's Omniglot / mini-ImageNet models.
+#include <cstdint>
+#include <vector>
+
+#include "tensor.h"
+#include "trace.h"
+
+namespace atlas {
+
+struct SnailSpec {
+  int64_t d_input = 16;     // input channels (token embeddings)
+  int64_t filters = 8;      // D of every dense block
+  int64_t key_size = 16;    // K of every attention block
+  int64_t value_size = 8;   // V of every attention block
+  int64_t tc_blocks = 2;
+  bool paper_dilations = false;
+  uint64_t seed = 0;        // every weight is drawn from (seed, its name)
+};
+
+// Dilations of one TC block over a sequence of length T.
+std::vector<int64_t> snail_dilations(int64_t length, bool paper_dilations);
+
+// One dense block; w_f, w_g are [D, 2 c] (columns 0..c-1 act on x_t, c..2c-1 on x_{t-d}).
+Mat snail_dense_block(const Mat& x, int64_t dilation, const Mat& w_f, const RowVec& b_f,
+                      const Mat& w_g, const RowVec& b_g);
+// One causal attention block; w_q, w_k [K, c], w_v [V, c]. `probs` receives [L, L].
+Mat snail_attention_block(const Mat& x, const Mat& w_q, const Mat& w_k, const Mat& w_v, Mat* probs);
+
+// [L, L]: 1 where input position j can reach output position i through the convolutions
+// (and the dense blocks' concatenated skips), not through attention: i - j is a sum of a
+// subset of the dilations.
+Mat snail_receptive_field(int64_t length, const std::vector<int64_t>& dilations);
+
+// Runs the network on x [L, d_input]; traces snail.attn<i> [1, L, L] per attention block,
+// snail.receptive_field [L, L] and snail.output [L, channels]. Returns the output.
+Mat snail_forward(const SnailSpec& spec, const Mat& x, Trace* trace);
+
+}  // namespace atlas
