@@ -3,7 +3,7 @@
 // result) / reps, so it includes the submission and the wait but not per-op waits; CPU time
 // = the op itself. Not a test: numbers are printed, nothing is asserted.
 //
-//   bench_gpu_ops [--device NAME|INDEX] [--tokens 128,512,2048] [--reps N]
+//   bench_gpu_ops [--device NAME|INDEX] [--tokens 128,512,2048] [--reps N] [--ops SUBSTRING,...]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +17,10 @@
 
 #include "backend.h"
 #include "error.h"
+#include "model.h"
+#include "params.h"
+#include "presets.h"
+#include "sparse_attention.h"
 #include "vulkan_backend.h"
 
 using namespace atlas;
@@ -38,9 +42,12 @@ double now_ms() {
 
 struct Inputs {
   DTensor x, x2, w, b, w_ff, b_ff, gamma, beta, table, q, k, v;
+  DTensor rel_k, rel_v;  // Shaw tables [2k+1, d_head], k = kShawK
 };
 
-Inputs upload_inputs(Backend& be, int64_t L, int64_t d) {
+constexpr int64_t kShawK = 16;
+
+Inputs upload_inputs(Backend& be, int64_t L, int64_t d, int heads) {
   Inputs in;
   in.x = be.upload(random_tensor({L, d}, 1));
   in.x2 = be.upload(random_tensor({L, d}, 2));
@@ -54,6 +61,8 @@ Inputs upload_inputs(Backend& be, int64_t L, int64_t d) {
   in.q = be.upload(random_tensor({L, d}, 10));
   in.k = be.upload(random_tensor({L, d}, 11));
   in.v = be.upload(random_tensor({L, d}, 12));
+  in.rel_k = be.upload(random_tensor({2 * kShawK + 1, d / heads}, 13));
+  in.rel_v = be.upload(random_tensor({2 * kShawK + 1, d / heads}, 14));
   return in;
 }
 
@@ -77,6 +86,43 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.attention(in.q, in.k, in.v, a).out;
     };
   };
+  // Variant attention (Backend::relative_attention): Shaw k = 16, adaptive span (causal, z
+  // from L/8 to L/2 over the heads, ramp 32), both with probabilities as the views ask.
+  auto rel = [heads, L](bool shaw, bool span, bool probs) {
+    std::vector<float> z(static_cast<size_t>(heads * L));
+    for (int h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < L; ++i) z[size_t(h * L + i)] = float(L) * (1.0f + 3.0f * h / heads) / 8.0f;
+    return [=](Backend& be, const Inputs& in) {
+      RelativeAttentionArgs a;
+      a.attn.heads = heads;
+      a.attn.scale = 0.125f;
+      a.attn.mask.causal = true;
+      a.attn.want_probs = probs;
+      if (shaw) {
+        a.rel_k = in.rel_k;
+        a.rel_v = in.rel_v;
+        a.max_distance = kShawK;
+      }
+      if (span) {
+        a.span_z = z;
+        a.span_ramp = 32;
+        a.span_max = L;
+      }
+      return be.relative_attention(in.q, in.k, in.v, a).out;
+    };
+  };
+  // Sparse Transformer strided pattern (stride sqrt(L), heads alternate the two factors),
+  // causal, as the tiny-sparse-strided preset builds it.
+  auto sparse = [heads, L] {
+    SparseConfig s;
+    s.pattern = SparsePattern::Strided;
+    AttentionMask m;
+    m.causal = true;
+    auto pats = std::make_shared<std::vector<CsrPattern>>(layer_patterns(s, L, 0, heads, m));
+    return [heads, pats](Backend& be, const Inputs& in) {
+      return be.sparse_attention(in.q, in.k, in.v, heads, 0.125f, *pats, false).out;
+    };
+  };
   return {
       {"linear d->d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w, in.b); }},
       {"linear d->4d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w_ff, in.b_ff); }},
@@ -89,6 +135,10 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       {"attention", attn(false, false)},
       {"attention causal", attn(false, true)},
       {"attention +probs", attn(true, false)},
+      {"shaw attention", rel(true, false, false)},
+      {"span attention", rel(false, true, false)},
+      {"shaw+span +probs", rel(true, true, true)},
+      {"sparse attention", sparse()},
   };
 }
 
@@ -107,12 +157,51 @@ double time_op(Backend& be, const Inputs& in, const OpFn& fn, int reps, int roun
   return t[t.size() / 2];
 }
 
+// Whole forward of a small preset (d 64, 4 heads, 2 layers) with the default trace
+// (probabilities and masks, as the explorer asks): median of 3 runs after a warm-up that
+// uploads the weights; the submissions of one run on Vulkan.
+void bench_forward(Backend& cpu, Backend& gpu, const std::vector<int64_t>& tokens) {
+  std::printf("\nwhole forward (default trace)\n%-18s %6s %12s %12s %9s %8s\n", "preset",
+              "tokens", "cpu ms", "vulkan ms", "vk/cpu", "submits");
+  for (const char* preset : {"tiny-decoder", "tiny-shaw", "tiny-span"}) {
+    ModelConfig c = preset_config(preset);
+    c.max_positions = std::max<int64_t>(c.max_positions, 4096);
+    const Model model(c, init_params(c, 1));
+    for (int64_t L : tokens) {
+      std::string text(static_cast<size_t>(L), 'a');
+      for (int64_t i = 0; i < L; ++i) text[size_t(i)] = char('a' + (i * 7) % 26);
+      auto time_on = [&](Backend& be, uint64_t* submits) {
+        RunOptions o;
+        o.backend = &be;
+        model.run(text, "", o);  // warm-up: weights, pipelines
+        std::vector<double> t;
+        for (int r = 0; r < 3; ++r) {
+          const uint64_t s0 = be.submission_count();
+          const double t0 = now_ms();
+          model.run(text, "", o);
+          t.push_back(now_ms() - t0);
+          if (submits) *submits = be.submission_count() - s0;
+        }
+        std::sort(t.begin(), t.end());
+        return t[1];
+      };
+      uint64_t subs = 0;
+      const double tc = time_on(cpu, nullptr), tg = time_on(gpu, &subs);
+      std::printf("%-18s %6lld %12.3f %12.3f %9.2f %8llu\n", preset, static_cast<long long>(L),
+                  tc, tg, tg / tc, static_cast<unsigned long long>(subs));
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   VulkanOptions opt;
   std::vector<int64_t> tokens = {128, 512, 2048};
   int reps = 5;
+  std::vector<std::string> only;  // run the ops whose name contains one of these ("forward":
+                                  // the whole-forward section)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) {
@@ -121,10 +210,14 @@ int main(int argc, char** argv) {
       tokens.clear();
       std::stringstream ss(argv[++i]);
       for (std::string tok; std::getline(ss, tok, ',');) tokens.push_back(std::stoll(tok));
+    } else if (a == "--ops" && i + 1 < argc) {
+      std::stringstream ss(argv[++i]);
+      for (std::string tok; std::getline(ss, tok, ',');) only.push_back(tok);
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: %s [--device NAME|INDEX] [--tokens 128,512,2048] [--reps N]\n",
+      std::fprintf(stderr, "usage: %s [--device NAME|INDEX] [--tokens 128,512,2048] [--reps N] "
+                   "[--ops SUBSTRING,...]\n",
                    argv[0]);
       return 2;
     }
@@ -139,19 +232,28 @@ int main(int argc, char** argv) {
     std::printf("%-18s %6s %12s %12s %9s %8s\n", "op", "tokens", "cpu ms", "vulkan ms",
                 "vk/cpu", "submits");
     for (int64_t L : tokens) {
-      const Inputs ci = upload_inputs(*cpu, L, d), gi = upload_inputs(*gpu, L, d);
+      const Inputs ci = upload_inputs(*cpu, L, d, heads), gi = upload_inputs(*gpu, L, d, heads);
       for (const OpDef& op : ops(L, heads)) {
+        if (!only.empty() && std::none_of(only.begin(), only.end(), [&](const std::string& o) {
+              return op.name.find(o) != std::string::npos;
+            }))
+          continue;
         // Long attention runs are slow on a CPU-emulated device: fewer repetitions there.
-        const int r = (op.name.rfind("attention", 0) == 0 && L >= 2048) ? 1 : reps;
-        const double tc = time_op(*cpu, ci, op.run, r, 3);
+        const bool attention_like = op.name.find("attention") != std::string::npos ||
+                                    op.name.find("shaw") != std::string::npos;
+        const int r = (attention_like && L >= 2048) ? 1 : reps;
+        const int rounds = (attention_like && L >= 2048) ? 1 : 3;  // keeps a run to minutes
+        const double tc = time_op(*cpu, ci, op.run, r, rounds);
         const uint64_t s0 = gpu->submission_count();
-        const double tg = time_op(*gpu, gi, op.run, r, 3);
-        const double subs = double(gpu->submission_count() - s0) / 4;  // per warm-up + round
+        const double tg = time_op(*gpu, gi, op.run, r, rounds);
+        const double subs = double(gpu->submission_count() - s0) / (rounds + 1);  // per run
         std::printf("%-18s %6lld %12.3f %12.3f %9.2f %8.0f\n", op.name.c_str(),
                     static_cast<long long>(L), tc, tg, tg / tc, subs);
         std::fflush(stdout);
       }
     }
+    if (only.empty() || std::find(only.begin(), only.end(), "forward") != only.end())
+      bench_forward(*cpu, *gpu, tokens);
     const auto fb = gpu->fallbacks();
     for (const auto& f : fb) std::printf("fallback: %s\n", f.c_str());
   } catch (const AtlasError& e) {

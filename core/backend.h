@@ -23,8 +23,19 @@ enum class Op {
   Embedding,
   Attention,
   RowNormalize,
+  // Variant attention computed by core/ on the host unless the backend has a kernel for it
+  // (supports() says which); see Backend::note_host_compute.
+  ShawAttention,       // Shaw relative positions (core/relative_attention.cpp)
+  AdaptiveSpan,        // adaptive span soft mask (core/relative_attention.cpp)
+  XlAttention,         // Transformer-XL segment recurrence (core/transformer_xl.cpp)
+  SparseAttention,     // CSR sparse patterns (core/sparse_attention.cpp)
+  LshAttention,        // Reformer LSH attention (core/lsh_attention.cpp)
+  PerformerAttention,  // Performer FAVOR+ (core/performer.cpp)
+  ActHalting,          // Universal Transformer ACT halting (core/universal.cpp)
 };
 const char* op_name(Op op);
+// One line saying what a host computation of `op` costs a device backend (for fallbacks()).
+std::string host_fallback_line(Op op);
 
 enum class Activation { ReLU, GeluErf, GeluTanh };
 
@@ -71,6 +82,47 @@ struct AttentionResult {
   DTensor scores;  // [heads, Lq, Lk] when asked
 };
 
+// Shaw relative positions and / or the adaptive-span soft mask on one self-attention head set
+// (host reference: relative_attention_reference, core/relative_attention_op.cpp). Per head h:
+//   e_ij = scale (q_i . k_j + [shaw] q_i . a^K_{r(i,j)}), -inf where the hard mask forbids j
+//   a_ij = softmax_j over m_ij > 0 of e_ij weighted by m_ij         (span inside), or
+//   a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8), p = softmax(e)      (span after), or softmax(e)
+//   o_i  = sum_j a_ij (v_j + [shaw] a^V_{r(i,j)})
+// with r(i, j) = clip(j - (i + Lk - Lq), -k, k) + k and m_ij = m_z(|i + Lk - Lq - j|).
+struct RelativeAttentionArgs {
+  AttentionArgs attn;          // heads, scale, hard mask, want_probs, want_scores
+  DTensor rel_k, rel_v;        // Shaw tables [2k+1, d_head] (empty handles: no Shaw term)
+  int64_t max_distance = 0;    // Shaw k
+  bool shaw_efficient = true;  // host reference: seed 001 eq. 5 (same values, other rounding)
+  std::vector<float> span_z;   // [heads, Lq] span z per head and query; empty: no span mask
+  int64_t span_ramp = 32;      // R
+  int64_t span_max = 0;        // S: keys farther than S get m = 0
+  bool span_after = false;     // mask after the softmax and renormalise (the reference code)
+  bool want_terms = false;     // Shaw key_term (scaled) and value_term
+  bool want_span_mask = false;
+  bool shaw() const { return static_cast<bool>(rel_k); }
+  bool span() const { return !span_z.empty(); }
+};
+
+struct RelativeAttentionResult {
+  DTensor out;         // [Lq, heads * d_value]
+  DTensor probs;       // [heads, Lq, Lk] when attn.want_probs
+  DTensor scores;      // [heads, Lq, Lk] when attn.want_scores (masked = -inf)
+  DTensor key_term;    // [heads, Lq, Lk] scale * q_i . a^K when want_terms
+  DTensor value_term;  // [heads, Lq, d_value] sum_j a_ij a^V when want_terms
+  DTensor span_mask;   // [heads, Lq, Lk] m_ij (0 where the hard mask forbids) when asked
+};
+
+struct CsrPattern;  // core/sparse_pattern.h
+
+// Softmax attention over a sparse pattern's nonzeros only (core/sparse_attention.h): O(nnz d)
+// work, nothing of size Lq x Lk.
+struct SparseAttentionResult {
+  DTensor out;    // [Lq, heads * d_value]
+  DTensor probs;  // [sum_h nnz_h] when asked: head h's probabilities, aligned with its CSR
+                  // indices, start at sum_{g < h} nnz_g
+};
+
 class Backend {
  public:
   Backend();
@@ -78,6 +130,9 @@ class Backend {
   // Unique per backend instance for the process lifetime (keys caches of uploaded weights;
   // an address could be reused by a later backend).
   uint64_t instance_id() const { return instance_id_; }
+  // Expires when this backend is destroyed, so caches of its tensors (the model's uploaded
+  // weights, core/model.cpp) can let go of them.
+  std::weak_ptr<const void> lifetime() const { return alive_; }
   virtual std::string name() const = 0;
   virtual bool supports(Op op) const = 0;
 
@@ -95,7 +150,15 @@ class Backend {
   // Queue submissions so far (0 for eager backends); tested to catch per-op waits.
   virtual uint64_t submission_count() const { return 0; }
   // Ops this backend ran on the CPU instead, one line each (shown by `atlas info`).
-  virtual std::vector<std::string> fallbacks() const { return {}; }
+  virtual std::vector<std::string> fallbacks() const { return fallbacks_; }
+  // Records a CPU fallback: logged to stderr and listed by fallbacks(), once per line.
+  virtual void note_fallback(const std::string& line);
+  // Called by model code right before it computes `op` on the host with this backend's
+  // tensors (download, compute, upload). A backend that supports(op) runs on the host anyway
+  // (CPU) and ignores it; any other backend reports it as a fallback, once per op kind.
+  void note_host_compute(Op op) {
+    if (!supports(op)) note_fallback(host_fallback_line(op));
+  }
 
   // x [M, in], w [out, in], b [out] or empty -> [M, out]   (y = x w^T + b)
   virtual DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) = 0;
@@ -116,9 +179,24 @@ class Backend {
   // q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv] -> softmax(scale q k^T + mask) v per head
   virtual AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                     const AttentionArgs& args) = 0;
+  // Sparse attention: q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv], one pattern [Lq, Lk] per
+  // head. A row without nonzeros gives a zero output. The default runs the host reference
+  // (download, compute, upload), reported by note_host_compute.
+  virtual SparseAttentionResult sparse_attention(const DTensor& q, const DTensor& k,
+                                                 const DTensor& v, int heads, float scale,
+                                                 const std::vector<CsrPattern>& patterns,
+                                                 bool want_probs);
+  // Shaw / adaptive-span attention (RelativeAttentionArgs). The default downloads the
+  // inputs, runs the host reference and uploads the results, reported by
+  // note_host_compute (so a backend without a kernel still works, visibly).
+  virtual RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
+                                                     const DTensor& v,
+                                                     const RelativeAttentionArgs& args);
 
  private:
   uint64_t instance_id_;
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
+  std::vector<std::string> fallbacks_;  // the default note_fallback's record
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -150,6 +150,7 @@ DTensor lsh_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& v,
                             const AttentionMask& mask) {
   const ModelConfig& c = fp.config();
   Backend& be = fp.backend();
+  be.note_host_compute(Op::LshAttention);
   const Tensor Q = be.download(q), V = be.download(v);
   const int64_t L = Q.shape[0], H = c.n_heads, dk = Q.shape[1] / H, dv = V.shape[1] / H;
   LshParams p;

@@ -43,10 +43,16 @@ void check_tokens(const ModelConfig& c, const std::vector<TokenInfo>& tokens, co
                        " is outside the vocabulary of " + std::to_string(c.vocab_size));
 }
 
-// Uploaded weights are kept per backend instance so repeated runs upload once.
+// Uploaded weights are kept per backend instance so repeated runs upload once. An entry
+// whose backend was destroyed is dropped at the next forward of the model (its tensors may
+// hold device memory and the device context alive).
 struct WeightCache {
+  struct Entry {
+    std::weak_ptr<const void> backend_alive;
+    std::shared_ptr<Weights> weights;
+  };
   std::mutex mutex;
-  std::map<uint64_t, std::shared_ptr<Weights>> by_backend;
+  std::map<uint64_t, Entry> by_backend;
 };
 
 }  // namespace
@@ -117,12 +123,16 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
   std::shared_ptr<Weights> weights;
   {
     std::lock_guard<std::mutex> lock(private_->cache.mutex);
-    auto& slot = private_->cache.by_backend[be.instance_id()];
-    if (!slot) {
-      slot = std::make_shared<Weights>();
-      for (const auto& [name, t] : params_) slot->emplace(name, be.upload(t));
+    auto& entries = private_->cache.by_backend;
+    for (auto it = entries.begin(); it != entries.end();)
+      it = it->second.backend_alive.expired() ? entries.erase(it) : std::next(it);
+    auto& slot = entries[be.instance_id()];
+    if (!slot.weights) {
+      slot.backend_alive = be.lifetime();
+      slot.weights = std::make_shared<Weights>();
+      for (const auto& [name, t] : params_) slot.weights->emplace(name, be.upload(t));
     }
-    weights = slot;
+    weights = slot.weights;
   }
 
   RunResult result;

@@ -117,6 +117,7 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
                                   const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = fp.config();
   Backend& be = fp.backend();
+  be.note_host_compute(Op::PerformerAttention);
   const Tensor Q = be.download(q), K = be.download(k), V = be.download(v);
   const int64_t L = Q.shape[0], H = c.n_heads, dk = Q.shape[1] / H, dv = V.shape[1] / H;
   const int64_t layer = layer_index_of(prefix);

@@ -74,6 +74,24 @@ Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int h
   return out;
 }
 
+SparseAttentionResult Backend::sparse_attention(const DTensor& q, const DTensor& k,
+                                                const DTensor& v, int heads, float scale,
+                                                const std::vector<CsrPattern>& patterns,
+                                                bool want_probs) {
+  note_host_compute(Op::SparseAttention);
+  std::vector<std::vector<float>> probs;
+  SparseAttentionResult r;
+  r.out = upload(atlas::sparse_attention(download(q), download(k), download(v), heads, scale,
+                                         patterns, want_probs ? &probs : nullptr));
+  if (want_probs) {
+    Tensor all({0});
+    for (const auto& p : probs) all.data.insert(all.data.end(), p.begin(), p.end());
+    all.shape = {all.numel()};
+    r.probs = upload(all);
+  }
+  return r;
+}
+
 std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, int64_t layer,
                                        int64_t n_heads, const AttentionMask& mask) {
   std::vector<CsrPattern> out;
@@ -197,13 +215,21 @@ DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor&
   const TraceOptions& want = fp.options().trace;
   std::vector<std::vector<float>> probs;
   Backend& be = fp.backend();
-  Tensor out = sparse_attention(be.download(q), be.download(k), be.download(v),
-                                static_cast<int>(c.n_heads),
-                                1.0f / std::sqrt(static_cast<float>(c.d_head())), heads,
-                                want.attention ? &probs : nullptr);
+  SparseAttentionResult r =
+      be.sparse_attention(q, k, v, static_cast<int>(c.n_heads),
+                          1.0f / std::sqrt(static_cast<float>(c.d_head())), heads, want.attention);
+  if (want.attention) {  // per-head slices of the concatenated values
+    const Tensor all = be.download(r.probs);
+    size_t at = 0;
+    for (const CsrPattern& p : heads) {
+      const size_t n = static_cast<size_t>(p.nnz());
+      probs.emplace_back(all.data.begin() + long(at), all.data.begin() + long(at + n));
+      at += n;
+    }
+  }
   if (want.attention || want.masks)
     trace_sparse_attention(fp.trace(), traced_name, heads, probs, want.attention, want.masks);
-  return be.upload(out);
+  return r.out;
 }
 
 }  // namespace atlas

@@ -161,6 +161,7 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
   const ModelConfig& c = pass.config();
   Backend& be = pass.backend();
   const int64_t L = int64_t(tokens.size()), d = c.d_model, S = c.xl.segment_length;
+  be.note_host_compute(Op::XlAttention);
   const bool pre = c.norm_position == NormPosition::Pre;
   DTensor table = pass.weight("embed.tokens");
   if (c.fixnorm) table = be.row_normalize(table, 1e-5f);

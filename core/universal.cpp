@@ -102,6 +102,7 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
     return state;
   }
 
+  be.note_host_compute(Op::ActHalting);
   const float threshold = 1.0f - u.epsilon;
   std::vector<float> cum(size_t(L), 0.0f), remainder(size_t(L), 0.0f), n_updates(size_t(L), 0.0f);
   std::vector<uint8_t> halted(size_t(L), 0);

@@ -1,8 +1,8 @@
 #pragma once
 // Hooks of the issue 3 variants into the shared forward (forward_pass.cpp, params.cpp).
 // Shaw relative positions (core/shaw.cpp) and adaptive attention span (core/adaptive_span.cpp)
-// change the scores and weights of a self-attention head, which the backend's fused attention
-// cannot express, so such heads run on the host (core/relative_attention.cpp).
+// change the scores and weights of a self-attention head, which the plain attention op cannot
+// express: such heads go through Backend::relative_attention (core/relative_attention.cpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,12 +24,24 @@ void append_variant_i_specs(std::vector<ParamSpec>& specs, const ModelConfig& c)
 // self-attention that Shaw or adaptive span modifies.
 bool variant_i_attention_applies(const ModelConfig& c, const std::string& prefix);
 
-// Attention of all heads on the host: xq [Lq, d] (the sub-layer input, for the dynamic span),
+// Attention of all heads through Backend::relative_attention: xq [Lq, d] (the sub-layer input, for the dynamic span),
 // q [Lq, H*dh], k, v [Lk, H*dh] -> concatenated heads [Lq, H*dh] (before W^O). Traces
 // `traced_name` (probabilities, scores) and the variant arrays.
 DTensor variant_i_attention(ForwardPass& pass, const DTensor& xq, const DTensor& q,
                             const DTensor& k, const DTensor& v, const std::string& prefix,
                             const std::string& traced_name, const AttentionMask& mask);
+
+// Host results of the relative_attention op; the key / value terms and the span mask are
+// empty tensors unless asked for.
+struct RelativeAttentionHost {
+  Tensor out, probs, scores, key_term, value_term, span_mask;
+};
+// The reference of Backend::relative_attention (core/relative_attention_op.cpp): q [Lq, H*dh],
+// k [Lk, H*dh], v [Lk, H*dv], Shaw tables ak [2k+1, dh], av [2k+1, dv] (ignored without
+// args.rel_k). probs and scores are always filled.
+RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor& k,
+                                                   const Tensor& v, const Mat& ak, const Mat& av,
+                                                   const RelativeAttentionArgs& args);
 
 // ---- Shaw (core/shaw.cpp) ----
 // clip(j - i, -k, k) + k, with query i at key position i + (lk - lq) when keys include a prefix.

@@ -33,13 +33,15 @@ class VulkanBackend : public Backend {
   ~VulkanBackend() override;
 
   std::string name() const override { return "vulkan (" + ctx_->info.name + ")"; }
-  bool supports(Op) const override { return true; }  // every op has a kernel
+  bool supports(Op op) const override;  // vanilla ops; variants with a kernel (vk_variants.cpp)
   DTensor upload(const Tensor& host) override;
   Tensor download(const DTensor& t) override;
   std::vector<Tensor> download_all(const std::vector<DTensor>& ts) override;
   void flush() override { rec_->submit(); }
   uint64_t submission_count() const override { return rec_->submissions(); }
   std::vector<std::string> fallbacks() const override { return fallbacks_; }
+  // Logged as "atlas: vulkan: <line>" once per line.
+  void note_fallback(const std::string& line) override;
 
   DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override;
   DTensor add(const DTensor& a, const DTensor& b) override;
@@ -53,6 +55,15 @@ class VulkanBackend : public Backend {
                     float scale) override;
   AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
                             const AttentionArgs& args) override;
+  // vk_sparse_attention.cpp (CSR patterns)
+  SparseAttentionResult sparse_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                         int heads, float scale,
+                                         const std::vector<CsrPattern>& patterns,
+                                         bool want_probs) override;
+  // vk_relative_attention.cpp (Shaw / adaptive span)
+  RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
+                                             const DTensor& v,
+                                             const RelativeAttentionArgs& args) override;
 
   VulkanBackendStats stats() const;
 
@@ -73,9 +84,8 @@ class VulkanBackend : public Backend {
   DTensor row_op(const char* op, ShaderId id, const DTensor& x, const DTensor* p1,
                  const DTensor* p2, float eps);
 
-  // Runs an op on the CPU backend (downloading inputs, uploading the result) and records
-  // why, once per reason.
-  void note_fallback(const std::string& line);
+  // Runs an op on the CPU backend (downloading inputs, uploading the result); the caller
+  // records why with note_fallback().
   Backend& cpu();
   DTensor to_cpu(const DTensor& t);
   DTensor from_cpu(const DTensor& t);

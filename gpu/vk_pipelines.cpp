@@ -19,9 +19,11 @@
 #include "embedding_spv.h"
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
+#include "relative_attention_spv.h"
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
 #include "scale_spv.h"
+#include "sparse_attention_spv.h"
 
 namespace atlas::vk {
 
@@ -49,6 +51,8 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(embedding, 3, EmbeddingPC),
     ATLAS_SHADER(linear, 4, LinearPC),
     ATLAS_SHADER(attention, 8, AttentionPC),
+    ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC),
+    ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

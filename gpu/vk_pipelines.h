@@ -20,6 +20,8 @@ enum class ShaderId {
   Embedding,
   Linear,
   Attention,
+  RelativeAttention,
+  SparseAttention,
   Count
 };
 

@@ -5,7 +5,7 @@ namespace atlas::vk {
 namespace {
 constexpr size_t kMaxInFlight = 8;     // flush() without download() must not grow forever
 constexpr uint32_t kSetsPerPool = 256;
-constexpr uint32_t kMaxBindings = 8;   // the most any shader has (attention)
+constexpr uint32_t kMaxBindings = 14;  // the most any shader has (relative_attention)
 }  // namespace
 
 Recorder::Recorder(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {
@@ -146,6 +146,9 @@ void Recorder::dispatch_raw(const Pipeline& p, const std::vector<Binding>& bindi
                        "' binds a buffer its op did not declare to the barrier tracker");
   const Api& f = ctx_->api;
   Batch& batch = current();
+  if (bindings.size() > kMaxBindings)
+    throw AtlasError(std::string("internal error: shader '") + p.name + "' has more bindings "
+                     "than the recorder's descriptor pools hold (kMaxBindings)");
   VkDescriptorSet set = allocate_set(batch, p.set_layout);
   VkDescriptorBufferInfo infos[kMaxBindings];
   VkWriteDescriptorSet writes[kMaxBindings];

@@ -168,6 +168,26 @@ Window VulkanBackend::window(const GpuBuffer& b, uint64_t first, uint64_t count)
 
 // ---- fallback to the CPU backend ------------------------------------------------------
 
+bool VulkanBackend::supports(Op op) const {
+  switch (op) {
+    case Op::Linear:
+    case Op::Add:
+    case Op::Scale:
+    case Op::LayerNorm:
+    case Op::ScaleNorm:
+    case Op::Activation:
+    case Op::Embedding:
+    case Op::Attention:
+    case Op::RowNormalize:
+    case Op::ShawAttention:  // vk_relative_attention.cpp
+    case Op::AdaptiveSpan:
+    case Op::SparseAttention:  // vk_sparse_attention.cpp
+      return true;
+    default:  // variant attention: computed by core/ on the host, reported as a fallback
+      return false;
+  }
+}
+
 void VulkanBackend::note_fallback(const std::string& line) {
   if (fallback_seen_.insert(line).second) {
     fallbacks_.push_back(line);

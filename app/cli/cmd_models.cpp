@@ -6,6 +6,7 @@
 #include "estimate.h"
 #include "model_io.h"
 #include "presets.h"
+#include "variant_ops.h"
 
 namespace atlas::cli {
 
@@ -60,8 +61,11 @@ int cmd_info(const std::vector<std::string>& args) {
   std::printf("  forward FLOPs: %.3g (%.2f GFLOP)\n", e.flops, e.flops / 1e9);
   std::unique_ptr<Backend> be = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
   std::printf("backend: %s\n", be ? be->name().c_str() : "cpu (Eigen)");
-  if (be)
+  if (be) {
     for (const auto& f : be->fallbacks()) std::printf("  CPU fallback: %s\n", f.c_str());
+    // Variant attention the backend has no kernel for runs on the host in every forward.
+    for (const auto& f : expected_fallbacks(c, *be)) std::printf("  CPU fallback: %s\n", f.c_str());
+  }
   return 0;
 }
 

@@ -1,0 +1,35 @@
+#include "variant_ops.h"
+
+namespace atlas {
+
+std::vector<Op> variant_ops(const ModelConfig& c) {
+  std::vector<Op> ops;
+  if (c.universal.enabled && c.universal.act) ops.push_back(Op::ActHalting);
+  // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
+  if (c.xl.enabled) {
+    ops.push_back(Op::XlAttention);
+    return ops;
+  }
+  // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR
+  // pattern (sparse_attention_layer), else Shaw / adaptive span (variant_i_attention).
+  if (c.lsh.enabled) {
+    ops.push_back(Op::LshAttention);
+  } else if (c.performer.enabled) {
+    ops.push_back(Op::PerformerAttention);
+  } else if (c.sparse.enabled()) {
+    ops.push_back(Op::SparseAttention);
+  } else {
+    if (c.shaw.enabled) ops.push_back(Op::ShawAttention);
+    if (c.adaptive_span.enabled) ops.push_back(Op::AdaptiveSpan);
+  }
+  return ops;
+}
+
+std::vector<std::string> expected_fallbacks(const ModelConfig& c, const Backend& backend) {
+  std::vector<std::string> lines;
+  for (Op op : variant_ops(c))
+    if (!backend.supports(op)) lines.push_back(host_fallback_line(op));
+  return lines;
+}
+
+}  // namespace atlas
