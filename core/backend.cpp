@@ -29,6 +29,9 @@ const char* op_name(Op op) {
     case Op::LshAttention: return "lsh_attention";
     case Op::PerformerAttention: return "performer_attention";
     case Op::ActHalting: return "act_halting";
+    case Op::ScoreFunction: return "score_function";
+    case Op::GtrxlGate: return "gtrxl_gate";
+    case Op::HostModel: return "host_model";
   }
   return "?";
 }
@@ -58,6 +61,16 @@ std::string host_fallback_line(Op op) {
     case Op::ActHalting:
       what = "ACT halting (halting probabilities, weighted state update) computed on the host; "
              "the per-step block runs on the backend";
+      break;
+    case Op::ScoreFunction:
+      what = "attention with a seed-004 score function (scores, softmax) computed on the host";
+      break;
+    case Op::GtrxlGate:
+      what = "GTrXL gating layers computed on the host";
+      break;
+    case Op::HostModel:
+      what = "the whole model (recurrent seq2seq, NTM or SAGAN) runs on the host; the backend "
+             "is not used";
       break;
     default:
       what = "computed on the host";

@@ -32,6 +32,9 @@ enum class Op {
   LshAttention,        // Reformer LSH attention (core/lsh_attention.cpp)
   PerformerAttention,  // Performer FAVOR+ (core/performer.cpp)
   ActHalting,          // Universal Transformer ACT halting (core/universal.cpp)
+  ScoreFunction,       // seed 004 score functions other than scaled dot (core/score_functions.cpp)
+  GtrxlGate,           // GTrXL gating layers (core/gtrxl.cpp)
+  HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (issue 8)
 };
 const char* op_name(Op op);
 // One line saying what a host computation of `op` costs a device backend (for fallbacks()).

@@ -106,6 +106,7 @@ Mat gtrxl_combine(ForwardPass& pass, const Mat& x, const Mat& y, int64_t layer, 
                   GatedSublayer sublayer) {
   const GatingConfig& g = pass.config().gating;
   Backend& be = pass.backend();
+  be.note_host_compute(Op::GtrxlGate);
   // The reordering leaves two linear maps in a row on the identity path; the paper adds a ReLU
   // on the sub-layer output before the gate (eq. 10).
   const Mat yr = g.identity_map_reorder ? Mat(y.cwiseMax(0.0f)) : y;

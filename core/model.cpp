@@ -108,6 +108,9 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
     const TokenInfo pad{static_cast<int32_t>(c.pad_id), "<pad>"};
     source.resize(static_cast<size_t>(options.pad_to), pad);
   }
+  // Issue 8's non-Transformer models compute everything on the host; a device backend says so.
+  if (options.backend && (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled))
+    options.backend->note_host_compute(Op::HostModel);
   if (c.rnn_seq2seq.enabled)  // issue 8: recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
     return seq2seq_forward(c, params_, source, target, options);
   if (c.ntm.enabled)  // issue 8: Neural Turing Machine, one step per token (ntm_model.cpp)

@@ -192,6 +192,7 @@ DTensor score_function_attention(ForwardPass& pass, const DTensor& q_d, const DT
   const ModelConfig& c = pass.config();
   Backend& be = pass.backend();
   const TraceOptions& topt = pass.options().trace;
+  be.note_host_compute(Op::ScoreFunction);
   const Tensor q = be.download(q_d), k = be.download(k_d), v = be.download(v_d);
   const int64_t H = c.n_heads, dh = c.d_head(), lq = q.shape[0], lk = k.shape[0];
   const ScoreFunction f = c.score.function;

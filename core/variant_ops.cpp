@@ -4,10 +4,12 @@ namespace atlas {
 
 std::vector<Op> variant_ops(const ModelConfig& c) {
   std::vector<Op> ops;
+  if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled) return {Op::HostModel};
   if (c.universal.enabled && c.universal.act) ops.push_back(Op::ActHalting);
   // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
   if (c.xl.enabled) {
     ops.push_back(Op::XlAttention);
+    if (c.gating.enabled && c.gating.type != GateType::None) ops.push_back(Op::GtrxlGate);
     return ops;
   }
   // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR
@@ -22,6 +24,7 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
     if (c.shaw.enabled) ops.push_back(Op::ShawAttention);
     if (c.adaptive_span.enabled) ops.push_back(Op::AdaptiveSpan);
   }
+  if (c.score.function != ScoreFunction::ScaledDot) ops.push_back(Op::ScoreFunction);
   return ops;
 }
 
