@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   cli.setApplicationDescription("Attention Atlas: inspect transformer attention.");
   cli.addHelpOption();
   cli.addVersionOption();
-  const QCommandLineOption model("model", "Model: preset:NAME, a model folder or a .safetensors file.", "SPEC",
+  const QCommandLineOption model("model", "Model: demo:NAME, preset:NAME, a model folder or a .safetensors file.", "SPEC",
                                  atlas::ui::MainWindow::defaultModelSpec());
   const QCommandLineOption text("text", "Input text (default: the sample text).", "S");
   const QCommandLineOption target("target", "Decoder input of an encoder-decoder model.", "S");
@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   window.setHeadless(headless);
   if (cli.isSet(dark)) window.setDarkTheme(true);
   if (headless) window.resize(1280, 800);  // screenshots do not depend on a saved layout
-  window.setSourceText(cli.isSet(text) ? cli.value(text) : atlas::ui::MainWindow::sampleText());
+  window.setSourceText(cli.isSet(text) ? cli.value(text)
+                                        : atlas::ui::MainWindow::defaultTextFor(cli.value(model)));
   if (cli.isSet(target)) window.setTargetText(cli.value(target));
 
   if (headless) {

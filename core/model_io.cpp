@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "demos.h"
 #include "error.h"
 #include "presets.h"
 #include "safetensors.h"
@@ -63,6 +64,15 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
   }
   if (options.seed)
     throw AtlasError("--seed applies to presets only; " + spec + " has trained weights");
+  if (spec.rfind("demo:", 0) == 0) {  // trained demo embedded from assets/demos (core/demos.h)
+    const EmbeddedDemo& demo = find_demo(spec.substr(5));
+    ModelConfig config = parse_config(demo.config_json, spec + " (config.json)");
+    SafetensorsFile file = parse_safetensors(
+        reinterpret_cast<const uint8_t*>(demo.safetensors.data()), demo.safetensors.size(),
+        spec + " (model.safetensors)");
+    check_params(config, file.tensors, spec);
+    return Model(std::move(config), std::move(file.tensors));
+  }
   const fs::path path(spec);
   if (!fs::exists(path))
     throw AtlasError(spec + ": no such file or directory (a model is a directory, a "

@@ -1,6 +1,7 @@
 #pragma once
 // Loading and saving models. A model spec is one of:
 //   preset:NAME                 built-in preset, weights initialised from the config's seed
+//   demo:NAME                   built-in trained demo model (assets/demos, core/demos.h)
 //   DIR                         directory with config.json + model.safetensors
 //   FILE.safetensors            single file whose __metadata__ "config" holds the config JSON
 // Format documented in docs/model-format.md.

@@ -17,6 +17,8 @@
 #include <algorithm>
 
 #include "heatmap_view.h"
+#include "demos.h"
+#include "error.h"
 #include "model_view.h"
 #include "positional_view.h"
 #include "run_controller.h"
@@ -31,6 +33,22 @@ QString MainWindow::sampleText() {
   QFile f(":/atlas/samples/sample.txt");
   if (f.open(QIODevice::ReadOnly | QIODevice::Text)) return QString::fromUtf8(f.readAll()).trimmed();
   return "The animal did not cross the street because it was too tired.";
+}
+
+QString MainWindow::defaultTextFor(const QString& spec) {
+  if (spec.startsWith("demo:")) {
+    try {
+      return QString::fromStdString(demo_info(spec.mid(5).toStdString()).sample);
+    } catch (const AtlasError&) {
+      // Unknown demo: loadModel reports it; fall back to the sentence.
+    }
+  }
+  return sampleText();
+}
+
+void MainWindow::openDemo(const QString& name) {
+  setSourceText(defaultTextFor("demo:" + name));
+  loadModel("demo:" + name);
 }
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {

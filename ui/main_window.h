@@ -41,8 +41,13 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  static QString defaultModelSpec() { return "preset:tiny-encoder"; }
+  // The first window opens on a trained demo (issue 9) so a newcomer sees learned attention.
+  static QString defaultModelSpec() { return "demo:induction"; }
   static QString sampleText();  // assets/samples/sample.txt, compiled in
+  // The input to show with `spec`: a demo's own sample (typed as its task was trained),
+  // else the sample sentence.
+  static QString defaultTextFor(const QString& spec);
+  void openDemo(const QString& name);  // sets the demo's sample input, then loads it
 
   // Headless use (--screenshot, --quit-after-run): failures go to stderr and exit(1) instead
   // of a dialog, and `firstRunShown` fires once the first trace is on screen.

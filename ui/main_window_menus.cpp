@@ -28,6 +28,7 @@
 #include "ntm_panel.h"
 #include "sagan_overlay.h"
 #include "preset_gallery.h"
+#include "demos.h"
 #include "presets.h"
 #include "run_controller.h"
 #include "theme.h"
@@ -82,6 +83,16 @@ void MainWindow::buildMenus() {
     connect(a, &QAction::triggered, this, [this, spec] { loadModel(spec); });
   }
   presets->setToolTipsVisible(true);
+  QMenu* demos = model->addMenu("Trained &demos");
+  for (const DemoInfo& d : list_demos()) {
+    QAction* a = demos->addAction(QString::fromStdString(d.name));
+    const QString tip = QString::fromStdString(d.description + "\nTrained by: " + d.command);
+    a->setStatusTip(tip);
+    a->setToolTip(tip);
+    const QString name = QString::fromStdString(d.name);
+    connect(a, &QAction::triggered, this, [this, name] { openDemo(name); });
+  }
+  demos->setToolTipsVisible(true);
   m_recentMenu = model->addMenu("&Recent");
   rebuildRecentMenu();
 
@@ -188,9 +199,13 @@ void MainWindow::openSafetensors() {
 }
 
 void MainWindow::openGallery() {
-  QString current = m_modelSpec.startsWith("preset:") ? m_modelSpec.mid(7) : QString();
-  PresetGallery g(current, this);
-  if (g.exec() == QDialog::Accepted && !g.selectedPreset().isEmpty()) loadModel("preset:" + g.selectedPreset());
+  PresetGallery g(m_modelSpec, this);
+  if (g.exec() != QDialog::Accepted || g.selectedSpec().isEmpty()) return;
+  const QString spec = g.selectedSpec();
+  if (spec.startsWith("demo:"))
+    openDemo(spec.mid(5));
+  else
+    loadModel(spec);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {

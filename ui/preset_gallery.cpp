@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 #include <map>
 
+#include "demos.h"
 #include "presets.h"
 
 namespace atlas::ui {
@@ -33,9 +34,25 @@ PresetGallery::PresetGallery(const QString& current, QWidget* parent) : QDialog(
     }
     auto* item = new QTreeWidgetItem(group, {QString::fromStdString(p.name), QString::fromStdString(p.description)});
     item->setToolTip(1, QString::fromStdString(p.description));
-    item->setData(0, Qt::UserRole, QString::fromStdString(p.name));
-    if (item->text(0) == current) m_tree->setCurrentItem(item);
+    item->setData(0, Qt::UserRole, "preset:" + QString::fromStdString(p.name));
+    if ("preset:" + item->text(0) == current) m_tree->setCurrentItem(item);
   }
+  // Trained demos (issue 9) first: they show learned attention, not random weights.
+  auto* trained = new QTreeWidgetItem({"trained demos"});
+  m_tree->insertTopLevelItem(0, trained);
+  QFont bold = trained->font(0);
+  bold.setBold(true);
+  trained->setFont(0, bold);
+  trained->setFlags(Qt::ItemIsEnabled);
+  for (const DemoInfo& d : list_demos()) {
+    const QString tip = QString::fromStdString(d.description + "\nSample input: " + d.sample +
+                                               "\nTrained by: " + d.command);
+    auto* item = new QTreeWidgetItem(trained, {QString::fromStdString(d.name), QString::fromStdString(d.description)});
+    item->setToolTip(1, tip);
+    item->setData(0, Qt::UserRole, "demo:" + QString::fromStdString(d.name));
+    if ("demo:" + item->text(0) == current) m_tree->setCurrentItem(item);
+  }
+  trained->setExpanded(true);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel);
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -43,13 +60,13 @@ PresetGallery::PresetGallery(const QString& current, QWidget* parent) : QDialog(
     if (item->data(0, Qt::UserRole).isValid()) accept();
   });
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(new QLabel("Built-in models, weights initialised from each preset's seed. "
+  layout->addWidget(new QLabel("Built-in models: trained demos, and presets with weights initialised from the preset's seed. "
                                "Double-click to open."));
   layout->addWidget(m_tree);
   layout->addWidget(buttons);
 }
 
-QString PresetGallery::selectedPreset() const {
+QString PresetGallery::selectedSpec() const {
   const QTreeWidgetItem* item = m_tree->currentItem();
   return item ? item->data(0, Qt::UserRole).toString() : QString();
 }

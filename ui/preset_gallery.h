@@ -10,7 +10,7 @@ class PresetGallery : public QDialog {
   Q_OBJECT
  public:
   explicit PresetGallery(const QString& current, QWidget* parent = nullptr);
-  QString selectedPreset() const;  // the name, without "preset:"
+  QString selectedSpec() const;  // "preset:NAME" or "demo:NAME"; empty when none
 
  private:
   QTreeWidget* m_tree;

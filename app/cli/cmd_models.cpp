@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "demos.h"
 #include "error.h"
 #include "estimate.h"
 #include "model_io.h"
@@ -16,6 +17,18 @@ int cmd_presets(const std::vector<std::string>& args) {
   Args parsed(args, {});
   if (!parsed.positionals().empty()) throw AtlasError("presets takes no arguments");
   for (const auto& p : list_presets()) std::printf("%s\t%s\n", p.name.c_str(), p.description.c_str());
+  return 0;
+}
+
+int cmd_demos(const std::vector<std::string>& args) {
+  if (wants_help(args, "usage: atlas demos\n  Trained demo models (open as demo:NAME): name, tab, "
+                       "description; then the sample input and the command that trained it.\n"))
+    return 0;
+  Args parsed(args, {});
+  if (!parsed.positionals().empty()) throw AtlasError("demos takes no arguments");
+  for (const DemoInfo& d : list_demos())
+    std::printf("demo:%s\t%s\n  sample: %s\n  trained by: %s\n", d.name.c_str(),
+                d.description.c_str(), d.sample.c_str(), d.command.c_str());
   return 0;
 }
 

@@ -17,6 +17,7 @@ int cmd_bench(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_pattern(const std::vector<std::string>& args);  // issue 4: sparse patterns
 int cmd_performer_error(const std::vector<std::string>& args);  // issue 4: FAVOR+ error vs m
+int cmd_demos(const std::vector<std::string>& args);  // trained demo models (cmd_models.cpp)
 int cmd_train(const std::vector<std::string>& args);  // issue 9: training (cmd_train.cpp)
 int cmd_scores(const std::vector<std::string>& args);  // issue 8: score functions side by side
 int cmd_ntm(const std::vector<std::string>& args);  // issue 8: NTM addressing, manual controls

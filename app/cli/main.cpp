@@ -25,6 +25,7 @@ const char* kUsage =
     "  devices   list Vulkan compute devices\n"
     "  pattern   a sparse variant's attention pattern (stats or a zoomable tile), no model run\n"
     "  performer-error  Performer FAVOR+ error against exact softmax as a function of m\n"
+    "  demos     trained demo models (demo:NAME) with their sample input\n"
     "  train     train a small model on a generated task (copy, sort, parity, ...)\n"
     "  scores    every attention score function (seed 004) on the same queries and keys\n"
     "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
@@ -48,6 +49,7 @@ const Verb kVerbs[] = {
     {"pattern", atlas::cli::cmd_pattern},
     {"performer-error", atlas::cli::cmd_performer_error},
     {"train", atlas::cli::cmd_train},
+    {"demos", atlas::cli::cmd_demos},
     {"scores", atlas::cli::cmd_scores},
     {"ntm", atlas::cli::cmd_ntm},
     {"sagan", atlas::cli::cmd_sagan},
