@@ -17,6 +17,7 @@ int cmd_bench(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_pattern(const std::vector<std::string>& args);  // issue 4: sparse patterns
 int cmd_performer_error(const std::vector<std::string>& args);  // issue 4: FAVOR+ error vs m
+int cmd_generate(const std::vector<std::string>& args);  // issue 7: GPT-2 decoding
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif
