@@ -32,7 +32,8 @@ const std::vector<std::string> kTopKeys = {
     "norm_position", "norm_eps",       "fixnorm",         "activation",     "attention_bias",
     "ffn_bias",      "output",         "pad_id",          "bos_id",         "seed",
     "init_std"};
-const std::vector<std::string> kTokenizerKeys = {"type", "vocab", "unk", "lowercase"};
+const std::vector<std::string> kTokenizerKeys = {"type", "vocab", "unk", "lowercase", "merges",
+    "strip_accents", "cls", "sep", "max_chars_per_word"};
 
 
 const EnumTable<Architecture> kArchitectures = {{"encoder", Architecture::Encoder},
@@ -50,7 +51,8 @@ const EnumTable<FfnActivation> kActivations = {{"relu", FfnActivation::ReLU},
 const EnumTable<OutputHead> kOutputs = {{"tied", OutputHead::Tied},
     {"untied", OutputHead::Untied}, {"none", OutputHead::None}};
 const EnumTable<TokenizerKind> kTokenizerKinds = {{"bytes", TokenizerKind::Bytes},
-    {"chars", TokenizerKind::Chars}, {"words", TokenizerKind::Words}};
+    {"chars", TokenizerKind::Chars}, {"words", TokenizerKind::Words},
+    {"gpt2_bpe", TokenizerKind::Gpt2Bpe}, {"wordpiece", TokenizerKind::WordPiece}};
 
 [[noreturn]] void fail(const std::string& origin, const std::string& message) {
   throw AtlasError(origin + ": " + message);
@@ -277,6 +279,21 @@ void read_tokenizer(const Json& t, const Reader& r, TokenizerConfig& out) {
   if (auto it = t.find("unk"); it != t.end()) out.unk = r.string(*it, "tokenizer.unk");
   if (auto it = t.find("lowercase"); it != t.end())
     out.lowercase = r.boolean(*it, "tokenizer.lowercase");
+  if (out.kind == TokenizerKind::WordPiece && t.find("unk") == t.end()) out.unk = "[UNK]";
+  if (auto it = t.find("merges"); it != t.end()) {
+    if (!it->is_array())
+      fail(r.origin, "tokenizer.merges must be an array of strings, " + got(*it));
+    out.merges.clear();
+    out.merges.reserve(it->size());
+    for (size_t i = 0; i < it->size(); ++i)
+      out.merges.push_back(r.string((*it)[i], "tokenizer.merges[" + std::to_string(i) + "]"));
+  }
+  if (auto it = t.find("strip_accents"); it != t.end())
+    out.strip_accents = r.boolean(*it, "tokenizer.strip_accents");
+  if (auto it = t.find("cls"); it != t.end()) out.cls = r.string(*it, "tokenizer.cls");
+  if (auto it = t.find("sep"); it != t.end()) out.sep = r.string(*it, "tokenizer.sep");
+  if (auto it = t.find("max_chars_per_word"); it != t.end())
+    out.max_chars_per_word = r.integer(*it, "tokenizer.max_chars_per_word");
 }
 
 // ---- validation helpers -----------------------------------------------------------------
@@ -326,8 +343,21 @@ void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
                    "tokenizer.vocab or set tokenizer.type to \"chars\" or \"words\"");
     return;
   }
-  const char* kind = t.kind == TokenizerKind::Chars ? "chars" : "words";
-  if (static_cast<int64_t>(t.vocab.size()) != c.vocab_size)
+  const bool hf = t.kind == TokenizerKind::Gpt2Bpe || t.kind == TokenizerKind::WordPiece;
+  const char* kind = t.kind == TokenizerKind::Chars   ? "chars"
+                     : t.kind == TokenizerKind::Words ? "words"
+                     : t.kind == TokenizerKind::Gpt2Bpe ? "gpt2_bpe"
+                                                        : "wordpiece";
+  if (t.kind != TokenizerKind::Gpt2Bpe && !t.merges.empty())
+    fail(origin, std::string("tokenizer.merges belongs to type \"gpt2_bpe\", not \"") + kind +
+                     "\"; remove it");
+  if (t.kind == TokenizerKind::WordPiece && t.max_chars_per_word < 1)
+    fail(origin, "tokenizer.max_chars_per_word must be >= 1, got " +
+                     std::to_string(t.max_chars_per_word));
+  // A checkpoint's embedding may have more rows than its tokenizer has tokens (GPT-2 variants
+  // pad the vocab to a multiple of 64), never fewer.
+  if (hf ? static_cast<int64_t>(t.vocab.size()) > c.vocab_size
+         : static_cast<int64_t>(t.vocab.size()) != c.vocab_size)
     fail(origin, "tokenizer has " + std::to_string(t.vocab.size()) +
                      " entries but vocab_size is " + std::to_string(c.vocab_size));
   std::set<std::string_view> seen;
@@ -340,7 +370,12 @@ void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
       fail(origin, "tokenizer.vocab[" + std::to_string(i) + "] " + quote(entry) +
                        " appears twice in the " + kind + " vocab");
   }
-  if (!seen.count(t.unk))
+  if (t.kind == TokenizerKind::WordPiece)
+    for (const std::string* special : {&t.cls, &t.sep})
+      if (!seen.count(*special))
+        fail(origin, "tokenizer special token " + quote(sanitize(*special)) +
+                         " is not in the wordpiece vocab");
+  if (t.kind != TokenizerKind::Gpt2Bpe && !seen.count(t.unk))
     fail(origin, "tokenizer.unk " + quote(sanitize(t.unk)) + " is not in the " + kind +
                      " vocab; add it to tokenizer.vocab or set tokenizer.unk to one of them");
 }
@@ -510,6 +545,13 @@ std::string config_to_json(const ModelConfig& c) {
   tokenizer["vocab"] = c.tokenizer.vocab;
   tokenizer["unk"] = c.tokenizer.unk;
   tokenizer["lowercase"] = c.tokenizer.lowercase;
+  if (c.tokenizer.kind == TokenizerKind::Gpt2Bpe) tokenizer["merges"] = c.tokenizer.merges;
+  if (c.tokenizer.kind == TokenizerKind::WordPiece) {
+    tokenizer["strip_accents"] = c.tokenizer.strip_accents;
+    tokenizer["cls"] = c.tokenizer.cls;
+    tokenizer["sep"] = c.tokenizer.sep;
+    tokenizer["max_chars_per_word"] = c.tokenizer.max_chars_per_word;
+  }
 
   OrderedJson j;
   j["name"] = c.name;

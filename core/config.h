@@ -9,6 +9,7 @@
 
 #include "config_attention_family.h"
 #include "config_attention_family_ii.h"
+#include "config_embeddings.h"
 #include "config_variants_i.h"
 #include "config_variants_ii.h"
 
@@ -21,13 +22,23 @@ enum class NormKind { LayerNorm, ScaleNorm };
 enum class NormPosition { Post, Pre };
 enum class FfnActivation { ReLU, Gelu, GeluTanh };
 enum class OutputHead { Tied, Untied, None };
-enum class TokenizerKind { Bytes, Chars, Words };
+// Gpt2Bpe and WordPiece are the tokenizers of Hugging Face checkpoints (issue 7): their
+// vocab (and merges) come from the checkpoint's files (core/hf_tokenizer_files.h).
+enum class TokenizerKind { Bytes, Chars, Words, Gpt2Bpe, WordPiece };
 
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::Bytes;
-  std::vector<std::string> vocab;  // chars: one UTF-8 character each; words: one word each
-  std::string unk = "<unk>";       // chars/words: label of the unknown token (must be in vocab)
-  bool lowercase = false;          // words: lower-case ASCII before lookup
+  // chars: one UTF-8 character each; words: one word each; gpt2_bpe: the byte-level unicode
+  // strings of vocab.json by id; wordpiece: the lines of vocab.txt ("##" marks continuations)
+  std::vector<std::string> vocab;
+  std::string unk = "<unk>";  // chars/words/wordpiece: the unknown token (must be in vocab)
+  bool lowercase = false;     // words: lower-case ASCII; wordpiece: Unicode lower-case
+  // gpt2_bpe: the merge rules of merges.txt, "left right" each, highest priority first
+  std::vector<std::string> merges;
+  bool strip_accents = false;       // wordpiece: NFD + drop combining marks (Mn)
+  std::string cls = "[CLS]";        // wordpiece: starts every sequence
+  std::string sep = "[SEP]";        // wordpiece: ends each segment
+  int64_t max_chars_per_word = 100;  // wordpiece: longer words become unk
 };
 
 struct ModelConfig {
@@ -69,6 +80,7 @@ struct ModelConfig {
   Seq2SeqConfig rnn_seq2seq;        // issue 8: seed 004 (config_attention_family.h)
   NtmConfig ntm;                    // issue 8: seed 004 (config_attention_family_ii.h)
   SaganConfig sagan;                // issue 8: seed 004 (config_attention_family_ii.h)
+  EmbeddingOptions embeddings;  // issue 7: BERT token types and embedding norm
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

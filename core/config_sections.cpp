@@ -8,6 +8,7 @@ std::vector<ConfigSection> variant_sections_i();   // variants I (issue 3), conf
 std::vector<ConfigSection> variant_sections_ii();  // variants II (issue 4), config_variants_ii.cpp
 std::vector<ConfigSection> attention_family_sections();  // issue 8, config_attention_family.cpp
 std::vector<ConfigSection> attention_family_ii_sections();  // issue 8, config_attention_family_ii.cpp
+std::vector<ConfigSection> embedding_sections();   // BERT embeddings (issue 7), config_embeddings.cpp
 
 const std::vector<ConfigSection>& config_sections() {
   static const std::vector<ConfigSection> sections = [] {
@@ -16,6 +17,7 @@ const std::vector<ConfigSection>& config_sections() {
     for (auto& s : variant_sections_ii()) all.push_back(s);
     for (auto& s : attention_family_sections()) all.push_back(s);
     for (auto& s : attention_family_ii_sections()) all.push_back(s);
+    for (auto& s : embedding_sections()) all.push_back(s);
     return all;
   }();
   return sections;

@@ -89,8 +89,13 @@ std::string describe_architecture(const ModelConfig& c) {
   s << "vocab: " << c.vocab_size << " ("
     << (c.tokenizer.kind == TokenizerKind::Bytes   ? "bytes"
         : c.tokenizer.kind == TokenizerKind::Chars ? "characters"
-                                                   : "words")
+        : c.tokenizer.kind == TokenizerKind::Words ? "words"
+        : c.tokenizer.kind == TokenizerKind::Gpt2Bpe ? "GPT-2 byte-level BPE"
+                                                     : "WordPiece")
     << "), max positions: " << c.max_positions << "\n";
+  if (c.embeddings.token_types > 0 || c.embeddings.norm)
+    s << "embeddings: " << c.embeddings.token_types << " token types"
+      << (c.embeddings.norm ? ", normalised" : "") << "\n";
   s << "positions: "
     << (c.positional == Positional::None         ? "none"
         : c.positional == Positional::Learned    ? "learned"

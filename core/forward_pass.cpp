@@ -117,6 +117,19 @@ DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::stri
                  be_.download(pe));
     x = be_.add(x, pe);
   }
+  if (c_.embeddings.token_types > 0) {  // BERT segment embeddings, row = TokenInfo::type
+    std::vector<int32_t> types;
+    types.reserve(tokens.size());
+    for (const auto& t : tokens) {
+      if (t.type < 0 || t.type >= c_.embeddings.token_types)
+        throw AtlasError("token type " + std::to_string(t.type) + " of \"" + t.label +
+                         "\" is outside the model's " +
+                         std::to_string(c_.embeddings.token_types) + " token types");
+      types.push_back(t.type);
+    }
+    x = be_.add(x, be_.embedding(weight("embed.token_types"), types, 1.0f));
+  }
+  if (c_.embeddings.norm) x = norm(x, "embed.norm");  // BERT's embeddings.LayerNorm
   return x;
 }
 

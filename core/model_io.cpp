@@ -6,6 +6,7 @@
 
 #include "demos.h"
 #include "error.h"
+#include "hf_checkpoint.h"
 #include "presets.h"
 #include "safetensors.h"
 
@@ -24,6 +25,8 @@ std::string read_text(const fs::path& path) {
 }
 
 Model load_directory(const fs::path& dir) {
+  // Hugging Face directories (config.json with "model_type") are converted (issue 7).
+  if (is_hf_directory(dir.string())) return load_hf_directory(dir.string());
   const fs::path config_path = dir / "config.json";
   const fs::path weights_path = dir / "model.safetensors";
   if (!fs::exists(config_path))

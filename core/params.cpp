@@ -53,6 +53,9 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
   if (c.positional == Positional::Learned)
     specs.push_back({"embed.positions", {c.max_positions, c.d_model}});
+  if (c.embeddings.token_types > 0)
+    specs.push_back({"embed.token_types", {c.embeddings.token_types, c.d_model}});
+  if (c.embeddings.norm) add_norm(specs, c, "embed.norm");
   if (c.has_encoder()) {
     for (int64_t i = 0; i < c.n_layers; ++i) {
       std::string p = "encoder.layer" + std::to_string(i);

@@ -241,7 +241,7 @@ void check_entry(const Entry& e, uint64_t data_size, const std::string& origin) 
   if (e.end < e.begin) fail(origin, where + ": data_offsets " + range + " end before begin");
   if (e.end > data_size)
     fail(origin, where + ": data_offsets " + range + " out of range: the data buffer has " +
-                     std::to_string(data_size) + " bytes");
+                     std::to_string(data_size) + " bytes (file truncated?)");
   if (e.end - e.begin != nbytes)
     fail(origin, where + " has " + std::to_string(e.end - e.begin) + " bytes, dtype " +
                      e.dtype->name + " shape " + shape_str(e.shape) + " needs " +
@@ -405,7 +405,45 @@ float half_to_float(uint16_t h) {
 
 float bf16_to_float(uint16_t b) { return bits_to_float(uint32_t(b) << 16); }
 
+namespace {
+
+// Converts `numel` elements in chunks; when `release_pages` is set (the source is a private
+// read-only file mapping), the pages already converted are dropped from the process with
+// MADV_DONTNEED, so a load's peak resident size is about one float copy of the weights plus one
+// chunk instead of the whole mapped file on top of the copy (bench/bench_load.cpp).
+void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t elem_size,
+                       float* dst, bool release_pages) {
+  if (!release_pages) {
+    convert(src, kind, numel, dst);
+    return;
+  }
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  constexpr uint64_t kChunkBytes = 8u << 20;
+  const uint64_t chunk = std::max<uint64_t>(1, kChunkBytes / elem_size);
+  for (uint64_t i = 0; i < numel; i += chunk) {
+    const uint64_t n = std::min(chunk, numel - i);
+    const uint8_t* from = src + i * elem_size;
+    convert(from, kind, n, dst + i);
+    // Whole pages inside [from, from + n * size) only: neighbours may still be unread.
+    uintptr_t lo = (reinterpret_cast<uintptr_t>(from) + page - 1) / page * page;
+    uintptr_t hi = (reinterpret_cast<uintptr_t>(from + n * elem_size)) / page * page;
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);  // a hint
+  }
+}
+
+SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
+                           bool release_pages);
+
+}  // namespace
+
 SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::string& origin) {
+  return parse_impl(data, size, origin, false);
+}
+
+namespace {
+
+SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
+                           bool release_pages) {
   if (size < 8)
     fail(origin, "file is " + std::to_string(size) +
                      " bytes, too short for the 8-byte header length (truncated or not a "
@@ -455,16 +493,19 @@ SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::s
     Tensor t;
     t.shape = e.shape;
     t.data.resize(numel);
-    convert(buffer + e.begin, e.dtype->kind, numel, t.data.data());
+    convert_releasing(buffer + e.begin, e.dtype->kind, numel, e.dtype->size, t.data.data(),
+                      release_pages);
     file.tensors[e.name] = std::move(t);
     file.source_dtype[e.name] = e.dtype->name;
   }
   return file;
 }
 
+}  // namespace
+
 SafetensorsFile read_safetensors(const std::string& path) {
   MappedFile file(path);
-  return parse_safetensors(file.data(), file.size(), path);
+  return parse_impl(file.data(), file.size(), path, file.size() > 0);
 }
 
 std::vector<uint8_t> encode_safetensors(const std::map<std::string, Tensor>& tensors,

@@ -23,8 +23,10 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "bpe_tokenizer.h"
 #include "error.h"
 #include "utf8.h"
+#include "wordpiece_tokenizer.h"
 
 namespace atlas {
 namespace {
@@ -138,6 +140,8 @@ const char* kind_name(TokenizerKind kind) {
     case TokenizerKind::Bytes: return "bytes";
     case TokenizerKind::Chars: return "chars";
     case TokenizerKind::Words: return "words";
+    case TokenizerKind::Gpt2Bpe: return "gpt2_bpe";
+    case TokenizerKind::WordPiece: return "wordpiece";
   }
   return "?";
 }
@@ -326,11 +330,22 @@ class WordsTokenizer final : public Tokenizer {
 
 }  // namespace
 
+std::string display_char_label(char32_t code_point) { return display_char(code_point); }
+std::string continuation_byte_label(uint8_t byte) { return byte_labels().continuation[byte]; }
+std::string invalid_byte_label(uint8_t byte) { return hex_byte(byte); }
+
+std::vector<TokenInfo> Tokenizer::encode_pair(const std::string&, const std::string&) const {
+  throw AtlasError("this tokenizer has no sentence pairs (only a BERT WordPiece tokenizer "
+                   "has them); give a single text");
+}
+
 std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerConfig& config) {
   switch (config.kind) {
     case TokenizerKind::Bytes: return std::make_unique<BytesTokenizer>();
     case TokenizerKind::Chars: return std::make_unique<CharsTokenizer>(config);
     case TokenizerKind::Words: return std::make_unique<WordsTokenizer>(config);
+    case TokenizerKind::Gpt2Bpe: return std::make_unique<Gpt2BpeTokenizer>(config);
+    case TokenizerKind::WordPiece: return std::make_unique<WordPieceTokenizer>(config);
   }
   throw AtlasError("tokenizer: unknown tokenizer kind " +
                    std::to_string(static_cast<int>(config.kind)));

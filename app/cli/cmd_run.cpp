@@ -33,7 +33,8 @@ const char* kUsage =
     "                Ablations print and dump ablation.kl [L] (models with logits) or\n"
     "                ablation.cosine [L] against the full model.\n"
     "  --logit-lens K         per-layer top-K predictions: <stack>.logit_lens.ids / .probs\n"
-    "                         [layers, L, K] (models with an output head)\n";
+    "                         [layers, L, K] (models with an output head)\n"
+    "  --top-k K     print the K most likely next tokens with probabilities (default 3)\n";
 
 std::string read_text_file(const std::string& path) {
   std::error_code ec;
@@ -54,8 +55,8 @@ void print_tokens(const char* what, const std::vector<TokenInfo>& tokens) {
   std::printf("\n");
 }
 
-// Top-3 of the softmax over the last position's logits: what the model would put next.
-void print_next_token(const Model& model, const Tensor& logits) {
+// Top-k of the softmax over the last position's logits: what the model would put next.
+void print_next_token(const Model& model, const Tensor& logits, size_t top) {
   const int64_t L = logits.shape[0], V = logits.shape[1];
   const float* row = logits.data.data() + (L - 1) * V;
   const float mx = *std::max_element(row, row + V);
@@ -63,7 +64,7 @@ void print_next_token(const Model& model, const Tensor& logits) {
   for (int64_t v = 0; v < V; ++v) z += std::exp(double(row[v] - mx));
   std::vector<int64_t> ids(static_cast<size_t>(V));
   for (int64_t v = 0; v < V; ++v) ids[static_cast<size_t>(v)] = v;
-  const size_t k = std::min<size_t>(3, ids.size());
+  const size_t k = std::min<size_t>(top, ids.size());
   std::partial_sort(ids.begin(), ids.begin() + static_cast<long>(k), ids.end(),
                     [&](int64_t x, int64_t y) { return row[x] > row[y]; });
   std::printf("prediction at the last position:");
@@ -119,7 +120,7 @@ void print_ablation(const Model& model, RunResult& result, const AblationSpec& s
 int cmd_run(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--target", "--seed", "--dump", "--pad-to", "--threads",
-                 "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens",
+                 "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
                  "--backend", "--device"},
                 {"--scores", "--hidden"}});
   if (a.positionals().size() != 1) throw AtlasError("run takes one MODEL (see atlas run --help)");
@@ -150,7 +151,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!result.trace.target_tokens.empty()) print_tokens("target tokens", result.trace.target_tokens);
   for (const auto& arr : result.trace.arrays)
     std::printf("  %-36s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
-  if (result.is_logits) print_next_token(model, result.output);
+  const int64_t top = a.get_int("--top-k", 3, 1, model.config().vocab_size);
+  if (result.is_logits) print_next_token(model, result.output, size_t(top));
   if (auto dir = a.get("--dump")) {
     write_dump(*dir, model, result);
     std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), dir->c_str());

@@ -23,6 +23,7 @@ int cmd_scores(const std::vector<std::string>& args);  // issue 8: score functio
 int cmd_ntm(const std::vector<std::string>& args);  // issue 8: NTM addressing, manual controls
 int cmd_sagan(const std::vector<std::string>& args);  // issue 8: SAGAN block on an image
 int cmd_snail(const std::vector<std::string>& args);  // issue 8: SNAIL conv + attention
+int cmd_generate(const std::vector<std::string>& args);  // issue 7: GPT-2 decoding
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

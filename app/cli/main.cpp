@@ -21,6 +21,7 @@ const char* kUsage =
     "  init      write a preset's model (config + seeded weights) to a directory\n"
     "  info      architecture, parameter count, memory and FLOP estimates\n"
     "  run       run a model on text; --dump writes every traced array as .npy\n"
+    "  generate  append tokens to a text with a decoder-only model (GPT-2), greedy or sampled\n"
     "  bench     time the forward pass and report GFLOP/s\n"
     "  devices   list Vulkan compute devices\n"
     "  pattern   a sparse variant's attention pattern (stats or a zoomable tile), no model run\n"
@@ -35,7 +36,8 @@ const char* kUsage =
     "  export    render a view to SVG, PDF, PNG, or its data to .npy / .csv\n"
 #endif
     "\n"
-    "MODEL is a directory (config.json + model.safetensors), a .safetensors file, or preset:NAME.\n";
+    "MODEL is a directory (config.json + model.safetensors, or a Hugging Face GPT-2 / BERT /\n"
+    "DistilBERT directory), a .safetensors file, or preset:NAME.\n";
 
 struct Verb {
   const char* name;
@@ -46,7 +48,7 @@ const Verb kVerbs[] = {
     {"presets", atlas::cli::cmd_presets}, {"init", atlas::cli::cmd_init},
     {"info", atlas::cli::cmd_info},       {"run", atlas::cli::cmd_run},
     {"bench", atlas::cli::cmd_bench},     {"devices", atlas::cli::cmd_devices},
-    {"pattern", atlas::cli::cmd_pattern},
+    {"pattern", atlas::cli::cmd_pattern},       {"generate", atlas::cli::cmd_generate},
     {"performer-error", atlas::cli::cmd_performer_error},
     {"train", atlas::cli::cmd_train},
     {"demos", atlas::cli::cmd_demos},

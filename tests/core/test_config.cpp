@@ -380,7 +380,8 @@ TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
   CHECK_THAT(error_of(R"({"activation": "swish"})"), Contains("\"relu\", \"gelu\", \"gelu_tanh\""));
   CHECK_THAT(error_of(R"({"output": "shared"})"), Contains("\"tied\", \"untied\", \"none\""));
   CHECK_THAT(error_of(R"({"tokenizer": {"type": "bpe"}})"),
-             Contains("tokenizer.type must be one of \"bytes\", \"chars\", \"words\"; got \"bpe\""));
+             Contains("tokenizer.type must be one of \"bytes\", \"chars\", \"words\", "
+                      "\"gpt2_bpe\", \"wordpiece\"; got \"bpe\""));
   // Enum names are case-sensitive, as written in docs/model-format.md.
   CHECK_THAT(error_of(R"({"norm": "LayerNorm"})"), Contains("got \"LayerNorm\""));
 }

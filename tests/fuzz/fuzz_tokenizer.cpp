@@ -1,11 +1,14 @@
-// libFuzzer target: the three tokenizers on arbitrary bytes. Needs core/tokenizer.cpp and
-// core/utf8.cpp (headers: core/tokenizer.h, config.h, trace.h, tensor.h -> Eigen, error.h).
+// libFuzzer target: the foundation tokenizers, GPT-2 BPE and WordPiece on arbitrary bytes.
+// Needs core/tokenizer.cpp, bpe_tokenizer.cpp, wordpiece_tokenizer.cpp, unicode_categories*.cpp
+// and utf8.cpp (headers: core/tokenizer.h, config.h, trace.h, tensor.h -> Eigen, error.h).
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore -I/usr/include/eigen3 \
-//     tests/fuzz/fuzz_tokenizer.cpp core/tokenizer.cpp core/utf8.cpp -o fuzz_tokenizer
+//     tests/fuzz/fuzz_tokenizer.cpp core/tokenizer.cpp core/bpe_tokenizer.cpp \
+//     core/wordpiece_tokenizer.cpp core/unicode_categories*.cpp core/utf8.cpp -o fuzz_tokenizer
 // Checks, against a validator written here (not core/utf8.cpp): every label and error message
 // is valid UTF-8; bytes never refuses input and returns the bytes; chars and words refuse
 // exactly the invalid inputs; chars returns one token per code point; word labels are the
-// input's words in order; every id is inside the vocab.
+// input's words in order; every id is inside the vocab; BPE and WordPiece refuse exactly the
+// invalid inputs, with a message naming the byte offset; BPE's tokens spell the input's bytes.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bpe_tokenizer.h"
 #include "error.h"
 #include "tokenizer.h"
 
@@ -94,6 +98,58 @@ atlas::TokenizerConfig config(atlas::TokenizerKind kind, std::vector<std::string
   return c;
 }
 
+// GPT-2's bytes_to_unicode() rewritten here: the UTF-8 of the symbol of each byte.
+std::string byte_symbol(int b) {
+  static int table[256];
+  static bool filled = false;
+  if (!filled) {
+    int next = 256;
+    for (int i = 0; i < 256; ++i) {
+      const bool keep = (i >= 33 && i <= 126) || (i >= 161 && i <= 172) || i >= 174;
+      table[i] = keep ? i : next++;
+    }
+    filled = true;
+  }
+  const int cp = table[b];
+  if (cp < 0x80) return std::string(1, char(cp));
+  return {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
+}
+
+// The raw bytes of each id of the tiny BPE vocab below.
+const std::vector<std::string>& bpe_bytes() {
+  static const std::vector<std::string> bytes = [] {
+    std::vector<std::string> out;
+    for (int b = 0; b < 256; ++b) out.push_back(std::string(1, char(b)));
+    for (const char* extra : {" t", "he", " the", "\xC3\xA9", "  ", "<|endoftext|>"})
+      out.push_back(extra);
+    return out;
+  }();
+  return bytes;
+}
+
+atlas::TokenizerConfig bpe_config() {
+  atlas::TokenizerConfig c;
+  c.kind = atlas::TokenizerKind::Gpt2Bpe;
+  for (int b = 0; b < 256; ++b) c.vocab.push_back(byte_symbol(b));
+  const std::string sp = byte_symbol(' ');
+  c.vocab.insert(c.vocab.end(), {sp + "t", "he", sp + "the", byte_symbol(0xC3) + byte_symbol(0xA9),
+                                 sp + sp, "<|endoftext|>"});
+  c.merges = {sp + " t", "h e", sp + "t he", byte_symbol(0xC3) + " " + byte_symbol(0xA9),
+              sp + " " + sp};
+  return c;
+}
+
+atlas::TokenizerConfig wordpiece_config() {
+  atlas::TokenizerConfig c;
+  c.kind = atlas::TokenizerKind::WordPiece;
+  c.vocab = {"[UNK]", "[CLS]", "[SEP]", "the", "##s", "cafe", "\xE4\xB8\xAD", ",", "a"};
+  c.unk = "[UNK]";
+  c.lowercase = true;
+  c.strip_accents = true;
+  c.max_chars_per_word = 8;
+  return c;
+}
+
 struct Tokenizers {
   std::unique_ptr<atlas::Tokenizer> bytes = atlas::make_tokenizer(atlas::TokenizerConfig{});
   std::unique_ptr<atlas::Tokenizer> chars = atlas::make_tokenizer(
@@ -103,6 +159,8 @@ struct Tokenizers {
   std::unique_ptr<atlas::Tokenizer> words = atlas::make_tokenizer(
       config(atlas::TokenizerKind::Words,
              {"<unk>", "a", "the", "caf\xC3\xA9", "\xE2\x82\xAC", "<0xFF>"}, true));
+  std::unique_ptr<atlas::Tokenizer> bpe = atlas::make_tokenizer(bpe_config());
+  std::unique_ptr<atlas::Tokenizer> wordpiece = atlas::make_tokenizer(wordpiece_config());
 };
 
 }  // namespace
@@ -140,6 +198,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t at = text.find(w.label, from);
     require(at != std::string::npos, "words: label is the next piece of the input");
     from = at + w.label.size();
+  }
+
+  // GPT-2 BPE: refuses exactly the invalid input, naming a byte offset; otherwise the tokens'
+  // bytes, in order, are the input.
+  std::vector<atlas::TokenInfo> bpe;
+  try {
+    bpe = toks.bpe->encode(text);
+    require(valid, "bpe refuses invalid input");
+  } catch (const atlas::AtlasError& e) {
+    require(!valid, "bpe accepts valid input");
+    require(std::string(e.what()).find("at byte ") != std::string::npos, "bpe names the byte");
+    require(independent_valid_utf8(e.what()), "bpe error message is valid UTF-8");
+  }
+  if (valid) {
+    check_labels(*toks.bpe, bpe);
+    std::string spelled;
+    for (const atlas::TokenInfo& t : bpe) spelled += bpe_bytes()[t.id];
+    require(spelled == text, "bpe: the tokens spell the input");
+  }
+  // The pre-tokeniser's pieces tile the input.
+  if (valid) {
+    size_t end = 0;
+    for (const auto& [b, e] : atlas::gpt2_pretokenize(text)) {
+      require(b == end && e > b, "pre-tokens tile the input");
+      end = e;
+    }
+    require(end == size, "pre-tokens cover the input");
+  }
+
+  // WordPiece: refuses exactly the invalid input; [CLS] first, [SEP] last.
+  std::vector<atlas::TokenInfo> pieces;
+  require(encode_checked(*toks.wordpiece, text, pieces) == valid, "wordpiece refuses iff invalid");
+  if (valid) {
+    require(pieces.size() >= 2 && pieces.front().id == 1 && pieces.back().id == 2,
+            "wordpiece: [CLS] ... [SEP]");
   }
   return 0;
 }

@@ -1,0 +1,109 @@
+// Bad Hugging Face directories: each gives a message naming the file and the problem.
+#include <catch2/catch.hpp>
+
+#include "error.h"
+#include "hf_checkpoint.h"
+#include "hf_test_util.h"
+#include "model_io.h"
+
+using namespace atlas;
+using namespace hf_test;
+
+
+TEST_CASE("the tiny GPT-2 used by the error tests is itself valid", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("valid");
+  CHECK_NOTHROW(load_model(dir.string()));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a HF directory without config.json names the missing file", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("no-config");
+  fs::remove(dir / "config.json");
+  CHECK_THROWS_WITH(read_hf_checkpoint(dir.string()), Catch::Contains("no config.json"));
+  CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("no config.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an unsupported model_type is refused with the supported list", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("t5");
+  write_text(dir / "config.json", R"({"model_type": "t5", "d_model": 8})");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("config.json: model_type \"t5\" is not supported") &&
+                        Catch::Contains("gpt2, bert, distilbert"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a missing tokenizer file is named", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("no-merges");
+  fs::remove(dir / "merges.txt");
+  CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("merges.txt") && Catch::Contains("missing"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a tensor whose shape disagrees with config.json is named with both shapes", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("shape");
+  nlohmann::json j = nlohmann::json::parse(R"({"model_type": "gpt2", "vocab_size": 260,
+      "n_embd": 8, "n_layer": 1, "n_head": 2, "n_positions": 6, "n_inner": 32})");
+  write_text(dir / "config.json", j.dump());
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("model.safetensors: tensor h.0.mlp.c_fc.weight has shape [8, 16]") &&
+                        Catch::Contains("implies [8, 32]"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a missing or unexpected tensor is named", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("missing");
+  write_text(dir / "config.json", R"({"model_type": "gpt2", "vocab_size": 260, "n_embd": 8,
+      "n_layer": 2, "n_head": 2, "n_positions": 6, "n_inner": 16})");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("missing tensor h.1.ln_1.weight [8]") &&
+                        Catch::Contains("model.safetensors"));
+  fs::remove_all(dir);
+
+  dir = tiny_gpt2_dir("unexpected", true);
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("model.safetensors: unexpected tensor h.0.attn.rotary.weight [8]"));
+  write_text(dir / "config.json", R"({"model_type": "bert", "vocab_size": 260, "hidden_size": 8,
+      "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16})");
+  CHECK_THROWS_WITH(read_hf_checkpoint(dir.string(), {.tokenizer = false}),
+                    Catch::Contains("missing tensor embeddings.word_embeddings.weight"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a pickle-only directory is refused with conversion advice", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("pickle");
+  fs::remove(dir / "model.safetensors");
+  write_text(dir / "pytorch_model.bin", "PK\x03\x04 not really a zip");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("pytorch_model.bin is a PyTorch pickle") &&
+                        Catch::Contains("safe_serialization=True"));
+  fs::remove(dir / "pytorch_model.bin");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("no model.safetensors and no model.safetensors.index.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a truncated model.safetensors names the file", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("truncated");
+  fs::path st = dir / "model.safetensors";
+  fs::resize_file(st, fs::file_size(st) - 4);
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("model.safetensors") && Catch::Contains("truncated"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("config options that change GPT-2's maths are refused, not ignored", "[hf]") {
+  fs::path dir = tiny_gpt2_dir("options");
+  write_text(dir / "config.json", R"({"model_type": "gpt2", "vocab_size": 260, "n_embd": 8,
+      "n_layer": 1, "n_head": 2, "n_positions": 6, "n_inner": 16,
+      "scale_attn_by_inverse_layer_idx": true})");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("config.json: scale_attn_by_inverse_layer_idx true is not supported"));
+  write_text(dir / "config.json", R"({"model_type": "gpt2", "vocab_size": 260, "n_embd": 8,
+      "n_layer": 1, "n_head": 2, "n_positions": 6, "n_inner": 16, "activation_function": "swish"})");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("activation_function \"swish\" is not supported"));
+  write_text(dir / "config.json", R"({"model_type": "gpt2", "vocab_size": 260, "n_layer": 1})");
+  CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("config.json: missing key \"n_embd\""));
+  fs::remove_all(dir);
+}
