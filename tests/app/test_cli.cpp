@@ -143,3 +143,13 @@ TEST_CASE("bad invocations exit non-zero with one line on stderr", "[cli][errors
   CHECK_THAT(o.err, Catch::Contains("not divisible by n_heads"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("atlas demos lists the trained demos and demo:NAME runs", "[cli][demos]") {
+  const auto list = atlas_cli("demos");
+  CHECK(list.code == 0);
+  CHECK_THAT(list.out, Catch::Contains("demo:induction") && Catch::Contains("trained by: atlas train"));
+  const auto run = atlas_cli("run demo:induction --text atlasofheadsatlasofhead");
+  CHECK(run.code == 0);
+  // The next letter after "...atlasofhead" in the repeat is "s" (the induction rule).
+  CHECK_THAT(run.out, Catch::Contains("prediction at the last position: s "));
+}
