@@ -300,7 +300,7 @@ void MainWindow::onModelLoaded(const QString& spec, std::shared_ptr<const Model>
   }
   m_targetChips->parentWidget()->parentWidget()->setVisible(encDec);
   for (const auto& w : m_model->warnings()) m_status->setText("Warning: " + QString::fromStdString(w));
-  addRecent(spec);
+  if (!spec.startsWith("training:")) addRecent(spec);  // a snapshot cannot be reopened
   clearError();
   m_runner->runNow(m_source->toPlainText(), encDec ? m_target->toPlainText() : QString());
   emit modelReady(spec);

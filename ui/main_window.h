@@ -34,6 +34,7 @@ class RunController;
 class VariantPanel;
 struct BackendChoice;
 class PatternView;
+class TrainingPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -83,6 +84,11 @@ class MainWindow : public QMainWindow {
   QString modelSpec() const { return m_modelSpec; }
   QString lastError() const { return m_lastError; }
   bool darkTheme() const { return m_dark; }
+  // Model > Train a model… (created on first use). showTrainedModel puts a training
+  // snapshot on screen; a run's first snapshot also types the task example into the input.
+  TrainingPanel* trainingPanel();
+  void showTrainedModel(std::shared_ptr<const Model> model, const QString& label,
+                        const QString& source, const QString& target);
   void setDarkTheme(bool dark);
 
  signals:
@@ -181,6 +187,7 @@ class MainWindow : public QMainWindow {
   PatternView* m_patternView = nullptr;
   QLabel* m_backendLabel = nullptr;
   QDockWidget* m_patternDock = nullptr;
+  TrainingPanel* m_trainingPanel = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;
   bool m_postRunLens = false, m_postRunAblation = false, m_postRunPerformer = false;  // what the ablation panel drops; null = nothing
 };

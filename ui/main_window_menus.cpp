@@ -32,6 +32,7 @@
 #include "presets.h"
 #include "run_controller.h"
 #include "theme.h"
+#include "training_panel.h"
 
 namespace atlas::ui {
 
@@ -70,6 +71,10 @@ void MainWindow::buildMenus() {
   model->addAction("Open model &folder\u2026", QKeySequence::Open, this, &MainWindow::openFolder);
   model->addAction("Open .&safetensors file\u2026", QKeySequence("Ctrl+Shift+O"), this, &MainWindow::openSafetensors);
   model->addAction("Preset &gallery\u2026", QKeySequence("Ctrl+G"), this, &MainWindow::openGallery);
+  model->addAction("&Train a model\u2026", this, [this] {
+    trainingPanel()->show();
+    trainingPanel()->raise();
+  });
   QMenu* presets = model->addMenu("&Presets");
   std::map<QString, QMenu*> families;
   for (const PresetInfo& p : list_presets()) {
@@ -365,7 +370,28 @@ void MainWindow::saveSettings() {
 void MainWindow::closeEvent(QCloseEvent* e) {
   saveSettings();
   m_runner->cancel();
+  if (m_trainingPanel) m_trainingPanel->stop();
   QMainWindow::closeEvent(e);
+}
+
+TrainingPanel* MainWindow::trainingPanel() {
+  if (!m_trainingPanel) {
+    m_trainingPanel = new TrainingPanel(this);
+    connect(m_trainingPanel, &TrainingPanel::modelSnapshot, this, &MainWindow::showTrainedModel);
+  }
+  return m_trainingPanel;
+}
+
+void MainWindow::showTrainedModel(std::shared_ptr<const Model> model, const QString& label,
+                                  const QString& source, const QString& target) {
+  // Later snapshots of the same run keep whatever the user typed since the first one.
+  if (m_modelSpec.section(" @", 0, 0) != label.section(" @", 0, 0)) {
+    const QSignalBlocker blockSource(m_source), blockTarget(m_target);
+    m_source->setPlainText(source);
+    m_target->setPlainText(target);
+  }
+  m_runner->setModel(model);
+  onModelLoaded(label, std::move(model));
 }
 
 void MainWindow::failHeadless(const QString& message) {
