@@ -171,24 +171,32 @@ TEST_CASE("span penalty equals loss_coeff times the sum of spans", "[train][span
   CHECK(t.grad(b)(1, 1) == Approx(0.5));   // coeff * weight / 2 positions
 }
 
-TEST_CASE("copy beyond the initial span: some head's learned span grows past the distance",
+TEST_CASE("copy beyond the initial reach: one head's span grows until it covers the distance",
           "[train][span][slow]") {
-  // tiny-span starts every head at z = 6 (reach z + R = 10 tokens); copying 16 letters needs
-  // a look-back of 16. Fixed seed; measured max z after 300 steps: 18.8 (layer 1).
+  // tiny-span starts every head at z = 6, so a key is visible up to z + R = 10 tokens back.
+  // Copying 12 letters with ONE layer needs a look-back of 12, and one layer has no other
+  // route (two layers could relay the letter in two hops of <= 10, which is why a 2-layer
+  // version of this test was seed- and SIMD-dependent). So solving the task implies a head
+  // whose mask m_z(12) = (R + z - 12) / R is positive, i.e. z > 8: the span must have grown.
+  // Measured over seeds 1-6, native and ASan builds: accuracy 1.00, largest z 8.1 to 11.7,
+  // while the unneeded heads mostly shrink to 0 under the L1 penalty.
   ModelConfig c = preset_config("tiny-span");
   c.d_model = 32;
   c.d_ff = 64;
+  c.n_layers = 1;
   TrainOptions o;
   o.task = "copy";
-  o.task_options.length = 16;
-  o.steps = 300;
+  o.task_options.length = 12;
+  o.steps = 600;
   o.schedule.warmup = 100;
   Trainer trainer(c, o);
-  while (trainer.steps_done() < o.steps) trainer.step();
+  StepStats last;
+  while (trainer.steps_done() < o.steps) last = trainer.step();
   float max_z = 0;
   for (const auto& [name, m] : trainer.params())
     if (name.ends_with(".span_z")) max_z = std::max(max_z, m.maxCoeff());
-  CHECK(max_z > 16.0f);
+  CHECK(last.accuracy > 0.9);
+  CHECK(max_z > 12.0f - c.adaptive_span.ramp);
   CHECK(max_z <= 64.0f);  // clamped to S after every step
 }
 
