@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ clang libclang-rt-14-dev pkg-config
+  cmake ninja-build g++ clang libclang-rt-14-dev libomp-dev pkg-config
   libeigen3-dev nlohmann-json3-dev catch2
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev libgl-dev fonts-dejavu-core
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools

@@ -126,7 +126,8 @@ TEST_CASE("fixed pattern matches the seed 000 sets, with per-head summary offset
               const int64_t off = per_head ? (head * c) % l : 0;
               INFO("l " << l << " c " << c << " L " << L << " causal " << causal << " head "
                         << head << " per_head " << per_head);
-              check_against(rows, L, [&](int64_t i, int64_t j) {
+              // Structured bindings are copied into the capture: clang 14 cannot capture them.
+              check_against(rows, L, [&, l = l, c = c](int64_t i, int64_t j) {
                 return naive_fixed(i, j, l, c, off, factor, causal);
               });
             }
