@@ -67,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() {
   // Docks hidden while the window is torn down must not call back into its destroyed members.
   for (const auto& [dock, panel] : m_variantDocks) dock->disconnect(this);
+  if (m_scoreDock) m_scoreDock->disconnect(this);
 }
 
 namespace {

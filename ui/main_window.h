@@ -34,6 +34,7 @@ class RunController;
 class VariantPanel;
 struct BackendChoice;
 class PatternView;
+class ScorePanel;
 class TrainingPanel;
 
 class MainWindow : public QMainWindow {
@@ -76,6 +77,8 @@ class MainWindow : public QMainWindow {
   VariantPanel* variantPanel(const QString& id) const;
   QDockWidget* variantDock(const QString& id) const;
   PatternView* patternView() const { return m_patternView; }
+  ScorePanel* scorePanel() const { return m_scorePanel; }  // View > Variant panels > Score functions
+  QDockWidget* scoreDock() const { return m_scoreDock; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
   bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
@@ -187,6 +190,8 @@ class MainWindow : public QMainWindow {
   PatternView* m_patternView = nullptr;
   QLabel* m_backendLabel = nullptr;
   QDockWidget* m_patternDock = nullptr;
+  ScorePanel* m_scorePanel = nullptr;
+  QDockWidget* m_scoreDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;
   bool m_postRunLens = false, m_postRunAblation = false, m_postRunPerformer = false;  // what the ablation panel drops; null = nothing

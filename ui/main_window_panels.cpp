@@ -3,7 +3,7 @@
 // and sending picks back to it. Some panels need more than the default trace, and only while
 // they are open: Transformer-XL the score terms (TraceOptions::scores), the logit lens the
 // hidden states plus add_logit_lens on the worker, the ablation panel a second (ablated) run
-// on the worker.
+// on the worker, the score-function grid the projected queries and keys (TraceOptions::qk).
 #include <QDockWidget>
 #include <QMenu>
 
@@ -13,6 +13,7 @@
 #include "main_window.h"
 #include "pattern_view.h"
 #include "run_controller.h"
+#include "score_panel.h"
 #include "variant_panel.h"
 
 namespace atlas::ui {
@@ -74,6 +75,17 @@ void MainWindow::buildVariantPanels() {
       });
     }
   }
+
+  // Score functions: a tool panel like the lens, shown when the user asks for it.
+  m_scorePanel = new ScorePanel;
+  m_scoreDock = new QDockWidget("Score functions", this);
+  m_scoreDock->setObjectName("scoresDock");
+  m_scoreDock->setWidget(m_scorePanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_scoreDock);
+  if (first) tabifyDockWidget(first, m_scoreDock);
+  m_scoreDock->hide();
+  panels->addAction(m_scoreDock->toggleViewAction());
+  connect(m_scoreDock, &QDockWidget::visibilityChanged, this, [this] { updatePanelTraceOptions(); });
 }
 
 VariantPanel* MainWindow::variantPanel(const QString& id) const {
@@ -90,6 +102,7 @@ QDockWidget* MainWindow::variantDock(const QString& id) const {
 
 void MainWindow::updateVariantPanels() {
   m_patternView->setRun(m_model, m_trace);
+  m_scorePanel->setRun(m_model, m_trace);
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(m_trace);
@@ -111,6 +124,7 @@ void MainWindow::pushPanelContext() {
     ctx.tokenText = [model = m_model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
   for (const auto& [dock, panel] : m_variantDocks) panel->setContext(ctx);
   m_patternView->setSelection(m_sel);
+  m_scorePanel->setSelection(m_sel);
 }
 
 // Scores and hidden states cost a copy of every [heads, L, L] / [L, d] matrix and the lens and
@@ -126,12 +140,17 @@ void MainWindow::updatePanelTraceOptions(bool force) {
     if (id == "ablation" && m_ablation) ablation = true;
     if (id == "performer" && m_model && m_model->config().performer.enabled) performer = true;
   }
+  // The score grid reads q and k (a recurrent seq2seq model: its encoder and decoder states).
+  const bool qk = m_scoreDock->isVisible();
+  const bool hidden = lens || (qk && m_model && m_model->config().rnn_seq2seq.enabled);
   RunOptions& opts = m_runner->runOptions();
-  const bool changed = opts.trace.scores != scores || opts.trace.hidden != lens || m_postRunLens != lens ||
+  const bool changed = opts.trace.scores != scores || opts.trace.hidden != hidden || opts.trace.qk != qk ||
+                       m_postRunLens != lens ||
                        m_postRunAblation != ablation || m_postRunPerformer != performer;
   if (!changed && !force) return;
   opts.trace.scores = scores;
-  opts.trace.hidden = lens;
+  opts.trace.hidden = hidden;
+  opts.trace.qk = qk;
   m_postRunLens = lens;
   m_postRunAblation = ablation;
   m_postRunPerformer = performer;
@@ -154,7 +173,7 @@ void MainWindow::updatePanelTraceOptions(bool force) {
     });
   }
   // Fetch the newly wanted arrays; a panel closing needs no run.
-  if ((scores || lens || ablation || performer || force) && m_trace && m_runner->model()) onTextChanged();
+  if ((scores || lens || ablation || performer || qk || force) && m_trace && m_runner->model()) onTextChanged();
 }
 
 }  // namespace atlas::ui
