@@ -83,6 +83,26 @@ Mat snail_receptive_field(int64_t length, const std::vector<int64_t>& dilations)
   return rf;
 }
 
+Mat snail_byte_embeddings(const SnailSpec& s, const std::string& text) {
+  const int64_t L = static_cast<int64_t>(text.size());
+  Mat x(L, s.d_input);
+  for (int64_t t = 0; t < L; ++t) {
+    const auto byte = static_cast<uint64_t>(static_cast<unsigned char>(text[size_t(t)]));
+    Rng rng(s.seed ^ hash_name("snail.embed") ^ (byte * 0x9E3779B97F4A7C15ull));
+    for (int64_t k = 0; k < s.d_input; ++k) x(t, k) = static_cast<float>(rng.normal());
+  }
+  return x;
+}
+
+std::vector<TokenInfo> snail_byte_tokens(const std::string& text) {
+  std::vector<TokenInfo> out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    out.push_back({int32_t(c), c >= 32 && c < 127 ? std::string(1, char(c)) : "<" + std::to_string(c) + ">"});
+  }
+  return out;
+}
+
 Mat snail_forward(const SnailSpec& s, const Mat& x_in, Trace* trace) {
   if (x_in.cols() != s.d_input)
     throw AtlasError("SNAIL input has " + std::to_string(x_in.cols()) + " channels, the network expects " +

@@ -10,6 +10,7 @@
 // Layout: Attn, TC, Attn, TC, ..., Attn (tc_blocks TC blocks, one more attention block),
 // as the paper's Omniglot / mini-ImageNet models.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tensor.h"
@@ -40,6 +41,11 @@ Mat snail_attention_block(const Mat& x, const Mat& w_q, const Mat& w_k, const Ma
 // (and the dense blocks' concatenated skips), not through attention: i - j is a sum of a
 // subset of the dilations.
 Mat snail_receptive_field(int64_t length, const std::vector<int64_t>& dilations);
+
+// The inputs of `atlas snail` and the app's SNAIL explorer: one step per byte of `text`, each
+// byte value a seeded unit-variance embedding row [L, d_input], and readable byte labels.
+Mat snail_byte_embeddings(const SnailSpec& spec, const std::string& text);
+std::vector<TokenInfo> snail_byte_tokens(const std::string& text);
 
 // Runs the network on x [L, d_input]; traces snail.attn<i> [1, L, L] per attention block,
 // snail.receptive_field [L, L] and snail.output [L, channels]. Returns the output.

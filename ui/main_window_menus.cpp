@@ -26,6 +26,7 @@
 #include "heatmap_view.h"
 #include "main_window.h"
 #include "ntm_panel.h"
+#include "snail_panel.h"
 #include "sagan_overlay.h"
 #include "preset_gallery.h"
 #include "demos.h"
@@ -130,6 +131,13 @@ void MainWindow::buildMenus() {
     QWidget* window = makeSaganExplorer(this);
     window->setAttribute(Qt::WA_DeleteOnClose);
     window->show();
+  });
+  m_viewMenu->addAction("S&NAIL explorer\u2026", this, [this] {
+    auto* panel = new SnailPanel(this);
+    panel->setWindowFlag(Qt::Window);
+    panel->setAttribute(Qt::WA_DeleteOnClose);
+    if (!sourceText().isEmpty()) panel->setText(sourceText());  // the bytes of the current input
+    panel->show();
   });
   m_viewMenu->addAction("Reset &zoom", QKeySequence("Ctrl+0"), this, [this] { m_heatmap->resetZoom(); });
   QMenu* theme = m_viewMenu->addMenu("&Theme");

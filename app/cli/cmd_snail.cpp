@@ -6,7 +6,6 @@
 #include "commands.h"
 #include "dump.h"
 #include "error.h"
-#include "random.h"
 #include "snail.h"
 
 namespace atlas::cli {
@@ -33,18 +32,10 @@ int cmd_snail(const std::vector<std::string>& args) {
   s.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
   s.tc_blocks = a.get_int("--tc-blocks", 2, 0, 8);
   s.paper_dilations = a.has("--paper-dilations");
-  // Seeded byte embeddings, one row per byte value (unit-variance entries).
   const int64_t L = static_cast<int64_t>(text.size());
-  Mat x(L, s.d_input);
-  for (int64_t t = 0; t < L; ++t) {
-    Rng rng(s.seed ^ hash_name("snail.embed") ^ (static_cast<uint64_t>(static_cast<unsigned char>(text[size_t(t)])) * 0x9E3779B97F4A7C15ull));
-    for (int64_t k = 0; k < s.d_input; ++k) x(t, k) = static_cast<float>(rng.normal());
-  }
+  const Mat x = snail_byte_embeddings(s, text);
   Trace trace;
-  for (int64_t t = 0; t < L; ++t) {
-    const unsigned char c = static_cast<unsigned char>(text[size_t(t)]);
-    trace.source_tokens.push_back({int32_t(c), c >= 32 && c < 127 ? std::string(1, char(c)) : "<" + std::to_string(c) + ">"});
-  }
+  trace.source_tokens = snail_byte_tokens(text);
   snail_forward(s, x, &trace);
   std::printf("SNAIL: %lld steps, %lld TC blocks, dilations", static_cast<long long>(L), static_cast<long long>(s.tc_blocks));
   for (int64_t d : snail_dilations(L, s.paper_dilations)) std::printf(" %lld", static_cast<long long>(d));
