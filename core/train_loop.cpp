@@ -54,6 +54,7 @@ nlohmann::json options_json(const TrainOptions& o, int64_t step) {
   j["layer_drop"] = o.reg.layer_drop;
   j["drop_head"] = o.reg.drop_head;
   j["drop_head_schedule"] = o.drop_head_schedule;
+  j["ponder_weight"] = o.ponder_weight;
   return j;
 }
 
@@ -77,6 +78,7 @@ TrainOptions options_from_json(const nlohmann::json& j, int64_t& step) {
   o.reg.layer_drop = j.at("layer_drop").get<double>();
   o.reg.drop_head = j.at("drop_head").get<double>();
   o.drop_head_schedule = j.at("drop_head_schedule").get<bool>();
+  o.ponder_weight = j.value("ponder_weight", 0.01);  // absent in checkpoints before ACT training
   return o;
 }
 
@@ -116,6 +118,8 @@ void Trainer::finish_setup() {
                        "[0, 1)");
   if (!(o_.label_smoothing >= 0.0 && o_.label_smoothing < 1.0))
     throw AtlasError("label smoothing must be in [0, 1)");
+  if (!(o_.ponder_weight >= 0.0 && o_.ponder_weight <= 100.0))
+    throw AtlasError("the ponder-cost weight must be in [0, 100]");
   validate_config(config_, "training config");
   if (config_.adaptive_span.enabled && (o_.reg.attention_dropout > 0 || o_.reg.drop_head > 0))
     throw AtlasError("attention dropout and DropHead are not implemented for adaptive-span "
@@ -145,8 +149,8 @@ StepStats Trainer::step() {
     for (int32_t y : batch.back().labels) labelled += y >= 0;
   }
   ParamsT<float> grads;
-  double loss = 0, penalty = 0, span_sum = 0;
-  int64_t correct = 0, count = 0, span_count = 0;
+  double loss = 0, penalty = 0, span_sum = 0, ponder_sum = 0;
+  int64_t correct = 0, count = 0, span_count = 0, ponder_count = 0;
   for (int64_t b = 0; b < o_.batch; ++b) {
     const Example& ex = batch[size_t(b)];
     Tape<float> tape;
@@ -165,6 +169,12 @@ StepStats Trainer::step() {
         span_count += z.cols();
       }
     }
+    if (!r.act_steps.empty()) {  // ACT: the ponder cost, in the span penalty's units
+      const double cost = ponder_cost<float>(tape, r, o_.ponder_weight, double(labelled) / double(o_.batch));
+      penalty += cost / double(o_.batch);
+      ponder_sum += o_.ponder_weight > 0 ? cost / o_.ponder_weight : ponder_cost<float>(tape, r, 1.0, 0.0);
+      ++ponder_count;
+    }
     tape.backward(r.logits, d, grads);
   }
   const float inv = count ? 1.0f / static_cast<float>(count) : 0.0f;
@@ -181,6 +191,7 @@ StepStats Trainer::step() {
         p = p.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span.max_span));
   }
   st.span_penalty = penalty;
+  st.ponder = ponder_count ? ponder_sum / double(ponder_count) : -1.0;
   st.mean_span = span_count ? span_sum / double(span_count) : -1.0;
   st.loss = count ? loss / double(count) : 0.0;
   st.accuracy = count ? double(correct) / double(count) : 0.0;

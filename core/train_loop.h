@@ -29,6 +29,9 @@ struct TrainOptions {
   double label_smoothing = 0.0;
   Regularization reg;
   bool drop_head_schedule = true;  // V-shaped DropHead rate (warm-up steps down, then up)
+  // Universal Transformer with ACT: weight of the ponder cost mean_t(N(t) + R(t)) added to the
+  // loss (tensor2tensor's act_loss_weight default).
+  double ponder_weight = 0.01;
 };
 
 struct StepStats {
@@ -37,8 +40,9 @@ struct StepStats {
   double accuracy = 0;   // argmax == label over labelled tokens
   double lr = 0;
   double grad_norm = 0;  // before clipping
-  double span_penalty = 0;  // adaptive span: the L1 penalty added to the loss (batch mean)
+  double span_penalty = 0;  // the L1 span penalty or ACT's weighted ponder cost added to the loss (batch mean)
   double mean_span = -1;    // adaptive span: mean z over layers and heads (-1: no span)
+  double ponder = -1;       // ACT: mean ponder cost N(t) + R(t) over positions (-1: no ACT)
 };
 
 class Trainer {

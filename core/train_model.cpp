@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "positional.h"
+#include "train_act.h"
 #include "train_span.h"
 
 namespace atlas::train {
@@ -17,7 +18,10 @@ void check_trainable(const ModelConfig& c) {
   };
   if (c.shaw.enabled) reject("Shaw relative positions");
   if (c.xl.enabled) reject("Transformer-XL recurrence");
-  if (c.universal.enabled) reject("the Universal Transformer");
+  if (c.universal.enabled && c.architecture == Architecture::EncoderDecoder)
+    reject("a Universal Transformer encoder-decoder (the engine runs UT encoders or decoders)");
+  if (c.universal.enabled && (c.adaptive_span.enabled || c.score.function != ScoreFunction::ScaledDot))
+    reject("adaptive span or a score function inside the Universal Transformer block");
   if (c.sparse.enabled()) reject("sparse attention patterns");
   if (c.lsh.enabled || c.lsh.reversible) reject("Reformer LSH attention / reversible layers");
   if (c.performer.enabled) reject("Performer FAVOR+ attention");
@@ -206,8 +210,78 @@ class Builder {
     return any ? v : std::vector<uint8_t>{};
   }
 
+  // The Universal Transformer (core/universal.cpp, op for op): one shared block applied up to
+  // M times to the state plus the position and time signal, with ACT halting per position or
+  // a fixed number of steps. The token embedding carries no positions; the signal does.
+  int universal(const std::vector<int32_t>& ids, const std::vector<uint8_t>& valid) {
+    const UniversalConfig& u = c_.universal;
+    const bool dec = c_.architecture == Architecture::Decoder;
+    const std::string stack = dec ? "decoder" : "encoder", pre = stack + ".universal",
+                      attn = dec ? "self_attn" : "attn";
+    const S scale = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(c_.d_model))) : S(1);
+    int state = dropout(t_.gather_rows(table("embed.tokens"), ids, scale), reg_.dropout);
+    const int64_t L = static_cast<int64_t>(ids.size()), d = c_.d_model;
+    const Tensor pos = sinusoid_table(L, d, c_.sinusoid_layout);
+    auto signal = [&](int64_t n) {
+      const Tensor time = sinusoid_table(1, d, c_.sinusoid_layout, n);
+      M m(L, d);
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t k = 0; k < d; ++k)
+          m(i, k) = static_cast<S>(pos.data[size_t(i * d + k)] + time.data[size_t(k)]);
+      return t_.constant(std::move(m));
+    };
+    auto block = [&](int s) {
+      const int x = sublayer(s, pre + "." + attn + "_norm",
+                             [&](int h) { return attention(h, h, pre + "." + attn, dec, valid); });
+      return sublayer(x, pre + ".ffn_norm", [&](int h) { return ffn(h, pre + ".ffn"); });
+    };
+    auto finish = [&](int y) {
+      return c_.norm_position == NormPosition::Pre ? norm(y, stack + ".final_norm") : y;
+    };
+    if (!u.act) {
+      for (int64_t n = 1; n <= u.max_steps; ++n) state = block(t_.add(state, signal(n)));
+      return finish(state);
+    }
+    const S threshold = S(1) - static_cast<S>(u.epsilon);
+    std::vector<S> cum(size_t(L), S(0));
+    std::vector<uint8_t> halted(size_t(L), 0);
+    act_steps.assign(size_t(L), 0);
+    act_halt_nodes.assign(size_t(L), -1);
+    int y = t_.constant(M::Zero(L, d));
+    std::vector<int> h_nodes;
+    for (int64_t n = 1; n <= u.max_steps; ++n) {
+      if (std::find(halted.begin(), halted.end(), 0) == halted.end()) break;
+      const int sn = t_.add(state, signal(n));
+      const int h = t_.scaled_sigmoid(t_.linear(sn, w(pre + ".halt.w"), w(pre + ".halt.b")), S(1));
+      h_nodes.push_back(h);
+      ActStepMask mask{std::vector<uint8_t>(size_t(L), 0), std::vector<uint8_t>(size_t(L), 0)};
+      for (size_t i = 0; i < size_t(L); ++i) {
+        if (halted[i]) continue;
+        mask.running[i] = 1;
+        ++act_steps[i];
+        const S p = t_.value(h)(Eigen::Index(i), 0);
+        if (cum[i] + p >= threshold || n == u.max_steps) {
+          mask.halting[i] = 1;
+          halted[i] = 1;
+        } else {
+          cum[i] += p;
+        }
+      }
+      const std::vector<uint8_t> halting = mask.halting, running = mask.running;
+      const int wn = act_weights(t_, h_nodes, std::move(mask));
+      for (size_t i = 0; i < size_t(L); ++i)
+        if (halting[i]) act_halt_nodes[i] = wn;
+      const int tn = block(sn);
+      y = act_update(t_, y, tn, wn, running, u.update == ActUpdate::Interpolate);
+      state = select_rows(t_, tn, state, running);
+    }
+    return finish(y);
+  }
+
   std::vector<int> attention_nodes;
   std::vector<int> span_z_nodes;
+  std::vector<int64_t> act_steps;
+  std::vector<int> act_halt_nodes;
 
  private:
   Tape<S>& t_;
@@ -227,7 +301,9 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
   ForwardResult<S> r;
   int h;
   const auto src_valid = b.validity(ex.source);
-  if (c.architecture == Architecture::Encoder) {
+  if (c.universal.enabled) {
+    h = b.universal(ex.source, src_valid);
+  } else if (c.architecture == Architecture::Encoder) {
     h = b.encoder(b.embed(ex.source), src_valid);
   } else if (c.architecture == Architecture::Decoder) {
     h = b.decoder(b.embed(ex.source), -1, src_valid, {});
@@ -239,7 +315,23 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
   r.logits = b.logits(h);
   r.attention_nodes = std::move(b.attention_nodes);
   r.span_z_nodes = std::move(b.span_z_nodes);
+  r.act_steps = std::move(b.act_steps);
+  r.act_halt_nodes = std::move(b.act_halt_nodes);
   return r;
+}
+
+template <class S>
+double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, double seed_weight) {
+  const size_t L = r.act_steps.size();
+  if (L == 0) return 0.0;
+  double total = 0;
+  for (size_t i = 0; i < L; ++i) {
+    const int node = r.act_halt_nodes[i];
+    total += double(r.act_steps[i]) + double(tape.value(node)(Eigen::Index(i), 0));
+    if (seed_weight > 0 && weight > 0)
+      tape.grad(node)(Eigen::Index(i), 0) += static_cast<S>(weight * seed_weight / double(L));
+  }
+  return weight * total / double(L);
 }
 
 template <class S>
@@ -297,7 +389,8 @@ double span_penalty(Tape<S>& tape, const ModelConfig& c, const std::vector<int>&
                                              const Example&, const Regularization&, Rng*);    \
   template S smoothed_cross_entropy<S>(const MatT<S>&, const std::vector<int32_t>&, double,   \
                                        MatT<S>*, int64_t*, int64_t*);                         \
-  template double span_penalty<S>(Tape<S>&, const ModelConfig&, const std::vector<int>&, double);
+  template double span_penalty<S>(Tape<S>&, const ModelConfig&, const std::vector<int>&, double); \
+  template double ponder_cost<S>(Tape<S>&, const ForwardResult<S>&, double, double);
 ATLAS_TRAIN_INSTANTIATE(float)
 ATLAS_TRAIN_INSTANTIATE(double)
 

@@ -47,6 +47,10 @@ struct ForwardResult {
   std::vector<int> attention_nodes;  // tape ids of every attention call, in order
   // Adaptive span: the z of each self-attention layer, [1, H] (learned) or [Lq, H] (dynamic).
   std::vector<int> span_z_nodes;
+  // Universal Transformer with ACT, per position t: N(t), and the weight node [L, 1] of its
+  // halting step, whose row t is the remainder R(t) (core/train_act.h).
+  std::vector<int64_t> act_steps;
+  std::vector<int> act_halt_nodes;
 };
 
 // Adaptive span's L1 penalty of one example (seed 000; the engine's trace "span.penalty"):
@@ -56,6 +60,13 @@ struct ForwardResult {
 template <class S>
 double span_penalty(Tape<S>& tape, const ModelConfig& config, const std::vector<int>& z_nodes,
                     double seed_weight);
+
+// ACT's ponder cost of one example (Graves 2016; tensor2tensor's act_loss): weight times the
+// mean over positions of rho(t) = N(t) + R(t). When `seed_weight` > 0 its gradient (through
+// R(t) only; N(t) is piecewise constant), times seed_weight, is seeded on the halting-step
+// weight nodes, to flow back with the next Tape::backward. 0 for a model without ACT.
+template <class S>
+double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, double seed_weight);
 
 // Records the forward of `ex` on `tape`. `rng` drives dropout, LayerDrop and DropHead and
 // may be null when `reg` is all zero.

@@ -21,15 +21,17 @@ const char* kTrainUsage =
     "                   [--length N] [--text-file PATH] [--d-model D] [--layers N]\n"
     "                   [--heads H] [--d-ff F] [--dropout P] [--attention-dropout P]\n"
     "                   [--layer-drop P] [--drop-head P] [--label-smoothing E] [--clip C]\n"
-    "                   [--log-every N] [--eval N] [--json]\n"
+    "                   [--ponder-weight W] [--log-every N] [--eval N] [--json]\n"
     "       atlas train --resume DIR [--steps N] [--out DIR] [--json]\n"
-    "  Trains a vanilla or adaptive-span preset (encoder, decoder, encoder-decoder) on a task and\n"
+    "  Trains a vanilla, adaptive-span or Universal Transformer (fixed steps or ACT) preset\n"
+    "  (encoder, decoder, encoder-decoder; UT: encoder or decoder) on a task and\n"
     "  writes a checkpoint DIR that `atlas run DIR` and the app open (config.json,\n"
     "  model.safetensors) plus optimizer.safetensors and train_state.json for --resume.\n"
     "  Tasks: copy, reverse, sort, recall, induction, parity, addition, char-lm (--text-file).\n"
     "  --lr: with the warmup schedule (default) a multiplier of seed 002's\n"
     "  d^-0.5 min(step^-0.5, step warmup^-1.5) (default 1); with constant, the rate (1e-3).\n"
     "  --steps N is the run's total: a resumed run continues up to step N.\n"
+    "  --ponder-weight W: ACT's ponder cost mean(N(t) + R(t)) times W joins the loss (0.01).\n"
     "  --json prints one object per logged step: {\"step\",\"loss\",\"accuracy\",\"lr\",...}.\n"
     "  See docs/training.md for how to type a task example into the app.\n";
 
@@ -91,7 +93,7 @@ int cmd_train(const std::vector<std::string>& args) {
                  "--seed", "--out", "--resume", "--length", "--text-file", "--d-model",
                  "--layers", "--heads", "--d-ff", "--dropout", "--attention-dropout",
                  "--layer-drop", "--drop-head", "--label-smoothing", "--clip", "--log-every",
-                 "--eval"},
+                 "--eval", "--ponder-weight"},
                 {"--json"}});
   if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
   const bool json = a.has("--json");
@@ -138,6 +140,7 @@ int cmd_train(const std::vector<std::string>& args) {
     o.reg.attention_dropout = get_double(a, "--attention-dropout", 0.0, 0.0, 0.95);
     o.reg.layer_drop = get_double(a, "--layer-drop", 0.0, 0.0, 0.95);
     o.reg.drop_head = get_double(a, "--drop-head", 0.0, 0.0, 0.95);
+    o.ponder_weight = get_double(a, "--ponder-weight", 0.01, 0.0, 100.0);
     ModelConfig c = preset_for_training(a, o.preset);
     c.name = o.preset + "-" + o.task;
     trainer = std::make_unique<train::Trainer>(std::move(c), std::move(o));
@@ -172,6 +175,10 @@ int cmd_train(const std::vector<std::string>& args) {
           j["mean_span"] = s.mean_span;
           j["span_penalty"] = s.span_penalty;
         }
+        if (s.ponder >= 0) {
+          j["ponder"] = s.ponder;
+          j["ponder_cost"] = s.span_penalty;
+        }
         std::printf("%s\n", j.dump().c_str());
       } else {
         std::printf("step %lld  loss %.4f  accuracy %.1f%%  lr %.3g  grad-norm %.3g\n",
@@ -180,6 +187,8 @@ int cmd_train(const std::vector<std::string>& args) {
         if (s.mean_span >= 0)
           std::printf("          mean span %.2f  span penalty %.3g\n", s.mean_span,
                       s.span_penalty);
+        if (s.ponder >= 0)
+          std::printf("          ponder N+R %.2f  weighted ponder cost %.3g\n", s.ponder, s.span_penalty);
       }
       std::fflush(stdout);
     }

@@ -71,6 +71,25 @@ TEST_CASE("atlas train --resume continues a run with the same losses", "[cli][tr
   fs::remove_all(part);
 }
 
+TEST_CASE("atlas train on a Universal Transformer with ACT reports the ponder cost", "[cli][train][act]") {
+  const fs::path dir = fresh_dir("train-act");
+  Output o = run_atlas("train --preset tiny-ut-act --d-model 16 --d-ff 32 --batch 4 --length 4 --task copy "
+                       "--steps 4 --log-every 2 --json --eval 0 --ponder-weight 0.5 --out " + dir.string());
+  REQUIRE(o.code == 0);
+  const auto lines = json_lines(o.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& j : lines) {
+    // N(t) >= 1 and R(t) in (0, 1]: the mean of N + R is in (1, M + 1]; the cost is weighted.
+    CHECK(j["ponder"].get<double>() > 1.0);
+    CHECK(j["ponder"].get<double>() <= 7.0);
+    CHECK(j["ponder_cost"].get<double>() == Approx(0.5 * j["ponder"].get<double>()).epsilon(1e-6));
+  }
+  // The checkpoint runs in the engine, which traces the ponder counts it learned.
+  Output run = run_atlas("run " + dir.string() + " --text 'abcd|abcd'");
+  CHECK(run.code == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("atlas train rejects bad input with a clear message", "[cli][train]") {
   struct Case {
     std::string args, message;
@@ -87,6 +106,7 @@ TEST_CASE("atlas train rejects bad input with a clear message", "[cli][train]") 
       {"--preset tiny-decoder --task char-lm --text-file /nonexistent-atlas.txt",
        "cannot open the text file"},
       {"--preset tiny-shaw --task copy", "Shaw relative positions"},
+      {"--preset tiny-ut-act --task copy --ponder-weight -1", "--ponder-weight must be between 0"},
       {"--preset tiny-decoder", "missing --task"},
       {"--resume /nonexistent-atlas-dir", "no train_state.json"},
   };

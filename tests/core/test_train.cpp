@@ -297,8 +297,8 @@ TEST_CASE("training rejects what it cannot train, naming it", "[train]") {
   TrainOptions o;
   CHECK_THROWS_WITH(Trainer(preset_config("tiny-shaw"), o),
                     Catch::Contains("Shaw relative positions"));
-  CHECK_THROWS_WITH(Trainer(preset_config("tiny-ut-act"), o),
-                    Catch::Contains("Universal Transformer"));
+  CHECK_THROWS_WITH(Trainer(preset_config("tiny-xl"), o),
+                    Catch::Contains("Transformer-XL"));
   TrainOptions span_drop = o;
   span_drop.reg.drop_head = 0.1;
   CHECK_THROWS_WITH(Trainer(preset_config("tiny-span"), span_drop),
