@@ -69,7 +69,7 @@ std::string host_fallback_line(Op op) {
       what = "GTrXL gating layers computed on the host";
       break;
     case Op::HostModel:
-      what = "the whole model (recurrent seq2seq, NTM or SAGAN) runs on the host; the backend "
+      what = "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
              "is not used";
       break;
     default:

@@ -80,6 +80,7 @@ struct ModelConfig {
   Seq2SeqConfig rnn_seq2seq;        // issue 8: seed 004 (config_attention_family.h)
   NtmConfig ntm;                    // issue 8: seed 004 (config_attention_family_ii.h)
   SaganConfig sagan;                // issue 8: seed 004 (config_attention_family_ii.h)
+  SnailConfig snail;                // issue 8: seed 004 (config_attention_family_ii.h)
   EmbeddingOptions embeddings;  // issue 7: BERT token types and embedding norm
 
   int64_t d_head() const { return d_model / n_heads; }

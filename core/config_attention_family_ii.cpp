@@ -1,4 +1,4 @@
-// Config sections "ntm" and "sagan" (see config_json.h and config_attention_family_ii.h). Keys are
+// Config sections "ntm", "sagan" and "snail" (see config_json.h and config_attention_family_ii.h). Keys are
 // documented in docs/variants.md.
 #include "config_json.h"
 
@@ -97,11 +97,64 @@ void validate_sagan(const ModelConfig& c, const std::string& origin) {
                  "rnn_seq2seq, ntm)");
 }
 
+// ---- snail ----
+const std::vector<std::string> kSnailKeys = {"enabled",    "length",    "filters",        "key_size",
+                                             "value_size", "tc_blocks", "paper_dilations"};
+
+void read_snail(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kSnailKeys, "snail", r.origin);
+  SnailConfig& s = c.snail;
+  if (auto it = o.find("enabled"); it != o.end()) s.enabled = r.boolean(*it, "snail.enabled");
+  if (auto it = o.find("length"); it != o.end()) s.length = r.integer(*it, "snail.length");
+  if (auto it = o.find("filters"); it != o.end()) s.filters = r.integer(*it, "snail.filters");
+  if (auto it = o.find("key_size"); it != o.end()) s.key_size = r.integer(*it, "snail.key_size");
+  if (auto it = o.find("value_size"); it != o.end()) s.value_size = r.integer(*it, "snail.value_size");
+  if (auto it = o.find("tc_blocks"); it != o.end()) s.tc_blocks = r.integer(*it, "snail.tc_blocks");
+  if (auto it = o.find("paper_dilations"); it != o.end())
+    s.paper_dilations = r.boolean(*it, "snail.paper_dilations");
+}
+
+OrderedJson write_snail(const ModelConfig& c) {
+  const SnailConfig& s = c.snail;
+  OrderedJson j;
+  j["enabled"] = s.enabled;
+  j["length"] = s.length;
+  j["filters"] = s.filters;
+  j["key_size"] = s.key_size;
+  j["value_size"] = s.value_size;
+  j["tc_blocks"] = s.tc_blocks;
+  j["paper_dilations"] = s.paper_dilations;
+  return j;
+}
+
+void validate_snail(const ModelConfig& c, const std::string& origin) {
+  const SnailConfig& s = c.snail;
+  check_range(s.length, 1, 4096, "snail.length", origin);
+  check_range(s.filters, 1, 1024, "snail.filters", origin);
+  check_range(s.key_size, 1, 1024, "snail.key_size", origin);
+  check_range(s.value_size, 1, 1024, "snail.value_size", origin);
+  check_range(s.tc_blocks, 0, 8, "snail.tc_blocks", origin);
+  if (!s.enabled) return;
+  if (c.architecture != Architecture::Decoder)
+    fail(origin, "snail.enabled is causal (convolutions and attention never read the future); it "
+                 "needs architecture \"decoder\"");
+  if (s.length > c.max_positions)
+    fail(origin, "snail.length " + std::to_string(s.length) + " exceeds max_positions " +
+                     std::to_string(c.max_positions));
+  if (c.universal.enabled || c.xl.enabled || c.shaw.enabled || c.adaptive_span.enabled ||
+      c.sparse.enabled() || c.lsh.enabled || c.lsh.reversible || c.performer.enabled ||
+      c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled)
+    fail(origin, "snail.enabled replaces the Transformer stack; it cannot be combined with "
+                 "another variant (universal, xl, shaw, adaptive_span, sparse, lsh, performer, "
+                 "rnn_seq2seq, ntm, sagan)");
+}
+
 }  // namespace
 
 std::vector<ConfigSection> attention_family_ii_sections() {
   return {{"ntm", read_ntm, write_ntm, validate_ntm},
-          {"sagan", read_sagan, write_sagan, validate_sagan}};
+          {"sagan", read_sagan, write_sagan, validate_sagan},
+          {"snail", read_snail, write_snail, validate_snail}};
 }
 
 }  // namespace atlas::config_json

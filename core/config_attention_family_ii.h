@@ -1,6 +1,7 @@
 #pragma once
 // Config of the memory / convolution / image members of seed 004's attention family, held by
-// ModelConfig: the Neural Turing Machine ("ntm") and the Self-Attention GAN block ("sagan"). Parsed, written and validated by
+// ModelConfig: the Neural Turing Machine ("ntm"), the Self-Attention GAN block ("sagan") and
+// SNAIL ("snail"). Parsed, written and validated by
 // core/config_attention_family_ii.cpp; documented in docs/variants.md.
 #include <cstdint>
 
@@ -27,6 +28,19 @@ struct SaganConfig {
   int64_t image_size = 32;  // the image is resampled to image_size x image_size locations
   bool pool_keys = true;    // 2x2 max-pool keys and values (the authors' code does)
   float gamma = 0.0f;       // initial residual scale; 0 (the paper's init) = identity block
+};
+
+// SNAIL (Mishra et al. 2018, core/snail.h): causal dilated temporal-convolution blocks
+// interleaved with causal attention blocks over the token embeddings (d_model channels), then
+// a linear output head to the vocabulary. Replaces the Transformer of a "decoder" model.
+struct SnailConfig {
+  bool enabled = false;
+  int64_t length = 64;      // T: each TC block has ceil(log2 T) dense blocks; longer inputs refused
+  int64_t filters = 8;      // D of every dense block
+  int64_t key_size = 16;    // K of every attention block
+  int64_t value_size = 8;   // V of every attention block
+  int64_t tc_blocks = 2;    // Attn, TC, Attn, ..., Attn
+  bool paper_dilations = false;  // 2, 4, ..., 2^n (the paper's pseudo-code) instead of 1, 2, ...
 };
 
 }  // namespace atlas

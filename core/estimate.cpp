@@ -82,6 +82,13 @@ std::string describe_architecture(const ModelConfig& c) {
       << ", gamma " << c.sagan.gamma << "\n";
     return s.str();
   }
+  if (c.snail.enabled) {  // issue 8: SNAIL (core/snail_model.cpp)
+    s << "SNAIL: " << c.snail.tc_blocks << " TC blocks (D " << c.snail.filters << ", T " << c.snail.length
+      << (c.snail.paper_dilations ? ", paper dilations" : "") << ") between " << c.snail.tc_blocks + 1
+      << " causal attention blocks (K " << c.snail.key_size << ", V " << c.snail.value_size << ") on "
+      << c.d_model << "-channel embeddings\n";
+    return s.str();
+  }
   if (c.has_encoder()) s << "encoder layers: " << c.n_layers << "\n";
   if (c.has_decoder()) s << "decoder layers: " << c.decoder_layers() << "\n";
   s << "d_model: " << c.d_model << ", heads: " << c.n_heads << " (d_head " << c.d_head()

@@ -12,6 +12,7 @@
 #include "logit_lens.h"
 #include "ntm_model.h"
 #include "sagan.h"
+#include "snail_model.h"
 #include "seq2seq.h"
 #include "transformer_xl.h"
 #include "universal.h"
@@ -109,12 +110,14 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
     source.resize(static_cast<size_t>(options.pad_to), pad);
   }
   // Issue 8's non-Transformer models compute everything on the host; a device backend says so.
-  if (options.backend && (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled))
+  if (options.backend && (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled))
     options.backend->note_host_compute(Op::HostModel);
   if (c.rnn_seq2seq.enabled)  // issue 8: recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
     return seq2seq_forward(c, params_, source, target, options);
   if (c.ntm.enabled)  // issue 8: Neural Turing Machine, one step per token (ntm_model.cpp)
     return ntm_forward(c, params_, source, options);
+  if (c.snail.enabled)  // issue 8: SNAIL, causal TC + attention blocks (snail_model.cpp)
+    return snail_model_forward(c, params_, source, options);
   if (c.sagan.enabled)  // issue 8: SAGAN block on the built-in test card; text unused (sagan.h)
     return sagan_forward(c, params_, sagan_synthetic_image(c.sagan.image_size), options);
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "ntm_model.h"
 #include "sagan.h"
+#include "snail_model.h"
 #include "random.h"
 #include "score_functions.h"
 #include "seq2seq.h"
@@ -49,6 +50,7 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   if (c.rnn_seq2seq.enabled) return seq2seq_param_specs(c);  // issue 8: recurrent (seq2seq.cpp)
   if (c.ntm.enabled) return ntm_param_specs(c);  // issue 8: Neural Turing Machine (ntm_model.cpp)
   if (c.sagan.enabled) return sagan_param_specs(c);  // issue 8: Self-Attention GAN block (sagan.cpp)
+  if (c.snail.enabled) return snail_param_specs(c);  // issue 8: SNAIL (snail_model.cpp)
   std::vector<ParamSpec> specs;
   specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
   if (c.positional == Positional::Learned)

@@ -103,29 +103,64 @@ std::vector<TokenInfo> snail_byte_tokens(const std::string& text) {
   return out;
 }
 
-Mat snail_forward(const SnailSpec& s, const Mat& x_in, Trace* trace) {
+int64_t snail_visit_weights(const SnailSpec& s,
+                            const std::function<void(const std::string&, int64_t, int64_t)>& visit) {
+  const std::vector<int64_t> dilations = snail_dilations(s.length, s.paper_dilations);
+  int64_t c = s.d_input;
+  for (int64_t b = 0; b <= s.tc_blocks; ++b) {
+    const std::string a = "snail.attn" + std::to_string(b);
+    visit(a + ".wq", s.key_size, c);
+    visit(a + ".wk", s.key_size, c);
+    visit(a + ".wv", s.value_size, c);
+    c += s.value_size;
+    if (b == s.tc_blocks) break;
+    for (size_t k = 0; k < dilations.size(); ++k) {
+      const std::string n = "snail.tc" + std::to_string(b) + ".dense" + std::to_string(k);
+      visit(n + ".wf", s.filters, 2 * c);
+      visit(n + ".bf", 1, s.filters);
+      visit(n + ".wg", s.filters, 2 * c);
+      visit(n + ".bg", 1, s.filters);
+      c += s.filters;
+    }
+  }
+  return c;
+}
+
+Mat snail_forward(const SnailSpec& s, const Mat& x_in, Trace* trace, const SnailWeights& given) {
   if (x_in.cols() != s.d_input)
     throw AtlasError("SNAIL input has " + std::to_string(x_in.cols()) + " channels, the network expects " +
                      std::to_string(s.d_input));
   if (x_in.rows() < 1) throw AtlasError("SNAIL input is empty");
   const int64_t L = x_in.rows();
-  const std::vector<int64_t> dilations = snail_dilations(L, s.paper_dilations);
+  if (s.length > 0 && L > s.length)
+    throw AtlasError("input has " + std::to_string(L) + " steps; this SNAIL's TC blocks are built for "
+                     "sequences of at most T = " + std::to_string(s.length));
+  const SnailWeights weights = given ? given : SnailWeights([&s](const std::string& name, int64_t rows, int64_t cols) {
+    // Seeded matrices and zero biases (atlas snail, the app's explorer).
+    const bool bias = name.ends_with(".bf") || name.ends_with(".bg");
+    return bias ? Mat(Mat::Zero(rows, cols)) : seeded(s.seed, name, rows, cols);
+  });
+  const std::vector<int64_t> dilations = snail_dilations(s.length > 0 ? s.length : L, s.paper_dilations);
   std::vector<int64_t> all_dilations;
   Mat x = x_in;
   for (int64_t b = 0; b <= s.tc_blocks; ++b) {
     const std::string a = "snail.attn" + std::to_string(b);
+    const int64_t c = x.cols();
     Mat probs;
-    x = snail_attention_block(x, seeded(s.seed, a + ".wq", s.key_size, x.cols()),
-                              seeded(s.seed, a + ".wk", s.key_size, x.cols()),
-                              seeded(s.seed, a + ".wv", s.value_size, x.cols()), &probs);
-    if (trace) trace->add(a, "causal attention of attention block " + std::to_string(b) + " [1, L, L]",
-                          tensor_of(probs, {1, L, L}));
+    x = snail_attention_block(x, weights(a + ".wq", s.key_size, c), weights(a + ".wk", s.key_size, c),
+                              weights(a + ".wv", s.value_size, c), &probs);
+    if (trace) {
+      const std::string traced = s.view_names ? "decoder.layer" + std::to_string(b) + ".self_attn" : a;
+      trace->add(traced, "causal attention of SNAIL attention block " + std::to_string(b) + " [1, L, L]",
+                 tensor_of(probs, {1, L, L}));
+    }
     if (b == s.tc_blocks) break;
     for (size_t k = 0; k < dilations.size(); ++k) {
       const std::string n = "snail.tc" + std::to_string(b) + ".dense" + std::to_string(k);
-      x = snail_dense_block(x, dilations[k], seeded(s.seed, n + ".wf", s.filters, 2 * x.cols()),
-                            RowVec::Zero(s.filters), seeded(s.seed, n + ".wg", s.filters, 2 * x.cols()),
-                            RowVec::Zero(s.filters));
+      const int64_t cin = x.cols();
+      const Mat bf = weights(n + ".bf", 1, s.filters), bg = weights(n + ".bg", 1, s.filters);
+      x = snail_dense_block(x, dilations[k], weights(n + ".wf", s.filters, 2 * cin), bf.row(0),
+                            weights(n + ".wg", s.filters, 2 * cin), bg.row(0));
       all_dilations.push_back(dilations[k]);
     }
   }

@@ -10,6 +10,7 @@
 // Layout: Attn, TC, Attn, TC, ..., Attn (tc_blocks TC blocks, one more attention block),
 // as the paper's Omniglot / mini-ImageNet models.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,17 @@ struct SnailSpec {
   int64_t value_size = 8;   // V of every attention block
   int64_t tc_blocks = 2;
   bool paper_dilations = false;
-  uint64_t seed = 0;        // every weight is drawn from (seed, its name)
+  uint64_t seed = 0;        // every weight is drawn from (seed, its name) unless given
+  // T of the paper's TCBlock(x, T, D): the dilations come from T; 0 = from the input length.
+  int64_t length = 0;
+  // Trace the attention blocks as decoder.layer<b>.self_attn (the views' names, for the
+  // snail model) instead of snail.attn<b>.
+  bool view_names = false;
 };
+
+// A weight of the network by name and shape: snail.attn<b>.wq/.wk [K, c], .wv [V, c];
+// snail.tc<b>.dense<k>.wf/.wg [D, 2c], .bf/.bg [1, D]. Empty = seeded matrices, zero biases.
+using SnailWeights = std::function<Mat(const std::string& name, int64_t rows, int64_t cols)>;
 
 // Dilations of one TC block over a sequence of length T.
 std::vector<int64_t> snail_dilations(int64_t length, bool paper_dilations);
@@ -49,6 +59,11 @@ std::vector<TokenInfo> snail_byte_tokens(const std::string& text);
 
 // Runs the network on x [L, d_input]; traces snail.attn<i> [1, L, L] per attention block,
 // snail.receptive_field [L, L] and snail.output [L, channels]. Returns the output.
-Mat snail_forward(const SnailSpec& spec, const Mat& x, Trace* trace);
+Mat snail_forward(const SnailSpec& spec, const Mat& x, Trace* trace, const SnailWeights& weights = {});
+
+// Calls visit(name, rows, cols) for every weight snail_forward reads, in order, for inputs of
+// length spec.length (> 0); returns the channels of the output.
+int64_t snail_visit_weights(const SnailSpec& spec,
+                            const std::function<void(const std::string&, int64_t, int64_t)>& visit);
 
 }  // namespace atlas

@@ -20,11 +20,16 @@ void check_trainable(const ModelConfig& c) {
   if (c.xl.enabled) reject("Transformer-XL recurrence");
   if (c.universal.enabled && c.architecture == Architecture::EncoderDecoder)
     reject("a Universal Transformer encoder-decoder (the engine runs UT encoders or decoders)");
-  if (c.universal.enabled && (c.adaptive_span.enabled || c.score.function != ScoreFunction::ScaledDot))
-    reject("adaptive span or a score function inside the Universal Transformer block");
+  if (c.universal.enabled && c.adaptive_span.enabled)
+    reject("adaptive span inside the Universal Transformer block");
   if (c.sparse.enabled()) reject("sparse attention patterns");
   if (c.lsh.enabled || c.lsh.reversible) reject("Reformer LSH attention / reversible layers");
   if (c.performer.enabled) reject("Performer FAVOR+ attention");
+  if (c.rnn_seq2seq.enabled) reject("the recurrent seq2seq / pointer network");
+  if (c.ntm.enabled) reject("the Neural Turing Machine");
+  if (c.sagan.enabled) reject("the Self-Attention GAN block");
+  if (c.snail.enabled) reject("SNAIL");
+  if (c.score.function != ScoreFunction::ScaledDot) reject("a score function other than scaled dot-product");
   if (c.output == OutputHead::None)
     throw AtlasError("training needs an output head; this config has \"output\": \"none\"");
 }
