@@ -82,3 +82,45 @@ TEST_CASE("induction demo continues a repeated random string (induction head)", 
   for (int64_t p = n; p < 2 * n - 1; ++p)
     CHECK(predicted_label(m, r.output, p) == std::string(1, sample[size_t(p + 1)]));
 }
+
+TEST_CASE("parity-act demo computes running parity and ponders a varying number of steps", "[demos][act]") {
+  const Model m = load_model("demo:parity-act");
+  CHECK(m.config().universal.enabled);
+  CHECK(m.config().universal.act);
+  // The rule, evaluated here: after "|", output bit i is the XOR of input bits 0..i. Position
+  // n + i (the "|" or output bit i - 1) predicts output bit i.
+  const int64_t n = 6;
+  std::mt19937 rng(7);
+  int correct = 0, total = 0;
+  std::vector<std::string> texts = {demo_info("parity-act").sample};
+  for (int t = 0; t < 20; ++t) {
+    std::string bits, parity;
+    int p = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int b = int(rng() & 1);
+      p ^= b;
+      bits += char('0' + b);
+      parity += char('0' + p);
+    }
+    texts.push_back(bits + "|" + parity);
+  }
+  bool varied = false;
+  for (const std::string& text : texts) {
+    const RunResult r = m.run(text, "", RunOptions{});
+    REQUIRE(r.is_logits);
+    for (int64_t i = 0; i < n; ++i) {
+      ++total;
+      if (predicted_label(m, r.output, n + i) == std::string(1, text[size_t(n + 1 + i)])) ++correct;
+    }
+    const TracedArray* steps = r.trace.find("act.steps");
+    REQUIRE(steps);
+    for (float v : steps->tensor.data) {
+      CHECK(v >= 1.0f);
+      CHECK(v <= float(m.config().universal.max_steps));
+      varied |= v != steps->tensor.data[0];
+    }
+  }
+  INFO(correct << " of " << total);
+  CHECK(correct >= total * 95 / 100);
+  CHECK(varied);  // ACT spends different numbers of steps on different positions
+}
