@@ -34,7 +34,7 @@ const EmbeddedDemo& find_demo(const std::string& name) {
   const std::string hint = nearest(name, names);
   throw AtlasError("unknown demo \"" + name + "\"" +
                    (hint.empty() ? "" : "; did you mean \"" + hint + "\"?") +
-                   " (`atlas presets` lists them)");
+                   " (`atlas demos` lists them)");
 }
 
 DemoInfo demo_info(const std::string& name) { return info_of(find_demo(name)); }
