@@ -7,6 +7,7 @@
 
 #include "positional.h"
 #include "train_act.h"
+#include "train_shaw.h"
 #include "train_span.h"
 
 namespace atlas::train {
@@ -16,7 +17,7 @@ void check_trainable(const ModelConfig& c) {
     throw AtlasError("training supports the vanilla engine only; this config enables " +
                      std::string(what) + " (its backward is not written yet, see issue 9)");
   };
-  if (c.shaw.enabled) reject("Shaw relative positions");
+  if (c.shaw.enabled && c.adaptive_span.enabled) reject("Shaw relative positions together with adaptive span");
   if (c.xl.enabled) reject("Transformer-XL recurrence");
   if (c.universal.enabled && c.architecture == Architecture::EncoderDecoder)
     reject("a Universal Transformer encoder-decoder (the engine runs UT encoders or decoders)");
@@ -109,6 +110,12 @@ class Builder {
                                : w(prefix + ".span_z");  // [Lq, H] or [1, H]
       span_z_nodes.push_back(z);
       const int o = span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode});
+      attention_nodes.push_back(o);
+      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+    }
+    if (c_.shaw.enabled && !prefix.ends_with("cross_attn")) {  // core/train_shaw.h
+      const int o = shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
+                                   c_.shaw.max_distance);
       attention_nodes.push_back(o);
       return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
     }
