@@ -7,7 +7,7 @@
 namespace atlas::ui {
 
 std::vector<PanelProvider> variantProviders() {
-  return {spanProvider(), actProvider(), lshProvider(), xlProvider(), gatesProvider(), lensProvider(), ablationProvider(), performerProvider()};
+  return {spanProvider(), actProvider(), lshProvider(), xlProvider(), gatesProvider(), lensProvider(), ablationProvider(), performerProvider(), predictionsProvider()};
 }
 
 const Tensor& requireArray(const Trace& trace, const std::string& name) {

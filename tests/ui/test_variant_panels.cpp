@@ -3,6 +3,8 @@
 // screen), and every plot exports as a valid SVG / PDF / PNG / .npy / .csv file.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <QChart>
 #include <QFile>
 #include <QImage>
@@ -297,6 +299,42 @@ TEST_CASE("logit lens panel: a table of the top-k tokens per layer and position"
   panel.exportCurrent(dir.filePath("lens.csv"));
   const QString csv = QString::fromUtf8(readAll(dir.filePath("lens.csv")));
   CHECK(csv.contains("\"tok3 0.500; tok1 0.250\""));
+  checkExports(panel);
+}
+
+TEST_CASE("predictions panel: softmax of the logits, top-k at the selected position and everywhere",
+          "[ui][panels][predictions]") {
+  ensureApp();
+  Trace t = withTokens(3);
+  // Rows chosen so the softmax is exact by hand: exp of the logits are 4,1,3,2 / 1,1,1,1 / 1,2,3,4.
+  const float l2 = std::log(2.0f), l3 = std::log(3.0f), l4 = std::log(4.0f);
+  t.add("logits", "", filled({3, 4}, {l4, 0, l3, l2, 0, 0, 0, 0, 0, l2, l3, l4}));
+  VariantPanel panel(predictionsProvider());
+  CHECK_FALSE(panel.provider().autoShow);
+  panel.resize(700, 500);
+  panel.setContext({0, 0, -1, [](int32_t id) { return QString("tok%1").arg(id); }});
+  panel.setTrace(std::make_shared<const Trace>(t));
+  REQUIRE(panel.available());
+  panel.ensureBuilt();
+  // No query selected: the last position, 0.4 0.3 0.2 0.1 for tokens 3 2 1 0.
+  const PanelPlot& last = panel.plots()[size_t(plotIndex(panel, "top-4 at position 2"))];
+  CHECK(last.matrix.rowLabels == QStringList({"tok3", "tok2", "tok1", "tok0"}));
+  for (int i = 0; i < 4; ++i) CHECK(last.matrix.values[size_t(i)] == Approx(0.4 - 0.1 * i).margin(1e-6));
+  // Selecting position 0 re-ranks: tokens 0 2 3 1.
+  panel.setContext({0, 0, 0, [](int32_t id) { return QString("tok%1").arg(id); }});
+  panel.ensureBuilt();
+  const PanelPlot& first = panel.plots()[size_t(plotIndex(panel, "top-4 at position 0"))];
+  CHECK(first.matrix.rowLabels == QStringList({"tok0", "tok2", "tok3", "tok1"}));
+  CHECK(first.matrix.values[0] == Approx(0.4).margin(1e-6));
+  // The table: ranks x positions; a uniform row ranks ties by id.
+  panel.setCurrentPlot(plotIndex(panel, "top-5 at every position"));
+  QTableWidget* table = panel.table();
+  REQUIRE(table->rowCount() == 5);
+  REQUIRE(table->columnCount() == 3);
+  CHECK(table->item(0, 0)->text() == "tok0 0.400");
+  CHECK(table->item(0, 1)->text() == "tok0 0.250");
+  CHECK(table->item(3, 2)->text() == "tok0 0.100");
+  CHECK(table->item(4, 2)->text().isEmpty());  // only 4 tokens in this vocabulary
   checkExports(panel);
 }
 

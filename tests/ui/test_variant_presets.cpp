@@ -11,6 +11,7 @@
 #include <QTableWidget>
 
 #include "ablation_controls.h"
+#include "generate.h"
 #include "heatmap_view.h"
 #include "main_window.h"
 #include "panel_chart.h"
@@ -203,6 +204,25 @@ TEST_CASE("tiny-decoder: opening the lens panel computes per-layer predictions",
   const QString first = table->item(1, 2)->text().split('\n').front();
   CHECK(first.endsWith(QString::number(static_cast<double>(probs.data[base]), 'f', 3)));
   CHECK(table->item(1, 2)->text().split('\n').size() == K);
+}
+
+TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the same logits",
+          "[ui][panels][presets][predictions]") {
+  ensureApp();
+  Window win("preset:tiny-decoder", "the cat sat");
+  QDockWidget* dock = win.w.variantDock("predictions");
+  REQUIRE(dock);
+  dock->show();
+  VariantPanel& p = win.panel("predictions");
+  const Tensor& logits = win.array("logits");
+  const int64_t last = logits.shape[0] - 1;
+  const std::vector<Prediction> want = top_k(*win.w.runController()->model(), logits, last, 10);
+  const PanelPlot& bars = p.plots()[0];
+  REQUIRE(bars.matrix.rows == static_cast<int>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(bars.matrix.rowLabels[static_cast<int>(i)] == displayLabel(want[i].label));
+    CHECK(bars.matrix.values[i] == Approx(want[i].probability).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker", "[ui][panels][presets]") {
