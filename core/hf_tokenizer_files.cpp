@@ -36,7 +36,7 @@ std::string read_text(const fs::path& file, const std::string& why) {
 Json parse_json(const fs::path& file, const std::string& text) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     fail(file, std::string("is not valid JSON: ") + e.what());
   }
 }
@@ -280,7 +280,7 @@ TokenizerConfig read_hf_tokenizer(const std::string& dir_name, const std::string
   Json config;
   try {
     config = Json::parse(hf_config_json);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     fail(config_file, std::string("is not valid JSON: ") + e.what());
   }
   if (config.is_object() && config.contains("vocab_size") &&

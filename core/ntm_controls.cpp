@@ -67,7 +67,7 @@ NtmRun ntm_run_from_json(const std::string& text, const std::string& origin) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     fail(origin, std::string("not valid JSON: ") + e.what());
   }
   check_keys(j, {"memory", "heads", "steps"}, "top level", origin);

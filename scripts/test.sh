@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds, and runs every test.
 #   1. Release build of everything (engine, Vulkan backend on lavapipe, Qt app) + ctest
 #   2. the engine and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. libFuzzer targets (safetensors, npy, config, tokenizers), each for FUZZ_SECONDS
+#   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF tokenizer files), each for FUZZ_SECONDS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}

@@ -40,6 +40,15 @@ TEST_CASE("a missing tokenizer file is named", "[hf]") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a tokenizer JSON with an out-of-range number is refused, naming the file", "[hf]") {
+  // Found by tests/fuzz/fuzz_hf_tokenizer.cpp: nlohmann throws out_of_range (not parse_error)
+  // for a number too large for a double, which escaped as an unhandled exception.
+  fs::path dir = tiny_gpt2_dir("huge-number");
+  write_text(dir / "vocab.json", R"({"a": 1e400})");
+  CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("vocab.json") && Catch::Contains("not valid JSON"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a tensor whose shape disagrees with config.json is named with both shapes", "[hf]") {
   fs::path dir = tiny_gpt2_dir("shape");
   nlohmann::json j = nlohmann::json::parse(R"({"model_type": "gpt2", "vocab_size": 260,
