@@ -30,7 +30,9 @@ ModelConfig gpt2_config(const ConfigReader& r) {
   c.norm_position = NormPosition::Pre;
   c.attention_bias = true;
   c.ffn_bias = true;
-  c.output = OutputHead::Tied;
+  // transformers ties lm_head to wte unless the config says otherwise; an untied head is read
+  // from lm_head.weight.
+  c.output = r.boolean("tie_word_embeddings", true) ? OutputHead::Tied : OutputHead::Untied;
   // Options that change the attention maths the engine does not implement are refused rather
   // than silently giving different numbers.
   if (!r.boolean("scale_attn_weights", true))
@@ -72,6 +74,7 @@ void gpt2_params(const ModelConfig& c, TensorSource& src, ParamStore& out) {
     out[p + ".ffn.b2"] = src.take(h + ".mlp.c_proj.bias", {d});
   }
   norm(src, out, "ln_f", "decoder.final_norm", d);
+  if (c.output == OutputHead::Untied) out["output.weight"] = src.take("lm_head.weight", {c.vocab_size, d});
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -79,7 +82,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 // attn.bias / attn.masked_bias are the causal-mask buffers older checkpoints saved; the
-// engine builds its own mask. lm_head.weight is a copy of wte (tied).
+// engine builds its own mask. lm_head.weight is a copy of wte when tied (when untied,
+// gpt2_params takes it, so it is not left over).
 bool gpt2_skippable(const std::string& name) {
   return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") ||
          name == "lm_head.weight";

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ inline fs::path fresh_dir(const std::string& name) {
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
+}
+
+inline std::string read_text_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 inline void write_text(const fs::path& p, const std::string& text) {
@@ -142,12 +148,14 @@ inline void write_bert_vocab(const fs::path& dir, const std::vector<std::string>
 
 
 // A valid one-layer GPT-2 directory (d 8, 2 heads, 6 positions, the tiny BPE vocab); the error
-// tests break it in one way each.
-inline fs::path tiny_gpt2_dir(const std::string& name, bool extra = false) {
+// tests break it in one way each. `untied_head`: "tie_word_embeddings": false and an
+// lm_head.weight equal to 2 wte (so the logits are exactly twice the tied model's).
+inline fs::path tiny_gpt2_dir(const std::string& name, bool extra = false, bool untied_head = false) {
   fs::path dir = fresh_dir(name);
   const int64_t V = kTinyGpt2Vocab, d = 8, ctx = 6, f = 16;
   nlohmann::json j = {{"model_type", "gpt2"}, {"vocab_size", V}, {"n_embd", d}, {"n_layer", 1},
                       {"n_head", 2}, {"n_positions", ctx}, {"n_inner", f}};
+  if (untied_head) j["tie_word_embeddings"] = false;
   write_text(dir / "config.json", j.dump());
   write_gpt2_tokenizer(dir);
   HfTensors t;
@@ -170,6 +178,10 @@ inline fs::path tiny_gpt2_dir(const std::string& name, bool extra = false) {
   add("ln_f.weight", {d});
   add("ln_f.bias", {d});
   if (extra) add("h.0.attn.rotary.weight", {d});
+  if (untied_head) {
+    t["lm_head.weight"] = t["wte.weight"];
+    for (float& v : t["lm_head.weight"].data) v *= 2.0f;
+  }
   write_safetensors_file(dir / "model.safetensors", t);
   return dir;
 }

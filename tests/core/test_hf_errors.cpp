@@ -40,6 +40,25 @@ TEST_CASE("a missing tokenizer file is named", "[hf]") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("GPT-2 with tie_word_embeddings false predicts through lm_head.weight", "[hf]") {
+  fs::path tied = tiny_gpt2_dir("tied"), untied = tiny_gpt2_dir("untied", false, true);
+  const Model a = load_model(tied.string()), b = load_model(untied.string());
+  CHECK(a.config().output == OutputHead::Tied);
+  CHECK(b.config().output == OutputHead::Untied);
+  const RunResult ra = a.run("hello", "", {}), rb = b.run("hello", "", {});
+  REQUIRE(ra.output.shape == rb.output.shape);
+  // lm_head = 2 wte, so every logit doubles (the hidden states are the same weights).
+  for (size_t i = 0; i < ra.output.data.size(); ++i)
+    CHECK(rb.output.data[i] == Approx(2.0f * ra.output.data[i]).margin(1e-5));
+  // Untied but no lm_head.weight: named.
+  nlohmann::json j = nlohmann::json::parse(read_text_file(tied / "config.json"));
+  j["tie_word_embeddings"] = false;
+  write_text(tied / "config.json", j.dump());
+  CHECK_THROWS_WITH(load_model(tied.string()), Catch::Contains("lm_head.weight"));
+  fs::remove_all(tied);
+  fs::remove_all(untied);
+}
+
 TEST_CASE("a tokenizer JSON with an out-of-range number is refused, naming the file", "[hf]") {
   // Found by tests/fuzz/fuzz_hf_tokenizer.cpp: nlohmann throws out_of_range (not parse_error)
   // for a number too large for a double, which escaped as an unhandled exception.
