@@ -1,12 +1,8 @@
 #include "pattern_view.h"
 
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMessageBox>
-#include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QToolButton>
@@ -14,6 +10,7 @@
 
 #include "error.h"
 #include "figure_export.h"
+#include "export_dialog.h"
 #include "heatmap_view.h"
 
 namespace atlas::ui {
@@ -191,16 +188,8 @@ void PatternView::exportCurrent(const QString& path, int dpi) const {
 }
 
 void PatternView::exportDialog() {
-  QSettings settings;
-  const QString path = QFileDialog::getSaveFileName(this, "Export pattern", settings.value("exportDir").toString() + "/pattern.svg",
-                                                    "SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;NumPy array (*.npy);;CSV (*.csv)");
-  if (path.isEmpty()) return;
-  try {
-    exportCurrent(path, settings.value("exportDpi", 300).toInt());
-    settings.setValue("exportDir", QFileInfo(path).absolutePath());
-  } catch (const std::exception& e) {
-    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
-  }
+  runExportDialog(this, "Export pattern", "pattern.svg",
+                  [this](const QString& path, int dpi) { exportCurrent(path, dpi); });
 }
 
 }  // namespace atlas::ui

@@ -1,18 +1,15 @@
 // The score-function grid (score_panel.h).
 #include "score_panel.h"
 
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QGridLayout>
 #include <QLabel>
-#include <QMessageBox>
 #include <QPainter>
-#include <QSettings>
 #include <QTextStream>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "error.h"
+#include "export_dialog.h"
 #include "heatmap_view.h"
 #include "variant_plots.h"
 
@@ -216,18 +213,8 @@ FigureContent ScorePanel::figure() const {
 void ScorePanel::exportTo(const QString& path, int dpi) const { writeFigure(figure(), dpi, path); }
 
 void ScorePanel::exportDialog() {
-  QSettings settings;
-  const QString dir = settings.value("exportDir").toString();
-  const QString path = QFileDialog::getSaveFileName(
-      this, "Export score functions", dir + "/scores.svg",
-      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;NumPy array (*.npy);;CSV (*.csv)");
-  if (path.isEmpty()) return;
-  try {
-    exportTo(path, settings.value("exportDpi", 300).toInt());
-    settings.setValue("exportDir", QFileInfo(path).absolutePath());
-  } catch (const std::exception& e) {
-    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
-  }
+  runExportDialog(this, "Export score functions", "scores.svg",
+                  [this](const QString& path, int dpi) { exportTo(path, dpi); });
 }
 
 }  // namespace atlas::ui

@@ -3,21 +3,18 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QPainter>
 #include <QPushButton>
-#include <QSettings>
 #include <QSpinBox>
 #include <QTextStream>
 #include <QVBoxLayout>
 
 #include "error.h"
+#include "export_dialog.h"
 #include "heatmap_view.h"
 
 namespace atlas::ui {
@@ -199,17 +196,8 @@ FigureContent SnailPanel::figure() const {
 void SnailPanel::exportTo(const QString& path, int dpi) const { writeFigure(figure(), dpi, path); }
 
 void SnailPanel::exportDialog() {
-  QSettings settings;
-  const QString path = QFileDialog::getSaveFileName(
-      this, "Export SNAIL figure", settings.value("exportDir").toString() + "/snail.svg",
-      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;NumPy array (*.npy);;CSV (*.csv)");
-  if (path.isEmpty()) return;
-  try {
-    exportTo(path, settings.value("exportDpi", 300).toInt());
-    settings.setValue("exportDir", QFileInfo(path).absolutePath());
-  } catch (const std::exception& e) {
-    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
-  }
+  runExportDialog(this, "Export SNAIL figure", "snail.svg",
+                  [this](const QString& path, int dpi) { exportTo(path, dpi); });
 }
 
 }  // namespace atlas::ui

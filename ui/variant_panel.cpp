@@ -5,12 +5,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
-#include <QFileInfo>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMessageBox>
-#include <QSettings>
 #include <QStackedWidget>
 #include <QTableWidget>
 #include <QHeaderView>
@@ -18,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "error.h"
+#include "export_dialog.h"
 #include "heatmap_view.h"
 #include "panel_chart.h"
 
@@ -192,18 +189,8 @@ void VariantPanel::exportCurrent(const QString& path, int dpi) const {
 }
 
 void VariantPanel::exportDialog() {
-  QSettings settings;
-  const QString dir = settings.value("exportDir").toString();
-  const QString path = QFileDialog::getSaveFileName(
-      this, "Export " + m_provider.title, dir + "/" + m_provider.id + ".svg",
-      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;NumPy array (*.npy);;CSV (*.csv)");
-  if (path.isEmpty()) return;
-  try {
-    exportCurrent(path, settings.value("exportDpi", 300).toInt());
-    settings.setValue("exportDir", QFileInfo(path).absolutePath());
-  } catch (const std::exception& e) {
-    QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
-  }
+  runExportDialog(this, "Export " + m_provider.title, m_provider.id + ".svg",
+                  [this](const QString& path, int dpi) { exportCurrent(path, dpi); });
 }
 
 }  // namespace atlas::ui

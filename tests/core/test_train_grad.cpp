@@ -11,44 +11,15 @@
 #include "random.h"
 #include "train_model.h"
 #include "train_tape.h"
+#include "finite_differences.h"
 
 using namespace atlas;
 using namespace atlas::train;
 using MD = MatT<double>;
+using fd::check_gradients;
+using fd::random_mat;
 
 namespace {
-
-MD random_mat(Rng& rng, Eigen::Index r, Eigen::Index c, double scale = 1.0) {
-  MD m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal() * scale;
-  return m;
-}
-
-// Compares tape gradients of loss(params) with central differences for every entry (or a
-// strided subset of large tensors). loss_and_grads returns the loss and fills grads.
-void check_gradients(ParamsT<double>& params,
-                     const std::function<double(const ParamsT<double>&, ParamsT<double>*)>& loss,
-                     double tol = 1e-6, int max_per_tensor = 40) {
-  ParamsT<double> grads;
-  loss(params, &grads);
-  const double h = 1e-5;
-  for (auto& [name, m] : params) {
-    const Eigen::Index n = m.size();
-    const Eigen::Index stride = std::max<Eigen::Index>(1, n / max_per_tensor);
-    for (Eigen::Index i = 0; i < n; i += stride) {
-      const double keep = m.data()[i];
-      m.data()[i] = keep + h;
-      const double up = loss(params, nullptr);
-      m.data()[i] = keep - h;
-      const double down = loss(params, nullptr);
-      m.data()[i] = keep;
-      const double numeric = (up - down) / (2 * h);
-      const double analytic = grads.count(name) ? grads.at(name).data()[i] : 0.0;
-      INFO(name << "[" << i << "] analytic " << analytic << " numeric " << numeric);
-      CHECK(std::abs(analytic - numeric) <= tol * std::max(1.0, std::abs(numeric)));
-    }
-  }
-}
 
 // loss = sum(out .* R) for a fixed random R, so every output entry has its own weight.
 using OpBuilder = std::function<int(Tape<double>&, const ParamsT<double>&)>;
