@@ -11,6 +11,7 @@
 #include "heatmap_view.h"
 #include "main_window.h"
 #include "pattern_view.h"
+#include "run_window.h"
 #include "ui_test_support.h"
 
 using namespace atlas;
@@ -19,17 +20,9 @@ using atlas::uitest::ensureApp;
 
 namespace {
 
-struct Window {
-  MainWindow w;
-  QSignalSpy shown{&w, &MainWindow::traceShown};
-  Window(const QString& preset, const QString& text) {
-    w.resize(1100, 800);
-    w.show();
-    w.setSourceText(text);
-    w.loadModel(preset);
-    REQUIRE(shown.wait(60000));
-    while (shown.wait(300)) {
-    }
+// The pattern dock opened and built on a run.
+struct Window : uitest::RunWindow {
+  Window(const QString& preset, const QString& text) : RunWindow(preset, text) {
     w.patternDock()->show();
     w.patternDock()->raise();
     w.patternView()->ensureBuilt();

@@ -15,6 +15,7 @@
 #include "main_window.h"
 #include "npy.h"
 #include "score_panel.h"
+#include "run_window.h"
 #include "ui_test_support.h"
 
 using namespace atlas;
@@ -23,23 +24,9 @@ using atlas::uitest::ensureApp;
 
 namespace {
 
-struct Window {
-  MainWindow w;
-  QSignalSpy shown{&w, &MainWindow::traceShown};
-  Window(const QString& preset, const QString& text) {
-    w.resize(1200, 900);
-    w.show();
-    w.setSourceText(text);
-    w.loadModel(preset);
-    REQUIRE(shown.wait(60000));
-    settle();
-    INFO(w.lastError().toStdString());
-    REQUIRE(w.lastError().isEmpty());
-  }
-  void settle() {
-    while (shown.wait(300)) {
-    }
-  }
+// The window on a preset run, with the score-function dock.
+struct Window : uitest::RunWindow {
+  Window(const QString& preset, const QString& text) : RunWindow(preset, text, {1200, 900}) {}
   // Opens the dock and waits for the re-run that traces q and k.
   ScorePanel& openScores() {
     REQUIRE(w.scoreDock());
@@ -51,12 +38,6 @@ struct Window {
     REQUIRE(p);
     p->ensureBuilt();
     return *p;
-  }
-  const Tensor& array(const std::string& name) {
-    const TracedArray* a = w.trace()->find(name);
-    INFO(name);
-    REQUIRE(a);
-    return a->tensor;
   }
 };
 

@@ -16,6 +16,7 @@
 #include "main_window.h"
 #include "panel_chart.h"
 #include "run_controller.h"
+#include "run_window.h"
 #include "ui_test_support.h"
 #include "variant_panel.h"
 
@@ -25,20 +26,9 @@ using atlas::uitest::ensureApp;
 
 namespace {
 
-struct Window {
-  MainWindow w;
-  QSignalSpy shown{&w, &MainWindow::traceShown};
-  Window(const QString& preset, const QString& text) {
-    w.resize(1100, 800);
-    w.show();
-    w.setSourceText(text);
-    w.loadModel(preset);
-    REQUIRE(shown.wait(60000));
-    while (shown.wait(300)) {
-    }
-    INFO(w.lastError().toStdString());
-    REQUIRE(w.lastError().isEmpty());
-  }
+// The window on a preset run, with its variant panels.
+struct Window : uitest::RunWindow {
+  using RunWindow::RunWindow;
   VariantPanel& panel(const QString& id) {
     VariantPanel* p = w.variantPanel(id);
     REQUIRE(p);
@@ -47,11 +37,6 @@ struct Window {
     p->ensureBuilt();
     REQUIRE_FALSE(p->plots().empty());
     return *p;
-  }
-  const Tensor& array(const std::string& name) {
-    const TracedArray* a = w.trace()->find(name);
-    REQUIRE(a);
-    return a->tensor;
   }
 };
 

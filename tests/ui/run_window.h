@@ -1,0 +1,42 @@
+#pragma once
+// The main window on a real model, for the UI tests that drive whole runs: loads the model,
+// types the text, and waits until the run (and any re-run it triggers) has been shown.
+#include <catch2/catch.hpp>
+
+#include <QSignalSpy>
+
+#include "main_window.h"
+#include "ui_test_support.h"
+
+namespace atlas::uitest {
+
+struct RunWindow {
+  ui::MainWindow w;
+  QSignalSpy shown{&w, &ui::MainWindow::traceShown};
+
+  RunWindow(const QString& model, const QString& text, QSize size = {1100, 800}) {
+    ensureApp();
+    w.resize(size);
+    w.show();
+    w.setSourceText(text);
+    w.loadModel(model);
+    REQUIRE(shown.wait(60000));
+    settle();
+    INFO(w.lastError().toStdString());
+    REQUIRE(w.lastError().isEmpty());
+  }
+  // Waits out any further run (a panel asking for more arrays re-runs once).
+  void settle() {
+    while (shown.wait(300)) {
+    }
+  }
+  // An array of the run on screen, read directly from its Trace.
+  const Tensor& array(const std::string& name) {
+    const TracedArray* a = w.trace()->find(name);
+    INFO(name);
+    REQUIRE(a);
+    return a->tensor;
+  }
+};
+
+}  // namespace atlas::uitest
