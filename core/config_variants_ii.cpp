@@ -18,7 +18,7 @@ const EnumTable<bool> kSummaryOffsets = {{"shared", false}, {"per_head", true}};
 
 const std::vector<std::string> kSparseKeys = {
     "pattern", "stride", "block", "summary", "summary_offsets", "combine", "block_length",
-    "filter_width", "query_shape", "flange", "image_width"};
+    "filter_width", "query_shape", "flange", "image_width", "image_channels"};
 
 // Largest block / stride / width accepted: far beyond any useful value, small enough that
 // products with a length stay inside int64.
@@ -58,6 +58,7 @@ void read_sparse(const Json& o, const Reader& r, ModelConfig& c) {
     else if (k == "query_shape") read_pair(v, r, key, s.query_h, s.query_w);
     else if (k == "flange") read_pair(v, r, key, s.flange_h, s.flange_w);
     else if (k == "image_width") s.image_width = r.integer(v, key);
+    else if (k == "image_channels") s.image_channels = r.integer(v, key);
   }
 }
 
@@ -77,6 +78,7 @@ OrderedJson write_sparse(const ModelConfig& c) {
   j["query_shape"] = {s.query_h, s.query_w};
   j["flange"] = {s.flange_h, s.flange_w};
   j["image_width"] = s.image_width;
+  j["image_channels"] = s.image_channels;
   return j;
 }
 
@@ -96,6 +98,11 @@ void validate_sparse(const ModelConfig& c, const std::string& origin) {
   check_range(s.flange_h, 0, kMaxExtent, "sparse.flange[0]", origin);
   check_range(s.flange_w, 0, kMaxExtent, "sparse.flange[1]", origin);
   check_range(s.image_width, 1, kMaxExtent, "sparse.image_width", origin);
+  if (s.image_channels != 1 && s.image_channels != 3)
+    fail(origin, "sparse.image_channels must be 1 (grey) or 3 (RGB), got " + std::to_string(s.image_channels));
+  if (s.image_width % s.image_channels != 0)
+    fail(origin, "sparse.image_width (" + std::to_string(s.image_width) + ") must be a multiple of "
+                 "sparse.image_channels (" + std::to_string(s.image_channels) + "): a row holds whole pixels");
   if (s.pattern == SparsePattern::Local2D && s.query_w > s.image_width)
     fail(origin, "sparse.query_shape[1] (" + std::to_string(s.query_w) +
                      ") must be <= sparse.image_width (" + std::to_string(s.image_width) + ")");

@@ -25,6 +25,9 @@ struct SparseConfig {
   int64_t query_h = 8, query_w = 16;  // local2d query block (t2t query_shape default 8x16)
   int64_t flange_h = 8, flange_w = 16;  // local2d memory flange (t2t memory_flange default)
   int64_t image_width = 32;  // local2d: positions are pixels in raster order, this many per row
+  // Image input (core/image_input.h): 1 = one grey intensity per position; 3 = the R, G, B
+  // values of each pixel as three positions (the Image Transformer's CIFAR-10 layout, 32 x 3).
+  int64_t image_channels = 1;
 
   bool enabled() const { return pattern != SparsePattern::None; }
 };

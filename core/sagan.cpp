@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include "error.h"
 
@@ -44,47 +43,6 @@ RgbImage sagan_synthetic_image(int64_t size) {
       px[1] = uint8_t(std::lround(g * 255));
       px[2] = uint8_t(std::lround(b * 255));
     }
-  return img;
-}
-
-RgbImage resize_rgb(const RgbImage& in, int64_t size) {
-  if (in.height < 1 || in.width < 1 || in.rgb.size() != size_t(in.height * in.width * 3))
-    throw AtlasError("image is empty or its pixel buffer does not match its size");
-  RgbImage out{size, size, std::vector<uint8_t>(size_t(size * size * 3))};
-  for (int64_t y = 0; y < size; ++y)
-    for (int64_t x = 0; x < size; ++x) {
-      const int64_t sy = std::min(in.height - 1, int64_t((y + 0.5) * double(in.height) / double(size)));
-      const int64_t sx = std::min(in.width - 1, int64_t((x + 0.5) * double(in.width) / double(size)));
-      std::copy_n(&in.rgb[size_t((sy * in.width + sx) * 3)], 3, &out.rgb[size_t((y * size + x) * 3)]);
-    }
-  return out;
-}
-
-RgbImage read_ppm(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path + ": cannot open the image file");
-  std::string magic;
-  in >> magic;
-  if (magic != "P6")
-    throw AtlasError(path + ": not a binary PPM (P6) image; without the GUI libraries only .ppm is read");
-  int64_t fields[3] = {0, 0, 0};
-  for (int64_t& f : fields) {
-    in >> std::ws;
-    while (in.peek() == '#') {  // comment lines
-      std::string skip;
-      std::getline(in, skip);
-      in >> std::ws;
-    }
-    if (!(in >> f)) throw AtlasError(path + ": truncated PPM header");
-  }
-  if (fields[0] < 1 || fields[1] < 1 || fields[0] > 16384 || fields[1] > 16384)
-    throw AtlasError(path + ": PPM size " + std::to_string(fields[0]) + " x " + std::to_string(fields[1]) +
-                     " is outside 1..16384");
-  if (fields[2] != 255) throw AtlasError(path + ": only 8-bit PPM (maxval 255) is supported");
-  in.get();  // the single whitespace before the pixels
-  RgbImage img{fields[1], fields[0], std::vector<uint8_t>(size_t(fields[0] * fields[1] * 3))};
-  in.read(reinterpret_cast<char*>(img.rgb.data()), std::streamsize(img.rgb.size()));
-  if (in.gcount() != std::streamsize(img.rgb.size())) throw AtlasError(path + ": PPM pixel data is truncated");
   return img;
 }
 

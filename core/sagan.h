@@ -15,21 +15,12 @@
 #include "config.h"
 #include "model.h"
 #include "params.h"
+#include "rgb_image.h"
 
 namespace atlas {
 
-struct RgbImage {
-  int64_t height = 0, width = 0;
-  std::vector<uint8_t> rgb;  // row-major [height, width, 3]
-};
-
 // The built-in test card (a gradient sky, a disc and a bar), so presets run without a file.
 RgbImage sagan_synthetic_image(int64_t size);
-// Nearest-neighbour resampling to size x size (the pixel whose centre is nearest).
-RgbImage resize_rgb(const RgbImage& image, int64_t size);
-// Binary PPM (P6, maxval 255): the image format core reads without Qt. Throws AtlasError
-// naming the file and the problem.
-RgbImage read_ppm(const std::string& path);
 
 struct SaganWeights {
   Mat f, g;      // [C/8, C]

@@ -11,6 +11,8 @@
 #include "commands.h"
 #include "dump.h"
 #include "error.h"
+#include "image_file.h"
+#include "image_input.h"
 #include "model_io.h"
 
 namespace atlas::cli {
@@ -18,10 +20,14 @@ namespace atlas::cli {
 namespace {
 
 const char* kUsage =
-    "usage: atlas run MODEL (--text S | --text-file F) [--target S] [--seed N] [--dump DIR]\n"
+    "usage: atlas run MODEL (--text S | --text-file F | --image FILE) [--target S] [--seed N]\n"
+    "                 [--dump DIR]\n"
     "                 [--scores] [--hidden] [--pad-to N] [--threads T]\n"
     "                 [--backend cpu|vulkan|auto] [--device D]\n"
     "  Runs MODEL on the text and prints the tokens and the traced arrays.\n"
+    "  --image FILE  an image for a pixel model (local2d, bytes vocab: e.g. preset:tiny-local2d):\n"
+    "                one token per grey value (or R, G, B with sparse.image_channels 3) in raster\n"
+    "                order, resampled to sparse.image_width; PNG/JPEG/... (binary PPM without Qt)\n"
     "  --target S    decoder input of an encoder-decoder model\n"
     "  --seed N      weight seed of a preset:NAME model\n"
     "  --dump DIR    write DIR/manifest.json and one .npy per traced array\n"
@@ -119,13 +125,16 @@ void print_ablation(const Model& model, RunResult& result, const AblationSpec& s
 
 int cmd_run(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
-  Args a(args, {{"--text", "--text-file", "--target", "--seed", "--dump", "--pad-to", "--threads",
+  Args a(args, {{"--text", "--text-file", "--image", "--target", "--seed", "--dump", "--pad-to", "--threads",
                  "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
                  "--backend", "--device"},
                 {"--scores", "--hidden"}});
   if (a.positionals().size() != 1) throw AtlasError("run takes one MODEL (see atlas run --help)");
-  if (a.has("--text") == a.has("--text-file")) throw AtlasError("give exactly one of --text or --text-file");
-  const std::string text = a.has("--text") ? a.require("--text") : read_text_file(a.require("--text-file"));
+  if (int(a.has("--text")) + int(a.has("--text-file")) + int(a.has("--image")) != 1)
+    throw AtlasError("give exactly one of --text, --text-file or --image");
+  const std::string text = a.has("--text")        ? a.require("--text")
+                           : a.has("--text-file") ? read_text_file(a.require("--text-file"))
+                                                  : std::string();
 
   LoadOptions load;
   if (a.has("--seed")) load.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
@@ -142,7 +151,18 @@ int cmd_run(const std::vector<std::string>& args) {
 
   // The run adds the lens and keeps hidden states only with --hidden (TraceOptions::logit_lens).
   options.trace.logit_lens = a.get_int("--logit-lens", 0, 0, model.config().vocab_size);
-  RunResult result = model.run(text, a.get_or("--target", ""), options);
+  RunResult result;
+  if (auto path = a.get("--image")) {
+    const RgbImage image = load_image(*path);
+    const ImageInput input = image_tokens(model.config(), image);
+    std::printf("image: %s, %lld x %lld pixels, resampled to %lld x %lld (%s, %zu tokens)\n", path->c_str(),
+                static_cast<long long>(image.height), static_cast<long long>(image.width),
+                static_cast<long long>(input.rows), static_cast<long long>(input.cols),
+                input.channels == 3 ? "R, G, B per pixel" : "grey", input.tokens.size());
+    result = model.forward(input.tokens, {}, options);
+  } else {
+    result = model.run(text, a.get_or("--target", ""), options);
+  }
   const AblationSpec ablation = ablation_from_args(a);
   if (!ablation.empty()) print_ablation(model, result, ablation, options);
   std::printf("model: %s\n", model.config().name.c_str());
