@@ -178,7 +178,7 @@ void MainWindow::buildUi() {
   statusBar()->addPermanentWidget(m_progress);
   statusBar()->addPermanentWidget(m_cancel);
 
-  connect(m_source, &QPlainTextEdit::textChanged, this, &MainWindow::onTextChanged);
+  connect(m_source, &QPlainTextEdit::textChanged, this, &MainWindow::onSourceEdited);
   connect(m_target, &QPlainTextEdit::textChanged, this, &MainWindow::onTextChanged);
   connect(m_cancel, &QToolButton::clicked, this, [this] {
     m_runner->cancel();
@@ -303,6 +303,8 @@ void MainWindow::onModelLoaded(const QString& spec, std::shared_ptr<const Model>
   for (const auto& w : m_model->warnings()) m_status->setText("Warning: " + QString::fromStdString(w));
   if (!spec.startsWith("training:")) addRecent(spec);  // a snapshot cannot be reopened
   clearError();
+  if (m_image) applyImageTokens();  // image input carries over to a pixel model...
+  if (m_image) return;               // ...and ends (back to the text) for any other model
   m_runner->runNow(m_source->toPlainText(), encDec ? m_target->toPlainText() : QString());
   emit modelReady(spec);
 }

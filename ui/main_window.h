@@ -18,9 +18,11 @@ class QToolButton;
 class QMenu;
 class QActionGroup;
 class QDockWidget;
+class QImage;
 
 namespace atlas {
 struct AblationSpec;
+struct RgbImage;
 }
 
 namespace atlas::ui {
@@ -56,6 +58,12 @@ class MainWindow : public QMainWindow {
   void setHeadless(bool headless) { m_headless = headless; }
   void loadModel(const QString& spec);
   void setSourceText(const QString& text);
+  // Image input for pixel models (core/image_input.h): the image's pixels become the input
+  // tokens until the user types. Returns false, with the reason in lastError(), when the model
+  // does not take images or the image is empty (main_window_image.cpp).
+  bool setImage(const QImage& image, const QString& name);
+  bool openImage(const QString& path);
+  bool imageMode() const { return m_image != nullptr; }
   void setTargetText(const QString& text);
   QString sourceText() const;
 
@@ -127,6 +135,9 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void addRecent(const QString& spec);
   void openFolder();
+  void openImageDialog();
+  void applyImageTokens();  // tokens of m_image for the current model, or leaves image mode
+  void onSourceEdited();
   void openSafetensors();
   void openGallery();
   void exportView(const QString& view);
@@ -190,6 +201,8 @@ class MainWindow : public QMainWindow {
   PatternView* m_patternView = nullptr;
   QLabel* m_backendLabel = nullptr;
   QDockWidget* m_patternDock = nullptr;
+  std::shared_ptr<const RgbImage> m_image;  // image mode: the input image (null: text)
+  QString m_imageName;
   ScorePanel* m_scorePanel = nullptr;
   QDockWidget* m_scoreDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;

@@ -41,6 +41,11 @@ namespace {
 constexpr int kMaxRecent = 8;
 
 // A dropped or chosen path is a model when it is a folder with config.json or a .safetensors.
+bool isImageFile(const QString& path) {
+  static const QStringList kSuffixes = {"png", "jpg", "jpeg", "bmp", "gif", "ppm", "pgm", "webp"};
+  return kSuffixes.contains(QFileInfo(path).suffix().toLower());
+}
+
 bool looksLikeModel(const QString& path) {
   const QFileInfo fi(path);
   if (fi.isDir()) return QFileInfo(fi.filePath() + "/config.json").exists();
@@ -71,6 +76,7 @@ void MainWindow::buildMenus() {
   QMenu* model = menuBar()->addMenu("&Model");
   model->addAction("Open model &folder\u2026", QKeySequence::Open, this, &MainWindow::openFolder);
   model->addAction("Open .&safetensors file\u2026", QKeySequence("Ctrl+Shift+O"), this, &MainWindow::openSafetensors);
+  model->addAction("Open &image as input\u2026", QKeySequence("Ctrl+I"), this, &MainWindow::openImageDialog);
   model->addAction("Preset &gallery\u2026", QKeySequence("Ctrl+G"), this, &MainWindow::openGallery);
   model->addAction("&Train a model\u2026", this, [this] {
     trainingPanel()->show();
@@ -226,7 +232,7 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
   for (const QUrl& u : e->mimeData()->urls())
     if (u.isLocalFile()) {
       const QString path = u.toLocalFile();
-      if (looksLikeModel(path) || QFileInfo(path).suffix().toLower() == "txt") {
+      if (looksLikeModel(path) || QFileInfo(path).suffix().toLower() == "txt" || isImageFile(path)) {
         e->acceptProposedAction();
         return;
       }
@@ -239,6 +245,11 @@ void MainWindow::dropEvent(QDropEvent* e) {
     const QString path = u.toLocalFile();
     if (looksLikeModel(path)) {
       loadModel(path);
+      e->acceptProposedAction();
+      return;
+    }
+    if (isImageFile(path)) {  // an image becomes the input of a pixel model
+      openImage(path);
       e->acceptProposedAction();
       return;
     }

@@ -120,13 +120,16 @@ void RunController::startPending() {
   emit busyChanged(true);
   auto postRun = m_postRun;
   auto backend = m_backend;  // alive until this run ends, even if the user switches meanwhile
-  m_runWatcher.setFuture(QtConcurrent::run([model, flag, options, source, target, generation, postRun, backend]() {
+  auto tokens = m_sourceTokens;
+  m_runWatcher.setFuture(QtConcurrent::run([model, flag, options, source, target, generation, postRun, backend,
+                                            tokens]() {
     RunOutcome out;
     out.generation = generation;
     QElapsedTimer t;
     t.start();
     try {
-      auto result = std::make_shared<RunResult>(model->run(source, target, options));
+      auto result = std::make_shared<RunResult>(tokens ? model->forward(*tokens, {}, options)
+                                                       : model->run(source, target, options));
       if (postRun) postRun(*model, *result, options);
       out.result = std::move(result);
     } catch (const Cancelled&) {

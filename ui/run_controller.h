@@ -57,6 +57,10 @@ class RunController : public QObject {
   // From the newest request to the start of its run (debounce and waiting for a stale run).
   double lastQueueMs() const { return m_lastQueueMs; }
   RunOptions& runOptions() { return m_options; }
+  // Later runs use these source tokens instead of tokenizing the text (an image's pixels for a
+  // pixel model, core/image_input.h); null returns to text.
+  void setSourceTokens(std::shared_ptr<const std::vector<TokenInfo>> tokens) { m_sourceTokens = std::move(tokens); }
+  bool hasSourceTokens() const { return m_sourceTokens != nullptr; }
   // Work done on the worker after every forward, on the fresh result (the logit lens and the
   // ablation comparison of the variant panels). Empty = none. It may throw AtlasError, which
   // fails the run with that message.
@@ -91,6 +95,7 @@ class RunController : public QObject {
   std::shared_ptr<Backend> m_backend;
   QTimer m_debounce;
   QString m_pendingSource, m_pendingTarget;
+  std::shared_ptr<const std::vector<TokenInfo>> m_sourceTokens;
   bool m_hasPending = false;
   quint64 m_generation = 0;  // of the newest request
   std::shared_ptr<std::atomic<bool>> m_cancelFlag;

@@ -11,11 +11,11 @@
 namespace atlas::uitest {
 
 struct RunWindow {
+  bool appReady = ensureApp() != nullptr;  // the QApplication must exist before the window
   ui::MainWindow w;
   QSignalSpy shown{&w, &ui::MainWindow::traceShown};
 
   RunWindow(const QString& model, const QString& text, QSize size = {1100, 800}) {
-    ensureApp();
     w.resize(size);
     w.show();
     w.setSourceText(text);

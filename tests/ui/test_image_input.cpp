@@ -1,0 +1,60 @@
+// Image input in the window (ui/main_window_image.cpp) on a real pixel model: the run's tokens
+// are the grey values of the nearest source pixels, worked out here from the image's own
+// pixel values; typing returns to text; a text model refuses images with a clear message.
+#include <catch2/catch.hpp>
+
+#include <QImage>
+#include <QPlainTextEdit>
+#include <QTest>
+
+#include "run_window.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+
+TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[ui][image]") {
+  uitest::RunWindow win("preset:tiny-local2d", "abc");
+  // 16 x 8 pixels, grey value 3 x + 20 y (R = G = B, so the luma is the value itself).
+  QImage img(16, 8, QImage::Format_RGB888);
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 16; ++x) img.setPixel(x, y, qRgb(3 * x + 20 * y, 3 * x + 20 * y, 3 * x + 20 * y));
+  win.shown.clear();
+  REQUIRE(win.w.setImage(img, "gradient"));
+  REQUIRE(win.shown.wait(60000));
+  win.settle();
+  CHECK(win.w.imageMode());
+  // 32 pixels across (image_width 32, grey), 16 rows keep the 2:1 aspect; pixel (y, x) shows
+  // the nearest source pixel (y / 2, x / 2).
+  const auto& tokens = win.w.trace()->source_tokens;
+  REQUIRE(tokens.size() == 16u * 32u);
+  int bad = 0;
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 32; ++x)
+      if (tokens[size_t(y * 32 + x)].id != 3 * (x / 2) + 20 * (y / 2)) ++bad;
+  CHECK(bad == 0);
+  CHECK(tokens[33].label == "1,1");
+  CHECK(win.array("decoder.layer0.self_attn").shape[1] == 512);
+
+  // Typing takes the input back.
+  auto* edit = win.w.findChild<QPlainTextEdit*>("sourceEdit");
+  REQUIRE(edit);
+  edit->setFocus();
+  edit->moveCursor(QTextCursor::End);
+  win.shown.clear();
+  QTest::keyClicks(edit, "d");
+  REQUIRE(win.shown.wait(30000));
+  win.settle();
+  CHECK_FALSE(win.w.imageMode());
+  CHECK(win.w.trace()->source_tokens.size() == 4u);  // "abcd", one byte each
+}
+
+TEST_CASE("a text model refuses an image with a message naming what it needs", "[ui][image]") {
+  uitest::RunWindow win("preset:tiny-encoder", "the cat");
+  QImage img(4, 4, QImage::Format_RGB888);
+  img.fill(Qt::gray);
+  CHECK_FALSE(win.w.setImage(img, "grey"));
+  CHECK(win.w.lastError().contains("takes text, not images"));
+  CHECK_FALSE(win.w.imageMode());
+  CHECK_FALSE(win.w.openImage("/nonexistent/atlas.png"));
+  CHECK(win.w.lastError().contains("cannot read the image"));
+}
