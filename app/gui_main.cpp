@@ -1,6 +1,7 @@
 // attention-atlas: the desktop explorer. Opens on the default preset with the sample text
 // already run, so the first thing on screen is a live attention map.
-//   attention-atlas [--model SPEC] [--text S] [--target S] [--screenshot FILE] [--quit-after-run]
+//   attention-atlas [--model SPEC] [--text S] [--target S] [--image FILE] [--screenshot FILE]
+//                   [--quit-after-run]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QPixmap>
@@ -23,10 +24,11 @@ int main(int argc, char** argv) {
                                  atlas::ui::MainWindow::defaultModelSpec());
   const QCommandLineOption text("text", "Input text (default: the sample text).", "S");
   const QCommandLineOption target("target", "Decoder input of an encoder-decoder model.", "S");
+  const QCommandLineOption image("image", "Input image of a pixel model (e.g. --model preset:tiny-local2d).", "FILE");
   const QCommandLineOption shot("screenshot", "Save the window as PNG after the first run, then exit.", "FILE");
   const QCommandLineOption quit("quit-after-run", "Exit after the first run (exit code 1 if it failed).");
   const QCommandLineOption dark("dark", "Use the dark theme for this session.");
-  cli.addOptions({model, text, target, shot, quit, dark});
+  cli.addOptions({model, text, target, image, shot, quit, dark});
   cli.process(app);
 
   atlas::ui::MainWindow window;
@@ -59,6 +61,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "attention-atlas: no result within 180 s\n");
       QCoreApplication::exit(2);
     });
+  }
+  if (cli.isSet(image)) {  // once the model is in; its refusal shows like any input error
+    const QString path = cli.value(image);
+    QObject::connect(&window, &atlas::ui::MainWindow::modelReady, &window,
+                     [&window, path] { window.openImage(path); }, Qt::SingleShotConnection);
   }
   window.show();
   window.loadModel(cli.value(model));

@@ -91,7 +91,7 @@ void MainWindow::buildUi() {
 
   auto* srcRow = new QHBoxLayout;
   auto* srcLabel = new QLabel("&Input:");
-  m_source = makeTextBox("Type text; the model runs as you type", 2);
+  m_source = makeTextBox(kSourcePlaceholder, 2);
   m_source->setObjectName("sourceEdit");
   srcLabel->setBuddy(m_source);
   srcRow->addWidget(srcLabel, 0, Qt::AlignTop);

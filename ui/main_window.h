@@ -27,6 +27,9 @@ struct RgbImage;
 
 namespace atlas::ui {
 
+// The source box's hint when it holds text (image mode replaces it, main_window_image.cpp).
+inline const char* const kSourcePlaceholder = "Type text; the model runs as you type";
+
 class HeatmapView;
 class ModelView;
 class TokenView;
@@ -137,6 +140,7 @@ class MainWindow : public QMainWindow {
   void openFolder();
   void openImageDialog();
   void applyImageTokens();  // tokens of m_image for the current model, or leaves image mode
+  void leaveImageMode();
   void onSourceEdited();
   void openSafetensors();
   void openGallery();

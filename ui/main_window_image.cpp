@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QSignalBlocker>
 
 #include "error.h"
 #include "image_input.h"
@@ -59,38 +60,41 @@ bool MainWindow::setImage(const QImage& image, const QString& name) {
 void MainWindow::applyImageTokens() {
   if (!m_image || !m_model) return;
   if (!is_image_model(m_model->config())) {  // a text model was loaded: back to the text box
-    m_image.reset();
-    m_runner->setSourceTokens(nullptr);
+    leaveImageMode();
     m_status->setText("Image input ended: this model takes text");
     return;
   }
   try {
     const ImageInput in = image_tokens(m_model->config(), *m_image);
     m_runner->setSourceTokens(std::make_shared<const std::vector<TokenInfo>>(in.tokens));
-    m_status->setText(QString("Image %1: %2 x %3 pixels resampled to %4 x %5, %6 tokens (%7); type in the "
-                              "input box to return to text")
-                          .arg(m_imageName)
-                          .arg(m_image->height)
-                          .arg(m_image->width)
-                          .arg(in.rows)
-                          .arg(in.cols)
-                          .arg(in.tokens.size())
-                          .arg(in.channels == 3 ? "R, G, B per pixel" : "grey"));
+    // The input box says what the input is now; the first keystroke returns to text.
+    const QSignalBlocker block(m_source);
+    m_source->clear();
+    m_source->setPlaceholderText(QString("Image %1: %2 x %3 pixels resampled to %4 x %5, %6 tokens (%7). "
+                                         "Type to return to text.")
+                                     .arg(m_imageName)
+                                     .arg(m_image->height)
+                                     .arg(m_image->width)
+                                     .arg(in.rows)
+                                     .arg(in.cols)
+                                     .arg(in.tokens.size())
+                                     .arg(in.channels == 3 ? "R, G, B per pixel" : "grey"));
     clearError();
     m_runner->runNow(QString(), QString());
   } catch (const AtlasError& e) {
-    m_image.reset();
-    m_runner->setSourceTokens(nullptr);
+    leaveImageMode();
     showError(QString::fromStdString(e.what()));
   }
 }
 
+void MainWindow::leaveImageMode() {
+  m_image.reset();
+  m_runner->setSourceTokens(nullptr);
+  m_source->setPlaceholderText(kSourcePlaceholder);
+}
+
 void MainWindow::onSourceEdited() {
-  if (m_image) {  // typing takes the input back from the image
-    m_image.reset();
-    m_runner->setSourceTokens(nullptr);
-    m_status->clear();
-  }
+  if (m_image) leaveImageMode();  // typing takes the input back from the image
   onTextChanged();
 }
 

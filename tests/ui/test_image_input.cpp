@@ -23,6 +23,8 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   REQUIRE(win.shown.wait(60000));
   win.settle();
   CHECK(win.w.imageMode());
+  CHECK(win.w.sourceText().isEmpty());
+  CHECK(win.w.findChild<QPlainTextEdit*>("sourceEdit")->placeholderText().contains("512 tokens"));
   // 32 pixels across (image_width 32, grey), 16 rows keep the 2:1 aspect; pixel (y, x) shows
   // the nearest source pixel (y / 2, x / 2).
   const auto& tokens = win.w.trace()->source_tokens;
@@ -45,7 +47,8 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   REQUIRE(win.shown.wait(30000));
   win.settle();
   CHECK_FALSE(win.w.imageMode());
-  CHECK(win.w.trace()->source_tokens.size() == 4u);  // "abcd", one byte each
+  CHECK(win.w.trace()->source_tokens.size() == 1u);  // "d": the box was emptied for the image
+  CHECK(win.w.findChild<QPlainTextEdit*>("sourceEdit")->placeholderText() == kSourcePlaceholder);
 }
 
 TEST_CASE("a text model refuses an image with a message naming what it needs", "[ui][image]") {
