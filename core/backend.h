@@ -204,4 +204,11 @@ class Backend {
 
 std::unique_ptr<Backend> make_cpu_backend();
 
+// Threads of the CPU backend's own work split (RunOptions::threads; 0 = OpenMP's default, one
+// per core). Eigen's internal GEMM threading is switched off when a CPU backend is made: its
+// spin barriers stall whenever the other core is busy (vanilla-base at 64 tokens: 300 ms with
+// it, 105 ms without), so the backend splits large products itself, one join per op.
+void set_cpu_threads(int threads);
+int cpu_threads();
+
 }  // namespace atlas

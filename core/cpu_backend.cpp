@@ -1,5 +1,8 @@
 // The Eigen CPU backend: the reference every other backend is tested against, and the
 // fallback. Ops run eagerly; Eigen's GEMM is multi-threaded through OpenMP.
+#include <omp.h>
+
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -37,8 +40,12 @@ void require(bool ok, const char* op, const std::string& what) {
 
 const float kInf = std::numeric_limits<float>::infinity();
 
+std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
+
 class CpuBackend : public Backend {
  public:
+  CpuBackend() { Eigen::setNbThreads(1); }  // products split by this backend, not by Eigen
+
   std::string name() const override { return "cpu (Eigen)"; }
   bool supports(Op) const override { return true; }
 
@@ -66,7 +73,7 @@ class CpuBackend : public Backend {
     // Threads take whole blocks of output columns (one join per op) rather than letting
     // Eigen's GEMM split itself: its inner spin-barriers stall badly whenever another process
     // holds a core, which made a 128-token forward 10x slower on a busy 2-core machine.
-    const int threads = Eigen::nbThreads();
+    const int threads = cpu_threads();
     if (threads > 1 && m * in * out >= (int64_t{1} << 22)) {
       const int64_t block = (out + threads - 1) / threads;
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -147,12 +154,12 @@ class CpuBackend : public Backend {
         for (int64_t i = 0; i < n; ++i) py[i] = px[i] > 0.0f ? px[i] : 0.0f;
         break;
       case Activation::GeluErf:
-#pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
         for (int64_t i = 0; i < n; ++i)
           py[i] = 0.5f * px[i] * (1.0f + std::erf(px[i] * 0.70710678118654752f));
         break;
       case Activation::GeluTanh:
-#pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
         for (int64_t i = 0; i < n; ++i) {
           const float v = px[i];
           py[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
@@ -203,7 +210,7 @@ class CpuBackend : public Backend {
     MatMap O = rows_of(r.out, H * dv);
 
     // One head per thread; Eigen's products inside stay single-threaded in a parallel region.
-#pragma omp parallel for schedule(static) if (H > 1 && lq * lk > 4096)
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (H > 1 && lq * lk > 4096)
     for (int64_t h = 0; h < H; ++h) {
       Mat local;
       float* sp;
@@ -237,6 +244,13 @@ class CpuBackend : public Backend {
 };
 
 }  // namespace
+
+void set_cpu_threads(int threads) { g_cpu_threads.store(std::max(threads, 0)); }
+
+int cpu_threads() {
+  const int t = g_cpu_threads.load();
+  return t > 0 ? t : omp_get_max_threads();
+}
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 

@@ -123,7 +123,7 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
   check_tokens(c, source, enc_dec ? "source text" : "input text");
   if (enc_dec) check_tokens(c, target, "target text");
-  if (options.threads > 0) Eigen::setNbThreads(options.threads);
+  if (options.threads > 0) set_cpu_threads(options.threads);
 
   Backend& be = options.backend ? *options.backend : *private_->cpu;
   std::shared_ptr<Weights> weights;

@@ -124,7 +124,7 @@ TEST_CASE("bad invocations exit non-zero with one line on stderr", "[cli][errors
   const Case cases[] = {
       {"frobnicate", "unknown verb"},
       {"run preset:tiny-encoder --txt hi", "did you mean --text?"},
-      {"run preset:tiny-encoder", "exactly one of --text or --text-file"},
+      {"run preset:tiny-encoder", "exactly one of --text, --text-file or --image"},
       {"run preset:nope --text hi", "unknown preset"},
       {"run preset:tiny-encoder --text ''", "empty"},
       {"run /nonexistent/model --text hi", "no such file or directory"},
