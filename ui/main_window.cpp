@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "heatmap_view.h"
+#include "image_input_view.h"
 #include "demos.h"
 #include "error.h"
 #include "model_view.h"
@@ -447,6 +448,7 @@ void MainWindow::selectQuery(int row) {
   const bool decoderRows = m_sel.stack == "decoder" && m_trace && !m_trace->target_tokens.empty();
   m_sourceChips->setSelected(decoderRows ? -1 : row);
   m_targetChips->setSelected(decoderRows ? row : -1);
+  if (m_imageView) m_imageView->setSelectedToken(row);
   pushPanelContext();
 }
 

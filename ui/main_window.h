@@ -39,6 +39,7 @@ class RunController;
 class VariantPanel;
 struct BackendChoice;
 class PatternView;
+class ImageInputView;
 class ScorePanel;
 class TrainingPanel;
 
@@ -67,6 +68,8 @@ class MainWindow : public QMainWindow {
   bool setImage(const QImage& image, const QString& name);
   bool openImage(const QString& path);
   bool imageMode() const { return m_image != nullptr; }
+  ImageInputView* imageView() const { return m_imageView; }
+  QDockWidget* imageDock() const { return m_imageDock; }
   void setTargetText(const QString& text);
   QString sourceText() const;
 
@@ -207,6 +210,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_patternDock = nullptr;
   std::shared_ptr<const RgbImage> m_image;  // image mode: the input image (null: text)
   QString m_imageName;
+  ImageInputView* m_imageView = nullptr;  // created with the first image
+  QDockWidget* m_imageDock = nullptr;
   ScorePanel* m_scorePanel = nullptr;
   QDockWidget* m_scoreDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;

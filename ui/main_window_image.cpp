@@ -1,6 +1,7 @@
 // Image input in the window (main_window.h): File > Open image…, or drop a PNG/JPEG/… on the
 // window, while a pixel model (local2d, byte vocabulary) is loaded. The pixels become the
 // input tokens through core/image_input.h; typing in the source box returns to text.
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QImage>
@@ -10,6 +11,7 @@
 
 #include "error.h"
 #include "image_input.h"
+#include "image_input_view.h"
 #include "main_window.h"
 #include "run_controller.h"
 
@@ -67,6 +69,17 @@ void MainWindow::applyImageTokens() {
   try {
     const ImageInput in = image_tokens(m_model->config(), *m_image);
     m_runner->setSourceTokens(std::make_shared<const std::vector<TokenInfo>>(in.tokens));
+    if (!m_imageView) {
+      m_imageView = new ImageInputView;
+      m_imageDock = new QDockWidget("Input image", this);
+      m_imageDock->setObjectName("imageDock");
+      m_imageDock->setWidget(m_imageView);
+      addDockWidget(Qt::RightDockWidgetArea, m_imageDock);
+      connect(m_imageView, &ImageInputView::tokenPicked, this, &MainWindow::selectQuery);
+    }
+    m_imageView->setInput(in);
+    m_imageView->setSelectedToken(m_selectedQuery);
+    m_imageDock->show();
     // The input box says what the input is now; the first keystroke returns to text.
     const QSignalBlocker block(m_source);
     m_source->clear();
@@ -89,6 +102,7 @@ void MainWindow::applyImageTokens() {
 
 void MainWindow::leaveImageMode() {
   m_image.reset();
+  if (m_imageDock) m_imageDock->hide();
   m_runner->setSourceTokens(nullptr);
   m_source->setPlaceholderText(kSourcePlaceholder);
 }

@@ -7,6 +7,7 @@
 #include <QPlainTextEdit>
 #include <QTest>
 
+#include "image_input_view.h"
 #include "run_window.h"
 
 using namespace atlas;
@@ -36,6 +37,21 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   CHECK(bad == 0);
   CHECK(tokens[33].label == "1,1");
   CHECK(win.array("decoder.layer0.self_attn").shape[1] == 512);
+  // The input image dock shows exactly the token values, and follows the selected query.
+  ImageInputView* view = win.w.imageView();
+  REQUIRE(view);
+  REQUIRE(view->image().size() == QSize(32, 16));
+  int wrong = 0;
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 32; ++x)
+      if (qGray(view->image().pixel(x, y)) != tokens[size_t(y * 32 + x)].id) ++wrong;
+  CHECK(wrong == 0);
+  win.w.selectQuery(33);
+  CHECK(view->selectedPixel() == 33);
+  // A click on a pixel selects its token (the view's centre pixel here).
+  view->resize(320, 160);
+  const int centre = view->tokenAt(QPointF(160.5, 80.5));
+  CHECK(centre == 8 * 32 + 16);
 
   // Typing takes the input back.
   auto* edit = win.w.findChild<QPlainTextEdit*>("sourceEdit");
