@@ -14,8 +14,9 @@ namespace atlas::train {
 
 void check_trainable(const ModelConfig& c) {
   auto reject = [&](const char* what) {
-    throw AtlasError("training supports the vanilla engine only; this config enables " +
-                     std::string(what) + " (its backward is not written yet, see issue 9)");
+    throw AtlasError("this config enables " + std::string(what) +
+                     ", which training does not support yet (its backward is not written, see "
+                     "docs/training.md)");
   };
   if (c.shaw.enabled && c.adaptive_span.enabled) reject("Shaw relative positions together with adaptive span");
   if (c.xl.enabled) reject("Transformer-XL recurrence");

@@ -22,8 +22,9 @@ namespace atlas::ui {
 
 namespace {
 
-// The presets the trainer has a backward for (train::check_trainable): the tiny vanilla ones
-// and tiny-span, read from the preset list so a newly trainable preset shows up by itself.
+// The presets the trainer has a backward for (train::check_trainable): the tiny vanilla ones,
+// tiny-span, tiny-shaw and the tiny Universal Transformers, read from the preset list so a
+// newly trainable preset shows up by itself.
 QStringList trainablePresets() {
   QStringList names;
   for (const auto& p : list_presets()) {
