@@ -1,9 +1,16 @@
 // The input image of image mode (image_input_view.h).
 #include "image_input_view.h"
 
+#include <QContextMenuEvent>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QTextStream>
 #include <algorithm>
+
+#include "error.h"
+#include "export_dialog.h"
+#include "heatmap_painter.h"
 
 namespace atlas::ui {
 
@@ -74,6 +81,59 @@ void ImageInputView::paintEvent(QPaintEvent*) {
 void ImageInputView::mousePressEvent(QMouseEvent* e) {
   const int token = tokenAt(e->position());
   if (token >= 0) emit tokenPicked(token);
+}
+
+FigureContent ImageInputView::figure() const {
+  if (m_image.isNull()) throw AtlasError("no input image to export");
+  const int w = m_image.width(), h = m_image.height(), ch = m_channels;
+  FigureContent fig;
+  fig.title = QString("Input image: %1 x %2 pixels, %3 tokens").arg(h).arg(w).arg(w * h * ch);
+  fig.sizeInches = QSizeF(5.0, 5.0 * h / w + 0.4);
+  const QImage image = m_image;
+  fig.paint = [image, title = fig.title](QPainter& p, const QRectF& bounds, bool) {
+    const QFont font = figureFont(p.device(), 9.0);
+    p.setFont(font);
+    const qreal titleH = QFontMetricsF(font).height() * 1.5;
+    p.drawText(QRectF(bounds.left(), bounds.top(), bounds.width(), titleH), Qt::AlignCenter, title);
+    const QRectF area(bounds.left(), bounds.top() + titleH, bounds.width(), bounds.height() - titleH);
+    const qreal s = std::min(area.width() / image.width(), area.height() / image.height());
+    const QSizeF size(image.width() * s, image.height() * s);
+    p.drawImage(QRectF(QPointF(area.center().x() - size.width() / 2, area.top()), size), image);
+  };
+  // The token values: grey [rows, cols], or [rows, cols, 3] for R, G, B.
+  fig.data = ch == 1 ? Tensor({h, w}) : Tensor({h, w, 3});
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const QRgb px = image.pixel(x, y);
+      if (ch == 1) {
+        fig.data.data[size_t(y * w + x)] = float(qRed(px));
+      } else {
+        const int v[3] = {qRed(px), qGreen(px), qBlue(px)};
+        for (int c = 0; c < 3; ++c) fig.data.data[size_t((y * w + x) * 3 + c)] = float(v[c]);
+      }
+    }
+  auto data = std::make_shared<Tensor>(fig.data);
+  fig.csv = [data, w, h, ch](QTextStream& out) {
+    out << "y,x,channel,value\n";
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < ch; ++c)
+          out << y << ',' << x << ',' << (ch == 1 ? "grey" : c == 0 ? "R" : c == 1 ? "G" : "B") << ','
+              << data->data[size_t((y * w + x) * ch + c)] << '\n';
+  };
+  return fig;
+}
+
+void ImageInputView::exportTo(const QString& path, int dpi) const { writeFigure(figure(), dpi, path); }
+
+void ImageInputView::contextMenuEvent(QContextMenuEvent* e) {
+  if (m_image.isNull()) return;
+  QMenu menu(this);
+  menu.addAction("Export\u2026", this, [this] {
+    runExportDialog(this, "Export the input image", "input-image.svg",
+                    [this](const QString& path, int dpi) { exportTo(path, dpi); });
+  });
+  menu.exec(e->globalPos());
 }
 
 }  // namespace atlas::ui

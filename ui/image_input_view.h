@@ -2,10 +2,12 @@
 // The "Input image" dock of image mode (main_window_image.cpp): the image as the pixel model
 // sees it (resampled, grey or RGB), scaled up with nearest-neighbour pixels, a grid between
 // pixels when they are large enough, and the selected token's pixel outlined, so a query row
-// of the heatmap can be found on the picture. Click a pixel to select its token.
+// of the heatmap can be found on the picture. Click a pixel to select its token; the context
+// menu exports the image as SVG/PDF/PNG or its token values as .npy [rows, cols(, 3)] / .csv.
 #include <QImage>
 #include <QWidget>
 
+#include "figure_export.h"
 #include "image_input.h"
 
 namespace atlas::ui {
@@ -22,6 +24,8 @@ class ImageInputView : public QWidget {
   int tokenAt(QPointF pos) const;
   const QImage& image() const { return m_image; }  // what is drawn, one pixel per image pixel
   QSize sizeHint() const override { return {320, 260}; }
+  FigureContent figure() const;  // throws AtlasError without an image
+  void exportTo(const QString& path, int dpi = 150) const;
 
  signals:
   void tokenPicked(int token);
@@ -29,6 +33,7 @@ class ImageInputView : public QWidget {
  protected:
   void paintEvent(QPaintEvent*) override;
   void mousePressEvent(QMouseEvent*) override;
+  void contextMenuEvent(QContextMenuEvent*) override;
 
  private:
   QRectF imageRect() const;  // where the scaled image sits in the widget

@@ -3,11 +3,14 @@
 // pixel values; typing returns to text; a text model refuses images with a clear message.
 #include <catch2/catch.hpp>
 
+#include <QFile>
 #include <QImage>
+#include <QTemporaryDir>
 #include <QPlainTextEdit>
 #include <QTest>
 
 #include "image_input_view.h"
+#include "npy.h"
 #include "run_window.h"
 
 using namespace atlas;
@@ -52,6 +55,23 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   view->resize(320, 160);
   const int centre = view->tokenAt(QPointF(160.5, 80.5));
   CHECK(centre == 8 * 32 + 16);
+  // Export: figures and the token values.
+  QTemporaryDir dir;
+  view->exportTo(dir.filePath("input.svg"));
+  view->exportTo(dir.filePath("input.pdf"));
+  view->exportTo(dir.filePath("input.png"), 72);
+  view->exportTo(dir.filePath("input.npy"));
+  view->exportTo(dir.filePath("input.csv"));
+  QFile pdf(dir.filePath("input.pdf"));
+  REQUIRE(pdf.open(QIODevice::ReadOnly));
+  CHECK(pdf.read(5) == "%PDF-");
+  QFile svg(dir.filePath("input.svg"));
+  REQUIRE(svg.open(QIODevice::ReadOnly));
+  CHECK(svg.readAll().contains("<svg"));
+  CHECK_FALSE(QImage(dir.filePath("input.png")).isNull());
+  const Tensor values = read_npy(dir.filePath("input.npy").toStdString());
+  REQUIRE(values.shape == Shape{16, 32});
+  CHECK(values.data[33] == float(tokens[33].id));
 
   // Typing takes the input back.
   auto* edit = win.w.findChild<QPlainTextEdit*>("sourceEdit");
