@@ -271,10 +271,16 @@ TokenizerConfig read_hf_tokenizer(const std::string& dir_name, const std::string
                      "\" (supported: gpt2, bert, distilbert)");
   const fs::path json_file = dir / "tokenizer.json";
   std::error_code ec;
-  TokenizerConfig c = fs::is_regular_file(json_file, ec)
-                          ? read_tokenizer_json(json_file, model_type)
-                      : model_type == "gpt2" ? read_gpt2_files(dir)
-                                             : read_bert_files(dir, model_type);
+  const bool single_file = fs::is_regular_file(json_file, ec);
+  TokenizerConfig c;
+  try {
+    c = single_file ? read_tokenizer_json(json_file, model_type)
+        : model_type == "gpt2" ? read_gpt2_files(dir)
+                               : read_bert_files(dir, model_type);
+  } catch (const Json::exception& e) {  // a value of the wrong JSON type, e.g. "type": {}
+    throw AtlasError((single_file ? json_file : dir).string() +
+                     ": a tokenizer file holds a value of the wrong type: " + e.what());
+  }
   // The embedding must have a row for every token id the tokenizer can produce.
   const fs::path config_file = dir / "config.json";
   Json config;

@@ -68,6 +68,14 @@ TEST_CASE("a tokenizer JSON with an out-of-range number is refused, naming the f
   fs::remove_all(dir);
 }
 
+TEST_CASE("a tokenizer.json value of the wrong type is refused, naming the file", "[hf]") {
+  // Found by the same fuzz target: "type": {} threw nlohmann's type_error out of the loader.
+  fs::path dir = tiny_gpt2_dir("wrong-type");
+  write_text(dir / "tokenizer.json", R"({"model": {"type": {}, "vocab": {"a": 0}}})");
+  CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("tokenizer.json") && Catch::Contains("wrong type"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a tensor whose shape disagrees with config.json is named with both shapes", "[hf]") {
   fs::path dir = tiny_gpt2_dir("shape");
   nlohmann::json j = nlohmann::json::parse(R"({"model_type": "gpt2", "vocab_size": 260,
