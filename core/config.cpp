@@ -52,7 +52,8 @@ const EnumTable<OutputHead> kOutputs = {{"tied", OutputHead::Tied},
     {"untied", OutputHead::Untied}, {"none", OutputHead::None}};
 const EnumTable<TokenizerKind> kTokenizerKinds = {{"bytes", TokenizerKind::Bytes},
     {"chars", TokenizerKind::Chars}, {"words", TokenizerKind::Words},
-    {"gpt2_bpe", TokenizerKind::Gpt2Bpe}, {"wordpiece", TokenizerKind::WordPiece}};
+    {"gpt2_bpe", TokenizerKind::Gpt2Bpe}, {"wordpiece", TokenizerKind::WordPiece},
+    {"labels", TokenizerKind::Labels}};
 
 [[noreturn]] void fail(const std::string& origin, const std::string& message) {
   throw AtlasError(origin + ": " + message);
@@ -323,6 +324,7 @@ double estimate_parameters(const ModelConfig& c) {
   double total = vocab * d;
   if (c.output == OutputHead::Untied) total += vocab * d;
   if (c.positional == Positional::Learned) total += static_cast<double>(c.max_positions) * d;
+  total += static_cast<double>(c.embeddings.patches.features()) * d;  // ViT patch projection
   double layer = 4 * d * d + 2 * d * f;
   if (c.architecture == Architecture::EncoderDecoder)
     total += static_cast<double>(c.n_layers) * layer +
@@ -343,6 +345,22 @@ void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
                    "tokenizer.vocab or set tokenizer.type to \"chars\" or \"words\"");
     return;
   }
+  if (t.kind == TokenizerKind::Labels) {  // class names: may repeat (ImageNet has two "crane")
+    if (static_cast<int64_t>(t.vocab.size()) != c.vocab_size)
+      fail(origin, "a labels tokenizer names every output class: it has " +
+                       std::to_string(t.vocab.size()) + " labels but vocab_size is " +
+                       std::to_string(c.vocab_size));
+    for (size_t i = 0; i < t.vocab.size(); ++i)
+      if (!utf8_valid(t.vocab[i]))
+        fail(origin, "tokenizer.vocab[" + std::to_string(i) + "] is not valid UTF-8");
+    if (!c.embeddings.patches.enabled())
+      fail(origin, "tokenizer type \"labels\" reads no text; it belongs to image models "
+                   "(embeddings.patches)");
+    return;
+  }
+  if (c.embeddings.patches.enabled())
+    fail(origin, "an image model (embeddings.patches) reads no text: its tokenizer.type must be "
+                 "\"labels\" (the names of its output classes)");
   const bool hf = t.kind == TokenizerKind::Gpt2Bpe || t.kind == TokenizerKind::WordPiece;
   const char* kind = t.kind == TokenizerKind::Chars   ? "chars"
                      : t.kind == TokenizerKind::Words ? "words"

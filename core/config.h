@@ -23,8 +23,9 @@ enum class NormPosition { Post, Pre };
 enum class FfnActivation { ReLU, Gelu, GeluTanh };
 enum class OutputHead { Tied, Untied, None };
 // Gpt2Bpe and WordPiece are the tokenizers of Hugging Face checkpoints (issue 7): their
-// vocab (and merges) come from the checkpoint's files (core/hf_tokenizer_files.h).
-enum class TokenizerKind { Bytes, Chars, Words, Gpt2Bpe, WordPiece };
+// vocab (and merges) come from the checkpoint's files (core/hf_tokenizer_files.h). Labels is
+// the "tokenizer" of an image classifier (ViT): no text input, its vocab names the classes.
+enum class TokenizerKind { Bytes, Chars, Words, Gpt2Bpe, WordPiece, Labels };
 
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::Bytes;
@@ -81,7 +82,8 @@ struct ModelConfig {
   NtmConfig ntm;                    // issue 8: seed 004 (config_attention_family_ii.h)
   SaganConfig sagan;                // issue 8: seed 004 (config_attention_family_ii.h)
   SnailConfig snail;                // issue 8: seed 004 (config_attention_family_ii.h)
-  EmbeddingOptions embeddings;  // issue 7: BERT token types and embedding norm
+  EmbeddingOptions embeddings;  // issue 7: BERT token types, embedding norm, ViT patches
+  HeadOptions head;             // issue 7: BERT's MLM head transform, output bias
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

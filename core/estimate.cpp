@@ -98,6 +98,7 @@ std::string describe_architecture(const ModelConfig& c) {
         : c.tokenizer.kind == TokenizerKind::Chars ? "characters"
         : c.tokenizer.kind == TokenizerKind::Words ? "words"
         : c.tokenizer.kind == TokenizerKind::Gpt2Bpe ? "GPT-2 byte-level BPE"
+        : c.tokenizer.kind == TokenizerKind::Labels  ? "class labels"
                                                      : "WordPiece")
     << "), max positions: " << c.max_positions << "\n";
   if (c.embeddings.token_types > 0 || c.embeddings.norm)

@@ -88,21 +88,34 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
 
 DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
   DTensor h = be_.linear(x, weight(prefix + ".w1"), optional_weight(prefix + ".b1"));
-  const Activation a = c_.activation == FfnActivation::ReLU   ? Activation::ReLU
-                       : c_.activation == FfnActivation::Gelu ? Activation::GeluErf
-                                                              : Activation::GeluTanh;
-  return be_.linear(be_.activation(h, a), weight(prefix + ".w2"), optional_weight(prefix + ".b2"));
+  return be_.linear(be_.activation(h, activation_kind()), weight(prefix + ".w2"),
+                    optional_weight(prefix + ".b2"));
+}
+
+Activation ForwardPass::activation_kind() const {
+  return c_.activation == FfnActivation::ReLU   ? Activation::ReLU
+         : c_.activation == FfnActivation::Gelu ? Activation::GeluErf
+                                                : Activation::GeluTanh;
 }
 
 DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name) {
   std::vector<int32_t> ids;
   ids.reserve(tokens.size());
   for (const auto& t : tokens) ids.push_back(t.id);
-  const int64_t L = static_cast<int64_t>(ids.size());
   const float s = c_.scale_embedding ? std::sqrt(static_cast<float>(c_.d_model)) : 1.0f;
   DTensor table = weight("embed.tokens");
   if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
-  DTensor x = be_.embedding(table, ids, s);
+  return add_positions(be_.embedding(table, ids, s), tokens, positional_name);
+}
+
+DTensor ForwardPass::embed_vectors(const Tensor& vectors, const std::vector<TokenInfo>& tokens,
+                                   const std::string& positional_name) {
+  return add_positions(be_.upload(vectors), tokens, positional_name);
+}
+
+DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
+                                   const std::string& positional_name) {
+  const int64_t L = static_cast<int64_t>(tokens.size());
   if (c_.positional == Positional::Sinusoidal) {
     Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout);
     x = be_.add(x, be_.upload(pe));
@@ -205,7 +218,12 @@ DTensor ForwardPass::output_logits(const DTensor& h) {
   if (c_.output == OutputHead::None) return {};
   DTensor table = weight(c_.output == OutputHead::Tied ? "embed.tokens" : "output.weight");
   if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
-  return be_.linear(h, table, DTensor{});
+  DTensor x = h;
+  if (c_.head.transform) {  // BERT's MLM head: dense, activation, norm
+    x = be_.linear(x, weight("output.transform.weight"), weight("output.transform.bias"));
+    x = norm(be_.activation(x, activation_kind()), "output.transform_norm");
+  }
+  return be_.linear(x, table, optional_weight("output.bias"));
 }
 
 }  // namespace atlas

@@ -46,6 +46,9 @@ class ForwardPass {
   }
   // Token embedding (+ FixNorm, sqrt(d) scale) plus the absolute positional encoding.
   DTensor embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name);
+  // The same from embeddings computed elsewhere [L, d] (ViT's patch embeddings, patch_input.h).
+  DTensor embed_vectors(const Tensor& vectors, const std::vector<TokenInfo>& tokens,
+                        const std::string& positional_name);
   DTensor encoder(DTensor x, const std::vector<uint8_t>& key_valid);
   // memory = encoder output for cross-attention, or nullptr for a decoder-only model.
   DTensor decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
@@ -61,6 +64,11 @@ class ForwardPass {
   Tensor download_pending(const DTensor& also);
 
  private:
+  // Positions (sinusoidal or learned), token types and the embedding norm on top of x.
+  DTensor add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
+                        const std::string& positional_name);
+  Activation activation_kind() const;
+
   const ModelConfig& c_;
   Backend& be_;
   const Weights& w_;

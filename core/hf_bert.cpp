@@ -2,8 +2,10 @@
 // encoders with learned positions, GELU (erf form) and LayerNorm eps 1e-12 (HF modeling_bert.py,
 // modeling_distilbert.py). BERT adds token-type (segment) embeddings; both normalise the summed
 // embeddings (engine options embeddings.token_types / embeddings.norm). Linear weights are
-// already [out, in]. The pooler and the pre-training heads (cls.*, vocab_*) are not loaded:
-// the converted model outputs the final hidden states.
+// already [out, in]. The masked-LM head, when the checkpoint has one (BertForMaskedLM,
+// BertForPreTraining, DistilBertForMaskedLM), becomes the engine's output head with
+// head.transform and head.bias, so the model predicts [MASK] fills; without it the model
+// outputs the final hidden states. The pooler and the next-sentence head are not loaded.
 #include <string>
 
 #include "hf_families.h"
@@ -73,7 +75,15 @@ void linear(TensorSource& src, ParamStore& out, const std::string& hf, const std
   out[b] = src.take(hf + ".bias", {out_dim});
 }
 
-void bert_params(const ModelConfig& c, TensorSource& src, ParamStore& out) {
+// The masked-LM head: dense + activation + LayerNorm, then the word embeddings (tied; the
+// checkpoint's decoder.weight / vocab_projector.weight copy is skipped) plus a vocab bias.
+void mlm_head(ModelConfig& c) {
+  c.output = OutputHead::Tied;
+  c.head.transform = true;
+  c.head.bias = true;
+}
+
+void bert_params(ModelConfig& c, TensorSource& src, ParamStore& out) {
   const int64_t d = c.d_model, f = c.d_ff;
   out["embed.tokens"] = src.take("embeddings.word_embeddings.weight", {c.vocab_size, d});
   out["embed.positions"] = src.take("embeddings.position_embeddings.weight", {c.max_positions, d});
@@ -91,9 +101,16 @@ void bert_params(const ModelConfig& c, TensorSource& src, ParamStore& out) {
     linear(src, out, h + ".output.dense", p + ".ffn.w2", p + ".ffn.b2", d, f);
     layer_norm(src, out, h + ".output.LayerNorm", p + ".ffn_norm", d);
   }
+  if (src.has("cls.predictions.transform.dense.weight")) {  // BertForMaskedLM / ForPreTraining
+    mlm_head(c);
+    linear(src, out, "cls.predictions.transform.dense", "output.transform.weight",
+           "output.transform.bias", d, d);
+    layer_norm(src, out, "cls.predictions.transform.LayerNorm", "output.transform_norm", d);
+    out["output.bias"] = src.take("cls.predictions.bias", {c.vocab_size});
+  }
 }
 
-void distilbert_params(const ModelConfig& c, TensorSource& src, ParamStore& out) {
+void distilbert_params(ModelConfig& c, TensorSource& src, ParamStore& out) {
   const int64_t d = c.d_model, f = c.d_ff;
   out["embed.tokens"] = src.take("embeddings.word_embeddings.weight", {c.vocab_size, d});
   out["embed.positions"] = src.take("embeddings.position_embeddings.weight", {c.max_positions, d});
@@ -109,6 +126,12 @@ void distilbert_params(const ModelConfig& c, TensorSource& src, ParamStore& out)
     linear(src, out, h + ".ffn.lin1", p + ".ffn.w1", p + ".ffn.b1", f, d);
     linear(src, out, h + ".ffn.lin2", p + ".ffn.w2", p + ".ffn.b2", d, f);
     layer_norm(src, out, h + ".output_layer_norm", p + ".ffn_norm", d);
+  }
+  if (src.has("vocab_transform.weight")) {  // DistilBertForMaskedLM
+    mlm_head(c);
+    linear(src, out, "vocab_transform", "output.transform.weight", "output.transform.bias", d, d);
+    layer_norm(src, out, "vocab_layer_norm", "output.transform_norm", d);
+    out["output.bias"] = src.take("vocab_projector.bias", {c.vocab_size});
   }
 }
 

@@ -158,7 +158,7 @@ std::string read_text(const fs::path& path) {
 
 const std::vector<hf::Family>& families() {
   static const std::vector<hf::Family> all = {hf::gpt2_family(), hf::bert_family(),
-                                              hf::distilbert_family()};
+                                              hf::distilbert_family(), hf::vit_family()};
   return all;
 }
 
@@ -271,7 +271,9 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
   out.config.name = dir.filename().empty() ? dir.parent_path().filename().string()
                                            : dir.filename().string();
   out.config.description = "Hugging Face " + model_type + " checkpoint";
-  if (options.tokenizer) out.config.tokenizer = read_hf_tokenizer(dir.string(), model_type, text);
+  // An image classifier's "tokenizer" is its label list, already read from config.json.
+  if (options.tokenizer && out.config.tokenizer.kind != TokenizerKind::Labels)
+    out.config.tokenizer = read_hf_tokenizer(dir.string(), model_type, text);
   validate_config(out.config, config_path.string());
 
   std::map<std::string, std::string> origin_of;
@@ -280,6 +282,7 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
                           config_path.string());
   family->params(out.config, source, out.params);
   out.skipped = source.leftovers(family->skippable);
+  validate_config(out.config, config_path.string());  // params may have dropped a head
   check_params(out.config, out.params, dir.string());  // the mapping is complete
   return out;
 }

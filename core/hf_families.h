@@ -56,12 +56,15 @@ struct Family {
   const char* model_type;
   std::vector<std::string> prefixes;  // optional name prefixes, e.g. "transformer."
   ModelConfig (*config)(const ConfigReader& r);
-  void (*params)(const ModelConfig& c, TensorSource& src, ParamStore& out);
+  // May adjust the config to the tensors present (a checkpoint without a classifier or MLM
+  // head gets output "none" / no head).
+  void (*params)(ModelConfig& c, TensorSource& src, ParamStore& out);
   bool (*skippable)(const std::string& name);  // buffers and heads deliberately not loaded
 };
 
 Family gpt2_family();        // hf_gpt2.cpp
 Family bert_family();        // hf_bert.cpp
 Family distilbert_family();  // hf_bert.cpp
+Family vit_family();         // hf_vit.cpp
 
 }  // namespace atlas::hf

@@ -50,7 +50,7 @@ void norm(TensorSource& src, ParamStore& out, const std::string& hf, const std::
   out[engine + ".beta"] = src.take(hf + ".bias", {d});
 }
 
-void gpt2_params(const ModelConfig& c, TensorSource& src, ParamStore& out) {
+void gpt2_params(ModelConfig& c, TensorSource& src, ParamStore& out) {
   const int64_t d = c.d_model, f = c.d_ff;
   out["embed.tokens"] = src.take("wte.weight", {c.vocab_size, d});
   out["embed.positions"] = src.take("wpe.weight", {c.max_positions, d});

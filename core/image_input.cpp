@@ -15,7 +15,8 @@ bool is_image_model(const ModelConfig& c) {
 
 ImageInput image_tokens(const ModelConfig& c, const RgbImage& image) {
   if (!is_image_model(c))
-    throw AtlasError("model " + c.name + " does not take images: image input needs a local2d model with the "
+    throw AtlasError("model " + c.name + " does not take images: image input needs a ViT (patches, e.g. "
+                     "preset:tiny-vit or a Hugging Face ViT directory) or a local2d model with the "
                      "bytes tokenizer (one token per pixel intensity), e.g. preset:tiny-local2d");
   if (image.height < 1 || image.width < 1) throw AtlasError("the image is empty");
   ImageInput in;

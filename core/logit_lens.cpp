@@ -1,6 +1,7 @@
 // Logit lens: for layer l with hidden state h_l [L, d],
-//   logits_l = norm_final(h_l) W_out^T   (norm_final only for pre-norm stacks; post-norm
-//                                         hidden states are already normalised)
+//   logits_l = head(norm_final(h_l))     (norm_final only for pre-norm stacks; post-norm
+//                                         hidden states are already normalised; head is
+//                                         W_out^T, with BERT's transform and bias if set)
 //   probs_l  = softmax(logits_l), keep the top k per position.
 // The last layer reproduces the model's own logits. Computed on the host from the traced
 // hidden states and the parameters, so the forward pass is unchanged.
@@ -16,22 +17,52 @@ namespace atlas {
 
 namespace {
 
-Mat final_norm(const ModelConfig& c, const ParamStore& p, const std::string& stack, Mat h) {
-  if (c.norm_position != NormPosition::Pre) return h;
-  const std::string pre = stack + ".final_norm";
+// One norm (LayerNorm or ScaleNorm, parameters under `prefix`) applied to each row.
+Mat norm_rows(const ModelConfig& c, const ParamStore& p, const std::string& prefix, Mat h) {
   for (int64_t i = 0; i < h.rows(); ++i) {
     if (c.norm == NormKind::LayerNorm) {
       const float mean = h.row(i).mean();
       const float var = (h.row(i).array() - mean).square().mean();
       const float inv = 1.0f / std::sqrt(var + c.norm_eps);
       for (int64_t k = 0; k < h.cols(); ++k)
-        h(i, k) = (h(i, k) - mean) * inv * p.at(pre + ".gamma").data[size_t(k)] + p.at(pre + ".beta").data[size_t(k)];
+        h(i, k) = (h(i, k) - mean) * inv * p.at(prefix + ".gamma").data[size_t(k)] + p.at(prefix + ".beta").data[size_t(k)];
     } else {
       const float n = std::max(h.row(i).norm(), c.norm_eps);
-      h.row(i) *= p.at(pre + ".g").data[0] / n;
+      h.row(i) *= p.at(prefix + ".g").data[0] / n;
     }
   }
   return h;
+}
+
+Mat final_norm(const ModelConfig& c, const ParamStore& p, const std::string& stack, Mat h) {
+  if (c.norm_position != NormPosition::Pre) return h;
+  return norm_rows(c, p, stack + ".final_norm", std::move(h));
+}
+
+float activate(FfnActivation a, float x) {
+  if (a == FfnActivation::ReLU) return std::max(x, 0.0f);
+  if (a == FfnActivation::Gelu) return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
+  const float k = std::sqrt(2.0f / 3.14159265358979f);
+  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+
+// The output head after the final norm: BERT's MLM transform when configured, the output
+// matrix, the output bias when configured.
+Mat head_logits(const ModelConfig& c, const ParamStore& p, const Mat& table, Mat h) {
+  if (c.head.transform) {
+    Mat t = h * p.at("output.transform.weight").mat().transpose();
+    const auto& b = p.at("output.transform.bias").data;
+    for (int64_t i = 0; i < t.rows(); ++i)
+      for (int64_t k = 0; k < t.cols(); ++k) t(i, k) = activate(c.activation, t(i, k) + b[size_t(k)]);
+    h = norm_rows(c, p, "output.transform_norm", std::move(t));
+  }
+  Mat logits = h * table.transpose();
+  if (c.head.bias) {
+    const auto& b = p.at("output.bias").data;
+    for (int64_t i = 0; i < logits.rows(); ++i)
+      for (int64_t v = 0; v < logits.cols(); ++v) logits(i, v) += b[size_t(v)];
+  }
+  return logits;
 }
 
 }  // namespace
@@ -71,7 +102,8 @@ void add_logit_lens(const Model& model, RunResult& result, int64_t top_k) {
       ids = Tensor({layers, L, top_k});
       probs = Tensor({layers, L, top_k});
     }
-    const Mat logits = final_norm(c, model.params(), stack, h->tensor.mat()) * table.transpose();  // [L, V]
+    const Mat logits = head_logits(c, model.params(), table,
+                                   final_norm(c, model.params(), stack, h->tensor.mat()));  // [L, V]
     std::vector<int64_t> order(static_cast<size_t>(logits.cols()));
     for (int64_t i = 0; i < L; ++i) {
       const float mx = logits.row(i).maxCoeff();

@@ -8,7 +8,9 @@
 #include <mutex>
 
 #include "error.h"
+#include "attention_rollout.h"
 #include "forward_pass.h"
+#include "patch_input.h"
 #include "logit_lens.h"
 #include "ntm_model.h"
 #include "sagan.h"
@@ -157,7 +159,14 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
     h = xl_forward(pass, source);
   } else if (c.architecture == Architecture::Encoder) {
     trace.source_tokens = source;
-    h = pass.encoder(pass.embed(source, "positional"), key_validity(source, c.pad_id));
+    DTensor x;
+    if (is_patch_model(c)) {  // ViT: patches embedded on the host, one matrix product
+      if (options.backend) options.backend->note_host_compute(Op::PatchEmbedding);
+      x = pass.embed_vectors(patch_embeddings(c, params_, source), source, "positional");
+    } else {
+      x = pass.embed(source, "positional");
+    }
+    h = pass.encoder(x, key_validity(source, c.pad_id));
   } else if (c.architecture == Architecture::Decoder) {
     trace.source_tokens = source;
     h = pass.decoder(pass.embed(source, "positional"), nullptr, key_validity(source, c.pad_id), {});
@@ -180,6 +189,11 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
     trace.add("output", "final hidden states [L, d]", result.output);
   }
   if (options.trace.logit_lens > 0) add_logit_lens(*this, result, options.trace.logit_lens);
+  if (is_patch_model(c) && options.trace.attention)  // what the [CLS] row of a ViT is built from
+    trace.add("encoder.rollout",
+              "attention rollout (Abnar & Zuidema): flow from each input token into each token "
+              "through all layers, row = receiving token [L, L]",
+              attention_rollout(trace, "encoder"));
   return result;
 }
 

@@ -52,7 +52,14 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   if (c.sagan.enabled) return sagan_param_specs(c);  // issue 8: Self-Attention GAN block (sagan.cpp)
   if (c.snail.enabled) return snail_param_specs(c);  // issue 8: SNAIL (snail_model.cpp)
   std::vector<ParamSpec> specs;
-  specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
+  const PatchOptions& patches = c.embeddings.patches;
+  if (patches.enabled()) {  // ViT: patches replace the token table (patch_embedding.h)
+    specs.push_back({"embed.patch.weight", {c.d_model, patches.features()}});
+    specs.push_back({"embed.patch.bias", {c.d_model}, InitKind::Zeros});
+    if (patches.cls) specs.push_back({"embed.cls", {c.d_model}});
+  } else {
+    specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
+  }
   if (c.positional == Positional::Learned)
     specs.push_back({"embed.positions", {c.max_positions, c.d_model}});
   if (c.embeddings.token_types > 0)
@@ -82,7 +89,14 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
     }
     if (c.norm_position == NormPosition::Pre) add_norm(specs, c, "decoder.final_norm");
   }
+  if (c.head.transform) {  // BERT's MLM head: dense, activation, norm before the output matrix
+    specs.push_back({"output.transform.weight", {c.d_model, c.d_model}});
+    specs.push_back({"output.transform.bias", {c.d_model}, InitKind::Zeros});
+    add_norm(specs, c, "output.transform_norm");
+  }
   if (c.output == OutputHead::Untied) specs.push_back({"output.weight", {c.vocab_size, c.d_model}});
+  if (c.head.bias && c.output != OutputHead::None)
+    specs.push_back({"output.bias", {c.vocab_size}, InitKind::Zeros});
   append_variant_i_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
   append_score_specs(specs, c);      // issue 8: score function weights (score_functions.cpp)
   return specs;

@@ -142,6 +142,7 @@ const char* kind_name(TokenizerKind kind) {
     case TokenizerKind::Words: return "words";
     case TokenizerKind::Gpt2Bpe: return "gpt2_bpe";
     case TokenizerKind::WordPiece: return "wordpiece";
+    case TokenizerKind::Labels: return "labels";
   }
   return "?";
 }
@@ -328,6 +329,23 @@ class WordsTokenizer final : public Tokenizer {
   int32_t m_unk = 0;
 };
 
+// An image classifier's (ViT) class names: labels the outputs, reads no text.
+class LabelsTokenizer final : public Tokenizer {
+ public:
+  explicit LabelsTokenizer(const TokenizerConfig& config) : m_labels(config.vocab) {}
+  std::vector<TokenInfo> encode(const std::string&) const override {
+    throw AtlasError("this model reads images, not text: open an image (Model > Open image as "
+                     "input, drop one on the window, or atlas run --image FILE)");
+  }
+  std::string label(int32_t id) const override {
+    return id >= 0 && size_t(id) < m_labels.size() ? m_labels[size_t(id)] : "<" + std::to_string(id) + ">";
+  }
+  int64_t vocab_size() const override { return static_cast<int64_t>(m_labels.size()); }
+
+ private:
+  std::vector<std::string> m_labels;
+};
+
 }  // namespace
 
 std::string display_char_label(char32_t code_point) { return display_char(code_point); }
@@ -346,6 +364,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerConfig& config) {
     case TokenizerKind::Words: return std::make_unique<WordsTokenizer>(config);
     case TokenizerKind::Gpt2Bpe: return std::make_unique<Gpt2BpeTokenizer>(config);
     case TokenizerKind::WordPiece: return std::make_unique<WordPieceTokenizer>(config);
+    case TokenizerKind::Labels: return std::make_unique<LabelsTokenizer>(config);
   }
   throw AtlasError("tokenizer: unknown tokenizer kind " +
                    std::to_string(static_cast<int>(config.kind)));

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "image_file.h"
 #include "image_input.h"
+#include "patch_input.h"
 #include "model_io.h"
 
 namespace atlas::cli {
@@ -25,7 +26,8 @@ const char* kUsage =
     "                 [--scores] [--hidden] [--pad-to N] [--threads T]\n"
     "                 [--backend cpu|vulkan|auto] [--device D]\n"
     "  Runs MODEL on the text and prints the tokens and the traced arrays.\n"
-    "  --image FILE  an image for a pixel model (local2d, bytes vocab: e.g. preset:tiny-local2d):\n"
+    "  --image FILE  an image for a ViT (patches, e.g. preset:tiny-vit or a HF ViT directory) or a\n"
+    "                pixel model (local2d, bytes vocab: e.g. preset:tiny-local2d):\n"
     "                one token per grey value (or R, G, B with sparse.image_channels 3) in raster\n"
     "                order, resampled to sparse.image_width; PNG/JPEG/... (binary PPM without Qt)\n"
     "  --target S    decoder input of an encoder-decoder model\n"
@@ -62,9 +64,10 @@ void print_tokens(const char* what, const std::vector<TokenInfo>& tokens) {
 }
 
 // Top-k of the softmax over the last position's logits: what the model would put next.
-void print_next_token(const Model& model, const Tensor& logits, size_t top) {
-  const int64_t L = logits.shape[0], V = logits.shape[1];
-  const float* row = logits.data.data() + (L - 1) * V;
+void print_prediction(const Model& model, const Tensor& logits, int64_t position,
+                      const std::string& heading, size_t top) {
+  const int64_t V = logits.shape[1];
+  const float* row = logits.data.data() + position * V;
   const float mx = *std::max_element(row, row + V);
   double z = 0;
   for (int64_t v = 0; v < V; ++v) z += std::exp(double(row[v] - mx));
@@ -73,14 +76,36 @@ void print_next_token(const Model& model, const Tensor& logits, size_t top) {
   const size_t k = std::min<size_t>(top, ids.size());
   std::partial_sort(ids.begin(), ids.begin() + static_cast<long>(k), ids.end(),
                     [&](int64_t x, int64_t y) { return row[x] > row[y]; });
-  std::printf("prediction at the last position:");
+  std::printf("%s:", heading.c_str());
   for (size_t i = 0; i < k; ++i) {
     const int32_t id = static_cast<int32_t>(ids[i]);
     const std::string label = id < model.tokenizer().vocab_size() ? model.tokenizer().label(id)
-                                                                   : "<" + std::to_string(id) + ">";
+                                                                   : std::string("<").append(std::to_string(id)).append(">");
     std::printf(" %s %.3f", label.c_str(), std::exp(double(row[id] - mx)) / z);
   }
   std::printf("\n");
+}
+
+// What the logits mean depends on the model: a ViT classifies from [CLS] (position 0), a
+// masked LM fills each [MASK], a decoder predicts the next token after the last position.
+void print_predictions(const Model& model, const RunResult& result, size_t top) {
+  const ModelConfig& c = model.config();
+  if (is_patch_model(c)) {
+    print_prediction(model, result.output, 0,
+                     c.embeddings.patches.cls ? "class (from [CLS])" : "class (from patch 0)", top);
+    return;
+  }
+  if (c.architecture == Architecture::Encoder) {
+    bool any = false;
+    const auto& tokens = result.trace.source_tokens;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i].label == "[MASK]") {
+        print_prediction(model, result.output, int64_t(i), "fill for [MASK] at " + std::to_string(i), top);
+        any = true;
+      }
+    if (any) return;
+  }
+  print_prediction(model, result.output, result.output.shape[0] - 1, "prediction at the last position", top);
 }
 
 // --drop-layers / --layerdrop-rate / --drop-heads (core/ablation.h).
@@ -154,12 +179,23 @@ int cmd_run(const std::vector<std::string>& args) {
   RunResult result;
   if (auto path = a.get("--image")) {
     const RgbImage image = load_image(*path);
-    const ImageInput input = image_tokens(model.config(), image);
-    std::printf("image: %s, %lld x %lld pixels, resampled to %lld x %lld (%s, %zu tokens)\n", path->c_str(),
-                static_cast<long long>(image.height), static_cast<long long>(image.width),
-                static_cast<long long>(input.rows), static_cast<long long>(input.cols),
-                input.channels == 3 ? "R, G, B per pixel" : "grey", input.tokens.size());
-    result = model.forward(input.tokens, {}, options);
+    if (is_patch_model(model.config())) {  // ViT: resized and cut into patches (patch_input.h)
+      const PatchInput input = patch_input(model.config(), image);
+      const PatchOptions& p = model.config().embeddings.patches;
+      std::printf("image: %s, %lld x %lld pixels, resized to %lld x %lld, %lld patches of %lld%s\n",
+                  path->c_str(), static_cast<long long>(image.height),
+                  static_cast<long long>(image.width), static_cast<long long>(p.image_size),
+                  static_cast<long long>(p.image_size), static_cast<long long>(p.patch_count()),
+                  static_cast<long long>(p.size), p.cls ? " + [CLS]" : "");
+      result = model.forward(input.tokens, {}, options);
+    } else {
+      const ImageInput input = image_tokens(model.config(), image);
+      std::printf("image: %s, %lld x %lld pixels, resampled to %lld x %lld (%s, %zu tokens)\n", path->c_str(),
+                  static_cast<long long>(image.height), static_cast<long long>(image.width),
+                  static_cast<long long>(input.rows), static_cast<long long>(input.cols),
+                  input.channels == 3 ? "R, G, B per pixel" : "grey", input.tokens.size());
+      result = model.forward(input.tokens, {}, options);
+    }
   } else {
     result = model.run(text, a.get_or("--target", ""), options);
   }
@@ -172,7 +208,7 @@ int cmd_run(const std::vector<std::string>& args) {
   for (const auto& arr : result.trace.arrays)
     std::printf("  %-36s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
   const int64_t top = a.get_int("--top-k", 3, 1, model.config().vocab_size);
-  if (result.is_logits) print_next_token(model, result.output, size_t(top));
+  if (result.is_logits) print_predictions(model, result, size_t(top));
   if (auto dir = a.get("--dump")) {
     write_dump(*dir, model, result);
     std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), dir->c_str());

@@ -286,3 +286,93 @@ TEST_CASE("bert-base-uncased loads from synthetic weights with the published cou
   CHECK(c.skipped == std::vector<std::string>{"bert.pooler.dense.bias", "bert.pooler.dense.weight"});
   fs::remove_all(dir);
 }
+
+namespace {
+
+// The masked-LM head of HF's BertLMPredictionHead / DistilBertForMaskedLM, naively:
+// LN(gelu(h W_t^T + b_t)) E^T + b, E the word embeddings.
+M naive_mlm_logits(const M& hidden, const HfTensor& wt, const HfTensor& bt, const HfTensor& ln_w,
+                   const HfTensor& ln_b, const HfTensor& embeddings, const HfTensor& bias) {
+  M out;
+  for (const Vec& h : hidden) {
+    Vec t = linear(h, wt, bt);
+    for (double& e : t) e = 0.5 * e * (1 + std::erf(e / std::sqrt(2.0)));
+    out.push_back(linear(layer_norm(t, ln_w, ln_b), embeddings, bias));
+  }
+  return out;
+}
+
+double worst_logit_gap(const Model& m, const std::vector<int>& ids, const std::vector<int>& types,
+                       const M& want) {
+  std::vector<TokenInfo> tokens;
+  for (size_t i = 0; i < ids.size(); ++i) tokens.push_back({ids[i], kWords[size_t(ids[i])], types[i]});
+  RunResult r = m.forward(tokens, {}, {});
+  REQUIRE(r.is_logits);
+  const size_t V = kWords.size();
+  REQUIRE(r.output.shape == Shape{int64_t(ids.size()), int64_t(V)});
+  double worst = 0;
+  for (size_t p = 0; p < ids.size(); ++p)
+    for (size_t v = 0; v < V; ++v)
+      worst = std::max(worst, std::abs(double(r.output.data[p * V + v]) - want[p][v]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("a BertForMaskedLM head predicts through transform, tied embeddings and bias", "[hf]") {
+  TinyBert b;
+  const std::vector<int> ids = {2, 5, 4, 7, 3};  // [CLS] the [MASK] sat [SEP]
+  const std::vector<int> types(ids.size(), 0);
+  const HfTensors plain = bert_tensors(b, "", false, false);
+  const HfTensor wt = pattern({b.d, b.d}, 900, 2.0f), bt = pattern({b.d}, 901),
+                 lw = pattern({b.d}, 902, 4.0f), lb = pattern({b.d}, 903), bias = pattern({b.vocab}, 904);
+  const M want = naive_mlm_logits(naive_bert(plain, b, false, ids, types), wt, bt, lw, lb,
+                                  plain.at("embeddings.word_embeddings.weight"), bias);
+  fs::path dir = fresh_dir("bert-mlm");
+  write_text(dir / "config.json", bert_config(b).dump());
+  write_bert_vocab(dir, kWords);
+  HfTensors t = bert_tensors(b, "bert.", false, false);
+  t["cls.predictions.transform.dense.weight"] = wt;
+  t["cls.predictions.transform.dense.bias"] = bt;
+  t["cls.predictions.transform.LayerNorm.weight"] = lw;
+  t["cls.predictions.transform.LayerNorm.bias"] = lb;
+  t["cls.predictions.bias"] = bias;
+  t["cls.predictions.decoder.weight"] = t["bert.embeddings.word_embeddings.weight"];  // tied copy
+  t["cls.seq_relationship.weight"] = pattern({2, b.d}, 905);  // next-sentence head: not loaded
+  t["cls.seq_relationship.bias"] = pattern({2}, 906);
+  write_safetensors_file(dir / "model.safetensors", t);
+  Model m = load_model(dir.string());
+  CHECK(m.config().head.transform);
+  CHECK(m.config().head.bias);
+  CHECK(m.config().output == OutputHead::Tied);
+  CHECK(worst_logit_gap(m, ids, types, want) < 2e-3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a DistilBertForMaskedLM head predicts through vocab_transform and vocab_projector", "[hf]") {
+  TinyBert b;
+  const std::vector<int> ids = {2, 5, 4, 7, 3};
+  const std::vector<int> types(ids.size(), 0);
+  const HfTensors plain = bert_tensors(b, "", true, false);
+  const HfTensor wt = pattern({b.d, b.d}, 910, 2.0f), bt = pattern({b.d}, 911),
+                 lw = pattern({b.d}, 912, 4.0f), lb = pattern({b.d}, 913), bias = pattern({b.vocab}, 914);
+  const M want = naive_mlm_logits(naive_bert(plain, b, true, ids, types), wt, bt, lw, lb,
+                                  plain.at("embeddings.word_embeddings.weight"), bias);
+  fs::path dir = fresh_dir("distilbert-mlm");
+  nlohmann::json j = {{"model_type", "distilbert"}, {"vocab_size", b.vocab}, {"dim", b.d},
+                      {"n_layers", b.layers}, {"n_heads", b.heads}, {"hidden_dim", b.inner},
+                      {"activation", "gelu"}, {"max_position_embeddings", b.positions}};
+  write_text(dir / "config.json", j.dump());
+  write_bert_vocab(dir, kWords);
+  HfTensors t = bert_tensors(b, "distilbert.", true, false);
+  t["vocab_transform.weight"] = wt;
+  t["vocab_transform.bias"] = bt;
+  t["vocab_layer_norm.weight"] = lw;
+  t["vocab_layer_norm.bias"] = lb;
+  t["vocab_projector.bias"] = bias;
+  t["vocab_projector.weight"] = t["distilbert.embeddings.word_embeddings.weight"];
+  write_safetensors_file(dir / "model.safetensors", t);
+  Model m = load_model(dir.string());
+  CHECK(worst_logit_gap(m, ids, types, want) < 2e-3);
+  fs::remove_all(dir);
+}
