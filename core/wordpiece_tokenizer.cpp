@@ -160,6 +160,12 @@ WordPieceTokenizer::WordPieceTokenizer(const TokenizerConfig& config)
   m_unk = special(config.unk, "unknown");
   m_cls = special(config.cls, "classification");
   m_sep = special(config.sep, "separator");
+  // Special tokens typed in the text stay whole ("the [MASK] sat"), as BertTokenizer's
+  // all_special_tokens do; matched case-sensitively, before lower-casing.
+  for (const std::string& token : {config.unk, config.cls, config.sep, std::string("[PAD]"),
+                                   std::string("[MASK]")})
+    if (const auto it = m_ids.find(token); it != m_ids.end() && !token.empty())
+      m_specials.emplace_back(token, it->second);
 }
 
 void WordPieceTokenizer::append_wordpieces(const std::string& word, int32_t type,
@@ -206,8 +212,25 @@ void WordPieceTokenizer::append_special(int32_t id, int32_t type,
 
 void WordPieceTokenizer::append_text(const std::string& text, int32_t type,
                                      std::vector<TokenInfo>& out) const {
-  for (const std::string& word : bert_basic_tokenize(text, m_lowercase, m_strip_accents))
-    append_wordpieces(word, type, out);
+  size_t done = 0;
+  while (done <= text.size()) {
+    size_t at = std::string::npos;  // the earliest special token from `done`, longest first
+    const std::pair<std::string, int32_t>* hit = nullptr;
+    for (const auto& sp : m_specials) {
+      const size_t p = text.find(sp.first, done);
+      if (p != std::string::npos && (p < at || (p == at && sp.first.size() > hit->first.size()))) {
+        at = p;
+        hit = &sp;
+      }
+    }
+    const size_t end = hit ? at : text.size();
+    for (const std::string& word :
+         bert_basic_tokenize(std::string_view(text).substr(done, end - done), m_lowercase, m_strip_accents))
+      append_wordpieces(word, type, out);
+    if (!hit) break;
+    append_special(hit->second, type, out);
+    done = at + hit->first.size();
+  }
   append_special(m_sep, type, out);
 }
 

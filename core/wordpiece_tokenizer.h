@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tokenizer.h"
@@ -22,7 +23,8 @@ class WordPieceTokenizer final : public Tokenizer {
   // config.vocab: the lines of vocab.txt by id; unk, cls and sep must be in it.
   explicit WordPieceTokenizer(const TokenizerConfig& config);
 
-  // [CLS] text [SEP], all of token type 0.
+  // [CLS] text [SEP], all of token type 0. Special tokens in the text ([MASK], [SEP], ...)
+  // are kept whole.
   std::vector<TokenInfo> encode(const std::string& text) const override;
   // [CLS] a [SEP] b [SEP]: type 0 up to the first [SEP], 1 after it.
   std::vector<TokenInfo> encode_pair(const std::string& a, const std::string& b) const override;
@@ -40,6 +42,7 @@ class WordPieceTokenizer final : public Tokenizer {
   std::vector<std::string> m_vocab;
   std::unordered_map<std::string, int32_t> m_ids;
   int32_t m_unk = 0, m_cls = 0, m_sep = 0;
+  std::vector<std::pair<std::string, int32_t>> m_specials;  // kept whole when typed in text
   bool m_lowercase = true, m_strip_accents = true;
   size_t m_max_chars_per_word = 100;
 };

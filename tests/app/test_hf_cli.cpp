@@ -67,9 +67,13 @@ TEST_CASE("atlas names the file and the problem of a bad HF directory", "[hf][cl
   fs::remove_all(dir);
 }
 
-TEST_CASE("atlas run on a BERT directory shows [CLS]/[SEP] tokens and dumps attention", "[hf][cli]") {
-  auto dir = hf_test::fresh_dir("cli-bert");
-  const std::vector<std::string> words = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat"};
+namespace {
+
+// A one-layer BERT directory (d 8) over `words`; `mlm_bias`: add BertForMaskedLM's head with
+// these output biases.
+fs::path tiny_bert_dir(const std::string& name, const std::vector<std::string>& words,
+                       const std::vector<float>& mlm_bias = {}) {
+  auto dir = hf_test::fresh_dir(name);
   const int64_t V = int64_t(words.size()), d = 8, f = 16, P = 10;
   hf_test::write_bert_vocab(dir, words);
   nlohmann::json j = {{"model_type", "bert"}, {"vocab_size", V}, {"hidden_size", d},
@@ -101,7 +105,22 @@ TEST_CASE("atlas run on a BERT directory shows [CLS]/[SEP] tokens and dumps atte
     add(h + n + ".weight", {d});
     add(h + n + ".bias", {d});
   }
+  if (!mlm_bias.empty()) {
+    t["cls.predictions.transform.dense.weight"] = hf_test::pattern({d, d}, s++);
+    t["cls.predictions.transform.dense.bias"] = hf_test::pattern({d}, s++);
+    t["cls.predictions.transform.LayerNorm.weight"] = hf_test::pattern({d}, s++);
+    t["cls.predictions.transform.LayerNorm.bias"] = hf_test::pattern({d}, s++);
+    t["cls.predictions.bias"] = hf_test::HfTensor{{V}, mlm_bias};
+  }
   hf_test::write_safetensors_file(dir / "model.safetensors", t);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("atlas run on a BERT directory shows [CLS]/[SEP] tokens and dumps attention", "[hf][cli]") {
+  const std::vector<std::string> words = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat"};
+  auto dir = tiny_bert_dir("cli-bert", words);
   auto dump = atlas_test::fresh_dir("hf-bert-dump");
   auto r = run_atlas("run " + dir.string() + " --text 'The cat sat' --dump " + dump.string());
   INFO(r.err);
@@ -114,4 +133,18 @@ TEST_CASE("atlas run on a BERT directory shows [CLS]/[SEP] tokens and dumps atte
   CHECK(g.err.find("decoder-only model with an output head") != std::string::npos);
   fs::remove_all(dir);
   fs::remove_all(dump);
+}
+
+TEST_CASE("atlas run on a BertForMaskedLM directory fills each [MASK]", "[hf][cli]") {
+  const std::vector<std::string> words = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"};
+  // Without the bias the head's logits stay within a few units; "cat" gets +40, so it must win.
+  std::vector<float> bias(words.size(), 0.0f);
+  bias[6] = 40.0f;
+  auto dir = tiny_bert_dir("cli-bert-mlm", words, bias);
+  auto r = run_atlas("run " + dir.string() + " --text 'the [MASK] sat' --top-k 2");
+  INFO(r.err << r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("tokens (5): [CLS] the [MASK] sat [SEP]") != std::string::npos);
+  CHECK(r.out.find("fill for [MASK] at 2: cat 1.000") != std::string::npos);
+  fs::remove_all(dir);
 }

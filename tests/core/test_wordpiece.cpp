@@ -108,6 +108,23 @@ TEST_CASE("WordPiece: greedy longest match with ## continuations", "[wordpiece]"
   CHECK(tok.label(5) == "##want");
 }
 
+TEST_CASE("WordPiece: special tokens typed in the text stay whole, case-sensitively", "[wordpiece]") {
+  TokenizerConfig c = config(true, true);
+  c.vocab.push_back("[MASK]");
+  const WordPieceTokenizer tok(c);
+  // As BertTokenizer: the text around a special token is lower-cased and split; the token is not.
+  CHECK(labels(tok.encode("Hello [MASK] world[SEP]want")) ==
+        Strings{"[CLS]", "hello", "[MASK]", "world", "[SEP]", "want", "[SEP]"});
+  CHECK(tok.encode("[MASK]")[1].id == int32_t(c.vocab.size()) - 1);
+  // Lower-case "[mask]" is ordinary text: "[", "mask" (unknown here), "]".
+  CHECK(labels(tok.encode("[mask]")) == Strings{"[CLS]", "[UNK]", "[UNK]", "[UNK]", "[SEP]"});
+  // A vocab without [MASK] treats it as text too.
+  CHECK(labels(WordPieceTokenizer(config(true, true)).encode("[MASK]")) ==
+        Strings{"[CLS]", "[UNK]", "[UNK]", "[UNK]", "[SEP]"});
+  CHECK(labels(tok.encode("")) == Strings{"[CLS]", "[SEP]"});
+  CHECK(labels(tok.encode("[PAD][PAD]")) == Strings{"[CLS]", "[PAD]", "[PAD]", "[SEP]"});
+}
+
 TEST_CASE("WordPiece: cased vocab keeps accents and case", "[wordpiece]") {
   const WordPieceTokenizer tok(config(false, false));
   CHECK(labels(tok.encode("Caf\u00E9 cafe")) == Strings{"[CLS]", "Caf\u00E9", "cafe", "[SEP]"});

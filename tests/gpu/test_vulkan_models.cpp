@@ -6,6 +6,7 @@
 
 #include "model.h"
 #include "params.h"
+#include "patch_input.h"
 #include "presets.h"
 
 using namespace atlas;
@@ -37,12 +38,20 @@ TEST_CASE("every preset gives the same outputs and traces on Vulkan as on the CP
     if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) continue;
     Model model(c, init_params(c, 5));
     const std::string target = c.architecture == Architecture::EncoderDecoder ? "Hi there" : "";
+    // A ViT reads an image: its patches of a colour gradient.
+    auto run = [&](const RunOptions& o) {
+      if (!is_patch_model(c)) return model.run("Attention is all you need.", target, o);
+      RgbImage image{40, 40, {}};
+      for (int64_t i = 0; i < 40 * 40; ++i)
+        for (int64_t ch = 0; ch < 3; ++ch) image.rgb.push_back(uint8_t((i * (ch + 3)) % 256));
+      return model.forward(patch_input(c, image).tokens, {}, o);
+    };
     RunOptions cpu_options;
-    RunResult want = model.run("Attention is all you need.", target, cpu_options);
+    RunResult want = run(cpu_options);
     RunOptions vk_options;
     vk_options.backend = g.vk.get();
     const uint64_t submissions_before = g.vk->submission_count();
-    RunResult got = model.run("Attention is all you need.", target, vk_options);
+    RunResult got = run(vk_options);
     CHECK(g.vk->submission_count() > submissions_before);  // the run really went through Vulkan
 
     REQUIRE(got.output.shape == want.output.shape);
