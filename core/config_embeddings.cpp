@@ -1,6 +1,8 @@
 // Config sections "embeddings" and "head" (config_json.h, config_embeddings.h).
 #include "config_embeddings.h"
 
+#include <cmath>
+
 #include "config_json.h"
 
 namespace atlas::config_json {
@@ -78,7 +80,12 @@ void validate_patches(const ModelConfig& c, const std::string& origin) {
                        std::to_string(v->size()) + " values but the image has " +
                        std::to_string(p.channels) + " channels");
   for (float s : p.std)
-    if (!(s > 0)) fail(origin, "embeddings.patches.std values must be > 0, got " + format_float(s));
+    if (!(s > 0) || !std::isfinite(s))
+      fail(origin, "embeddings.patches.std values must be finite and > 0, got " + format_float(s));
+  for (float m : p.mean)
+    if (!std::isfinite(m)) fail(origin, "embeddings.patches.mean values must be finite, got " + format_float(m));
+  if (!(p.rescale > 0) || !std::isfinite(p.rescale))
+    fail(origin, "embeddings.patches.rescale must be finite and > 0, got " + format_float(p.rescale));
   if (c.architecture != Architecture::Encoder)
     fail(origin, "embeddings.patches needs architecture \"encoder\" (a ViT)");
   if (c.positional != Positional::Learned)

@@ -3,7 +3,8 @@
 // (or shards listed in model.safetensors.index.json), converted into an ordinary engine model
 // (ModelConfig + ParamStore in the engine's own tensor names, docs/model-format.md), so every
 // view, the dump and the Vulkan backend work on it unchanged. Families: GPT-2 ("gpt2":
-// gpt2, gpt2-medium/large/xl, distilgpt2), BERT ("bert") and DistilBERT ("distilbert").
+// gpt2, gpt2-medium/large/xl, distilgpt2), BERT ("bert") and DistilBERT ("distilbert"), with
+// their masked-LM heads when present, and ViT ("vit", image classification).
 // The tokenizer comes from the directory's own files (core/hf_tokenizer_files.h).
 #include <map>
 #include <string>
@@ -28,6 +29,10 @@ struct HfCheckpoint {
 // True when DIR/config.json exists and has a "model_type" key (an Attention Atlas config never
 // has one, so the two kinds of directory cannot be confused).
 bool is_hf_directory(const std::string& dir);
+
+// config.json (and the tokenizer files, preprocessor_config.json) alone, no weights: the
+// engine config the directory describes. Every error names the file and the problem.
+ModelConfig read_hf_config(const std::string& dir, const HfLoadOptions& options = {});
 
 // Reads and converts; every error names the file and the problem.
 HfCheckpoint read_hf_checkpoint(const std::string& dir, const HfLoadOptions& options = {});

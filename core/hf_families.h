@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config.h"
+#include "hf_checkpoint.h"
 #include "params.h"
 
 namespace atlas::hf {
@@ -66,5 +67,15 @@ Family gpt2_family();        // hf_gpt2.cpp
 Family bert_family();        // hf_bert.cpp
 Family distilbert_family();  // hf_bert.cpp
 Family vit_family();         // hf_vit.cpp
+const std::vector<Family>& families();  // hf_config.cpp
+
+// config.json read, its family's mapping applied, tokenizer files read (hf_config.cpp).
+struct ConfigStage {
+  ModelConfig config;
+  const Family* family = nullptr;
+  std::string config_path;
+};
+ConfigStage read_config_stage(const std::string& dir, const HfLoadOptions& options);
+std::string read_text(const std::string& path);  // whole file; AtlasError naming it
 
 }  // namespace atlas::hf

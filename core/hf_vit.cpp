@@ -17,10 +17,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr int64_t kMaxLabels = 1000000;
+constexpr int64_t kMaxImageSize = 4096;
+
 // "id2label": {"0": "tench", ...} -> labels by id; "LABEL_<i>" for ids it leaves out.
 std::vector<std::string> labels_of(const ConfigReader& r) {
   auto it = r.j.find("id2label");
   int64_t n = r.integer("num_labels", 0);
+  if (n < 0 || n > kMaxLabels)
+    r.refuse("num_labels " + std::to_string(n) + " is outside 0.." + std::to_string(kMaxLabels));
   std::map<int64_t, std::string> named;
   if (it != r.j.end() && !it->is_null()) {
     if (!it->is_object()) r.refuse("id2label must be an object {\"0\": \"label\", ...}");
@@ -32,7 +37,7 @@ std::vector<std::string> labels_of(const ConfigReader& r) {
         if (used != key.size()) id = -1;
       } catch (const std::exception&) {
       }
-      if (id < 0 || id >= 1000000) r.refuse("id2label key \"" + key + "\" is not a class id");
+      if (id < 0 || id >= kMaxLabels) r.refuse("id2label key \"" + key + "\" is not a class id");
       if (!value.is_string()) r.refuse("id2label[\"" + key + "\"] must be a string");
       named[id] = value.get<std::string>();
       n = std::max(n, id + 1);
@@ -131,7 +136,10 @@ ModelConfig vit_config(const ConfigReader& r) {
   p.size = r.integer("patch_size", 16);
   p.image_size = r.integer("image_size", 224);
   p.channels = r.integer("num_channels", 3);
-  if (p.size < 1 || p.image_size < 1 || p.image_size % p.size != 0)
+  if (p.image_size < 1 || p.image_size > kMaxImageSize)
+    r.refuse("image_size " + std::to_string(p.image_size) + " is outside 1.." +
+             std::to_string(kMaxImageSize));
+  if (p.size < 1 || p.image_size % p.size != 0)
     r.refuse("image_size " + std::to_string(p.image_size) + " is not a multiple of patch_size " +
              std::to_string(p.size));
   if (p.channels != 3) r.refuse("num_channels must be 3 (RGB), got " + std::to_string(p.channels));

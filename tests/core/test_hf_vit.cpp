@@ -285,6 +285,28 @@ TEST_CASE("bad ViT directories are refused naming the file and the problem", "[h
                       Contains("position_embeddings") && Contains("[1, 26, 16]") && Contains("[1, 5, 16]"));
     fs::remove_all(dir);
   }
+  SECTION("absurd sizes and values in config.json or preprocessor_config.json") {
+    fs::path dir = write_tiny_vit("vit-absurd", v, vit_tensors(v), nullptr);
+    nlohmann::json j = nlohmann::json::parse(read_text_file(dir / "config.json"));
+    j["num_labels"] = 2000000000;
+    j.erase("id2label");
+    write_text(dir / "config.json", j.dump());
+    CHECK_THROWS_WITH(read_hf_config(dir.string()), Contains("config.json") && Contains("num_labels"));
+    j["num_labels"] = 3;
+    j["image_size"] = int64_t(1) << 40;
+    write_text(dir / "config.json", j.dump());
+    CHECK_THROWS_WITH(read_hf_config(dir.string()), Contains("image_size"));
+    j["image_size"] = v.image;
+    write_text(dir / "config.json", j.dump());
+    nlohmann::json p = imagenet_preprocessor(v.image);
+    p["image_std"] = {0.2, 0.0, 0.2};
+    write_text(dir / "preprocessor_config.json", p.dump());
+    CHECK_THROWS_WITH(read_hf_config(dir.string()), Contains("std values must be finite and > 0"));
+    p["image_std"] = {0.2, 0.2};
+    write_text(dir / "preprocessor_config.json", p.dump());
+    CHECK_THROWS_WITH(read_hf_config(dir.string()), Contains("image_std has 2 values for 3 channels"));
+    fs::remove_all(dir);
+  }
   SECTION("a truncated patch projection") {
     HfTensors t = vit_tensors(v);
     t.erase("vit.embeddings.patch_embeddings.projection.weight");
