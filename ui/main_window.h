@@ -62,8 +62,8 @@ class MainWindow : public QMainWindow {
   void setHeadless(bool headless) { m_headless = headless; }
   void loadModel(const QString& spec);
   void setSourceText(const QString& text);
-  // Image input for pixel models (core/image_input.h): the image's pixels become the input
-  // tokens until the user types. Returns false, with the reason in lastError(), when the model
+  // Image input for pixel models (core/image_input.h) and ViT patch models
+  // (core/patch_input.h): the image becomes the input tokens until the user types. Returns false, with the reason in lastError(), when the model
   // does not take images or the image is empty (main_window_image.cpp).
   bool setImage(const QImage& image, const QString& name);
   bool openImage(const QString& path);

@@ -1,6 +1,7 @@
 // Image input in the window (main_window.h): File > Open image…, or drop a PNG/JPEG/… on the
-// window, while a pixel model (local2d, byte vocabulary) is loaded. The pixels become the
-// input tokens through core/image_input.h; typing in the source box returns to text.
+// window, while a pixel model (local2d, byte vocabulary) or a patch model (ViT) is loaded. The
+// pixels become the input tokens through core/image_input.h, the patches (and [CLS]) through
+// core/patch_input.h; typing in the source box returns to text.
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -13,6 +14,7 @@
 #include "image_input.h"
 #include "image_input_view.h"
 #include "main_window.h"
+#include "patch_input.h"
 #include "run_controller.h"
 
 namespace atlas::ui {
@@ -27,6 +29,8 @@ RgbImage rgbOf(const QImage& image) {
   return out;
 }
 
+bool takesImages(const ModelConfig& c) { return is_image_model(c) || is_patch_model(c); }
+
 }  // namespace
 
 bool MainWindow::openImage(const QString& path) {
@@ -40,16 +44,18 @@ bool MainWindow::openImage(const QString& path) {
 
 bool MainWindow::setImage(const QImage& image, const QString& name) {
   if (!m_model) {
-    showError("load a pixel model (e.g. preset:tiny-local2d) before opening an image");
+    showError("load a pixel model (e.g. preset:tiny-local2d) or a ViT model (e.g. preset:tiny-vit) "
+              "before opening an image");
     return false;
   }
   if (image.isNull() || image.width() < 1 || image.height() < 1) {
     showError(name + ": the image is empty");
     return false;
   }
-  if (!is_image_model(m_model->config())) {
+  if (!takesImages(m_model->config())) {
     showError(QString::fromStdString(m_model->config().name) +
-              " takes text, not images: image input needs a local2d model with the bytes "
+              " takes text, not images: image input needs a ViT (patch-embedding) model, e.g. "
+              "preset:tiny-vit or a Hugging Face ViT directory, or a local2d model with the bytes "
               "vocabulary, e.g. preset:tiny-local2d (Model > Presets > sparse/efficient)");
     return false;
   }
@@ -61,14 +67,13 @@ bool MainWindow::setImage(const QImage& image, const QString& name) {
 
 void MainWindow::applyImageTokens() {
   if (!m_image || !m_model) return;
-  if (!is_image_model(m_model->config())) {  // a text model was loaded: back to the text box
+  const ModelConfig& config = m_model->config();
+  if (!takesImages(config)) {  // a text model was loaded: back to the text box
     leaveImageMode();
     m_status->setText("Image input ended: this model takes text");
     return;
   }
   try {
-    const ImageInput in = image_tokens(m_model->config(), *m_image);
-    m_runner->setSourceTokens(std::make_shared<const std::vector<TokenInfo>>(in.tokens));
     if (!m_imageView) {
       m_imageView = new ImageInputView;
       m_imageDock = new QDockWidget("Input image", this);
@@ -76,22 +81,46 @@ void MainWindow::applyImageTokens() {
       m_imageDock->setWidget(m_imageView);
       addDockWidget(Qt::RightDockWidgetArea, m_imageDock);
       connect(m_imageView, &ImageInputView::tokenPicked, this, &MainWindow::selectQuery);
+      // The ViT overlay reads the run on screen and the layer/head selector when it redraws.
+      // Every run and selection change ends in updateViews, which re-applies the query through
+      // selectQuery -> setSelectedToken, so the overlay follows without hooks elsewhere.
+      m_imageView->setAttentionSource([this] { return PatchAttention{m_trace, m_sel.layer, m_sel.head}; });
+      connect(this, &MainWindow::traceShown, m_imageView, &ImageInputView::refreshOverlay);
     }
-    m_imageView->setInput(in);
+    std::vector<TokenInfo> tokens;
+    QString became;  // what the image became, for the input box's hint
+    if (is_patch_model(config)) {
+      const PatchInput in = patch_input(config, *m_image);
+      tokens = in.tokens;
+      m_imageView->setPatchInput(in);
+      const auto& patches = config.embeddings.patches;
+      became = QString("%1 x %2 pixels resized to %3 x %4, %5 patches of %6%7")
+                   .arg(m_image->width)
+                   .arg(m_image->height)
+                   .arg(in.resized.width)
+                   .arg(in.resized.height)
+                   .arg(in.grid * in.grid)
+                   .arg(patches.size)
+                   .arg(patches.cls ? " + [CLS]" : "");
+    } else {
+      const ImageInput in = image_tokens(config, *m_image);
+      tokens = in.tokens;
+      m_imageView->setInput(in);
+      became = QString("%1 x %2 pixels resampled to %3 x %4, %5 tokens (%6)")
+                   .arg(m_image->height)
+                   .arg(m_image->width)
+                   .arg(in.rows)
+                   .arg(in.cols)
+                   .arg(in.tokens.size())
+                   .arg(in.channels == 3 ? "R, G, B per pixel" : "grey");
+    }
+    m_runner->setSourceTokens(std::make_shared<const std::vector<TokenInfo>>(std::move(tokens)));
     m_imageView->setSelectedToken(m_selectedQuery);
     m_imageDock->show();
     // The input box says what the input is now; the first keystroke returns to text.
     const QSignalBlocker block(m_source);
     m_source->clear();
-    m_source->setPlaceholderText(QString("Image %1: %2 x %3 pixels resampled to %4 x %5, %6 tokens (%7). "
-                                         "Type to return to text.")
-                                     .arg(m_imageName)
-                                     .arg(m_image->height)
-                                     .arg(m_image->width)
-                                     .arg(in.rows)
-                                     .arg(in.cols)
-                                     .arg(in.tokens.size())
-                                     .arg(in.channels == 3 ? "R, G, B per pixel" : "grey"));
+    m_source->setPlaceholderText(QString("Image %1: %2. Type to return to text.").arg(m_imageName, became));
     clearError();
     m_runner->runNow(QString(), QString());
   } catch (const AtlasError& e) {
@@ -113,7 +142,7 @@ void MainWindow::onSourceEdited() {
 }
 
 void MainWindow::openImageDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, "Open an image for a pixel model", QString(),
+  const QString path = QFileDialog::getOpenFileName(this, "Open an image for a pixel or ViT model", QString(),
                                                     "Images (*.png *.jpg *.jpeg *.bmp *.gif *.ppm *.pgm *.webp)");
   if (!path.isEmpty()) openImage(path);
 }

@@ -38,7 +38,7 @@ struct PanelContext {
   int layer = 0;
   int head = 0;    // < 0: mean over heads where a plot slices one head
   int query = -1;  // selected token (position)
-  std::function<QString(int32_t)> tokenText;  // the model's tokenizer; empty = show ids
+  std::function<QString(int32_t)> tokenText = {};  // the model's tokenizer; empty = show ids
 };
 
 // One variant panel: its name, whether a trace has its arrays, and its plots.
