@@ -21,8 +21,10 @@
 #include "demos.h"
 #include "error.h"
 #include "model_view.h"
+#include "patch_input.h"
 #include "positional_view.h"
 #include "run_controller.h"
+#include "sagan.h"
 #include "token_chips.h"
 #include "token_view.h"
 #include "pattern_view.h"
@@ -304,9 +306,13 @@ void MainWindow::onModelLoaded(const QString& spec, std::shared_ptr<const Model>
   for (const auto& w : m_model->warnings()) m_status->setText("Warning: " + QString::fromStdString(w));
   if (!spec.startsWith("training:")) addRecent(spec);  // a snapshot cannot be reopened
   clearError();
-  if (m_image) applyImageTokens();  // image input carries over to a pixel model...
-  if (m_image) return;               // ...and ends (back to the text) for any other model
-  m_runner->runNow(m_source->toPlainText(), encDec ? m_target->toPlainText() : QString());
+  if (!m_image && is_patch_model(c)) {  // a ViT reads no text: start it on the built-in test card
+    m_image = std::make_shared<const RgbImage>(sagan_synthetic_image(64));
+    m_imageName = "built-in test card";
+  }
+  if (m_image) applyImageTokens();  // image input carries over to a pixel or patch model...
+  if (!m_image)                      // ...and ends (back to the text) for any other model
+    m_runner->runNow(m_source->toPlainText(), encDec ? m_target->toPlainText() : QString());
   emit modelReady(spec);
 }
 

@@ -268,3 +268,28 @@ TEST_CASE("a text model refuses an image, pointing to ViT models", "[ui][image][
   CHECK(w.lastError().contains("preset:tiny-vit"));
   CHECK_FALSE(w.imageMode());
 }
+
+TEST_CASE("a ViT loaded without an image starts on the built-in test card", "[ui][vit]") {
+  REQUIRE(uitest::ensureApp());
+  MainWindow w;
+  w.resize(1100, 800);
+  w.show();
+  QSignalSpy ready(&w, &MainWindow::modelReady);
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  w.loadModel("preset:tiny-vit");
+  REQUIRE(ready.wait(60000));
+  REQUIRE((shown.count() > 0 || shown.wait(60000)));
+  INFO(w.lastError().toStdString());
+  CHECK(w.lastError().isEmpty());
+  CHECK(w.imageMode());
+  REQUIRE(w.trace());
+  CHECK(w.trace()->source_tokens.size() == size_t(kTokens));
+  CHECK(w.trace()->source_tokens[0].label == "[CLS]");
+  CHECK(w.findChild<QPlainTextEdit*>()->placeholderText().contains("built-in test card"));
+  // Typing returns to text, which a ViT refuses with a message saying what to do.
+  w.findChild<QPlainTextEdit*>()->setPlainText("a cat");
+  QTest::qWait(600);
+  while (shown.wait(300)) {
+  }
+  CHECK_FALSE(w.imageMode());
+}
