@@ -16,7 +16,7 @@ struct TokenInfo {
   int32_t type = 0;  // token type (BERT segment A = 0, B = 1)
   // Patch-embedding models (ViT): the patch's normalised pixels, [channels, size, size]
   // flattened (patch_input.h); empty for text tokens and for the CLS token.
-  std::vector<float> patch;
+  std::vector<float> patch = {};
 };
 
 enum class DType { F32, I32 };

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "positional.h"
+#include "sparse_attention.h"
 #include "train_act.h"
 #include "train_shaw.h"
 #include "train_span.h"
@@ -24,7 +25,8 @@ void check_trainable(const ModelConfig& c) {
     reject("a Universal Transformer encoder-decoder (the engine runs UT encoders or decoders)");
   if (c.universal.enabled && c.adaptive_span.enabled)
     reject("adaptive span inside the Universal Transformer block");
-  if (c.sparse.enabled()) reject("sparse attention patterns");
+  if (c.sparse.enabled() && (c.adaptive_span.enabled || c.shaw.enabled))
+    reject("a sparse pattern together with adaptive span or Shaw positions");
   if (c.lsh.enabled || c.lsh.reversible) reject("Reformer LSH attention / reversible layers");
   if (c.performer.enabled) reject("Performer FAVOR+ attention");
   if (c.rnn_seq2seq.enabled) reject("the recurrent seq2seq / pointer network");
@@ -91,6 +93,23 @@ class Builder {
     return t_.scale_norm(x, w(prefix + ".g"), eps);
   }
 
+  // The engine's CSR pattern of each head of this layer (core/sparse_attention.h), as a dense
+  // [H, L, L] mask: training lengths are short, and the dense tape op then needs no new backward.
+  std::vector<uint8_t> sparse_allowed(const std::string& prefix, int64_t L, bool causal,
+                                      const std::vector<uint8_t>& key_valid) const {
+    AttentionMask mask;
+    mask.causal = causal;
+    mask.key_valid = key_valid;
+    const std::vector<CsrPattern> heads =
+        layer_patterns(c_.sparse, L, layer_index_of(prefix), c_.n_heads, mask);
+    std::vector<uint8_t> allowed(size_t(c_.n_heads * L * L), 0);
+    for (size_t h = 0; h < heads.size(); ++h)
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t n = heads[h].indptr[size_t(i)]; n < heads[h].indptr[size_t(i) + 1]; ++n)
+          allowed[(h * size_t(L) + size_t(i)) * size_t(L) + size_t(heads[h].indices[size_t(n)])] = 1;
+    return allowed;
+  }
+
   int attention(int xq, int xkv, const std::string& prefix, bool causal,
                 const std::vector<uint8_t>& key_valid) {
     const int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
@@ -103,6 +122,8 @@ class Builder {
     spec.causal = causal;
     spec.key_valid = key_valid;
     const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
+    if (c_.sparse.enabled() && xq == xkv)  // self-attention only, as ForwardPass::attention
+      spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
     if (c_.adaptive_span.enabled && !prefix.ends_with("cross_attn")) {  // core/train_span.h
       const AdaptiveSpanConfig& sc = c_.adaptive_span;
       const int z = sc.dynamic ? t_.scaled_sigmoid(t_.linear(xq, w(prefix + ".span_v"),

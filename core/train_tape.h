@@ -35,6 +35,9 @@ struct AttentionSpec {
   std::vector<uint8_t> key_valid;     // [Lk], empty = all keys valid (padding mask)
   std::vector<S> prob_keep;           // [H*Lq*Lk] attention-dropout multipliers, empty = none
   std::vector<S> head_keep;           // [H] DropHead multipliers, empty = none
+  // [H*Lq*Lk] 1 where head h's sparse pattern lets query i see key j (Sparse Transformer,
+  // Image Transformer local patterns), empty = every key
+  std::vector<uint8_t> head_allowed;
 };
 
 template <class S>
@@ -211,7 +214,8 @@ class Tape {
       M s = (Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose()) * spec.scale;
       for (Eigen::Index i = 0; i < lq; ++i)
         for (Eigen::Index j = 0; j < lk; ++j)
-          if ((spec.causal && j > i) || (!spec.key_valid.empty() && !spec.key_valid[j]))
+          if ((spec.causal && j > i) || (!spec.key_valid.empty() && !spec.key_valid[j]) ||
+              (!spec.head_allowed.empty() && !spec.head_allowed[size_t((h * lq + i) * lk + j)]))
             s(i, j) = neg_inf;
       for (Eigen::Index i = 0; i < lq; ++i) {
         const S mx = lk ? s.row(i).maxCoeff() : neg_inf;

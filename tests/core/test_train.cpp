@@ -11,10 +11,12 @@
 #include "model_io.h"
 #include "presets.h"
 #include "train_loop.h"
+#include "train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;
 namespace fs = std::filesystem;
+using namespace atlas::train::testing;
 
 namespace {
 
@@ -36,32 +38,6 @@ ModelConfig small(Architecture arch) {
   c.pad_id = 256;
   c.bos_id = arch == Architecture::EncoderDecoder ? 257 : -1;
   return c;
-}
-
-std::vector<TokenInfo> tokens(const std::vector<int32_t>& ids) {
-  std::vector<TokenInfo> t;
-  for (int32_t id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
-
-// Logits of the training forward (no regularisers) and of Model::forward, same weights.
-void check_same_as_inference(const ModelConfig& c, const std::vector<int32_t>& src,
-                             const std::vector<int32_t>& tgt) {
-  const ParamStore store = init_params(c, 5);
-  const Model model(c, store);
-  const RunResult ref = model.forward(tokens(src), tokens(tgt), {});
-  REQUIRE(ref.is_logits);
-  const ParamsT<float> params = to_train_params<float>(store);
-  Tape<float> tape;
-  Example ex{src, tgt, {}};
-  const auto r = build_forward<float>(tape, c, params, ex, {}, nullptr);
-  const MatT<float>& got = tape.value(r.logits);
-  REQUIRE(got.rows() == ref.output.shape[0]);
-  REQUIRE(got.cols() == ref.output.shape[1]);
-  double worst = 0;
-  for (int64_t i = 0; i < ref.output.numel(); ++i)
-    worst = std::max(worst, double(std::abs(got.data()[i] - ref.output.data[i])));
-  CHECK(worst < 1e-4);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "presets.h"
 #include "random.h"
 #include "train_loop.h"
+#include "train_test_util.h"
 #include "train_model.h"
 #include "train_shaw.h"
 #include "finite_differences.h"
@@ -18,6 +19,7 @@ using namespace atlas::train;
 using MD = MatT<double>;
 using fd::check_gradients;
 using fd::random_mat;
+using testing::check_same_as_inference;
 
 namespace {
 
@@ -38,26 +40,6 @@ ModelConfig shaw_config(Architecture arch) {
   c.shaw.enabled = true;
   c.shaw.max_distance = 2;  // shorter than the test sequences: clipping is exercised
   return c;
-}
-
-std::vector<TokenInfo> tokens(const std::vector<int32_t>& ids) {
-  std::vector<TokenInfo> t;
-  for (int32_t id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
-
-void check_same_as_inference(const ModelConfig& c, const std::vector<int32_t>& src, const std::vector<int32_t>& tgt) {
-  const ParamStore store = init_params(c, 5);
-  const Model model(c, store);
-  const RunResult ref = model.forward(tokens(src), tokens(tgt), {});
-  Tape<float> tape;
-  const auto r = build_forward<float>(tape, c, to_train_params<float>(store), {src, tgt, {}}, {}, nullptr);
-  const MatT<float>& got = tape.value(r.logits);
-  REQUIRE(got.rows() == ref.output.shape[0]);
-  double worst = 0;
-  for (int64_t i = 0; i < ref.output.numel(); ++i)
-    worst = std::max(worst, double(std::abs(got.data()[i] - ref.output.data[i])));
-  CHECK(worst < 1e-4);
 }
 
 }  // namespace
