@@ -8,6 +8,7 @@
 #include "positional.h"
 #include "sparse_attention.h"
 #include "train_act.h"
+#include "train_score.h"
 #include "train_shaw.h"
 #include "train_span.h"
 
@@ -33,7 +34,9 @@ void check_trainable(const ModelConfig& c) {
   if (c.ntm.enabled) reject("the Neural Turing Machine");
   if (c.sagan.enabled) reject("the Self-Attention GAN block");
   if (c.snail.enabled) reject("SNAIL");
-  if (c.score.function != ScoreFunction::ScaledDot) reject("a score function other than scaled dot-product");
+  if (c.score.function != ScoreFunction::ScaledDot &&
+      (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled))
+    reject("a score function together with a sparse pattern, Shaw positions or adaptive span");
   if (c.output == OutputHead::None)
     throw AtlasError("training needs an output head; this config has \"output\": \"none\"");
 }
@@ -156,9 +159,35 @@ class Builder {
       }
       for (S& m : spec.head_keep) m *= kept ? S(c_.n_heads) / S(kept) : S(0);
     }
-    const int o = t_.attention(q, k, v, std::move(spec));
+    const int o = score_function_attention(q, k, v, prefix, std::move(spec));
     attention_nodes.push_back(o);
     return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+  }
+
+  // Seed 004's score functions (core/train_score.h); scaled dot is the tape's own op.
+  int score_function_attention(int q, int k, int v, const std::string& prefix, AttentionSpec<S> spec) {
+    const int H = static_cast<int>(c_.n_heads);
+    switch (c_.score.function) {
+      case ScoreFunction::ScaledDot: break;
+      case ScoreFunction::Dot: spec.scale = S(1); break;
+      case ScoreFunction::General:
+        q = head_matmul(t_, q, w(prefix + ".score.w"), H);
+        spec.scale = S(1);
+        break;
+      case ScoreFunction::Cosine:
+        q = head_unit_rows(t_, q, H);
+        k = head_unit_rows(t_, k, H);
+        spec.scale = S(c_.score.strength);
+        break;
+      case ScoreFunction::Location:
+        k = head_key_rows(t_, w(prefix + ".score.w"), H, t_.value(k).rows(), c_.d_head());
+        spec.scale = S(1);
+        break;
+      case ScoreFunction::Additive:
+        return additive_attention(t_, q, k, v, w(prefix + ".score.w1"), w(prefix + ".score.w2"),
+                                  w(prefix + ".score.v"), spec);
+    }
+    return t_.attention(q, k, v, std::move(spec));
   }
 
   int ffn(int x, const std::string& prefix) {
