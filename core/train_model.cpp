@@ -8,6 +8,7 @@
 #include "positional.h"
 #include "sparse_attention.h"
 #include "train_act.h"
+#include "train_performer.h"
 #include "train_score.h"
 #include "train_shaw.h"
 #include "train_span.h"
@@ -29,7 +30,9 @@ void check_trainable(const ModelConfig& c) {
   if (c.sparse.enabled() && (c.adaptive_span.enabled || c.shaw.enabled))
     reject("a sparse pattern together with adaptive span or Shaw positions");
   if (c.lsh.enabled || c.lsh.reversible) reject("Reformer LSH attention / reversible layers");
-  if (c.performer.enabled) reject("Performer FAVOR+ attention");
+  if (c.performer.enabled && (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled ||
+                              c.score.function != ScoreFunction::ScaledDot))
+    reject("Performer attention together with a sparse pattern, Shaw, adaptive span or a score function");
   if (c.rnn_seq2seq.enabled) reject("the recurrent seq2seq / pointer network");
   if (c.ntm.enabled) reject("the Neural Turing Machine");
   if (c.sagan.enabled) reject("the Self-Attention GAN block");
@@ -113,6 +116,16 @@ class Builder {
     return allowed;
   }
 
+  // The engine's fixed random features of each head of this layer (core/performer.cpp).
+  std::vector<Mat> performer_features(const std::string& prefix) const {
+    std::vector<Mat> out;
+    const std::string layer = "performer/layer" + std::to_string(layer_index_of(prefix)) + "/head";
+    for (int64_t h = 0; h < c_.n_heads; ++h)
+      out.push_back(orthogonal_features(c_.performer.features, c_.d_head(),
+                                        c_.performer.seed ^ hash_name(layer + std::to_string(h))));
+    return out;
+  }
+
   int attention(int xq, int xkv, const std::string& prefix, bool causal,
                 const std::vector<uint8_t>& key_valid) {
     const int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
@@ -125,6 +138,11 @@ class Builder {
     spec.causal = causal;
     spec.key_valid = key_valid;
     const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
+    if (c_.performer.enabled && xq == xkv) {  // self-attention only, as ForwardPass::attention
+      const int o = performer_attention(t_, q, k, v, performer_features(prefix), spec);
+      attention_nodes.push_back(o);
+      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+    }
     if (c_.sparse.enabled() && xq == xkv)  // self-attention only, as ForwardPass::attention
       spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
     if (c_.adaptive_span.enabled && !prefix.ends_with("cross_attn")) {  // core/train_span.h
