@@ -20,6 +20,7 @@
 #include "heatmap_view.h"
 #include "main_window.h"
 #include "run_controller.h"
+#include "variant_plots.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -128,6 +129,35 @@ void benchZoom(int n, int frames) {
               n, buildMs, frames, median(frame), frame[frame.size() * 95 / 100], frame.back());
 }
 
+// The Predictions panel on GPT-2-sized logits [512, 50257]: the first build after a run (top-5
+// of every position: 25.7M exponentials) against a selection change on the same run (the
+// per-position table comes from its cache; only the selected row is ranked again).
+void benchPredictions(int repeats) {
+  const int L = 512, V = 50257;
+  Trace trace;
+  Tensor logits({L, V});
+  std::mt19937 rng(3);
+  std::normal_distribution<float> n(0.0f, 3.0f);
+  for (float& x : logits.data) x = n(rng);
+  trace.add("logits", "", std::move(logits));
+  const PanelProvider p = predictionsProvider();
+  std::vector<double> first, select;
+  for (int r = 0; r < repeats; ++r) {
+    trace.arrays[0].tensor.data[0] += 1.0f;  // a "new run": the cache must not answer
+    PanelContext ctx;
+    QElapsedTimer t;
+    t.start();
+    p.plots(trace, ctx);
+    first.push_back(t.nsecsElapsed() / 1e6);
+    ctx.query = r * 37 % L;
+    t.restart();
+    p.plots(trace, ctx);
+    select.push_back(t.nsecsElapsed() / 1e6);
+  }
+  std::printf("predictions_panel tokens=%d vocab=%d first_build_median_ms=%.1f selection_change_median_ms=%.1f\n",
+              L, V, median(first), median(select));
+}
+
 }  // namespace
 
 // Keeps Qt's start-up chatter out of the figures.
@@ -154,5 +184,6 @@ int main(int argc, char** argv) {
   benchKeystroke(spec, 64, repeats);
   benchKeystroke(spec, 512, std::max(3, repeats / 2));
   benchZoom(4096, 60);
+  benchPredictions(std::max(3, repeats / 2));
   return 0;
 }
