@@ -29,7 +29,8 @@ void check_trainable(const ModelConfig& c) {
     reject("adaptive span inside the Universal Transformer block");
   if (c.sparse.enabled() && (c.adaptive_span.enabled || c.shaw.enabled))
     reject("a sparse pattern together with adaptive span or Shaw positions");
-  if (c.lsh.enabled || c.lsh.reversible) reject("Reformer LSH attention / reversible layers");
+  if (c.lsh.enabled) reject("Reformer LSH attention");
+  if (c.lsh.reversible && c.universal.enabled) reject("reversible layers in a Universal Transformer");
   if (c.performer.enabled && (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled ||
                               c.score.function != ScoreFunction::ScaledDot))
     reject("Performer attention together with a sparse pattern, Shaw, adaptive span or a score function");
@@ -246,7 +247,26 @@ class Builder {
     return dropout(x, reg_.dropout);
   }
 
+  // Reformer's reversible layers (core/lsh_attention.cpp reversible_stack): the input enters
+  // both streams, Y1 = X1 + Attn(N(X2)), Y2 = X2 + FF(N(Y1)), and leaves as N_final(mean).
+  // The tape keeps every activation, so the backward is the ordinary one; the engine's
+  // memory-saving inverse (recomputing X from Y) is not needed at training sizes.
+  int reversible(int x, const std::string& stack, int64_t layers, const std::string& attn_name,
+                 bool causal, const std::vector<uint8_t>& valid) {
+    int x1 = x, x2 = x;
+    for (int64_t i = 0; i < layers; ++i) {
+      if (skip_layer()) continue;
+      const std::string p = stack + ".layer" + std::to_string(i), a = p + "." + attn_name;
+      const int n2 = norm(x2, a + "_norm");
+      x1 = t_.add(x1, dropout(attention(n2, n2, a, causal, valid), reg_.dropout));
+      x2 = t_.add(x2, dropout(ffn(norm(x1, p + ".ffn_norm"), p + ".ffn"), reg_.dropout));
+    }
+    const M half = M::Constant(t_.value(x1).rows(), t_.value(x1).cols(), S(0.5));
+    return norm(t_.multiply_constant(t_.add(x1, x2), half), stack + ".final_norm");
+  }
+
   int encoder(int x, const std::vector<uint8_t>& valid) {
+    if (c_.lsh.reversible) return reversible(x, "encoder", c_.n_layers, "attn", false, valid);
     for (int64_t i = 0; i < c_.n_layers; ++i) {
       if (skip_layer()) continue;
       const std::string p = "encoder.layer" + std::to_string(i);
@@ -260,6 +280,8 @@ class Builder {
 
   int decoder(int x, int memory, const std::vector<uint8_t>& self_valid,
               const std::vector<uint8_t>& memory_valid) {
+    if (c_.lsh.reversible && memory < 0)
+      return reversible(x, "decoder", c_.decoder_layers(), "self_attn", true, self_valid);
     for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
       if (skip_layer()) continue;
       const std::string p = "decoder.layer" + std::to_string(i);
