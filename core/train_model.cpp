@@ -12,6 +12,7 @@
 #include "train_score.h"
 #include "train_shaw.h"
 #include "train_span.h"
+#include "train_xl.h"
 
 namespace atlas::train {
 
@@ -22,7 +23,11 @@ void check_trainable(const ModelConfig& c) {
                      "docs/training.md)");
   };
   if (c.shaw.enabled && c.adaptive_span.enabled) reject("Shaw relative positions together with adaptive span");
-  if (c.xl.enabled) reject("Transformer-XL recurrence");
+  if (c.xl.enabled && c.gating.enabled) reject("GTrXL gating layers");
+  if (c.xl.enabled && (c.shaw.enabled || c.adaptive_span.enabled || c.sparse.enabled() ||
+                       c.performer.enabled || c.lsh.reversible || c.universal.enabled ||
+                       c.score.function != ScoreFunction::ScaledDot))
+    reject("Transformer-XL together with another attention variant");
   if (c.universal.enabled && c.architecture == Architecture::EncoderDecoder)
     reject("a Universal Transformer encoder-decoder (the engine runs UT encoders or decoders)");
   if (c.universal.enabled && c.adaptive_span.enabled)
@@ -247,6 +252,56 @@ class Builder {
     return dropout(x, reg_.dropout);
   }
 
+  // Transformer-XL (core/transformer_xl.cpp): the input in segments of segment_length; each
+  // layer attends to its memory (the previous segments' inputs to that layer, last mem_len
+  // rows, detached: a constant on the tape, the reference's stop-gradient) and the segment,
+  // with relative positions only (no absolute encoding is added to the embeddings).
+  int xl(const std::vector<int32_t>& ids) {
+    const int64_t L = static_cast<int64_t>(ids.size()), seg_len = c_.xl.segment_length, d = c_.d_model;
+    const bool pre = c_.norm_position == NormPosition::Pre;
+    const S emb_scale = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(d))) : S(1);
+    std::vector<M> mem(size_t(c_.n_layers), M(0, d));
+    int result = -1;
+    for (int64_t start = 0; start < L; start += seg_len) {
+      const int64_t lq = std::min(seg_len, L - start);
+      std::vector<int32_t> seg(ids.begin() + start, ids.begin() + start + lq);
+      int x = dropout(t_.gather_rows(table("embed.tokens"), std::move(seg), emb_scale), reg_.dropout);
+      for (int64_t l = 0; l < c_.n_layers; ++l) {
+        const std::string p = "decoder.layer" + std::to_string(l);
+        const int cat = stack_rows(t_, t_.constant(mem[size_t(l)]), x);  // [m + Lq, d]
+        const Eigen::Index rows = t_.value(cat).rows();
+        mem[size_t(l)] = t_.value(cat).bottomRows(std::min<Eigen::Index>(c_.xl.mem_len, rows));
+        int y;
+        if (pre) {
+          const int ncat = norm(cat, p + ".self_attn_norm");
+          y = t_.add(x, dropout(xl_attention(slice_rows(t_, ncat, rows - lq, lq), ncat, p), reg_.dropout));
+        } else {
+          y = norm(t_.add(x, dropout(xl_attention(x, cat, p), reg_.dropout)), p + ".self_attn_norm");
+        }
+        x = sublayer(y, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
+      }
+      result = result < 0 ? x : stack_rows(t_, result, x);
+    }
+    return pre ? norm(result, "decoder.final_norm") : result;
+  }
+
+  int xl_attention(int xq, int xkv, const std::string& layer) {
+    const std::string p = layer + ".self_attn";
+    const int q = t_.linear(xq, w(p + ".wq"), opt(p + ".bq"));
+    const int k = t_.linear(xkv, w(p + ".wk"), opt(p + ".bk"));
+    const int v = t_.linear(xkv, w(p + ".wv"), opt(p + ".bv"));
+    const int64_t lk = t_.value(xkv).rows();
+    const int64_t max_dist = c_.xl.clamp_len >= 0 ? std::min(lk - 1, c_.xl.clamp_len) : lk - 1;
+    const Tensor r = sinusoid_table(max_dist + 1, c_.d_model, SinusoidLayout::Concatenated);
+    M rm(r.shape[0], r.shape[1]);
+    for (int64_t i = 0; i < r.numel(); ++i) rm.data()[i] = static_cast<S>(r.data[size_t(i)]);
+    const int rk = t_.linear(t_.constant(std::move(rm)), w(p + ".wr"), -1);  // R W_kR^T
+    const int o = xl_relative_attention(t_, q, k, v, rk, w("xl.u"), w("xl.v"),
+                                        static_cast<int>(c_.n_heads), c_.xl);
+    attention_nodes.push_back(o);
+    return t_.linear(o, w(p + ".wo"), opt(p + ".bo"));
+  }
+
   // Reformer's reversible layers (core/lsh_attention.cpp reversible_stack): the input enters
   // both streams, Y1 = X1 + Attn(N(X2)), Y2 = X2 + FF(N(Y1)), and leaves as N_final(mean).
   // The tape keeps every activation, so the backward is the ordinary one; the engine's
@@ -404,7 +459,9 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
   ForwardResult<S> r;
   int h;
   const auto src_valid = b.validity(ex.source);
-  if (c.universal.enabled) {
+  if (c.xl.enabled) {
+    h = b.xl(ex.source);
+  } else if (c.universal.enabled) {
     h = b.universal(ex.source, src_valid);
   } else if (c.architecture == Architecture::Encoder) {
     h = b.encoder(b.embed(ex.source), src_valid);
