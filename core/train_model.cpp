@@ -8,6 +8,7 @@
 #include "positional.h"
 #include "sparse_attention.h"
 #include "train_act.h"
+#include "train_gates.h"
 #include "train_performer.h"
 #include "train_score.h"
 #include "train_shaw.h"
@@ -23,7 +24,6 @@ void check_trainable(const ModelConfig& c) {
                      "docs/training.md)");
   };
   if (c.shaw.enabled && c.adaptive_span.enabled) reject("Shaw relative positions together with adaptive span");
-  if (c.xl.enabled && c.gating.enabled) reject("GTrXL gating layers");
   if (c.xl.enabled && (c.shaw.enabled || c.adaptive_span.enabled || c.sparse.enabled() ||
                        c.performer.enabled || c.lsh.reversible || c.universal.enabled ||
                        c.score.function != ScoreFunction::ScaledDot))
@@ -271,14 +271,27 @@ class Builder {
         const int cat = stack_rows(t_, t_.constant(mem[size_t(l)]), x);  // [m + Lq, d]
         const Eigen::Index rows = t_.value(cat).rows();
         mem[size_t(l)] = t_.value(cat).bottomRows(std::min<Eigen::Index>(c_.xl.mem_len, rows));
+        // GTrXL replaces the residual x + y of both sub-layers by a gate (core/train_gates.h).
+        auto residual = [&](int stream, int out, const std::string& gate_prefix) {
+          if (!c_.gating.enabled) return t_.add(stream, out);
+          return gate<S>(t_, c_.gating, stream, out, [&](const char* n) { return w(gate_prefix + n); });
+        };
         int y;
         if (pre) {
           const int ncat = norm(cat, p + ".self_attn_norm");
-          y = t_.add(x, dropout(xl_attention(slice_rows(t_, ncat, rows - lq, lq), ncat, p), reg_.dropout));
+          y = residual(x, dropout(xl_attention(slice_rows(t_, ncat, rows - lq, lq), ncat, p), reg_.dropout),
+                       p + ".self_attn_gate");
         } else {
-          y = norm(t_.add(x, dropout(xl_attention(x, cat, p), reg_.dropout)), p + ".self_attn_norm");
+          y = norm(residual(x, dropout(xl_attention(x, cat, p), reg_.dropout), p + ".self_attn_gate"),
+                   p + ".self_attn_norm");
         }
-        x = sublayer(y, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
+        if (c_.gating.enabled) {
+          const int f = dropout(ffn(pre ? norm(y, p + ".ffn_norm") : y, p + ".ffn"), reg_.dropout);
+          x = residual(y, f, p + ".ffn_gate");
+          if (!pre) x = norm(x, p + ".ffn_norm");
+        } else {
+          x = sublayer(y, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
+        }
       }
       result = result < 0 ? x : stack_rows(t_, result, x);
     }
