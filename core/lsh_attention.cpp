@@ -49,6 +49,33 @@ std::vector<int32_t> lsh_hash(const Mat& x, const Mat& R, int64_t n_buckets) {
   return b;
 }
 
+std::vector<int32_t> lsh_key_counts(const Mat& k_unit, const LshParams& p, int64_t head) {
+  const int64_t L = k_unit.rows(), m = std::min(p.chunk_length, L), n_chunks = (L + m - 1) / m;
+  std::vector<int32_t> counts(size_t(L * L), 0);
+  for (int64_t r = 0; r < p.n_rounds; ++r) {
+    const std::vector<int32_t> bucket = lsh_hash(k_unit, lsh_rotation(p, head, r, k_unit.cols()), p.n_buckets);
+    std::vector<int32_t> order(static_cast<size_t>(L));
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return bucket[size_t(a)] != bucket[size_t(b)] ? bucket[size_t(a)] < bucket[size_t(b)] : a < b;
+    });
+    for (int64_t s = 0; s < L; ++s) {  // the visiting rule of lsh_attention_head
+      const int64_t i = order[size_t(s)], c = s / m;
+      auto visit = [&](int64_t chunk) {
+        for (int64_t t = chunk * m, e = std::min(L, chunk * m + m); t < e; ++t) {
+          const int64_t j = order[size_t(t)];
+          if (p.causal && j > i) continue;
+          if (p.key_valid && !(*p.key_valid)[size_t(j)] && j != i) continue;
+          ++counts[size_t(i * L + j)];
+        }
+      };
+      visit(c);
+      if (n_chunks > 1) visit((c - 1 + n_chunks) % n_chunks);
+    }
+  }
+  return counts;
+}
+
 Mat lsh_attention_head(const Mat& qk, const Mat& v, float scale, const LshParams& p,
                        int64_t head, LshHeadTrace* trace) {
   const int64_t L = qk.rows(), d = qk.cols(), dv = v.cols();

@@ -122,10 +122,11 @@ void Trainer::finish_setup() {
     throw AtlasError("the ponder-cost weight must be in [0, 100]");
   validate_config(config_, "training config");
   if ((config_.adaptive_span.enabled || config_.shaw.enabled ||
-       config_.score.function == ScoreFunction::Additive || config_.performer.enabled) &&
+       config_.score.function == ScoreFunction::Additive || config_.performer.enabled ||
+       config_.lsh.enabled) &&
       (o_.reg.attention_dropout > 0 || o_.reg.drop_head > 0))
     throw AtlasError("attention dropout and DropHead are not implemented for adaptive-span, "
-                     "Shaw, additive-score or Performer heads yet; leave them at 0 for this preset");
+                     "Shaw, additive-score, Performer or LSH heads yet; leave them at 0 for this preset");
   o_.schedule.d_model = config_.d_model;
   tokenizer_ = make_tokenizer(config_.tokenizer);
   if (config_.adaptive_span.enabled && !config_.adaptive_span.dynamic)

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "positional.h"
+#include "lsh_attention.h"
 #include "sparse_attention.h"
 #include "train_act.h"
 #include "train_gates.h"
@@ -34,7 +35,9 @@ void check_trainable(const ModelConfig& c) {
     reject("adaptive span inside the Universal Transformer block");
   if (c.sparse.enabled() && (c.adaptive_span.enabled || c.shaw.enabled))
     reject("a sparse pattern together with adaptive span or Shaw positions");
-  if (c.lsh.enabled) reject("Reformer LSH attention");
+  if (c.lsh.enabled && (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled ||
+                        c.performer.enabled || c.score.function != ScoreFunction::ScaledDot))
+    reject("LSH attention together with another attention variant");
   if (c.lsh.reversible && c.universal.enabled) reject("reversible layers in a Universal Transformer");
   if (c.performer.enabled && (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled ||
                               c.score.function != ScoreFunction::ScaledDot))
@@ -122,6 +125,39 @@ class Builder {
     return allowed;
   }
 
+  // Reformer LSH attention (core/lsh_attention.cpp) as one dense softmax: keys are the unit
+  // shared-QK rows, a key counts once per round whose chunks let the query see it (log count
+  // added to its score), a query's own key has the engine's constant -1e5. The buckets are
+  // piecewise constant in q, so they carry no gradient and are read off the forward values.
+  int lsh_attention(int q, int v, const std::string& prefix, AttentionSpec<S> spec) {
+    const int H = static_cast<int>(c_.n_heads);
+    const int64_t L = t_.value(q).rows(), dh = c_.d_head();
+    const int k = head_unit_rows(t_, q, H, S(1e-6));
+    LshParams p;
+    p.n_rounds = c_.lsh.n_rounds;
+    p.chunk_length = c_.lsh.chunk_length;
+    p.n_buckets = lsh_buckets(c_.lsh.n_buckets, L, std::min(p.chunk_length, L));
+    p.causal = spec.causal;
+    p.seed = c_.lsh.seed;
+    p.layer = layer_index_of(prefix);
+    if (!spec.key_valid.empty()) p.key_valid = &spec.key_valid;
+    spec.head_allowed.assign(size_t(H * L * L), 0);
+    spec.score_bias.assign(size_t(H * L * L), S(0));
+    for (int h = 0; h < H; ++h) {
+      const Mat kh = t_.value(k).middleCols(h * dh, dh).template cast<float>();
+      const std::vector<int32_t> counts = lsh_key_counts(kh, p, h);
+      for (size_t n = 0; n < counts.size(); ++n) {
+        spec.head_allowed[size_t(h) * counts.size() + n] = counts[n] > 0;
+        if (counts[n] > 1) spec.score_bias[size_t(h) * counts.size() + n] = S(std::log(double(counts[n])));
+      }
+    }
+    spec.causal = false;  // both folded into head_allowed (a padded query still sees itself)
+    spec.key_valid.clear();
+    spec.self_constant = true;
+    spec.self_logit = S(-1e5);
+    return t_.attention(q, k, v, std::move(spec));
+  }
+
   // The engine's fixed random features of each head of this layer (core/performer.cpp).
   std::vector<Mat> performer_features(const std::string& prefix) const {
     std::vector<Mat> out;
@@ -144,6 +180,11 @@ class Builder {
     spec.causal = causal;
     spec.key_valid = key_valid;
     const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
+    if (c_.lsh.enabled && xq == xkv) {  // Reformer: shared QK, hashed buckets (train_lsh in-line)
+      const int o = lsh_attention(q, v, prefix, spec);
+      attention_nodes.push_back(o);
+      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+    }
     if (c_.performer.enabled && xq == xkv) {  // self-attention only, as ForwardPass::attention
       const int o = performer_attention(t_, q, k, v, performer_features(prefix), spec);
       attention_nodes.push_back(o);

@@ -39,9 +39,9 @@ int head_matmul(Tape<S>& t, int x, int w, int heads) {
   });
 }
 
-// Each head's block of each row scaled to unit length: y = x / max(|x|, 1e-8).
+// Each head's block of each row scaled to unit length: y = x / max(|x|, eps).
 template <class S>
-int head_unit_rows(Tape<S>& t, int x, int heads) {
+int head_unit_rows(Tape<S>& t, int x, int heads, S eps = S(1e-8)) {
   using M = MatT<S>;
   const M& X = t.value(x);
   const Eigen::Index dh = X.cols() / heads;
@@ -49,7 +49,7 @@ int head_unit_rows(Tape<S>& t, int x, int heads) {
   auto norms = std::make_shared<M>(X.rows(), heads);
   for (Eigen::Index i = 0; i < X.rows(); ++i)
     for (int h = 0; h < heads; ++h) {
-      const S n = std::max<S>(X.row(i).segment(h * dh, dh).norm(), S(1e-8));
+      const S n = std::max<S>(X.row(i).segment(h * dh, dh).norm(), eps);
       (*norms)(i, h) = n;
       y.row(i).segment(h * dh, dh) = X.row(i).segment(h * dh, dh) / n;
     }
@@ -60,7 +60,7 @@ int head_unit_rows(Tape<S>& t, int x, int heads) {
         const S n = (*norms)(i, h);
         const auto yi = y.row(i).segment(h * dh, dh);
         const auto gi = dy.row(i).segment(h * dh, dh);
-        if (n <= S(1e-8)) {  // clamped: y = x / const
+        if (n <= eps) {  // clamped: y = x / const
           dx.row(i).segment(h * dh, dh) += gi / n;
           continue;
         }

@@ -38,6 +38,9 @@ struct AttentionSpec {
   // [H*Lq*Lk] 1 where head h's sparse pattern lets query i see key j (Sparse Transformer,
   // Image Transformer local patterns), empty = every key
   std::vector<uint8_t> head_allowed;
+  std::vector<S> score_bias;     // [H*Lq*Lk] added to the scaled scores (LSH: log of a key's count)
+  bool self_constant = false;    // LSH: query i's score for key i is self_logit, not q.k
+  S self_logit = S(0);
 };
 
 template <class S>
@@ -212,6 +215,9 @@ class Tape {
     const S neg_inf = -std::numeric_limits<S>::infinity();
     for (int h = 0; h < H; ++h) {
       M s = (Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose()) * spec.scale;
+      if (spec.self_constant)
+        for (Eigen::Index i = 0; i < std::min(lq, lk); ++i) s(i, i) = spec.self_logit;
+      if (!spec.score_bias.empty()) s += Eigen::Map<const M>(spec.score_bias.data() + h * lq * lk, lq, lk);
       for (Eigen::Index i = 0; i < lq; ++i)
         for (Eigen::Index j = 0; j < lk; ++j)
           if ((spec.causal && j > i) || (!spec.key_valid.empty() && !spec.key_valid[j]) ||
@@ -249,7 +255,9 @@ class Tape {
         if (keep.size()) dP = dP.cwiseProduct(keep);
         // softmax backward: dS = P (dP - rowsum(dP P))
         const auto rows = dP.cwiseProduct(P[h]).rowwise().sum().eval();
-        const M dS = P[h].cwiseProduct(M(dP.colwise() - rows)) * spec.scale;
+        M dS = P[h].cwiseProduct(M(dP.colwise() - rows)) * spec.scale;
+        if (spec.self_constant)  // a constant score: no gradient to q or k
+          for (Eigen::Index i = 0; i < std::min(lq, lk); ++i) dS(i, i) = S(0);
         dq.middleCols(h * dk, dk).noalias() += dS * K.middleCols(h * dk, dk);
         dkm.middleCols(h * dk, dk).noalias() += dS.transpose() * Q.middleCols(h * dk, dk);
       }

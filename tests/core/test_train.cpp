@@ -271,8 +271,8 @@ TEST_CASE("a resumed run repeats the uninterrupted run exactly", "[train]") {
 
 TEST_CASE("training rejects what it cannot train, naming it", "[train]") {
   TrainOptions o;
-  CHECK_THROWS_WITH(Trainer(preset_config("tiny-reformer"), o),
-                    Catch::Contains("Reformer LSH attention"));
+  CHECK_THROWS_WITH(Trainer(preset_config("seq2seq-gru-bahdanau"), o),
+                    Catch::Contains("recurrent seq2seq"));
   CHECK_THROWS_WITH(Trainer(preset_config("ntm-small"), o),
                     Catch::Contains("Neural Turing Machine"));
   CHECK_THROWS_WITH(Trainer(preset_config("snail-small"), o), Catch::Contains("SNAIL"));
