@@ -91,6 +91,7 @@ const std::vector<TaskListing>& list_tasks() {
       {"recall", "associative recall: key-value pairs, then a key: a1b2c3?b=2"},
       {"induction", "a random string of a-z repeated; predict the repeat: xqzkxqzk"},
       {"parity", "running parity of a bit string: 0110|0100"},
+      {"parity-blank", "running parity with blanks for the answers: 0110|____ -> 0100 (no shortcut)"},
       {"addition", "add two numbers digit by digit: 1234+5678=06912"},
       {"char-lm", "next-character language model on a text file (--text-file)"},
   };
@@ -143,8 +144,9 @@ Task make_task(const std::string& name, const TaskOptions& o) {
       in = r + r[0];
       out = r.substr(1);
     };
-  } else if (name == "parity") {
+  } else if (name == "parity" || name == "parity-blank") {
     t.vocab = vocab_of("01|_");
+    t.blank_outputs = name == "parity-blank";
     t.sample = [n](Rng& rng, std::string& in, std::string& out) {
       in.clear();
       out.clear();
@@ -217,7 +219,10 @@ void configure_for_task(ModelConfig& c, const Task& task, int64_t length) {
 TypedExample typed_example(const ModelConfig& c, const Task& task, const std::string& input,
                            const std::string& output) {
   if (c.architecture == Architecture::EncoderDecoder) return {input, output};
-  if (c.architecture == Architecture::Decoder) return {input + task.separator + output, ""};
+  if (c.architecture == Architecture::Decoder)
+    return {input + task.separator +
+                (task.blank_outputs ? std::string(characters(output).size(), '_') : output),
+            ""};
   const std::string sep = task.separator.empty() ? "|" : task.separator;
   return {input + sep + std::string(characters(output).size(), '_'), ""};
 }

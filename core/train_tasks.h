@@ -29,6 +29,9 @@ struct Task {
   std::vector<std::string> vocab;  // chars tokenizer vocab; entry 0 is "<unk>"
   std::string separator;           // between input and output ("" = none, e.g. induction)
   bool decoder_only = false;       // char-lm
+  // The output positions hold blanks "_" instead of the answers for every architecture, so a
+  // decoder cannot read its previous answers (parity-blank: no running-parity shortcut).
+  bool blank_outputs = false;
   std::function<void(Rng&, std::string& input, std::string& output)> sample;
   std::string text;                // char-lm: the file's contents
 };

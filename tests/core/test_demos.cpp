@@ -124,3 +124,36 @@ TEST_CASE("parity-act demo computes running parity and ponders a varying number 
   CHECK(correct >= total * 95 / 100);
   CHECK(varied);  // ACT spends different numbers of steps on different positions
 }
+
+TEST_CASE("parity-ponder demo counts more bits for later outputs and ponders more there", "[demos][act]") {
+  // "011010|______": position 6 + i predicts the parity of input bits 0..i (the rule, evaluated
+  // here); the answers are blanks, so output i cannot reuse output i - 1.
+  const Model m = load_model("demo:parity-ponder");
+  const int64_t n = 6;
+  std::mt19937 rng(11);
+  int correct = 0, total = 0;
+  std::vector<double> ponder(size_t(n), 0.0);
+  const int strings = 30;
+  for (int t = 0; t < strings; ++t) {
+    std::string bits, parity;
+    int p = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int b = int(rng() & 1);
+      p ^= b;
+      bits += char('0' + b);
+      parity += char('0' + p);
+    }
+    const RunResult r = m.run(bits + "|" + std::string(size_t(n), '_'), "", RunOptions{});
+    const TracedArray* pc = r.trace.find("act.ponder");
+    REQUIRE(pc);
+    for (int64_t i = 0; i < n; ++i) {
+      ++total;
+      if (predicted_label(m, r.output, n + i) == std::string(1, parity[size_t(i)])) ++correct;
+      ponder[size_t(i)] += pc->tensor.data[size_t(n + i)] / strings;
+    }
+  }
+  INFO(correct << " of " << total << "; mean N + R at outputs 1..6: " << ponder[0] << " " << ponder[1]
+       << " " << ponder[2] << " " << ponder[3] << " " << ponder[4] << " " << ponder[5]);
+  CHECK(correct >= total * 85 / 100);  // 92% held out when trained
+  CHECK((ponder[3] + ponder[4] + ponder[5]) / 3 > (ponder[0] + ponder[1]) / 2 + 1.0);
+}
