@@ -9,27 +9,12 @@
 #include <cstring>
 #include <vector>
 
+#include "bench_timing.h"
 #include "estimate.h"
 #include "model_io.h"
 
 using namespace atlas;
-
-namespace {
-
-template <class F>
-double median_ms(int repeats, F&& f) {
-  f();  // warm-up
-  std::vector<double> ms;
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-}  // namespace
+using atlas::bench::median_ms;
 
 int main(int argc, char** argv) {
   int repeats = 7, threads = 0;

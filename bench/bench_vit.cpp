@@ -12,27 +12,17 @@
 #include <cstring>
 #include <vector>
 
+#include "bench_timing.h"
 #include "attention_rollout.h"
 #include "model.h"
 #include "params.h"
 #include "patch_input.h"
 
 using namespace atlas;
+using atlas::bench::median_ms;
 
 namespace {
 
-template <class F>
-double median_ms(int repeats, F&& f) {
-  f();  // warm-up
-  std::vector<double> ms;
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 ModelConfig base_shape() {
   ModelConfig c;

@@ -14,23 +14,15 @@
 using namespace atlas;
 using namespace atlas::train;
 using fd::check_gradients;
+using testing::cross_entropy_loss;
 using testing::gap_to_inference;
+using testing::noisy_params;
 using MD = MatT<double>;
 
 namespace {
 
 ModelConfig lsh_config(Architecture arch, int64_t rounds) {
-  ModelConfig c;
-  c.name = "lsh-train-test";
-  c.architecture = arch;
-  c.tokenizer.kind = TokenizerKind::Bytes;
-  c.vocab_size = 258;
-  c.pad_id = 256;
-  c.d_model = 16;
-  c.n_heads = 2;
-  c.d_ff = 24;
-  c.n_layers = 2;
-  c.max_positions = 32;
+  ModelConfig c = testing::small_config(arch, 32);
   c.norm_position = NormPosition::Pre;
   c.lsh.enabled = true;
   c.lsh.n_rounds = rounds;
@@ -64,19 +56,8 @@ TEST_CASE("whole-model gradients through LSH attention", "[train][grad][lsh]") {
     INFO((arch == Architecture::Encoder ? "encoder with padding" : "causal decoder") << ", 2 rounds");
     const ModelConfig c = lsh_config(arch, 2);
     const Example ex{{3, 1, 4, 1, 5, 9, 2, 256}, {}, {1, 4, 1, 5, 9, 2, 6, -1}};
-    ParamsT<double> params = to_train_params<double>(init_params(c, 3));
-    Rng noise(4);
-    for (auto& [name, m] : params)
-      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] += 0.1 * noise.normal();
-    auto loss = [&](const ParamsT<double>& p, ParamsT<double>* grads) {
-      Tape<double> tape;
-      const auto r = build_forward<double>(tape, c, p, ex, {}, nullptr);
-      MD d;
-      const double l = smoothed_cross_entropy<double>(tape.value(r.logits), ex.labels, 0.1,
-                                                      grads ? &d : nullptr, nullptr, nullptr);
-      if (grads) tape.backward(r.logits, d, *grads);
-      return l;
-    };
+    ParamsT<double> params = noisy_params(c);
+    const auto loss = cross_entropy_loss(c, ex);
     CHECK(check_gradients(params, loss, 1e-6, 6) > 80);
   }
 }

@@ -13,25 +13,15 @@
 using namespace atlas;
 using namespace atlas::train;
 using fd::check_gradients;
+using testing::cross_entropy_loss;
 using testing::gap_to_inference;
+using testing::noisy_params;
 using MD = MatT<double>;
 
 namespace {
 
 ModelConfig performer_config(Architecture arch) {
-  ModelConfig c;
-  c.name = "performer-train-test";
-  c.architecture = arch;
-  c.tokenizer.kind = TokenizerKind::Bytes;
-  c.vocab_size = 258;
-  c.pad_id = 256;
-  c.bos_id = arch == Architecture::EncoderDecoder ? 257 : -1;
-  c.d_model = 16;
-  c.n_heads = 2;
-  c.d_ff = 24;
-  c.n_layers = 2;
-  c.n_decoder_layers = arch == Architecture::EncoderDecoder ? 1 : 0;
-  c.max_positions = 16;
+  ModelConfig c = testing::small_config(arch, 16);
   c.performer.enabled = true;
   c.performer.features = 12;
   c.performer.seed = 9;
@@ -59,19 +49,8 @@ TEST_CASE("whole-model gradients through Performer attention", "[train][grad][pe
     INFO((arch == Architecture::Encoder ? "encoder with padding" : "causal decoder"));
     const ModelConfig c = performer_config(arch);
     const Example ex{{3, 1, 4, 1, 5, 256}, {}, {1, 4, 1, 5, 9, 2}};
-    ParamsT<double> params = to_train_params<double>(init_params(c, 3));
-    Rng noise(4);
-    for (auto& [name, m] : params)
-      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] += 0.1 * noise.normal();
-    auto loss = [&](const ParamsT<double>& p, ParamsT<double>* grads) {
-      Tape<double> tape;
-      const auto r = build_forward<double>(tape, c, p, ex, {}, nullptr);
-      MD d;
-      const double l = smoothed_cross_entropy<double>(tape.value(r.logits), ex.labels, 0.1,
-                                                      grads ? &d : nullptr, nullptr, nullptr);
-      if (grads) tape.backward(r.logits, d, *grads);
-      return l;
-    };
+    ParamsT<double> params = noisy_params(c);
+    const auto loss = cross_entropy_loss(c, ex);
     CHECK(check_gradients(params, loss, 1e-6, 6) > 80);
   }
 }

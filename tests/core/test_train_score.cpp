@@ -15,6 +15,8 @@ using namespace atlas;
 using namespace atlas::train;
 using fd::check_gradients;
 using testing::check_same_as_inference;
+using testing::cross_entropy_loss;
+using testing::noisy_params;
 using MD = MatT<double>;
 
 namespace {
@@ -23,19 +25,7 @@ const ScoreFunction kTrainable[] = {ScoreFunction::Dot, ScoreFunction::General, 
                                     ScoreFunction::Cosine, ScoreFunction::Location};
 
 ModelConfig score_config(Architecture arch, ScoreFunction f) {
-  ModelConfig c;
-  c.name = "score-train-test";
-  c.architecture = arch;
-  c.tokenizer.kind = TokenizerKind::Bytes;
-  c.vocab_size = 258;
-  c.pad_id = 256;
-  c.bos_id = arch == Architecture::EncoderDecoder ? 257 : -1;
-  c.d_model = 16;
-  c.n_heads = 2;
-  c.d_ff = 24;
-  c.n_layers = 2;
-  c.n_decoder_layers = arch == Architecture::EncoderDecoder ? 1 : 0;
-  c.max_positions = 12;
+  ModelConfig c = testing::small_config(arch, 12);
   c.score.function = f;
   c.score.d_attn = 6;
   c.score.strength = 3.0f;
@@ -59,19 +49,8 @@ TEST_CASE("whole-model gradients through every score function", "[train][grad][s
       INFO(score_function_name(f) << (arch == Architecture::Encoder ? " encoder" : " decoder"));
       const ModelConfig c = score_config(arch, f);
       const Example ex{{3, 1, 4, 1, 5, 9}, {}, {1, 4, 1, 5, 9, 2}};
-      ParamsT<double> params = to_train_params<double>(init_params(c, 3));
-      Rng noise(4);
-      for (auto& [name, m] : params)
-        for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] += 0.1 * noise.normal();
-      auto loss = [&](const ParamsT<double>& p, ParamsT<double>* grads) {
-        Tape<double> tape;
-        const auto r = build_forward<double>(tape, c, p, ex, {}, nullptr);
-        MD d;
-        const double l = smoothed_cross_entropy<double>(tape.value(r.logits), ex.labels, 0.1,
-                                                        grads ? &d : nullptr, nullptr, nullptr);
-        if (grads) tape.backward(r.logits, d, *grads);
-        return l;
-      };
+      ParamsT<double> params = noisy_params(c);
+      const auto loss = cross_entropy_loss(c, ex);
       CHECK(check_gradients(params, loss, 1e-6, 6) > 80);
       if (score_function_has_weights(f)) {  // the score weights really get gradients
         ParamsT<double> grads;

@@ -13,7 +13,9 @@
 using namespace atlas;
 using namespace atlas::train;
 using fd::check_gradients;
+using testing::cross_entropy_loss;
 using testing::gap_to_inference;
+using testing::noisy_params;
 using MD = MatT<double>;
 
 namespace {
@@ -83,19 +85,8 @@ TEST_CASE("whole-model gradients through sparse patterns", "[train][grad][sparse
     std::vector<int32_t> labels(src.begin() + 1, src.end());
     labels.push_back(7);
     const Example ex{src, {}, labels};
-    ParamsT<double> params = to_train_params<double>(init_params(c, 3));
-    Rng noise(4);
-    for (auto& [name, m] : params)
-      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] += 0.1 * noise.normal();
-    auto loss = [&](const ParamsT<double>& p, ParamsT<double>* grads) {
-      Tape<double> tape;
-      const auto r = build_forward<double>(tape, c, p, ex, {}, nullptr);
-      MD d;
-      const double l = smoothed_cross_entropy<double>(tape.value(r.logits), ex.labels, 0.0,
-                                                      grads ? &d : nullptr, nullptr, nullptr);
-      if (grads) tape.backward(r.logits, d, *grads);
-      return l;
-    };
+    ParamsT<double> params = noisy_params(c);
+    const auto loss = cross_entropy_loss(c, ex, 0.0);
     CHECK(check_gradients(params, loss, 1e-6, 6) > 80);
   }
 }

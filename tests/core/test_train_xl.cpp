@@ -15,7 +15,9 @@
 using namespace atlas;
 using namespace atlas::train;
 using fd::check_gradients;
+using testing::cross_entropy_loss;
 using testing::gap_to_inference;
+using testing::noisy_params;
 using MD = MatT<double>;
 
 namespace {
@@ -39,27 +41,6 @@ ModelConfig xl_config(int64_t segment, int64_t mem_len, NormPosition norm) {
   return c;
 }
 
-// Cross-entropy of the training forward; fills the tape gradients when `grads` is given.
-fd::Loss loss_of(const ModelConfig& c, const Example& ex) {
-  return [c, ex](const ParamsT<double>& p, ParamsT<double>* grads) {
-    Tape<double> tape;
-    const auto r = build_forward<double>(tape, c, p, ex, {}, nullptr);
-    MD d;
-    const double l = smoothed_cross_entropy<double>(tape.value(r.logits), ex.labels, 0.0,
-                                                    grads ? &d : nullptr, nullptr, nullptr);
-    if (grads) tape.backward(r.logits, d, *grads);
-    return l;
-  };
-}
-
-ParamsT<double> noisy_params(const ModelConfig& c) {
-  ParamsT<double> params = to_train_params<double>(init_params(c, 3));
-  Rng noise(4);
-  for (auto& [name, m] : params)
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] += 0.1 * noise.normal();
-  return params;
-}
-
 }  // namespace
 
 TEST_CASE("Transformer-XL training forward equals the inference engine", "[train][xl]") {
@@ -80,9 +61,9 @@ TEST_CASE("XL gradients match finite differences where no memory is involved", "
   SECTION("one segment: relative terms, u, v and W_kR") {
     const ModelConfig c = xl_config(8, 4, NormPosition::Pre);
     ParamsT<double> params = noisy_params(c);
-    CHECK(check_gradients(params, loss_of(c, ex), 1e-6, 6) > 80);
+    CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 6) > 80);
     ParamsT<double> grads;
-    loss_of(c, ex)(params, &grads);
+    cross_entropy_loss(c, ex, 0.0)(params, &grads);
     CHECK(grads.at("xl.u").norm() > 1e-6);
     CHECK(grads.at("decoder.layer1.self_attn.wr").norm() > 1e-6);
   }
@@ -90,7 +71,7 @@ TEST_CASE("XL gradients match finite differences where no memory is involved", "
     ModelConfig c = xl_config(3, 0, NormPosition::Post);
     c.xl.clamp_len = 1;
     ParamsT<double> params = noisy_params(c);
-    CHECK(check_gradients(params, loss_of(c, ex), 1e-6, 6) > 80);
+    CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 6) > 80);
   }
 }
 
@@ -102,7 +83,7 @@ TEST_CASE("XL memory is detached: no gradient flows into earlier segments", "[tr
   const Example ex{{7, 8, 3, 4}, {}, {-1, -1, 4, 5}};
   ParamsT<double> params = noisy_params(c);
   ParamsT<double> grads;
-  const fd::Loss loss = loss_of(c, ex);
+  const fd::Loss loss = cross_entropy_loss(c, ex, 0.0);
   loss(params, &grads);
   const MD& g = grads.at("embed.tokens");
   CHECK(g.row(7).norm() == 0.0);
@@ -161,7 +142,7 @@ TEST_CASE("GTrXL gates train: same logits as the engine, gradients by finite dif
       CHECK(gap_to_inference(c, text, {}) < 1e-4);
       c.xl.segment_length = 8;  // one segment: no path through the detached memory
       ParamsT<double> params = noisy_params(c);
-      CHECK(check_gradients(params, loss_of(c, ex), 1e-6, 4) > 60);
+      CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 4) > 60);
     }
   }
 }
