@@ -32,7 +32,6 @@ const char* op_name(Op op) {
     case Op::ScoreFunction: return "score_function";
     case Op::GtrxlGate: return "gtrxl_gate";
     case Op::HostModel: return "host_model";
-    case Op::PatchEmbedding: return "patch_embedding";
   }
   return "?";
 }
@@ -72,9 +71,6 @@ std::string host_fallback_line(Op op) {
     case Op::HostModel:
       what = "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
              "is not used";
-      break;
-    case Op::PatchEmbedding:
-      what = "ViT patch embedding (one matrix product per image) computed on the host";
       break;
     default:
       what = "computed on the host";

@@ -35,7 +35,6 @@ enum class Op {
   ScoreFunction,       // seed 004 score functions other than scaled dot (core/score_functions.cpp)
   GtrxlGate,           // GTrXL gating layers (core/gtrxl.cpp)
   HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (issue 8)
-  PatchEmbedding,      // ViT patch projection and CLS row (core/patch_input.cpp, issue 7)
 };
 const char* op_name(Op op);
 // One line saying what a host computation of `op` costs a device backend (for fallbacks()).

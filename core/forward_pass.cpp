@@ -108,9 +108,12 @@ DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::stri
   return add_positions(be_.embedding(table, ids, s), tokens, positional_name);
 }
 
-DTensor ForwardPass::embed_vectors(const Tensor& vectors, const std::vector<TokenInfo>& tokens,
+DTensor ForwardPass::embed_patches(const Tensor& pixels, const Tensor& cls_fix,
+                                   const std::vector<TokenInfo>& tokens,
                                    const std::string& positional_name) {
-  return add_positions(be_.upload(vectors), tokens, positional_name);
+  DTensor x = be_.linear(be_.upload(pixels), weight("embed.patch.weight"), weight("embed.patch.bias"));
+  if (!cls_fix.data.empty()) x = be_.add(x, be_.upload(cls_fix));  // row 0 becomes embed.cls
+  return add_positions(x, tokens, positional_name);
 }
 
 DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& tokens,

@@ -46,9 +46,9 @@ class ForwardPass {
   }
   // Token embedding (+ FixNorm, sqrt(d) scale) plus the absolute positional encoding.
   DTensor embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name);
-  // The same from embeddings computed elsewhere [L, d] (ViT's patch embeddings, patch_input.h).
-  DTensor embed_vectors(const Tensor& vectors, const std::vector<TokenInfo>& tokens,
-                        const std::string& positional_name);
+  // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.
+  DTensor embed_patches(const Tensor& pixels, const Tensor& cls_fix,
+                        const std::vector<TokenInfo>& tokens, const std::string& positional_name);
   DTensor encoder(DTensor x, const std::vector<uint8_t>& key_valid);
   // memory = encoder output for cross-attention, or nullptr for a decoder-only model.
   DTensor decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,

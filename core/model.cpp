@@ -160,9 +160,9 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
   } else if (c.architecture == Architecture::Encoder) {
     trace.source_tokens = source;
     DTensor x;
-    if (is_patch_model(c)) {  // ViT: patches embedded on the host, one matrix product
-      if (options.backend) options.backend->note_host_compute(Op::PatchEmbedding);
-      x = pass.embed_vectors(patch_embeddings(c, params_, source), source, "positional");
+    if (is_patch_model(c)) {  // ViT: the patch projection is the backend's linear op
+      const PatchMatrices m = patch_matrices(c, params_, source);
+      x = pass.embed_patches(m.pixels, m.cls_fix, source, "positional");
     } else {
       x = pass.embed(source, "positional");
     }

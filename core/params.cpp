@@ -53,7 +53,7 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   if (c.snail.enabled) return snail_param_specs(c);  // issue 8: SNAIL (snail_model.cpp)
   std::vector<ParamSpec> specs;
   const PatchOptions& patches = c.embeddings.patches;
-  if (patches.enabled()) {  // ViT: patches replace the token table (patch_embedding.h)
+  if (patches.enabled()) {  // ViT: patches replace the token table (patch_input.h)
     specs.push_back({"embed.patch.weight", {c.d_model, patches.features()}});
     specs.push_back({"embed.patch.bias", {c.d_model}, InitKind::Zeros});
     if (patches.cls) specs.push_back({"embed.cls", {c.d_model}});

@@ -103,34 +103,36 @@ PatchInput patch_input(const ModelConfig& c, const RgbImage& image) {
   return in;
 }
 
-Tensor patch_embeddings(const ModelConfig& c, const ParamStore& params,
-                        const std::vector<TokenInfo>& tokens) {
+PatchMatrices patch_matrices(const ModelConfig& c, const ParamStore& params,
+                             const std::vector<TokenInfo>& tokens) {
   const PatchOptions& p = c.embeddings.patches;
-  const int64_t expected = p.patch_count() + (p.cls ? 1 : 0);
+  const int64_t expected = p.patch_count() + (p.cls ? 1 : 0), F = p.features();
   if (int64_t(tokens.size()) != expected)
     throw AtlasError("an image model takes exactly " + std::to_string(expected) +
                      " tokens (its patches" + (p.cls ? std::string(" and [CLS]") : "") + "), got " +
                      std::to_string(tokens.size()) + "; give it an image, not text");
-  const ConstMatMap w = params.at("embed.patch.weight").mat();  // [d, features]
-  const auto b = params.at("embed.patch.bias").data;
-  Tensor out({expected, c.d_model});
+  PatchMatrices m;
+  m.pixels = Tensor({expected, F});
   for (int64_t i = 0; i < expected; ++i) {
-    Eigen::Map<Eigen::RowVectorXf> row(out.data.data() + i * c.d_model, c.d_model);
+    const TokenInfo& t = tokens[size_t(i)];
     if (p.cls && i == 0) {
-      if (!tokens[0].patch.empty())
+      if (!t.patch.empty())
         throw AtlasError("token 0 of an image model is its [CLS] token and carries no pixels");
-      row = Eigen::Map<const Eigen::RowVectorXf>(params.at("embed.cls").data.data(), c.d_model);
       continue;
     }
-    const TokenInfo& t = tokens[size_t(i)];
-    if (int64_t(t.patch.size()) != p.features())
+    if (int64_t(t.patch.size()) != F)
       throw AtlasError("token " + std::to_string(i) + " (\"" + t.label + "\") has " +
                        std::to_string(t.patch.size()) + " pixel values, the model's patches have " +
-                       std::to_string(p.features()));
-    const Eigen::Map<const Eigen::VectorXf> x(t.patch.data(), p.features());
-    row = (w * x).transpose() + Eigen::Map<const Eigen::RowVectorXf>(b.data(), c.d_model);
+                       std::to_string(F));
+    std::copy(t.patch.begin(), t.patch.end(), m.pixels.data.begin() + i * F);
   }
-  return out;
+  if (p.cls) {
+    m.cls_fix = Tensor({expected, c.d_model});
+    const auto& cls = params.at("embed.cls").data;
+    const auto& bias = params.at("embed.patch.bias").data;
+    for (int64_t k = 0; k < c.d_model; ++k) m.cls_fix.data[size_t(k)] = cls[size_t(k)] - bias[size_t(k)];
+  }
+  return m;
 }
 
 }  // namespace atlas

@@ -26,10 +26,16 @@ bool is_patch_model(const ModelConfig& c);
 RgbImage resize_bilinear(const RgbImage& image, int64_t height, int64_t width);
 // Throws AtlasError when `c` is not a patch model or the image is empty.
 PatchInput patch_input(const ModelConfig& c, const RgbImage& image);
-// The embeddings of `tokens` before positions are added [L, d]: embed.cls for the CLS token,
-// embed.patch.weight * patch + embed.patch.bias for each patch. Throws AtlasError naming the
-// token when the tokens do not match the model's patch layout.
-Tensor patch_embeddings(const ModelConfig& c, const ParamStore& params,
-                        const std::vector<TokenInfo>& tokens);
+// The inputs of the patch embedding, so that a backend computes it with its own linear op:
+// x = pixels embed.patch.weight^T + embed.patch.bias + cls_fix, where pixels [L, features]
+// holds each patch's values (zeros on the [CLS] row) and cls_fix [L, d] is embed.cls -
+// embed.patch.bias on the [CLS] row, zero elsewhere (empty without [CLS]). Throws AtlasError
+// naming the token when the tokens do not match the model's patch layout.
+struct PatchMatrices {
+  Tensor pixels;
+  Tensor cls_fix;
+};
+PatchMatrices patch_matrices(const ModelConfig& c, const ParamStore& params,
+                             const std::vector<TokenInfo>& tokens);
 
 }  // namespace atlas

@@ -5,7 +5,6 @@ namespace atlas {
 std::vector<Op> variant_ops(const ModelConfig& c) {
   std::vector<Op> ops;
   if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) return {Op::HostModel};
-  if (c.embeddings.patches.enabled()) ops.push_back(Op::PatchEmbedding);
   if (c.universal.enabled && c.universal.act) ops.push_back(Op::ActHalting);
   // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
   if (c.xl.enabled) {
