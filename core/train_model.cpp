@@ -42,6 +42,7 @@ void check_trainable(const ModelConfig& c) {
   if (c.performer.enabled && (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled ||
                               c.score.function != ScoreFunction::ScaledDot))
     reject("Performer attention together with a sparse pattern, Shaw, adaptive span or a score function");
+  if (c.embeddings.patches.enabled()) reject("image input (a ViT; the training tasks are text)");
   if (c.rnn_seq2seq.enabled) reject("the recurrent seq2seq / pointer network");
   if (c.ntm.enabled) reject("the Neural Turing Machine");
   if (c.sagan.enabled) reject("the Self-Attention GAN block");

@@ -276,6 +276,7 @@ TEST_CASE("training rejects what it cannot train, naming it", "[train]") {
   CHECK_THROWS_WITH(Trainer(preset_config("ntm-small"), o),
                     Catch::Contains("Neural Turing Machine"));
   CHECK_THROWS_WITH(Trainer(preset_config("snail-small"), o), Catch::Contains("SNAIL"));
+  CHECK_THROWS_WITH(Trainer(preset_config("tiny-vit"), o), Catch::Contains("image input"));
   TrainOptions span_drop = o;
   span_drop.reg.drop_head = 0.1;
   CHECK_THROWS_WITH(Trainer(preset_config("tiny-span"), span_drop),
