@@ -105,7 +105,7 @@ TEST_CASE("atlas train rejects bad input with a clear message", "[cli][train]") 
        "needs a decoder"},
       {"--preset tiny-decoder --task char-lm --text-file /nonexistent-atlas.txt",
        "cannot open the text file"},
-      {"--preset tiny-xl --task copy", "Transformer-XL"},
+      {"--preset ntm-small --task copy", "Neural Turing Machine"},
       {"--preset tiny-ut-act --task copy --ponder-weight -1", "--ponder-weight must be between 0"},
       {"--preset tiny-decoder", "missing --task"},
       {"--resume /nonexistent-atlas-dir", "no train_state.json"},
