@@ -121,12 +121,9 @@ void Trainer::finish_setup() {
   if (!(o_.ponder_weight >= 0.0 && o_.ponder_weight <= 100.0))
     throw AtlasError("the ponder-cost weight must be in [0, 100]");
   validate_config(config_, "training config");
-  if ((config_.adaptive_span.enabled || config_.shaw.enabled ||
-       config_.score.function == ScoreFunction::Additive || config_.performer.enabled ||
-       config_.lsh.enabled) &&
-      (o_.reg.attention_dropout > 0 || o_.reg.drop_head > 0))
-    throw AtlasError("attention dropout and DropHead are not implemented for adaptive-span, "
-                     "Shaw, additive-score, Performer or LSH heads yet; leave them at 0 for this preset");
+  if (config_.performer.enabled && o_.reg.attention_dropout > 0)
+    throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
+                     "never forms (FAVOR+ multiplies features); use dropout or DropHead instead");
   o_.schedule.d_model = config_.d_model;
   tokenizer_ = make_tokenizer(config_.tokenizer);
   if (config_.adaptive_span.enabled && !config_.adaptive_span.dynamic)

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include "positional.h"
 #include "lsh_attention.h"
@@ -39,6 +42,8 @@ void check_trainable(const ModelConfig& c) {
                         c.performer.enabled || c.score.function != ScoreFunction::ScaledDot))
     reject("LSH attention together with another attention variant");
   if (c.lsh.reversible && c.universal.enabled) reject("reversible layers in a Universal Transformer");
+  // The span penalty reads each layer's z from the tape, which a recomputed layer does not keep.
+  if (c.lsh.reversible && c.adaptive_span.enabled) reject("adaptive span inside reversible layers");
   if (c.performer.enabled && (c.sparse.enabled() || c.shaw.enabled || c.adaptive_span.enabled ||
                               c.score.function != ScoreFunction::ScaledDot))
     reject("Performer attention together with a sparse pattern, Shaw, adaptive span or a score function");
@@ -181,15 +186,20 @@ class Builder {
     spec.causal = causal;
     spec.key_valid = key_valid;
     const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
-    if (c_.lsh.enabled && xq == xkv) {  // Reformer: shared QK, hashed buckets (train_lsh in-line)
-      const int o = lsh_attention(q, v, prefix, spec);
+    spec.prob_keep = attention_keep(lq, lk);
+    const std::vector<S> heads_kept = head_keep();
+    auto out = [&](int o) {  // DropHead on the heads' outputs, then W_o
+      o = drop_heads(o, heads_kept);
       attention_nodes.push_back(o);
       return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
-    }
+    };
+    if (c_.lsh.enabled && xq == xkv)  // Reformer: shared QK, hashed buckets (train_lsh in-line)
+      return out(lsh_attention(q, v, prefix, spec));
     if (c_.performer.enabled && xq == xkv) {  // self-attention only, as ForwardPass::attention
-      const int o = performer_attention(t_, q, k, v, performer_features(prefix), spec);
-      attention_nodes.push_back(o);
-      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+      if (!spec.prob_keep.empty())
+        throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
+                         "never forms; use dropout or DropHead instead");
+      return out(performer_attention(t_, q, k, v, performer_features(prefix), spec));
     }
     if (c_.sparse.enabled() && xq == xkv)  // self-attention only, as ForwardPass::attention
       spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
@@ -200,34 +210,48 @@ class Builder {
                                                    S(sc.max_span))
                                : w(prefix + ".span_z");  // [Lq, H] or [1, H]
       span_z_nodes.push_back(z);
-      const int o = span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode});
-      attention_nodes.push_back(o);
-      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+      return out(span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode}));
     }
-    if (c_.shaw.enabled && !prefix.ends_with("cross_attn")) {  // core/train_shaw.h
-      const int o = shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
-                                   c_.shaw.max_distance);
-      attention_nodes.push_back(o);
-      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+    if (c_.shaw.enabled && !prefix.ends_with("cross_attn"))  // core/train_shaw.h
+      return out(shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
+                                c_.shaw.max_distance));
+    return out(score_function_attention(q, k, v, prefix, std::move(spec)));
+  }
+
+  // Attention-dropout multipliers [H*Lq*Lk] (0 or 1/(1-p)), empty when off.
+  std::vector<S> attention_keep(int64_t lq, int64_t lk) {
+    std::vector<S> keep;
+    if (reg_.attention_dropout <= 0 || !rng_) return keep;
+    keep.resize(static_cast<size_t>(c_.n_heads * lq * lk));
+    const S kept = S(1.0 / (1.0 - reg_.attention_dropout));
+    for (S& m : keep) m = rng_->uniform() < reg_.attention_dropout ? S(0) : kept;
+    return keep;
+  }
+
+  // DropHead (Zhou et al. 2020): whole heads dropped, the rest rescaled by H / kept; empty
+  // when off.
+  std::vector<S> head_keep() {
+    std::vector<S> keep;
+    if (reg_.drop_head <= 0 || !rng_) return keep;
+    keep.assign(static_cast<size_t>(c_.n_heads), S(1));
+    int kept = 0;
+    for (S& m : keep) {
+      m = rng_->uniform() < reg_.drop_head ? S(0) : S(1);
+      kept += m != S(0);
     }
-    if (reg_.attention_dropout > 0 && rng_) {
-      spec.prob_keep.resize(static_cast<size_t>(c_.n_heads * lq * lk));
-      const S keep = S(1.0 / (1.0 - reg_.attention_dropout));
-      for (S& m : spec.prob_keep) m = rng_->uniform() < reg_.attention_dropout ? S(0) : keep;
-    }
-    if (reg_.drop_head > 0 && rng_) {
-      // DropHead (Zhou et al. 2020): whole heads dropped, the rest rescaled by H / kept.
-      spec.head_keep.assign(static_cast<size_t>(c_.n_heads), S(1));
-      int kept = 0;
-      for (S& m : spec.head_keep) {
-        m = rng_->uniform() < reg_.drop_head ? S(0) : S(1);
-        kept += m != S(0);
-      }
-      for (S& m : spec.head_keep) m *= kept ? S(c_.n_heads) / S(kept) : S(0);
-    }
-    const int o = score_function_attention(q, k, v, prefix, std::move(spec));
-    attention_nodes.push_back(o);
-    return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
+    for (S& m : keep) m *= kept ? S(c_.n_heads) / S(kept) : S(0);
+    return keep;
+  }
+
+  // The heads' outputs [L, H*dv] times their DropHead multipliers; the same op for every
+  // kind of head, so the variant attention ops need not know about it.
+  int drop_heads(int o, const std::vector<S>& keep) {
+    if (keep.empty()) return o;
+    const M& v = t_.value(o);
+    const Eigen::Index dv = v.cols() / Eigen::Index(keep.size());
+    M mask(v.rows(), v.cols());
+    for (size_t h = 0; h < keep.size(); ++h) mask.middleCols(Eigen::Index(h) * dv, dv).setConstant(keep[h]);
+    return t_.multiply_constant(o, std::move(mask));
   }
 
   // Seed 004's score functions (core/train_score.h); scaled dot is the tape's own op.
@@ -351,28 +375,113 @@ class Builder {
     M rm(r.shape[0], r.shape[1]);
     for (int64_t i = 0; i < r.numel(); ++i) rm.data()[i] = static_cast<S>(r.data[size_t(i)]);
     const int rk = t_.linear(t_.constant(std::move(rm)), w(p + ".wr"), -1);  // R W_kR^T
-    const int o = xl_relative_attention(t_, q, k, v, rk, w("xl.u"), w("xl.v"),
-                                        static_cast<int>(c_.n_heads), c_.xl);
+    std::vector<S> keep = attention_keep(t_.value(xq).rows(), lk);
+    const std::vector<S> heads_kept = head_keep();
+    const int o = drop_heads(xl_relative_attention(t_, q, k, v, rk, w("xl.u"), w("xl.v"),
+                                                   static_cast<int>(c_.n_heads), c_.xl, std::move(keep)),
+                             heads_kept);
     attention_nodes.push_back(o);
     return t_.linear(o, w(p + ".wo"), opt(p + ".bo"));
   }
 
   // Reformer's reversible layers (core/lsh_attention.cpp reversible_stack): the input enters
-  // both streams, Y1 = X1 + Attn(N(X2)), Y2 = X2 + FF(N(Y1)), and leaves as N_final(mean).
-  // The tape keeps every activation, so the backward is the ordinary one; the engine's
-  // memory-saving inverse (recomputing X from Y) is not needed at training sizes.
+  // both streams, Y1 = X1 + F(X2), Y2 = X2 + G(Y1) with F = drop(Attn(N(.))) and
+  // G = drop(FF(N(.))), and leaves as N_final(mean). Each layer is one tape op on [X1 | X2]
+  // that keeps no activation: its input's value is released as soon as the layer has read it,
+  // and its backward rebuilds that input from its output (X2 = Y2 - G(Y1), X1 = Y1 - F(X2)),
+  // re-running F and G on a scratch tape for the gradients: memory per layer is one stream.
   int reversible(int x, const std::string& stack, int64_t layers, const std::string& attn_name,
                  bool causal, const std::vector<uint8_t>& valid) {
-    int x1 = x, x2 = x;
+    const Eigen::Index d = t_.value(x).cols();
+    M both(t_.value(x).rows(), 2 * d);
+    both << t_.value(x), t_.value(x);
+    int streams = t_.record(std::move(both), [=](Tape<S>& t, const M& dy) {
+      t.grad(x) += dy.leftCols(d) + dy.rightCols(d);
+    });
+    const auto config = std::make_shared<const ModelConfig>(c_);
     for (int64_t i = 0; i < layers; ++i) {
       if (skip_layer()) continue;
-      const std::string p = stack + ".layer" + std::to_string(i), a = p + "." + attn_name;
-      const int n2 = norm(x2, a + "_norm");
-      x1 = t_.add(x1, dropout(attention(n2, n2, a, causal, valid), reg_.dropout));
-      x2 = t_.add(x2, dropout(ffn(norm(x1, p + ".ffn_norm"), p + ".ffn"), reg_.dropout));
+      const std::string p = stack + ".layer" + std::to_string(i);
+      const int next = reversible_layer(streams, {config, &p_, reg_, p, p + "." + attn_name, causal, valid});
+      t_.release_value(streams);
+      streams = next;
     }
-    const M half = M::Constant(t_.value(x1).rows(), t_.value(x1).cols(), S(0.5));
-    return norm(t_.multiply_constant(t_.add(x1, x2), half), stack + ".final_norm");
+    const M& y = t_.value(streams);
+    M mean = (y.leftCols(d) + y.rightCols(d)) * S(0.5);
+    const int merged = t_.record(std::move(mean), [=](Tape<S>& t, const M& dy) {
+      M& g = t.grad(streams);
+      g.leftCols(d) += dy * S(0.5);
+      g.rightCols(d) += dy * S(0.5);
+    });
+    return norm(merged, stack + ".final_norm");
+  }
+
+  // What a reversible layer's backward needs to re-run its halves (the builder is gone then).
+  struct ReversibleLayer {
+    std::shared_ptr<const ModelConfig> config;
+    const ParamsT<S>* params;
+    Regularization reg;
+    std::string prefix, attn_prefix;
+    bool causal;
+    std::vector<uint8_t> valid;
+  };
+
+  // F (attention half) or G (feed-forward half) of a reversible layer at x, on a scratch tape,
+  // dropout drawn from `rng` (may be null). With dy: dx gets d<dy, f(x)>/dx and `grads` the
+  // parameters' part; `names`, when given, gets the parameters the half reads.
+  static M run_half(const ReversibleLayer& layer, bool attention_half, const M& x, Rng* rng,
+                    const M* dy, M* dx, ParamsT<S>* grads, std::vector<std::string>* names) {
+    Tape<S> scratch;
+    Builder sub(scratch, *layer.config, *layer.params, layer.reg, rng);
+    const int in = scratch.constant(x);
+    int out;
+    if (attention_half) {
+      const int n = sub.norm(in, layer.attn_prefix + "_norm");
+      out = sub.dropout(sub.attention(n, n, layer.attn_prefix, layer.causal, layer.valid), layer.reg.dropout);
+    } else {
+      out = sub.dropout(sub.ffn(sub.norm(in, layer.prefix + ".ffn_norm"), layer.prefix + ".ffn"),
+                        layer.reg.dropout);
+    }
+    if (names) *names = scratch.param_names();
+    if (dy) {
+      scratch.backward(out, *dy, *grads);
+      *dx = scratch.grad(in);
+    }
+    return scratch.value(out);
+  }
+
+  int reversible_layer(int in, ReversibleLayer layer) {
+    const Eigen::Index d = t_.value(in).cols() / 2;
+    const M x1 = t_.value(in).leftCols(d), x2 = t_.value(in).rightCols(d);
+    // The generator's state before each half: the backward replays the same dropout draws.
+    const std::optional<Rng> f_draws = rng_ ? std::optional<Rng>(*rng_) : std::nullopt;
+    std::vector<std::string> f_names, g_names;
+    const M y1 = x1 + run_half(layer, true, x2, rng_, nullptr, nullptr, nullptr, &f_names);
+    const std::optional<Rng> g_draws = rng_ ? std::optional<Rng>(*rng_) : std::nullopt;
+    const M y2 = x2 + run_half(layer, false, y1, rng_, nullptr, nullptr, nullptr, &g_names);
+    std::map<std::string, int> ids;  // the main tape's nodes of the parameters both halves read
+    for (const auto* names : {&f_names, &g_names})
+      for (const std::string& name : *names) ids[name] = w(name);
+    M y(y1.rows(), 2 * d);
+    y << y1, y2;
+    return t_.record(std::move(y), [=, layer = std::move(layer)](Tape<S>& t, const M& dy) {
+      const M& Y = t.value(t.current());
+      const M y1 = Y.leftCols(d), y2 = Y.rightCols(d);
+      const M dy2 = dy.rightCols(d);
+      ParamsT<S> grads;
+      M dy1 = dy.leftCols(d), dg, df;
+      std::optional<Rng> g_rng = g_draws, f_rng = f_draws;
+      const M x2 = y2 - run_half(layer, false, y1, g_rng ? &*g_rng : nullptr, &dy2, &dg, &grads, nullptr);
+      dy1 += dg;  // Y2 reads Y1 through G
+      const M x1 = y1 - run_half(layer, true, x2, f_rng ? &*f_rng : nullptr, &dy1, &df, &grads, nullptr);
+      M x(x1.rows(), 2 * d);
+      x << x1, x2;
+      t.set_value(in, std::move(x));
+      M& dx = t.grad(in);
+      dx.leftCols(d) += dy1;
+      dx.rightCols(d) += dy2 + df;
+      for (const auto& [name, g] : grads) t.grad(ids.at(name)) += g;
+    });
   }
 
   int encoder(int x, const std::vector<uint8_t>& valid) {

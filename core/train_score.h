@@ -120,7 +120,7 @@ int additive_attention(Tape<S>& t, int q, int k, int v, int w1, int w2, int va, 
       s.row(i) = (s.row(i).array() - mx).exp();
       s.row(i) /= s.row(i).sum();
     }
-    out.middleCols(h * dh, dh).noalias() = s * V.middleCols(h * dh, dh);
+    out.middleCols(h * dh, dh).noalias() = with_keep(s, spec.prob_keep, h) * V.middleCols(h * dh, dh);
     (*probs)[size_t(h)] = std::move(s);
   }
   return t.record(std::move(out), [=](Tape<S>& t, const M& dout) {
@@ -135,8 +135,8 @@ int additive_attention(Tape<S>& t, int q, int k, int v, int w1, int w2, int va, 
     for (int h = 0; h < H; ++h) {
       const M& P = (*probs)[size_t(h)];
       const M dO = dout.middleCols(h * dh, dh);
-      dvm.middleCols(h * dh, dh).noalias() += P.transpose() * dO;
-      const M dP = dO * V.middleCols(h * dh, dh).transpose();
+      dvm.middleCols(h * dh, dh).noalias() += with_keep(P, spec.prob_keep, h).transpose() * dO;
+      const M dP = with_keep(M(dO * V.middleCols(h * dh, dh).transpose()), spec.prob_keep, h);
       const auto rows = dP.cwiseProduct(P).rowwise().sum().eval();
       const M dS = P.cwiseProduct(M(dP.colwise() - rows));
       const M a = Q.middleCols(h * dh, dh) * weights(W1, h).transpose();

@@ -13,8 +13,8 @@
 
 namespace atlas::train {
 
-// q [Lq, H*dh], k, v [Lk, H*dh], rel_k, rel_v [2k+1, dh] (tape nodes); hard masks from spec
-// (dropout and DropHead multipliers are not applied here).
+// q [Lq, H*dh], k, v [Lk, H*dh], rel_k, rel_v [2k+1, dh] (tape nodes); hard masks and the
+// attention-dropout multipliers from spec (dropout applies to p in both sums of o_i).
 template <class S>
 int shaw_attention(Tape<S>& t, int q, int k, int v, int rel_k, int rel_v, const AttentionSpec<S>& spec,
                    int64_t max_distance) {
@@ -44,10 +44,11 @@ int shaw_attention(Tape<S>& t, int q, int k, int v, int rel_k, int rel_v, const 
       s.row(i) = (s.row(i).array() - mx).exp();
       s.row(i) /= s.row(i).sum();
     }
+    const M used = with_keep(s, spec.prob_keep, h);
     M buckets = M::Zero(lq, AV.rows());  // probability mass per clipped distance
     for (Eigen::Index i = 0; i < lq; ++i)
-      for (Eigen::Index j = 0; j < lk; ++j) buckets(i, idx[size_t(i * lk + j)]) += s(i, j);
-    out.middleCols(h * dh, dh) = s * V.middleCols(h * dh, dh) + buckets * AV;
+      for (Eigen::Index j = 0; j < lk; ++j) buckets(i, idx[size_t(i * lk + j)]) += used(i, j);
+    out.middleCols(h * dh, dh) = used * V.middleCols(h * dh, dh) + buckets * AV;
     (*probs)[size_t(h)] = std::move(s);
   }
   return t.record(std::move(out), [=, idx = std::move(idx)](Tape<S>& t, const M& dout) {
@@ -59,16 +60,18 @@ int shaw_attention(Tape<S>& t, int q, int k, int v, int rel_k, int rel_v, const 
     M& dav = t.grad(rel_v);
     for (int h = 0; h < H; ++h) {
       const M& P = (*probs)[size_t(h)];
+      const M used = with_keep(P, spec.prob_keep, h);
       const M dO = dout.middleCols(h * dh, dh);                       // [Lq, dh]
-      dvm.middleCols(h * dh, dh).noalias() += P.transpose() * dO;
+      dvm.middleCols(h * dh, dh).noalias() += used.transpose() * dO;
       M dP = dO * V.middleCols(h * dh, dh).transpose();               // do_i . v_j
       const M dO_AV = dO * AV.transpose();                            // do_i . a^V_r  [Lq, 2k+1]
       for (Eigen::Index i = 0; i < lq; ++i)
         for (Eigen::Index j = 0; j < lk; ++j) {
           const int64_t r = idx[size_t(i * lk + j)];
           dP(i, j) += dO_AV(i, r);
-          dav.row(r) += P(i, j) * dO.row(i);
+          dav.row(r) += used(i, j) * dO.row(i);
         }
+      dP = with_keep(dP, spec.prob_keep, h);
       const auto rows = dP.cwiseProduct(P).rowwise().sum().eval();
       const M dS = P.cwiseProduct(M(dP.colwise() - rows)) * spec.scale;
       dq.middleCols(h * dh, dh).noalias() += dS * K.middleCols(h * dh, dh);

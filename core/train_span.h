@@ -37,8 +37,7 @@ S span_mask_slope(S z, int64_t x, const SpanSpec& s) {
 }
 
 // Self-attention with the span mask: q, k, v as Tape::attention, z a tape node as above.
-// The hard masks (causal, padding) of `spec` apply too; dropout/DropHead multipliers are not
-// combined with the span here.
+// The hard masks (causal, padding) and the attention-dropout multipliers of `spec` apply too.
 template <class S>
 int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S>& spec,
                    const SpanSpec& span) {
@@ -88,7 +87,7 @@ int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S
         a.row(i) = p.row(i).cwiseProduct(m.row(i)) / denom[i];
       }
     }
-    out.middleCols(h * dv, dv).noalias() = a * V.middleCols(h * dv, dv);
+    out.middleCols(h * dv, dv).noalias() = with_keep(a, spec.prob_keep, h) * V.middleCols(h * dv, dv);
     saved->a.push_back(std::move(a));
     saved->m.push_back(std::move(m));
     saved->p.push_back(std::move(p));
@@ -104,8 +103,8 @@ int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S
       const M& a = saved->a[h];
       const M& m = saved->m[h];
       const M dO = dout.middleCols(h * dv, dv);
-      dvm.middleCols(h * dv, dv).noalias() += a.transpose() * dO;
-      const M dA = dO * V.middleCols(h * dv, dv).transpose();  // [Lq, Lk]
+      dvm.middleCols(h * dv, dv).noalias() += with_keep(a, spec.prob_keep, h).transpose() * dO;
+      const M dA = with_keep(M(dO * V.middleCols(h * dv, dv).transpose()), spec.prob_keep, h);
       M de = M::Zero(lq, lk), dm = M::Zero(lq, lk);
       for (Eigen::Index i = 0; i < lq; ++i) {
         const S row = dA.row(i).dot(a.row(i));

@@ -43,6 +43,15 @@ struct AttentionSpec {
   S self_logit = S(0);
 };
 
+// Attention dropout on head h's probabilities [Lq, Lk]: p .* keep with keep the head's block of
+// `prob_keep`, or p unchanged when there is none. The variant attention ops (span, Shaw,
+// additive, Transformer-XL) apply it to the probabilities and to dL/dp the same way.
+template <class S>
+MatT<S> with_keep(const MatT<S>& p, const std::vector<S>& prob_keep, int h) {
+  if (prob_keep.empty()) return p;
+  return p.cwiseProduct(Eigen::Map<const MatT<S>>(prob_keep.data() + h * p.size(), p.rows(), p.cols()));
+}
+
 template <class S>
 class Tape {
  public:
@@ -64,6 +73,28 @@ class Tape {
   }
 
   const M& value(int id) const { return nodes_[id].ref ? *nodes_[id].ref : nodes_[id].value; }
+
+  // Activation recomputation (the reversible layers, core/train_model.cpp): a node's value may
+  // be released once every consumer has read it, and set again by a backward closure that
+  // rebuilt it, before anything reads its gradient.
+  void release_value(int id) { nodes_[id].value = M(); }
+  void set_value(int id, M value) { nodes_[id].value = std::move(value); }
+  // The node whose backward is running (inside a closure).
+  int current() const { return current_; }
+  std::vector<std::string> param_names() const {
+    std::vector<std::string> names;
+    for (const auto& entry : param_ids_) names.push_back(entry.first);
+    return names;
+  }
+  // Bytes held by node values and saved attention probabilities (parameters are references).
+  size_t stored_bytes() const {
+    size_t bytes = 0;
+    for (const Node& n : nodes_) {
+      bytes += size_t(n.value.size()) * sizeof(S);
+      for (const M& p : n.probs) bytes += size_t(p.size()) * sizeof(S);
+    }
+    return bytes;
+  }
   M& grad(int id) {
     Node& n = nodes_[id];
     if (n.grad.size() == 0) n.grad = M::Zero(value(id).rows(), value(id).cols());

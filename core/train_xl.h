@@ -38,10 +38,11 @@ int slice_rows(Tape<S>& t, int x, Eigen::Index begin, Eigen::Index count) {
   return t.record(std::move(y), [=](Tape<S>& t, const M& dy) { t.grad(x).middleRows(begin, count) += dy; });
 }
 
-// q [Lq, H*dh], k, v [Lk, H*dh] with Lk = m + Lq, rk [distances, H*dh], u and vb [H, dh].
+// q [Lq, H*dh], k, v [Lk, H*dh] with Lk = m + Lq, rk [distances, H*dh], u and vb [H, dh];
+// prob_keep: attention-dropout multipliers [H*Lq*Lk] or empty.
 template <class S>
 int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb, int heads,
-                          const XLConfig& x) {
+                          const XLConfig& x, std::vector<S> prob_keep = {}) {
   using M = MatT<S>;
   const M &Q = t.value(q), &K = t.value(k), &V = t.value(v), &RK = t.value(rk), &U = t.value(u),
           &VB = t.value(vb);
@@ -63,10 +64,10 @@ int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb
       s.row(i) = (s.row(i).array() - mx).exp();
       s.row(i) /= s.row(i).sum();
     }
-    out.middleCols(h * dh, dh).noalias() = s * V.middleCols(h * dh, dh);
+    out.middleCols(h * dh, dh).noalias() = with_keep(s, prob_keep, h) * V.middleCols(h * dh, dh);
     (*probs)[size_t(h)] = std::move(s);
   }
-  return t.record(std::move(out), [=](Tape<S>& t, const M& dout) {
+  return t.record(std::move(out), [=, prob_keep = std::move(prob_keep)](Tape<S>& t, const M& dout) {
     const M &Q = t.value(q), &K = t.value(k), &V = t.value(v), &RK = t.value(rk), &U = t.value(u),
             &VB = t.value(vb);
     M& dq = t.grad(q);
@@ -78,8 +79,8 @@ int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb
     for (int h = 0; h < heads; ++h) {
       const M& P = (*probs)[size_t(h)];
       const M dO = dout.middleCols(h * dh, dh);
-      dvm.middleCols(h * dh, dh).noalias() += P.transpose() * dO;
-      const M dP = dO * V.middleCols(h * dh, dh).transpose();
+      dvm.middleCols(h * dh, dh).noalias() += with_keep(P, prob_keep, h).transpose() * dO;
+      const M dP = with_keep(M(dO * V.middleCols(h * dh, dh).transpose()), prob_keep, h);
       const auto rows = dP.cwiseProduct(P).rowwise().sum().eval();
       const M dS = P.cwiseProduct(M(dP.colwise() - rows)) * scale;
       for (Eigen::Index i = 0; i < lq; ++i) {

@@ -277,10 +277,10 @@ TEST_CASE("training rejects what it cannot train, naming it", "[train]") {
                     Catch::Contains("Neural Turing Machine"));
   CHECK_THROWS_WITH(Trainer(preset_config("snail-small"), o), Catch::Contains("SNAIL"));
   CHECK_THROWS_WITH(Trainer(preset_config("tiny-vit"), o), Catch::Contains("image input"));
-  TrainOptions span_drop = o;
-  span_drop.reg.drop_head = 0.1;
-  CHECK_THROWS_WITH(Trainer(preset_config("tiny-span"), span_drop),
-                    Catch::Contains("not implemented for adaptive-span"));
+  TrainOptions performer_dropout = o;
+  performer_dropout.reg.attention_dropout = 0.1;
+  CHECK_THROWS_WITH(Trainer(preset_config("tiny-performer"), performer_dropout),
+                    Catch::Contains("Performer never forms"));
   CHECK_THROWS_WITH(Trainer(preset_config("base-encoder"), o), Catch::Contains("output head"));
   o.task = "char-lm";
   o.task_options.text_path = ATLAS_SOURCE_DIR "/README.md";
