@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "error.h"
+
 namespace atlas {
 
 Backend::Backend() {
@@ -84,6 +86,28 @@ void Backend::note_fallback(const std::string& line) {
   if (std::find(fallbacks_.begin(), fallbacks_.end(), line) != fallbacks_.end()) return;
   fallbacks_.push_back(line);
   std::fprintf(stderr, "atlas: %s: %s\n", name().c_str(), line.c_str());
+}
+
+DTensor Backend::slice_rows(const DTensor& x, int64_t begin, int64_t count) {
+  if (x.shape.size() != 2 || begin < 0 || count < 0 || begin + count > x.shape[0])
+    throw AtlasError("slice_rows: rows [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+                     ") are not inside " + shape_str(x.shape));
+  const Tensor host = download(x);
+  Tensor out({count, x.shape[1]});
+  std::copy(host.data.begin() + begin * x.shape[1], host.data.begin() + (begin + count) * x.shape[1],
+            out.data.begin());
+  return upload(out);
+}
+
+DTensor Backend::concat_rows(const DTensor& a, const DTensor& b) {
+  if (a.shape.size() != 2 || b.shape.size() != 2 || a.shape[1] != b.shape[1])
+    throw AtlasError("concat_rows: " + shape_str(a.shape) + " and " + shape_str(b.shape) +
+                     " are not matrices with the same number of columns");
+  const std::vector<Tensor> host = download_all({a, b});
+  Tensor out({a.shape[0] + b.shape[0], b.shape[1]});
+  std::copy(host[0].data.begin(), host[0].data.end(), out.data.begin());
+  std::copy(host[1].data.begin(), host[1].data.end(), out.data.begin() + a.numel());
+  return upload(out);
 }
 
 }  // namespace atlas

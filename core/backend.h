@@ -126,6 +126,53 @@ struct SparseAttentionResult {
                   // indices, start at sum_{g < h} nnz_g
 };
 
+// Transformer-XL relative attention of one layer (host reference xl_attention_reference,
+// core/xl_attention_op.cpp). Keys are the m = Lk - Lq memory rows then the Lq current rows;
+// query i sits at key position p = m + i. Per head h, with d(i, j) = min(p - j, clamp_len):
+//   s_ij = scale [ (q_i + u_h) . k_j + (q_i + v_h) . rk_{d(i,j)} ]   over keys j <= p (and
+//   j > p - mem_len with same_length), a = softmax(s), o_i = sum_j a_ij v_j.
+// The four terms the trace shows: (a) q.k, (b) q.rk, (c) u.k, (d) v.rk, each times scale.
+struct XlAttentionArgs {
+  int heads = 1;
+  float scale = 1.0f;
+  int64_t mem_len = 0;        // only read with same_length
+  bool same_length = false;
+  int64_t clamp_len = -1;     // < 0: distances are not clamped
+  bool want_probs = false;    // probs [heads, Lq, Lk]
+  bool want_terms = false;    // scores (-inf where masked) and terms a, b, c, d (0 where masked)
+};
+
+struct XlAttentionResult {
+  DTensor out;                        // [Lq, heads * d_head]
+  DTensor probs;                      // [heads, Lq, Lk] when want_probs
+  DTensor scores;                     // [heads, Lq, Lk] when want_terms
+  DTensor term_a, term_b, term_c, term_d;  // [heads, Lq, Lk] when want_terms
+};
+
+// The state of Adaptive Computation Time across the steps of a Universal Transformer
+// (Graves 2016; core/universal.cpp). One step, for every position i that has not halted,
+// with h_i = sigmoid(logit_i):
+//   n_i += 1;  if cum_i + h_i >= threshold or last step: w_i = R_i = 1 - cum_i, cum_i = 1, halt
+//              else w_i = h_i, cum_i += h_i
+//   y_i = w_i t_i + (1 - w_i) y_i (interpolate) or y_i + w_i t_i (accumulate);  state_i = t_i
+// Halted positions keep y_i and state_i; their h and w of this step are 0.
+struct ActState {
+  DTensor halting;  // [L, 4]: cum, remainder R, steps N, halted (0 / 1)
+  DTensor y;        // [L, d] ACT output so far
+  DTensor state;    // [L, d] each position's latest step output (the next step's input)
+};
+
+struct ActStepArgs {
+  float threshold = 0.99f;  // 1 - epsilon
+  bool last_step = false;   // every running position halts (N = max_steps)
+  bool interpolate = true;  // ActUpdate::Interpolate; false: accumulate
+};
+
+struct ActStepResult {
+  ActState next;
+  DTensor weights;  // [L, 2]: h_i and w_i of this step (0 for positions halted before it)
+};
+
 class Backend {
  public:
   Backend();
@@ -195,6 +242,21 @@ class Backend {
   virtual RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
                                                      const DTensor& v,
                                                      const RelativeAttentionArgs& args);
+  // Rows [begin, begin + count) of x [M, d] -> [count, d]. The default copies through the host.
+  virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
+  // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.
+  virtual DTensor concat_rows(const DTensor& a, const DTensor& b);
+  // Transformer-XL attention (XlAttentionArgs): q [Lq, H*dh], k, v [Lk, H*dh] with Lk >= Lq,
+  // rk [D, H*dh] with D > the largest distance used, u, vb [H, dh]. The default runs the
+  // host reference, reported by note_host_compute(Op::XlAttention).
+  virtual XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                         const DTensor& rk, const DTensor& u, const DTensor& vb,
+                                         const XlAttentionArgs& args);
+  // One ACT step (ActState): logit [L, 1] the halting unit's output for this step's input,
+  // step_out [L, d] the shared block's output. The default runs the host reference, reported
+  // by note_host_compute(Op::ActHalting).
+  virtual ActStepResult act_step(const ActState& current, const DTensor& logit,
+                                 const DTensor& step_out, const ActStepArgs& args);
 
  private:
   uint64_t instance_id_;

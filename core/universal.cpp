@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "positional.h"
+#include "xl_act_ops.h"
 #include "variants_i.h"
 
 namespace atlas {
@@ -102,61 +103,45 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
     return state;
   }
 
-  be.note_host_compute(Op::ActHalting);
-  const float threshold = 1.0f - u.epsilon;
-  std::vector<float> cum(size_t(L), 0.0f), remainder(size_t(L), 0.0f), n_updates(size_t(L), 0.0f);
-  std::vector<uint8_t> halted(size_t(L), 0);
-  Mat out = Mat::Zero(L, d);  // the ACT output y
-  Mat cur = be.download(state).mat();
+  // ACT (Backend::act_step, core/act_step_op.cpp): the halting state stays on the backend;
+  // one small download per step decides whether any position still runs and fills the
+  // per-step trace rows.
+  ActStepArgs args;
+  args.threshold = 1.0f - u.epsilon;
+  args.interpolate = u.update == ActUpdate::Interpolate;
+  ActState act{be.upload(Tensor({L, 4})), be.upload(Tensor({L, d})), state};
   for (int64_t n = 1; n <= u.max_steps; ++n) {
+    const DTensor s = be.add(act.state, be.upload(signal(n)));
+    const DTensor logit = be.linear(s, pass.weight(pre + ".halt.w"), pass.weight(pre + ".halt.b"));
+    args.last_step = n == u.max_steps;
+    const ActStepResult r = be.act_step(act, logit, block(s, n), args);
+    act = r.next;
+    const std::vector<Tensor> host = be.download_all({r.weights, act.halting});
+    std::vector<float> p(static_cast<size_t>(L)), w(static_cast<size_t>(L));
     bool any_running = false;
-    for (uint8_t h : halted) any_running |= !h;
-    if (!any_running) break;
-    DTensor s = be.add(state, be.upload(signal(n)));
-    const Tensor logit = be.download(be.linear(s, pass.weight(pre + ".halt.w"), pass.weight(pre + ".halt.b")));
-    std::vector<float> p(size_t(L), 0.0f), w(size_t(L), 0.0f);
-    std::vector<uint8_t> running(size_t(L), 0);
     for (size_t i = 0; i < size_t(L); ++i) {
-      if (halted[i]) continue;
-      running[i] = 1;
-      p[i] = 1.0f / (1.0f + std::exp(-logit.data[i]));
-      n_updates[i] += 1.0f;
-      if (cum[i] + p[i] >= threshold || n == u.max_steps) {
-        remainder[i] = 1.0f - cum[i];
-        w[i] = remainder[i];
-        cum[i] = 1.0f;
-        halted[i] = 1;
-      } else {
-        w[i] = p[i];
-        cum[i] += p[i];
-      }
+      p[i] = host[0].data[2 * i];
+      w[i] = host[0].data[2 * i + 1];
+      any_running |= host[1].data[4 * i + 3] == 0.0f;
     }
-    const Mat t = be.download(block(s, n)).mat();
-    for (int64_t i = 0; i < L; ++i) {
-      if (!running[size_t(i)]) continue;  // halted earlier: copied forward unchanged
-      if (u.update == ActUpdate::Interpolate)
-        out.row(i) = w[size_t(i)] * t.row(i) + (1.0f - w[size_t(i)]) * out.row(i);
-      else
-        out.row(i) += w[size_t(i)] * t.row(i);
-      cur.row(i) = t.row(i);
-    }
-    state = be.upload(Tensor::from_mat(cur));
     append_trace_row(trace, "act.halting", "halting probability h per step and position (0 once halted) [steps, L]", p, {L});
     append_trace_row(trace, "act.weights", "update weight p (h, or the remainder R at the halting step) [steps, L]", w, {L});
     if (topt.hidden)
-      trace.add(stack + ".step" + std::to_string(n) + ".hidden", "state after the step [L, d]", Tensor::from_mat(cur));
+      pass.trace_later(stack + ".step" + std::to_string(n) + ".hidden", "state after the step [L, d]", act.state);
     pass.step("universal step " + std::to_string(n));
+    if (!any_running) break;
   }
+  const Tensor halting = be.download(act.halting);
   Tensor steps({L}), rem({L}), ponder({L});
   for (size_t i = 0; i < size_t(L); ++i) {
-    steps.data[i] = n_updates[i];
-    rem.data[i] = remainder[i];
-    ponder.data[i] = n_updates[i] + remainder[i];
+    steps.data[i] = halting.data[4 * i + 2];
+    rem.data[i] = halting.data[4 * i + 1];
+    ponder.data[i] = steps.data[i] + rem.data[i];
   }
   trace.add("act.steps", "N(t): steps each position took [L]", std::move(steps), DType::I32);
   trace.add("act.remainder", "R(t): remainder at the halting step [L]", std::move(rem));
   trace.add("act.ponder", "ponder cost N(t) + R(t) [L]", std::move(ponder));
-  DTensor y = be.upload(Tensor::from_mat(out));
+  DTensor y = act.y;
   if (c.norm_position == NormPosition::Pre) y = pass.norm(y, stack + ".final_norm");
   return y;
 }
