@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config_attention_family.h"
 #include "tensor.h"
 
 namespace atlas {
@@ -173,6 +174,24 @@ struct ActStepResult {
   DTensor weights;  // [L, 2]: h_i and w_i of this step (0 for positions halted before it)
 };
 
+// Seed 004's score functions other than scaled dot (core/score_functions.h) on one attention
+// call (host reference score_attention_reference, core/score_attention_op.cpp). Per head h,
+// with the head's slice of the layer's [H, ...] weights:
+//   dot      e_ij = q_i . k_j
+//   general  e_ij = q_i W_h k_j^T                      W_h [dh, dh]
+//   cosine   e_ij = beta q_i . k_j / max(|q_i| |k_j|, 1e-8)
+//   location e_ij = (W_h q_i)_j, keys unused           W_h [max_positions, dh], Lk <= max_positions
+//   additive e_ij = v_h . tanh(W1_h q_i + W2_h k_j)   W1_h, W2_h [d_attn, dh], v_h [d_attn]
+// then -inf where the mask forbids, a row softmax (a zero row when no key is allowed) and
+// o_i = sum_j a_ij v_j. attn.scale is not used.
+struct ScoreAttentionArgs {
+  AttentionArgs attn;  // heads, mask, want_probs, want_scores
+  ScoreFunction function = ScoreFunction::Dot;
+  float strength = 1.0f;    // cosine beta
+  DTensor w;                // general [H, dh, dh], location [H, max_positions, dh]
+  DTensor w1, w2, v_a;      // additive [H, d_attn, dh] twice and [H, d_attn]
+};
+
 class Backend {
  public:
   Backend();
@@ -242,6 +261,10 @@ class Backend {
   virtual RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
                                                      const DTensor& v,
                                                      const RelativeAttentionArgs& args);
+  // Score-function attention (ScoreAttentionArgs): q [Lq, H*dh], k, v [Lk, H*dh]. The default
+  // runs the host reference, reported by note_host_compute(Op::ScoreFunction).
+  virtual AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                          const ScoreAttentionArgs& args);
   // Rows [begin, begin + count) of x [M, d] -> [count, d]. The default copies through the host.
   virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
   // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.

@@ -190,36 +190,29 @@ DTensor score_function_attention(ForwardPass& pass, const DTensor& q_d, const DT
                                  const DTensor& v_d, const std::string& prefix,
                                  const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = pass.config();
-  Backend& be = pass.backend();
   const TraceOptions& topt = pass.options().trace;
-  be.note_host_compute(Op::ScoreFunction);
-  const Tensor q = be.download(q_d), k = be.download(k_d), v = be.download(v_d);
-  const int64_t H = c.n_heads, dh = c.d_head(), lq = q.shape[0], lk = k.shape[0];
   const ScoreFunction f = c.score.function;
-  Tensor w, w1, w2, vv;
-  if (f == ScoreFunction::General || f == ScoreFunction::Location) w = be.download(pass.weight(prefix + ".score.w"));
+  ScoreAttentionArgs args;
+  args.attn.heads = int(c.n_heads);
+  args.attn.mask = mask;
+  args.attn.want_probs = topt.attention;
+  args.attn.want_scores = topt.scores;
+  args.function = f;
+  args.strength = c.score.strength;
+  if (f == ScoreFunction::General || f == ScoreFunction::Location) args.w = pass.weight(prefix + ".score.w");
   if (f == ScoreFunction::Additive) {
-    w1 = be.download(pass.weight(prefix + ".score.w1"));
-    w2 = be.download(pass.weight(prefix + ".score.w2"));
-    vv = be.download(pass.weight(prefix + ".score.v"));
+    args.w1 = pass.weight(prefix + ".score.w1");
+    args.w2 = pass.weight(prefix + ".score.w2");
+    args.v_a = pass.weight(prefix + ".score.v");
   }
-  Tensor out({lq, H * dh}), probs_t({H, lq, lk}), scores_t({H, lq, lk});
-  for (int64_t h = 0; h < H; ++h) {
-    const ScoreWeights sw = head_score_weights(f, &w, &w1, &w2, &vv, h, c.score.strength);
-    Mat e = score_matrix(f, head_block(q, h, dh), head_block(k, h, dh), sw);  // [Lq, Lk]
-    const Mat a = masked_softmax(e, mask);
-    out.mat().block(0, h * dh, lq, dh) = a * head_block(v, h, dh);
-    Eigen::Map<Mat>(probs_t.data.data() + h * lq * lk, lq, lk) = a;
-    Eigen::Map<Mat>(scores_t.data.data() + h * lq * lk, lq, lk) = e;
-  }
-  Trace& trace = pass.trace();
-  if (topt.attention) trace.add(traced_name, "attention probabilities [heads, Lq, Lk]", std::move(probs_t));
+  const AttentionResult r = pass.backend().score_attention(q_d, k_d, v_d, args);
+  if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (topt.scores)
-    trace.add(traced_name + ".scores",
-              std::string("pre-softmax scores, score function ") + score_function_name(f) +
-                  ", masked = -inf [heads, Lq, Lk]",
-              std::move(scores_t));
-  return be.upload(out);
+    pass.trace_later(traced_name + ".scores",
+                     std::string("pre-softmax scores, score function ") + score_function_name(f) +
+                         ", masked = -inf [heads, Lq, Lk]",
+                     r.scores);
+  return r.out;
 }
 
 }  // namespace atlas

@@ -8,8 +8,8 @@
 //   cosine      beta cos(s, h)                        (content-based, Graves et al. 2014)
 //   location    alpha_t = softmax(W_a s): column j of W_a s scores key j; keys are ignored
 //               (Luong et al. 2015). W_a has max_positions rows; rows beyond Lk are dropped.
-// The Transformer's fused attention has no op for these, so layers using them run on the host
-// (download q, k, v; score; masked softmax; upload), as core/relative_attention.cpp does.
+// In a Transformer the backend runs them (Backend::score_attention; the host reference is
+// core/score_attention_op.cpp, a device kernel may replace it).
 #include <string>
 #include <vector>
 
@@ -58,7 +58,7 @@ void append_score_specs(std::vector<ParamSpec>& specs, const ModelConfig& c);
 ScoreWeights head_score_weights(ScoreFunction f, const Tensor* w, const Tensor* w1,
                                 const Tensor* w2, const Tensor* v, int64_t head, float strength);
 bool score_function_applies(const ModelConfig& c);  // any function other than scaled_dot
-// Attention of all heads on the host with config.score: q [Lq, H*dh], k, v [Lk, H*dh] ->
+// Attention of all heads with config.score on the backend: q [Lq, H*dh], k, v [Lk, H*dh] ->
 // concatenated heads [Lq, H*dh] (before W^O). Traces `traced_name` and `.scores`.
 DTensor score_function_attention(ForwardPass& pass, const DTensor& q, const DTensor& k,
                                  const DTensor& v, const std::string& prefix,
