@@ -43,6 +43,9 @@ double now_ms() {
 struct Inputs {
   DTensor x, x2, w, b, w_ff, b_ff, gamma, beta, table, q, k, v;
   DTensor rel_k, rel_v;  // Shaw tables [2k+1, d_head], k = kShawK
+  DTensor xl_k, xl_v, xl_rk, xl_u, xl_vb;  // Transformer-XL: L memory rows + L segment rows
+  DTensor act_halting, act_logit;          // ACT: [L, 4] state after one step, [L, 1] logits
+  DTensor score_w, score_w1, score_w2, score_v;  // general W_a, additive W1, W2, v_a (d_attn 64)
 };
 
 constexpr int64_t kShawK = 16;
@@ -63,6 +66,20 @@ Inputs upload_inputs(Backend& be, int64_t L, int64_t d, int heads) {
   in.v = be.upload(random_tensor({L, d}, 12));
   in.rel_k = be.upload(random_tensor({2 * kShawK + 1, d / heads}, 13));
   in.rel_v = be.upload(random_tensor({2 * kShawK + 1, d / heads}, 14));
+  in.xl_k = be.upload(random_tensor({2 * L, d}, 15));
+  in.xl_v = be.upload(random_tensor({2 * L, d}, 16));
+  in.xl_rk = be.upload(random_tensor({2 * L, d}, 17));
+  in.xl_u = be.upload(random_tensor({heads, d / heads}, 18));
+  in.xl_vb = be.upload(random_tensor({heads, d / heads}, 19));
+  Tensor halting({L, 4});
+  for (int64_t i = 0; i < L; ++i) halting.data[size_t(4 * i)] = 0.3f, halting.data[size_t(4 * i + 2)] = 1;
+  in.act_halting = be.upload(halting);
+  in.act_logit = be.upload(random_tensor({L, 1}, 20));
+  const int64_t dh = d / heads;
+  in.score_w = be.upload(random_tensor({heads, dh, dh}, 21));
+  in.score_w1 = be.upload(random_tensor({heads, 64, dh}, 22));
+  in.score_w2 = be.upload(random_tensor({heads, 64, dh}, 23));
+  in.score_v = be.upload(random_tensor({heads, 64}, 24));
   return in;
 }
 
@@ -123,6 +140,30 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.sparse_attention(in.q, in.k, in.v, heads, 0.125f, *pats, false).out;
     };
   };
+  // Transformer-XL (Backend::xl_attention): a segment of L queries over L memory rows + itself,
+  // with the probabilities and the four terms as the XL view asks.
+  auto xl = [heads](bool terms) {
+    return [heads, terms](Backend& be, const Inputs& in) {
+      XlAttentionArgs a;
+      a.heads = heads;
+      a.scale = 0.125f;
+      a.want_probs = a.want_terms = terms;
+      return be.xl_attention(in.q, in.xl_k, in.xl_v, in.xl_rk, in.xl_u, in.xl_vb, a).out;
+    };
+  };
+  // Seed 004's score functions (Backend::score_attention), causal, with probabilities.
+  auto score = [heads](ScoreFunction f) {
+    return [heads, f](Backend& be, const Inputs& in) {
+      ScoreAttentionArgs a;
+      a.attn.heads = heads;
+      a.attn.mask.causal = true;
+      a.attn.want_probs = true;
+      a.function = f;
+      if (f == ScoreFunction::General) a.w = in.score_w;
+      if (f == ScoreFunction::Additive) a.w1 = in.score_w1, a.w2 = in.score_w2, a.v_a = in.score_v;
+      return be.score_attention(in.q, in.k, in.v, a).out;
+    };
+  };
   return {
       {"linear d->d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w, in.b); }},
       {"linear d->4d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w_ff, in.b_ff); }},
@@ -139,6 +180,13 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       {"span attention", rel(false, true, false)},
       {"shaw+span +probs", rel(true, true, true)},
       {"sparse attention", sparse()},
+      {"xl attention", xl(false)},
+      {"xl attention +terms", xl(true)},
+      {"score general attention", score(ScoreFunction::General)},
+      {"score additive attention", score(ScoreFunction::Additive)},
+      {"act step", [](Backend& be, const Inputs& in) {
+         return be.act_step({in.act_halting, in.x, in.x2}, in.act_logit, in.q, {}).next.y;
+       }},
   };
 }
 
@@ -163,7 +211,7 @@ double time_op(Backend& be, const Inputs& in, const OpFn& fn, int reps, int roun
 void bench_forward(Backend& cpu, Backend& gpu, const std::vector<int64_t>& tokens) {
   std::printf("\nwhole forward (default trace)\n%-18s %6s %12s %12s %9s %8s\n", "preset",
               "tokens", "cpu ms", "vulkan ms", "vk/cpu", "submits");
-  for (const char* preset : {"tiny-decoder", "tiny-shaw", "tiny-span"}) {
+  for (const char* preset : {"tiny-decoder", "tiny-shaw", "tiny-span", "tiny-xl", "tiny-ut-act"}) {
     ModelConfig c = preset_config(preset);
     c.max_positions = std::max<int64_t>(c.max_positions, 4096);
     const Model model(c, init_params(c, 1));

@@ -88,6 +88,49 @@ struct SparseAttentionPC {
   float scale;
 };
 
+// shaders/xl_attention.comp: one workgroup per (query row, head).
+enum XlAttentionFlags : uint32_t {
+  kXlSameLength = 1,  // keys j <= p - mem_len are hidden too
+  kXlTerms = 2,       // write scores and the four terms to bindings 8..12
+};
+struct XlAttentionPC {
+  uint32_t lq, lk, heads, dh;
+  uint32_t flags;
+  int32_t mem_len;
+  int32_t clamp_len;  // < 0: distances are not clamped
+  float scale;
+};
+
+// shaders/act_step.comp: one invocation per element of the [rows, d] state.
+enum ActStepFlags : uint32_t {
+  kActLastStep = 1,
+  kActInterpolate = 2,
+};
+struct ActStepPC {
+  uint32_t rows, d;
+  uint32_t flags;
+  float threshold;
+};
+
+// shaders/score_attention.comp: one workgroup per (query row, head).
+enum ScoreAttentionFlags : uint32_t {
+  kScoreKeyValid = 1,
+  kScoreAllowed = 2,
+  kScoreCausal = 4,
+  kScoreScores = 8,  // write masked scores to binding 11
+};
+struct ScoreAttentionPC {
+  uint32_t lq, lk, heads, dh;
+  uint32_t flags;
+  int32_t causal_offset;
+  uint32_t function;  // ScoreFunction's value (core/config_attention_family.h)
+  uint32_t d_attn;
+  uint32_t max_positions;
+  float strength;
+};
+
+static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
+              sizeof(ScoreAttentionPC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

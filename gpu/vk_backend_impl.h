@@ -64,6 +64,19 @@ class VulkanBackend : public Backend {
   RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
                                              const DTensor& v,
                                              const RelativeAttentionArgs& args) override;
+  // vk_xl_attention.cpp (Transformer-XL relative terms)
+  XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                 const DTensor& rk, const DTensor& u, const DTensor& vb,
+                                 const XlAttentionArgs& args) override;
+  // vk_act_step.cpp (Universal Transformer ACT halting)
+  ActStepResult act_step(const ActState& current, const DTensor& logit, const DTensor& step_out,
+                         const ActStepArgs& args) override;
+  // vk_score_attention.cpp (seed 004's score functions)
+  AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                  const ScoreAttentionArgs& args) override;
+  // vk_rows.cpp (buffer copies)
+  DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count) override;
+  DTensor concat_rows(const DTensor& a, const DTensor& b) override;
 
   VulkanBackendStats stats() const;
 

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "push_constants.h"
 // Generated at build time from gpu/shaders/*.comp (see gpu/CMakeLists.txt).
+#include "act_step_spv.h"
 #include "activation_spv.h"
 #include "add_spv.h"
 #include "attention_spv.h"
@@ -23,7 +24,9 @@
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
 #include "scale_spv.h"
+#include "score_attention_spv.h"
 #include "sparse_attention_spv.h"
+#include "xl_attention_spv.h"
 
 namespace atlas::vk {
 
@@ -53,6 +56,9 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(attention, 8, AttentionPC),
     ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC),
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC),
+    ATLAS_SHADER(xl_attention, 13, XlAttentionPC),
+    ATLAS_SHADER(act_step, 9, ActStepPC),
+    ATLAS_SHADER(score_attention, 12, ScoreAttentionPC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

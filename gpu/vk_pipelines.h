@@ -22,6 +22,9 @@ enum class ShaderId {
   Attention,
   RelativeAttention,
   SparseAttention,
+  XlAttention,
+  ActStep,
+  ScoreAttention,
   Count
 };
 

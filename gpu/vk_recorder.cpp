@@ -173,10 +173,11 @@ void Recorder::dispatch_raw(const Pipeline& p, const std::vector<Binding>& bindi
   recorded_ = true;
 }
 
-void Recorder::copy(const GpuBuffer& src, const GpuBuffer& dst, VkDeviceSize bytes) {
+void Recorder::copy(const GpuBuffer& src, const GpuBuffer& dst, VkDeviceSize bytes,
+                    VkDeviceSize src_offset, VkDeviceSize dst_offset, bool declared) {
   if (bytes == 0) return;
-  access({&src}, {&dst});
-  VkBufferCopy region{0, 0, bytes};
+  if (!declared) access({&src}, {&dst});
+  VkBufferCopy region{src_offset, dst_offset, bytes};
   ctx_->api.vkCmdCopyBuffer(current().cmd, src.buffer, dst.buffer, 1, &region);
   recorded_ = true;
 }

@@ -49,8 +49,11 @@ class Recorder {
     dispatch_raw(p, bindings, &pc, gx, gy, gz);
   }
 
-  // Records a buffer-to-buffer copy (declares its own access).
-  void copy(const GpuBuffer& src, const GpuBuffer& dst, VkDeviceSize bytes);
+  // Records a buffer-to-buffer copy of `bytes` from src_offset to dst_offset. It declares its
+  // own access unless `declared` says the caller's access() already covers it (several copies
+  // of one op into disjoint parts of a buffer need no barrier between them).
+  void copy(const GpuBuffer& src, const GpuBuffer& dst, VkDeviceSize bytes,
+            VkDeviceSize src_offset = 0, VkDeviceSize dst_offset = 0, bool declared = false);
   // Makes the copies into Readback buffers visible to the host at the end of this batch.
   void need_host_read() { host_read_ = true; }
   // Keeps a buffer (a staging or readback buffer) alive until the batch that uses it ends.

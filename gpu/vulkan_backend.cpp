@@ -182,6 +182,9 @@ bool VulkanBackend::supports(Op op) const {
     case Op::ShawAttention:  // vk_relative_attention.cpp
     case Op::AdaptiveSpan:
     case Op::SparseAttention:  // vk_sparse_attention.cpp
+    case Op::XlAttention:      // vk_xl_attention.cpp
+    case Op::ActHalting:       // vk_act_step.cpp
+    case Op::ScoreFunction:    // vk_score_attention.cpp
       return true;
     default:  // variant attention: computed by core/ on the host, reported as a fallback
       return false;

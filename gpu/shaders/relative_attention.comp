@@ -13,7 +13,7 @@
 // The scores are recomputed per row, not tiled: the variants that need this run at moderate
 // lengths and the output (probabilities) is dense anyway.
 #include "common.glsl"
-#define WG 64u
+#include "wg_tree_reduce.glsl"
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { float k[]; };
@@ -42,8 +42,6 @@ layout(push_constant) uniform PC {
 const uint KEY_VALID = 1u, ALLOWED = 2u, CAUSAL = 4u, SHAW = 8u, SPAN = 16u, SPAN_AFTER = 32u,
            WANT_SCORES = 64u, WANT_TERMS = 128u, WANT_SPAN_MASK = 256u;
 
-shared float red[WG];
-
 bool key_allowed(uint i, uint j) {
   if ((pc.flags & CAUSAL) != 0u && int(j) - int(i) > pc.causal_offset) return false;
   if ((pc.flags & KEY_VALID) != 0u && key_valid[j] == 0u) return false;
@@ -52,36 +50,6 @@ bool key_allowed(uint i, uint j) {
     if (((allowed[idx >> 5u] >> (idx & 31u)) & 1u) == 0u) return false;
   }
   return true;
-}
-
-float reduce_max(float x) {
-  const uint t = gl_LocalInvocationID.x;
-  red[t] = x;
-  memoryBarrierShared();
-  barrier();
-  for (uint s = WG / 2u; s > 0u; s >>= 1u) {
-    if (t < s) red[t] = max(red[t], red[t + s]);
-    memoryBarrierShared();
-    barrier();
-  }
-  const float r = red[0];
-  barrier();  // red is reused by the next reduction
-  return r;
-}
-
-float reduce_sum(float x) {
-  const uint t = gl_LocalInvocationID.x;
-  red[t] = x;
-  memoryBarrierShared();
-  barrier();
-  for (uint s = WG / 2u; s > 0u; s >>= 1u) {
-    if (t < s) red[t] += red[t + s];
-    memoryBarrierShared();
-    barrier();
-  }
-  const float r = red[0];
-  barrier();
-  return r;
 }
 
 int pos_offset() { return int(pc.lk) - int(pc.lq); }  // queries are the last Lq key positions

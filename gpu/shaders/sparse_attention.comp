@@ -9,7 +9,7 @@
 //      o_d = sum_n p_n v_{j_n, d}
 // O(nnz d) work and O(nnz) memory; a row without nonzeros gets a zero output.
 #include "common.glsl"
-#define WG 64u
+#include "wg_tree_reduce.glsl"
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { float k[]; };
@@ -23,38 +23,6 @@ layout(push_constant) uniform PC {
   uint lq; uint lk; uint heads; uint dh; uint dv;
   float scale;
 } pc;
-
-shared float red[WG];
-
-float reduce_max(float x) {
-  const uint t = gl_LocalInvocationID.x;
-  red[t] = x;
-  memoryBarrierShared();
-  barrier();
-  for (uint s = WG / 2u; s > 0u; s >>= 1u) {
-    if (t < s) red[t] = max(red[t], red[t + s]);
-    memoryBarrierShared();
-    barrier();
-  }
-  const float r = red[0];
-  barrier();
-  return r;
-}
-
-float reduce_sum(float x) {
-  const uint t = gl_LocalInvocationID.x;
-  red[t] = x;
-  memoryBarrierShared();
-  barrier();
-  for (uint s = WG / 2u; s > 0u; s >>= 1u) {
-    if (t < s) red[t] += red[t + s];
-    memoryBarrierShared();
-    barrier();
-  }
-  const float r = red[0];
-  barrier();
-  return r;
-}
 
 void main() {
   const uint t = gl_LocalInvocationID.x;

@@ -44,12 +44,14 @@ TEST_CASE("variant attention computed on the host is listed once per op kind on 
       {"tiny-shaw", {}},  // Shaw and adaptive span have a kernel (relative_attention.comp)
       {"tiny-span", {}},
       {"tiny-span-dynamic", {}},
-      {"tiny-xl", {"xl_attention"}},
+      {"tiny-xl", {}},  // XL terms and memory have kernels (xl_attention.comp, buffer copies)
       {"tiny-sparse-strided", {}},  // CSR patterns have a kernel (sparse_attention.comp)
       {"tiny-local1d", {}},
       {"tiny-reformer", {"lsh_attention"}},
       {"tiny-performer", {"performer_attention"}},
-      {"tiny-ut-act", {"act_halting"}},
+      {"tiny-ut-act", {}},  // the ACT step has a kernel (act_step.comp)
+      {"tiny-gtrxl", {"gtrxl_gate"}},
+      {"tiny-score-additive", {}},  // score functions have a kernel (score_attention.comp)
   };
   for (const auto& [preset, want] : table) {
     INFO("preset " << preset);
@@ -70,24 +72,27 @@ TEST_CASE("the CPU backend reports no fallback for variant attention", "[vulkan]
 TEST_CASE("atlas info and atlas run name the host fallbacks of a Vulkan run",
           "[vulkan][fallback][cli]") {
   using atlas_test::run_atlas;
-  const auto info_xl = run_atlas("info preset:tiny-xl --length 16 --backend vulkan");
-  REQUIRE(info_xl.code == 0);
-  CHECK(info_xl.out.find("CPU fallback: xl_attention:") != std::string::npos);
+  const auto info_lsh = run_atlas("info preset:tiny-reformer --length 16 --backend vulkan");
+  REQUIRE(info_lsh.code == 0);
+  CHECK(info_lsh.out.find("CPU fallback: lsh_attention:") != std::string::npos);
   const auto info_shaw = run_atlas("info preset:tiny-shaw --length 16 --backend vulkan");
   REQUIRE(info_shaw.code == 0);
   CHECK(info_shaw.out.find("CPU fallback") == std::string::npos);  // runs on the device
   const auto info_vanilla = run_atlas("info preset:tiny-encoder --length 16 --backend vulkan");
   REQUIRE(info_vanilla.code == 0);
   CHECK(info_vanilla.out.find("CPU fallback") == std::string::npos);
-  const auto info_cpu = run_atlas("info preset:tiny-xl --length 16 --backend cpu");
+  const auto info_xl = run_atlas("info preset:tiny-xl --length 16 --backend vulkan");
+  REQUIRE(info_xl.code == 0);
+  CHECK(info_xl.out.find("CPU fallback") == std::string::npos);
+  const auto info_cpu = run_atlas("info preset:tiny-reformer --length 16 --backend cpu");
   CHECK(info_cpu.out.find("CPU fallback") == std::string::npos);
 
-  const auto run_xl = run_atlas("run preset:tiny-xl --text \"abc def\" --backend vulkan");
-  REQUIRE(run_xl.code == 0);
-  const std::string note = "atlas: vulkan: xl_attention:";
-  const size_t at = run_xl.err.find(note);
+  const auto run_lsh = run_atlas("run preset:tiny-reformer --text \"abc def\" --backend vulkan");
+  REQUIRE(run_lsh.code == 0);
+  const std::string note = "atlas: vulkan: lsh_attention:";
+  const size_t at = run_lsh.err.find(note);
   CHECK(at != std::string::npos);
-  CHECK(run_xl.err.find(note, at + 1) == std::string::npos);  // logged once, not per layer
+  CHECK(run_lsh.err.find(note, at + 1) == std::string::npos);  // logged once, not per layer
   const auto run_shaw = run_atlas("run preset:tiny-shaw --text \"abc def\" --backend vulkan");
   REQUIRE(run_shaw.code == 0);
   CHECK(run_shaw.err.find("atlas: vulkan:") == std::string::npos);

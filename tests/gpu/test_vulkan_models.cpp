@@ -122,3 +122,41 @@ TEST_CASE("a traced vanilla forward is one queue submission on Vulkan", "[vulkan
     CHECK(r.trace.find("decoder.layer1.cross_attn")->tensor.shape == Shape{4, 4, 26});
   }
 }
+
+TEST_CASE("a Transformer-XL forward over several segments is one queue submission on Vulkan",
+          "[vulkan][model][xl]") {
+  Gpu g;
+  const ModelConfig c = preset_config("tiny-xl");
+  Model model(c, init_params(c, 5));
+  RunOptions o;
+  o.backend = g.vk.get();
+  o.trace = TraceOptions::all();
+  model.run("warm up", "", o);
+  const std::string text(size_t(3 * c.xl.segment_length + 5), 'a');  // four segments
+  const uint64_t before = g.vk->submission_count();
+  RunResult r = model.run(text, "", o);
+  // Memory slicing and stacking are device copies and the terms a kernel: nothing is read
+  // back between segments, so all traced arrays come down with the one submission.
+  CHECK(g.vk->submission_count() - before == 1);
+  CHECK(g.vk->fallbacks().empty());
+  CHECK(r.trace.find("decoder.seg3.layer0.self_attn") != nullptr);
+}
+
+TEST_CASE("a Universal Transformer with ACT submits once per ponder step on Vulkan",
+          "[vulkan][model][act]") {
+  Gpu g;
+  const ModelConfig c = preset_config("tiny-ut-act");
+  Model model(c, init_params(c, 5));
+  RunOptions o;
+  o.backend = g.vk.get();
+  o.trace = TraceOptions::all();
+  model.run("warm", "", o);
+  const uint64_t before = g.vk->submission_count();
+  RunResult r = model.run("Pondering takes a few steps.", "", o);
+  // One read of the [L, 4] halting state per step decides whether to go on; then the final
+  // halting state and the deferred trace arrays.
+  const int64_t steps_run = r.trace.find("act.halting")->tensor.shape[0];
+  CHECK(steps_run <= c.universal.max_steps);
+  CHECK(g.vk->submission_count() - before == uint64_t(steps_run) + 2);
+  CHECK(g.vk->fallbacks().empty());
+}
