@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config_attention_family.h"
+#include "config_variants_i.h"
 #include "tensor.h"
 
 namespace atlas {
@@ -192,6 +193,23 @@ struct ScoreAttentionArgs {
   DTensor w1, w2, v_a;      // additive [H, d_attn, dh] twice and [H, d_attn]
 };
 
+// GTrXL's gating layer in place of a residual x + y (Parisotto et al. 2019; host reference
+// apply_gate in core/gtrxl.h, whose comment has the equations): x the residual stream [L, d],
+// y the sub-layer output [L, d], ReLU(y) first with relu_y (the identity-map reordering).
+// Linear maps are [d, d] stored [out, in]; input, output and highway use w_g, GRU all six;
+// b_g [d] for output, highway and GRU.
+struct GateArgs {
+  GateType type = GateType::None;
+  bool relu_y = false;
+  DTensor w_r, u_r, w_z, u_z, w_g, u_g, b_g;
+};
+
+struct GateResult {
+  DTensor out;   // [L, d]
+  DTensor gate;  // [L, d] the input / output / highway gate, or GRU's r (none: empty)
+  DTensor z;     // [L, d] GRU's update gate z (other types: empty)
+};
+
 class Backend {
  public:
   Backend();
@@ -280,6 +298,9 @@ class Backend {
   // by note_host_compute(Op::ActHalting).
   virtual ActStepResult act_step(const ActState& current, const DTensor& logit,
                                  const DTensor& step_out, const ActStepArgs& args);
+  // GTrXL gate (GateArgs). The default runs the host reference, reported by
+  // note_host_compute(Op::GtrxlGate).
+  virtual GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args);
 
  private:
   uint64_t instance_id_;

@@ -102,36 +102,31 @@ Mat apply_gate(GateType type, const GateWeights& w, const Mat& x, const Mat& y,
   return x + y;
 }
 
-Mat gtrxl_combine(ForwardPass& pass, const Mat& x, const Mat& y, int64_t layer, int64_t seg,
-                  GatedSublayer sublayer) {
+DTensor gtrxl_combine(ForwardPass& pass, const DTensor& x, const DTensor& y, int64_t layer,
+                      int64_t seg, GatedSublayer sublayer) {
   const GatingConfig& g = pass.config().gating;
-  Backend& be = pass.backend();
-  be.note_host_compute(Op::GtrxlGate);
+  GateArgs args;
+  args.type = g.type;
   // The reordering leaves two linear maps in a row on the identity path; the paper adds a ReLU
   // on the sub-layer output before the gate (eq. 10).
-  const Mat yr = g.identity_map_reorder ? Mat(y.cwiseMax(0.0f)) : y;
-  GateWeights w;
+  args.relu_y = g.identity_map_reorder;
   const std::string p = gate_tensor_prefix(layer, sublayer);
-  auto load = [&](const char* n) { return Mat(be.download(pass.weight(p + n)).mat()); };
   if (g.type == GateType::Gru) {
-    w.w_r = load(".w_r");
-    w.u_r = load(".u_r");
-    w.w_z = load(".w_z");
-    w.u_z = load(".u_z");
-    w.u_g = load(".u_g");
+    args.w_r = pass.weight(p + ".w_r");
+    args.u_r = pass.weight(p + ".u_r");
+    args.w_z = pass.weight(p + ".w_z");
+    args.u_z = pass.weight(p + ".u_z");
+    args.u_g = pass.weight(p + ".u_g");
   }
-  if (g.type != GateType::None) w.w_g = load(".w_g");
-  if (has_bias(g.type)) {
-    const Tensor b = be.download(pass.weight(p + ".b_g"));
-    w.b_g = Eigen::Map<const Eigen::RowVectorXf>(b.data.data(), Eigen::Index(b.data.size()));
-  }
-  std::vector<GateActivation> acts;
-  Mat out = apply_gate(g.type, w, x, yr, &acts);
+  if (g.type != GateType::None) args.w_g = pass.weight(p + ".w_g");
+  if (has_bias(g.type)) args.b_g = pass.weight(p + ".b_g");
+  const GateResult r = pass.backend().gtrxl_gate(x, y, args);  // host reference: apply_gate
   const std::string name = "decoder.seg" + std::to_string(seg) + ".layer" + std::to_string(layer) + "." +
                            sublayer_trace_name(sublayer) + ".gate.";
-  for (GateActivation& a : acts)
-    pass.trace().add(name + a.name, gate_meaning(a.name), Tensor::from_mat(a.value));
-  return out;
+  const std::vector<std::string> gates = gate_activation_names(g.type);
+  for (size_t i = 0; i < gates.size(); ++i)
+    pass.trace_later(name + gates[i], gate_meaning(gates[i]), i == 0 ? r.gate : r.z);
+  return r.out;
 }
 
 }  // namespace atlas

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "config.h"
 #include "params.h"
 #include "tensor.h"
@@ -57,7 +58,7 @@ std::vector<std::string> gate_activation_names(GateType type);
 // The XL hook: combines the residual stream x [Lq, d] with the sub-layer output y [Lq, d] of
 // layer `layer` in segment `seg`: ReLU(y) under gating.identity_map_reorder, then the gate of
 // gating.type, whose activations are traced as decoder.seg<s>.layer<i>.<attn|ffn>.gate.<g>.
-Mat gtrxl_combine(ForwardPass& pass, const Mat& x, const Mat& y, int64_t layer, int64_t seg,
-                  GatedSublayer sublayer);
+DTensor gtrxl_combine(ForwardPass& pass, const DTensor& x, const DTensor& y, int64_t layer,
+                      int64_t seg, GatedSublayer sublayer);
 
 }  // namespace atlas

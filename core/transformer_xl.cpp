@@ -123,12 +123,11 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
       const int64_t mem_rows = m ? m.shape[0] : 0;
       const DTensor cat = mem_rows ? be.concat_rows(m, x) : x;  // [m + Lq, d]
       const int64_t first_key = start - mem_rows;
-      // GTrXL replaces the residual x + y of both sub-layers by a gate (core/gtrxl.cpp, on
-      // the host: it reports its own fallback).
+      // GTrXL replaces the residual x + y of both sub-layers by a gate (core/gtrxl.cpp, the
+      // backend's gtrxl_gate op).
       auto residual = [&](const DTensor& stream, const DTensor& out, GatedSublayer s) -> DTensor {
         if (!c.gating.enabled) return be.add(stream, out);
-        const std::vector<Tensor> host = be.download_all({stream, out});
-        return be.upload(Tensor::from_mat(gtrxl_combine(pass, host[0].mat(), host[1].mat(), l, seg, s)));
+        return gtrxl_combine(pass, stream, out, l, seg, s);
       };
       DTensor y;
       if (pre) {

@@ -129,8 +129,15 @@ struct ScoreAttentionPC {
   float strength;
 };
 
+// shaders/gtrxl_gate.comp: one invocation per element of the [L, d] tensors; mode as in the
+// shader (0 input, 1 output, 2 highway, 3 GRU r and z, 4 GRU output).
+struct GtrxlGatePC {
+  uint32_t n, d;
+  uint32_t mode;
+};
+
 static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
-              sizeof(ScoreAttentionPC) <= 128);
+              sizeof(ScoreAttentionPC) <= 128 && sizeof(GtrxlGatePC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

@@ -65,23 +65,12 @@ AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, con
   if (args.want_scores) r.scores = make({H, lq, lk});
   if (lq == 0) return r;
 
-  // Masks as uint buffers: key_valid one word per key (skipped when all keys are valid),
-  // the dense pattern one bit per (query, key).
   uint32_t flags = 0;
-  std::shared_ptr<GpuBuffer> key_valid, allowed;
-  if (!mask.key_valid.empty() &&
-      std::any_of(mask.key_valid.begin(), mask.key_valid.end(), [](uint8_t b) { return !b; })) {
-    std::vector<uint32_t> words(mask.key_valid.begin(), mask.key_valid.end());
-    key_valid = upload_bytes(words.data(), words.size() * 4);
-    flags |= kAttnKeyValid;
-  }
-  if (!mask.allowed.empty() && lk > 0) {
-    std::vector<uint32_t> bits(static_cast<size_t>((lq * lk + 31) / 32), 0u);
-    for (size_t idx = 0; idx < mask.allowed.size(); ++idx)
-      if (mask.allowed[idx]) bits[idx >> 5] |= 1u << (idx & 31);
-    allowed = upload_bytes(bits.data(), bits.size() * 4);
-    flags |= kAttnAllowed;
-  }
+  const MaskBuffers masks = upload_mask(mask, lq, lk);
+  const std::shared_ptr<GpuBuffer>& key_valid = masks.key_valid;
+  const std::shared_ptr<GpuBuffer>& allowed = masks.allowed;
+  if (key_valid) flags |= kAttnKeyValid;
+  if (allowed) flags |= kAttnAllowed;
   if (mask.causal) flags |= kAttnCausal;
   const bool probs = args.want_probs && lk > 0, scores = args.want_scores && lk > 0;
   if (probs) flags |= kAttnProbs;

@@ -74,6 +74,8 @@ class VulkanBackend : public Backend {
   // vk_score_attention.cpp (seed 004's score functions)
   AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                   const ScoreAttentionArgs& args) override;
+  // vk_gtrxl_gate.cpp (GTrXL gates)
+  GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args) override;
   // vk_rows.cpp (buffer copies)
   DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count) override;
   DTensor concat_rows(const DTensor& a, const DTensor& b) override;
@@ -85,6 +87,13 @@ class VulkanBackend : public Backend {
   const GpuBuffer& buf(const DTensor& t, const char* op, const char* what) const;
   DTensor make(Shape shape);
   std::shared_ptr<GpuBuffer> upload_bytes(const void* data, uint64_t bytes);
+
+  // An attention mask as device buffers: key_valid one uint per key (null when every key is
+  // valid), the dense pattern one bit per (query, key) (null when there is none).
+  struct MaskBuffers {
+    std::shared_ptr<GpuBuffer> key_valid, allowed;
+  };
+  MaskBuffers upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk);
 
   // Binding of a whole tensor of n floats (caller checked fits()).
   Binding whole(const GpuBuffer& b, uint64_t n) const;

@@ -18,6 +18,7 @@
 #include "add_spv.h"
 #include "attention_spv.h"
 #include "embedding_spv.h"
+#include "gtrxl_gate_spv.h"
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
 #include "relative_attention_spv.h"
@@ -59,6 +60,7 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(xl_attention, 13, XlAttentionPC),
     ATLAS_SHADER(act_step, 9, ActStepPC),
     ATLAS_SHADER(score_attention, 12, ScoreAttentionPC),
+    ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

@@ -25,6 +25,7 @@ enum class ShaderId {
   XlAttention,
   ActStep,
   ScoreAttention,
+  GtrxlGate,
   Count
 };
 

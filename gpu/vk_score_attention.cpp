@@ -52,20 +52,11 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
   if (lq == 0) return r;
 
   uint32_t flags = 0;
-  std::shared_ptr<GpuBuffer> key_valid, allowed;
-  if (!mask.key_valid.empty() &&
-      std::any_of(mask.key_valid.begin(), mask.key_valid.end(), [](uint8_t b) { return !b; })) {
-    std::vector<uint32_t> words(mask.key_valid.begin(), mask.key_valid.end());
-    key_valid = upload_bytes(words.data(), words.size() * 4);
-    flags |= kScoreKeyValid;
-  }
-  if (!mask.allowed.empty() && lk > 0) {
-    std::vector<uint32_t> bits(static_cast<size_t>((lq * lk + 31) / 32), 0u);
-    for (size_t idx = 0; idx < mask.allowed.size(); ++idx)
-      if (mask.allowed[idx]) bits[idx >> 5] |= 1u << (idx & 31);
-    allowed = upload_bytes(bits.data(), bits.size() * 4);
-    flags |= kScoreAllowed;
-  }
+  const MaskBuffers masks = upload_mask(mask, lq, lk);
+  const std::shared_ptr<GpuBuffer>& key_valid = masks.key_valid;
+  const std::shared_ptr<GpuBuffer>& allowed = masks.allowed;
+  if (key_valid) flags |= kScoreKeyValid;
+  if (allowed) flags |= kScoreAllowed;
   if (mask.causal) flags |= kScoreCausal;
   if (r.scores) flags |= kScoreScores;
 

@@ -145,6 +145,22 @@ std::vector<Tensor> VulkanBackend::download_all(const std::vector<DTensor>& ts) 
 
 // ---- windows -------------------------------------------------------------------------
 
+VulkanBackend::MaskBuffers VulkanBackend::upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk) {
+  MaskBuffers m;
+  if (!mask.key_valid.empty() &&
+      std::any_of(mask.key_valid.begin(), mask.key_valid.end(), [](uint8_t b) { return !b; })) {
+    std::vector<uint32_t> words(mask.key_valid.begin(), mask.key_valid.end());
+    m.key_valid = upload_bytes(words.data(), words.size() * 4);
+  }
+  if (!mask.allowed.empty() && lk > 0) {
+    std::vector<uint32_t> bits(static_cast<size_t>((lq * lk + 31) / 32), 0u);
+    for (size_t idx = 0; idx < mask.allowed.size(); ++idx)
+      if (mask.allowed[idx]) bits[idx >> 5] |= 1u << (idx & 31);
+    m.allowed = upload_bytes(bits.data(), bits.size() * 4);
+  }
+  return m;
+}
+
 bool VulkanBackend::fits(uint64_t elems) const { return elems * 4 <= ctx_->max_binding_bytes; }
 
 uint64_t VulkanBackend::rows_per_window(uint64_t row_elems) const {
@@ -185,6 +201,7 @@ bool VulkanBackend::supports(Op op) const {
     case Op::XlAttention:      // vk_xl_attention.cpp
     case Op::ActHalting:       // vk_act_step.cpp
     case Op::ScoreFunction:    // vk_score_attention.cpp
+    case Op::GtrxlGate:        // vk_gtrxl_gate.cpp
       return true;
     default:  // variant attention: computed by core/ on the host, reported as a fallback
       return false;

@@ -125,21 +125,24 @@ TEST_CASE("a traced vanilla forward is one queue submission on Vulkan", "[vulkan
 
 TEST_CASE("a Transformer-XL forward over several segments is one queue submission on Vulkan",
           "[vulkan][model][xl]") {
-  Gpu g;
-  const ModelConfig c = preset_config("tiny-xl");
-  Model model(c, init_params(c, 5));
-  RunOptions o;
-  o.backend = g.vk.get();
-  o.trace = TraceOptions::all();
-  model.run("warm up", "", o);
-  const std::string text(size_t(3 * c.xl.segment_length + 5), 'a');  // four segments
-  const uint64_t before = g.vk->submission_count();
-  RunResult r = model.run(text, "", o);
-  // Memory slicing and stacking are device copies and the terms a kernel: nothing is read
-  // back between segments, so all traced arrays come down with the one submission.
-  CHECK(g.vk->submission_count() - before == 1);
-  CHECK(g.vk->fallbacks().empty());
-  CHECK(r.trace.find("decoder.seg3.layer0.self_attn") != nullptr);
+  for (const char* preset : {"tiny-xl", "tiny-gtrxl"}) {
+    INFO("preset " << preset);
+    Gpu g;
+    const ModelConfig c = preset_config(preset);
+    Model model(c, init_params(c, 5));
+    RunOptions o;
+    o.backend = g.vk.get();
+    o.trace = TraceOptions::all();
+    model.run("warm up", "", o);
+    const std::string text(size_t(3 * c.xl.segment_length + 5), 'a');  // four segments
+    const uint64_t before = g.vk->submission_count();
+    RunResult r = model.run(text, "", o);
+    // Memory slicing and stacking are device copies, the terms and the gates kernels: nothing
+    // is read back between segments, so all traced arrays come down with one submission.
+    CHECK(g.vk->submission_count() - before == 1);
+    CHECK(g.vk->fallbacks().empty());
+    CHECK(r.trace.find("decoder.seg3.layer0.self_attn") != nullptr);
+  }
 }
 
 TEST_CASE("a Universal Transformer with ACT submits once per ponder step on Vulkan",
