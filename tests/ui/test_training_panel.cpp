@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
+#include <cmath>
 
 #include "chart_adapter.h"
 #include "main_window.h"
@@ -17,10 +18,12 @@
 #include "run_controller.h"
 #include "training_panel.h"
 #include "ui_test_support.h"
+#include "variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::ensureApp;
+using atlas::uitest::waitUntil;
 
 namespace {
 
@@ -58,7 +61,7 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   REQUIRE(panel->start());
 
   // Pause mid-run: once the step in flight ends, the counter must not move.
-  QTRY_VERIFY_WITH_TIMEOUT(panel->stepsDone() >= 10, 60000);
+  REQUIRE(waitUntil([&] { return panel->stepsDone() >= 10; }, 60000));
   panel->setPaused(true);
   QTest::qWait(300);  // the step in flight finishes
   const qint64 pausedAt = panel->stepsDone();
@@ -68,12 +71,12 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   CHECK(panel->isRunning());
   // Pausing hands the weights of that step to the window, which runs them on the example.
   const QString pausedSpec = QString("training:tiny-decoder/copy @ step %1").arg(pausedAt);
-  QTRY_COMPARE_WITH_TIMEOUT(win.modelSpec(), pausedSpec, 30000);
-  QTRY_VERIFY_WITH_TIMEOUT(win.trace() && !win.trace()->source_tokens.empty(), 30000);
+  REQUIRE(waitUntil([&] { return win.modelSpec() == pausedSpec; }, 30000));
+  REQUIRE(waitUntil([&] { return win.trace() && !win.trace()->source_tokens.empty(); }, 30000));
   CHECK(win.sourceText().contains('|'));
   panel->setPaused(false);
 
-  QTRY_VERIFY_WITH_TIMEOUT(!panel->isRunning(), 180000);
+  REQUIRE(waitUntil([&] { return !panel->isRunning(); }, 180000));
   REQUIRE(panel->lastError().isEmpty());
   CHECK(panel->stepsDone() == steps);
 
@@ -86,7 +89,7 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   CHECK(accuracy.back() > 0.9);
 
   // The final snapshot reaches the window, which types the example "input|output".
-  QTRY_VERIFY_WITH_TIMEOUT(win.modelSpec().endsWith("@ step 120"), 30000);
+  REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 120"); }, 30000));
   std::shared_ptr<const Model> model = win.runController()->model();
   REQUIRE(model != nullptr);
   const std::string typed = win.sourceText().toStdString();
@@ -139,7 +142,55 @@ TEST_CASE("the training panel rejects a bad setup and closing the window stops t
 
   panel->setSetup(copySetup(1000000));
   REQUIRE(panel->start());
-  QTRY_VERIFY_WITH_TIMEOUT(panel->stepsDone() >= 1, 60000);
+  REQUIRE(waitUntil([&] { return panel->stepsDone() >= 1; }, 60000));
   win.close();
   CHECK_FALSE(panel->isRunning());
+}
+
+TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it learns",
+          "[ui][training][act]") {
+  // Each snapshot of the run reaches the window, whose ACT panel then shows that snapshot's
+  // ponder counts: after the last snapshot the bars are the final weights' N(t) + R(t), which
+  // differ from the first snapshot's.
+  ensureApp();
+  MainWindow win;
+  win.resize(1100, 750);
+  TrainingPanel* panel = win.trainingPanel();
+  TrainingSetup s;
+  s.preset = "tiny-ut-act";
+  s.task = "parity-blank";
+  s.steps = 60;
+  s.length = 6;
+  s.batch = 8;
+  s.dModel = 32;
+  s.dFf = 64;
+  s.snapshotEvery = 20;
+  panel->setSetup(s);
+  REQUIRE(panel->start());
+  auto ponder = [&] {
+    const TracedArray* a = win.trace() ? win.trace()->find("act.ponder") : nullptr;
+    return a ? a->tensor.data : std::vector<float>{};
+  };
+  REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 20"); }, 120000));
+  REQUIRE(waitUntil([&] { return !ponder().empty(); }, 30000));
+  const std::vector<float> first = ponder();
+  REQUIRE(waitUntil([&] { return !panel->isRunning(); }, 180000));
+  REQUIRE(panel->lastError().isEmpty());
+  REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 60"); }, 30000));
+  REQUIRE(waitUntil([&] { return ponder() != first; }, 30000));
+  const std::vector<float> last = ponder();
+
+  VariantPanel* act = win.variantPanel("act");
+  REQUIRE(act != nullptr);
+  REQUIRE(act->available());
+  act->ensureBuilt();
+  int plot = -1;
+  for (size_t i = 0; i < act->plots().size(); ++i)
+    if (act->plots()[i].name.startsWith("ponder steps")) plot = static_cast<int>(i);
+  REQUIRE(plot >= 0);
+  act->setCurrentPlot(plot);
+  const auto bars = chartSeriesValues(act->chart());  // N(t), R(t), N + R
+  REQUIRE(bars.size() == 3);
+  REQUIRE(bars[2].size() == static_cast<int>(last.size()));
+  for (size_t i = 0; i < last.size(); ++i) CHECK(bars[2][static_cast<int>(i)] == Approx(last[i]));
 }

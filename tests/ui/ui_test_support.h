@@ -3,7 +3,9 @@
 // whose numbers the tests know independently of the engine.
 #include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QTemporaryDir>
+#include <QTest>
 #include <cstdio>
 #include <cstdlib>
 
@@ -32,6 +34,20 @@ inline QApplication* ensureApp() {
     return a;
   }();
   return app;
+}
+
+// Runs the event loop until pred() holds or timeout_ms pass; returns whether it held. Use as
+// REQUIRE(waitUntil(...)): QTest's QTRY_* macros report to QTest's logger and just return
+// from a Catch test case, so a failed wait would pass silently.
+template <class Pred>
+bool waitUntil(Pred pred, int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!pred()) {
+    if (timer.elapsed() > timeout_ms) return false;
+    QTest::qWait(10);
+  }
+  return true;
 }
 
 // Value of head h, query i, key j in a hand-made [2, 3, 3] attention of layer l: rows sum to
