@@ -118,6 +118,7 @@ enum ScoreAttentionFlags : uint32_t {
   kScoreAllowed = 2,
   kScoreCausal = 4,
   kScoreScores = 8,  // write masked scores to binding 11
+  kScoreProjectKeys = 16,  // additive's first pass: W2_h k_j into binding 12
 };
 struct ScoreAttentionPC {
   uint32_t lq, lk, heads, dh;

@@ -59,7 +59,7 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC),
     ATLAS_SHADER(xl_attention, 13, XlAttentionPC),
     ATLAS_SHADER(act_step, 9, ActStepPC),
-    ATLAS_SHADER(score_attention, 12, ScoreAttentionPC),
+    ATLAS_SHADER(score_attention, 13, ScoreAttentionPC),
     ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));

@@ -12,7 +12,7 @@
 namespace atlas::vk {
 
 namespace {
-constexpr uint32_t kBindings = 12;
+constexpr uint32_t kBindings = 13;
 constexpr int64_t kMaxGroups = 65535;  // maxComputeWorkGroupCount minimum
 constexpr int64_t kMaxVector = 256;    // MAX_VEC in the shader
 }  // namespace
@@ -31,9 +31,10 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device = ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings &&
-                           lq <= kMaxGroups && H <= kMaxGroups && dh <= kMaxVector &&
+                           lq <= kMaxGroups && lk <= kMaxGroups && H <= kMaxGroups && dh <= kMaxVector &&
                            d_attn <= kMaxVector && total < (1ull << 31) && fits(total) &&
                            fits(static_cast<uint64_t>(k.numel())) &&
+                           fits(static_cast<uint64_t>(lk * H * d_attn)) &&
                            (!args.w || fits(static_cast<uint64_t>(args.w.numel()))) &&
                            (!additive || fits(static_cast<uint64_t>(args.w1.numel()))) &&
                            std::abs(mask.causal_offset) < (int64_t{1} << 30);
@@ -73,7 +74,9 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
   const GpuBuffer& bo = buf(r.out, op, "output");
   const GpuBuffer& bp = buf(probs, op, "probs");
   const GpuBuffer& bs = r.scores ? buf(r.scores, op, "scores") : *sink;
-  rec_->access({&bq, &bk, &bv, &bkv, &bal, &bw, &bw1, &bw2, &bva}, {&bo, &bp, &bs});
+  // Additive: W2_h k_j for every key and head, projected once by a first dispatch.
+  const DTensor key_proj = additive ? make({lk, H, d_attn}) : DTensor{};
+  const GpuBuffer& bwk = additive ? buf(key_proj, op, "key projection") : *sink;
 
   auto size_of = [](const DTensor& t) { return t ? static_cast<uint64_t>(t.numel()) : 1; };
   const std::vector<Binding> bindings = {
@@ -88,7 +91,8 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
       whole(bva, size_of(args.v_a)),
       whole(bo, lq * H * dh),
       whole(bp, total),
-      whole(bs, r.scores ? total : 1)};
+      whole(bs, r.scores ? total : 1),
+      whole(bwk, additive ? lk * H * d_attn : 1)};
 
   ScoreAttentionPC pc{};
   pc.lq = static_cast<uint32_t>(lq);
@@ -101,8 +105,16 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
   pc.d_attn = static_cast<uint32_t>(d_attn);
   pc.max_positions = args.function == ScoreFunction::Location ? static_cast<uint32_t>(args.w.shape[1]) : 0;
   pc.strength = args.strength;
-  rec_->dispatch(pipes_->get(ShaderId::ScoreAttention), bindings, pc, static_cast<uint32_t>(lq),
-                 static_cast<uint32_t>(H));
+  const Pipeline& pipe = pipes_->get(ShaderId::ScoreAttention);
+  if (additive) {
+    ScoreAttentionPC project = pc;
+    project.flags = kScoreProjectKeys;
+    // Every bound buffer is declared; the attention dispatch then reads what this one wrote.
+    rec_->access({&bq, &bk, &bv, &bkv, &bal, &bw, &bw1, &bw2, &bva}, {&bwk, &bo, &bp, &bs});
+    rec_->dispatch(pipe, bindings, project, static_cast<uint32_t>(lk), static_cast<uint32_t>(H));
+  }
+  rec_->access({&bq, &bk, &bv, &bkv, &bal, &bw, &bw1, &bw2, &bva, &bwk}, {&bo, &bp, &bs});
+  rec_->dispatch(pipe, bindings, pc, static_cast<uint32_t>(lq), static_cast<uint32_t>(H));
   return r;
 }
 

@@ -10,6 +10,9 @@
 //   additive e_j = v_h . tanh(W1_h q_i + W2_h k_j)
 // -inf where the mask forbids j, a row softmax (zero row when no key is allowed), and after a
 // buffer barrier invocation t owns value dims d = t, t + 64, ... of o_i = sum_j a_j v_j.
+// Additive runs a first dispatch with PROJECT_KEYS over (key j, head h) workgroups that writes
+// W2_h k_j to binding 12, so the attention dispatch does d_attn work per (i, j), not
+// d_attn x d_head.
 #include "common.glsl"
 #include "wg_tree_reduce.glsl"
 #define MAX_VEC 256u
@@ -26,6 +29,7 @@ layout(std430, set = 0, binding = 8) readonly buffer VA { float va[]; };
 layout(std430, set = 0, binding = 9) writeonly buffer Out { float o[]; };
 layout(std430, set = 0, binding = 10) coherent buffer Probs { float probs[]; };
 layout(std430, set = 0, binding = 11) writeonly buffer Scores { float scores[]; };
+layout(std430, set = 0, binding = 12) buffer KeyProj { float wk[]; };  // [Lk, heads, d_attn]
 layout(push_constant) uniform PC {
   uint lq; uint lk; uint heads; uint dh;
   uint flags;
@@ -36,7 +40,7 @@ layout(push_constant) uniform PC {
   float strength;
 } pc;
 
-const uint KEY_VALID = 1u, ALLOWED = 2u, CAUSAL = 4u, WANT_SCORES = 8u;
+const uint KEY_VALID = 1u, ALLOWED = 2u, CAUSAL = 4u, WANT_SCORES = 8u, PROJECT_KEYS = 16u;
 // Mirrors ScoreFunction in core/config_attention_family.h.
 const uint DOT = 1u, GENERAL = 2u, ADDITIVE = 3u, COSINE = 4u, LOCATION = 5u;
 
@@ -52,7 +56,21 @@ bool key_allowed(uint i, uint j) {
   return true;
 }
 
+void project_keys(uint j, uint h) {
+  const uint koff = j * pc.heads * pc.dh + h * pc.dh;
+  for (uint a = gl_LocalInvocationID.x; a < pc.d_attn; a += WG) {
+    float s = 0.0;
+    const uint row = (h * pc.d_attn + a) * pc.dh;
+    for (uint e = 0u; e < pc.dh; ++e) s += w2[row + e] * k[koff + e];
+    wk[(j * pc.heads + h) * pc.d_attn + a] = s;
+  }
+}
+
 void main() {
+  if ((pc.flags & PROJECT_KEYS) != 0u) {
+    project_keys(gl_WorkGroupID.x, gl_WorkGroupID.y);
+    return;
+  }
   const uint t = gl_LocalInvocationID.x;
   const uint i = gl_WorkGroupID.x, h = gl_WorkGroupID.y;
   const uint stride = pc.heads * pc.dh, hoff = h * pc.dh;
@@ -104,10 +122,9 @@ void main() {
         const uint woff = (h * pc.max_positions + j) * pc.dh;
         for (uint e = 0u; e < pc.dh; ++e) s += w[woff + e] * q[qoff + e];
       } else {  // ADDITIVE
+        const uint wkoff = (j * pc.heads + h) * pc.d_attn;
         for (uint a = 0u; a < pc.d_attn; ++a) {
-          float x = qx[a];
-          const uint row = (h * pc.d_attn + a) * pc.dh;
-          for (uint e = 0u; e < pc.dh; ++e) x += w2[row + e] * k[koff + e];
+          const float x = qx[a] + wk[wkoff + a];
           // Clamped: some drivers build tanh from exp, which overflows to NaN for large |x|;
           // tanh(15) is 1 in float anyway.
           s += va[h * pc.d_attn + a] * tanh(clamp(x, -15.0, 15.0));
