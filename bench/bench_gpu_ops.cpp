@@ -46,6 +46,7 @@ struct Inputs {
   DTensor xl_k, xl_v, xl_rk, xl_u, xl_vb;  // Transformer-XL: L memory rows + L segment rows
   DTensor act_halting, act_logit;          // ACT: [L, 4] state after one step, [L, 1] logits
   DTensor score_w, score_w1, score_w2, score_v;  // general W_a, additive W1, W2, v_a (d_attn 64)
+  DTensor performer_w;  // FAVOR+ features [heads, 256, d_head]
 };
 
 constexpr int64_t kShawK = 16;
@@ -80,6 +81,7 @@ Inputs upload_inputs(Backend& be, int64_t L, int64_t d, int heads) {
   in.score_w1 = be.upload(random_tensor({heads, 64, dh}, 22));
   in.score_w2 = be.upload(random_tensor({heads, 64, dh}, 23));
   in.score_v = be.upload(random_tensor({heads, 64}, 24));
+  in.performer_w = be.upload(random_tensor({heads, 256, dh}, 25));
   return in;
 }
 
@@ -164,6 +166,16 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.score_attention(in.q, in.k, in.v, a).out;
     };
   };
+  // Performer FAVOR+ (Backend::performer_attention), 256 features per head: bidirectional
+  // (linear-time path) and causal (per-row path).
+  auto performer = [heads](bool causal) {
+    return [heads, causal](Backend& be, const Inputs& in) {
+      PerformerArgs a;
+      a.heads = heads;
+      a.causal = causal;
+      return be.performer_attention(in.q, in.k, in.v, in.performer_w, a).out;
+    };
+  };
   return {
       {"linear d->d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w, in.b); }},
       {"linear d->4d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w_ff, in.b_ff); }},
@@ -184,6 +196,8 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       {"xl attention +terms", xl(true)},
       {"score general attention", score(ScoreFunction::General)},
       {"score additive attention", score(ScoreFunction::Additive)},
+      {"performer attention", performer(false)},
+      {"performer causal attention", performer(true)},
       {"act step", [](Backend& be, const Inputs& in) {
          return be.act_step({in.act_halting, in.x, in.x2}, in.act_logit, in.q, {}).next.y;
        }},
@@ -211,7 +225,8 @@ double time_op(Backend& be, const Inputs& in, const OpFn& fn, int reps, int roun
 void bench_forward(Backend& cpu, Backend& gpu, const std::vector<int64_t>& tokens) {
   std::printf("\nwhole forward (default trace)\n%-18s %6s %12s %12s %9s %8s\n", "preset",
               "tokens", "cpu ms", "vulkan ms", "vk/cpu", "submits");
-  for (const char* preset : {"tiny-decoder", "tiny-shaw", "tiny-span", "tiny-xl", "tiny-ut-act"}) {
+  for (const char* preset : {"tiny-decoder", "tiny-shaw", "tiny-span", "tiny-xl", "tiny-gtrxl",
+                             "tiny-ut-act", "tiny-score-additive", "tiny-performer"}) {
     ModelConfig c = preset_config(preset);
     c.max_positions = std::max<int64_t>(c.max_positions, 4096);
     const Model model(c, init_params(c, 1));

@@ -210,6 +210,25 @@ struct GateResult {
   DTensor z;     // [L, d] GRU's update gate z (other types: empty)
 };
 
+// Performer FAVOR+ attention of all heads (seed 003; host reference favor_attention and
+// positive_features, core/performer.h): q [Lq, H*dk], k [Lk, H*dk], v [Lk, H*dv], features
+// [H, m, dk] each head's orthogonal random features w_r. phi(x)_r = m^-1/2 exp(w_r . x' -
+// |x'|^2 / 2), x' = x / dk^(1/4), shifted by the row's largest projection for queries and by
+// the largest over all keys for keys (shifts cancel in the ratio); keys with key_valid 0 get
+// phi = 0. out_i = sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j) over j <= i
+// when causal (0 when the sum is 0).
+struct PerformerArgs {
+  int heads = 1;
+  bool causal = false;
+  std::vector<uint8_t> key_valid;  // [Lk] or empty
+  bool want_implicit = false;      // the implicit attention [H, Lq, Lk]
+};
+
+struct PerformerResult {
+  DTensor out;       // [Lq, H*dv]
+  DTensor implicit;  // rownorm(phi(Q) phi(K)^T), causal: lower triangle, when asked
+};
+
 class Backend {
  public:
   Backend();
@@ -298,6 +317,10 @@ class Backend {
   // by note_host_compute(Op::ActHalting).
   virtual ActStepResult act_step(const ActState& current, const DTensor& logit,
                                  const DTensor& step_out, const ActStepArgs& args);
+  // Performer attention (PerformerArgs). The default runs the host reference, reported by
+  // note_host_compute(Op::PerformerAttention).
+  virtual PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                              const DTensor& features, const PerformerArgs& args);
   // GTrXL gate (GateArgs). The default runs the host reference, reported by
   // note_host_compute(Op::GtrxlGate).
   virtual GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args);

@@ -116,42 +116,25 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
                                   const DTensor& v, const std::string& prefix,
                                   const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = fp.config();
-  Backend& be = fp.backend();
-  be.note_host_compute(Op::PerformerAttention);
-  const Tensor Q = be.download(q), K = be.download(k), V = be.download(v);
-  const int64_t L = Q.shape[0], H = c.n_heads, dk = Q.shape[1] / H, dv = V.shape[1] / H;
+  const int64_t L = q.shape[0], H = c.n_heads, dk = q.shape[1] / H, m = c.performer.features;
   const int64_t layer = layer_index_of(prefix);
-  const bool want = fp.options().trace.attention && L <= kDenseTraceLimit;
-  Tensor out({L, H * dv});
-  Tensor implicit(want ? Shape{H, L, L} : Shape{0});
-  ConstMatMap QM = Q.mat(), KM = K.mat(), VM = V.mat();
-  MatMap O = out.mat();
-#pragma omp parallel for schedule(static) if (H > 1)
+  // Each head's features, fixed by the config's seed, the layer and the head.
+  Tensor features({H, m, dk});
   for (int64_t h = 0; h < H; ++h) {
-    const Mat w = orthogonal_features(c.performer.features, dk,
-                                      c.performer.seed ^ hash_name("performer/layer" +
-                                                                   std::to_string(layer) + "/head" +
-                                                                   std::to_string(h)));
-    const Mat qh = QM.middleCols(h * dk, dk), kh = KM.middleCols(h * dk, dk),
-              vh = VM.middleCols(h * dv, dv);
-    O.middleCols(h * dv, dv) = favor_attention(qh, kh, vh, w, mask.causal, mask.key_valid);
-    if (want) {
-      Mat pk = positive_features(kh, w, false);
-      for (size_t j = 0; j < mask.key_valid.size(); ++j)
-        if (!mask.key_valid[j]) pk.row(int64_t(j)).setZero();
-      Mat a = positive_features(qh, w, true) * pk.transpose();
-      for (int64_t i = 0; i < L; ++i) {
-        if (mask.causal) for (int64_t j = i + 1; j < L; ++j) a(i, j) = 0;
-        const float s = a.row(i).sum();
-        if (s > 0) a.row(i) /= s;
-      }
-      std::copy(a.data(), a.data() + L * L, implicit.data.begin() + h * L * L);
-    }
+    const Mat w = orthogonal_features(m, dk, c.performer.seed ^ hash_name("performer/layer" + std::to_string(layer) +
+                                                                          "/head" + std::to_string(h)));
+    std::copy(w.data(), w.data() + m * dk, features.data.begin() + h * m * dk);
   }
-  if (want)
-    fp.trace().add(traced_name, "Performer implicit attention rownorm(phi(Q) phi(K)^T) [heads, L, L]",
-                   std::move(implicit));
-  return be.upload(out);
+  PerformerArgs args;
+  args.heads = int(H);
+  args.causal = mask.causal;
+  args.key_valid = mask.key_valid;
+  args.want_implicit = fp.options().trace.attention && L <= kDenseTraceLimit;
+  Backend& be = fp.backend();
+  const PerformerResult r = be.performer_attention(q, k, v, be.upload(features), args);
+  if (args.want_implicit)
+    fp.trace_later(traced_name, "Performer implicit attention rownorm(phi(Q) phi(K)^T) [heads, L, L]", r.implicit);
+  return r.out;
 }
 
 }  // namespace atlas

@@ -74,6 +74,9 @@ class VulkanBackend : public Backend {
   // vk_score_attention.cpp (seed 004's score functions)
   AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                   const ScoreAttentionArgs& args) override;
+  // vk_performer.cpp (Performer FAVOR+)
+  PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                      const DTensor& features, const PerformerArgs& args) override;
   // vk_gtrxl_gate.cpp (GTrXL gates)
   GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args) override;
   // vk_rows.cpp (buffer copies)

@@ -21,6 +21,7 @@
 #include "gtrxl_gate_spv.h"
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
+#include "performer_spv.h"
 #include "relative_attention_spv.h"
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
@@ -61,6 +62,7 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(act_step, 9, ActStepPC),
     ATLAS_SHADER(score_attention, 13, ScoreAttentionPC),
     ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC),
+    ATLAS_SHADER(performer, 12, PerformerPC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

@@ -26,6 +26,7 @@ enum class ShaderId {
   ActStep,
   ScoreAttention,
   GtrxlGate,
+  Performer,
   Count
 };
 

@@ -202,6 +202,7 @@ bool VulkanBackend::supports(Op op) const {
     case Op::ActHalting:       // vk_act_step.cpp
     case Op::ScoreFunction:    // vk_score_attention.cpp
     case Op::GtrxlGate:        // vk_gtrxl_gate.cpp
+    case Op::PerformerAttention:  // vk_performer.cpp
       return true;
     default:  // variant attention: computed by core/ on the host, reported as a fallback
       return false;
