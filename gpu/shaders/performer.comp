@@ -96,8 +96,9 @@ void main() {
     }
   } else if (pc.phase == OUT) {
     const uint i = a, qoff = (h * pc.lq + i) * pc.m;
-    float den = 0.0;
-    for (uint r = 0u; r < pc.m; ++r) den += pq[qoff + r] * z[h * pc.m + r];
+    float part = 0.0;
+    for (uint r = t; r < pc.m; r += WG) part += pq[qoff + r] * z[h * pc.m + r];
+    const float den = reduce_sum(part);
     const float inv = den > 0.0 ? 1.0 / den : 1.0;
     for (uint c = t; c < pc.dv; c += WG) {
       float acc = 0.0;
