@@ -2,8 +2,10 @@
 // task, and the ratio of one step's time to the forward time of the same batch, measured in
 // the same run: the tape's forward alone, and the inference engine's Model::forward (one
 // example at a time, as the trainer runs). One thread.
+// A second table compares reversible layers (activations recomputed in the backward) with the
+// same decoder's plain stack: step time and the tape's stored bytes after one forward.
 // Usage: bench_train [--steps N]
-// Prints a markdown table (docs/PERFORMANCE.md, "Training (issue 9)").
+// Prints markdown tables (docs/PERFORMANCE.md, "Training (issue 9)").
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +23,36 @@ namespace {
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct StackCost {
+  double step_ms;
+  double tape_kb;
+};
+
+// A pre-norm tiny-decoder of `layers` layers (d 64, ff 256) on copy, plain or reversible.
+StackCost stack_cost(int64_t layers, bool reversible, int64_t steps) {
+  ModelConfig c = preset_config("tiny-decoder");
+  c.d_model = 64;
+  c.d_ff = 256;
+  c.n_layers = layers;
+  c.norm_position = NormPosition::Pre;
+  c.lsh.reversible = reversible;
+  TrainOptions o;
+  o.task = "copy";
+  o.steps = steps + 5;
+  o.batch = 16;
+  Trainer trainer(c, o);
+  for (int i = 0; i < 5; ++i) trainer.step();
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < steps; ++i) trainer.step();
+  const double step_ms = seconds_since(t0) / double(steps) * 1e3;
+  const auto tok = make_tokenizer(trainer.config().tokenizer);
+  Rng rng(3);
+  const Example ex = make_example(trainer.config(), trainer.task(), *tok, rng);
+  Tape<float> tape;
+  build_forward<float>(tape, trainer.config(), trainer.params(), ex, {}, nullptr);
+  return {step_ms, double(tape.stored_bytes()) / 1024.0};
 }
 
 struct BenchShape {
@@ -86,6 +118,14 @@ int main(int argc, char** argv) {
                 static_cast<long long>(parameter_count(tc)), static_cast<long long>(o.batch),
                 static_cast<long long>(tokens), 1.0 / step_s, step_s * 1e3, tape_s * 1e3,
                 engine_s * 1e3, step_s / tape_s, step_s / engine_s);
+  }
+
+  std::printf("\n| decoder d64 ff256, copy 8 | plain step (ms) | reversible step (ms) | reversible / "
+              "plain | plain tape (KB) | reversible tape (KB) |\n|---|---|---|---|---|---|\n");
+  for (int64_t layers : {2, 6, 12}) {
+    const StackCost plain = stack_cost(layers, false, steps / 2), rev = stack_cost(layers, true, steps / 2);
+    std::printf("| %lld layers | %.2f | %.2f | %.2f | %.0f | %.0f |\n", static_cast<long long>(layers),
+                plain.step_ms, rev.step_ms, rev.step_ms / plain.step_ms, plain.tape_kb, rev.tape_kb);
   }
   return 0;
 }
