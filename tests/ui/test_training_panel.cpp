@@ -149,9 +149,10 @@ TEST_CASE("the training panel rejects a bad setup and closing the window stops t
 
 TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it learns",
           "[ui][training][act]") {
-  // Each snapshot of the run reaches the window, whose ACT panel then shows that snapshot's
-  // ponder counts: after the last snapshot the bars are the final weights' N(t) + R(t), which
-  // differ from the first snapshot's.
+  // The oracle: the ponder counts N(t) + R(t) that the window's current model gives on the
+  // window's current text, computed here with Model::run. The window's trace and its ACT
+  // panel must show exactly those, first at a paused step and then after the last step, and
+  // training must have changed them.
   ensureApp();
   MainWindow win;
   win.resize(1100, 750);
@@ -159,26 +160,46 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
   TrainingSetup s;
   s.preset = "tiny-ut-act";
   s.task = "parity-blank";
-  s.steps = 60;
+  s.steps = 200;  // long enough that the pause below lands mid-run
   s.length = 6;
   s.batch = 8;
   s.dModel = 32;
   s.dFf = 64;
-  s.snapshotEvery = 20;
+  s.snapshotEvery = 50;
   panel->setSetup(s);
   REQUIRE(panel->start());
-  auto ponder = [&] {
+  auto shown = [&] {
     const TracedArray* a = win.trace() ? win.trace()->find("act.ponder") : nullptr;
     return a ? a->tensor.data : std::vector<float>{};
   };
-  REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 20"); }, 120000));
-  REQUIRE(waitUntil([&] { return !ponder().empty(); }, 30000));
-  const std::vector<float> first = ponder();
+  auto expected = [&] {
+    std::shared_ptr<const Model> model = win.runController()->model();
+    REQUIRE(model != nullptr);
+    const RunResult r = model->run(win.sourceText().toStdString(), "", RunOptions{});
+    const TracedArray* a = r.trace.find("act.ponder");
+    REQUIRE(a != nullptr);
+    return a->tensor.data;
+  };
+
+  // Paused early: the window runs that step's weights.
+  REQUIRE(waitUntil([&] { return panel->stepsDone() >= 3; }, 60000));
+  panel->setPaused(true);
+  QTest::qWait(300);  // the step in flight finishes
+  const qint64 pausedAt = panel->stepsDone();
+  REQUIRE(pausedAt < s.steps);
+  const QString pausedSpec = QString("training:tiny-ut-act/parity-blank @ step %1").arg(pausedAt);
+  REQUIRE(waitUntil([&] { return win.modelSpec() == pausedSpec; }, 30000));
+  const std::vector<float> early = expected();
+  REQUIRE(!early.empty());
+  REQUIRE(waitUntil([&] { return shown() == early; }, 30000));
+
+  panel->setPaused(false);
   REQUIRE(waitUntil([&] { return !panel->isRunning(); }, 180000));
   REQUIRE(panel->lastError().isEmpty());
-  REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 60"); }, 30000));
-  REQUIRE(waitUntil([&] { return ponder() != first; }, 30000));
-  const std::vector<float> last = ponder();
+  REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 200"); }, 30000));
+  const std::vector<float> last = expected();
+  REQUIRE(waitUntil([&] { return shown() == last; }, 30000));
+  CHECK(last != early);  // the remaining steps changed how long the model ponders
 
   VariantPanel* act = win.variantPanel("act");
   REQUIRE(act != nullptr);
