@@ -131,6 +131,13 @@ inline void require_close(const std::vector<float>& got, const std::vector<doubl
   require_close(got, want, std::vector<double>(want.size(), abs_tol), what);
 }
 
+// Per-element tolerance abs + rel |want| (abs alone where want is infinite: masked scores).
+inline std::vector<double> rel_tol(const std::vector<double>& want, double abs, double rel) {
+  std::vector<double> t(want.size());
+  for (size_t i = 0; i < want.size(); ++i) t[i] = abs + (std::isinf(want[i]) ? 0.0 : rel * std::fabs(want[i]));
+  return t;
+}
+
 inline std::vector<double> to_double(const std::vector<float>& v) {
   return std::vector<double>(v.begin(), v.end());
 }

@@ -92,12 +92,6 @@ Naive naive(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ak,
   return n;
 }
 
-std::vector<double> rel_tol(const std::vector<double>& want, double abs, double rel) {
-  std::vector<double> t(want.size());
-  for (size_t i = 0; i < want.size(); ++i) t[i] = abs + (std::isinf(want[i]) ? 0.0 : rel * std::fabs(want[i]));
-  return t;
-}
-
 struct Case {
   const char* name;
   int64_t lq, lk, heads, dh;

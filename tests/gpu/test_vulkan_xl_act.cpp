@@ -67,12 +67,6 @@ NaiveXl naive_xl(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   return n;
 }
 
-std::vector<double> rel_tol(const std::vector<double>& want, double abs, double rel) {
-  std::vector<double> t(want.size());
-  for (size_t i = 0; i < want.size(); ++i) t[i] = abs + (std::isinf(want[i]) ? 0.0 : rel * std::fabs(want[i]));
-  return t;
-}
-
 struct XlCase {
   const char* name;
   int64_t lq, mem, heads, dh;
