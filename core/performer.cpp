@@ -79,8 +79,12 @@ Mat favor_attention(const Mat& q, const Mat& k, const Mat& v, const Mat& w, bool
   return out;
 }
 
-Mat favor_implicit_attention(const Mat& q, const Mat& k, const Mat& w, bool causal) {
-  Mat a = positive_features(q, w, true) * positive_features(k, w, false).transpose();
+Mat favor_implicit_attention(const Mat& q, const Mat& k, const Mat& w, bool causal,
+                             const std::vector<uint8_t>& key_valid) {
+  Mat pk = positive_features(k, w, false);
+  for (size_t j = 0; j < key_valid.size(); ++j)
+    if (!key_valid[j]) pk.row(int64_t(j)).setZero();
+  Mat a = positive_features(q, w, true) * pk.transpose();
   for (int64_t i = 0; i < a.rows(); ++i) {
     if (causal)
       for (int64_t j = i + 1; j < a.cols(); ++j) a(i, j) = 0;

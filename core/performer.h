@@ -27,8 +27,10 @@ Mat positive_features(const Mat& x, const Mat& w, bool per_row_shift);
 Mat favor_attention(const Mat& q, const Mat& k, const Mat& v, const Mat& w, bool causal,
                     const std::vector<uint8_t>& key_valid = {});
 
-// The implicit attention matrix rownorm(phi(Q) phi(K)^T) [L, L] (causal: lower triangle).
-Mat favor_implicit_attention(const Mat& q, const Mat& k, const Mat& w, bool causal);
+// The implicit attention matrix rownorm(phi(Q) phi(K)^T) [Lq, Lk] (causal: lower triangle);
+// keys with key_valid 0 get phi = 0 (a row with no weight stays 0).
+Mat favor_implicit_attention(const Mat& q, const Mat& k, const Mat& w, bool causal,
+                             const std::vector<uint8_t>& key_valid = {});
 
 // Exact softmax(q k^T / sqrt(d)) [L, L], the reference for the error.
 Mat exact_softmax_attention(const Mat& q, const Mat& k, bool causal);

@@ -43,16 +43,7 @@ PerformerResult Backend::performer_attention(const DTensor& q, const DTensor& k,
     const Mat qh = Q.middleCols(h * dk, dk), kh = K.middleCols(h * dk, dk), vh = V.middleCols(h * dv, dv);
     O.middleCols(h * dv, dv) = favor_attention(qh, kh, vh, w, args.causal, args.key_valid);
     if (!args.want_implicit) continue;
-    Mat pk = positive_features(kh, w, false);
-    for (size_t j = 0; j < args.key_valid.size(); ++j)
-      if (!args.key_valid[j]) pk.row(int64_t(j)).setZero();
-    Mat a = positive_features(qh, w, true) * pk.transpose();  // [Lq, Lk]
-    for (int64_t i = 0; i < lq; ++i) {
-      if (args.causal)
-        for (int64_t j = i + 1; j < lk; ++j) a(i, j) = 0;
-      const float s = a.row(i).sum();
-      if (s > 0) a.row(i) /= s;
-    }
+    const Mat a = favor_implicit_attention(qh, kh, w, args.causal, args.key_valid);  // [Lq, Lk]
     std::copy(a.data(), a.data() + lq * lk, implicit.data.begin() + h * lq * lk);
   }
   PerformerResult r;

@@ -22,7 +22,7 @@ ActStepResult VulkanBackend::act_step(const ActState& current, const DTensor& lo
   const int64_t L = current.y.shape[0], d = current.y.shape[1];
   const uint64_t invocations = static_cast<uint64_t>(L * std::max<int64_t>(d, 1));
   const uint64_t groups = (invocations + 127) / 128;
-  if (groups > 65535 || !fits(static_cast<uint64_t>(L * d)) || !fits(static_cast<uint64_t>(L * 4))) {
+  if (groups > uint64_t(kMaxWorkgroups) || !fits(static_cast<uint64_t>(L * d)) || !fits(static_cast<uint64_t>(L * 4))) {
     note_fallback("act_step: " + shape_str(current.y.shape) + " exceeds the kernel's limits (one "
                   "storage-buffer binding per tensor, 65535 x 128 invocations); ran on the host");
     return Backend::act_step(current, logit, step_out, args);

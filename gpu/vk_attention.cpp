@@ -112,7 +112,7 @@ AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, con
   };
   const Window none{whole(sink ? *sink : *dummy_, 1), 0};
   // A workgroup covers 16 query rows; maxComputeWorkGroupCount is at least 65535.
-  constexpr int64_t kRowsPerGroup = 16, kMaxGroups = 65535;
+  constexpr int64_t kRowsPerGroup = 16, kMaxGroups = kMaxWorkgroups;
   auto dispatch = [&](int64_t h0, int64_t nheads, int64_t r0, int64_t cnt, const Window& wp,
                       const Window& ws) {
     pc.head0 = static_cast<uint32_t>(h0);

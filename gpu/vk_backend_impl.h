@@ -16,6 +16,10 @@
 
 namespace atlas::vk {
 
+// maxComputeWorkGroupCount[0..2] that every Vulkan device guarantees: the kernels that give
+// a workgroup to each row or (row, head) fall back to the host beyond it.
+constexpr int64_t kMaxWorkgroups = 65535;
+
 struct VkTensorStorage : DeviceStorage {
   std::shared_ptr<GpuBuffer> buffer;
   uint64_t backend_id = 0;  // Backend::instance_id() of the owner

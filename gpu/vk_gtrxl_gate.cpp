@@ -18,7 +18,7 @@ GateResult VulkanBackend::gtrxl_gate(const DTensor& x, const DTensor& y_in, cons
   check_gate_shapes(x.shape, y_in.shape, args);
   const int64_t L = x.shape[0], d = x.shape[1];
   const uint64_t n = static_cast<uint64_t>(L * d), groups = (n + 127) / 128;
-  if (groups > 65535 || !fits(n) || !fits(static_cast<uint64_t>(d * d))) {
+  if (groups > uint64_t(kMaxWorkgroups) || !fits(n) || !fits(static_cast<uint64_t>(d * d))) {
     note_fallback("gtrxl_gate: " + shape_str(x.shape) + " exceeds the kernel's limits (one "
                   "storage-buffer binding per tensor, 65535 x 128 invocations); ran on the host");
     return Backend::gtrxl_gate(x, y_in, args);

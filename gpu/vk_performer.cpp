@@ -10,7 +10,6 @@ namespace atlas::vk {
 
 namespace {
 constexpr uint32_t kBindings = 12;
-constexpr int64_t kMaxGroups = 65535;  // maxComputeWorkGroupCount minimum
 enum PerformerPhase : uint32_t { kFeatQ = 0, kFeatK = 1, kKExp = 2, kKvSum = 3, kOut = 4, kRow = 5 };
 }  // namespace
 
@@ -27,8 +26,8 @@ PerformerResult VulkanBackend::performer_attention(const DTensor& q, const DTens
   const bool rows = args.causal || args.want_implicit;
   const uint64_t dense = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device =
-      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings && lq <= kMaxGroups &&
-      lk <= kMaxGroups && m <= kMaxGroups && H <= kMaxGroups && fits(static_cast<uint64_t>(H * lq * m)) &&
+      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings && lq <= kMaxWorkgroups &&
+      lk <= kMaxWorkgroups && m <= kMaxWorkgroups && H <= kMaxWorkgroups && fits(static_cast<uint64_t>(H * lq * m)) &&
       fits(static_cast<uint64_t>(H * lk * m)) && fits(static_cast<uint64_t>(H * m * dv)) &&
       fits(static_cast<uint64_t>(features.numel())) && (!rows || (dense < (1ull << 31) && fits(dense)));
   if (!fits_device) {
@@ -53,12 +52,10 @@ PerformerResult VulkanBackend::performer_attention(const DTensor& q, const DTens
   const DTensor pq = make({H, lq, m}), pk = make({H, lk, m}), kmax = make({H, lk});
   const DTensor kv = rows ? DTensor{} : make({H, m, dv}), z = rows ? DTensor{} : make({H, m});
   uint32_t flags = args.causal ? 1u : 0u;
-  std::shared_ptr<GpuBuffer> key_valid;
-  if (!args.key_valid.empty()) {
-    std::vector<uint32_t> words(args.key_valid.begin(), args.key_valid.end());
-    key_valid = upload_bytes(words.data(), words.size() * 4);
-    flags |= 2u;
-  }
+  AttentionMask padding;
+  padding.key_valid = args.key_valid;
+  const std::shared_ptr<GpuBuffer> key_valid = upload_mask(padding, lq, lk).key_valid;
+  if (key_valid) flags |= 2u;
   std::shared_ptr<GpuBuffer> sink = ctx_->acquire(BufferKind::Device, 256);
   auto or_sink = [&](const DTensor& t, const char* what) -> const GpuBuffer& { return t ? buf(t, op, what) : *sink; };
   const GpuBuffer& bkv_mask = key_valid ? *key_valid : *dummy_;

@@ -14,7 +14,6 @@ namespace atlas::vk {
 namespace {
 
 constexpr uint32_t kBindings = 14;
-constexpr int64_t kMaxGroups = 65535;  // maxComputeWorkGroupCount minimum
 
 [[noreturn]] void fail(const std::string& what) {
   throw AtlasError("vulkan backend: relative_attention: " + what);
@@ -54,8 +53,8 @@ RelativeAttentionResult VulkanBackend::relative_attention(const DTensor& q, cons
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device =
-      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings && lq <= kMaxGroups &&
-      H <= kMaxGroups && total < (1ull << 31) && fits(total) &&
+      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings && lq <= kMaxWorkgroups &&
+      H <= kMaxWorkgroups && total < (1ull << 31) && fits(total) &&
       fits(static_cast<uint64_t>(q.numel())) && fits(static_cast<uint64_t>(k.numel())) &&
       fits(static_cast<uint64_t>(v.numel())) && fits(static_cast<uint64_t>(lq * H * dv)) &&
       fits(static_cast<uint64_t>(lq * lk / 32 + 1)) && fits(static_cast<uint64_t>(lk)) &&

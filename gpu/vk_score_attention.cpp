@@ -13,7 +13,6 @@ namespace atlas::vk {
 
 namespace {
 constexpr uint32_t kBindings = 13;
-constexpr int64_t kMaxGroups = 65535;  // maxComputeWorkGroupCount minimum
 constexpr int64_t kMaxVector = 256;    // MAX_VEC in the shader
 }  // namespace
 
@@ -31,7 +30,7 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device = ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings &&
-                           lq <= kMaxGroups && lk <= kMaxGroups && H <= kMaxGroups && dh <= kMaxVector &&
+                           lq <= kMaxWorkgroups && lk <= kMaxWorkgroups && H <= kMaxWorkgroups && dh <= kMaxVector &&
                            d_attn <= kMaxVector && total < (1ull << 31) && fits(total) &&
                            fits(static_cast<uint64_t>(k.numel())) &&
                            fits(static_cast<uint64_t>(lk * H * d_attn)) &&

@@ -13,7 +13,6 @@ namespace atlas::vk {
 
 namespace {
 
-constexpr int64_t kMaxGroups = 65535;  // maxComputeWorkGroupCount minimum
 
 [[noreturn]] void fail(const std::string& what) {
   throw AtlasError("vulkan backend: sparse_attention: " + what);
@@ -44,7 +43,7 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
     total += p.nnz();
   }
 
-  const bool fits_device = lq <= kMaxGroups && H <= kMaxGroups && total < (int64_t{1} << 31) &&
+  const bool fits_device = lq <= kMaxWorkgroups && H <= kMaxWorkgroups && total < (int64_t{1} << 31) &&
                            fits(static_cast<uint64_t>(std::max<int64_t>(total, 1))) &&
                            fits(static_cast<uint64_t>(H * (lq + 1))) &&
                            fits(static_cast<uint64_t>(q.numel())) &&

@@ -11,7 +11,6 @@ namespace atlas::vk {
 
 namespace {
 constexpr uint32_t kBindings = 13;
-constexpr int64_t kMaxGroups = 65535;  // maxComputeWorkGroupCount minimum
 }  // namespace
 
 XlAttentionResult VulkanBackend::xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
@@ -29,7 +28,7 @@ XlAttentionResult VulkanBackend::xl_attention(const DTensor& q, const DTensor& k
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device = ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings &&
-                           lq <= kMaxGroups && H <= kMaxGroups && total < (1ull << 31) &&
+                           lq <= kMaxWorkgroups && H <= kMaxWorkgroups && total < (1ull << 31) &&
                            fits(total) && fits(static_cast<uint64_t>(k.numel())) &&
                            fits(static_cast<uint64_t>(rk.numel())) && args.mem_len < (1ll << 30) &&
                            args.clamp_len < (1ll << 30);
