@@ -4,7 +4,10 @@
 // and WordPiece with a vocab built from the text's words. Best of 5, in process CPU time
 // (std::clock: the machine is shared, wall time counts other jobs); "cold" encodes with a
 // freshly built tokenizer (empty BPE cache), "warm" with the same tokenizer again.
-// Usage: bench_tokenizer [--kb 100]      Prints a markdown table (docs/PERFORMANCE.md).
+// Then: parse_config of a GPT-2-sized tokenizer (50k vocab, 50k merges) against a plain
+// nlohmann parse of the same JSON (the floor), and the foundation tokenizers' encode time per
+// MB at 64 KB, 1 MB and 4 MB (4 MB / 1 MB near 1 means linear time).
+// Usage: bench_tokenizer [--kb 100]      Prints markdown tables (docs/PERFORMANCE.md).
 #include <algorithm>
 #include <ctime>
 #include <cstdio>
@@ -15,8 +18,12 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "bpe_tokenizer.h"
+#include "config.h"
 #include "hf_tokenizer_files.h"
+#include "tokenizer.h"
 #include "wordpiece_tokenizer.h"
 
 using namespace atlas;
@@ -118,5 +125,59 @@ int main(int argc, char** argv) {
   const double wbuild = best_ms(3, [&] { const WordPieceTokenizer t(wp); });
   std::printf("| wordpiece (%zu tokens) | %zu KB | %zu | %.1f | %.1f | %.1f |\n", wp.vocab.size(),
               text.size() / 1024, wtokens, wbuild, wms, wms);
+
+  // A GPT-2-sized tokenizer in the project's config.json: what loading a converted GPT-2
+  // parses. The floor is nlohmann's own parse of the same text (no validation).
+  ModelConfig big;
+  big.architecture = Architecture::Decoder;
+  big.tokenizer.kind = TokenizerKind::Gpt2Bpe;
+  big.tokenizer.vocab = {"a", "b", "ab"};
+  big.tokenizer.merges = {"a b"};
+  for (int i = 0; i < 50000; ++i) {
+    big.tokenizer.vocab.push_back("tok" + std::to_string(i));
+    big.tokenizer.merges.push_back("a b");
+  }
+  big.vocab_size = static_cast<int64_t>(big.tokenizer.vocab.size());
+  const std::string json = config_to_json(big);
+  const double floor_ms = best_ms(5, [&] { (void)nlohmann::json::parse(json); });
+  const double parse_ms = best_ms(5, [&] { (void)parse_config(json, "bench"); });
+  std::printf("\n| parse_config, GPT-2-sized tokenizer (%.1f MB JSON) | ms | ratio to json::parse |\n",
+              json.size() / 1e6);
+  std::printf("|---|---|---|\n");
+  std::printf("| nlohmann::json::parse (floor) | %.1f | 1.00 |\n", floor_ms);
+  std::printf("| parse_config | %.1f | %.2f |\n", parse_ms, parse_ms / floor_ms);
+
+  // Encode time per MB at 64 KB, 1 MB and 4 MB. The last two are past every cache, so their
+  // ratio near 1 says linear time; a super-linear encoder shows as a ratio well above 1.
+  const std::string unit = "the cat sat on caf\xC3\xA9 \xE2\x82\xAC" "42 mat\n";
+  const auto repeat_to = [&](size_t bytes) {
+    std::string t;
+    while (t.size() < bytes) t += unit;
+    return t;
+  };
+  const std::string texts[] = {repeat_to(64u << 10), repeat_to(1u << 20), repeat_to(4u << 20)};
+  TokenizerConfig chars_cfg;
+  chars_cfg.kind = TokenizerKind::Chars;
+  chars_cfg.vocab = {"<unk>", "a", "c", "t", " "};
+  chars_cfg.unk = "<unk>";
+  TokenizerConfig words_cfg;
+  words_cfg.kind = TokenizerKind::Words;
+  words_cfg.vocab = {"<unk>", "the", "cat", "sat"};
+  words_cfg.unk = "<unk>";
+  words_cfg.lowercase = true;
+  std::printf("\n| encode scaling | ms per MB at 64 KB | at 1 MB | at 4 MB | 4 MB / 1 MB |\n");
+  std::printf("|---|---|---|---|---|\n");
+  const std::pair<const char*, TokenizerConfig> kinds[] = {
+      {"bytes", TokenizerConfig{}}, {"chars", chars_cfg}, {"words", words_cfg}};
+  for (const auto& [name, cfg] : kinds) {
+    const auto tok = make_tokenizer(cfg);
+    double per_mb[3];
+    for (int i = 0; i < 3; ++i) {
+      const double ms = best_ms(i == 0 ? 5 : 3, [&] { (void)tok->encode(texts[i]); });
+      per_mb[i] = ms * (1 << 20) / texts[i].size();
+    }
+    std::printf("| %s | %.1f | %.1f | %.1f | %.2f |\n", name, per_mb[0], per_mb[1], per_mb[2],
+                per_mb[2] / per_mb[1]);
+  }
   return 0;
 }

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "config_json.h"
@@ -257,6 +257,19 @@ std::vector<std::string> split_code_points(const std::string& s) {
   return out;
 }
 
+// A GPT-2 tokenizer holds 50k vocab entries and 50k merges: the element's key for an error
+// message is formatted only when the element is not a string.
+void read_string_array(const Json& a, const Reader& r, const char* key,
+                       std::vector<std::string>& out) {
+  out.clear();
+  out.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Json& v = a[i];
+    if (!v.is_string()) r.string(v, std::string(key) + "[" + std::to_string(i) + "]");  // throws
+    out.push_back(v.get_ref<const std::string&>());
+  }
+}
+
 void read_tokenizer(const Json& t, const Reader& r, TokenizerConfig& out) {
   if (auto it = t.find("type"); it != t.end())
     out.kind = r.enumeration(*it, "tokenizer.type", kTokenizerKinds);
@@ -270,9 +283,7 @@ void read_tokenizer(const Json& t, const Reader& r, TokenizerConfig& out) {
                        "give an array of strings");
       out.vocab = split_code_points(v.get<std::string>());
     } else if (v.is_array()) {
-      out.vocab.clear();
-      for (size_t i = 0; i < v.size(); ++i)
-        out.vocab.push_back(r.string(v[i], "tokenizer.vocab[" + std::to_string(i) + "]"));
+      read_string_array(v, r, "tokenizer.vocab", out.vocab);
     } else {
       fail(r.origin, "tokenizer.vocab must be an array of strings, " + got(v));
     }
@@ -284,10 +295,7 @@ void read_tokenizer(const Json& t, const Reader& r, TokenizerConfig& out) {
   if (auto it = t.find("merges"); it != t.end()) {
     if (!it->is_array())
       fail(r.origin, "tokenizer.merges must be an array of strings, " + got(*it));
-    out.merges.clear();
-    out.merges.reserve(it->size());
-    for (size_t i = 0; i < it->size(); ++i)
-      out.merges.push_back(r.string((*it)[i], "tokenizer.merges[" + std::to_string(i) + "]"));
+    read_string_array(*it, r, "tokenizer.merges", out.merges);
   }
   if (auto it = t.find("strip_accents"); it != t.end())
     out.strip_accents = r.boolean(*it, "tokenizer.strip_accents");
@@ -378,7 +386,8 @@ void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
          : static_cast<int64_t>(t.vocab.size()) != c.vocab_size)
     fail(origin, "tokenizer has " + std::to_string(t.vocab.size()) +
                      " entries but vocab_size is " + std::to_string(c.vocab_size));
-  std::set<std::string_view> seen;
+  std::unordered_set<std::string_view> seen;  // hashed: a GPT-2 vocab has 50k entries
+  seen.reserve(t.vocab.size());
   for (size_t i = 0; i < t.vocab.size(); ++i) {
     const std::string& entry = t.vocab[i];
     if (!utf8_valid(entry))

@@ -241,6 +241,7 @@ void TrainingPanel::stop() {
 
 bool TrainingPanel::isRunning() const { return m_running; }
 bool TrainingPanel::isPaused() const { return m_worker->isPaused(); }
+bool TrainingPanel::isHolding() const { return m_worker->isHolding(); }
 qint64 TrainingPanel::stepsDone() const { return m_worker->stepsDone(); }
 
 bool TrainingPanel::saveCheckpoint(const QString& dir) {

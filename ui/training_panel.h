@@ -55,6 +55,7 @@ class TrainingPanel : public QDialog {
 
   bool isRunning() const;
   bool isPaused() const;
+  bool isHolding() const;  // paused and the step in flight has finished
   qint64 stepsDone() const;
   QString lastError() const { return m_lastError; }
   const QVector<QPointF>& lossPoints() const { return m_loss; }

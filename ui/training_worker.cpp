@@ -35,6 +35,7 @@ void TrainingWorker::start(std::unique_ptr<train::Trainer> trainer, int snapshot
   m_snapshotEvery = std::max(1, snapshotEvery);
   m_stop = false;
   m_paused = false;
+  m_holding = false;
   m_future = QtConcurrent::run([this] { loop(); });
 }
 
@@ -57,6 +58,7 @@ void TrainingWorker::loop() {
       if (m_paused) {
         if (!wasPaused) {
           wasPaused = true;
+          m_holding = true;
           emit pausedChanged(true);
           emitSnapshot();  // the views show where the run stopped
         }
@@ -65,6 +67,7 @@ void TrainingWorker::loop() {
       }
       if (wasPaused) {
         wasPaused = false;
+        m_holding = false;
         emit pausedChanged(false);
       }
       train::StepStats s;

@@ -26,6 +26,8 @@ class TrainingWorker : public QObject {
   void start(std::unique_ptr<train::Trainer> trainer, int snapshotEvery);
   void setPaused(bool paused) { m_paused = paused; }
   bool isPaused() const { return m_paused; }
+  // True once the loop has seen the pause and holds between steps: no step is in flight.
+  bool isHolding() const { return m_holding; }
   void requestStop() { m_stop = true; }
   void stopAndWait();
   bool isRunning() const;
@@ -52,6 +54,7 @@ class TrainingWorker : public QObject {
   mutable std::mutex m_mutex;  // guards m_trainer between the loop and save()
   QFuture<void> m_future;
   std::atomic<bool> m_paused{false};
+  std::atomic<bool> m_holding{false};
   std::atomic<bool> m_stop{false};
   std::atomic<qint64> m_stepsDone{0};
   std::atomic<bool> m_hasTrainer{false};

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -253,21 +252,17 @@ TEST_CASE("A gpt2_bpe tokenizer round-trips through the project's config.json", 
   CHECK(back.tokenizer.vocab == m.tokenizer.vocab);
   CHECK(back.tokenizer.merges == m.tokenizer.merges);
 
-  // GPT-2 size: 50k vocab entries and 50k merges parse quickly.
+  // GPT-2 size: 50k vocab entries and 50k merges round-trip.
   ModelConfig big = m;
   for (int i = 0; i < 50000; ++i) {
     big.tokenizer.vocab.push_back("tok" + std::to_string(i));
     big.tokenizer.merges.push_back("a b");
   }
   big.vocab_size = static_cast<int64_t>(big.tokenizer.vocab.size());
-  const std::string json = config_to_json(big);
-  const auto start = std::chrono::steady_clock::now();
-  const ModelConfig big_back = parse_config(json, "test");
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  CHECK(big_back.tokenizer.vocab.size() == big.tokenizer.vocab.size());
-  CHECK(ms < 1000);
-  WARN("parse_config of a 50k-vocab, 50k-merge tokenizer: " << ms << " ms");
+  // Its speed is measured by bench_tokenizer ("parse_config, GPT-2-sized tokenizer").
+  const ModelConfig big_back = parse_config(config_to_json(big), "test");
+  CHECK(big_back.tokenizer.vocab == big.tokenizer.vocab);
+  CHECK(big_back.tokenizer.merges == big.tokenizer.merges);
 }
 
 // Needs node and the npm package gpt-3-encoder (scripts/setup.sh installs both). Hidden from

@@ -4,7 +4,6 @@
 // gated XL model.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 
 #include "config.h"
@@ -346,7 +345,7 @@ TEST_CASE("gtrxl config: bad values rejected naming the key, round trip", "[gtrx
   }
 }
 
-TEST_CASE("gtrxl presets parse; tiny-gtrxl traces every gate in (0, 1) quickly", "[gtrxl][presets]") {
+TEST_CASE("gtrxl presets parse; tiny-gtrxl traces every gate in (0, 1)", "[gtrxl][presets]") {
   const ModelConfig base = preset_config("gtrxl-base");
   CHECK(base.gating.enabled);
   CHECK(base.gating.type == GateType::Gru);
@@ -359,14 +358,7 @@ TEST_CASE("gtrxl presets parse; tiny-gtrxl traces every gate in (0, 1) quickly",
   const ModelConfig c = preset_config("tiny-gtrxl");
   Model m(c, init_params(c, c.seed));
   RunOptions o;
-  const auto t0 = std::chrono::steady_clock::now();
   const RunResult r = m.run(std::string(40, 'a'), "", o);  // segments of 16, 16, 8
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-  CHECK(seconds < 1.0);  // "well under a second" (optimised builds; `atlas bench`: ~1 ms)
-#else
-  (void)seconds;
-#endif
   CHECK(r.output.shape == Shape{40, 256});
   for (int seg = 0; seg < 3; ++seg)
     for (int l = 0; l < 2; ++l)

@@ -63,9 +63,9 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   // Pause mid-run: once the step in flight ends, the counter must not move.
   REQUIRE(waitUntil([&] { return panel->stepsDone() >= 10; }, 60000));
   panel->setPaused(true);
-  QTest::qWait(300);  // the step in flight finishes
+  REQUIRE(waitUntil([&] { return panel->isHolding(); }, 60000));  // the step in flight finished
   const qint64 pausedAt = panel->stepsDone();
-  QTest::qWait(300);
+  QTest::qWait(300);  // a counter that moved while holding would show here
   CHECK(panel->stepsDone() == pausedAt);
   CHECK(pausedAt < steps);
   CHECK(panel->isRunning());
@@ -184,7 +184,7 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
   // Paused early: the window runs that step's weights.
   REQUIRE(waitUntil([&] { return panel->stepsDone() >= 3; }, 60000));
   panel->setPaused(true);
-  QTest::qWait(300);  // the step in flight finishes
+  REQUIRE(waitUntil([&] { return panel->isHolding(); }, 60000));  // the step in flight finished
   const qint64 pausedAt = panel->stepsDone();
   REQUIRE(pausedAt < s.steps);
   const QString pausedSpec = QString("training:tiny-ut-act/parity-blank @ step %1").arg(pausedAt);

@@ -3,7 +3,7 @@
 // whose numbers the tests know independently of the engine.
 #include <QApplication>
 #include <QDir>
-#include <QElapsedTimer>
+#include <QElapsedTimer>  // wall-clock-ok: waitUntil's deadline
 #include <QTemporaryDir>
 #include <QTest>
 #include <cstdio>
@@ -41,7 +41,7 @@ inline QApplication* ensureApp() {
 // from a Catch test case, so a failed wait would pass silently.
 template <class Pred>
 bool waitUntil(Pred pred, int timeout_ms) {
-  QElapsedTimer timer;
+  QElapsedTimer timer;  // wall-clock-ok: a deadline for waiting, never asserted on
   timer.start();
   while (!pred()) {
     if (timer.elapsed() > timeout_ms) return false;
