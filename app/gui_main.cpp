@@ -8,7 +8,7 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "main_window.h"
+#include "ui/main_window.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include "bench_timing.h"
-#include "estimate.h"
-#include "model_io.h"
+#include "bench/bench_timing.h"
+#include "core/model/estimate.h"
+#include "core/formats/model_io.h"
 
 using namespace atlas;
 using atlas::bench::median_ms;

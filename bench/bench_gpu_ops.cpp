@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
-#include "error.h"
-#include "model.h"
-#include "params.h"
-#include "presets.h"
-#include "sparse_attention.h"
-#include "vulkan_backend.h"
+#include "core/backend/backend.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/variants/sparse/sparse_attention.h"
+#include "gpu/vulkan_backend.h"
 
 using namespace atlas;
 

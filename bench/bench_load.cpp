@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "hf_checkpoint.h"
+#include "core/formats/hf/hf_checkpoint.h"
 
 using namespace atlas;
 namespace fs = std::filesystem;

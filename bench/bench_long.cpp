@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "params.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
 
 using namespace atlas;
 

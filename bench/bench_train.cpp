@@ -11,9 +11,9 @@
 #include <cstring>
 #include <string>
 
-#include "model.h"
-#include "presets.h"
-#include "train_loop.h"
+#include "core/model/model.h"
+#include "core/model/presets.h"
+#include "core/train/train_loop.h"
 
 using namespace atlas;
 using namespace atlas::train;

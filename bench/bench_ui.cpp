@@ -17,10 +17,10 @@
 #include <random>
 #include <vector>
 
-#include "heatmap_view.h"
-#include "main_window.h"
-#include "run_controller.h"
-#include "variant_plots.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/run_controller.h"
+#include "ui/variant_plots.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -12,11 +12,11 @@
 #include <cstring>
 #include <vector>
 
-#include "bench_timing.h"
-#include "attention_rollout.h"
-#include "model.h"
-#include "params.h"
-#include "patch_input.h"
+#include "bench/bench_timing.h"
+#include "core/analysis/attention_rollout.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/input/patch_input.h"
 
 using namespace atlas;
 using atlas::bench::median_ms;

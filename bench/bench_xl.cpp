@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "params.h"
-#include "presets.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 

@@ -3,9 +3,9 @@
 // loop only reads back the [L, 4] halting state once per step to decide whether to go on.
 #include <algorithm>
 
-#include "push_constants.h"
-#include "vk_backend_impl.h"
-#include "xl_act_ops.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
+#include "core/variants/transformer_xl/xl_act_ops.h"
 
 namespace atlas::vk {
 

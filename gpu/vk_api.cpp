@@ -1,10 +1,10 @@
-#include "vk_api.h"
+#include "gpu/vk_api.h"
 
 #include <dlfcn.h>
 
 #include <mutex>
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 namespace atlas::vk {
 

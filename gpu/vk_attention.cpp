@@ -2,9 +2,9 @@
 // head, writing the output and, when asked, probabilities and masked scores [heads, Lq, Lk].
 #include <algorithm>
 
-#include "error.h"
-#include "push_constants.h"
-#include "vk_backend_impl.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

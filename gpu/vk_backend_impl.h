@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
-#include "vk_context.h"
-#include "vk_pipelines.h"
-#include "vk_recorder.h"
-#include "vulkan_backend.h"
+#include "core/backend/backend.h"
+#include "gpu/vk_context.h"
+#include "gpu/vk_pipelines.h"
+#include "gpu/vk_recorder.h"
+#include "gpu/vulkan_backend.h"
 
 namespace atlas::vk {
 

@@ -1,4 +1,4 @@
-#include "vk_context.h"
+#include "gpu/vk_context.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 namespace atlas {
 

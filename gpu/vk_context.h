@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "vk_api.h"
-#include "vulkan_backend.h"
+#include "gpu/vk_api.h"
+#include "gpu/vulkan_backend.h"
 
 namespace atlas::vk {
 

@@ -1,9 +1,9 @@
 // GTrXL gates on the device: the [d, d] maps through the backend's linear op, the sigmoids,
 // tanh and mixing in shaders/gtrxl_gate.comp (one elementwise dispatch, two for GRU), so a
 // gated XL forward reads nothing back between sub-layers.
-#include "gtrxl_gate_op.h"
-#include "push_constants.h"
-#include "vk_backend_impl.h"
+#include "core/variants/gtrxl/gtrxl_gate_op.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

@@ -2,9 +2,9 @@
 // and keys, then either the linear-time KV / OUT pair (bidirectional, no implicit matrix) or
 // the per-row form (causal, or when the trace asks for the implicit attention). Shapes beyond
 // one storage-buffer binding run the host reference instead, reported as a fallback.
-#include "performer_op.h"
-#include "push_constants.h"
-#include "vk_backend_impl.h"
+#include "core/variants/performer/performer_op.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

@@ -1,4 +1,4 @@
-#include "vk_pipelines.h"
+#include "gpu/vk_pipelines.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "error.h"
-#include "push_constants.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
 // Generated at build time from gpu/shaders/*.comp (see gpu/CMakeLists.txt).
 #include "act_step_spv.h"
 #include "activation_spv.h"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "vk_context.h"
+#include "gpu/vk_context.h"
 
 namespace atlas::vk {
 

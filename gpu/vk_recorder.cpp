@@ -1,4 +1,4 @@
-#include "vk_recorder.h"
+#include "gpu/vk_recorder.h"
 
 namespace atlas::vk {
 

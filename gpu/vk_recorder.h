@@ -11,9 +11,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "error.h"
-#include "vk_context.h"
-#include "vk_pipelines.h"
+#include "core/tensor/error.h"
+#include "gpu/vk_context.h"
+#include "gpu/vk_pipelines.h"
 
 namespace atlas::vk {
 

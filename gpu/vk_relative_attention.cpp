@@ -5,9 +5,9 @@
 // reference instead, reported as a fallback.
 #include <algorithm>
 
-#include "error.h"
-#include "push_constants.h"
-#include "vk_backend_impl.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

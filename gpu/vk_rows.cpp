@@ -1,7 +1,7 @@
 // Row slicing and stacking on the device (Transformer-XL's memory and segments): buffer
 // copies recorded like any other command, so no host round trip and no extra submission.
-#include "error.h"
-#include "vk_backend_impl.h"
+#include "core/tensor/error.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

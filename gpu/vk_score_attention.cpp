@@ -4,10 +4,10 @@
 // run the host reference instead, reported as a fallback.
 #include <algorithm>
 
-#include "error.h"
-#include "push_constants.h"
-#include "score_attention_op.h"
-#include "vk_backend_impl.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
+#include "core/variants/score_functions/score_attention_op.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

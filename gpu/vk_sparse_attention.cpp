@@ -4,10 +4,10 @@
 // beyond one storage-buffer binding run the host reference, reported as a fallback.
 #include <algorithm>
 
-#include "error.h"
-#include "push_constants.h"
-#include "sparse_pattern.h"
-#include "vk_backend_impl.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
+#include "core/variants/sparse/sparse_pattern.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 

@@ -2,10 +2,10 @@
 // of (Lq, heads) workgroups writing the output, the probabilities and, when the trace asks,
 // the scores and the four terms. Shapes beyond one storage-buffer binding run the host
 // reference instead, reported as a fallback.
-#include "error.h"
-#include "push_constants.h"
-#include "vk_backend_impl.h"
-#include "xl_act_ops.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
+#include "core/variants/transformer_xl/xl_act_ops.h"
 
 namespace atlas::vk {
 
@@ -75,7 +75,7 @@ XlAttentionResult VulkanBackend::xl_attention(const DTensor& q, const DTensor& k
   pc.dh = static_cast<uint32_t>(dh);
   pc.flags = (args.same_length ? kXlSameLength : 0u) | (args.want_terms ? kXlTerms : 0u);
   pc.mem_len = static_cast<int32_t>(args.mem_len);
-  pc.clamp_len = static_cast<int32_t>(args.clamp_len < 0 ? -1 : args.clamp_len);
+  pc.clamp_len = static_cast<int32_t>(args.clamp_len > 0 ? args.clamp_len : -1);  // <= 0: none
   pc.scale = args.scale;
   rec_->dispatch(pipes_->get(ShaderId::XlAttention), bindings, pc, static_cast<uint32_t>(lq),
                  static_cast<uint32_t>(H));

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "error.h"
-#include "push_constants.h"
-#include "vk_backend_impl.h"
+#include "core/tensor/error.h"
+#include "gpu/push_constants.h"
+#include "gpu/vk_backend_impl.h"
 
 namespace atlas {
 

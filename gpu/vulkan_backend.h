@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
+#include "core/backend/backend.h"
 
 namespace atlas {
 

@@ -3,7 +3,7 @@
 #   1. Release build of everything (engine, Vulkan backend on lavapipe, Qt app) + ctest
 #      (including scripts/check_no_timed_tests.sh: no test may assert elapsed time)
 #   2. the engine and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF tokenizer files), each for FUZZ_SECONDS
+#   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF files, dump manifests), each for FUZZ_SECONDS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}

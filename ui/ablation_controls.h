@@ -4,7 +4,7 @@
 // is shown under the fields with the core's message.
 #include <QWidget>
 
-#include "ablation.h"
+#include "core/analysis/ablation.h"
 
 class QLineEdit;
 class QDoubleSpinBox;

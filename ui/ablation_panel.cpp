@@ -1,4 +1,4 @@
-// Ablations (LayerDrop, DropHead; core/ablation.h): the change of the model's output when the
+// Ablations (LayerDrop, DropHead; core/analysis/ablation.h): the change of the model's output when the
 // layers and heads chosen in the panel are dropped, per position, as KL(P_full || P_ablated)
 // of the next-token distributions or the cosine of the final hidden states. The comparison
 // runs the ablated model on the run controller's worker after the full forward.
@@ -10,9 +10,9 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "ablation_controls.h"
-#include "error.h"
-#include "variant_plots.h"
+#include "ui/ablation_controls.h"
+#include "core/tensor/error.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

@@ -4,7 +4,7 @@
 // Arrays: docs/variants.md "Universal Transformer with ACT".
 #include <QRegularExpression>
 
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

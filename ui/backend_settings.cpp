@@ -1,4 +1,4 @@
-#include "backend_settings.h"
+#include "ui/backend_settings.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -7,9 +7,9 @@
 #include <QSettings>
 #include <QVBoxLayout>
 
-#include "error.h"
+#include "core/tensor/error.h"
 #ifdef ATLAS_HAVE_VULKAN
-#include "vulkan_backend.h"
+#include "gpu/vulkan_backend.h"
 #endif
 
 namespace atlas::ui {

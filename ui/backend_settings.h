@@ -7,7 +7,7 @@
 #include <QStringList>
 #include <memory>
 
-#include "backend.h"
+#include "core/backend/backend.h"
 
 class QComboBox;
 class QLabel;

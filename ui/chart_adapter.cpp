@@ -1,4 +1,4 @@
-#include "chart_adapter.h"
+#include "ui/chart_adapter.h"
 
 #include <QChart>
 #include <QChartView>

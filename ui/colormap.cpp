@@ -1,4 +1,4 @@
-#include "colormap.h"
+#include "ui/colormap.h"
 
 #include <algorithm>
 #include <cmath>

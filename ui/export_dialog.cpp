@@ -1,5 +1,5 @@
 // The panels' Export… dialog (export_dialog.h).
-#include "export_dialog.h"
+#include "ui/export_dialog.h"
 
 #include <QFileDialog>
 #include <QFileInfo>

@@ -1,4 +1,4 @@
-#include "figure_export.h"
+#include "ui/figure_export.h"
 
 #include <QDir>
 #include <QFile>
@@ -13,11 +13,11 @@
 #include <cmath>
 #include <functional>
 
-#include "error.h"
-#include "heatmap_painter.h"
-#include "model_view.h"
-#include "npy.h"
-#include "token_view.h"
+#include "core/tensor/error.h"
+#include "ui/heatmap_painter.h"
+#include "ui/model_view.h"
+#include "core/formats/npy.h"
+#include "ui/token_view.h"
 
 namespace atlas::ui {
 namespace {
@@ -84,8 +84,7 @@ Figure heatmapFigure(HeatmapData data, const FigureSpec& spec) {
 
 const AttentionFamily& requireFamily(const std::vector<AttentionFamily>& families, const QString& stack,
                                      const QString& kind) {
-  for (const auto& f : families)
-    if (f.stack == stack && f.kind == kind) return f;
+  if (const AttentionFamily* f = findFamily(families, stack, kind)) return *f;
   QStringList have;
   for (const auto& f : families) have << f.stack + "/" + f.kind;
   throw AtlasError(QString("the trace has no %1 %2 attention (it has: %3)")
@@ -96,7 +95,7 @@ const AttentionFamily& requireFamily(const std::vector<AttentionFamily>& familie
 Figure modelFigure(const Trace& trace, const FigureSpec& spec) {
   const auto families = attentionFamilies(trace);
   const AttentionFamily& fam = requireFamily(families, spec.selection.stack, spec.selection.kind);
-  auto grid = std::make_shared<ModelGridData>(modelGridData(trace, fam, true));
+  auto grid = std::make_shared<ModelGridData>(modelGridData(trace, fam, true, spec.selection.segment));
   if (!spec.title.isEmpty()) grid->title = spec.title;
   Figure f;
   f.title = grid->title;
@@ -267,16 +266,21 @@ QStringList exportAllHeads(const FigureSpec& base, const Trace& trace, const QSt
   if (!QDir().mkpath(dir)) throw AtlasError("cannot create folder '" + dir.toStdString() + "'");
   QStringList written;
   for (const AttentionFamily& fam : attentionFamilies(trace))
-    for (int l = 0; l < fam.layers; ++l)
-      for (int h = 0; h < fam.heads; ++h) {
-        FigureSpec s = base;
-        s.view = "heatmap";
-        s.selection = {fam.stack, fam.kind, l, h};
-        s.title.clear();
-        const QString path = QDir(dir).filePath(
-            QString("%1.layer%2.%3.head%4.%5").arg(fam.stack).arg(l).arg(fam.kind).arg(h).arg(format));
-        exportFigure(s, trace, path);
-        written << path;
+    for (int seg = 0; seg < std::max(1, fam.segments); ++seg)
+      for (int l = 0; l < fam.layers; ++l) {
+        const AttentionMap* map = findAttentionMap(trace, {fam.stack, fam.kind, l, 0, seg});
+        if (!map) continue;  // e.g. a step that no position reached
+        for (int h = 0; h < static_cast<int>(map->heads); ++h) {
+          FigureSpec s = base;
+          s.view = "heatmap";
+          s.selection = {fam.stack, fam.kind, l, h, seg};
+          s.title.clear();
+          // The trace array's own name: "decoder.seg1.layer0.self_attn.head0.png".
+          const QString path = QDir(dir).filePath(
+              QString("%1.head%2.%3").arg(QString::fromStdString(map->array)).arg(h).arg(format));
+          exportFigure(s, trace, path);
+          written << path;
+        }
       }
   return written;
 }

@@ -12,7 +12,7 @@
 class QPainter;
 class QTextStream;
 
-#include "heatmap_data.h"
+#include "ui/heatmap_data.h"
 
 namespace atlas::ui {
 
@@ -20,7 +20,7 @@ struct FigureSpec {
   // "heatmap" (one layer/head or aggregate), "model" (layers x heads grid), "positional"
   // (P as a heatmap), "similarity" (P P^T), "tokens" (BertViz-style lines of one head).
   QString view = "heatmap";
-  AttentionSelection selection;  // heatmap, tokens: all fields; model: stack and kind
+  AttentionSelection selection;  // heatmap, tokens: all fields; model: stack, kind and segment
   ColorMapping mapping;
   int dpi = 150;       // PNG only
   QSizeF sizeInches;   // empty = chosen from the data
@@ -37,8 +37,6 @@ QSizeF figureSizeInches(const FigureSpec& spec, const Trace& trace);
 // format, missing array, unwritable file) with a message naming what was wrong.
 void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& path);
 
-// Every head of every layer of every attention family, one file each, named
-// "<stack>.layer<i>.<kind>.head<h>.<format>" in `dir` (created if needed). Returns the paths.
 // A figure assembled by a caller (the variant panels use it for their charts): how to paint
 // it into `bounds` (figure units = points; `vector` is true for SVG/PDF), the data .npy writes
 // and the CSV writer.
@@ -54,6 +52,9 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path);
 // The heatmap figure of any matrix (title, labels and colour bar from `data`).
 FigureContent heatmapFigureContent(HeatmapData data, const FigureSpec& spec);
 
+// Every head of every map of the catalogue (every layer or step, and segment), one file each,
+// named after the trace array, "<array>.head<h>.<format>" (e.g. encoder.layer1.attn.head0.png,
+// decoder.seg1.layer0.self_attn.head0.png), in `dir` (created if needed). Returns the paths.
 QStringList exportAllHeads(const FigureSpec& base, const Trace& trace, const QString& dir,
                            const QString& format);
 

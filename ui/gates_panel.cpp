@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

@@ -1,11 +1,10 @@
-#include "heatmap_data.h"
+#include "ui/heatmap_data.h"
 
-#include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 namespace atlas::ui {
 
@@ -17,13 +16,11 @@ QString AttentionFamily::label() const {
 }
 
 std::vector<AttentionFamily> attentionFamilies(const Trace& trace) {
-  static const QRegularExpression re(R"(^([a-z_]+)\.layer(\d+)\.(attn|self_attn|cross_attn)$)");
   std::vector<AttentionFamily> out;
-  for (const auto& a : trace.arrays) {
-    auto m = re.match(QString::fromStdString(a.name));
-    if (!m.hasMatch() || a.tensor.shape.size() != 3) continue;
-    QString stack = m.captured(1), kind = m.captured(3);
-    int layer = m.captured(2).toInt();
+  for (const AttentionMap& m : trace.attention_maps) {
+    // One LSH hash round on its own: the layer's map is the rounds combined (round -1).
+    if (m.round >= 0) continue;
+    const QString stack = QString::fromStdString(m.stack), kind = QString::fromStdString(m.sublayer);
     auto it = std::find_if(out.begin(), out.end(), [&](const AttentionFamily& f) {
       return f.stack == stack && f.kind == kind;
     });
@@ -31,14 +28,89 @@ std::vector<AttentionFamily> attentionFamilies(const Trace& trace) {
       out.push_back({stack, kind, 0, 0});
       it = out.end() - 1;
     }
-    it->layers = std::max(it->layers, layer + 1);
-    it->heads = std::max(it->heads, static_cast<int>(a.tensor.shape[0]));
+    if (m.step >= 0) {
+      it->steps = true;
+      it->layers = std::max(it->layers, static_cast<int>(m.step));
+    } else {
+      it->layers = std::max(it->layers, static_cast<int>(m.layer) + 1);
+    }
+    if (m.segment >= 0) it->segments = std::max(it->segments, static_cast<int>(m.segment) + 1);
+    it->heads = std::max(it->heads, static_cast<int>(m.heads));
   }
   return out;
 }
 
-std::string attentionArrayName(const QString& stack, const QString& kind, int layer) {
-  return stack.toStdString() + ".layer" + std::to_string(layer) + "." + kind.toStdString();
+const AttentionFamily* findFamily(const std::vector<AttentionFamily>& families, const QString& stack,
+                                  const QString& kind) {
+  for (const AttentionFamily& f : families)
+    if (f.stack == stack && f.kind == kind) return &f;
+  return nullptr;
+}
+
+const AttentionMap* findAttentionMap(const Trace& trace, const AttentionSelection& sel) {
+  const std::string stack = sel.stack.toStdString(), sublayer = sel.kind.toStdString();
+  for (const AttentionMap& m : trace.attention_maps) {
+    if (m.round >= 0 || m.stack != stack || m.sublayer != sublayer) continue;
+    if (m.segment >= 0 && m.segment != sel.segment) continue;
+    if (m.step >= 0 ? m.step != sel.layer + 1 : m.layer != sel.layer) continue;
+    return &m;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// "the trace has no decoder self-attention, segment 9, layer 0 ('decoder.seg9.layer0.self_attn');
+// it has segments 0 to 2 and layers 0 to 1": what was asked for and what there is to choose.
+std::string missingMapMessage(const Trace& trace, const AttentionSelection& sel) {
+  const auto families = attentionFamilies(trace);
+  const AttentionFamily* f = findFamily(families, sel.stack, sel.kind);
+  if (!f) {
+    std::string have;
+    for (const AttentionFamily& g : families) have += (have.empty() ? "" : ", ") + g.label().toStdString();
+    return "the trace has no " + AttentionFamily{sel.stack, sel.kind}.label().toStdString() + " (" +
+           (have.empty() ? std::string("this model records no attention over tokens")
+                         : "it has: " + have) +
+           ")";
+  }
+  AttentionMap want;
+  want.stack = sel.stack.toStdString();
+  want.sublayer = sel.kind.toStdString();
+  want.layer = f->steps ? 0 : sel.layer;
+  want.step = f->steps ? sel.layer + 1 : -1;
+  want.segment = f->segments > 0 ? sel.segment : -1;
+  std::string s = "the trace has no " + attention_map_title(want) + " ('" + attention_array_name(want) +
+                  "'); it has ";
+  if (f->segments > 0) s += "segments 0 to " + std::to_string(f->segments - 1) + " and ";
+  s += f->steps ? "steps 1 to " + std::to_string(f->layers)
+                : "layers 0 to " + std::to_string(f->layers - 1);
+  return s;
+}
+
+const AttentionMap& requireMap(const Trace& trace, const AttentionSelection& sel) {
+  const AttentionMap* m = findAttentionMap(trace, sel);
+  if (!m) throw AtlasError(missingMapMessage(trace, sel));
+  return *m;
+}
+
+}  // namespace
+
+std::string attentionArrayName(const Trace& trace, const AttentionSelection& sel) {
+  return requireMap(trace, sel).array;
+}
+
+bool rolloutApplies(const Trace& trace, const AttentionFamily& family, int segment) {
+  if (!family.isSelfAttention() || family.layers <= 0) return false;
+  int64_t n = -1;
+  for (int l = 0; l < family.layers; ++l) {
+    const AttentionMap* m = findAttentionMap(trace, {family.stack, family.kind, l, 0, segment});
+    // R_l = A'_l R_{l-1} needs every layer's keys to be the tokens its queries are.
+    if (!m || m->memory_keys > 0 || m->queries.side != m->keys.side || m->queries.begin != m->keys.begin ||
+        m->queries.count != m->keys.count || (n >= 0 && m->queries.count != n))
+      return false;
+    n = m->queries.count;
+  }
+  return true;
 }
 
 QString headName(int head) {
@@ -76,18 +148,25 @@ QString displayLabel(const std::string& label) {
   return s;
 }
 
-namespace {
-
-QStringList labelsFor(const std::vector<TokenInfo>& tokens, int64_t n) {
+QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map) {
   QStringList out;
-  out.reserve(static_cast<int>(n));
-  // The trace should hold one token per row; if it does not (a variant that adds positions,
-  // e.g. memory), fall back to position numbers rather than mislabel.
-  const bool match = static_cast<int64_t>(tokens.size()) == n;
-  for (int64_t i = 0; i < n; ++i)
-    out << (match ? displayLabel(tokens[static_cast<size_t>(i)].label) : QString::number(i));
+  for (const std::string& l : query_labels(trace, map)) out << displayLabel(l);
   return out;
 }
+
+QStringList keyLabelsOf(const Trace& trace, const AttentionMap& map) {
+  QStringList out;
+  const std::vector<std::string> keys = key_labels(trace, map);
+  for (size_t j = 0; j < keys.size(); ++j)
+    out << (static_cast<int64_t>(j) < map.memory_keys ? kMemoryKeyMark : QString()) + displayLabel(keys[j]);
+  return out;
+}
+
+namespace {
+
+// Densifying a CSR-only map (traced that way because it is long) costs Lq x Lk floats per
+// head: refuse beyond what a heatmap can sensibly hold rather than exhaust memory.
+constexpr int64_t kMaxDensifiedCells = int64_t(8192) * 8192;
 
 const TracedArray& requireArray(const Trace& trace, const std::string& name) {
   const TracedArray* a = trace.find(name);
@@ -95,72 +174,108 @@ const TracedArray& requireArray(const Trace& trace, const std::string& name) {
   return *a;
 }
 
-// Rows are queries, columns keys. Decoder self-attention of an encoder-decoder model runs
-// over the target tokens; a decoder-only model keeps its input in source_tokens.
-void setAttentionLabels(HeatmapData& d, const Trace& trace, const QString& stack,
-                        const QString& kind) {
-  const auto& src = trace.source_tokens;
-  const auto& tgt = trace.target_tokens;
-  const bool decoderSide = stack == "decoder" && !tgt.empty();
-  d.rowLabels = labelsFor(decoderSide ? tgt : src, d.rows);
-  d.colLabels = labelsFor(kind == "cross_attn" ? src : (decoderSide ? tgt : src), d.cols);
+// Head h of a map as [Lq, Lk] values. A dense map is a slice of its array; a CSR-only map has
+// its nonzeros spread over zeros, and `allowed` (when given, [Lq, Lk]) gets 1 at the head's own
+// nonzeros (all of the union's when the trace has no per-head `.allowed`).
+std::vector<float> mapHead(const Trace& trace, const AttentionMap& m, int64_t h, std::vector<uint8_t>* allowed) {
+  const int64_t lq = m.queries.count, lk = m.keys.count;
+  if (m.dense) {
+    const TracedArray& a = requireArray(trace, m.array);
+    if (a.tensor.shape != Shape{m.heads, lq, lk})
+      throw AtlasError("array '" + m.array + "' has shape " + shape_str(a.tensor.shape) + ", its description [" +
+                       std::to_string(m.heads) + ", " + std::to_string(lq) + ", " + std::to_string(lk) + "]");
+    const auto first = a.tensor.data.begin() + h * lq * lk;
+    return std::vector<float>(first, first + lq * lk);
+  }
+  if (lq * lk > kMaxDensifiedCells)
+    throw AtlasError("'" + m.array + "' is " + std::to_string(lq) + " x " + std::to_string(lk) +
+                     " (traced sparse only): too large for a heatmap; the Pattern view draws its connectivity");
+  const Tensor& indptr = requireArray(trace, m.array + ".indptr").tensor;    // [Lq + 1]
+  const Tensor& indices = requireArray(trace, m.array + ".indices").tensor;  // [nnz]
+  const Tensor& values = requireArray(trace, m.array + ".values").tensor;    // [heads, nnz]
+  const TracedArray* own = trace.find(m.array + ".allowed");                 // [heads, nnz]
+  const int64_t nnz = indices.numel();
+  if (indptr.numel() != lq + 1 || values.shape != Shape{m.heads, nnz} || (own && own->tensor.shape != values.shape))
+    throw AtlasError("the CSR arrays of '" + m.array + "' do not match " + std::to_string(lq) + " queries and " +
+                     std::to_string(m.heads) + " heads");
+  std::vector<float> out(static_cast<size_t>(lq * lk), 0.0f);
+  for (int64_t i = 0; i < lq; ++i)
+    for (auto k = static_cast<int64_t>(indptr.data[size_t(i)]); k < static_cast<int64_t>(indptr.data[size_t(i + 1)]); ++k) {
+      const int64_t j = k >= 0 && k < nnz ? static_cast<int64_t>(indices.data[size_t(k)]) : -1;
+      if (j < 0 || j >= lk)
+        throw AtlasError("the CSR arrays of '" + m.array + "' point outside [" + std::to_string(lq) + ", " +
+                         std::to_string(lk) + "]");
+      if (own && own->tensor.data[size_t(h * nnz + k)] == 0.0f) continue;  // another head's nonzero
+      out[size_t(i * lk + j)] = values.data[size_t(h * nnz + k)];
+      if (allowed) (*allowed)[size_t(i * lk + j)] = 1;
+    }
+  return out;
+}
+
+std::vector<float> mapHeadMean(const Trace& trace, const AttentionMap& m) {
+  std::vector<float> out(static_cast<size_t>(m.queries.count * m.keys.count), 0.0f);
+  for (int64_t h = 0; h < m.heads; ++h) {
+    const std::vector<float> a = mapHead(trace, m, h, nullptr);
+    for (size_t i = 0; i < out.size(); ++i) out[i] += a[i];
+  }
+  for (auto& v : out) v /= static_cast<float>(std::max<int64_t>(1, m.heads));
+  return out;
+}
+
+void setMapLabels(HeatmapData& d, const Trace& trace, const AttentionMap& m) {
+  d.rowLabels = queryLabelsOf(trace, m);
+  d.colLabels = keyLabelsOf(trace, m);
   d.rowAxis = "query";
   d.colAxis = "key";
 }
 
-void copyMask(HeatmapData& d, const Trace& trace, const std::string& arrayName) {
-  const TracedArray* m = trace.find(arrayName + ".mask");
+void copyMask(HeatmapData& d, const Trace& trace, const std::string& maskName) {
+  const TracedArray* m = maskName.empty() ? nullptr : trace.find(maskName);
   if (!m || m->tensor.numel() != static_cast<int64_t>(d.rows) * d.cols) return;
   d.mask.resize(m->tensor.data.size());
-  bool any = false;
-  for (size_t i = 0; i < d.mask.size(); ++i) {
-    d.mask[i] = m->tensor.data[i] != 0.0f ? 1 : 0;
-    any |= d.mask[i] == 0;
-  }
-  if (!any) d.mask.clear();  // all allowed: keep the fast path
+  for (size_t i = 0; i < d.mask.size(); ++i) d.mask[i] = m->tensor.data[i] != 0.0f ? 1 : 0;
 }
 
-std::vector<float> headMean(const TracedArray& a) {
-  const int64_t H = a.tensor.dim(0), n = a.tensor.dim(1) * a.tensor.dim(2);
-  std::vector<float> out(static_cast<size_t>(n), 0.0f);
-  for (int64_t h = 0; h < H; ++h)
-    for (int64_t i = 0; i < n; ++i) out[i] += a.tensor.data[h * n + i];
-  for (auto& v : out) v /= static_cast<float>(H);
-  return out;
+// "decoder self-attention, segment 1" (+ ", " for what follows): a family within one segment.
+QString familyTitle(const AttentionFamily& f, int segment) {
+  return f.segments > 0 ? QString("%1, segment %2").arg(f.label()).arg(segment) : f.label();
 }
 
 }  // namespace
 
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) {
-  if (sel.head == HeadRollout) return rolloutHeatmap(trace, sel.stack, sel.kind, sel.layer);
-  const std::string name = attentionArrayName(sel.stack, sel.kind, sel.layer);
-  const TracedArray& a = requireArray(trace, name);
-  if (a.tensor.shape.size() != 3)
-    throw AtlasError("array '" + name + "' has shape " + shape_str(a.tensor.shape) +
-                     ", expected [heads, Lq, Lk]");
-  const int64_t H = a.tensor.dim(0), Lq = a.tensor.dim(1), Lk = a.tensor.dim(2);
+  if (sel.head == HeadRollout) return rolloutHeatmap(trace, sel);
+  const AttentionMap& m = requireMap(trace, sel);
+  const int64_t H = m.heads, n = m.queries.count * m.keys.count;
   HeatmapData d;
-  d.rows = static_cast<int>(Lq);
-  d.cols = static_cast<int>(Lk);
-  const int64_t n = Lq * Lk;
+  d.rows = static_cast<int>(m.queries.count);
+  d.cols = static_cast<int>(m.keys.count);
+  std::vector<uint8_t> allowed;
+  if (!m.dense) allowed.assign(static_cast<size_t>(n), 0);  // CSR: masked = not a nonzero
   if (sel.head >= 0) {
     if (sel.head >= H)
-      throw AtlasError("array '" + name + "' has " + std::to_string(H) + " heads; head " +
+      throw AtlasError("'" + m.array + "' has " + std::to_string(H) + " heads; head " +
                        std::to_string(sel.head) + " does not exist");
-    d.values.assign(a.tensor.data.begin() + sel.head * n, a.tensor.data.begin() + (sel.head + 1) * n);
+    d.values = mapHead(trace, m, sel.head, m.dense ? nullptr : &allowed);
   } else if (sel.head == HeadMean) {
-    d.values = headMean(a);
+    d.values.assign(static_cast<size_t>(n), 0.0f);
+    for (int64_t h = 0; h < H; ++h) {
+      const std::vector<float> a = mapHead(trace, m, h, m.dense ? nullptr : &allowed);
+      for (int64_t i = 0; i < n; ++i) d.values[size_t(i)] += a[size_t(i)];
+    }
+    for (auto& v : d.values) v /= static_cast<float>(std::max<int64_t>(1, H));
   } else {
-    d.values.assign(a.tensor.data.begin(), a.tensor.data.begin() + n);
-    for (int64_t h = 1; h < H; ++h)
-      for (int64_t i = 0; i < n; ++i) d.values[i] = std::max(d.values[i], a.tensor.data[h * n + i]);
+    for (int64_t h = 0; h < H; ++h) {
+      const std::vector<float> a = mapHead(trace, m, h, m.dense ? nullptr : &allowed);
+      if (h == 0) d.values = a;
+      for (int64_t i = 0; i < n; ++i) d.values[size_t(i)] = std::max(d.values[size_t(i)], a[size_t(i)]);
+    }
   }
-  copyMask(d, trace, name);
-  setAttentionLabels(d, trace, sel.stack, sel.kind);
-  d.title = QString("%1, layer %2, %3")
-                .arg(AttentionFamily{sel.stack, sel.kind}.label())
-                .arg(sel.layer)
-                .arg(headName(sel.head));
+  if (m.dense) copyMask(d, trace, m.mask);
+  else d.mask = std::move(allowed);
+  if (std::find(d.mask.begin(), d.mask.end(), uint8_t(0)) == d.mask.end()) d.mask.clear();  // all allowed: fast path
+  setMapLabels(d, trace, m);
+  d.title = QString("%1, %2").arg(QString::fromStdString(attention_map_title(m)), headName(sel.head));
   return d;
 }
 
@@ -190,39 +305,51 @@ std::vector<float> attentionRollout(const std::vector<std::vector<float>>& layer
   return all.empty() ? std::vector<float>{} : std::move(all.back());
 }
 
-std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const QString& stack,
-                                         const QString& kind, int lastLayer) {
-  if (kind == "cross_attn")
+std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const AttentionSelection& sel, int lastLayer) {
+  if (sel.kind == "cross_attn")
     throw AtlasError("attention rollout needs self-attention; cross-attention mixes two "
                      "sequences (choose the encoder or decoder self-attention)");
+  // One family in one segment: an XL segment's keys include memory from earlier segments, so
+  // a product across segments would mix different token sets.
+  const auto families = attentionFamilies(trace);
+  const AttentionFamily* family = findFamily(families, sel.stack, sel.kind);
   std::vector<std::vector<float>> layers;
-  int64_t n = -1;
+  const AttentionMap* first = nullptr;
   for (int l = 0; l <= lastLayer; ++l) {
-    const TracedArray& a = requireArray(trace, attentionArrayName(stack, kind, l));
-    if (a.tensor.shape.size() != 3 || a.tensor.dim(1) != a.tensor.dim(2) ||
-        (n >= 0 && a.tensor.dim(1) != n))
-      throw AtlasError("attention rollout needs square self-attention arrays of equal size; '" +
-                       a.name + "' has shape " + shape_str(a.tensor.shape));
-    n = a.tensor.dim(1);
-    layers.push_back(headMean(a));
+    AttentionSelection s = sel;
+    s.layer = l;
+    const AttentionMap& m = requireMap(trace, s);
+    if (m.memory_keys > 0 || m.queries.side != m.keys.side || m.queries.begin != m.keys.begin ||
+        m.queries.count != m.keys.count || (first && m.queries.count != first->queries.count))
+      throw AtlasError("attention rollout needs square self-attention over the same tokens in every layer; '" +
+                       m.array + "' has " + std::to_string(m.queries.count) + " queries and " +
+                       std::to_string(m.keys.count) + " keys" +
+                       (m.memory_keys > 0 ? " (" + std::to_string(m.memory_keys) + " of them memory)" : ""));
+    if (!first) first = &m;
+    layers.push_back(mapHeadMean(trace, m));
   }
-  auto prefixes = attentionRolloutPrefixes(layers, static_cast<int>(n));
+  if (!first) return {};
+  const int n = static_cast<int>(first->queries.count);
+  auto prefixes = attentionRolloutPrefixes(layers, n);
+  const QString what = familyTitle(family ? *family : AttentionFamily{sel.stack, sel.kind}, sel.segment);
+  const bool steps = family && family->steps;
   std::vector<HeatmapData> out;
   for (int l = 0; l <= lastLayer; ++l) {
     HeatmapData d;
-    d.rows = d.cols = static_cast<int>(n);
+    d.rows = d.cols = n;
     d.values = std::move(prefixes[static_cast<size_t>(l)]);
-    setAttentionLabels(d, trace, stack, kind);
+    setMapLabels(d, trace, *first);
     d.valueName = "rollout weight";
-    d.title = QString("%1, rollout of layers 0-%2").arg(AttentionFamily{stack, kind}.label()).arg(l);
+    d.title = steps ? QString("%1, rollout of steps 1-%2").arg(what).arg(l + 1)
+                    : QString("%1, rollout of layers 0-%2").arg(what).arg(l);
     out.push_back(std::move(d));
   }
   return out;
 }
 
-HeatmapData rolloutHeatmap(const Trace& trace, const QString& stack, const QString& kind,
-                           int layer) {
-  auto all = rolloutHeatmaps(trace, stack, kind, layer);
+HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel) {
+  auto all = rolloutHeatmaps(trace, sel, sel.layer);
+  if (all.empty()) throw AtlasError("attention rollout needs a layer index of 0 or more");
   return std::move(all.back());
 }
 

@@ -6,25 +6,27 @@
 #include <cstdint>
 #include <vector>
 
-#include "colormap.h"
-#include "trace.h"
+#include "ui/colormap.h"
+#include "core/model/trace.h"
 
 namespace atlas::ui {
 
-// One attention family of a trace, e.g. the encoder self-attention: arrays named
-// "<stack>.layer<i>.<kind>" [heads, Lq, Lk] for i in [0, layers).
+// One attention family of a trace, e.g. the encoder self-attention: the maps of the trace's
+// attention-map catalogue (core/model/attention_map.h) with one stack and sub-layer. A map is
+// chosen by layer (a Universal Transformer's step n is layer n - 1) and, for Transformer-XL, by
+// segment.
 struct AttentionFamily {
-  QString stack;  // "encoder" | "decoder"
-  QString kind;   // "attn" | "self_attn" | "cross_attn"
-  int layers = 0;
-  int heads = 0;
+  QString stack;  // "encoder" | "decoder" | a model's own ("snail", "sagan")
+  QString kind;   // the sub-layer: "attn" | "self_attn" | "cross_attn"
+  int layers = 0;    // layers, or steps when `steps`
+  int heads = 0;     // the most heads of any map
+  int segments = 0;  // Transformer-XL segments; 0 = the model has none
+  bool steps = false;  // Universal Transformer: layer index i is step i + 1
   QString label() const;  // "encoder self-attention"
+  QString layerWord() const { return steps ? "step" : "layer"; }
+  int layerNumber(int layer) const { return steps ? layer + 1 : layer; }  // as the user reads it
   bool isSelfAttention() const { return kind != "cross_attn"; }
 };
-
-// Families in the order the trace recorded them.
-std::vector<AttentionFamily> attentionFamilies(const Trace& trace);
-std::string attentionArrayName(const QString& stack, const QString& kind, int layer);
 
 // Head selector values besides a head index >= 0.
 enum HeadAggregate : int { HeadMean = -1, HeadMax = -2, HeadRollout = -3 };
@@ -34,9 +36,31 @@ QString headShortName(int head);  // "H3", "mean", "max", "rollout"
 struct AttentionSelection {
   QString stack = "encoder";
   QString kind = "attn";
-  int layer = 0;
-  int head = 0;  // >= 0 or a HeadAggregate
+  int layer = 0;    // layer, or step - 1 for a step family
+  int head = 0;     // >= 0 or a HeadAggregate
+  int segment = 0;  // Transformer-XL segment; ignored by families without segments
 };
+
+// Families of the catalogue, grouped by stack and sub-layer in the order the maps were produced.
+std::vector<AttentionFamily> attentionFamilies(const Trace& trace);
+// The family of `stack`/`kind` in `families`, or nullptr.
+const AttentionFamily* findFamily(const std::vector<AttentionFamily>& families, const QString& stack,
+                                  const QString& kind);
+// The catalogue entry `sel` names (stack, sub-layer, segment when the map has one, layer or
+// step = layer + 1), or nullptr.
+const AttentionMap* findAttentionMap(const Trace& trace, const AttentionSelection& sel);
+// Its trace array ("decoder.seg1.layer0.self_attn"); throws AtlasError naming what is missing
+// (and what the trace has) when there is no such map.
+std::string attentionArrayName(const Trace& trace, const AttentionSelection& sel);
+// Whether attention rollout applies to a family's maps in `segment`: self-attention whose
+// queries and keys are the same tokens in every layer (not cross-attention, not XL memory).
+bool rolloutApplies(const Trace& trace, const AttentionFamily& family, int segment);
+
+// Row and column labels of a map, by position (repeated tokens stay separate rows): the
+// catalogue's token labels through displayLabel, memory keys marked with kMemoryKeyMark.
+inline const QString kMemoryKeyMark = QStringLiteral("\u21BA ");
+QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map);
+QStringList keyLabelsOf(const Trace& trace, const AttentionMap& map);
 
 struct HeatmapData {
   int rows = 0;
@@ -62,15 +86,14 @@ struct HeatmapData {
 // Token labels as shown in the views: whitespace made visible, long labels elided.
 QString displayLabel(const std::string& label);
 
-// The [Lq, Lk] matrix of one layer and head (or aggregate). Throws AtlasError naming the
-// missing array when the trace does not hold it.
+// The [Lq, Lk] matrix of one map (findAttentionMap) and head or aggregate: the dense array's
+// slice, or a CSR-only map's nonzeros spread over masked cells. Throws AtlasError naming the
+// missing map or head.
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
-// Attention rollout (Abnar & Zuidema 2020) up to and including `layer`.
-HeatmapData rolloutHeatmap(const Trace& trace, const QString& stack, const QString& kind,
-                           int layer);
+// Attention rollout (Abnar & Zuidema 2020) of sel's family and segment, layers 0..sel.layer.
+HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel);
 // The rollout of every prefix 0..l for l in [0, lastLayer], computed in one product chain.
-std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const QString& stack,
-                                         const QString& kind, int lastLayer);
+std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const AttentionSelection& sel, int lastLayer);
 HeatmapData positionalHeatmap(const Trace& trace);    // P [L, d]
 HeatmapData positionalSimilarity(const Trace& trace);  // P P^T [L, L]
 

@@ -1,4 +1,4 @@
-#include "heatmap_painter.h"
+#include "ui/heatmap_painter.h"
 
 #include <QFontMetricsF>
 #include <QLinearGradient>

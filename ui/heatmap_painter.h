@@ -9,7 +9,7 @@
 #include <QRectF>
 #include <vector>
 
-#include "heatmap_data.h"
+#include "ui/heatmap_data.h"
 
 class QPainter;
 class QPaintDevice;

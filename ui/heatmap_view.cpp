@@ -1,4 +1,4 @@
-#include "heatmap_view.h"
+#include "ui/heatmap_view.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>

@@ -7,7 +7,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "heatmap_painter.h"
+#include "ui/heatmap_painter.h"
 
 namespace atlas::ui {
 

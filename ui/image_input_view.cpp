@@ -1,5 +1,5 @@
 // The input image of image mode (image_input_view.h).
-#include "image_input_view.h"
+#include "ui/image_input_view.h"
 
 #include <QComboBox>
 #include <QContextMenuEvent>
@@ -13,9 +13,9 @@
 #include <QTextStream>
 #include <algorithm>
 
-#include "error.h"
-#include "export_dialog.h"
-#include "heatmap_painter.h"
+#include "core/tensor/error.h"
+#include "ui/export_dialog.h"
+#include "ui/heatmap_painter.h"
 
 namespace atlas::ui {
 

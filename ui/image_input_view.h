@@ -4,9 +4,9 @@
 // selected token's cell outlined, so a query row of the heatmap can be found on the picture.
 // Click a cell to select its token; the context menu exports the figure as SVG/PDF/PNG or its
 // values as .npy / .csv.
-//   Pixel models (core/image_input.h): one cell per pixel; the values are the tokens',
+//   Pixel models (core/input/image_input.h): one cell per pixel; the values are the tokens',
 //   [rows, cols(, 3)].
-//   Patch models (ViT, core/patch_input.h): one cell per patch, with a heatmap overlay of the
+//   Patch models (ViT, core/input/patch_input.h): one cell per patch, with a heatmap overlay of the
 //   selected query's attention (default [CLS]) in the window's layer and head, or of the
 //   attention rollout up to that layer (image_patch_overlay.h), a legend, and a bar above
 //   with the mode, a "[CLS]" button (the [CLS] token has no cell) and the [CLS] column's
@@ -16,10 +16,10 @@
 #include <functional>
 #include <memory>
 
-#include "figure_export.h"
-#include "image_input.h"
-#include "image_patch_overlay.h"
-#include "patch_input.h"
+#include "ui/figure_export.h"
+#include "core/input/image_input.h"
+#include "ui/image_patch_overlay.h"
+#include "core/input/patch_input.h"
 
 class QComboBox;
 class QLabel;

@@ -1,5 +1,5 @@
 // The ViT patch overlay (image_patch_overlay.h).
-#include "image_patch_overlay.h"
+#include "ui/image_patch_overlay.h"
 
 #include <QFontMetricsF>
 #include <QImage>
@@ -7,10 +7,10 @@
 #include <QTextStream>
 #include <algorithm>
 
-#include "attention_rollout.h"
-#include "colormap.h"
-#include "error.h"
-#include "heatmap_painter.h"
+#include "core/analysis/attention_rollout.h"
+#include "ui/colormap.h"
+#include "core/tensor/error.h"
+#include "ui/heatmap_painter.h"
 
 namespace atlas::ui {
 

@@ -1,18 +1,18 @@
 #pragma once
 // The ViT overlay of the "Input image" dock (image_input_view.h): one value per image patch of
-// a patch-embedding model (core/patch_input.h), read from the run's Trace. Token k of such a
+// a patch-embedding model (core/input/patch_input.h), read from the run's Trace. Token k of such a
 // model is [CLS] (k = 0, when it has one) or the patch at raster index k - cls; the [CLS]
 // column has no place on the grid, so it is kept apart (clsValue). The overlay is either
 //   - the attention row of one query token in one layer and head (or head aggregate), or
-//   - that row of the attention rollout up to a layer (core/attention_rollout.h): how much each
+//   - that row of the attention rollout up to a layer (core/analysis/attention_rollout.h): how much each
 //     input token flows into the query through the stack.
 #include <QString>
 #include <memory>
 #include <vector>
 
-#include "figure_export.h"
-#include "heatmap_data.h"
-#include "trace.h"
+#include "ui/figure_export.h"
+#include "ui/heatmap_data.h"
+#include "core/model/trace.h"
 
 class QFont;
 class QImage;

@@ -2,7 +2,7 @@
 // logit_lens.h): for every layer (Universal Transformer: step) and position the top-k next
 // tokens and their probabilities as a table. The arrays are computed on the run's worker
 // while this panel is open (the window traces the hidden states and calls add_logit_lens).
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

@@ -3,7 +3,7 @@
 // slot) with the chunk boundaries marked on the axis. Arrays: docs/variants.md "Reformer".
 #include <algorithm>
 
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "main_window.h"
+#include "ui/main_window.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -16,19 +16,19 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "heatmap_view.h"
-#include "image_input_view.h"
-#include "demos.h"
-#include "error.h"
-#include "model_view.h"
-#include "patch_input.h"
-#include "positional_view.h"
-#include "run_controller.h"
-#include "sagan.h"
-#include "token_chips.h"
-#include "token_view.h"
-#include "pattern_view.h"
-#include "variant_panel.h"
+#include "ui/heatmap_view.h"
+#include "ui/image_input_view.h"
+#include "core/model/demos.h"
+#include "core/tensor/error.h"
+#include "ui/model_view.h"
+#include "core/input/patch_input.h"
+#include "ui/positional_view.h"
+#include "ui/run_controller.h"
+#include "core/variants/sagan/sagan.h"
+#include "ui/token_chips.h"
+#include "ui/token_view.h"
+#include "ui/pattern_view.h"
+#include "ui/variant_panel.h"
 
 namespace atlas::ui {
 
@@ -187,8 +187,11 @@ void MainWindow::buildUi() {
     m_runner->cancel();
     m_status->setText("Run cancelled");
   });
-  connect(m_heatmap, &HeatmapView::rowPinned, this, &MainWindow::selectQuery);
-  connect(m_tokenView, &TokenView::queryPinned, this, &MainWindow::selectQuery);
+  // The heatmap and token view pin rows of the map on screen; an XL segment's rows start at
+  // its first token.
+  auto pinRow = [this](int row) { selectQuery(row < 0 ? -1 : row + m_queryBegin); };
+  connect(m_heatmap, &HeatmapView::rowPinned, this, pinRow);
+  connect(m_tokenView, &TokenView::queryPinned, this, pinRow);
   connect(m_sourceChips, &TokenChips::tokenClicked, this, [this](int i) {
     // Source chips are the query rows unless the view shows the decoder side.
     if (m_sel.stack == "decoder" && m_trace && !m_trace->target_tokens.empty()) return;
@@ -213,8 +216,14 @@ void MainWindow::buildSelectors(QWidget* bar) {
   m_familyCombo->setToolTip("Which attention to show");
   m_familyCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_layerSpin = new QSpinBox;
+  m_layerSpin->setObjectName("layerSpin");
   m_layerSpin->setPrefix("layer ");
   m_layerSpin->setToolTip("Layer ( [ and ] )");
+  m_segmentSpin = new QSpinBox;
+  m_segmentSpin->setObjectName("segmentSpin");
+  m_segmentSpin->setPrefix("segment ");
+  m_segmentSpin->setToolTip("Transformer-XL segment: its queries over the cached memory and the segment");
+  m_segmentSpin->hide();  // until a family has segments
   m_headCombo = new QComboBox;
   m_headCombo->setToolTip("Head or aggregate ( , and . )");
   m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -228,6 +237,7 @@ void MainWindow::buildSelectors(QWidget* bar) {
   m_normCombo->setToolTip("Normalise colours to the matrix maximum or to each query row's maximum");
   h->addWidget(m_familyCombo);
   h->addWidget(m_layerSpin);
+  h->addWidget(m_segmentSpin);
   h->addWidget(m_headCombo);
   h->addSpacing(16);
   h->addWidget(new QLabel("Colours:"));
@@ -244,12 +254,14 @@ void MainWindow::buildSelectors(QWidget* bar) {
       s.stack = m_families[fi].stack;
       s.kind = m_families[fi].kind;
     }
-    s.layer = m_layerSpin->value();
+    s.layer = m_layerSpin->value() - m_layerBase;
+    s.segment = m_segmentSpin->value();
     if (m_headCombo->currentIndex() >= 0) s.head = m_headCombo->currentData().toInt();
     setSelection(s);
   };
   connect(m_familyCombo, &QComboBox::currentIndexChanged, this, selectorsChanged);
   connect(m_layerSpin, &QSpinBox::valueChanged, this, selectorsChanged);
+  connect(m_segmentSpin, &QSpinBox::valueChanged, this, selectorsChanged);
   connect(m_headCombo, &QComboBox::currentIndexChanged, this, selectorsChanged);
   for (QComboBox* c : {m_cmapCombo, m_scaleCombo, m_normCombo})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { updateStyles(); });
@@ -353,14 +365,13 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   refreshFamilies();
   m_positional->setTrace(m_trace);
   updateVariantPanels();
-  for (const auto& f : m_families)
-    if (f.stack == m_sel.stack && f.kind == m_sel.kind) m_modelView->setTrace(m_trace, f);
+  updateModelView();
   updateViews();
   const int n = static_cast<int>(m_trace->source_tokens.size());
   QString text = QString("%1 \u00B7 %2 tokens").arg(m_modelSpec).arg(n);
   if (!m_trace->target_tokens.empty()) text += QString(" \u2192 %1 target tokens").arg(m_trace->target_tokens.size());
   text += QString(" \u00B7 forward %1 ms").arg(ms, 0, 'f', 1);
-  if (m_families.empty()) text += " \u00B7 this model's attention is in the variant panels (View > Variant panels)";
+  if (m_families.empty()) text += " \u00B7 this model records no attention over tokens";
   m_status->setText(text);
   updateBackendStatus();
   emit traceShown();
@@ -384,9 +395,19 @@ void MainWindow::refreshFamilies() {
     const AttentionFamily& f = m_families[static_cast<size_t>(current)];
     m_sel.stack = f.stack;
     m_sel.kind = f.kind;
-    m_layerSpin->setRange(0, std::max(0, f.layers - 1));
+    // A Universal Transformer's spin counts steps from 1 as the trace names them (step1...).
+    m_layerBase = f.steps ? 1 : 0;
+    m_layerSpin->setPrefix(f.layerWord() + " ");
+    m_layerSpin->setToolTip(f.steps ? "Universal Transformer step ( [ and ] )" : "Layer ( [ and ] )");
     m_sel.layer = std::clamp(m_sel.layer, 0, std::max(0, f.layers - 1));
-    m_layerSpin->setValue(m_sel.layer);
+    m_layerSpin->setRange(m_layerBase, m_layerBase + std::max(0, f.layers - 1));
+    m_layerSpin->setValue(m_sel.layer + m_layerBase);
+    m_sel.segment = std::clamp(m_sel.segment, 0, std::max(0, f.segments - 1));
+    m_segmentSpin->setRange(0, std::max(0, f.segments - 1));
+    m_segmentSpin->setValue(m_sel.segment);
+    m_segmentSpin->setVisible(f.segments > 0);
+  } else {
+    m_segmentSpin->hide();
   }
   m_updatingSelectors = false;
   refreshHeadCombo();
@@ -395,14 +416,13 @@ void MainWindow::refreshFamilies() {
 void MainWindow::refreshHeadCombo() {
   m_updatingSelectors = true;
   m_headCombo->clear();
-  const auto it = std::find_if(m_families.begin(), m_families.end(), [&](const AttentionFamily& f) {
-    return f.stack == m_sel.stack && f.kind == m_sel.kind;
-  });
-  if (it != m_families.end()) {
-    for (int h = 0; h < it->heads; ++h) m_headCombo->addItem(headName(h), h);
+  if (const AttentionFamily* f = findFamily(m_families, m_sel.stack, m_sel.kind)) {
+    for (int h = 0; h < f->heads; ++h) m_headCombo->addItem(headName(h), h);
     m_headCombo->addItem(headName(HeadMean), static_cast<int>(HeadMean));
     m_headCombo->addItem(headName(HeadMax), static_cast<int>(HeadMax));
-    if (it->isSelfAttention()) m_headCombo->addItem(headName(HeadRollout), static_cast<int>(HeadRollout));
+    // Not across XL memory or cross-attention: the product needs the same tokens in every layer.
+    if (m_trace && rolloutApplies(*m_trace, *f, m_sel.segment))
+      m_headCombo->addItem(headName(HeadRollout), static_cast<int>(HeadRollout));
     int idx = m_headCombo->findData(m_sel.head);
     if (idx < 0) {
       idx = 0;
@@ -413,16 +433,21 @@ void MainWindow::refreshHeadCombo() {
   m_updatingSelectors = false;
 }
 
+void MainWindow::updateModelView() {
+  if (!m_trace) return;
+  const AttentionFamily* f = findFamily(m_families, m_sel.stack, m_sel.kind);
+  m_modelView->setTrace(m_trace, f ? *f : AttentionFamily{}, m_sel.segment);  // none: an empty grid
+}
+
 void MainWindow::setSelection(const AttentionSelection& sel) {
-  const bool familyChanged = sel.stack != m_sel.stack || sel.kind != m_sel.kind;
+  const bool mapsChanged = sel.stack != m_sel.stack || sel.kind != m_sel.kind || sel.segment != m_sel.segment;
   m_sel = sel;
-  if (familyChanged) {
-    refreshFamilies();  // layer range and head list depend on the family
-    for (const auto& f : m_families)
-      if (f.stack == m_sel.stack && f.kind == m_sel.kind && m_trace) m_modelView->setTrace(m_trace, f);
+  if (mapsChanged) {
+    refreshFamilies();  // layer and segment ranges and the head list (rollout) depend on them
+    updateModelView();
   } else {
     m_updatingSelectors = true;
-    m_layerSpin->setValue(m_sel.layer);
+    m_layerSpin->setValue(m_sel.layer + m_layerBase);
     const int idx = m_headCombo->findData(m_sel.head);
     if (idx >= 0) m_headCombo->setCurrentIndex(idx);
     m_updatingSelectors = false;
@@ -432,7 +457,7 @@ void MainWindow::setSelection(const AttentionSelection& sel) {
 
 void MainWindow::nextLayer(int delta) {
   AttentionSelection s = m_sel;
-  s.layer = std::clamp(s.layer + delta, 0, m_layerSpin->maximum());
+  s.layer = std::clamp(s.layer + delta, 0, m_layerSpin->maximum() - m_layerBase);
   if (s.layer != m_sel.layer) setSelection(s);
 }
 
@@ -445,53 +470,57 @@ void MainWindow::nextHead(int delta) {
   if (s.head != m_sel.head) setSelection(s);
 }
 
-void MainWindow::selectQuery(int row) {
-  if (m_selectedQuery == row) return;
-  m_selectedQuery = row;
+int MainWindow::rowOfQuery(int token) const {
+  const int row = token < 0 ? -1 : token - m_queryBegin;
+  return row < m_heatmap->data().rows ? row : -1;
+}
+
+void MainWindow::selectQuery(int token) {
+  if (m_selectedQuery == token) return;
+  m_selectedQuery = token;
   const QSignalBlocker a(m_heatmap), b(m_tokenView);
+  const int row = rowOfQuery(token);
   m_heatmap->setPinnedRow(row);
   m_tokenView->setPinnedQuery(row);
   const bool decoderRows = m_sel.stack == "decoder" && m_trace && !m_trace->target_tokens.empty();
-  m_sourceChips->setSelected(decoderRows ? -1 : row);
-  m_targetChips->setSelected(decoderRows ? row : -1);
-  if (m_imageView) m_imageView->setSelectedToken(row);
+  m_sourceChips->setSelected(decoderRows ? -1 : token);
+  m_targetChips->setSelected(decoderRows ? token : -1);
+  if (m_imageView) m_imageView->setSelectedToken(token);
   pushPanelContext();
 }
 
 void MainWindow::updateViews() {
   if (!m_trace) return;
   HeatmapData data;
-  try {
-    // Universal Transformer steps and Transformer-XL segments have no per-layer arrays: their
-    // attention is in the variant panels, which is not an error.
-    if (!m_families.empty()) data = attentionHeatmap(*m_trace, m_sel);
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-  }
   TokenLinesData lines;
-  if (!data.empty()) {
-    if (m_tokenHeads->currentIndex() == 1) {
-      const auto it = std::find_if(m_families.begin(), m_families.end(), [&](const AttentionFamily& f) {
-        return f.stack == m_sel.stack && f.kind == m_sel.kind;
-      });
-      for (int h = 0; it != m_families.end() && h < it->heads; ++h) {
-        lines.heads.push_back(attentionHeatmap(*m_trace, {m_sel.stack, m_sel.kind, m_sel.layer, h}));
+  const AttentionMap* map = m_families.empty() ? nullptr : findAttentionMap(*m_trace, m_sel);
+  m_queryBegin = map && map->queries.side != TokenSide::Positions ? static_cast<int>(map->queries.begin) : 0;
+  try {
+    if (!m_families.empty()) data = attentionHeatmap(*m_trace, m_sel);
+    if (!data.empty() && map && m_tokenHeads->currentIndex() == 1) {
+      for (int h = 0; h < static_cast<int>(map->heads); ++h) {
+        AttentionSelection s = m_sel;
+        s.head = h;
+        lines.heads.push_back(attentionHeatmap(*m_trace, s));
         lines.headIndex.push_back(h);
       }
-      lines.title = QString("%1, layer %2, all heads").arg(AttentionFamily{m_sel.stack, m_sel.kind}.label()).arg(m_sel.layer);
-    } else {
+      lines.title = QString::fromStdString(attention_map_title(*map)) + ", all heads";
+    } else if (!data.empty()) {
       lines.heads.push_back(data);
       lines.headIndex.push_back(m_sel.head);
       lines.title = data.title;
     }
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
   }
   m_heatmap->setData(std::move(data));
   m_tokenView->setData(std::move(lines));
   m_modelView->setCurrent(m_sel.layer, m_sel.head);
-  // Re-apply the linked query selection to the new matrix (it may have fewer rows).
+  // Re-apply the linked query selection to the new matrix (it may have fewer rows, or be
+  // another XL segment).
   const int q = m_selectedQuery;
   m_selectedQuery = -2;
-  selectQuery(q < m_heatmap->data().rows ? q : -1);
+  selectQuery(rowOfQuery(q) >= 0 ? q : -1);
   pushPanelContext();
 }
 

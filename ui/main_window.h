@@ -6,8 +6,8 @@
 #include <QMainWindow>
 #include <memory>
 
-#include "heatmap_data.h"
-#include "model.h"
+#include "ui/heatmap_data.h"
+#include "core/model/model.h"
 
 class QComboBox;
 class QSpinBox;
@@ -62,8 +62,8 @@ class MainWindow : public QMainWindow {
   void setHeadless(bool headless) { m_headless = headless; }
   void loadModel(const QString& spec);
   void setSourceText(const QString& text);
-  // Image input for pixel models (core/image_input.h) and ViT patch models
-  // (core/patch_input.h): the image becomes the input tokens until the user types. Returns false, with the reason in lastError(), when the model
+  // Image input for pixel models (core/input/image_input.h) and ViT patch models
+  // (core/input/patch_input.h): the image becomes the input tokens until the user types. Returns false, with the reason in lastError(), when the model
   // does not take images or the image is empty (main_window_image.cpp).
   bool setImage(const QImage& image, const QString& name);
   bool openImage(const QString& path);
@@ -78,7 +78,9 @@ class MainWindow : public QMainWindow {
   AttentionSelection selection() const { return m_sel; }
   void nextLayer(int delta);
   void nextHead(int delta);
-  void selectQuery(int row);  // linked: heatmap row, token chip, token view; -1 = none
+  // Linked query selection: a token of the heatmap's query side (token chip, variant panels);
+  // the heatmap and token view pin its row in the map on screen. -1 = none.
+  void selectQuery(int token);
 
   // Accessors for tests and the benchmark.
   HeatmapView* heatmapView() const { return m_heatmap; }
@@ -131,6 +133,8 @@ class MainWindow : public QMainWindow {
   void onModelLoadFailed(const QString& spec, const QString& message);
   void refreshFamilies();
   void refreshHeadCombo();
+  void updateModelView();
+  int rowOfQuery(int token) const;  // the token's row in the map on screen, or -1
   void updateViews();
   void updateStyles();
   ColorMapping currentMapping() const;
@@ -176,7 +180,9 @@ class MainWindow : public QMainWindow {
   bool m_firstShown = false;
   bool m_dark = false;
   bool m_updatingSelectors = false;
-  int m_selectedQuery = -1;
+  int m_selectedQuery = -1;  // a token index of the query side
+  int m_queryBegin = 0;      // first query token of the map on screen (an XL segment's start)
+  int m_layerBase = 0;       // the layer spin shows layer + this (1 for Universal Transformer steps)
   QElapsedTimer m_runClock;
 
   QPlainTextEdit* m_source = nullptr;
@@ -187,6 +193,7 @@ class MainWindow : public QMainWindow {
   QLabel* m_errorLabel = nullptr;
   QComboBox* m_familyCombo = nullptr;
   QSpinBox* m_layerSpin = nullptr;
+  QSpinBox* m_segmentSpin = nullptr;  // Transformer-XL families only
   QComboBox* m_headCombo = nullptr;
   QComboBox* m_cmapCombo = nullptr;
   QComboBox* m_scaleCombo = nullptr;

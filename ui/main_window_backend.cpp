@@ -6,9 +6,9 @@
 #include <QMessageBox>
 #include <QStatusBar>
 
-#include "backend_settings.h"
-#include "main_window.h"
-#include "run_controller.h"
+#include "ui/backend_settings.h"
+#include "ui/main_window.h"
+#include "ui/run_controller.h"
 
 namespace atlas::ui {
 

@@ -1,7 +1,7 @@
 // Image input in the window (main_window.h): File > Open image…, or drop a PNG/JPEG/… on the
 // window, while a pixel model (local2d, byte vocabulary) or a patch model (ViT) is loaded. The
-// pixels become the input tokens through core/image_input.h, the patches (and [CLS]) through
-// core/patch_input.h; typing in the source box returns to text.
+// pixels become the input tokens through core/input/image_input.h, the patches (and [CLS]) through
+// core/input/patch_input.h; typing in the source box returns to text.
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,12 +10,12 @@
 #include <QPlainTextEdit>
 #include <QSignalBlocker>
 
-#include "error.h"
-#include "image_input.h"
-#include "image_input_view.h"
-#include "main_window.h"
-#include "patch_input.h"
-#include "run_controller.h"
+#include "core/tensor/error.h"
+#include "core/input/image_input.h"
+#include "ui/image_input_view.h"
+#include "ui/main_window.h"
+#include "core/input/patch_input.h"
+#include "ui/run_controller.h"
 
 namespace atlas::ui {
 

@@ -21,19 +21,19 @@
 #include <cstdio>
 #include <map>
 
-#include "error.h"
-#include "figure_export.h"
-#include "heatmap_view.h"
-#include "main_window.h"
-#include "ntm_panel.h"
-#include "snail_panel.h"
-#include "sagan_overlay.h"
-#include "preset_gallery.h"
-#include "demos.h"
-#include "presets.h"
-#include "run_controller.h"
-#include "theme.h"
-#include "training_panel.h"
+#include "core/tensor/error.h"
+#include "ui/figure_export.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/ntm_panel.h"
+#include "ui/snail_panel.h"
+#include "ui/sagan_overlay.h"
+#include "ui/preset_gallery.h"
+#include "core/model/demos.h"
+#include "core/model/presets.h"
+#include "ui/run_controller.h"
+#include "ui/theme.h"
+#include "ui/training_panel.h"
 
 namespace atlas::ui {
 
@@ -267,9 +267,9 @@ void MainWindow::exportView(const QString& view) {
   QSettings settings;
   const QString filters = "SVG vector (*.svg);;PDF vector (*.pdf);;PNG image (*.png);;NumPy array (*.npy);;CSV table (*.csv)";
   QString selected = settings.value("exportFilter", "SVG vector (*.svg)").toString();
-  const QString base = QString("%1.%2").arg(view, view == "heatmap" || view == "tokens"
-                                                      ? QString::fromStdString(attentionArrayName(m_sel.stack, m_sel.kind, m_sel.layer)) +
-                                                            "." + headShortName(m_sel.head)
+  const AttentionMap* map = findAttentionMap(*m_trace, m_sel);
+  const QString base = QString("%1.%2").arg(view, (view == "heatmap" || view == "tokens") && map
+                                                      ? QString::fromStdString(map->array) + "." + headShortName(m_sel.head)
                                                       : m_sel.stack);
   QString path = QFileDialog::getSaveFileName(this, "Export " + view,
                                               settings.value("exportDir").toString() + "/" + base + ".svg", filters, &selected);

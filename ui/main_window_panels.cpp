@@ -7,14 +7,14 @@
 #include <QDockWidget>
 #include <QMenu>
 
-#include "ablation_controls.h"
-#include "error.h"
-#include "logit_lens.h"
-#include "main_window.h"
-#include "pattern_view.h"
-#include "run_controller.h"
-#include "score_panel.h"
-#include "variant_panel.h"
+#include "ui/ablation_controls.h"
+#include "core/tensor/error.h"
+#include "core/analysis/logit_lens.h"
+#include "ui/main_window.h"
+#include "ui/pattern_view.h"
+#include "ui/run_controller.h"
+#include "ui/score_panel.h"
+#include "ui/variant_panel.h"
 
 namespace atlas::ui {
 

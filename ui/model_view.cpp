@@ -1,4 +1,4 @@
-#include "model_view.h"
+#include "ui/model_view.h"
 
 #include <QFontMetricsF>
 #include <QFutureWatcher>
@@ -11,24 +11,27 @@
 
 namespace atlas::ui {
 
-ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates) {
+ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates, int segment) {
   ModelGridData d;
   d.family = family;
+  d.segment = segment;
+  const bool rollout = aggregates && rolloutApplies(trace, family, segment);
   for (int h = 0; h < family.heads; ++h) d.columns.push_back(h);
   if (aggregates) {
     d.columns.push_back(HeadMean);
     d.columns.push_back(HeadMax);
-    if (family.isSelfAttention()) d.columns.push_back(HeadRollout);
+    if (rollout) d.columns.push_back(HeadRollout);
   }
   d.thumbnails.reserve(static_cast<size_t>(family.layers) * d.columns.size());
   // Rollout of every layer prefix in one pass (not one product chain per layer).
   std::vector<HeatmapData> rollouts;
-  if (aggregates && family.isSelfAttention()) rollouts = rolloutHeatmaps(trace, family.stack, family.kind, family.layers - 1);
+  if (rollout) rollouts = rolloutHeatmaps(trace, {family.stack, family.kind, 0, HeadRollout, segment}, family.layers - 1);
   for (int l = 0; l < family.layers; ++l)
     for (int head : d.columns)
       d.thumbnails.push_back(head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
-                                                 : attentionHeatmap(trace, {family.stack, family.kind, l, head}));
-  d.title = family.label() + ": layers \u00D7 heads";
+                                                 : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment}));
+  d.title = (family.segments > 0 ? QString("%1, segment %2").arg(family.label()).arg(segment) : family.label()) +
+            QString(": %1s \u00D7 heads").arg(family.layerWord());
   return d;
 }
 
@@ -126,7 +129,8 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
   for (int l = 0; l < L.rows; ++l) {
     const QRectF t = L.thumb(l, 0);
     p.drawText(QRectF(L.bounds.left(), t.top(), L.grid.left() - L.bounds.left() - 0.4 * style.fontSize, t.height()),
-               Qt::AlignRight | Qt::AlignVCenter, QString("L%1").arg(l));
+               Qt::AlignRight | Qt::AlignVCenter,
+               data.family.steps ? QString("S%1").arg(l + 1) : QString("L%1").arg(l));
   }
   // Cell-by-cell only when the whole grid stays small; otherwise the (embedded) images.
   size_t totalCells = 0;
@@ -172,9 +176,10 @@ ModelView::ModelView(QWidget* parent) : QWidget(parent) {
   setMinimumSize(160, 160);
 }
 
-void ModelView::setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family) {
+void ModelView::setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family, int segment) {
   m_trace = std::move(trace);
   m_family = family;
+  m_segment = segment;
   m_dirty = true;
   if (isVisible()) startBuild();  // a hidden model view costs nothing per keystroke
 }
@@ -210,11 +215,11 @@ void ModelView::startBuild() {
     update();
     emit built();
   });
-  watcher->setFuture(QtConcurrent::run([trace = m_trace, family = m_family, style = m_style]() {
+  watcher->setFuture(QtConcurrent::run([trace = m_trace, family = m_family, segment = m_segment, style = m_style]() {
     BuiltGrid b;
     if (trace) {
       try {
-        b.data = modelGridData(*trace, family, true);
+        b.data = modelGridData(*trace, family, true, segment);
       } catch (const std::exception&) {
         b.data = ModelGridData{};  // the trace lacks this family (the model changed): empty grid
       }
@@ -248,7 +253,11 @@ void ModelView::mouseMoveEvent(QMouseEvent* e) {
   const QPoint h = L.hit(e->position());
   if (h.x() < 0) return QToolTip::hideText();
   QToolTip::showText(e->globalPosition().toPoint(),
-                     QString("layer %1, %2 \u2014 click to open").arg(h.y()).arg(headName(m_data.columns[h.x()])), this);
+                     QString("%1 %2, %3 \u2014 click to open")
+                         .arg(m_data.family.layerWord())
+                         .arg(m_data.family.layerNumber(h.y()))
+                         .arg(headName(m_data.columns[h.x()])),
+                     this);
 }
 
 void ModelView::mouseReleaseEvent(QMouseEvent* e) {

@@ -7,12 +7,13 @@
 #include <memory>
 #include <vector>
 
-#include "heatmap_painter.h"
+#include "ui/heatmap_painter.h"
 
 namespace atlas::ui {
 
 struct ModelGridData {
   AttentionFamily family;
+  int segment = 0;                     // the Transformer-XL segment shown (families with segments)
   std::vector<int> columns;            // head index or HeadAggregate per column
   std::vector<HeatmapData> thumbnails;  // [layers x columns], row-major
   QString title;
@@ -23,9 +24,10 @@ struct ModelGridData {
   }
 };
 
-// Every head of every layer of the family; with `aggregates`, columns for the mean and max
-// over heads and (self-attention only) the rollout up to that layer.
-ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates);
+// Every head of every layer (or step) of the family's maps in `segment`; with `aggregates`,
+// columns for the mean and max over heads and, where rollout applies (rolloutApplies), the
+// rollout up to that layer.
+ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates, int segment = 0);
 
 struct ModelGridLayout {
   QRectF bounds, title, grid, colorBar;
@@ -48,7 +50,7 @@ class ModelView : public QWidget {
   Q_OBJECT
  public:
   explicit ModelView(QWidget* parent = nullptr);
-  void setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family);
+  void setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family, int segment = 0);
   void setStyle(const HeatmapStyle& style);
   void setCurrent(int layer, int head);
   // The grid last built. Building (matrices, rollout, images) runs on a worker thread when a
@@ -70,6 +72,7 @@ class ModelView : public QWidget {
   void startBuild();
   std::shared_ptr<const Trace> m_trace;
   AttentionFamily m_family;
+  int m_segment = 0;
   ModelGridData m_data;
   std::vector<HeatmapRaster> m_rasters;
   HeatmapStyle m_style;

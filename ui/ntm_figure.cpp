@@ -1,5 +1,5 @@
 // Drawing and export of the NTM figure (see ntm_figure.h).
-#include "ntm_figure.h"
+#include "ui/ntm_figure.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "colormap.h"
-#include "error.h"
-#include "npy.h"
+#include "ui/colormap.h"
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
 
 namespace atlas::ui {
 

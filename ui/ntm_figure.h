@@ -6,7 +6,7 @@
 #include <QRectF>
 #include <QString>
 
-#include "ntm.h"
+#include "core/variants/ntm/ntm.h"
 
 class QPainter;
 

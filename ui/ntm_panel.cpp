@@ -1,6 +1,6 @@
 // The NTM explorer panel (see ntm_panel.h). Slider scales: beta 0..50 in 0.1 steps, gate
 // 0..1 in 0.01, gamma 1..20 in 0.1, shift weights 0..100 each (normalised to sum 1).
-#include "ntm_panel.h"
+#include "ui/ntm_panel.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -17,9 +17,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "error.h"
-#include "ntm_figure.h"
-#include "random.h"
+#include "core/tensor/error.h"
+#include "ui/ntm_figure.h"
+#include "core/tensor/random.h"
 
 namespace atlas::ui {
 

@@ -1,5 +1,5 @@
 #pragma once
-// "Neural Turing Machine explorer": the NTM addressing of core/ntm.h driven by hand. The
+// "Neural Turing Machine explorer": the NTM addressing of core/variants/ntm/ntm.h driven by hand. The
 // controller outputs of every step and head (key, beta, gate g, shift weights, gamma; erase
 // and add for the write head) are edited with sliders and text fields; every change re-runs
 // the machine with the core functions (no model forward) and redraws seed 004's four stages,
@@ -7,7 +7,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "ntm.h"
+#include "core/variants/ntm/ntm.h"
 
 class QComboBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "panel_chart.h"
+#include "ui/panel_chart.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -11,7 +11,7 @@
 #include <QValueAxis>
 #include <algorithm>
 
-#include "token_view.h"
+#include "ui/token_view.h"
 
 namespace atlas::ui {
 

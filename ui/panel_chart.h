@@ -4,8 +4,8 @@
 // chart looks like the panel. With chart_adapter.cpp the only files that use Qt Charts.
 #include <QVector>
 
-#include "figure_export.h"
-#include "variant_plots.h"
+#include "ui/figure_export.h"
+#include "ui/variant_plots.h"
 
 QT_BEGIN_NAMESPACE
 class QChart;

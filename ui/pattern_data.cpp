@@ -1,10 +1,10 @@
-#include "pattern_data.h"
+#include "ui/pattern_data.h"
 
 #include <algorithm>
 
-#include "error.h"
-#include "sparse_pattern.h"
-#include "variant_plots.h"
+#include "core/tensor/error.h"
+#include "core/variants/sparse/sparse_pattern.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 
@@ -72,7 +72,8 @@ PatternImage configPattern(const ModelConfig& c, const PatternWindow& w, int lay
 }
 
 PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
-  const std::string name = attentionArrayName(sel.stack, sel.kind, sel.layer);
+  const std::string name = attentionArrayName(trace, sel);  // throws naming what is missing
+  const AttentionMap& map = *trace.attention_map(name);
   PatternImage out;
   std::vector<uint8_t> allowed;
   int64_t rows = 0, cols = 0;
@@ -127,11 +128,10 @@ PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
   d.rows = static_cast<int>(rows);
   d.cols = static_cast<int>(cols);
   d.values.assign(allowed.begin(), allowed.end());
-  const bool target = sel.stack == "decoder" && !trace.target_tokens.empty();
-  const auto& q = target ? trace.target_tokens : trace.source_tokens;
-  const auto& k = sel.kind == "cross_attn" ? trace.source_tokens : q;
-  for (int64_t i = 0; i < rows; ++i) d.rowLabels << (i < static_cast<int64_t>(q.size()) ? displayLabel(q[static_cast<size_t>(i)].label) : QString::number(i));
-  for (int64_t j = 0; j < cols; ++j) d.colLabels << (j < static_cast<int64_t>(k.size()) ? displayLabel(k[static_cast<size_t>(j)].label) : QString::number(j));
+  // Labels by position from the catalogue (an XL segment's rows start at its first token).
+  const QStringList q = queryLabelsOf(trace, map), k = keyLabelsOf(trace, map);
+  for (int64_t i = 0; i < rows; ++i) d.rowLabels << (i < q.size() ? q[static_cast<int>(i)] : QString::number(i));
+  for (int64_t j = 0; j < cols; ++j) d.colLabels << (j < k.size() ? k[static_cast<int>(j)] : QString::number(j));
   d.title = QString("connectivity, %1, %2").arg(source, headName(sel.head < 0 ? HeadMean : sel.head));
   if (sel.head < 0) d.title = QString("connectivity, %1, union of heads").arg(source);
   d.rowAxis = "query";

@@ -1,13 +1,13 @@
 #pragma once
 // The connectivity pattern of the loaded model's attention, as the pattern view draws it.
-// Sparse configs (strided, fixed, local 1D/2D) come from core/sparse_pattern.h at any length
+// Sparse configs (strided, fixed, local 1D/2D) come from core/variants/sparse/sparse_pattern.h at any length
 // as density tiles (pattern_tile), never as a dense L x L matrix; every other model reads the
 // allowed keys from its trace (the `.mask` arrays: full, causal, padding; the CSR `.allowed`
 // of LSH; `.span.mask` > 0 for adaptive spans).
 #include <QString>
 
-#include "heatmap_data.h"
-#include "model.h"
+#include "ui/heatmap_data.h"
+#include "core/model/model.h"
 
 namespace atlas::ui {
 

@@ -1,4 +1,4 @@
-#include "pattern_view.h"
+#include "ui/pattern_view.h"
 
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -8,10 +8,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "error.h"
-#include "figure_export.h"
-#include "export_dialog.h"
-#include "heatmap_view.h"
+#include "core/tensor/error.h"
+#include "ui/figure_export.h"
+#include "ui/export_dialog.h"
+#include "ui/heatmap_view.h"
 
 namespace atlas::ui {
 
@@ -168,7 +168,9 @@ void PatternView::rebuild() {
     m_matrix->setData(m_pattern.tile);
     m_stats->setText(statsText());
     if (isImageModel()) {
-      const HeatmapData attention = attentionHeatmap(*m_trace, {m_sel.stack, m_sel.kind, m_sel.layer, head});
+      AttentionSelection one = m_sel;
+      one.head = head;
+      const HeatmapData attention = attentionHeatmap(*m_trace, one);
       const int q = std::min(m_pixel->value(), attention.rows - 1);
       const auto allowed = configAllowedRow(m_model->config(), attention.cols, m_sel.layer, head, causal(), q);
       m_image->setData(pixelOverlay(attention, allowed, imageWidth(m_model->config()), q));

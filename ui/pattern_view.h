@@ -7,9 +7,9 @@
 #include <QWidget>
 #include <memory>
 
-#include "heatmap_painter.h"
-#include "model.h"
-#include "pattern_data.h"
+#include "ui/heatmap_painter.h"
+#include "core/model/model.h"
+#include "ui/pattern_data.h"
 
 class QLabel;
 class QSpinBox;

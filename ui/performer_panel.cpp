@@ -1,4 +1,4 @@
-// Performer FAVOR+ approximation error (seed 003; core/performer.h, the functions of
+// Performer FAVOR+ approximation error (seed 003; core/variants/performer/performer.h, the functions of
 // `atlas performer-error`): the implicit attention rownorm(phi(Q) phi(K)^T) against the exact
 // softmax(Q K^T / sqrt(d)) of the same Q, K, and the mean-abs / max row-TV error against the
 // number of random features m. Q and K are drawn N(0, 0.5^2) with the model's d_head, the
@@ -6,8 +6,8 @@
 // own q and k. Computed on the run worker while the panel is open (addPerformerStudy).
 #include <random>
 
-#include "performer.h"
-#include "variant_plots.h"
+#include "core/variants/performer/performer.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 

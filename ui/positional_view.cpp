@@ -1,4 +1,4 @@
-#include "positional_view.h"
+#include "ui/positional_view.h"
 
 #include <QFormLayout>
 #include <QLabel>
@@ -7,8 +7,8 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "chart_adapter.h"
-#include "token_view.h"
+#include "ui/chart_adapter.h"
+#include "ui/token_view.h"
 
 namespace atlas::ui {
 

@@ -4,7 +4,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "heatmap_view.h"
+#include "ui/heatmap_view.h"
 
 class QLineEdit;
 class QLabel;

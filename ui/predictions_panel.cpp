@@ -8,7 +8,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "preset_gallery.h"
+#include "ui/preset_gallery.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -7,8 +7,8 @@
 #include <QVBoxLayout>
 #include <map>
 
-#include "demos.h"
-#include "presets.h"
+#include "core/model/demos.h"
+#include "core/model/presets.h"
 
 namespace atlas::ui {
 

@@ -1,11 +1,11 @@
-#include "run_controller.h"
+#include "ui/run_controller.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
 
-#include "error.h"
-#include "model_io.h"
+#include "core/tensor/error.h"
+#include "core/formats/model_io.h"
 
 namespace atlas::ui {
 

@@ -13,7 +13,7 @@
 #include <functional>
 #include <memory>
 
-#include "model.h"
+#include "core/model/model.h"
 
 namespace atlas::ui {
 
@@ -58,7 +58,7 @@ class RunController : public QObject {
   double lastQueueMs() const { return m_lastQueueMs; }
   RunOptions& runOptions() { return m_options; }
   // Later runs use these source tokens instead of tokenizing the text (an image's pixels for a
-  // pixel model, core/image_input.h); null returns to text.
+  // pixel model, core/input/image_input.h); null returns to text.
   void setSourceTokens(std::shared_ptr<const std::vector<TokenInfo>> tokens) { m_sourceTokens = std::move(tokens); }
   bool hasSourceTokens() const { return m_sourceTokens != nullptr; }
   // Work done on the worker after every forward, on the fresh result (the logit lens and the

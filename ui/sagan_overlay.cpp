@@ -1,5 +1,5 @@
 // SAGAN attention overlay (see sagan_overlay.h).
-#include "sagan_overlay.h"
+#include "ui/sagan_overlay.h"
 
 #include <QCheckBox>
 #include <QFileDialog>
@@ -18,12 +18,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "colormap.h"
-#include "error.h"
-#include "npy.h"
-#include "params.h"
-#include "presets.h"
-#include "sagan.h"
+#include "ui/colormap.h"
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/variants/sagan/sagan.h"
 
 namespace atlas::ui {
 

@@ -1,5 +1,5 @@
 #pragma once
-// "Self-Attention GAN explorer": runs the SAGAN block (core/sagan.h, preset sagan-small's
+// "Self-Attention GAN explorer": runs the SAGAN block (core/variants/sagan/sagan.h, preset sagan-small's
 // config and seeded weights) on an image (QImage decodes it here; core never sees Qt) and,
 // for the query location clicked on the image, draws the attention over all locations as a
 // heat overlay on the input image, as in the paper's Fig. 1. Exportable as PNG/SVG/PDF and
@@ -8,7 +8,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "model.h"
+#include "core/model/model.h"
 
 class QCheckBox;
 class QPainter;

@@ -1,5 +1,5 @@
 // The score-function grid (score_panel.h).
-#include "score_panel.h"
+#include "ui/score_panel.h"
 
 #include <QGridLayout>
 #include <QLabel>
@@ -8,10 +8,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "error.h"
-#include "export_dialog.h"
-#include "heatmap_view.h"
-#include "variant_plots.h"
+#include "core/tensor/error.h"
+#include "ui/export_dialog.h"
+#include "ui/heatmap_view.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 
@@ -103,7 +103,9 @@ void ScorePanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<cons
 void ScorePanel::setSelection(const AttentionSelection& sel) {
   AttentionSelection s = sel;
   s.head = std::max(s.head, 0);
-  if (s.stack == m_sel.stack && s.kind == m_sel.kind && s.layer == m_sel.layer && s.head == m_sel.head) return;
+  if (s.stack == m_sel.stack && s.kind == m_sel.kind && s.layer == m_sel.layer && s.head == m_sel.head &&
+      s.segment == m_sel.segment)
+    return;
   m_sel = s;
   m_dirty = true;
   if (isVisible()) rebuild();
@@ -126,7 +128,8 @@ void ScorePanel::rebuild() {
   } else {
     try {
       // The selected attention array when its q and k were traced, else the layer's first.
-      std::string attention = attentionArrayName(m_sel.stack, m_sel.kind, m_sel.layer);
+      const AttentionMap* map = findAttentionMap(*m_trace, m_sel);
+      std::string attention = map ? map->array : std::string();
       if (!m_trace->find(attention + ".q")) attention.clear();
       m_cmp = compare_score_functions(*m_model, *m_trace, attention, m_sel.layer, m_sel.head, 0.0f);
     } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 #pragma once
 // "Score functions" (issue 8): seed 004's six alignment score functions side by side on the
 // same queries and keys, those of the selected layer and head of the run on screen
-// (core/score_compare.h), as a 2 x 3 grid of heatmaps. Pinning a query row in one heatmap pins
+// (core/analysis/score_compare.h), as a 2 x 3 grid of heatmaps. Pinning a query row in one heatmap pins
 // it in all six. The comparison is computed here, on the GUI thread, from the run's trace
 // (the window traces q and k while this panel is open): no forward of its own. Export writes
 // the grid as one figure (SVG/PDF/PNG) or its data: .npy [functions, Lq, Lk] in table order
@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
-#include "figure_export.h"
-#include "score_compare.h"
+#include "ui/figure_export.h"
+#include "core/analysis/score_compare.h"
 
 class QLabel;
 class QToolButton;

@@ -1,5 +1,5 @@
 // The SNAIL explorer (snail_panel.h).
-#include "snail_panel.h"
+#include "ui/snail_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,9 +13,9 @@
 #include <QTextStream>
 #include <QVBoxLayout>
 
-#include "error.h"
-#include "export_dialog.h"
-#include "heatmap_view.h"
+#include "core/tensor/error.h"
+#include "ui/export_dialog.h"
+#include "ui/heatmap_view.h"
 
 namespace atlas::ui {
 

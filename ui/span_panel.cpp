@@ -3,7 +3,7 @@
 // span, z_t per head and position. Arrays: docs/variants.md "Adaptive attention span".
 #include <algorithm>
 
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

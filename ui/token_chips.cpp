@@ -1,11 +1,11 @@
-#include "token_chips.h"
+#include "ui/token_chips.h"
 
 #include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 
-#include "heatmap_data.h"
+#include "ui/heatmap_data.h"
 
 namespace atlas::ui {
 

@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "trace.h"
+#include "core/model/trace.h"
 
 namespace atlas::ui {
 

@@ -1,4 +1,4 @@
-#include "token_view.h"
+#include "ui/token_view.h"
 
 #include <QFontMetricsF>
 #include <QMouseEvent>

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "heatmap_painter.h"
+#include "ui/heatmap_painter.h"
 
 namespace atlas::ui {
 

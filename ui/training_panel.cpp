@@ -1,4 +1,4 @@
-#include "training_panel.h"
+#include "ui/training_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -12,11 +12,11 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "chart_adapter.h"
-#include "error.h"
-#include "presets.h"
-#include "train_loop.h"
-#include "training_worker.h"
+#include "ui/chart_adapter.h"
+#include "core/tensor/error.h"
+#include "core/model/presets.h"
+#include "core/train/train_loop.h"
+#include "ui/training_worker.h"
 
 namespace atlas::ui {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Model > Train a model…: trains a small vanilla or adaptive-span preset on a generated task
-// (core/train_loop.h) in a worker thread, with live loss and accuracy curves. Every few steps
+// (core/train/train_loop.h) in a worker thread, with live loss and accuracy curves. Every few steps
 // (and on pause, stop and finish) the current weights reach the main window as a Model with a
 // typed example of the task, so the heatmap, model view and span panel show it learning.
 #include <QDialog>
@@ -8,7 +8,7 @@
 #include <QVector>
 #include <memory>
 
-#include "model.h"
+#include "core/model/model.h"
 
 class QComboBox;
 class QSpinBox;

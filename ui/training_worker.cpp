@@ -1,9 +1,9 @@
-#include "training_worker.h"
+#include "ui/training_worker.h"
 
 #include <QThread>
 #include <QtConcurrent>
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 namespace atlas::ui {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <mutex>
 
-#include "model.h"
-#include "train_loop.h"
+#include "core/model/model.h"
+#include "core/train/train_loop.h"
 
 namespace atlas::ui {
 

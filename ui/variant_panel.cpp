@@ -1,4 +1,4 @@
-#include "variant_panel.h"
+#include "ui/variant_panel.h"
 
 #include <QBarSeries>
 #include <QBarSet>
@@ -13,10 +13,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "error.h"
-#include "export_dialog.h"
-#include "heatmap_view.h"
-#include "panel_chart.h"
+#include "core/tensor/error.h"
+#include "ui/export_dialog.h"
+#include "ui/heatmap_view.h"
+#include "ui/panel_chart.h"
 
 namespace atlas::ui {
 

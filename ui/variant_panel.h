@@ -7,8 +7,8 @@
 #include <QWidget>
 #include <memory>
 
-#include "heatmap_painter.h"
-#include "variant_plots.h"
+#include "ui/heatmap_painter.h"
+#include "ui/variant_plots.h"
 
 class QComboBox;
 class QLabel;

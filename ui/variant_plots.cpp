@@ -1,8 +1,8 @@
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 #include <algorithm>
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 namespace atlas::ui {
 

@@ -8,8 +8,8 @@
 #include <functional>
 #include <vector>
 
-#include "heatmap_data.h"
-#include "model.h"
+#include "ui/heatmap_data.h"
+#include "core/model/model.h"
 
 namespace atlas::ui {
 

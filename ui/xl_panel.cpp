@@ -5,7 +5,7 @@
 // with TraceOptions::scores, which the window turns on while this panel is open.
 #include <algorithm>
 
-#include "variant_plots.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {

@@ -1,11 +1,11 @@
-#include "args.h"
+#include "app/cli/args.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
 
-#include "config.h"
-#include "error.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
 
 namespace atlas::cli {
 

@@ -1,9 +1,9 @@
 #include <cstdio>
 
-#include "commands.h"
-#include "error.h"
+#include "app/cli/commands.h"
+#include "core/tensor/error.h"
 #ifdef ATLAS_HAVE_VULKAN
-#include "vulkan_backend.h"
+#include "gpu/vulkan_backend.h"
 #endif
 
 namespace atlas::cli {

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "error.h"
-#include "estimate.h"
-#include "model_io.h"
+#include "app/cli/commands.h"
+#include "core/tensor/error.h"
+#include "core/model/estimate.h"
+#include "core/formats/model_io.h"
 
 namespace atlas::cli {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 #if defined(ATLAS_HAVE_UI)
 #include <QGuiApplication>
@@ -14,10 +14,10 @@
 #include <memory>
 #include <sstream>
 
-#include "args.h"
-#include "commands.h"
-#include "figure_export.h"
-#include "model_io.h"
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "ui/figure_export.h"
+#include "core/formats/model_io.h"
 
 namespace atlas::cli {
 namespace {
@@ -26,7 +26,8 @@ const char* kUsage =
     "usage: atlas export MODEL (--text S | --text-file F) [--target S] --out FILE.(svg|pdf|png|npy|csv)\n"
     "                    [--view heatmap|model|tokens|positional|similarity]\n"
     "                    [--stack encoder|decoder] [--kind attn|self_attn|cross_attn]\n"
-    "                    [--layer L] [--head H|mean|max|rollout] [--query Q]\n"
+    "                    [--layer L | --step N] [--segment S] [--head H|mean|max|rollout]\n"
+    "                    [--query Q]\n"
     "                    [--colormap viridis|magma|diverging] [--scale linear|log]\n"
     "                    [--normalize global|row] [--dpi N] [--width IN] [--height IN]\n"
     "                    [--title S] [--seed N] [--backend cpu|vulkan|auto] [--device D]\n"
@@ -34,12 +35,15 @@ const char* kUsage =
     "Runs MODEL (preset:NAME, a model folder or a .safetensors file) on the text and writes one\n"
     "figure of a view, drawn like the desktop app: SVG and PDF as vector graphics, PNG at --dpi\n"
     "(default 150), or the view's data as .npy (float32) or .csv.\n"
-    "  heatmap     one layer and head [Lq, Lk] (--head mean|max|rollout for aggregates)\n"
-    "  model       every layer x head of one stack/kind; data [layers, heads, Lq, Lk]\n"
+    "  heatmap     one layer (or step, segment) and head [Lq, Lk] (--head mean|max|rollout)\n"
+    "  model       every layer x head of one stack/kind (and segment); data [layers, heads, Lq, Lk]\n"
     "  tokens      lines from queries to keys (BertViz style) of one head\n"
     "  positional  the positional encoding P [L, d];  similarity: P P^T [L, L]\n"
-    "Defaults: the first attention the model records (encoder attn, or decoder self_attn),\n"
-    "layer 0, head 0. Works without a display.\n";
+    "Which attention: --stack and --kind choose a family (default: the first the run records,\n"
+    "e.g. encoder attn or decoder self_attn), --layer its layer (default 0); a Universal\n"
+    "Transformer's steps are chosen by --step N (from 1, the same as --layer N-1), a\n"
+    "Transformer-XL's segments by --segment S (from 0, default 0; keys are the cached memory,\n"
+    "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n";
 
 int parseHead(const std::string& s) {
   if (s == "mean") return ui::HeadMean;
@@ -100,7 +104,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (wants_help(argv, kUsage)) return 0;
   ArgSpec spec;
   spec.options = {"--text",  "--text-file", "--target", "--out",    "--view",     "--stack",
-                  "--kind",  "--layer",     "--head",   "--query",  "--dpi",      "--width",
+                  "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",
                   "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
                   "--backend", "--device"};
   const Args args(argv, spec);
@@ -146,7 +150,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   ro.backend = backend.get();
   const RunResult result = model.run(text, args.get_or("--target", ""), ro);
 
-  // Default family: the first recorded, or the first of the requested stack.
+  // Default family: the catalogue's first (production order), or the first of the requested stack.
   const auto families = ui::attentionFamilies(result.trace);
   const std::string stack = args.get_or("--stack", "");
   const std::string kind = args.get_or("--kind", "");
@@ -165,9 +169,27 @@ int cmd_export(const std::vector<std::string>& argv) {
                      (have.empty() ? "none" : have) + ")");
   }
   if (chosen) {
+    const std::string label = chosen->label().toStdString();
     fig.selection.stack = chosen->stack;
     fig.selection.kind = chosen->kind;
-    fig.selection.layer = static_cast<int>(args.get_int("--layer", 0, 0, chosen->layers - 1));
+    if (args.has("--step")) {
+      if (!chosen->steps)
+        throw AtlasError("--step is for Universal Transformer models; the " + label + " has layers (use --layer)");
+      if (args.has("--layer")) throw AtlasError("give --layer or --step, not both (--step N is --layer N-1)");
+      fig.selection.layer = static_cast<int>(args.get_int("--step", 1, 1, chosen->layers)) - 1;
+    } else {
+      fig.selection.layer = static_cast<int>(args.get_int("--layer", 0, 0, chosen->layers - 1));
+    }
+    if (args.has("--segment")) {
+      if (chosen->segments == 0)
+        throw AtlasError("--segment is for Transformer-XL models; the " + label + " has no segments");
+      const long long segment = args.get_int("--segment", 0, 0, 1LL << 30);
+      if (segment >= chosen->segments)
+        throw AtlasError("--segment " + std::to_string(segment) + " does not exist: this run has " +
+                         std::to_string(chosen->segments) + " segments of " + label + " (0 to " +
+                         std::to_string(chosen->segments - 1) + "; one per xl.segment_length tokens)");
+      fig.selection.segment = static_cast<int>(segment);
+    }
     fig.selection.head = parseHead(args.get_or("--head", "0"));
     if (fig.selection.head >= chosen->heads)
       throw AtlasError("--head " + std::to_string(fig.selection.head) + " does not exist: the model has " +

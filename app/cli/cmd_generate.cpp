@@ -1,14 +1,14 @@
 // atlas generate: greedy or sampled decoding with a decoder-only model (GPT-2), then one
 // traced forward over prompt + generated tokens so the attention of each generated token can
-// be dumped and inspected (core/generate.h).
+// be dumped and inspected (core/model/generate.h).
 #include <cstdio>
 #include <cstdlib>
 
-#include "commands.h"
-#include "dump.h"
-#include "error.h"
-#include "generate.h"
-#include "model_io.h"
+#include "app/cli/commands.h"
+#include "core/formats/dump.h"
+#include "core/tensor/error.h"
+#include "core/model/generate.h"
+#include "core/formats/model_io.h"
 
 namespace atlas::cli {
 

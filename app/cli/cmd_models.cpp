@@ -1,13 +1,13 @@
 // atlas presets | init | info
 #include <cstdio>
 
-#include "commands.h"
-#include "demos.h"
-#include "error.h"
-#include "estimate.h"
-#include "model_io.h"
-#include "presets.h"
-#include "variant_ops.h"
+#include "app/cli/commands.h"
+#include "core/model/demos.h"
+#include "core/tensor/error.h"
+#include "core/model/estimate.h"
+#include "core/formats/model_io.h"
+#include "core/model/presets.h"
+#include "core/backend/variant_ops.h"
 
 namespace atlas::cli {
 

@@ -1,15 +1,15 @@
 // atlas ntm: the Neural Turing Machine's addressing driven by hand-given controller outputs
-// (manual mode, core/ntm.h). The seeded-controller model runs through `atlas run
+// (manual mode, core/variants/ntm/ntm.h). The seeded-controller model runs through `atlas run
 // preset:ntm-small`; this verb is for stepping through the mechanism with chosen numbers.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "commands.h"
-#include "dump.h"
-#include "error.h"
-#include "ntm.h"
+#include "app/cli/commands.h"
+#include "core/formats/dump.h"
+#include "core/tensor/error.h"
+#include "core/variants/ntm/ntm.h"
 
 namespace atlas::cli {
 

@@ -1,17 +1,17 @@
 // atlas pattern: the connectivity pattern of a sparse variant (issue 4) without running a
 // model. It depends only on the config's "sparse" section and the length, so lengths up to
-// 1M positions are answered from the set definitions (core/sparse_pattern.h), as statistics,
+// 1M positions are answered from the set definitions (core/variants/sparse/sparse_pattern.h), as statistics,
 // a downsampled density tile, or (small L) the exact CSR arrays.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "commands.h"
-#include "error.h"
-#include "npy.h"
-#include "presets.h"
-#include "sparse_pattern.h"
+#include "app/cli/commands.h"
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
+#include "core/model/presets.h"
+#include "core/variants/sparse/sparse_pattern.h"
 
 namespace atlas::cli {
 namespace {

@@ -5,9 +5,9 @@
 #include <random>
 #include <sstream>
 
-#include "commands.h"
-#include "error.h"
-#include "performer.h"
+#include "app/cli/commands.h"
+#include "core/tensor/error.h"
+#include "core/variants/performer/performer.h"
 
 namespace atlas::cli {
 

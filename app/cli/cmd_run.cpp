@@ -7,14 +7,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "ablation.h"
-#include "commands.h"
-#include "dump.h"
-#include "error.h"
-#include "image_file.h"
-#include "image_input.h"
-#include "patch_input.h"
-#include "model_io.h"
+#include "core/analysis/ablation.h"
+#include "app/cli/commands.h"
+#include "core/formats/dump.h"
+#include "core/tensor/error.h"
+#include "app/cli/image_file.h"
+#include "core/input/image_input.h"
+#include "core/input/patch_input.h"
+#include "core/formats/model_io.h"
 
 namespace atlas::cli {
 
@@ -108,7 +108,7 @@ void print_predictions(const Model& model, const RunResult& result, size_t top) 
   print_prediction(model, result.output, result.output.shape[0] - 1, "prediction at the last position", top);
 }
 
-// --drop-layers / --layerdrop-rate / --drop-heads (core/ablation.h).
+// --drop-layers / --layerdrop-rate / --drop-heads (core/analysis/ablation.h).
 AblationSpec ablation_from_args(const Args& a) {
   AblationSpec s;
   if (auto v = a.get("--drop-layers")) s.drop_layers = parse_layer_list(*v, "--drop-layers");

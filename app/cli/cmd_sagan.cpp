@@ -1,15 +1,15 @@
-// atlas sagan: a Self-Attention GAN block (core/sagan.h) on an image file or the built-in test
+// atlas sagan: a Self-Attention GAN block (core/variants/sagan/sagan.h) on an image file or the built-in test
 // card; prints where one query location attends and dumps the traced arrays.
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 
-#include "commands.h"
-#include "dump.h"
-#include "error.h"
-#include "image_file.h"
-#include "model_io.h"
-#include "sagan.h"
+#include "app/cli/commands.h"
+#include "core/formats/dump.h"
+#include "core/tensor/error.h"
+#include "app/cli/image_file.h"
+#include "core/formats/model_io.h"
+#include "core/variants/sagan/sagan.h"
 
 namespace atlas::cli {
 

@@ -1,14 +1,14 @@
 // atlas scores: every alignment score function of seed 004 on the SAME queries and keys of one
-// attention head, side by side (issue 8; core/score_compare.h does the work).
+// attention head, side by side (issue 8; core/analysis/score_compare.h does the work).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-#include "commands.h"
-#include "dump.h"
-#include "error.h"
-#include "model_io.h"
-#include "score_compare.h"
+#include "app/cli/commands.h"
+#include "core/formats/dump.h"
+#include "core/tensor/error.h"
+#include "core/formats/model_io.h"
+#include "core/analysis/score_compare.h"
 
 namespace atlas::cli {
 

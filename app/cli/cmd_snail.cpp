@@ -1,12 +1,12 @@
-// atlas snail: the SNAIL network (core/snail.h) with seeded weights on the bytes of a text;
+// atlas snail: the SNAIL network (core/variants/snail/snail.h) with seeded weights on the bytes of a text;
 // prints the attention blocks' shapes and the conv stack's receptive field, dumps the arrays.
 #include <cmath>
 #include <cstdio>
 
-#include "commands.h"
-#include "dump.h"
-#include "error.h"
-#include "snail.h"
+#include "app/cli/commands.h"
+#include "core/formats/dump.h"
+#include "core/tensor/error.h"
+#include "core/variants/snail/snail.h"
 
 namespace atlas::cli {
 

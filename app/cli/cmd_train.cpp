@@ -1,4 +1,4 @@
-// atlas train: train a small vanilla model on a generated task (core/train_loop.h).
+// atlas train: train a small vanilla model on a generated task (core/train/train_loop.h).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "commands.h"
-#include "error.h"
-#include "presets.h"
-#include "train_loop.h"
+#include "app/cli/commands.h"
+#include "core/tensor/error.h"
+#include "core/model/presets.h"
+#include "core/train/train_loop.h"
 
 namespace atlas::cli {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "backend.h"
+#include "app/cli/args.h"
+#include "core/backend/backend.h"
 
 namespace atlas::cli {
 

@@ -1,5 +1,5 @@
 // Image files for the CLI (image_file.h).
-#include "image_file.h"
+#include "app/cli/image_file.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include <QString>
 #endif
 
-#include "error.h"
+#include "core/tensor/error.h"
 
 namespace atlas::cli {
 

@@ -1,9 +1,9 @@
 #pragma once
 // Image files for the CLI (atlas sagan, atlas run --image): PNG, JPEG and the other formats Qt
-// decodes when the CLI is built with the GUI libraries, else binary PPM (core/rgb_image.h).
+// decodes when the CLI is built with the GUI libraries, else binary PPM (core/input/rgb_image.h).
 #include <string>
 
-#include "rgb_image.h"
+#include "core/input/rgb_image.h"
 
 namespace atlas::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "error.h"
+#include "app/cli/commands.h"
+#include "core/tensor/error.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #version 450
-// Performer FAVOR+ attention (core/backend.h, PerformerArgs; host reference favor_attention in
-// core/performer.cpp), in phases recorded as separate dispatches of 64-invocation workgroups:
+// Performer FAVOR+ attention (core/backend/backend.h, PerformerArgs; host reference favor_attention in
+// core/variants/performer/performer.cpp), in phases recorded as separate dispatches of 64-invocation workgroups:
 //   FEAT_Q (query i, head h)  pq[h,i,r] = m^-1/2 exp(p_r - |x'|^2/2 - max_r p_r),
 //                             p_r = w_r . x', x' = q_i / dk^(1/4)
 //   FEAT_K (key j, head h)    pk[h,j,r] = p_r - |x'|^2/2 (raw), kmax[h,j] = max_r p_r

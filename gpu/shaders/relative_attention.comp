@@ -1,6 +1,6 @@
 #version 450
-// Shaw relative positions and / or the adaptive-span soft mask (core/backend.h,
-// RelativeAttentionArgs; host reference core/relative_attention_op.cpp). One workgroup of 64
+// Shaw relative positions and / or the adaptive-span soft mask (core/backend/backend.h,
+// RelativeAttentionArgs; host reference core/variants/relative_attention/relative_attention_op.cpp). One workgroup of 64
 // invocations per (query row i, head h); invocation t owns keys j = t, t + 64, ...:
 //   1. e_j = scale (q_i . k_j + [shaw] q_i . a^K_r(i,j)), -inf where the hard mask forbids j;
 //      m_j = m_z(|i + Lk - Lq - j|) (span); e_j staged in probs (and scores, key term, mask)

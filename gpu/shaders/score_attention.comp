@@ -1,6 +1,6 @@
 #version 450
-// Seed 004's score functions other than scaled dot (core/backend.h, ScoreAttentionArgs; host
-// reference core/score_attention_op.cpp). One workgroup of 64 invocations per (query row i,
+// Seed 004's score functions other than scaled dot (core/backend/backend.h, ScoreAttentionArgs; host
+// reference core/variants/score_functions/score_attention_op.cpp). One workgroup of 64 invocations per (query row i,
 // head h). First the query-side vector the function needs is staged in shared memory
 // (general: q_i W_h; additive: W1_h q_i), then invocation t owns keys j = t, t + 64, ...:
 //   dot      e_j = q_i . k_j
@@ -41,7 +41,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 const uint KEY_VALID = 1u, ALLOWED = 2u, CAUSAL = 4u, WANT_SCORES = 8u, PROJECT_KEYS = 16u;
-// Mirrors ScoreFunction in core/config_attention_family.h.
+// Mirrors ScoreFunction in core/config/score_seq2seq_config.h.
 const uint DOT = 1u, GENERAL = 2u, ADDITIVE = 3u, COSINE = 4u, LOCATION = 5u;
 
 shared float qx[MAX_VEC];

@@ -1,6 +1,6 @@
 #version 450
-// Softmax attention over CSR nonzeros (core/sparse_attention.h; host reference
-// sparse_attention() in core/sparse_attention.cpp). One workgroup of 64 invocations per
+// Softmax attention over CSR nonzeros (core/variants/sparse/sparse_attention.h; host reference
+// sparse_attention() in core/variants/sparse/sparse_attention.cpp). One workgroup of 64 invocations per
 // (query row i, head h); row i of head h's pattern holds the keys indices[base + n] for
 // n in [indptr[h (Lq + 1) + i], indptr[h (Lq + 1) + i + 1]), base = head_base[h]:
 //   1. s_n = scale q_i . k_j, staged in probs (invocation t owns n = t, t + 64, ...)

@@ -1,6 +1,6 @@
 #version 450
-// Transformer-XL relative attention of one layer (core/backend.h, XlAttentionArgs; host
-// reference core/xl_attention_op.cpp). Keys are m = Lk - Lq memory rows then the Lq current
+// Transformer-XL relative attention of one layer (core/backend/backend.h, XlAttentionArgs; host
+// reference core/variants/transformer_xl/xl_attention_op.cpp). Keys are m = Lk - Lq memory rows then the Lq current
 // rows; query i sits at key position p = m + i. One workgroup of 64 invocations per (query
 // row i, head h); invocation t owns keys j = t, t + 64, ...:
 //   1. for visible keys (j <= p, and j > p - mem_len with same_length), with

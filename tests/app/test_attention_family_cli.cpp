@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.h"
+#include "tests/app/cli_runner.h"
 
 namespace fs = std::filesystem;
 using atlas_test::fresh_dir;

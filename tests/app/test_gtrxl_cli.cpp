@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
+#include "tests/app/cli_runner.h"
 
 namespace fs = std::filesystem;
 using atlas_test::fresh_dir;

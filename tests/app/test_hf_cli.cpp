@@ -1,11 +1,11 @@
 // The CLI on Hugging Face directories (issue 7): run with --top-k, generate with --dump, and
 // messages for bad directories, driven through the real `atlas` executable.
-#include "cli_runner.h"
+#include "tests/app/cli_runner.h"
 
 #include <sstream>
 
-#include "../core/hf_test_util.h"
-#include "npy.h"
+#include "tests/core/hf_test_util.h"
+#include "core/formats/npy.h"
 
 using atlas_test::run_atlas;
 namespace fs = std::filesystem;

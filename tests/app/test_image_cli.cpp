@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "cli_runner.h"
+#include "tests/app/cli_runner.h"
 
 namespace fs = std::filesystem;
 using atlas_test::fresh_dir;

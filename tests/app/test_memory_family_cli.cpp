@@ -1,7 +1,7 @@
 // CLI of issue 8's NTM, SAGAN and SNAIL verbs, driven as a user would: dumps hold the arrays
 // with the shapes docs/variants.md gives, hand-computed values arrive intact, and bad input
 // fails with a message naming it.
-#include "cli_runner.h"
+#include "tests/app/cli_runner.h"
 
 using atlas_test::fresh_dir;
 using atlas_test::read_all;

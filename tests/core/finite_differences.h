@@ -9,8 +9,8 @@
 #include <cmath>
 #include <functional>
 
-#include "random.h"
-#include "train_tape.h"
+#include "core/tensor/random.h"
+#include "core/train/train_tape.h"
 
 namespace atlas::train::fd {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "naive_transformer.h"
+#include "tests/core/naive_transformer.h"
 
 namespace naive_gtrxl {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "params.h"
+#include "core/config/config.h"
+#include "core/model/params.h"
 
 namespace naive {
 

@@ -11,7 +11,7 @@
 // Encoder-only and decoder-only models.
 #include <algorithm>
 
-#include "naive_transformer.h"
+#include "tests/core/naive_transformer.h"
 
 namespace naive_i {
 

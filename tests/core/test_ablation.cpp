@@ -1,12 +1,12 @@
-// Ablations at inference (core/ablation.cpp): LayerDrop pruning and DropHead against
+// Ablations at inference (core/analysis/ablation.cpp): LayerDrop pruning and DropHead against
 // independent constructions of the same model, and the reported KL / cosine recomputed here.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "ablation.h"
-#include "error.h"
-#include "model.h"
+#include "core/analysis/ablation.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
 
 using namespace atlas;
 

@@ -1,14 +1,14 @@
-// Adaptive attention span (core/adaptive_span.cpp, core/relative_attention.cpp) against the
+// Adaptive attention span (core/variants/adaptive_span/adaptive_span.cpp, core/variants/relative_attention/relative_attention.cpp) against the
 // naive oracle of naive_variants_i.h, hand-computed mask values, FLOPs and penalty, and the
 // invariants of issue 3: z >= length equals full attention; rows sum to 1; bad values rejected.
 #include <catch2/catch.hpp>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "naive_variants_i.h"
-#include "presets.h"
-#include "variants_i.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "tests/core/naive_variants_i.h"
+#include "core/model/presets.h"
+#include "core/variants/relative_attention/relative_attention.h"
 
 using namespace atlas;
 

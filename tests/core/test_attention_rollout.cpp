@@ -1,9 +1,9 @@
-// Attention rollout (core/attention_rollout.h) against products worked by hand from
+// Attention rollout (core/analysis/attention_rollout.h) against products worked by hand from
 // Abnar & Zuidema's definition: A~ = (mean_h A + I) / 2, R_l = A~_l R_{l-1}.
 #include <catch2/catch.hpp>
 
-#include "attention_rollout.h"
-#include "error.h"
+#include "core/analysis/attention_rollout.h"
+#include "core/tensor/error.h"
 
 using namespace atlas;
 using Catch::Matchers::Contains;

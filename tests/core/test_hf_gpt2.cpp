@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "error.h"
-#include "generate.h"
-#include "hf_checkpoint.h"
-#include "hf_test_util.h"
-#include "model_io.h"
+#include "core/tensor/error.h"
+#include "core/model/generate.h"
+#include "core/formats/hf/hf_checkpoint.h"
+#include "tests/core/hf_test_util.h"
+#include "core/formats/model_io.h"
 
 using namespace atlas;
 using namespace hf_test;

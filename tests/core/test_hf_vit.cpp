@@ -7,12 +7,12 @@
 
 #include <cmath>
 
-#include "error.h"
-#include "hf_checkpoint.h"
-#include "hf_test_util.h"
-#include "model_io.h"
-#include "patch_input.h"
-#include "presets.h"
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_checkpoint.h"
+#include "tests/core/hf_test_util.h"
+#include "core/formats/model_io.h"
+#include "core/input/patch_input.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 using namespace hf_test;

@@ -1,13 +1,13 @@
-// Image input for the pixel models (core/image_input.h): token ids are the grey values
+// Image input for the pixel models (core/input/image_input.h): token ids are the grey values
 // 0.299 R + 0.587 G + 0.114 B (rounded) computed here by hand for known pixels, or the raw
 // R, G, B values; labels name the pixel; resampling picks the nearest source pixel; the row
 // count keeps the aspect ratio and respects max_positions; non-image models are refused.
 #include <catch2/catch.hpp>
 
-#include "error.h"
-#include "image_input.h"
-#include "model.h"
-#include "presets.h"
+#include "core/tensor/error.h"
+#include "core/input/image_input.h"
+#include "core/model/model.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 

@@ -1,14 +1,14 @@
-// Logit lens (core/logit_lens.cpp): intermediate layers against the naive oracle's norm and
+// Logit lens (core/analysis/logit_lens.cpp): intermediate layers against the naive oracle's norm and
 // output head applied to the traced hidden state; the last layer against the model's logits.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 
-#include "error.h"
-#include "logit_lens.h"
-#include "model.h"
-#include "naive_transformer.h"
+#include "core/tensor/error.h"
+#include "core/analysis/logit_lens.h"
+#include "core/model/model.h"
+#include "tests/core/naive_transformer.h"
 
 using namespace atlas;
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "error.h"
-#include "model.h"
-#include "naive_transformer.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "tests/core/naive_transformer.h"
 
 using namespace atlas;
 

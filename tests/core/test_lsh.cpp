@@ -5,11 +5,11 @@
 #include <cmath>
 #include <random>
 
-#include "config.h"
-#include "error.h"
-#include "lsh_attention.h"
-#include "model.h"
-#include "params.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/variants/reformer/lsh_attention.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
 
 using namespace atlas;
 

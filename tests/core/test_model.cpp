@@ -5,10 +5,10 @@
 
 #include <atomic>
 
-#include "error.h"
-#include "model.h"
-#include "naive_transformer.h"
-#include "presets.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "tests/core/naive_transformer.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 

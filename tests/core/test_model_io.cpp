@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "error.h"
-#include "model_io.h"
-#include "presets.h"
-#include "safetensors.h"
+#include "core/tensor/error.h"
+#include "core/formats/model_io.h"
+#include "core/model/presets.h"
+#include "core/formats/safetensors.h"
 
 using namespace atlas;
 namespace fs = std::filesystem;

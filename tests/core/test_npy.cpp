@@ -8,8 +8,8 @@
 #include <fstream>
 #include <random>
 
-#include "error.h"
-#include "npy.h"
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
 
 using namespace atlas;
 using Catch::Contains;

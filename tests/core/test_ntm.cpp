@@ -1,16 +1,16 @@
-// Neural Turing Machine addressing (core/ntm.h) against examples worked by hand from seed 004's
-// equations, and the model path (core/ntm_model.cpp) against a naive loop re-deriving every
+// Neural Turing Machine addressing (core/variants/ntm/ntm.h) against examples worked by hand from seed 004's
+// equations, and the model path (core/variants/ntm/ntm_model.cpp) against a naive loop re-deriving every
 // traced stage from the traced controller outputs.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "ntm.h"
-#include "params.h"
-#include "presets.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/variants/ntm/ntm.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 using Catch::Matchers::Contains;

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "error.h"
-#include "estimate.h"
-#include "params.h"
-#include "presets.h"
+#include "core/tensor/error.h"
+#include "core/model/estimate.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <random>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "params.h"
-#include "performer.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/variants/performer/performer.h"
 
 using namespace atlas;
 

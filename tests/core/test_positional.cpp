@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "positional.h"
+#include "core/model/positional.h"
 
 using namespace atlas;
 

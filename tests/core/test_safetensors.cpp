@@ -10,8 +10,8 @@
 #include <limits>
 #include <random>
 
-#include "error.h"
-#include "safetensors.h"
+#include "core/tensor/error.h"
+#include "core/formats/safetensors.h"
 
 using namespace atlas;
 using Catch::Contains;

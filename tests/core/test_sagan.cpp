@@ -1,4 +1,4 @@
-// Self-Attention GAN block (core/sagan.h): a 2x2 feature map worked by hand, gamma = 0 is the
+// Self-Attention GAN block (core/variants/sagan/sagan.h): a 2x2 feature map worked by hand, gamma = 0 is the
 // identity, pooling shapes, and the preset's traced attention against a naive loop.
 #include <catch2/catch.hpp>
 
@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <fstream>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "params.h"
-#include "presets.h"
-#include "sagan.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/variants/sagan/sagan.h"
 
 using namespace atlas;
 using Catch::Matchers::Contains;

@@ -1,4 +1,4 @@
-// The score_attention backend op (core/score_attention_op.h): the host reference against a
+// The score_attention backend op (core/variants/score_functions/score_attention_op.h): the host reference against a
 // scalar loop over seed 004's five score functions written out here (not score_matrix), the
 // Backend default against the reference, and the shape checks. Device kernels are tested
 // against the same reference in tests/gpu/.
@@ -7,10 +7,10 @@
 #include <cmath>
 #include <limits>
 
-#include "error.h"
-#include "random.h"
-#include "score_attention_op.h"
-#include "score_functions.h"
+#include "core/tensor/error.h"
+#include "core/tensor/random.h"
+#include "core/variants/score_functions/score_attention_op.h"
+#include "core/variants/score_functions/score_functions.h"
 
 using namespace atlas;
 
@@ -22,7 +22,7 @@ Tensor random_tensor(Rng& rng, Shape shape) {
   return t;
 }
 
-// e_ij of head h by the equations in core/backend.h, one float at a time.
+// e_ij of head h by the equations in core/backend/backend.h, one float at a time.
 double scalar_score(ScoreFunction f, const Tensor& q, const Tensor& k, const Tensor& w,
                     const Tensor& w1, const Tensor& w2, const Tensor& va, float beta, int64_t H,
                     int64_t h, int64_t i, int64_t j) {

@@ -1,16 +1,16 @@
-// Alignment score functions of seed 004 (core/score_functions.cpp), each evaluated by hand on
+// Alignment score functions of seed 004 (core/variants/score_functions/score_functions.cpp), each evaluated by hand on
 // 2-dimensional vectors written here, the masked softmax, and the Transformer hook against a
 // naive per-head loop over the traced projected queries and keys.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "params.h"
-#include "score_compare.h"
-#include "score_functions.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/analysis/score_compare.h"
+#include "core/variants/score_functions/score_functions.h"
 
 using namespace atlas;
 

@@ -1,5 +1,5 @@
-// Recurrent encoder-decoder with attention and the Pointer Network (core/rnn_cells.cpp,
-// core/seq2seq.cpp): cell steps against hand-evaluated equations, the bidirectional encoder and a
+// Recurrent encoder-decoder with attention and the Pointer Network (core/variants/seq2seq/rnn_cells.cpp,
+// core/variants/seq2seq/seq2seq.cpp): cell steps against hand-evaluated equations, the bidirectional encoder and a
 // whole Bahdanau decoder against naive loops written here, Luong's local windows and Gaussian by
 // hand, hard attention, pointer distributions, config errors.
 #include <catch2/catch.hpp>
@@ -7,13 +7,13 @@
 #include <cmath>
 #include <set>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "params.h"
-#include "presets.h"
-#include "rnn_cells.h"
-#include "seq2seq.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/variants/seq2seq/rnn_cells.h"
+#include "core/variants/seq2seq/seq2seq.h"
 
 using namespace atlas;
 

@@ -1,14 +1,14 @@
-// Shaw et al. relative positions (core/shaw.cpp, core/relative_attention.cpp) against the naive
+// Shaw et al. relative positions (core/variants/shaw/shaw.cpp, core/variants/relative_attention/relative_attention.cpp) against the naive
 // oracle of naive_variants_i.h, plus the invariants of issue 3: all-zero tables give the
 // vanilla model, rows sum to 1 over allowed keys, bad config values are rejected by key.
 #include <catch2/catch.hpp>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "naive_variants_i.h"
-#include "presets.h"
-#include "variants_i.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "tests/core/naive_variants_i.h"
+#include "core/model/presets.h"
+#include "core/variants/relative_attention/relative_attention.h"
 
 using namespace atlas;
 

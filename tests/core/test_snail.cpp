@@ -1,10 +1,10 @@
-// SNAIL (core/snail.h): a dense block and an attention block by hand, causality by
+// SNAIL (core/variants/snail/snail.h): a dense block and an attention block by hand, causality by
 // perturbation, and the receptive field against dilation arithmetic done by hand.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "snail.h"
+#include "core/variants/snail/snail.h"
 
 using namespace atlas;
 

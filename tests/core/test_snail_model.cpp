@@ -1,4 +1,4 @@
-// SNAIL as a model (core/snail_model.h, preset snail-small): the parameter count worked out by
+// SNAIL as a model (core/variants/snail/snail_model.h, preset snail-small): the parameter count worked out by
 // hand from the paper's block structure, causality of the whole model (perturbing token t
 // leaves every logit and attention row before t unchanged), attention rows as distributions,
 // the receptive field against the dilation arithmetic, config checks and a save/load round trip.
@@ -6,12 +6,12 @@
 
 #include <filesystem>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "model_io.h"
-#include "presets.h"
-#include "snail_model.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/formats/model_io.h"
+#include "core/model/presets.h"
+#include "core/variants/snail/snail_model.h"
 
 using namespace atlas;
 

@@ -6,13 +6,13 @@
 #include <functional>
 #include <random>
 
-#include "backend.h"
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "params.h"
-#include "presets.h"
-#include "sparse_attention.h"
+#include "core/backend/backend.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/variants/sparse/sparse_attention.h"
 
 using namespace atlas;
 

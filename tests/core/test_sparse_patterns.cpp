@@ -6,8 +6,8 @@
 #include <deque>
 #include <functional>
 
-#include "config.h"
-#include "sparse_pattern.h"
+#include "core/config/config.h"
+#include "core/variants/sparse/sparse_pattern.h"
 
 using namespace atlas;
 

@@ -1,6 +1,6 @@
 // Tokenizers against hand-worked ids and labels. Label bytes are written out by hand
 // ("\xE2\x90\xA3" is U+2423 ␣), and label validity is checked by a validator written here
-// from Unicode Table 3-7, independent of core/utf8.cpp.
+// from Unicode Table 3-7, independent of core/tokenizers/utf8.cpp.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "tokenizer.h"
+#include "core/tensor/error.h"
+#include "core/tokenizers/tokenizer.h"
 
 using namespace atlas;
 

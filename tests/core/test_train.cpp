@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "error.h"
-#include "model_io.h"
-#include "presets.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "core/tensor/error.h"
+#include "core/formats/model_io.h"
+#include "core/model/presets.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

@@ -1,4 +1,4 @@
-// Training the Universal Transformer with ACT (core/train_act.h, train_model.cpp), against
+// Training the Universal Transformer with ACT (core/variants/universal/train_act.h, train_model.cpp), against
 // independent oracles: the inference engine (same logits, same N(t) and R(t) as its trace),
 // central finite differences of cross-entropy + ponder cost in double precision, the ponder
 // cost re-added by hand from the traced N(t) and R(t), and what training on parity does to the
@@ -8,13 +8,13 @@
 #include <functional>
 #include <random>
 
-#include "model.h"
-#include "presets.h"
-#include "random.h"
-#include "train_act.h"
-#include "train_loop.h"
-#include "train_model.h"
-#include "finite_differences.h"
+#include "core/model/model.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/variants/universal/train_act.h"
+#include "core/train/train_loop.h"
+#include "core/train/train_model.h"
+#include "tests/core/finite_differences.h"
 
 using namespace atlas;
 using namespace atlas::train;

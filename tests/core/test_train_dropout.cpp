@@ -1,19 +1,19 @@
-// Attention dropout and DropHead on every kind of trainable head (core/train_model.cpp
+// Attention dropout and DropHead on every kind of trainable head (core/train/train_model.cpp
 // attention_keep / head_keep / drop_heads, the prob_keep of the variant ops). Oracles:
 // linearity of each op in its probabilities (a dropped key equals that key's value row set
 // to zero; a uniform multiplier c scales the output by c), and central finite differences of
 // whole models with fixed dropout draws.
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "presets.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_score.h"
-#include "train_shaw.h"
-#include "train_span.h"
-#include "train_test_util.h"
-#include "train_xl.h"
+#include "tests/core/finite_differences.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "core/variants/score_functions/train_score.h"
+#include "core/variants/shaw/train_shaw.h"
+#include "core/variants/adaptive_span/train_span.h"
+#include "tests/core/train_test_util.h"
+#include "core/variants/transformer_xl/train_xl.h"
 
 using namespace atlas;
 using namespace atlas::train;

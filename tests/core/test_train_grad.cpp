@@ -1,4 +1,4 @@
-// Every backward function of the training tape (core/train_tape.h), and the whole training
+// Every backward function of the training tape (core/train/train_tape.h), and the whole training
 // forward of each architecture, against central finite differences in double precision.
 // Oracle: (L(p + h) - L(p - h)) / 2h of the same scalar loss, which never touches the
 // backward code. With h = 1e-5 in double the truncation error is ~h^2 * |L'''| ~ 1e-10 and the
@@ -8,10 +8,10 @@
 
 #include <functional>
 
-#include "random.h"
-#include "train_model.h"
-#include "train_tape.h"
-#include "finite_differences.h"
+#include "core/tensor/random.h"
+#include "core/train/train_model.h"
+#include "core/train/train_tape.h"
+#include "tests/core/finite_differences.h"
 
 using namespace atlas;
 using namespace atlas::train;

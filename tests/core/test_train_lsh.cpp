@@ -1,15 +1,15 @@
-// Training through Reformer LSH attention (core/train_model.cpp `lsh_attention`) against
+// Training through Reformer LSH attention (core/train/train_model.cpp `lsh_attention`) against
 // independent oracles: the inference engine's hashed, chunked, multi-round attention (same
 // logits on the same weights: one and two rounds, several chunks, causal and padded, with the
 // reversible stack of tiny-reformer), and central finite differences of whole models. The
 // buckets are piecewise constant: probes that would flip a bucket are rare at h = 1e-5.
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "presets.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "tests/core/finite_differences.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

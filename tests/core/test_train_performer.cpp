@@ -1,14 +1,14 @@
-// Training through Performer FAVOR+ attention (core/train_performer.h) against independent
+// Training through Performer FAVOR+ attention (core/variants/performer/train_performer.h) against independent
 // oracles: the inference engine's FAVOR+ (same random features; same logits on the same
 // weights, bidirectional with padding and causal), central finite differences of whole
 // models in double precision, and training itself (tiny-performer learns copy).
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "presets.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "tests/core/finite_differences.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

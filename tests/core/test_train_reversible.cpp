@@ -1,13 +1,13 @@
-// Training through Reformer's reversible layers without LSH (core/train_model.cpp `reversible`)
+// Training through Reformer's reversible layers without LSH (core/train/train_model.cpp `reversible`)
 // against independent oracles: the inference engine's reversible stack (same logits on the
 // same weights; chunked feed-forward included) and central finite differences of whole
 // models in double precision.
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "tests/core/finite_differences.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

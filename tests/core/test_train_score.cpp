@@ -1,15 +1,15 @@
-// Training with seed 004's score functions (core/train_score.h) against independent oracles:
-// the inference engine's score-function attention (core/score_functions.cpp; same logits on
+// Training with seed 004's score functions (core/variants/score_functions/train_score.h) against independent oracles:
+// the inference engine's score-function attention (core/variants/score_functions/score_functions.cpp; same logits on
 // the same weights, self- and cross-attention, causal and padding masks) and central finite
 // differences of whole models in double precision, for dot, general, additive, cosine and
 // location.
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "random.h"
-#include "score_functions.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "tests/core/finite_differences.h"
+#include "core/tensor/random.h"
+#include "core/variants/score_functions/score_functions.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

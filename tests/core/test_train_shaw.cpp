@@ -1,18 +1,18 @@
-// Training with Shaw relative positions (core/train_shaw.h) against independent oracles: the
+// Training with Shaw relative positions (core/variants/shaw/train_shaw.h) against independent oracles: the
 // inference engine's relative attention (same logits on the same weights), central finite
 // differences in double precision (the op alone, with clipping inside the sequence, and whole
 // models), and a behavioural check: without absolute positions, only the relative tables can
 // tell a model where a token is, and training them reverses strings.
 #include <catch2/catch.hpp>
 
-#include "model.h"
-#include "presets.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_test_util.h"
-#include "train_model.h"
-#include "train_shaw.h"
-#include "finite_differences.h"
+#include "core/model/model.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
+#include "core/train/train_model.h"
+#include "core/variants/shaw/train_shaw.h"
+#include "tests/core/finite_differences.h"
 
 using namespace atlas;
 using namespace atlas::train;

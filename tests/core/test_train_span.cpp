@@ -1,4 +1,4 @@
-// Adaptive span on the training tape (core/train_span.h): gradients against central finite
+// Adaptive span on the training tape (core/variants/adaptive_span/train_span.h): gradients against central finite
 // differences in double (h = 1e-5, tolerance 1e-6 relative, as test_train_grad.cpp), the
 // training forward against the inference engine's span attention, and the L1 penalty against
 // its hand value. Spans are chosen off the mask's kinks (z and z + R not integers), where the
@@ -9,13 +9,13 @@
 #include <fstream>
 #include <functional>
 
-#include "model.h"
-#include "presets.h"
-#include "random.h"
-#include "train_model.h"
-#include "train_loop.h"
-#include "train_span.h"
-#include "finite_differences.h"
+#include "core/model/model.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_model.h"
+#include "core/train/train_loop.h"
+#include "core/variants/adaptive_span/train_span.h"
+#include "tests/core/finite_differences.h"
 
 using namespace atlas;
 using namespace atlas::train;

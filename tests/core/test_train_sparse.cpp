@@ -1,14 +1,14 @@
 // Training with the sparse patterns of issue 4 (Sparse Transformer strided / fixed, Image
 // Transformer local 1D / 2D): the tape applies each head's CSR pattern as a mask
-// (core/train_model.cpp), so the oracles are the inference engine's sparse attention (same
+// (core/train/train_model.cpp), so the oracles are the inference engine's sparse attention (same
 // logits on the same weights) and central finite differences of whole models.
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "presets.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "tests/core/finite_differences.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

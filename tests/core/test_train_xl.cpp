@@ -1,4 +1,4 @@
-// Training through Transformer-XL (core/train_xl.h, Builder::xl) against independent oracles:
+// Training through Transformer-XL (core/variants/transformer_xl/train_xl.h, Builder::xl) against independent oracles:
 // the inference engine's segment recurrence (same logits on the same weights; memory, clamp,
 // same_length, pre- and post-norm), central finite differences where the loss has no path
 // through the memory (one segment; mem_len 0), and the stop-gradient itself: tokens seen only
@@ -6,11 +6,11 @@
 // embedding rows get a zero tape gradient while the true (finite-difference) one is not zero.
 #include <catch2/catch.hpp>
 
-#include "finite_differences.h"
-#include "presets.h"
-#include "random.h"
-#include "train_loop.h"
-#include "train_test_util.h"
+#include "tests/core/finite_differences.h"
+#include "core/model/presets.h"
+#include "core/tensor/random.h"
+#include "core/train/train_loop.h"
+#include "tests/core/train_test_util.h"
 
 using namespace atlas;
 using namespace atlas::train;

@@ -1,15 +1,15 @@
-// Universal Transformer + ACT (core/universal.cpp) against a naive oracle written here from
+// Universal Transformer + ACT (core/variants/universal/universal.cpp) against a naive oracle written here from
 // seed 000's equations (the shared block uses the vanilla pieces of naive_transformer.h), and
 // the ACT invariants of issue 3: weights per position sum to 1, N(t) <= M.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "naive_transformer.h"
-#include "presets.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "tests/core/naive_transformer.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 

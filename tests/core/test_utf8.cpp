@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "utf8.h"
+#include "core/tokenizers/utf8.h"
 
 using namespace atlas;
 

@@ -1,4 +1,4 @@
-// BERT WordPiece (core/wordpiece_tokenizer.h) and its file reader. Every expected split is
+// BERT WordPiece (core/tokenizers/wordpiece_tokenizer.h) and its file reader. Every expected split is
 // worked out by hand from google-research/bert tokenization.py (including its own examples).
 #include <unistd.h>
 
@@ -7,11 +7,11 @@
 #include <fstream>
 #include <random>
 
-#include "error.h"
-#include "hf_tokenizer_files.h"
-#include "tokenizer.h"
-#include "unicode_categories.h"
-#include "wordpiece_tokenizer.h"
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_tokenizer_files.h"
+#include "core/tokenizers/tokenizer.h"
+#include "core/tokenizers/unicode_categories.h"
+#include "core/tokenizers/wordpiece_tokenizer.h"
 
 using namespace atlas;
 namespace fs = std::filesystem;

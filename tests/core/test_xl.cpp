@@ -1,4 +1,4 @@
-// Transformer-XL (core/transformer_xl.cpp) against an independent naive-loop oracle written
+// Transformer-XL (core/variants/transformer_xl/transformer_xl.cpp) against an independent naive-loop oracle written
 // here from the equation of REFERENCES.md: a causal relative model over the whole text,
 //   A_ij = [(q_i + u).k_j + (q_i + v).(W_kR R_{i-j})] / sqrt(d_head),
 // which the segment recurrence must reproduce when memory covers the previous segment.
@@ -6,13 +6,13 @@
 
 #include <cmath>
 
-#include "config.h"
-#include "error.h"
-#include "model.h"
-#include "naive_transformer.h"
-#include "params.h"
-#include "presets.h"
-#include "transformer_xl.h"
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+#include "core/model/model.h"
+#include "tests/core/naive_transformer.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/variants/transformer_xl/transformer_xl.h"
 
 using namespace atlas;
 
@@ -81,7 +81,8 @@ naive::Matrix oracle(const ModelConfig& c, const ParamStore& p, const std::vecto
           if (c.xl.same_length && int64_t(j) <= int64_t(i) - c.xl.mem_len) continue;
           ok[j] = true;
           int64_t dist = int64_t(i - j);
-          if (c.xl.clamp_len >= 0 && dist > c.xl.clamp_len) dist = c.xl.clamp_len;
+          // The reference clamps only when clamp_len > 0 (mem_transformer.py).
+          if (c.xl.clamp_len > 0 && dist > c.xl.clamp_len) dist = c.xl.clamp_len;
           const naive::Matrix rk = naive::linear({rel_sinusoid(dist, d)}, naive::P(p, a + ".wr"), nullptr);
           double e = 0;
           for (size_t t = 0; t < dh; ++t) {
@@ -133,6 +134,7 @@ TEST_CASE("xl helpers: causal, same_length window and clamp by hand", "[xl]") {
   CHECK(xl_distance(5, 0, 3) == 3);
   CHECK(xl_distance(5, 4, 3) == 1);
   CHECK(xl_distance(5, 5, 0) == 0);
+  CHECK(xl_distance(5, 0, 0) == 5);  // clamp_len 0 clamps nothing, as in the reference
   ModelConfig c = xl_config(NormPosition::Post, 4, 4);
   CHECK(xl_segments(c, 8) == 2);
   CHECK(xl_segments(c, 9) == 3);
@@ -159,7 +161,7 @@ TEST_CASE("xl with memory matches a naive causal relative model over the whole t
   struct Case { NormPosition np; int64_t mem, clamp; bool same; };
   for (Case k : {Case{NormPosition::Post, 4, -1, false}, Case{NormPosition::Pre, 6, -1, false},
                  Case{NormPosition::Post, 4, 2, false}, Case{NormPosition::Pre, 4, -1, true},
-                 Case{NormPosition::Post, 3, 1, true}}) {
+                 Case{NormPosition::Post, 3, 1, true}, Case{NormPosition::Pre, 4, 0, false}}) {
     ModelConfig c = xl_config(k.np, 4, k.mem);
     c.xl.clamp_len = k.clamp;
     c.xl.same_length = k.same;

@@ -1,4 +1,4 @@
-// The backend ops behind Transformer-XL and ACT (core/xl_act_ops.h): the host references
+// The backend ops behind Transformer-XL and ACT (core/variants/transformer_xl/xl_act_ops.h): the host references
 // against values worked out by hand (ACT) and a scalar loop over the paper's four terms (XL),
 // and the Backend defaults for slicing and stacking rows. Device kernels are tested against
 // these references in tests/gpu/.
@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "error.h"
-#include "random.h"
-#include "xl_act_ops.h"
+#include "core/tensor/error.h"
+#include "core/tensor/random.h"
+#include "core/variants/transformer_xl/xl_act_ops.h"
 
 using namespace atlas;
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "params.h"
-#include "random.h"
-#include "train_model.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/tensor/random.h"
+#include "core/train/train_model.h"
 
 namespace atlas::train::testing {
 

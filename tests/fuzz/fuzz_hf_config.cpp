@@ -1,5 +1,5 @@
 // libFuzzer target: the config files of a Hugging Face model directory as the loader reads them
-// before any weight (core/hf_config.cpp, hf_gpt2.cpp, hf_bert.cpp, hf_vit.cpp): config.json
+// before any weight (core/formats/hf/hf_config.cpp, hf_gpt2.cpp, hf_bert.cpp, hf_vit.cpp): config.json
 // mapped by its model_type, and a ViT's preprocessor_config.json. Input layout: the text up to
 // the first "\x00\x00" is config.json, the rest preprocessor_config.json (absent when empty).
 // Tokenizer files are not read (fuzz_hf_tokenizer covers them). An accepted directory must give
@@ -14,8 +14,8 @@
 #include <fstream>
 #include <string>
 
-#include "error.h"
-#include "hf_checkpoint.h"
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_checkpoint.h"
 
 namespace fs = std::filesystem;
 

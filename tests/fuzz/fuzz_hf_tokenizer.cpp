@@ -1,5 +1,5 @@
 // libFuzzer target: the Hugging Face tokenizer files a user's checkpoint directory brings
-// (core/hf_tokenizer_files.cpp): vocab.json + merges.txt (GPT-2), vocab.txt +
+// (core/formats/hf/hf_tokenizer_files.cpp): vocab.json + merges.txt (GPT-2), vocab.txt +
 // tokenizer_config.json (BERT), tokenizer.json, checked against config.json's vocab_size.
 // Input layout: byte 0 picks the model type (gpt2, bert, distilbert); the rest is split at
 // "\x00\x00" into the files' texts in the order below; a missing or empty part means the file
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "hf_tokenizer_files.h"
-#include "tokenizer.h"
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_tokenizer_files.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace fs = std::filesystem;
 

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "error.h"
-#include "npy.h"
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -1,10 +1,10 @@
 // libFuzzer target: the foundation tokenizers, GPT-2 BPE and WordPiece on arbitrary bytes.
-// Needs core/tokenizer.cpp, bpe_tokenizer.cpp, wordpiece_tokenizer.cpp, unicode_categories*.cpp
-// and utf8.cpp (headers: core/tokenizer.h, config.h, trace.h, tensor.h -> Eigen, error.h).
+// Needs core/tokenizers/tokenizer.cpp, bpe_tokenizer.cpp, wordpiece_tokenizer.cpp, unicode_categories*.cpp
+// and utf8.cpp (headers: core/tokenizers/tokenizer.h, config.h, trace.h, tensor.h -> Eigen, error.h).
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore -I/usr/include/eigen3 \
-//     tests/fuzz/fuzz_tokenizer.cpp core/tokenizer.cpp core/bpe_tokenizer.cpp \
-//     core/wordpiece_tokenizer.cpp core/unicode_categories*.cpp core/utf8.cpp -o fuzz_tokenizer
-// Checks, against a validator written here (not core/utf8.cpp): every label and error message
+//     tests/fuzz/fuzz_tokenizer.cpp core/tokenizers/tokenizer.cpp core/tokenizers/bpe_tokenizer.cpp \
+//     core/tokenizers/wordpiece_tokenizer.cpp core/unicode_categories*.cpp core/tokenizers/utf8.cpp -o fuzz_tokenizer
+// Checks, against a validator written here (not core/tokenizers/utf8.cpp): every label and error message
 // is valid UTF-8; bytes never refuses input and returns the bytes; chars and words refuse
 // exactly the invalid inputs; chars returns one token per code point; word labels are the
 // input's words in order; every id is inside the vocab; BPE and WordPiece refuse exactly the
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "bpe_tokenizer.h"
-#include "error.h"
-#include "tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tensor/error.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace {
 

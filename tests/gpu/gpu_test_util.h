@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
-#include "error.h"
-#include "tensor.h"
-#include "vulkan_backend.h"
+#include "core/backend/backend.h"
+#include "core/tensor/error.h"
+#include "core/tensor/tensor.h"
+#include "gpu/vulkan_backend.h"
 
 namespace atlas::gpu_test {
 

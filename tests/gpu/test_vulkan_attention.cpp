@@ -2,7 +2,7 @@
 // head) and against the CPU backend, over masks, odd lengths, long rows and split dispatches.
 #include <cmath>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <set>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -1,12 +1,12 @@
 // Visible fallbacks: variant attention that core/ computes on the host must be reported by the
 // Vulkan backend (fallbacks(), once per op kind), by `atlas info --backend vulkan` before any
 // run and by `atlas run --backend vulkan` on stderr; a vanilla model reports nothing.
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
-#include "../app/cli_runner.h"
-#include "model.h"
-#include "params.h"
-#include "presets.h"
+#include "tests/app/cli_runner.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -2,49 +2,31 @@
 // its output and in every traced array (attention probabilities, variant records). Presets
 // bigger than a few million parameters are shrunk to d 64 / 2 layers with every other option
 // kept, so each composition is covered without uploading paper-sized weights to lavapipe.
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/core/preset_test_util.h"
 
-#include "model.h"
-#include "params.h"
-#include "patch_input.h"
-#include "presets.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/input/patch_input.h"
+#include "core/model/presets.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;
 
-namespace {
-
-ModelConfig test_config(const std::string& preset) {
-  ModelConfig c = preset_config(preset);
-  if (parameter_count(c) > 3'000'000) {
-    c.d_model = 64;
-    c.n_heads = 4;
-    c.d_ff = 128;
-    c.n_layers = std::min<int64_t>(c.n_layers, 2);
-    if (c.n_decoder_layers > 0) c.n_decoder_layers = std::min<int64_t>(c.n_decoder_layers, 2);
-  }
-  return c;
-}
-
-}  // namespace
+using preset_test::small_preset_config;
 
 TEST_CASE("every preset gives the same outputs and traces on Vulkan as on the CPU", "[vulkan][model]") {
   Gpu g;
   for (const PresetInfo& info : list_presets()) {
-    const ModelConfig c = test_config(info.name);
+    const ModelConfig c = small_preset_config(info.name);
     INFO("preset " << info.name);
     // Issue 8's non-Transformer models (recurrent seq2seq, NTM, SAGAN, SNAIL) have no backend ops: they
     // run on the host and say so (checked in the next test case).
     if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) continue;
     Model model(c, init_params(c, 5));
-    const std::string target = c.architecture == Architecture::EncoderDecoder ? "Hi there" : "";
     // A ViT reads an image: its patches of a colour gradient.
     auto run = [&](const RunOptions& o) {
-      if (!is_patch_model(c)) return model.run("Attention is all you need.", target, o);
-      RgbImage image{40, 40, {}};
-      for (int64_t i = 0; i < 40 * 40; ++i)
-        for (int64_t ch = 0; ch < 3; ++ch) image.rgb.push_back(uint8_t((i * (ch + 3)) % 256));
-      return model.forward(patch_input(c, image).tokens, {}, o);
+      return preset_test::run_preset_input(model, "Attention is all you need.", o);
     };
     RunOptions cpu_options;
     RunResult want = run(cpu_options);
@@ -109,7 +91,7 @@ TEST_CASE("host-only models report themselves as a fallback on Vulkan", "[vulkan
 TEST_CASE("a traced vanilla forward is one queue submission on Vulkan", "[vulkan][model]") {
   Gpu g;
   {
-    const ModelConfig c = test_config("vanilla-base");  // encoder-decoder, shrunk
+    const ModelConfig c = small_preset_config("vanilla-base");  // encoder-decoder, shrunk
     Model model(c, init_params(c, 5));
     RunOptions o;
     o.backend = g.vk.get();

@@ -3,7 +3,7 @@
 // naive double-precision loop and against the CPU backend. Error bounds are stated per op.
 #include <cmath>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

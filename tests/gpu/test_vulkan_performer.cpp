@@ -6,7 +6,7 @@
 //   output |err| <= 2e-5, implicit attention |err| <= 2e-6.
 #include <cmath>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -3,7 +3,7 @@
 // reused safely while recording; split dispatches and CPU fallbacks behave like one op.
 #include <cmath>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

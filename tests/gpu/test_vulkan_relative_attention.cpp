@@ -6,7 +6,7 @@
 //   output, value term: |err| <= 1e-5                  span mask:      |err| <= 1e-6
 #include <cmath>
 
-#include "gpu_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -1,14 +1,14 @@
 // Vulkan score_attention (seed 004's dot, general, cosine, location and additive scores)
-// against a naive double-precision loop written here from the equations in core/backend.h,
+// against a naive double-precision loop written here from the equations in core/backend/backend.h,
 // and against the CPU backend's host reference, over odd shapes, causal / padding / pattern
 // masks (including rows with no allowed key) and heads wider than the workgroup.
 // Bounds (inputs in [-1, 1], weights in [-0.5, 0.5], d_head <= 70, Lk <= 70):
 //   scores: |err| <= 4e-6 + 4e-6 |want|   probabilities: |err| <= 4e-6   output: |err| <= 1e-5
 #include <cmath>
 
-#include "gpu_test_util.h"
-#include "score_attention_op.h"
-#include "score_functions.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "core/variants/score_functions/score_attention_op.h"
+#include "core/variants/score_functions/score_functions.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

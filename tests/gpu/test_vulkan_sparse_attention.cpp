@@ -5,8 +5,8 @@
 //   output |err| <= 1e-5, probabilities |err| <= 2e-6.
 #include <cmath>
 
-#include "gpu_test_util.h"
-#include "sparse_pattern.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "core/variants/sparse/sparse_pattern.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -7,8 +7,8 @@
 //   output:        |err| <= 1e-5                  ACT state, y, weights: |err| <= 1e-6
 #include <cmath>
 
-#include "gpu_test_util.h"
-#include "xl_act_ops.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "core/variants/transformer_xl/xl_act_ops.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;

@@ -5,8 +5,8 @@
 
 #include <QSignalSpy>
 
-#include "main_window.h"
-#include "ui_test_support.h"
+#include "ui/main_window.h"
+#include "tests/ui/ui_test_support.h"
 
 namespace atlas::uitest {
 

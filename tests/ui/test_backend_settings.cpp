@@ -6,10 +6,10 @@
 #include <QSettings>
 #include <QSignalSpy>
 
-#include "backend_settings.h"
-#include "main_window.h"
-#include "run_controller.h"
-#include "ui_test_support.h"
+#include "ui/backend_settings.h"
+#include "ui/main_window.h"
+#include "ui/run_controller.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

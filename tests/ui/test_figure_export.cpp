@@ -9,8 +9,8 @@
 #include <QXmlStreamReader>
 #include <set>
 
-#include "figure_export.h"
-#include "ui_test_support.h"
+#include "ui/figure_export.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

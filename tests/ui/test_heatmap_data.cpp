@@ -4,17 +4,17 @@
 
 #include <cmath>
 
-#include "colormap.h"
-#include "heatmap_data.h"
-#include "heatmap_painter.h"
-#include "ui_test_support.h"
+#include "ui/colormap.h"
+#include "ui/heatmap_data.h"
+#include "ui/heatmap_painter.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::handAttention;
 using atlas::uitest::handTrace;
 
-TEST_CASE("attention families are found by their dump names", "[ui][data]") {
+TEST_CASE("attention families come from the trace's attention-map catalogue", "[ui][data]") {
   const Trace t = handTrace();
   const auto fams = attentionFamilies(t);
   REQUIRE(fams.size() == 3);
@@ -22,9 +22,130 @@ TEST_CASE("attention families are found by their dump names", "[ui][data]") {
   CHECK(fams[0].kind == "attn");
   CHECK(fams[0].layers == 2);
   CHECK(fams[0].heads == 2);
+  CHECK(fams[0].segments == 0);
+  CHECK_FALSE(fams[0].steps);
   CHECK(fams[1].kind == "self_attn");
   CHECK(fams[2].kind == "cross_attn");
   CHECK_FALSE(fams[2].isSelfAttention());
+  CHECK(attentionArrayName(t, {"decoder", "cross_attn", 0, 1}) == "decoder.layer0.cross_attn");
+  // An array the catalogue does not describe is not attention to the views.
+  Trace bare = t;
+  bare.attention_maps.clear();
+  CHECK(attentionFamilies(bare).empty());
+  CHECK_THROWS_WITH(attentionArrayName(bare, {"encoder", "attn", 0, 0}), Catch::Contains("no encoder self-attention"));
+}
+
+TEST_CASE("segments and steps: families, maps and errors from hand-described maps", "[ui][data]") {
+  // Transformer-XL: 2 segments of 2 tokens, segment 1's keys = 2 memory + 2 segment tokens;
+  // then a Universal Transformer stack with 3 steps.
+  Trace t;
+  t.source_tokens = {{1, "a"}, {2, "b"}, {1, "a"}, {2, "b"}};
+  auto xl = [&](int s, int lk, std::vector<float> v) {
+    Tensor a({1, 2, lk});
+    a.data = std::move(v);
+    const std::string name = "decoder.seg" + std::to_string(s) + ".layer0.self_attn";
+    t.add(name, "", a);
+    AttentionMap m;
+    m.array = name;
+    m.stack = "decoder";
+    m.sublayer = "self_attn";
+    m.segment = s;
+    m.kind = AttentionMapKind::Memory;
+    m.memory_keys = lk - 2;
+    m.queries = {TokenSide::Source, 2 * s, 2};
+    m.keys = {TokenSide::Source, 2 * s - m.memory_keys, lk};
+    t.describe_attention(m);
+  };
+  xl(0, 2, {1, 0, 0.25f, 0.75f});
+  xl(1, 4, {0.1f, 0.2f, 0.7f, 0, 0.1f, 0.2f, 0.3f, 0.4f});
+  for (int n = 1; n <= 3; ++n) {
+    const std::string name = "encoder.step" + std::to_string(n) + ".attn";
+    Tensor a({2, 4, 4}, 0.25f);
+    a.data[size_t(16 + 4 * 3 + 1)] = float(n);  // head 1, query 3, key 1 tells the steps apart
+    t.add(name, "", a);
+    AttentionMap m;
+    m.array = name;
+    m.stack = "encoder";
+    m.sublayer = "attn";
+    m.step = n;
+    m.queries = m.keys = {TokenSide::Source, 0, 4};
+    t.describe_attention(m);
+  }
+  t.finalize_attention_maps();
+  const auto fams = attentionFamilies(t);
+  REQUIRE(fams.size() == 2);
+  CHECK(fams[0].label() == "decoder self-attention");
+  CHECK(fams[0].segments == 2);
+  CHECK(fams[0].layers == 1);
+  CHECK(fams[0].layerWord() == "layer");
+  CHECK(fams[1].steps);
+  CHECK(fams[1].layers == 3);
+  CHECK(fams[1].layerWord() == "step");
+
+  const HeatmapData s1 = attentionHeatmap(t, {"decoder", "self_attn", 0, 0, 1});
+  REQUIRE(s1.rows == 2);
+  REQUIRE(s1.cols == 4);
+  CHECK(s1.at(0, 2) == 0.7f);
+  CHECK(s1.at(1, 3) == 0.4f);
+  // Rows are segment 1's tokens; the first two keys are memory, marked.
+  CHECK(s1.rowLabels == QStringList({"a", "b"}));
+  CHECK(s1.colLabels == QStringList({"\u21BA a", "\u21BA b", "a", "b"}));
+  CHECK(s1.title.contains("segment 1"));
+  CHECK(attentionHeatmap(t, {"decoder", "self_attn", 0, 0, 0}).cols == 2);
+  // Rollout within segment 0 (square), not over segment 1's memory.
+  CHECK(rolloutApplies(t, fams[0], 0));
+  CHECK_FALSE(rolloutApplies(t, fams[0], 1));
+  CHECK_THROWS_WITH(attentionHeatmap(t, {"decoder", "self_attn", 0, HeadRollout, 1}), Catch::Contains("memory"));
+  CHECK_THROWS_WITH(attentionArrayName(t, {"decoder", "self_attn", 0, 0, 5}),
+                    Catch::Contains("decoder.seg5.layer0.self_attn") && Catch::Contains("segments 0 to 1"));
+
+  // Layer index i is step i + 1.
+  CHECK(attentionArrayName(t, {"encoder", "attn", 2, 0}) == "encoder.step3.attn");
+  for (int l = 0; l < 3; ++l) CHECK(attentionHeatmap(t, {"encoder", "attn", l, 1}).at(3, 1) == float(l + 1));
+  CHECK(attentionHeatmap(t, {"encoder", "attn", 0, 1}).title.contains("step 1"));
+  CHECK(rolloutHeatmap(t, {"encoder", "attn", 2, HeadRollout}).title.contains("rollout of steps 1-3"));
+  CHECK_THROWS_WITH(attentionArrayName(t, {"encoder", "attn", 3, 0}),
+                    Catch::Contains("encoder.step4.attn") && Catch::Contains("steps 1 to 3"));
+}
+
+TEST_CASE("a CSR-only map is densified per head; cells outside the head's nonzeros are masked", "[ui][data]") {
+  // 3 queries x 3 keys, 2 heads. Union pattern: row 0 {0}, row 1 {0, 1}, row 2 {1, 2};
+  // head 0 owns every nonzero, head 1 not (2, 1).
+  Trace t;
+  t.source_tokens = {{1, "x"}, {2, "y"}, {1, "x"}};
+  Tensor indptr({4}), indices({5}), values({2, 5}), own({2, 5});
+  indptr.data = {0, 1, 3, 5};
+  indices.data = {0, 0, 1, 1, 2};
+  values.data = {1.0f, 0.4f, 0.6f, 0.3f, 0.7f, /* head 1 */ 1.0f, 0.5f, 0.5f, 0.0f, 1.0f};
+  own.data = {1, 1, 1, 1, 1, 1, 1, 1, 0, 1};
+  t.add("encoder.layer0.attn.indptr", "", indptr, DType::I32);
+  t.add("encoder.layer0.attn.indices", "", indices, DType::I32);
+  t.add("encoder.layer0.attn.values", "", values);
+  t.add("encoder.layer0.attn.allowed", "", own, DType::I32);
+  for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
+  t.finalize_attention_maps();
+  REQUIRE(t.attention_maps.size() == 1);
+  REQUIRE(t.attention_maps[0].csr);
+  REQUIRE_FALSE(t.attention_maps[0].dense);
+  const float dense[2][3][3] = {{{1.0f, 0, 0}, {0.4f, 0.6f, 0}, {0, 0.3f, 0.7f}},
+                                {{1.0f, 0, 0}, {0.5f, 0.5f, 0}, {0, 0, 1.0f}}};
+  const bool allowed[2][3][3] = {{{1, 0, 0}, {1, 1, 0}, {0, 1, 1}}, {{1, 0, 0}, {1, 1, 0}, {0, 0, 1}}};
+  for (int h = 0; h < 2; ++h) {
+    const HeatmapData d = attentionHeatmap(t, {"encoder", "attn", 0, h});
+    REQUIRE(d.rows == 3);
+    REQUIRE(d.cols == 3);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        CHECK(d.at(i, j) == dense[h][i][j]);
+        CHECK(d.masked(i, j) == !allowed[h][i][j]);
+      }
+    // Repeated labels stay separate columns, in position order.
+    CHECK(d.colLabels == QStringList({"x", "y", "x"}));
+  }
+  const HeatmapData mean = attentionHeatmap(t, {"encoder", "attn", 0, HeadMean});
+  CHECK(mean.at(2, 1) == Approx(0.15f));
+  CHECK_FALSE(mean.masked(2, 1));  // the union of heads
+  CHECK(mean.masked(0, 1));
 }
 
 TEST_CASE("a head's heatmap is that head's [Lq, Lk] slice with token labels", "[ui][data]") {

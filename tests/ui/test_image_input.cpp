@@ -9,9 +9,9 @@
 #include <QPlainTextEdit>
 #include <QTest>
 
-#include "image_input_view.h"
-#include "npy.h"
-#include "run_window.h"
+#include "ui/image_input_view.h"
+#include "core/formats/npy.h"
+#include "tests/ui/run_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;

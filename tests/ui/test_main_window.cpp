@@ -3,16 +3,19 @@
 // array read directly.
 #include <catch2/catch.hpp>
 
+#include <QDockWidget>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 
-#include "heatmap_view.h"
-#include "main_window.h"
-#include "model_view.h"
-#include "run_controller.h"
-#include "token_chips.h"
-#include "ui_test_support.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/model_view.h"
+#include "ui/run_controller.h"
+#include "ui/token_chips.h"
+#include "ui/token_view.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -143,6 +146,95 @@ TEST_CASE("an encoder-decoder preset gets a target box and cross-attention", "[u
   CHECK(d.rows == static_cast<int>(t.target_tokens.size()));
   CHECK(d.cols == static_cast<int>(t.source_tokens.size()));
   requireShows(w, "decoder.layer0.cross_attn", 0);
+}
+
+TEST_CASE("Transformer-XL segments and Universal Transformer steps are in the main views", "[ui][window][catalogue]") {
+  ensureApp();
+  MainWindow w;
+  w.resize(1100, 750);
+  w.show();
+  QApplication::setActiveWindow(&w);
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  auto settle = [&] {
+    while (shown.wait(300)) {
+    }  // the XL panel opening asks for scores: one more run
+  };
+  // 36 bytes: tiny-xl's segments of 16 are 16, 16 and 4 tokens; segment 1's keys are 16
+  // memory tokens (segment 0) then its own 16.
+  w.setSourceText("abababababababababababababababababab");
+  w.loadModel("preset:tiny-xl");
+  REQUIRE(shown.wait(60000));
+  settle();
+  INFO(w.lastError().toStdString());
+  REQUIRE(w.lastError().isEmpty());
+  auto* segmentSpin = w.findChild<QSpinBox*>("segmentSpin");
+  auto* layerSpin = w.findChild<QSpinBox*>("layerSpin");
+  REQUIRE(segmentSpin);
+  REQUIRE(layerSpin);
+  auto* modelDock = w.findChild<QDockWidget*>("modelDock");
+  REQUIRE(modelDock);
+  modelDock->show();
+  modelDock->raise();
+
+  w.setSelection({"decoder", "self_attn", 0, 0, 1});
+  CHECK(w.selection().segment == 1);
+  CHECK(segmentSpin->isVisible());
+  CHECK(segmentSpin->value() == 1);
+  CHECK(layerSpin->prefix() == "layer ");
+  requireShows(w, "decoder.seg1.layer0.self_attn", 0);
+  const HeatmapData& d = w.heatmapView()->data();
+  REQUIRE(d.cols == 32);
+  CHECK(d.colLabels[0].startsWith(QString::fromUtf8("\u21BA ")));   // memory key
+  CHECK_FALSE(d.colLabels[16].startsWith(QString::fromUtf8("\u21BA ")));  // the segment's own
+  CHECK(d.title.contains("segment 1"));
+  CHECK_FALSE(w.tokenView()->data().heads.empty());
+  // The grid shows segment 1's maps (built on a worker).
+  REQUIRE(uitest::waitUntil([&] { return w.modelView()->gridData().segment == 1 &&
+                                         !w.modelView()->gridData().thumbnails.empty(); }, 30000));
+  CHECK(w.modelView()->gridData().at(0, 0).cols == 32);
+  // Keyboard: ] moves to layer 1 of the same segment.
+  w.heatmapView()->setFocus();
+  QTest::keyClick(w.heatmapView(), Qt::Key_BracketRight);
+  CHECK(w.selection().layer == 1);
+  CHECK(w.selection().segment == 1);
+  requireShows(w, "decoder.seg1.layer1.self_attn", 0);
+  // Moving the segment spin selects segment 2 (4 queries over 16 memory + 4 keys).
+  segmentSpin->setValue(2);
+  CHECK(w.selection().segment == 2);
+  requireShows(w, "decoder.seg2.layer1.self_attn", 0);
+
+  // Another model: a Universal Transformer's steps, no segments.
+  QSignalSpy ready(&w, &MainWindow::modelReady);
+  shown.clear();
+  w.loadModel("preset:tiny-ut-act");
+  REQUIRE(ready.wait(60000));
+  REQUIRE(uitest::waitUntil([&] { return !shown.isEmpty(); }, 60000));
+  settle();
+  REQUIRE(w.lastError().isEmpty());
+  const AttentionSelection u = w.selection();
+  CHECK(u.stack == "decoder");
+  CHECK(u.kind == "self_attn");
+  CHECK(u.segment == 0);
+  CHECK_FALSE(segmentSpin->isVisible());
+  CHECK(layerSpin->prefix() == "step ");
+  const HeatmapData& step = w.heatmapView()->data();
+  REQUIRE_FALSE(step.empty());
+  CHECK(step.title.contains(QString("step %1").arg(u.layer + 1)));
+  requireShows(w, "decoder.step" + std::to_string(u.layer + 1) + ".self_attn", u.head);
+  int steps = 0;
+  while (w.trace()->find("decoder.step" + std::to_string(steps + 1) + ".self_attn")) ++steps;
+  REQUIRE(steps >= 1);
+  CHECK(layerSpin->minimum() == 1);
+  CHECK(layerSpin->maximum() == steps);
+  if (steps > 1) {  // ] is the next step
+    w.setSelection({"decoder", "self_attn", 0, u.head});
+    CHECK(layerSpin->value() == 1);
+    w.heatmapView()->setFocus();
+    QTest::keyClick(w.heatmapView(), Qt::Key_BracketRight);
+    CHECK(w.selection().layer == 1);
+    CHECK(layerSpin->value() == 2);
+    requireShows(w, "decoder.step2.self_attn", u.head);
+  }
 }
 
 TEST_CASE("a bad model spec or input shows the core's message", "[ui][window]") {

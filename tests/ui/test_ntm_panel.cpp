@@ -13,12 +13,12 @@
 #include <QAction>
 #include <QSignalSpy>
 
-#include "main_window.h"
-#include "ntm_panel.h"
-#include "params.h"
-#include "presets.h"
-#include "sagan_overlay.h"
-#include "ui_test_support.h"
+#include "ui/main_window.h"
+#include "ui/ntm_panel.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "ui/sagan_overlay.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

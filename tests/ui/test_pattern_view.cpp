@@ -8,11 +8,11 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
-#include "heatmap_view.h"
-#include "main_window.h"
-#include "pattern_view.h"
-#include "run_window.h"
-#include "ui_test_support.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/pattern_view.h"
+#include "tests/ui/run_window.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

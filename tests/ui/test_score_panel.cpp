@@ -11,12 +11,12 @@
 #include <QTemporaryDir>
 #include <cmath>
 
-#include "heatmap_view.h"
-#include "main_window.h"
-#include "npy.h"
-#include "score_panel.h"
-#include "run_window.h"
-#include "ui_test_support.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "core/formats/npy.h"
+#include "ui/score_panel.h"
+#include "tests/ui/run_window.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

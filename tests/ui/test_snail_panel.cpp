@@ -10,11 +10,11 @@
 #include <QTemporaryDir>
 #include <set>
 
-#include "heatmap_view.h"
-#include "main_window.h"
-#include "npy.h"
-#include "snail_panel.h"
-#include "ui_test_support.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "core/formats/npy.h"
+#include "ui/snail_panel.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -11,14 +11,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "chart_adapter.h"
-#include "main_window.h"
-#include "model_io.h"
-#include "panel_chart.h"
-#include "run_controller.h"
-#include "training_panel.h"
-#include "ui_test_support.h"
-#include "variant_panel.h"
+#include "ui/chart_adapter.h"
+#include "ui/main_window.h"
+#include "core/formats/model_io.h"
+#include "ui/panel_chart.h"
+#include "ui/run_controller.h"
+#include "ui/training_panel.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -12,10 +12,10 @@
 #include <QTableWidget>
 #include <QXmlStreamReader>
 
-#include "heatmap_view.h"
-#include "panel_chart.h"
-#include "ui_test_support.h"
-#include "variant_panel.h"
+#include "ui/heatmap_view.h"
+#include "ui/panel_chart.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -12,13 +12,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "colormap.h"
-#include "heatmap_data.h"
-#include "heatmap_view.h"
-#include "image_input_view.h"
-#include "main_window.h"
-#include "npy.h"
-#include "ui_test_support.h"
+#include "ui/colormap.h"
+#include "ui/heatmap_data.h"
+#include "ui/heatmap_view.h"
+#include "ui/image_input_view.h"
+#include "ui/main_window.h"
+#include "core/formats/npy.h"
+#include "tests/ui/ui_test_support.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "trace.h"
+#include "core/model/trace.h"
 
 namespace atlas::uitest {
 
@@ -62,7 +62,8 @@ inline float handAttention(int l, int h, int i, int j) {
 }
 
 // source "the cat sat"; two encoder layers of two heads; layer 1 masks key 2 for query 0;
-// a decoder with target "le chat" (self [2,2,2] and cross [2,2,3]); P [3, 4].
+// a decoder with target "le chat" (self [2,2,2] and cross [2,2,3]); P [3, 4]; the catalogue
+// describing the five attention arrays.
 inline Trace handTrace() {
   Trace t;
   t.source_tokens = {{11, "the"}, {12, "cat"}, {13, "sat"}};
@@ -92,6 +93,10 @@ inline Trace handTrace() {
   Tensor p({3, 4});
   p.data = {0.0f, 1.0f, 0.0f, 1.0f, 0.84f, 0.54f, 0.01f, 1.0f, 0.91f, -0.42f, 0.02f, 1.0f};
   t.add("positional", "P [L, d]", p);
+  // The views read the attention-map catalogue a run fills; a hand-built trace gets the one a
+  // dump from before the catalogue gets, derived from the array names.
+  for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
+  t.finalize_attention_maps();
   return t;
 }
 

@@ -1,0 +1,42 @@
+#include "core/analysis/attention_rollout.h"
+
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+Tensor attention_rollout(const Trace& trace, const std::string& stack, int64_t last) {
+  const std::string kind = stack == "decoder" ? ".self_attn" : ".attn";
+  auto layer_name = [&](int64_t i) { return stack + ".layer" + std::to_string(i) + kind; };
+  int64_t layers = 0;
+  while (trace.find(layer_name(layers))) ++layers;
+  if (layers == 0)
+    throw AtlasError("attention rollout needs the traced attention of " + layer_name(0) +
+                     " (run with attention tracing)");
+  if (last < 0) last = layers - 1;
+  if (last >= layers)
+    throw AtlasError("attention rollout: layer " + std::to_string(last) + " asked for, but " +
+                     stack + " has " + std::to_string(layers) + " traced layers");
+  Mat r;
+  for (int64_t l = 0; l <= last; ++l) {
+    const Tensor& a = trace.find(layer_name(l))->tensor;  // [heads, L, L]
+    if (a.shape.size() != 3 || a.shape[1] != a.shape[2])
+      throw AtlasError("attention rollout: " + layer_name(l) + " is not [heads, L, L]");
+    const int64_t heads = a.shape[0], L = a.shape[1];
+    if (l == 0) r = Mat::Identity(L, L);
+    if (r.rows() != L) throw AtlasError("attention rollout: layers disagree on the length");
+    Mat mixed = Mat::Identity(L, L);
+    for (int64_t h = 0; h < heads; ++h)
+      mixed += Eigen::Map<const Mat>(a.data.data() + h * L * L, L, L) / float(heads);
+    mixed *= 0.5f;
+    for (int64_t i = 0; i < L; ++i) {  // renormalise (masked rows may not sum to 1)
+      const float s = mixed.row(i).sum();
+      if (s > 0) mixed.row(i) /= s;
+    }
+    r = mixed * r;
+  }
+  Tensor out({r.rows(), r.cols()});
+  out.mat() = r;
+  return out;
+}
+
+}  // namespace atlas

@@ -1,0 +1,113 @@
+#include "core/backend/backend.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+Backend::Backend() {
+  static std::atomic<uint64_t> next{1};
+  instance_id_ = next++;
+}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::Linear: return "linear";
+    case Op::Add: return "add";
+    case Op::Scale: return "scale";
+    case Op::LayerNorm: return "layer_norm";
+    case Op::ScaleNorm: return "scale_norm";
+    case Op::Activation: return "activation";
+    case Op::Embedding: return "embedding";
+    case Op::Attention: return "attention";
+    case Op::RowNormalize: return "row_normalize";
+    case Op::ShawAttention: return "shaw_attention";
+    case Op::AdaptiveSpan: return "adaptive_span";
+    case Op::XlAttention: return "xl_attention";
+    case Op::SparseAttention: return "sparse_attention";
+    case Op::LshAttention: return "lsh_attention";
+    case Op::PerformerAttention: return "performer_attention";
+    case Op::ActHalting: return "act_halting";
+    case Op::ScoreFunction: return "score_function";
+    case Op::GtrxlGate: return "gtrxl_gate";
+    case Op::HostModel: return "host_model";
+  }
+  return "?";
+}
+
+std::string host_fallback_line(Op op) {
+  const char* what = "";
+  switch (op) {
+    case Op::ShawAttention:
+      what = "Shaw relative-position attention (scores, softmax, value term) computed on the host";
+      break;
+    case Op::AdaptiveSpan:
+      what = "adaptive-span masked attention (scores, soft mask, softmax) computed on the host";
+      break;
+    case Op::XlAttention:
+      what = "Transformer-XL layers (projections, relative attention, memory) computed on the "
+             "host; the norms and feed-forward run on the backend";
+      break;
+    case Op::SparseAttention:
+      what = "sparse CSR attention computed on the host";
+      break;
+    case Op::LshAttention:
+      what = "LSH attention (hashing, sorting, chunked attention) computed on the host";
+      break;
+    case Op::PerformerAttention:
+      what = "Performer FAVOR+ attention (features, linear attention) computed on the host";
+      break;
+    case Op::ActHalting:
+      what = "ACT halting (halting probabilities, weighted state update) computed on the host; "
+             "the per-step block runs on the backend";
+      break;
+    case Op::ScoreFunction:
+      what = "attention with a seed-004 score function (scores, softmax) computed on the host";
+      break;
+    case Op::GtrxlGate:
+      what = "GTrXL gating layers computed on the host";
+      break;
+    case Op::HostModel:
+      what = "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
+             "is not used";
+      break;
+    default:
+      what = "computed on the host";
+      break;
+  }
+  return std::string(op_name(op)) + ": " + what +
+         " (inputs downloaded, result uploaded: no device kernel)";
+}
+
+void Backend::note_fallback(const std::string& line) {
+  if (std::find(fallbacks_.begin(), fallbacks_.end(), line) != fallbacks_.end()) return;
+  fallbacks_.push_back(line);
+  std::fprintf(stderr, "atlas: %s: %s\n", name().c_str(), line.c_str());
+}
+
+DTensor Backend::slice_rows(const DTensor& x, int64_t begin, int64_t count) {
+  if (x.shape.size() != 2 || begin < 0 || count < 0 || begin + count > x.shape[0])
+    throw AtlasError("slice_rows: rows [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+                     ") are not inside " + shape_str(x.shape));
+  const Tensor host = download(x);
+  Tensor out({count, x.shape[1]});
+  std::copy(host.data.begin() + begin * x.shape[1], host.data.begin() + (begin + count) * x.shape[1],
+            out.data.begin());
+  return upload(out);
+}
+
+DTensor Backend::concat_rows(const DTensor& a, const DTensor& b) {
+  if (a.shape.size() != 2 || b.shape.size() != 2 || a.shape[1] != b.shape[1])
+    throw AtlasError("concat_rows: " + shape_str(a.shape) + " and " + shape_str(b.shape) +
+                     " are not matrices with the same number of columns");
+  const std::vector<Tensor> host = download_all({a, b});
+  Tensor out({a.shape[0] + b.shape[0], b.shape[1]});
+  std::copy(host[0].data.begin(), host[0].data.end(), out.data.begin());
+  std::copy(host[1].data.begin(), host[1].data.end(), out.data.begin() + a.numel());
+  return upload(out);
+}
+
+}  // namespace atlas

@@ -1,0 +1,343 @@
+#pragma once
+// The compute boundary between the model and the hardware (DESIGN.md, "Backend boundary").
+// The model is written once against this interface; the Eigen CPU backend (cpu_backend.cpp)
+// is the reference and the fallback, the Vulkan backend (gpu/) records the same calls into a
+// command buffer. Ops return new device tensors; a backend may execute eagerly (CPU) or record
+// and run at the next download() / flush() (Vulkan). download() always returns finished data.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/score_seq2seq_config.h"
+#include "core/config/relative_recurrent_config.h"
+#include "core/tensor/tensor.h"
+
+namespace atlas {
+
+enum class Op {
+  Linear,
+  Add,
+  Scale,
+  LayerNorm,
+  ScaleNorm,
+  Activation,
+  Embedding,
+  Attention,
+  RowNormalize,
+  // Variant attention computed by core/ on the host unless the backend has a kernel for it
+  // (supports() says which); see Backend::note_host_compute.
+  ShawAttention,       // Shaw relative positions (core/variants/relative_attention/relative_attention.cpp)
+  AdaptiveSpan,        // adaptive span soft mask (core/variants/relative_attention/relative_attention.cpp)
+  XlAttention,         // Transformer-XL segment recurrence (core/variants/transformer_xl/transformer_xl.cpp)
+  SparseAttention,     // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
+  LshAttention,        // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
+  PerformerAttention,  // Performer FAVOR+ (core/variants/performer/performer.cpp)
+  ActHalting,          // Universal Transformer ACT halting (core/variants/universal/universal.cpp)
+  ScoreFunction,       // seed 004 score functions other than scaled dot (core/variants/score_functions/score_functions.cpp)
+  GtrxlGate,           // GTrXL gating layers (core/variants/gtrxl/gtrxl.cpp)
+  HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
+};
+const char* op_name(Op op);
+// One line saying what a host computation of `op` costs a device backend (for fallbacks()).
+std::string host_fallback_line(Op op);
+
+enum class Activation { ReLU, GeluErf, GeluTanh };
+
+// Backend-specific storage behind a device tensor.
+struct DeviceStorage {
+  virtual ~DeviceStorage() = default;
+};
+
+struct DTensor {
+  Shape shape;
+  std::shared_ptr<DeviceStorage> storage;
+  int64_t numel() const { return numel_of(shape); }
+  explicit operator bool() const { return storage != nullptr; }
+};
+
+// Which keys each query may see. Allowed(i, j) is the conjunction of every set constraint.
+struct AttentionMask {
+  bool causal = false;
+  // With causal: query i sees key j iff j <= i + causal_offset (offset = keys before the
+  // first query position, e.g. memory length).
+  int64_t causal_offset = 0;
+  std::vector<uint8_t> key_valid;  // [Lk], 1 = real token, 0 = padding; empty = all valid
+  std::vector<uint8_t> allowed;    // [Lq, Lk], 1 = allowed; empty = no pattern constraint
+
+  bool is_allowed(int64_t i, int64_t j, int64_t lk) const {
+    if (causal && j > i + causal_offset) return false;
+    if (!key_valid.empty() && !key_valid[static_cast<size_t>(j)]) return false;
+    if (!allowed.empty() && !allowed[static_cast<size_t>(i * lk + j)]) return false;
+    return true;
+  }
+};
+
+struct AttentionArgs {
+  int heads = 1;
+  float scale = 1.0f;  // multiplies q . k before the softmax
+  AttentionMask mask;
+  bool want_probs = false;   // fill AttentionResult::probs [heads, Lq, Lk]
+  bool want_scores = false;  // fill AttentionResult::scores [heads, Lq, Lk], masked = -inf
+};
+
+struct AttentionResult {
+  DTensor out;     // [Lq, heads * d_head]
+  DTensor probs;   // [heads, Lq, Lk] when asked
+  DTensor scores;  // [heads, Lq, Lk] when asked
+};
+
+// Shaw relative positions and / or the adaptive-span soft mask on one self-attention head set
+// (host reference: relative_attention_reference, core/variants/relative_attention/relative_attention_op.cpp). Per head h:
+//   e_ij = scale (q_i . k_j + [shaw] q_i . a^K_{r(i,j)}), -inf where the hard mask forbids j
+//   a_ij = softmax_j over m_ij > 0 of e_ij weighted by m_ij         (span inside), or
+//   a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8), p = softmax(e)      (span after), or softmax(e)
+//   o_i  = sum_j a_ij (v_j + [shaw] a^V_{r(i,j)})
+// with r(i, j) = clip(j - (i + Lk - Lq), -k, k) + k and m_ij = m_z(|i + Lk - Lq - j|).
+struct RelativeAttentionArgs {
+  AttentionArgs attn;          // heads, scale, hard mask, want_probs, want_scores
+  DTensor rel_k, rel_v;        // Shaw tables [2k+1, d_head] (empty handles: no Shaw term)
+  int64_t max_distance = 0;    // Shaw k
+  bool shaw_efficient = true;  // host reference: seed 001 eq. 5 (same values, other rounding)
+  std::vector<float> span_z;   // [heads, Lq] span z per head and query; empty: no span mask
+  int64_t span_ramp = 32;      // R
+  int64_t span_max = 0;        // S: keys farther than S get m = 0
+  bool span_after = false;     // mask after the softmax and renormalise (the reference code)
+  bool want_terms = false;     // Shaw key_term (scaled) and value_term
+  bool want_span_mask = false;
+  bool shaw() const { return static_cast<bool>(rel_k); }
+  bool span() const { return !span_z.empty(); }
+};
+
+struct RelativeAttentionResult {
+  DTensor out;         // [Lq, heads * d_value]
+  DTensor probs;       // [heads, Lq, Lk] when attn.want_probs
+  DTensor scores;      // [heads, Lq, Lk] when attn.want_scores (masked = -inf)
+  DTensor key_term;    // [heads, Lq, Lk] scale * q_i . a^K when want_terms
+  DTensor value_term;  // [heads, Lq, d_value] sum_j a_ij a^V when want_terms
+  DTensor span_mask;   // [heads, Lq, Lk] m_ij (0 where the hard mask forbids) when asked
+};
+
+struct CsrPattern;  // core/variants/sparse/sparse_pattern.h
+
+// Softmax attention over a sparse pattern's nonzeros only (core/variants/sparse/sparse_attention.h): O(nnz d)
+// work, nothing of size Lq x Lk.
+struct SparseAttentionResult {
+  DTensor out;    // [Lq, heads * d_value]
+  DTensor probs;  // [sum_h nnz_h] when asked: head h's probabilities, aligned with its CSR
+                  // indices, start at sum_{g < h} nnz_g
+};
+
+// Transformer-XL relative attention of one layer (host reference xl_attention_reference,
+// core/variants/transformer_xl/xl_attention_op.cpp). Keys are the m = Lk - Lq memory rows then the Lq current rows;
+// query i sits at key position p = m + i. Per head h, with d(i, j) = min(p - j, clamp_len):
+//   s_ij = scale [ (q_i + u_h) . k_j + (q_i + v_h) . rk_{d(i,j)} ]   over keys j <= p (and
+//   j > p - mem_len with same_length), a = softmax(s), o_i = sum_j a_ij v_j.
+// The four terms the trace shows: (a) q.k, (b) q.rk, (c) u.k, (d) v.rk, each times scale.
+struct XlAttentionArgs {
+  int heads = 1;
+  float scale = 1.0f;
+  int64_t mem_len = 0;        // only read with same_length
+  bool same_length = false;
+  int64_t clamp_len = -1;     // <= 0: distances are not clamped (as the reference)
+  bool want_probs = false;    // probs [heads, Lq, Lk]
+  bool want_terms = false;    // scores (-inf where masked) and terms a, b, c, d (0 where masked)
+};
+
+struct XlAttentionResult {
+  DTensor out;                        // [Lq, heads * d_head]
+  DTensor probs;                      // [heads, Lq, Lk] when want_probs
+  DTensor scores;                     // [heads, Lq, Lk] when want_terms
+  DTensor term_a, term_b, term_c, term_d;  // [heads, Lq, Lk] when want_terms
+};
+
+// The state of Adaptive Computation Time across the steps of a Universal Transformer
+// (Graves 2016; core/variants/universal/universal.cpp). One step, for every position i that has not halted,
+// with h_i = sigmoid(logit_i):
+//   n_i += 1;  if cum_i + h_i >= threshold or last step: w_i = R_i = 1 - cum_i, cum_i = 1, halt
+//              else w_i = h_i, cum_i += h_i
+//   y_i = w_i t_i + (1 - w_i) y_i (interpolate) or y_i + w_i t_i (accumulate);  state_i = t_i
+// Halted positions keep y_i and state_i; their h and w of this step are 0.
+struct ActState {
+  DTensor halting;  // [L, 4]: cum, remainder R, steps N, halted (0 / 1)
+  DTensor y;        // [L, d] ACT output so far
+  DTensor state;    // [L, d] each position's latest step output (the next step's input)
+};
+
+struct ActStepArgs {
+  float threshold = 0.99f;  // 1 - epsilon
+  bool last_step = false;   // every running position halts (N = max_steps)
+  bool interpolate = true;  // ActUpdate::Interpolate; false: accumulate
+};
+
+struct ActStepResult {
+  ActState next;
+  DTensor weights;  // [L, 2]: h_i and w_i of this step (0 for positions halted before it)
+};
+
+// Seed 004's score functions other than scaled dot (core/variants/score_functions/score_functions.h) on one attention
+// call (host reference score_attention_reference, core/variants/score_functions/score_attention_op.cpp). Per head h,
+// with the head's slice of the layer's [H, ...] weights:
+//   dot      e_ij = q_i . k_j
+//   general  e_ij = q_i W_h k_j^T                      W_h [dh, dh]
+//   cosine   e_ij = beta q_i . k_j / max(|q_i| |k_j|, 1e-8)
+//   location e_ij = (W_h q_i)_j, keys unused           W_h [max_positions, dh], Lk <= max_positions
+//   additive e_ij = v_h . tanh(W1_h q_i + W2_h k_j)   W1_h, W2_h [d_attn, dh], v_h [d_attn]
+// then -inf where the mask forbids, a row softmax (a zero row when no key is allowed) and
+// o_i = sum_j a_ij v_j. attn.scale is not used.
+struct ScoreAttentionArgs {
+  AttentionArgs attn;  // heads, mask, want_probs, want_scores
+  ScoreFunction function = ScoreFunction::Dot;
+  float strength = 1.0f;    // cosine beta
+  DTensor w;                // general [H, dh, dh], location [H, max_positions, dh]
+  DTensor w1, w2, v_a;      // additive [H, d_attn, dh] twice and [H, d_attn]
+};
+
+// GTrXL's gating layer in place of a residual x + y (Parisotto et al. 2019; host reference
+// apply_gate in core/variants/gtrxl/gtrxl.h, whose comment has the equations): x the residual stream [L, d],
+// y the sub-layer output [L, d], ReLU(y) first with relu_y (the identity-map reordering).
+// Linear maps are [d, d] stored [out, in]; input, output and highway use w_g, GRU all six;
+// b_g [d] for output, highway and GRU.
+struct GateArgs {
+  GateType type = GateType::None;
+  bool relu_y = false;
+  DTensor w_r, u_r, w_z, u_z, w_g, u_g, b_g;
+};
+
+struct GateResult {
+  DTensor out;   // [L, d]
+  DTensor gate;  // [L, d] the input / output / highway gate, or GRU's r (none: empty)
+  DTensor z;     // [L, d] GRU's update gate z (other types: empty)
+};
+
+// Performer FAVOR+ attention of all heads (seed 003; host reference favor_attention and
+// positive_features, core/variants/performer/performer.h): q [Lq, H*dk], k [Lk, H*dk], v [Lk, H*dv], features
+// [H, m, dk] each head's orthogonal random features w_r. phi(x)_r = m^-1/2 exp(w_r . x' -
+// |x'|^2 / 2), x' = x / dk^(1/4), shifted by the row's largest projection for queries and by
+// the largest over all keys for keys (shifts cancel in the ratio); keys with key_valid 0 get
+// phi = 0. out_i = sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j) over j <= i
+// when causal (0 when the sum is 0).
+struct PerformerArgs {
+  int heads = 1;
+  bool causal = false;
+  std::vector<uint8_t> key_valid;  // [Lk] or empty
+  bool want_implicit = false;      // the implicit attention [H, Lq, Lk]
+};
+
+struct PerformerResult {
+  DTensor out;       // [Lq, H*dv]
+  DTensor implicit;  // rownorm(phi(Q) phi(K)^T), causal: lower triangle, when asked
+};
+
+class Backend {
+ public:
+  Backend();
+  virtual ~Backend() = default;
+  // Unique per backend instance for the process lifetime (keys caches of uploaded weights;
+  // an address could be reused by a later backend).
+  uint64_t instance_id() const { return instance_id_; }
+  // Expires when this backend is destroyed, so caches of its tensors (the model's uploaded
+  // weights, core/model/model.cpp) can let go of them.
+  std::weak_ptr<const void> lifetime() const { return alive_; }
+  virtual std::string name() const = 0;
+  virtual bool supports(Op op) const = 0;
+
+  virtual DTensor upload(const Tensor& host) = 0;
+  virtual Tensor download(const DTensor& t) = 0;
+  // Several downloads that a recording backend serves with one submission.
+  virtual std::vector<Tensor> download_all(const std::vector<DTensor>& ts) {
+    std::vector<Tensor> out;
+    out.reserve(ts.size());
+    for (const DTensor& t : ts) out.push_back(download(t));
+    return out;
+  }
+  // Start recorded work without waiting (no-op for eager backends).
+  virtual void flush() {}
+  // Queue submissions so far (0 for eager backends); tested to catch per-op waits.
+  virtual uint64_t submission_count() const { return 0; }
+  // Ops this backend ran on the CPU instead, one line each (shown by `atlas info`).
+  virtual std::vector<std::string> fallbacks() const { return fallbacks_; }
+  // Records a CPU fallback: logged to stderr and listed by fallbacks(), once per line.
+  virtual void note_fallback(const std::string& line);
+  // Called by model code right before it computes `op` on the host with this backend's
+  // tensors (download, compute, upload). A backend that supports(op) runs on the host anyway
+  // (CPU) and ignores it; any other backend reports it as a fallback, once per op kind.
+  void note_host_compute(Op op) {
+    if (!supports(op)) note_fallback(host_fallback_line(op));
+  }
+
+  // x [M, in], w [out, in], b [out] or empty -> [M, out]   (y = x w^T + b)
+  virtual DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) = 0;
+  // a, b of equal shape -> a + b
+  virtual DTensor add(const DTensor& a, const DTensor& b) = 0;
+  virtual DTensor scale(const DTensor& x, float s) = 0;
+  // x [M, d], gamma [d], beta [d]
+  virtual DTensor layer_norm(const DTensor& x, const DTensor& gamma, const DTensor& beta,
+                             float eps) = 0;
+  // x [M, d], g [1]: g * x / max(|x|, eps)
+  virtual DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) = 0;
+  // each row scaled to unit L2 norm (FixNorm's embedding rows)
+  virtual DTensor row_normalize(const DTensor& x, float eps) = 0;
+  virtual DTensor activation(const DTensor& x, Activation kind) = 0;
+  // table [V, d], ids [L] -> [L, d] * scale
+  virtual DTensor embedding(const DTensor& table, const std::vector<int32_t>& ids,
+                            float scale) = 0;
+  // q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv] -> softmax(scale q k^T + mask) v per head
+  virtual AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                    const AttentionArgs& args) = 0;
+  // Sparse attention: q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv], one pattern [Lq, Lk] per
+  // head. A row without nonzeros gives a zero output. The default runs the host reference
+  // (download, compute, upload), reported by note_host_compute.
+  virtual SparseAttentionResult sparse_attention(const DTensor& q, const DTensor& k,
+                                                 const DTensor& v, int heads, float scale,
+                                                 const std::vector<CsrPattern>& patterns,
+                                                 bool want_probs);
+  // Shaw / adaptive-span attention (RelativeAttentionArgs). The default downloads the
+  // inputs, runs the host reference and uploads the results, reported by
+  // note_host_compute (so a backend without a kernel still works, visibly).
+  virtual RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
+                                                     const DTensor& v,
+                                                     const RelativeAttentionArgs& args);
+  // Score-function attention (ScoreAttentionArgs): q [Lq, H*dh], k, v [Lk, H*dh]. The default
+  // runs the host reference, reported by note_host_compute(Op::ScoreFunction).
+  virtual AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                          const ScoreAttentionArgs& args);
+  // Rows [begin, begin + count) of x [M, d] -> [count, d]. The default copies through the host.
+  virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
+  // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.
+  virtual DTensor concat_rows(const DTensor& a, const DTensor& b);
+  // Transformer-XL attention (XlAttentionArgs): q [Lq, H*dh], k, v [Lk, H*dh] with Lk >= Lq,
+  // rk [D, H*dh] with D > the largest distance used, u, vb [H, dh]. The default runs the
+  // host reference, reported by note_host_compute(Op::XlAttention).
+  virtual XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                         const DTensor& rk, const DTensor& u, const DTensor& vb,
+                                         const XlAttentionArgs& args);
+  // One ACT step (ActState): logit [L, 1] the halting unit's output for this step's input,
+  // step_out [L, d] the shared block's output. The default runs the host reference, reported
+  // by note_host_compute(Op::ActHalting).
+  virtual ActStepResult act_step(const ActState& current, const DTensor& logit,
+                                 const DTensor& step_out, const ActStepArgs& args);
+  // Performer attention (PerformerArgs). The default runs the host reference, reported by
+  // note_host_compute(Op::PerformerAttention).
+  virtual PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                              const DTensor& features, const PerformerArgs& args);
+  // GTrXL gate (GateArgs). The default runs the host reference, reported by
+  // note_host_compute(Op::GtrxlGate).
+  virtual GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args);
+
+ private:
+  uint64_t instance_id_;
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
+  std::vector<std::string> fallbacks_;  // the default note_fallback's record
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+// Threads of the CPU backend's own work split (RunOptions::threads; 0 = OpenMP's default, one
+// per core). Eigen's internal GEMM threading is switched off when a CPU backend is made: its
+// spin barriers stall whenever the other core is busy (vanilla-base at 64 tokens: 300 ms with
+// it, 105 ms without), so the backend splits large products itself, one join per op.
+void set_cpu_threads(int threads);
+int cpu_threads();
+
+}  // namespace atlas

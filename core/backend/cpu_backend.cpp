@@ -1,0 +1,257 @@
+// The Eigen CPU backend: the reference every other backend is tested against, and the
+// fallback. Ops run eagerly; Eigen's GEMM is multi-threaded through OpenMP.
+#include <omp.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include "core/backend/backend.h"
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+namespace {
+
+// Aligned to Eigen's widest packet: with unaligned buffers Eigen peels a different number of
+// scalar elements per allocation, so sums would round differently from run to run.
+struct CpuStorage : DeviceStorage {
+  std::vector<float, Eigen::aligned_allocator<float>> data;
+};
+
+float* ptr(const DTensor& t) { return static_cast<CpuStorage*>(t.storage.get())->data.data(); }
+
+DTensor make(Shape shape) {
+  auto s = std::make_shared<CpuStorage>();
+  s->data.resize(static_cast<size_t>(numel_of(shape)));
+  return DTensor{std::move(shape), std::move(s)};
+}
+
+// Rows x cols view of a tensor whose last dimension is the row length.
+MatMap rows_of(const DTensor& t, int64_t cols) {
+  return MatMap(ptr(t), cols == 0 ? 0 : t.numel() / cols, cols);
+}
+
+int64_t last_dim(const DTensor& t) { return t.shape.empty() ? 1 : t.shape.back(); }
+
+void require(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw AtlasError(std::string("cpu backend: ") + op + ": " + what);
+}
+
+const float kInf = std::numeric_limits<float>::infinity();
+
+std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
+
+class CpuBackend : public Backend {
+ public:
+  CpuBackend() { Eigen::setNbThreads(1); }  // products split by this backend, not by Eigen
+
+  std::string name() const override { return "cpu (Eigen)"; }
+  bool supports(Op) const override { return true; }
+
+  DTensor upload(const Tensor& host) override {
+    DTensor t = make(host.shape);
+    std::copy(host.data.begin(), host.data.end(), ptr(t));
+    return t;
+  }
+
+  Tensor download(const DTensor& t) override {
+    Tensor host(t.shape);
+    std::copy(ptr(t), ptr(t) + t.numel(), host.data.begin());
+    return host;
+  }
+
+  DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override {
+    require(w.shape.size() == 2, "linear", "weight must be 2-D, got " + shape_str(w.shape));
+    const int64_t in = w.shape[1], out = w.shape[0];
+    require(last_dim(x) == in, "linear",
+            "input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
+    const int64_t m = x.numel() / in;
+    DTensor y = make({m, out});
+    MatMap Y = rows_of(y, out);
+    MatMap X = rows_of(x, in), Wt = rows_of(w, in);
+    // Threads take whole blocks of output columns (one join per op) rather than letting
+    // Eigen's GEMM split itself: its inner spin-barriers stall badly whenever another process
+    // holds a core, which made a 128-token forward 10x slower on a busy 2-core machine.
+    const int threads = cpu_threads();
+    if (threads > 1 && m * in * out >= (int64_t{1} << 22)) {
+      const int64_t block = (out + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int t = 0; t < threads; ++t) {
+        const int64_t c0 = t * block, n = std::min(block, out - c0);
+        if (n > 0) Y.middleCols(c0, n).noalias() = X * Wt.middleRows(c0, n).transpose();
+      }
+    } else {
+      Y.noalias() = X * Wt.transpose();
+    }
+    if (b) {
+      require(b.numel() == out, "linear", "bias " + shape_str(b.shape) + " for " +
+                                               std::to_string(out) + " outputs");
+      Y.rowwise() += rows_of(b, out).row(0);
+    }
+    return y;
+  }
+
+  DTensor add(const DTensor& a, const DTensor& b) override {
+    require(a.shape == b.shape, "add", shape_str(a.shape) + " + " + shape_str(b.shape));
+    DTensor c = make(a.shape);
+    const float *pa = ptr(a), *pb = ptr(b);
+    float* pc = ptr(c);
+    for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] + pb[i];
+    return c;
+  }
+
+  DTensor scale(const DTensor& x, float s) override {
+    DTensor y = make(x.shape);
+    const float* px = ptr(x);
+    float* py = ptr(y);
+    for (int64_t i = 0; i < x.numel(); ++i) py[i] = px[i] * s;
+    return y;
+  }
+
+  DTensor layer_norm(const DTensor& x, const DTensor& gamma, const DTensor& beta,
+                     float eps) override {
+    const int64_t d = last_dim(x);
+    require(gamma.numel() == d && beta.numel() == d, "layer_norm", "gamma/beta size");
+    DTensor y = make(x.shape);
+    MatMap X = rows_of(x, d), Y = rows_of(y, d);
+    auto g = rows_of(gamma, d).row(0), bt = rows_of(beta, d).row(0);
+    for (int64_t r = 0; r < X.rows(); ++r) {
+      const float mean = X.row(r).mean();
+      const float var = (X.row(r).array() - mean).square().mean();
+      const float inv = 1.0f / std::sqrt(var + eps);
+      Y.row(r) = ((X.row(r).array() - mean) * inv * g.array() + bt.array()).matrix();
+    }
+    return y;
+  }
+
+  DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) override {
+    const int64_t d = last_dim(x);
+    require(g.numel() == 1, "scale_norm", "g must have one element");
+    const float gv = ptr(g)[0];
+    DTensor y = make(x.shape);
+    MatMap X = rows_of(x, d), Y = rows_of(y, d);
+    for (int64_t r = 0; r < X.rows(); ++r)
+      Y.row(r) = X.row(r) * (gv / std::max(X.row(r).norm(), eps));
+    return y;
+  }
+
+  DTensor row_normalize(const DTensor& x, float eps) override {
+    const int64_t d = last_dim(x);
+    DTensor y = make(x.shape);
+    MatMap X = rows_of(x, d), Y = rows_of(y, d);
+    for (int64_t r = 0; r < X.rows(); ++r) Y.row(r) = X.row(r) / std::max(X.row(r).norm(), eps);
+    return y;
+  }
+
+  DTensor activation(const DTensor& x, Activation kind) override {
+    DTensor y = make(x.shape);
+    const float* px = ptr(x);
+    float* py = ptr(y);
+    const int64_t n = x.numel();
+    switch (kind) {
+      case Activation::ReLU:
+        for (int64_t i = 0; i < n; ++i) py[i] = px[i] > 0.0f ? px[i] : 0.0f;
+        break;
+      case Activation::GeluErf:
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; ++i)
+          py[i] = 0.5f * px[i] * (1.0f + std::erf(px[i] * 0.70710678118654752f));
+        break;
+      case Activation::GeluTanh:
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = px[i];
+          py[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        }
+        break;
+    }
+    return y;
+  }
+
+  DTensor embedding(const DTensor& table, const std::vector<int32_t>& ids, float s) override {
+    require(table.shape.size() == 2, "embedding", "table must be 2-D");
+    const int64_t v = table.shape[0], d = table.shape[1];
+    DTensor y = make({static_cast<int64_t>(ids.size()), d});
+    MatMap T = rows_of(table, d), Y = rows_of(y, d);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      require(ids[i] >= 0 && ids[i] < v, "embedding",
+              "token id " + std::to_string(ids[i]) + " outside vocab of " + std::to_string(v));
+      Y.row(static_cast<int64_t>(i)) = T.row(ids[i]) * s;
+    }
+    return y;
+  }
+
+  AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                            const AttentionArgs& args) override {
+    const int64_t H = args.heads;
+    require(H >= 1 && q.shape.size() == 2 && k.shape.size() == 2 && v.shape.size() == 2,
+            "attention", "q, k, v must be 2-D");
+    const int64_t lq = q.shape[0], lk = k.shape[0], dk = q.shape[1] / H, dv = v.shape[1] / H;
+    require(q.shape[1] == k.shape[1] && q.shape[1] % H == 0 && v.shape[1] % H == 0 &&
+                v.shape[0] == lk,
+            "attention", "shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) +
+                             " v " + shape_str(v.shape));
+    const AttentionMask& mask = args.mask;
+    require(mask.key_valid.empty() || static_cast<int64_t>(mask.key_valid.size()) == lk,
+            "attention", "key_valid length");
+    require(mask.allowed.empty() || static_cast<int64_t>(mask.allowed.size()) == lq * lk,
+            "attention", "allowed mask size");
+    const bool any_mask = mask.causal || !mask.key_valid.empty() || !mask.allowed.empty();
+
+    AttentionResult r;
+    r.out = make({lq, H * dv});
+    if (args.want_probs) r.probs = make({H, lq, lk});
+    if (args.want_scores) r.scores = make({H, lq, lk});
+    // No key to attend to: all-zero rows (the fully-masked rule), without reaching Eigen's
+    // reductions over empty rows.
+    if (lk == 0 || lq == 0) return r;
+    MatMap Q = rows_of(q, H * dk), K = rows_of(k, H * dk), V = rows_of(v, H * dv);
+    MatMap O = rows_of(r.out, H * dv);
+
+    // One head per thread; Eigen's products inside stay single-threaded in a parallel region.
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (H > 1 && lq * lk > 4096)
+    for (int64_t h = 0; h < H; ++h) {
+      Mat local;
+      float* sp;
+      if (args.want_probs) {
+        sp = ptr(r.probs) + h * lq * lk;
+      } else {
+        local.resize(lq, lk);
+        sp = local.data();
+      }
+      MatMap S(sp, lq, lk);  // [Lq, Lk]
+      S.noalias() = (Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose()) * args.scale;
+      if (any_mask)
+        for (int64_t i = 0; i < lq; ++i)
+          for (int64_t j = 0; j < lk; ++j)
+            if (!mask.is_allowed(i, j, lk)) S(i, j) = -kInf;
+      if (args.want_scores)
+        std::copy(sp, sp + lq * lk, ptr(r.scores) + h * lq * lk);
+      for (int64_t i = 0; i < lq; ++i) {
+        const float mx = S.row(i).maxCoeff();
+        if (mx == -kInf) {  // no allowed key: the row attends to nothing
+          S.row(i).setZero();
+          continue;
+        }
+        S.row(i) = (S.row(i).array() - mx).exp();
+        S.row(i) /= S.row(i).sum();
+      }
+      if (dv > 0) O.middleCols(h * dv, dv).noalias() = S * V.middleCols(h * dv, dv);
+    }
+    return r;
+  }
+};
+
+}  // namespace
+
+void set_cpu_threads(int threads) { g_cpu_threads.store(std::max(threads, 0)); }
+
+int cpu_threads() {
+  const int t = g_cpu_threads.load();
+  return t > 0 ? t : omp_get_max_threads();
+}
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace atlas

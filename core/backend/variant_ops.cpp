@@ -1,0 +1,38 @@
+#include "core/backend/variant_ops.h"
+
+namespace atlas {
+
+std::vector<Op> variant_ops(const ModelConfig& c) {
+  std::vector<Op> ops;
+  if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) return {Op::HostModel};
+  if (c.universal.enabled && c.universal.act) ops.push_back(Op::ActHalting);
+  // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
+  if (c.xl.enabled) {
+    ops.push_back(Op::XlAttention);
+    if (c.gating.enabled && c.gating.type != GateType::None) ops.push_back(Op::GtrxlGate);
+    return ops;
+  }
+  // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR
+  // pattern (sparse_attention_layer), else Shaw / adaptive span (variant_i_attention).
+  if (c.lsh.enabled) {
+    ops.push_back(Op::LshAttention);
+  } else if (c.performer.enabled) {
+    ops.push_back(Op::PerformerAttention);
+  } else if (c.sparse.enabled()) {
+    ops.push_back(Op::SparseAttention);
+  } else {
+    if (c.shaw.enabled) ops.push_back(Op::ShawAttention);
+    if (c.adaptive_span.enabled) ops.push_back(Op::AdaptiveSpan);
+  }
+  if (c.score.function != ScoreFunction::ScaledDot) ops.push_back(Op::ScoreFunction);
+  return ops;
+}
+
+std::vector<std::string> expected_fallbacks(const ModelConfig& c, const Backend& backend) {
+  std::vector<std::string> lines;
+  for (Op op : variant_ops(c))
+    if (!backend.supports(op)) lines.push_back(host_fallback_line(op));
+  return lines;
+}
+
+}  // namespace atlas

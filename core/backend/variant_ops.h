@@ -1,0 +1,18 @@
+#pragma once
+// Which variant ops (core/backend/backend.h, Op::ShawAttention ...) a model's forward pass calls, so
+// `atlas info` can say before any run which of them a backend computes on the host.
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/config/config.h"
+
+namespace atlas {
+
+// The variant ops a forward of `c` computes, in the order the forward meets them; empty for
+// a vanilla model.
+std::vector<Op> variant_ops(const ModelConfig& c);
+
+// host_fallback_line() of every op in variant_ops(c) that `backend` does not support.
+std::vector<std::string> expected_fallbacks(const ModelConfig& c, const Backend& backend);
+
+}  // namespace atlas

@@ -1,0 +1,616 @@
+// Strict config.json parser (schema: docs/model-format.md). Every key is optional, but
+// nothing is ignored: an unknown key, a duplicate key, a wrong type or an out-of-range value
+// is an error naming the origin and the key, because a silently dropped typo would show the
+// user a different model from the one they described.
+#include "core/config/config.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+
+#include "core/config/config_json.h"
+#include "core/tensor/error.h"
+
+namespace atlas {
+namespace config_json {
+
+constexpr size_t kMaxDepth = 64;  // a config needs 3; the cap keeps hostile input shallow
+constexpr int64_t kMaxDModel = 65536, kMaxDff = 65536, kMaxHeads = 1024, kMaxLayers = 1024;
+constexpr int64_t kMaxVocab = 10'000'000, kMaxPositions = 1'048'576;
+constexpr double kMaxParameters = 20e9;
+
+const std::vector<std::string> kTopKeys = {
+    "name",          "description",    "architecture",    "tokenizer",      "vocab_size",
+    "d_model",       "n_heads",        "d_ff",            "n_layers",       "n_decoder_layers",
+    "max_positions", "positional",     "sinusoid_layout", "scale_embedding", "norm",
+    "norm_position", "norm_eps",       "fixnorm",         "activation",     "attention_bias",
+    "ffn_bias",      "output",         "pad_id",          "bos_id",         "seed",
+    "init_std"};
+const std::vector<std::string> kTokenizerKeys = {"type", "vocab", "unk", "lowercase", "merges",
+    "strip_accents", "cls", "sep", "max_chars_per_word"};
+
+
+const EnumTable<Architecture> kArchitectures = {{"encoder", Architecture::Encoder},
+    {"decoder", Architecture::Decoder}, {"encoder-decoder", Architecture::EncoderDecoder}};
+const EnumTable<Positional> kPositionals = {{"none", Positional::None},
+    {"sinusoidal", Positional::Sinusoidal}, {"learned", Positional::Learned}};
+const EnumTable<SinusoidLayout> kLayouts = {{"interleaved", SinusoidLayout::Interleaved},
+    {"concatenated", SinusoidLayout::Concatenated}};
+const EnumTable<NormKind> kNorms = {{"layernorm", NormKind::LayerNorm},
+    {"scalenorm", NormKind::ScaleNorm}};
+const EnumTable<NormPosition> kNormPositions = {{"post", NormPosition::Post},
+    {"pre", NormPosition::Pre}};
+const EnumTable<FfnActivation> kActivations = {{"relu", FfnActivation::ReLU},
+    {"gelu", FfnActivation::Gelu}, {"gelu_tanh", FfnActivation::GeluTanh}};
+const EnumTable<OutputHead> kOutputs = {{"tied", OutputHead::Tied},
+    {"untied", OutputHead::Untied}, {"none", OutputHead::None}};
+const EnumTable<TokenizerKind> kTokenizerKinds = {{"bytes", TokenizerKind::Bytes},
+    {"chars", TokenizerKind::Chars}, {"words", TokenizerKind::Words},
+    {"gpt2_bpe", TokenizerKind::Gpt2Bpe}, {"wordpiece", TokenizerKind::WordPiece},
+    {"labels", TokenizerKind::Labels}};
+
+[[noreturn]] void fail(const std::string& origin, const std::string& message) {
+  throw AtlasError(origin + ": " + message);
+}
+
+// Length of the strict (RFC 3629) UTF-8 sequence at text[pos], 0 if invalid. Kept local so
+// the parser (and its fuzz target) needs no other source file.
+size_t utf8_length(std::string_view s, size_t pos) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char c = byte(pos);
+  if (c < 0x80) return 1;
+  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (n == 0 || c > 0xF4 || pos + n > s.size()) return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((byte(pos + i) & 0xC0) != 0x80) return 0;
+  unsigned char c1 = byte(pos + 1);
+  if (c == 0xE0 && c1 < 0xA0) return 0;  // overlong
+  if (c == 0xED && c1 > 0x9F) return 0;  // UTF-16 surrogate
+  if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
+  if (c == 0xF4 && c1 > 0x8F) return 0;  // above U+10FFFF
+  return n;
+}
+
+// Error messages go to dialogs and JSON manifests, so they must be valid UTF-8 even when they
+// quote a broken input; invalid bytes become \xNN.
+std::string sanitize(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8_length(s, i);
+    if (n == 0) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned char>(s[i]));
+      out += buf;
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+bool utf8_valid(std::string_view s) { return sanitize(s) == s; }
+
+// A key or value as the user would type it in JSON: quoted, control characters escaped.
+std::string quote(const std::string& s) {
+  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string join_quoted(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + quote(w);
+  return out;
+}
+
+// ---- JSON text -> DOM -------------------------------------------------------------------
+
+// nlohmann's own DOM parser keeps the last of duplicate keys silently and reports number
+// overflow without a position; this SAX handler rejects duplicates, caps nesting depth and
+// keeps the byte position of every error.
+class DomBuilder {
+ public:
+  Json root;
+  std::string error;  // empty on success
+  size_t error_byte = 0;
+  bool error_has_position = false;
+
+  bool null() { return put(nullptr); }
+  bool boolean(bool v) { return put(v); }
+  bool number_integer(Json::number_integer_t v) { return put(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return put(v); }
+  bool number_float(Json::number_float_t v, const std::string&) { return put(v); }
+  bool string(std::string& v) { return put(std::move(v)); }
+  bool binary(Json::binary_t&) { return set_error("binary values are not JSON"); }
+  bool start_object(size_t) { return open(Json::object()); }
+  bool start_array(size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& k) {
+    const Json& object = *stack_.back().value;
+    if (object.contains(k)) {
+      std::string where = stack_.size() == 1 ? "" : " in " + path_of_top();
+      return set_error("duplicate key " + quote(k) + where + "; each key may appear only once");
+    }
+    stack_.back().pending_key = std::move(k);
+    return true;
+  }
+  bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    error = ex.what();
+    error_byte = position;
+    error_has_position = true;
+    return false;
+  }
+
+ private:
+  struct Open {
+    Json* value;
+    std::string pending_key;  // objects: key of the next value
+  };
+  std::vector<Open> stack_;
+
+  bool set_error(std::string message) {
+    error = std::move(message);
+    return false;
+  }
+  std::string path_of_top() const {
+    std::string path;
+    for (size_t i = 0; i + 1 < stack_.size(); ++i)
+      if (stack_[i].value->is_object()) path += (path.empty() ? "" : ".") + stack_[i].pending_key;
+      else path += "[" + std::to_string(stack_[i].value->size() - 1) + "]";
+    return quote(path);
+  }
+  Json* place(Json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    Open& top = stack_.back();
+    if (top.value->is_array()) {
+      top.value->push_back(std::move(v));
+      return &top.value->back();
+    }
+    return &*top.value->emplace(top.pending_key, std::move(v)).first;
+  }
+  bool put(Json&& v) { return place(std::move(v)) != nullptr; }
+  bool open(Json&& container) {
+    if (stack_.size() >= kMaxDepth)
+      return set_error("JSON nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    Json* p = place(std::move(container));
+    stack_.push_back({p, {}});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+};
+
+Json parse_json(const std::string& text, const std::string& origin) {
+  DomBuilder builder;
+  bool ok = Json::sax_parse(text, &builder);
+  if (ok) return std::move(builder.root);
+  if (!builder.error_has_position) fail(origin, builder.error);
+  // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 5: ...";
+  // keep its line/column and description, drop the exception id.
+  std::string detail = builder.error;
+  auto close = detail.find("] ");
+  if (detail.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+    detail.erase(0, close + 2);
+  std::string where = "at byte " + std::to_string(builder.error_byte);
+  const std::string prefix = "parse error at ";
+  if (detail.rfind(prefix, 0) == 0) {
+    if (auto colon = detail.find(": "); colon != std::string::npos) {
+      where += " (" + detail.substr(prefix.size(), colon - prefix.size()) + ")";
+      detail.erase(0, colon + 2);
+    }
+  }
+  fail(origin, "malformed JSON " + where + ": " + sanitize(detail));
+}
+
+// ---- typed reads ------------------------------------------------------------------------
+
+std::string type_name(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::string: return "string";
+    case Json::value_t::array: return "array";
+    case Json::value_t::object: return "object";
+    case Json::value_t::binary: return "binary";
+    default: return "number";
+  }
+}
+
+// "got 512.5" for a number, "got string" for anything else: the value itself is the more
+// useful hint when the type was right but the value was not.
+std::string got(const Json& v) {
+  return "got " + (v.is_number() ? v.dump() : type_name(v));
+}
+
+void check_known_keys(const Json& object, const std::vector<std::string>& known,
+                      const std::string& what, const std::string& origin) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string hint = nearest(key, known);
+    std::string message = "unknown " + what + " key " + quote(key);
+    if (!hint.empty()) message += "; did you mean " + quote(hint) + "?";
+    else message += "; known keys: " + join_quoted(known);
+    fail(origin, message);
+  }
+}
+
+std::vector<std::string> split_code_points(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = std::max<size_t>(1, utf8_length(s, i));  // invalid bytes: validate reports them
+    out.push_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+// A GPT-2 tokenizer holds 50k vocab entries and 50k merges: the element's key for an error
+// message is formatted only when the element is not a string.
+void read_string_array(const Json& a, const Reader& r, const char* key,
+                       std::vector<std::string>& out) {
+  out.clear();
+  out.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Json& v = a[i];
+    if (!v.is_string()) r.string(v, std::string(key) + "[" + std::to_string(i) + "]");  // throws
+    out.push_back(v.get_ref<const std::string&>());
+  }
+}
+
+void read_tokenizer(const Json& t, const Reader& r, TokenizerConfig& out) {
+  if (auto it = t.find("type"); it != t.end())
+    out.kind = r.enumeration(*it, "tokenizer.type", kTokenizerKinds);
+  if (auto it = t.find("vocab"); it != t.end()) {
+    const Json& v = *it;
+    if (v.is_string()) {
+      // A character vocab is naturally written as one string ("abc..."), one entry per
+      // code point; for words it would be ambiguous, so only chars accepts it.
+      if (out.kind != TokenizerKind::Chars)
+        fail(r.origin, "tokenizer.vocab may be a single string only for type \"chars\"; "
+                       "give an array of strings");
+      out.vocab = split_code_points(v.get<std::string>());
+    } else if (v.is_array()) {
+      read_string_array(v, r, "tokenizer.vocab", out.vocab);
+    } else {
+      fail(r.origin, "tokenizer.vocab must be an array of strings, " + got(v));
+    }
+  }
+  if (auto it = t.find("unk"); it != t.end()) out.unk = r.string(*it, "tokenizer.unk");
+  if (auto it = t.find("lowercase"); it != t.end())
+    out.lowercase = r.boolean(*it, "tokenizer.lowercase");
+  if (out.kind == TokenizerKind::WordPiece && t.find("unk") == t.end()) out.unk = "[UNK]";
+  if (auto it = t.find("merges"); it != t.end()) {
+    if (!it->is_array())
+      fail(r.origin, "tokenizer.merges must be an array of strings, " + got(*it));
+    read_string_array(*it, r, "tokenizer.merges", out.merges);
+  }
+  if (auto it = t.find("strip_accents"); it != t.end())
+    out.strip_accents = r.boolean(*it, "tokenizer.strip_accents");
+  if (auto it = t.find("cls"); it != t.end()) out.cls = r.string(*it, "tokenizer.cls");
+  if (auto it = t.find("sep"); it != t.end()) out.sep = r.string(*it, "tokenizer.sep");
+  if (auto it = t.find("max_chars_per_word"); it != t.end())
+    out.max_chars_per_word = r.integer(*it, "tokenizer.max_chars_per_word");
+}
+
+// ---- validation helpers -----------------------------------------------------------------
+
+std::string format_float(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(f));
+  return buf;
+}
+
+void check_range(int64_t value, int64_t lo, int64_t hi, const std::string& key,
+                 const std::string& origin) {
+  if (value < lo)
+    fail(origin, key + " must be >= " + std::to_string(lo) + ", got " + std::to_string(value));
+  if (value > hi)
+    fail(origin, key + " " + std::to_string(value) +
+                     " is larger than this tool supports (at most " + std::to_string(hi) + ")");
+}
+
+// Rough weight count: embeddings, learned positions, untied output, and per layer the four
+// attention projections (4 d^2) plus the two FFN matrices (2 d d_ff); a decoder layer of an
+// encoder-decoder model adds cross-attention (another 4 d^2). Biases and norms are O(d) and
+// ignored. Doubles, because the product of individually legal sizes overflows nothing there.
+double estimate_parameters(const ModelConfig& c) {
+  double d = static_cast<double>(c.d_model), f = static_cast<double>(c.d_ff);
+  double vocab = static_cast<double>(c.vocab_size);
+  double total = vocab * d;
+  if (c.output == OutputHead::Untied) total += vocab * d;
+  if (c.positional == Positional::Learned) total += static_cast<double>(c.max_positions) * d;
+  total += static_cast<double>(c.embeddings.patches.features()) * d;  // ViT patch projection
+  double layer = 4 * d * d + 2 * d * f;
+  if (c.architecture == Architecture::EncoderDecoder)
+    total += static_cast<double>(c.n_layers) * layer +
+             static_cast<double>(c.n_decoder_layers) * (layer + 4 * d * d);
+  else
+    total += static_cast<double>(c.n_layers) * layer;
+  return total;
+}
+
+void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.kind == TokenizerKind::Bytes) {
+    if (c.vocab_size < 256)
+      fail(origin, "a bytes tokenizer needs vocab_size >= 256 (one id per byte value), got " +
+                       std::to_string(c.vocab_size));
+    if (!t.vocab.empty())
+      fail(origin, "a bytes tokenizer takes no vocab (its ids are the byte values); remove "
+                   "tokenizer.vocab or set tokenizer.type to \"chars\" or \"words\"");
+    return;
+  }
+  if (t.kind == TokenizerKind::Labels) {  // class names: may repeat (ImageNet has two "crane")
+    if (static_cast<int64_t>(t.vocab.size()) != c.vocab_size)
+      fail(origin, "a labels tokenizer names every output class: it has " +
+                       std::to_string(t.vocab.size()) + " labels but vocab_size is " +
+                       std::to_string(c.vocab_size));
+    for (size_t i = 0; i < t.vocab.size(); ++i)
+      if (!utf8_valid(t.vocab[i]))
+        fail(origin, "tokenizer.vocab[" + std::to_string(i) + "] is not valid UTF-8");
+    if (!c.embeddings.patches.enabled())
+      fail(origin, "tokenizer type \"labels\" reads no text; it belongs to image models "
+                   "(embeddings.patches)");
+    return;
+  }
+  if (c.embeddings.patches.enabled())
+    fail(origin, "an image model (embeddings.patches) reads no text: its tokenizer.type must be "
+                 "\"labels\" (the names of its output classes)");
+  const bool hf = t.kind == TokenizerKind::Gpt2Bpe || t.kind == TokenizerKind::WordPiece;
+  const char* kind = t.kind == TokenizerKind::Chars   ? "chars"
+                     : t.kind == TokenizerKind::Words ? "words"
+                     : t.kind == TokenizerKind::Gpt2Bpe ? "gpt2_bpe"
+                                                        : "wordpiece";
+  if (t.kind != TokenizerKind::Gpt2Bpe && !t.merges.empty())
+    fail(origin, std::string("tokenizer.merges belongs to type \"gpt2_bpe\", not \"") + kind +
+                     "\"; remove it");
+  if (t.kind == TokenizerKind::WordPiece && t.max_chars_per_word < 1)
+    fail(origin, "tokenizer.max_chars_per_word must be >= 1, got " +
+                     std::to_string(t.max_chars_per_word));
+  // A checkpoint's embedding may have more rows than its tokenizer has tokens (GPT-2 variants
+  // pad the vocab to a multiple of 64), never fewer.
+  if (hf ? static_cast<int64_t>(t.vocab.size()) > c.vocab_size
+         : static_cast<int64_t>(t.vocab.size()) != c.vocab_size)
+    fail(origin, "tokenizer has " + std::to_string(t.vocab.size()) +
+                     " entries but vocab_size is " + std::to_string(c.vocab_size));
+  std::unordered_set<std::string_view> seen;  // hashed: a GPT-2 vocab has 50k entries
+  seen.reserve(t.vocab.size());
+  for (size_t i = 0; i < t.vocab.size(); ++i) {
+    const std::string& entry = t.vocab[i];
+    if (!utf8_valid(entry))
+      fail(origin, "tokenizer.vocab[" + std::to_string(i) + "] is not valid UTF-8");
+    // Two ids for one string would make encoding ambiguous.
+    if (!seen.insert(entry).second)
+      fail(origin, "tokenizer.vocab[" + std::to_string(i) + "] " + quote(entry) +
+                       " appears twice in the " + kind + " vocab");
+  }
+  if (t.kind == TokenizerKind::WordPiece)
+    for (const std::string* special : {&t.cls, &t.sep})
+      if (!seen.count(*special))
+        fail(origin, "tokenizer special token " + quote(sanitize(*special)) +
+                         " is not in the wordpiece vocab");
+  if (t.kind != TokenizerKind::Gpt2Bpe && !seen.count(t.unk))
+    fail(origin, "tokenizer.unk " + quote(sanitize(t.unk)) + " is not in the " + kind +
+                     " vocab; add it to tokenizer.vocab or set tokenizer.unk to one of them");
+}
+
+// The shortest decimal that reads back (through the same double -> float path the parser
+// uses) as exactly `f`, so config files show 1e-05 rather than 9.999999747378752e-06.
+double shortest_float(float f) {
+  for (int precision = 6; precision <= 9; ++precision) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", precision, static_cast<double>(f));
+    double d = std::strtod(buf, nullptr);
+    if (static_cast<float>(d) == f) return d;
+  }
+  return static_cast<double>(f);
+}
+
+}  // namespace config_json
+
+using namespace config_json;
+
+// ---- public API -------------------------------------------------------------------------
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  // One row of the Levenshtein table: row[j] = distance(a[0, i), b[0, j)).
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];  // distance(a[0, i-1), b[0, j-1))
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Returns "" when no candidate is close enough (distance <= max(2, |word| / 3)): a far-off
+// "did you mean" misleads more than no hint. Ties go to the earlier candidate.
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
+  size_t limit = std::max<size_t>(2, word.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const auto& c : candidates) {
+    // Lengths differing by more than the limit cannot be within it; skips long garbage fast.
+    size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (gap > limit) continue;
+    size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+ModelConfig parse_config(const std::string& json_text, const std::string& origin) {
+  Json root = parse_json(json_text, origin);
+  if (!root.is_object()) fail(origin, "config must be a JSON object, got " + type_name(root));
+
+  // Unknown keys first: a typo explains many later errors, so it is the one to report.
+  std::vector<std::string> known = kTopKeys;
+  for (const ConfigSection& section : config_sections()) known.push_back(section.key);
+  check_known_keys(root, known, "config", origin);
+  auto tok = root.find("tokenizer");
+  if (tok != root.end() && tok->is_object())
+    check_known_keys(*tok, kTokenizerKeys, "tokenizer", origin);
+
+  Reader r{origin};
+  ModelConfig c;
+  auto get = [&](const char* key) -> const Json* {
+    auto it = root.find(key);
+    return it == root.end() ? nullptr : &*it;
+  };
+  if (auto v = get("name")) c.name = r.string(*v, "name");
+  if (auto v = get("description")) c.description = r.string(*v, "description");
+  if (auto v = get("architecture"))
+    c.architecture = r.enumeration(*v, "architecture", kArchitectures);
+  if (auto v = get("tokenizer")) {
+    if (!v->is_object()) fail(origin, "tokenizer must be an object, " + got(*v));
+    read_tokenizer(*v, r, c.tokenizer);
+  }
+  if (auto v = get("vocab_size")) c.vocab_size = r.integer(*v, "vocab_size");
+  if (auto v = get("d_model")) c.d_model = r.integer(*v, "d_model");
+  if (auto v = get("n_heads")) c.n_heads = r.integer(*v, "n_heads");
+  if (auto v = get("d_ff")) c.d_ff = r.integer(*v, "d_ff");
+  if (auto v = get("n_layers")) c.n_layers = r.integer(*v, "n_layers");
+  if (auto v = get("n_decoder_layers")) c.n_decoder_layers = r.integer(*v, "n_decoder_layers");
+  if (auto v = get("max_positions")) c.max_positions = r.integer(*v, "max_positions");
+  if (auto v = get("positional")) c.positional = r.enumeration(*v, "positional", kPositionals);
+  if (auto v = get("sinusoid_layout"))
+    c.sinusoid_layout = r.enumeration(*v, "sinusoid_layout", kLayouts);
+  if (auto v = get("scale_embedding")) c.scale_embedding = r.boolean(*v, "scale_embedding");
+  if (auto v = get("norm")) c.norm = r.enumeration(*v, "norm", kNorms);
+  if (auto v = get("norm_position"))
+    c.norm_position = r.enumeration(*v, "norm_position", kNormPositions);
+  if (auto v = get("norm_eps")) c.norm_eps = r.number(*v, "norm_eps");
+  if (auto v = get("fixnorm")) c.fixnorm = r.boolean(*v, "fixnorm");
+  if (auto v = get("activation")) c.activation = r.enumeration(*v, "activation", kActivations);
+  if (auto v = get("attention_bias")) c.attention_bias = r.boolean(*v, "attention_bias");
+  if (auto v = get("ffn_bias")) c.ffn_bias = r.boolean(*v, "ffn_bias");
+  if (auto v = get("output")) c.output = r.enumeration(*v, "output", kOutputs);
+  if (auto v = get("pad_id")) c.pad_id = r.integer(*v, "pad_id");
+  if (auto v = get("bos_id")) c.bos_id = r.integer(*v, "bos_id");
+  if (auto v = get("seed")) c.seed = r.unsigned_integer(*v, "seed");
+  if (auto v = get("init_std")) c.init_std = r.number(*v, "init_std");
+  for (const ConfigSection& section : config_sections())
+    if (auto v = get(section.key)) {
+      if (!v->is_object()) fail(origin, std::string(section.key) + " must be an object, " + got(*v));
+      section.read(*v, r, c);
+    }
+
+  validate_config(c, origin);
+  return c;
+}
+
+void validate_config(const ModelConfig& c, const std::string& origin) {
+  check_range(c.vocab_size, 1, kMaxVocab, "vocab_size", origin);
+  check_range(c.d_model, 1, kMaxDModel, "d_model", origin);
+  check_range(c.n_heads, 1, kMaxHeads, "n_heads", origin);
+  if (c.d_model % c.n_heads != 0)
+    fail(origin, "d_model " + std::to_string(c.d_model) + " is not divisible by n_heads " +
+                     std::to_string(c.n_heads));
+  check_range(c.d_ff, 1, kMaxDff, "d_ff", origin);
+  check_range(c.n_layers, 1, kMaxLayers, "n_layers", origin);
+  if (c.architecture == Architecture::EncoderDecoder) {
+    if (c.n_decoder_layers < 1)
+      fail(origin, "n_decoder_layers must be >= 1 for an \"encoder-decoder\" model, got " +
+                       std::to_string(c.n_decoder_layers));
+    check_range(c.n_decoder_layers, 1, kMaxLayers, "n_decoder_layers", origin);
+  } else if (c.n_decoder_layers != 0) {
+    fail(origin, "n_decoder_layers must be 0 unless architecture is \"encoder-decoder\" (got " +
+                     std::to_string(c.n_decoder_layers) + "; n_layers sets the depth of an " +
+                     "encoder-only or decoder-only model)");
+  }
+  check_range(c.max_positions, 1, kMaxPositions, "max_positions", origin);
+  // sin and cos fill the dimensions in pairs in both layouts.
+  if (c.positional == Positional::Sinusoidal && c.d_model % 2 != 0)
+    fail(origin, "sinusoidal positional encoding needs an even d_model, got " +
+                     std::to_string(c.d_model));
+  if (!(c.norm_eps > 0) || !std::isfinite(c.norm_eps))
+    fail(origin, "norm_eps must be a positive finite number, got " + format_float(c.norm_eps));
+  if (!(c.init_std >= 0) || !std::isfinite(c.init_std))
+    fail(origin, "init_std must be a finite number >= 0, got " + format_float(c.init_std));
+  for (auto [key, id] : {std::pair{"pad_id", c.pad_id}, std::pair{"bos_id", c.bos_id}})
+    if (id < -1 || id >= c.vocab_size)
+      fail(origin, std::string(key) + " " + std::to_string(id) +
+                       " is out of range for vocab_size " + std::to_string(c.vocab_size) +
+                       " (valid: -1 for none, or 0.." +
+                       std::to_string(c.vocab_size - 1) + ")");
+  validate_tokenizer(c, origin);
+  for (const ConfigSection& section : config_sections()) section.validate(c, origin);
+  double parameters = estimate_parameters(c);
+  if (parameters > kMaxParameters) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "~%.1f billion", parameters / 1e9);
+    fail(origin, std::string("config asks for ") + buf +
+                     " parameters, more than this tool supports (at most 20 billion)");
+  }
+}
+
+std::string config_to_json(const ModelConfig& c) {
+  OrderedJson tokenizer;
+  tokenizer["type"] = enum_name(c.tokenizer.kind, kTokenizerKinds, "tokenizer kind");
+  tokenizer["vocab"] = c.tokenizer.vocab;
+  tokenizer["unk"] = c.tokenizer.unk;
+  tokenizer["lowercase"] = c.tokenizer.lowercase;
+  if (c.tokenizer.kind == TokenizerKind::Gpt2Bpe) tokenizer["merges"] = c.tokenizer.merges;
+  if (c.tokenizer.kind == TokenizerKind::WordPiece) {
+    tokenizer["strip_accents"] = c.tokenizer.strip_accents;
+    tokenizer["cls"] = c.tokenizer.cls;
+    tokenizer["sep"] = c.tokenizer.sep;
+    tokenizer["max_chars_per_word"] = c.tokenizer.max_chars_per_word;
+  }
+
+  OrderedJson j;
+  j["name"] = c.name;
+  j["description"] = c.description;
+  j["architecture"] = enum_name(c.architecture, kArchitectures, "architecture");
+  j["tokenizer"] = std::move(tokenizer);
+  j["vocab_size"] = c.vocab_size;
+  j["d_model"] = c.d_model;
+  j["n_heads"] = c.n_heads;
+  j["d_ff"] = c.d_ff;
+  j["n_layers"] = c.n_layers;
+  j["n_decoder_layers"] = c.n_decoder_layers;
+  j["max_positions"] = c.max_positions;
+  j["positional"] = enum_name(c.positional, kPositionals, "positional");
+  j["sinusoid_layout"] = enum_name(c.sinusoid_layout, kLayouts, "sinusoid_layout");
+  j["scale_embedding"] = c.scale_embedding;
+  j["norm"] = enum_name(c.norm, kNorms, "norm");
+  j["norm_position"] = enum_name(c.norm_position, kNormPositions, "norm_position");
+  j["norm_eps"] = shortest_float(c.norm_eps);
+  j["fixnorm"] = c.fixnorm;
+  j["activation"] = enum_name(c.activation, kActivations, "activation");
+  j["attention_bias"] = c.attention_bias;
+  j["ffn_bias"] = c.ffn_bias;
+  j["output"] = enum_name(c.output, kOutputs, "output");
+  j["pad_id"] = c.pad_id;
+  j["bos_id"] = c.bos_id;
+  j["seed"] = c.seed;
+  j["init_std"] = shortest_float(c.init_std);
+  for (const ConfigSection& section : config_sections()) j[section.key] = section.write(c);
+  // Strings from parse_config are valid UTF-8; replacing (not throwing) keeps a struct filled
+  // by code with broken bytes printable.
+  return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
+}
+
+}  // namespace atlas

@@ -1,0 +1,105 @@
+#pragma once
+// The model as composition (DESIGN.md): one config struct of orthogonal choices. Parsing is
+// strict: unknown keys are rejected with the nearest known key suggested, and every value is
+// range-checked, because a silently ignored typo shows the user a different model.
+// The JSON schema is documented in docs/model-format.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/score_seq2seq_config.h"
+#include "core/config/memory_network_config.h"
+#include "core/config/config_embeddings.h"
+#include "core/config/relative_recurrent_config.h"
+#include "core/config/efficient_attention_config.h"
+
+namespace atlas {
+
+enum class Architecture { Encoder, Decoder, EncoderDecoder };
+enum class Positional { None, Sinusoidal, Learned };
+enum class SinusoidLayout { Interleaved, Concatenated };
+enum class NormKind { LayerNorm, ScaleNorm };
+enum class NormPosition { Post, Pre };
+enum class FfnActivation { ReLU, Gelu, GeluTanh };
+enum class OutputHead { Tied, Untied, None };
+// Gpt2Bpe and WordPiece are the tokenizers of Hugging Face checkpoints: their
+// vocab (and merges) come from the checkpoint's files (core/formats/hf/hf_tokenizer_files.h). Labels is
+// the "tokenizer" of an image classifier (ViT): no text input, its vocab names the classes.
+enum class TokenizerKind { Bytes, Chars, Words, Gpt2Bpe, WordPiece, Labels };
+
+struct TokenizerConfig {
+  TokenizerKind kind = TokenizerKind::Bytes;
+  // chars: one UTF-8 character each; words: one word each; gpt2_bpe: the byte-level unicode
+  // strings of vocab.json by id; wordpiece: the lines of vocab.txt ("##" marks continuations)
+  std::vector<std::string> vocab;
+  std::string unk = "<unk>";  // chars/words/wordpiece: the unknown token (must be in vocab)
+  bool lowercase = false;     // words: lower-case ASCII; wordpiece: Unicode lower-case
+  // gpt2_bpe: the merge rules of merges.txt, "left right" each, highest priority first
+  std::vector<std::string> merges;
+  bool strip_accents = false;       // wordpiece: NFD + drop combining marks (Mn)
+  std::string cls = "[CLS]";        // wordpiece: starts every sequence
+  std::string sep = "[SEP]";        // wordpiece: ends each segment
+  int64_t max_chars_per_word = 100;  // wordpiece: longer words become unk
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string description;
+  Architecture architecture = Architecture::Encoder;
+  TokenizerConfig tokenizer;
+  int64_t vocab_size = 256;
+  int64_t d_model = 64;
+  int64_t n_heads = 4;
+  int64_t d_ff = 256;
+  int64_t n_layers = 2;          // encoder layers; decoder layers of a decoder-only model
+  int64_t n_decoder_layers = 0;  // encoder-decoder only
+  int64_t max_positions = 512;
+  Positional positional = Positional::Sinusoidal;
+  SinusoidLayout sinusoid_layout = SinusoidLayout::Interleaved;
+  bool scale_embedding = true;  // multiply token embeddings by sqrt(d_model) (seed 002)
+  NormKind norm = NormKind::LayerNorm;
+  NormPosition norm_position = NormPosition::Post;
+  float norm_eps = 1e-5f;
+  bool fixnorm = false;  // unit-normalise embedding rows (input and tied output)
+  FfnActivation activation = FfnActivation::ReLU;
+  bool attention_bias = true;
+  bool ffn_bias = true;
+  OutputHead output = OutputHead::Tied;
+  int64_t pad_id = -1;  // token id masked out as a key; -1 = none
+  int64_t bos_id = -1;  // prepended to the decoder input of encoder-decoder models; -1 = none
+  uint64_t seed = 0;
+  float init_std = 0.02f;
+  ShawConfig shaw;                  // Shaw, span, XL, gating, UT (relative_recurrent_config.h)
+  SparseConfig sparse;              // efficient attention (efficient_attention_config.h)
+  LshConfig lsh;                    // efficient attention (efficient_attention_config.h)
+  PerformerConfig performer;        // efficient attention (efficient_attention_config.h)
+  AdaptiveSpanConfig adaptive_span;
+  UniversalConfig universal;
+  XLConfig xl;
+  GatingConfig gating;  // GTrXL gates on the XL blocks (relative_recurrent_config.h)
+  ScoreConfig score;                // seed 004 (score_seq2seq_config.h)
+  Seq2SeqConfig rnn_seq2seq;        // seed 004 (score_seq2seq_config.h)
+  NtmConfig ntm;                    // seed 004 (memory_network_config.h)
+  SaganConfig sagan;                // seed 004 (memory_network_config.h)
+  SnailConfig snail;                // seed 004 (memory_network_config.h)
+  EmbeddingOptions embeddings;  // BERT token types, embedding norm, ViT patches
+  HeadOptions head;             // BERT's MLM head transform, output bias
+
+  int64_t d_head() const { return d_model / n_heads; }
+  bool has_encoder() const { return architecture != Architecture::Decoder; }
+  bool has_decoder() const { return architecture != Architecture::Encoder; }
+  int64_t decoder_layers() const {
+    return architecture == Architecture::Decoder ? n_layers : n_decoder_layers;
+  }
+};
+
+// Parses and validates. `origin` names the source in messages (a file path or "preset:NAME").
+ModelConfig parse_config(const std::string& json_text, const std::string& origin);
+std::string config_to_json(const ModelConfig& config);  // pretty, round-trips through parse
+void validate_config(const ModelConfig& config, const std::string& origin);
+
+// Levenshtein distance; used to suggest the nearest known key.
+size_t edit_distance(const std::string& a, const std::string& b);
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace atlas

@@ -1,0 +1,121 @@
+#pragma once
+// Internal to the config parser and the variants' config sections: typed, strict reads of
+// nlohmann JSON values with messages that name the origin and the key. Not a public API.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/tensor/error.h"
+
+namespace atlas::config_json {
+
+using Json = nlohmann::json;                 // parsing: std::map keys, O(log n) duplicate checks
+using OrderedJson = nlohmann::ordered_json;  // writing: keys in struct order
+
+template <typename E>
+using EnumTable = std::vector<std::pair<const char*, E>>;
+
+[[noreturn]] void fail(const std::string& origin, const std::string& message);
+std::string quote(const std::string& s);                      // as JSON, control chars escaped
+std::string join_quoted(const std::vector<std::string>& words);
+std::string got(const Json& v);                               // "got 512.5" / "got string"
+std::string format_float(float f);
+double shortest_float(float f);  // shortest decimal that reads back as exactly f
+// Unknown keys of `object` fail with the nearest known key suggested.
+void check_known_keys(const Json& object, const std::vector<std::string>& known,
+                      const std::string& what, const std::string& origin);
+void check_range(int64_t value, int64_t lo, int64_t hi, const std::string& key,
+                 const std::string& origin);
+
+struct Reader {
+  const std::string& origin;
+
+  int64_t integer(const Json& v, const std::string& key) const {
+    if (v.is_number_unsigned()) {
+      auto u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        fail(origin, key + " is out of range, " + got(v));
+      return static_cast<int64_t>(u);
+    }
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_float()) {
+      double d = v.get<double>();
+      if (d != std::floor(d)) fail(origin, key + " must be an integer, " + got(v));
+      // 2^63 is exactly representable; anything >= it would overflow the cast.
+      if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+        fail(origin, key + " is out of range, " + got(v));
+      return static_cast<int64_t>(d);
+    }
+    fail(origin, key + " must be an integer, " + got(v));
+  }
+
+  uint64_t unsigned_integer(const Json& v, const std::string& key) const {
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
+    if (v.is_number_integer() || (v.is_number_float() && v.get<double>() < 0))
+      fail(origin, key + " must be a non-negative integer, " + got(v));
+    if (v.is_number_float()) {
+      double d = v.get<double>();
+      if (d != std::floor(d)) fail(origin, key + " must be a non-negative integer, " + got(v));
+      if (d >= 18446744073709551616.0) fail(origin, key + " is out of range, " + got(v));
+      return static_cast<uint64_t>(d);
+    }
+    fail(origin, key + " must be a non-negative integer, " + got(v));
+  }
+
+  float number(const Json& v, const std::string& key) const {
+    if (!v.is_number()) fail(origin, key + " must be a number, " + got(v));
+    double d = v.get<double>();
+    float f = static_cast<float>(d);
+    if (!std::isfinite(f)) fail(origin, key + " is out of range for a 32-bit float, " + got(v));
+    return f;
+  }
+
+  bool boolean(const Json& v, const std::string& key) const {
+    if (!v.is_boolean()) fail(origin, key + " must be true or false, " + got(v));
+    return v.get<bool>();
+  }
+
+  std::string string(const Json& v, const std::string& key) const {
+    if (!v.is_string()) fail(origin, key + " must be a string, " + got(v));
+    return v.get<std::string>();
+  }
+
+  template <typename E>
+  E enumeration(const Json& v, const std::string& key, const EnumTable<E>& table) const {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : table) names.push_back(name);
+    if (!v.is_string())
+      fail(origin, key + " must be a string, one of " + join_quoted(names) + "; " + got(v));
+    const std::string& s = v.get_ref<const std::string&>();
+    for (const auto& [name, value] : table)
+      if (s == name) return value;
+    fail(origin, key + " must be one of " + join_quoted(names) + "; got " + quote(s));
+  }
+};
+
+
+template <typename E>
+std::string enum_name(E value, const EnumTable<E>& table, const char* what) {
+  for (const auto& [name, v] : table)
+    if (v == value) return name;
+  throw AtlasError(std::string("config_to_json: invalid ") + what + " value " +
+                         std::to_string(static_cast<int>(value)));
+}
+
+// A nested object of the config owned by one variant, e.g. {"shaw": {"max_distance": 20}}.
+// parse_config reads it when present, config_to_json always writes it, validate_config checks
+// it. Sections are listed in config_sections.cpp.
+struct ConfigSection {
+  const char* key;
+  void (*read)(const Json& object, const Reader& r, ModelConfig& c);
+  OrderedJson (*write)(const ModelConfig& c);
+  void (*validate)(const ModelConfig& c, const std::string& origin);
+};
+const std::vector<ConfigSection>& config_sections();
+
+}  // namespace atlas::config_json

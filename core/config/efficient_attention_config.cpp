@@ -1,0 +1,205 @@
+// Config sections of sparse and efficient attention (see config_json.h): the "sparse" object.
+//   {"sparse": {"pattern": "strided", "stride": 128, "combine": "per_head"}}
+// Keys and defaults are documented in docs/variants.md ("Sparse Transformer", "Image
+// Transformer local attention").
+#include "core/config/config_json.h"
+
+namespace atlas::config_json {
+namespace {
+
+const EnumTable<SparsePattern> kPatterns = {
+    {"none", SparsePattern::None},       {"strided", SparsePattern::Strided},
+    {"fixed", SparsePattern::Fixed},     {"local1d", SparsePattern::Local1D},
+    {"local1d_unmasked", SparsePattern::Local1DUnmasked}, {"local2d", SparsePattern::Local2D}};
+const EnumTable<SparseCombine> kCombines = {{"interleave", SparseCombine::Interleave},
+                                            {"union", SparseCombine::Union},
+                                            {"per_head", SparseCombine::PerHead}};
+const EnumTable<bool> kSummaryOffsets = {{"shared", false}, {"per_head", true}};
+
+const std::vector<std::string> kSparseKeys = {
+    "pattern", "stride", "block", "summary", "summary_offsets", "combine", "block_length",
+    "filter_width", "query_shape", "flange", "image_width", "image_channels"};
+
+// Largest block / stride / width accepted: far beyond any useful value, small enough that
+// products with a length stay inside int64.
+constexpr int64_t kMaxExtent = int64_t(1) << 30;
+
+void read_pair(const Json& v, const Reader& r, const std::string& key, int64_t& a, int64_t& b) {
+  if (!v.is_array() || v.size() != 2)
+    fail(r.origin, key + " must be an array of two integers [rows, columns], " + got(v));
+  a = r.integer(v[0], key + "[0]");
+  b = r.integer(v[1], key + "[1]");
+}
+
+void read_sparse(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kSparseKeys, "sparse", r.origin);
+  SparseConfig& s = c.sparse;
+  for (const auto& item : o.items()) {
+    const std::string& k = item.key();
+    const Json& v = item.value();
+    const std::string key = "sparse." + k;
+    if (k == "pattern") s.pattern = r.enumeration(v, key, kPatterns);
+    else if (k == "stride") {
+      if (v.is_string() && v.get<std::string>() == "auto") s.stride = 0;
+      else {
+        if (!v.is_number()) fail(r.origin, key + " must be an integer or \"auto\", " + got(v));
+        s.stride = r.integer(v, key);
+        // 0 is the internal spelling of "auto"; a literal 0 is a mistake, not a request.
+        if (s.stride < 1)
+          fail(r.origin, key + " must be >= 1 (or \"auto\" for ceil(sqrt(L))), got " +
+                             std::to_string(s.stride));
+      }
+    } else if (k == "block") s.block = r.integer(v, key);
+    else if (k == "summary") s.summary = r.integer(v, key);
+    else if (k == "summary_offsets") s.per_head_summary = r.enumeration(v, key, kSummaryOffsets);
+    else if (k == "combine") s.combine = r.enumeration(v, key, kCombines);
+    else if (k == "block_length") s.block_length = r.integer(v, key);
+    else if (k == "filter_width") s.filter_width = r.integer(v, key);
+    else if (k == "query_shape") read_pair(v, r, key, s.query_h, s.query_w);
+    else if (k == "flange") read_pair(v, r, key, s.flange_h, s.flange_w);
+    else if (k == "image_width") s.image_width = r.integer(v, key);
+    else if (k == "image_channels") s.image_channels = r.integer(v, key);
+  }
+}
+
+OrderedJson write_sparse(const ModelConfig& c) {
+  const SparseConfig& s = c.sparse;
+  OrderedJson j;
+  j["pattern"] = enum_name(s.pattern, kPatterns, "sparse.pattern");
+  if (!s.enabled()) return j;  // the other keys have no effect without a pattern
+  if (s.stride == 0) j["stride"] = "auto";
+  else j["stride"] = s.stride;
+  j["block"] = s.block;
+  j["summary"] = s.summary;
+  j["summary_offsets"] = s.per_head_summary ? "per_head" : "shared";
+  j["combine"] = enum_name(s.combine, kCombines, "sparse.combine");
+  j["block_length"] = s.block_length;
+  j["filter_width"] = s.filter_width;
+  j["query_shape"] = {s.query_h, s.query_w};
+  j["flange"] = {s.flange_h, s.flange_w};
+  j["image_width"] = s.image_width;
+  j["image_channels"] = s.image_channels;
+  return j;
+}
+
+void validate_sparse(const ModelConfig& c, const std::string& origin) {
+  const SparseConfig& s = c.sparse;
+  if (s.stride != 0) check_range(s.stride, 1, kMaxExtent, "sparse.stride", origin);
+  check_range(s.block, 1, kMaxExtent, "sparse.block", origin);
+  check_range(s.summary, 1, kMaxExtent, "sparse.summary", origin);
+  if (s.summary > s.block)
+    fail(origin, "sparse.summary (c = " + std::to_string(s.summary) +
+                     ") must be <= sparse.block (l = " + std::to_string(s.block) +
+                     "): the summary columns are the last c of each block");
+  check_range(s.block_length, 1, kMaxExtent, "sparse.block_length", origin);
+  check_range(s.filter_width, 0, kMaxExtent, "sparse.filter_width", origin);
+  check_range(s.query_h, 1, kMaxExtent, "sparse.query_shape[0]", origin);
+  check_range(s.query_w, 1, kMaxExtent, "sparse.query_shape[1]", origin);
+  check_range(s.flange_h, 0, kMaxExtent, "sparse.flange[0]", origin);
+  check_range(s.flange_w, 0, kMaxExtent, "sparse.flange[1]", origin);
+  check_range(s.image_width, 1, kMaxExtent, "sparse.image_width", origin);
+  if (s.image_channels != 1 && s.image_channels != 3)
+    fail(origin, "sparse.image_channels must be 1 (grey) or 3 (RGB), got " + std::to_string(s.image_channels));
+  if (s.image_width % s.image_channels != 0)
+    fail(origin, "sparse.image_width (" + std::to_string(s.image_width) + ") must be a multiple of "
+                 "sparse.image_channels (" + std::to_string(s.image_channels) + "): a row holds whole pixels");
+  if (s.pattern == SparsePattern::Local2D && s.query_w > s.image_width)
+    fail(origin, "sparse.query_shape[1] (" + std::to_string(s.query_w) +
+                     ") must be <= sparse.image_width (" + std::to_string(s.image_width) + ")");
+}
+
+const std::vector<std::string> kLshKeys = {"enabled", "n_rounds", "n_buckets", "chunk_length",
+                                           "seed", "reversible", "ff_chunks"};
+
+void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kLshKeys, "lsh", r.origin);
+  LshConfig& l = c.lsh;
+  for (const auto& item : o.items()) {
+    const std::string& k = item.key();
+    const Json& v = item.value();
+    const std::string key = "lsh." + k;
+    if (k == "enabled") l.enabled = r.boolean(v, key);
+    else if (k == "n_rounds") l.n_rounds = r.integer(v, key);
+    else if (k == "n_buckets") l.n_buckets = r.integer(v, key);
+    else if (k == "chunk_length") l.chunk_length = r.integer(v, key);
+    else if (k == "seed") l.seed = r.unsigned_integer(v, key);
+    else if (k == "reversible") l.reversible = r.boolean(v, key);
+    else if (k == "ff_chunks") l.ff_chunks = r.integer(v, key);
+  }
+}
+
+OrderedJson write_lsh(const ModelConfig& c) {
+  const LshConfig& l = c.lsh;
+  OrderedJson j;
+  j["enabled"] = l.enabled;
+  if (!l.enabled && !l.reversible && l.ff_chunks == 1) return j;
+  j["n_rounds"] = l.n_rounds;
+  j["n_buckets"] = l.n_buckets;
+  j["chunk_length"] = l.chunk_length;
+  j["seed"] = l.seed;
+  j["reversible"] = l.reversible;
+  j["ff_chunks"] = l.ff_chunks;
+  return j;
+}
+
+void validate_lsh(const ModelConfig& c, const std::string& origin) {
+  const LshConfig& l = c.lsh;
+  check_range(l.n_rounds, 1, 64, "lsh.n_rounds", origin);
+  check_range(l.n_buckets, 0, kMaxExtent, "lsh.n_buckets", origin);
+  if (l.n_buckets > 1 && l.n_buckets % 2)
+    fail(origin, "lsh.n_buckets must be even (argmax over [xR; -xR]), 1 (no hashing) or 0 "
+                 "(auto), got " + std::to_string(l.n_buckets));
+  check_range(l.chunk_length, 1, kMaxExtent, "lsh.chunk_length", origin);
+  if (l.enabled && l.chunk_length > c.max_positions)
+    fail(origin, "lsh.chunk_length " + std::to_string(l.chunk_length) +
+                     " is longer than the longest sequence (max_positions " +
+                     std::to_string(c.max_positions) + ")");
+  check_range(l.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", origin);
+  if (l.enabled && c.sparse.enabled())
+    fail(origin, "lsh.enabled and sparse.pattern are exclusive: pick one attention variant");
+  if (l.reversible && c.norm_position != NormPosition::Pre)
+    fail(origin, "lsh.reversible needs \"norm_position\": \"pre\" (a norm after the residual "
+                 "sum would make the block non-invertible)");
+  if (l.reversible && c.architecture == Architecture::EncoderDecoder)
+    fail(origin, "lsh.reversible supports encoder-only and decoder-only models");
+}
+
+const std::vector<std::string> kPerformerKeys = {"enabled", "features", "seed"};
+
+void read_performer(const Json& o, const Reader& r, ModelConfig& c) {
+  check_known_keys(o, kPerformerKeys, "performer", r.origin);
+  PerformerConfig& p = c.performer;
+  for (const auto& item : o.items()) {
+    const std::string& k = item.key();
+    const std::string key = "performer." + k;
+    if (k == "enabled") p.enabled = r.boolean(item.value(), key);
+    else if (k == "features") p.features = r.integer(item.value(), key);
+    else if (k == "seed") p.seed = r.unsigned_integer(item.value(), key);
+  }
+}
+
+OrderedJson write_performer(const ModelConfig& c) {
+  OrderedJson j;
+  j["enabled"] = c.performer.enabled;
+  if (!c.performer.enabled) return j;
+  j["features"] = c.performer.features;
+  j["seed"] = c.performer.seed;
+  return j;
+}
+
+void validate_performer(const ModelConfig& c, const std::string& origin) {
+  check_range(c.performer.features, 1, 1 << 20, "performer.features", origin);
+  if (c.performer.enabled && (c.sparse.enabled() || c.lsh.enabled))
+    fail(origin, "performer.enabled excludes sparse.pattern and lsh.enabled: pick one attention "
+                 "variant");
+}
+
+}  // namespace
+
+std::vector<ConfigSection> efficient_attention_sections() {
+  return {{"sparse", read_sparse, write_sparse, validate_sparse},
+          {"lsh", read_lsh, write_lsh, validate_lsh},
+          {"performer", read_performer, write_performer, validate_performer}};
+}
+
+}  // namespace atlas::config_json

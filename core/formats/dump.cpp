@@ -1,0 +1,204 @@
+#include "core/formats/dump.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
+
+namespace atlas {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json tokens_json(const std::vector<TokenInfo>& tokens) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < tokens.size(); ++i)
+    out.push_back({{"index", i}, {"id", tokens[i].id}, {"label", tokens[i].label}});
+  return out;
+}
+
+nlohmann::json span_json(const TokenSpan& s) {
+  return {{"tokens", token_side_name(s.side)}, {"begin", s.begin}, {"count", s.count}};
+}
+
+nlohmann::json map_json(const AttentionMap& m) {
+  std::string storage = m.dense && m.csr ? "dense+csr" : m.dense ? "dense" : "csr";
+  nlohmann::json j = {{"array", m.array},
+                      {"stack", m.stack},
+                      {"sublayer", m.sublayer},
+                      {"layer", m.layer},
+                      {"kind", attention_map_kind_name(m.kind)},
+                      {"heads", m.heads},
+                      {"queries", span_json(m.queries)},
+                      {"keys", span_json(m.keys)},
+                      {"normalized", m.normalized},
+                      {"storage", storage}};
+  if (m.segment >= 0) j["segment"] = m.segment;
+  if (m.step >= 0) j["step"] = m.step;
+  if (m.round >= 0) j["round"] = m.round;
+  if (m.memory_keys > 0) j["memory_keys"] = m.memory_keys;
+  if (!m.mask.empty()) j["mask"] = m.mask;
+  return j;
+}
+
+[[noreturn]] void bad_manifest(const std::string& path, const std::string& what) {
+  throw AtlasError(path + ": " + what);
+}
+
+const nlohmann::json& member(const nlohmann::json& j, const char* key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key)) bad_manifest(path, std::string("missing \"") + key + "\"");
+  return j[key];
+}
+
+int64_t integer(const nlohmann::json& j, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(j, key, path);
+  if (!v.is_number_integer()) bad_manifest(path, std::string("\"") + key + "\" must be an integer");
+  return v.get<int64_t>();
+}
+
+std::string text(const nlohmann::json& j, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(j, key, path);
+  if (!v.is_string()) bad_manifest(path, std::string("\"") + key + "\" must be a string");
+  return v.get<std::string>();
+}
+
+TokenSpan span_from(const nlohmann::json& j, const std::string& path) {
+  TokenSpan s;
+  const std::string side = text(j, "tokens", path);
+  if (side == "source") s.side = TokenSide::Source;
+  else if (side == "target") s.side = TokenSide::Target;
+  else if (side == "positions") s.side = TokenSide::Positions;
+  else bad_manifest(path, "unknown token list \"" + side + "\" (source, target, positions)");
+  s.begin = integer(j, "begin", path);
+  s.count = integer(j, "count", path);
+  if (s.count < 0) bad_manifest(path, "negative token count");
+  return s;
+}
+
+AttentionMap map_from(const nlohmann::json& j, const std::string& path) {
+  AttentionMap m;
+  m.array = text(j, "array", path);
+  m.stack = text(j, "stack", path);
+  m.sublayer = text(j, "sublayer", path);
+  m.layer = integer(j, "layer", path);
+  const std::string kind = text(j, "kind", path);
+  bool known = false;
+  for (AttentionMapKind k : {AttentionMapKind::Self, AttentionMapKind::Cross, AttentionMapKind::Memory,
+                             AttentionMapKind::Implicit, AttentionMapKind::Sparse})
+    if (kind == attention_map_kind_name(k)) {
+      m.kind = k;
+      known = true;
+    }
+  if (!known) bad_manifest(path, "unknown attention map kind \"" + kind + "\"");
+  m.queries = span_from(member(j, "queries", path), path);
+  m.keys = span_from(member(j, "keys", path), path);
+  if (j.contains("segment")) m.segment = integer(j, "segment", path);
+  if (j.contains("step")) m.step = integer(j, "step", path);
+  if (j.contains("round")) m.round = integer(j, "round", path);
+  if (j.contains("memory_keys")) m.memory_keys = integer(j, "memory_keys", path);
+  if (j.contains("normalized")) {
+    if (!j["normalized"].is_boolean()) bad_manifest(path, "\"normalized\" must be true or false");
+    m.normalized = j["normalized"].get<bool>();
+  }
+  return m;
+}
+
+}  // namespace
+
+void write_dump(const std::string& dir, const Model& model, const RunResult& result) {
+  write_trace_dump(dir, model.config().name, result.trace);
+}
+
+void write_trace_dump(const std::string& dir, const std::string& name, const Trace& trace) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw AtlasError(dir + ": cannot create dump directory: " + ec.message());
+  nlohmann::json manifest;
+  manifest["format"] = "attention-atlas-dump";
+  manifest["version"] = 2;  // 2: with "attention_maps" (version 1 dumps still read)
+  manifest["model"] = name;
+  manifest["tokens"] = tokens_json(trace.source_tokens);
+  if (!trace.target_tokens.empty()) manifest["target_tokens"] = tokens_json(trace.target_tokens);
+  nlohmann::json arrays = nlohmann::json::array();
+  for (const auto& a : trace.arrays) {
+    const std::string file = a.name + ".npy";
+    write_npy((fs::path(dir) / file).string(), a.tensor, a.dtype);
+    arrays.push_back({{"name", a.name},
+                      {"file", file},
+                      {"shape", a.tensor.shape},
+                      {"dtype", a.dtype == DType::F32 ? "float32" : "int32"},
+                      {"meaning", a.meaning}});
+  }
+  manifest["arrays"] = arrays;
+  nlohmann::json maps = nlohmann::json::array();
+  for (const AttentionMap& m : trace.attention_maps) maps.push_back(map_json(m));
+  manifest["attention_maps"] = maps;
+  std::ofstream out(fs::path(dir) / "manifest.json", std::ios::binary);
+  // error_handler replace: labels are valid UTF-8 by contract, but never fail a dump on one.
+  out << manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (!out) throw AtlasError(dir + "/manifest.json: write failed");
+}
+
+TraceDump read_trace_dump(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "manifest.json").string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw AtlasError(path + ": cannot open (is " + dir + " a dump folder?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_trace_dump(text.str(), path, [&](const std::string& file) {
+    return read_npy((fs::path(dir) / file).string());
+  });
+}
+
+TraceDump parse_trace_dump(const std::string& manifest_text, const std::string& path,
+                           const std::function<Tensor(const std::string& file)>& load_array) {
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(manifest_text);
+  } catch (const nlohmann::json::exception& e) {
+    bad_manifest(path, std::string("not valid JSON: ") + e.what());
+  }
+  if (text(manifest, "format", path) != "attention-atlas-dump")
+    bad_manifest(path, "\"format\" is not \"attention-atlas-dump\"");
+  TraceDump d;
+  d.version = static_cast<int>(integer(manifest, "version", path));
+  if (d.version < 1 || d.version > 2)
+    bad_manifest(path, "version " + std::to_string(d.version) + " is not one this build reads (1, 2)");
+  d.model = text(manifest, "model", path);
+  auto tokens = [&](const nlohmann::json& list, std::vector<TokenInfo>& out) {
+    if (!list.is_array()) bad_manifest(path, "token lists must be arrays");
+    for (const auto& t : list)
+      out.push_back({static_cast<int32_t>(integer(t, "id", path)), text(t, "label", path)});
+  };
+  tokens(member(manifest, "tokens", path), d.trace.source_tokens);
+  if (manifest.contains("target_tokens")) tokens(manifest["target_tokens"], d.trace.target_tokens);
+  const nlohmann::json& arrays = member(manifest, "arrays", path);
+  if (!arrays.is_array()) bad_manifest(path, "\"arrays\" must be an array");
+  for (const auto& a : arrays) {
+    const std::string file = text(a, "file", path);
+    if (file.find('/') != std::string::npos || file.find('\\') != std::string::npos || file == ".." )
+      bad_manifest(path, "array file \"" + file + "\" must be a plain name inside the dump folder");
+    const std::string dtype = text(a, "dtype", path);
+    d.trace.add(text(a, "name", path), text(a, "meaning", path), load_array(file),
+                dtype == "int32" ? DType::I32 : DType::F32);
+  }
+  if (d.version >= 2) {
+    const nlohmann::json& maps = member(manifest, "attention_maps", path);
+    if (!maps.is_array()) bad_manifest(path, "\"attention_maps\" must be an array");
+    for (const auto& m : maps) d.trace.describe_attention(map_from(m, path));
+  } else {
+    for (AttentionMap& m : derive_attention_maps(d.trace)) d.trace.describe_attention(std::move(m));
+  }
+  try {
+    d.trace.finalize_attention_maps();
+  } catch (const AtlasError& e) {
+    bad_manifest(path, e.what());
+  }
+  return d;
+}
+
+}  // namespace atlas

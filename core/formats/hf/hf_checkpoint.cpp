@@ -1,0 +1,122 @@
+// Hugging Face directory loader (hf_checkpoint.h): config.json -> family mapping
+// (hf_config.cpp, hf_gpt2.cpp, hf_bert.cpp, hf_vit.cpp) -> ModelConfig; model.safetensors or
+// its shards -> engine tensors (hf_tensor_source.cpp).
+#include "core/formats/hf/hf_checkpoint.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_families.h"
+#include "core/formats/hf/hf_tokenizer_files.h"
+#include "core/formats/safetensors.h"
+
+namespace atlas {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string pickle_advice(const fs::path& dir, const std::string& file) {
+  return (dir / file).string() +
+         " is a PyTorch pickle, which is not read (unpickling can run arbitrary code), and "
+         "the directory has no model.safetensors. Convert it once with Python: "
+         "python -c \"from transformers import AutoModel; m = AutoModel.from_pretrained('" +
+         dir.string() + "'); m.save_pretrained('" + dir.string() +
+         "', safe_serialization=True)\"";
+}
+
+}  // namespace
+
+bool is_hf_directory(const std::string& dir) {
+  const fs::path config = fs::path(dir) / "config.json";
+  if (!fs::is_regular_file(config)) return false;
+  try {
+    nlohmann::json j = nlohmann::json::parse(hf::read_text(config.string()));
+    return j.is_object() && j.contains("model_type");
+  } catch (const nlohmann::json::exception&) {
+    return false;  // the regular loader reports the JSON error
+  }
+}
+
+std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
+                                              std::map<std::string, std::string>& origin_of) {
+  const fs::path dir(dir_str);
+  const fs::path single = dir / "model.safetensors";
+  const fs::path index = dir / "model.safetensors.index.json";
+  std::map<std::string, Tensor> tensors;
+  if (fs::exists(single)) {
+    SafetensorsFile f = read_safetensors(single.string());
+    for (auto& [name, t] : f.tensors) origin_of[name] = single.string();
+    return std::move(f.tensors);
+  }
+  if (!fs::exists(index)) {
+    for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json"})
+      if (fs::exists(dir / pickle)) throw AtlasError(pickle_advice(dir, pickle));
+    throw AtlasError(dir.string() + ": no model.safetensors and no model.safetensors.index.json "
+                     "(the weights of a Hugging Face model directory)");
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(hf::read_text(index.string()));
+  } catch (const nlohmann::json::exception& e) {
+    throw AtlasError(index.string() + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    throw AtlasError(index.string() + ": no \"weight_map\" object (tensor name -> shard file)");
+  std::map<std::string, std::vector<std::string>> by_shard;  // shard -> tensors it must hold
+  for (const auto& [name, shard] : j["weight_map"].items()) {
+    if (!shard.is_string())
+      throw AtlasError(index.string() + ": weight_map entry for " + name + " is not a file name");
+    const std::string file = shard.get<std::string>();
+    if (file.find('/') != std::string::npos || file.find("..") != std::string::npos)
+      throw AtlasError(index.string() + ": shard name \"" + file +
+                       "\" must be a file in the same directory");
+    by_shard[file].push_back(name);
+  }
+  for (const auto& [file, names] : by_shard) {
+    const fs::path path = dir / file;
+    if (!fs::exists(path))
+      throw AtlasError(path.string() + ": missing shard (listed in " + index.string() + " for " +
+                       std::to_string(names.size()) + " tensors, e.g. " + names.front() + ")");
+    SafetensorsFile f = read_safetensors(path.string());
+    for (const std::string& name : names)
+      if (!f.tensors.count(name))
+        throw AtlasError(path.string() + ": has no tensor " + name + ", which " +
+                         index.string() + " places in this shard");
+    for (auto& [name, t] : f.tensors) {
+      if (tensors.count(name))
+        throw AtlasError(path.string() + ": tensor " + name + " is also in " + origin_of[name]);
+      origin_of[name] = path.string();
+      tensors[name] = std::move(t);
+    }
+  }
+  return tensors;
+}
+
+HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions& options) {
+  const fs::path dir(dir_str);
+  hf::ConfigStage stage = hf::read_config_stage(dir_str, options);
+  const std::string config_path = stage.config_path;
+  HfCheckpoint out;
+  out.config = std::move(stage.config);
+  const hf::Family* family = stage.family;
+  std::map<std::string, std::string> origin_of;
+  std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of);
+  hf::TensorSource source(std::move(raw), std::move(origin_of), family->prefixes,
+                          config_path);
+  family->params(out.config, source, out.params);
+  out.skipped = source.leftovers(family->skippable);
+  validate_config(out.config, config_path);  // params may have dropped a head
+  check_params(out.config, out.params, dir.string());  // the mapping is complete
+  return out;
+}
+
+Model load_hf_directory(const std::string& dir, const HfLoadOptions& options) {
+  HfCheckpoint c = read_hf_checkpoint(dir, options);
+  return Model(std::move(c.config), std::move(c.params));
+}
+
+}  // namespace atlas

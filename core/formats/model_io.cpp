@@ -1,0 +1,104 @@
+#include "core/formats/model_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/model/demos.h"
+#include "core/tensor/error.h"
+#include "core/formats/hf/hf_checkpoint.h"
+#include "core/model/presets.h"
+#include "core/formats/safetensors.h"
+
+namespace atlas {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw AtlasError(path.string() + ": cannot open for reading");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Model load_directory(const fs::path& dir) {
+  // Hugging Face directories (config.json with "model_type") are converted.
+  if (is_hf_directory(dir.string())) return load_hf_directory(dir.string());
+  const fs::path config_path = dir / "config.json";
+  const fs::path weights_path = dir / "model.safetensors";
+  if (!fs::exists(config_path))
+    throw AtlasError(dir.string() + ": no config.json (a model directory holds config.json and "
+                     "model.safetensors)");
+  if (fs::exists(dir / "pytorch_model.bin") && !fs::exists(weights_path))
+    throw AtlasError(dir.string() + ": pytorch_model.bin (pickle) is not read, for safety; "
+                     "convert it to model.safetensors first");
+  if (!fs::exists(weights_path))
+    throw AtlasError(dir.string() + ": no model.safetensors next to config.json");
+  ModelConfig config = parse_config(read_text(config_path), config_path.string());
+  if (config.name.empty()) config.name = dir.filename().string();
+  SafetensorsFile file = read_safetensors(weights_path.string());
+  check_params(config, file.tensors, weights_path.string());  // names the file in errors
+  return Model(std::move(config), std::move(file.tensors));
+}
+
+Model load_single_file(const fs::path& path) {
+  SafetensorsFile file = read_safetensors(path.string());
+  auto it = file.metadata.find("config");
+  if (it == file.metadata.end())
+    throw AtlasError(path.string() + ": __metadata__ has no \"config\" entry; a single-file "
+                     "model stores its config JSON there (or use a directory with config.json)");
+  ModelConfig config = parse_config(it->second, path.string() + " (__metadata__.config)");
+  if (config.name.empty()) config.name = path.stem().string();
+  check_params(config, file.tensors, path.string());
+  return Model(std::move(config), std::move(file.tensors));
+}
+
+}  // namespace
+
+Model load_model(const std::string& spec, const LoadOptions& options) {
+  if (spec.rfind("preset:", 0) == 0) {
+    ModelConfig config = preset_config(spec.substr(7));
+    if (options.seed) config.seed = *options.seed;
+    ParamStore params = init_params(config, config.seed);
+    return Model(std::move(config), std::move(params));
+  }
+  if (options.seed)
+    throw AtlasError("--seed applies to presets only; " + spec + " has trained weights");
+  if (spec.rfind("demo:", 0) == 0) {  // trained demo embedded from assets/demos (core/model/demos.h)
+    const EmbeddedDemo& demo = find_demo(spec.substr(5));
+    ModelConfig config = parse_config(demo.config_json, spec + " (config.json)");
+    SafetensorsFile file = parse_safetensors(
+        reinterpret_cast<const uint8_t*>(demo.safetensors.data()), demo.safetensors.size(),
+        spec + " (model.safetensors)");
+    check_params(config, file.tensors, spec);
+    return Model(std::move(config), std::move(file.tensors));
+  }
+  const fs::path path(spec);
+  if (!fs::exists(path))
+    throw AtlasError(spec + ": no such file or directory (a model is a directory, a "
+                     ".safetensors file or preset:NAME)");
+  if (fs::is_directory(path)) return load_directory(path);
+  if (path.extension() == ".bin" || path.extension() == ".pt" || path.extension() == ".pth")
+    throw AtlasError(spec + ": PyTorch pickle files are not read, for safety; convert it to "
+                     ".safetensors first");
+  return load_single_file(path);
+}
+
+void save_model(const Model& model, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw AtlasError(dir + ": cannot create directory: " + ec.message());
+  const fs::path config_path = fs::path(dir) / "config.json";
+  {
+    std::ofstream out(config_path, std::ios::binary);
+    out << config_to_json(model.config()) << "\n";
+    if (!out) throw AtlasError(config_path.string() + ": write failed");
+  }
+  write_safetensors((fs::path(dir) / "model.safetensors").string(), model.params(),
+                    {{"format", "attention-atlas"}});
+}
+
+}  // namespace atlas

@@ -1,0 +1,536 @@
+#include "core/formats/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "core/tensor/error.h"
+#include "core/formats/npy.h"
+
+namespace atlas {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the limit huggingface/safetensors enforces
+constexpr const char* kMetadataKey = "__metadata__";
+
+enum class Kind { F32, F16, BF16, F64, I64, I32, I16, I8, U64, U32, U16, U8, Bool };
+
+struct DTypeInfo {
+  const char* name;
+  Kind kind;
+  uint64_t size;
+};
+
+constexpr DTypeInfo kDTypes[] = {
+    {"F32", Kind::F32, 4}, {"F16", Kind::F16, 2}, {"BF16", Kind::BF16, 2},
+    {"F64", Kind::F64, 8}, {"I64", Kind::I64, 8}, {"I32", Kind::I32, 4},
+    {"I16", Kind::I16, 2}, {"I8", Kind::I8, 1},   {"U64", Kind::U64, 8},
+    {"U32", Kind::U32, 4}, {"U16", Kind::U16, 2}, {"U8", Kind::U8, 1},
+    {"BOOL", Kind::Bool, 1},
+};
+
+const DTypeInfo* find_dtype(const std::string& name) {
+  for (const DTypeInfo& d : kDTypes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+std::string supported_dtypes() {
+  std::string s;
+  for (const DTypeInfo& d : kDTypes) s += (s.empty() ? "" : ", ") + std::string(d.name);
+  return s;
+}
+
+[[noreturn]] void fail(const std::string& origin, const std::string& message) {
+  throw AtlasError(origin + ": " + message);
+}
+
+// Text taken from the file (names, parser diagnostics) goes into messages shown to the user;
+// keep it printable and short.
+std::string printable(const std::string& s, size_t max_len = 120) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= max_len) return out + "...";
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  return out;
+}
+
+// Byte-wise assembly keeps the reader independent of host endianness and alignment; compilers
+// fold it into a single load on little-endian machines.
+uint64_t load_le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+float bits_to_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// double -> float with IEEE round-to-nearest, but without the undefined behaviour C++ gives a
+// cast of an out-of-range finite value.
+float narrow_double(double d) {
+  const double kRoundsToInf = 0x1.ffffffp127;  // halfway between FLT_MAX and 2^128
+  if (std::isfinite(d) && std::fabs(d) > FLT_MAX) {
+    float mag = std::fabs(d) >= kRoundsToInf ? std::numeric_limits<float>::infinity() : FLT_MAX;
+    return d < 0 ? -mag : mag;
+  }
+  return static_cast<float>(d);
+}
+
+void convert(const uint8_t* src, Kind kind, uint64_t n, float* dst) {
+  if (n == 0) return;  // empty tensors: dst may be null, and memcpy(null, ...) is undefined
+  switch (kind) {
+    case Kind::F32:
+      if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(dst, src, 4 * n);  // the common case for big checkpoints: one copy
+      } else {
+        for (uint64_t i = 0; i < n; ++i) dst[i] = bits_to_float(uint32_t(load_le(src + 4 * i, 4)));
+      }
+      break;
+    case Kind::F16:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = half_to_float(uint16_t(load_le(src + 2 * i, 2)));
+      break;
+    case Kind::BF16:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = bf16_to_float(uint16_t(load_le(src + 2 * i, 2)));
+      break;
+    case Kind::F64:
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t bits = load_le(src + 8 * i, 8);
+        double d;
+        std::memcpy(&d, &bits, 8);
+        dst[i] = narrow_double(d);
+      }
+      break;
+    case Kind::I64:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(int64_t(load_le(src + 8 * i, 8)));
+      break;
+    case Kind::I32:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(int32_t(uint32_t(load_le(src + 4 * i, 4))));
+      break;
+    case Kind::I16:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(int16_t(uint16_t(load_le(src + 2 * i, 2))));
+      break;
+    case Kind::I8:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(int8_t(src[i]));
+      break;
+    case Kind::U64:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(load_le(src + 8 * i, 8));
+      break;
+    case Kind::U32:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(uint32_t(load_le(src + 4 * i, 4)));
+      break;
+    case Kind::U16:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(uint16_t(load_le(src + 2 * i, 2)));
+      break;
+    case Kind::U8:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = float(src[i]);
+      break;
+    case Kind::Bool:
+      for (uint64_t i = 0; i < n; ++i) dst[i] = src[i] ? 1.0f : 0.0f;
+      break;
+  }
+}
+
+// Element count with the guarantee that the product of the nonzero dims fits int64, so later
+// numel_of() calls on the shape cannot overflow either, whatever the order of the dims.
+bool checked_numel(const Shape& shape, uint64_t& numel) {
+  int64_t nonzero = 1;
+  bool has_zero = false;
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+    if (d == 0) {
+      has_zero = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(nonzero, d, &nonzero)) return false;
+  }
+  numel = has_zero ? 0 : static_cast<uint64_t>(nonzero);
+  return true;
+}
+
+std::string shape_json(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// A header integer that must be a non-negative whole number (dims, offsets). nlohmann parses
+// non-negative literals as unsigned, negative ones as signed and anything with '.' or 'e' as
+// float, so the JSON type tells the cases apart.
+uint64_t header_uint(const json& v, const std::string& origin, const std::string& what) {
+  switch (v.type()) {
+    case json::value_t::number_unsigned:
+      return v.get<uint64_t>();
+    case json::value_t::number_integer:
+      fail(origin, what + " is negative (" + std::to_string(v.get<int64_t>()) + ")");
+    case json::value_t::number_float:
+      fail(origin, what + " is not an integer (" + printable(v.dump()) + ")");
+    default:
+      fail(origin, what + " is a " + std::string(v.type_name()) + ", expected an integer");
+  }
+}
+
+struct Entry {
+  std::string name;
+  const DTypeInfo* dtype;
+  Shape shape;
+  uint64_t numel;
+  uint64_t begin, end;
+};
+
+Entry parse_entry(const std::string& name, const json& v, const std::string& origin) {
+  const std::string where = "tensor " + printable(name);
+  if (!v.is_object())
+    fail(origin, where + ": header entry is a " + v.type_name() + ", expected an object");
+  for (const char* key : {"dtype", "shape", "data_offsets"})
+    if (!v.contains(key)) fail(origin, where + ": header entry has no \"" + key + "\" key");
+
+  Entry e;
+  e.name = name;
+  const json& dtype = v["dtype"];
+  if (!dtype.is_string()) fail(origin, where + ": \"dtype\" is not a string");
+  e.dtype = find_dtype(dtype.get<std::string>());
+  if (!e.dtype)
+    fail(origin, where + ": unsupported dtype \"" + printable(dtype.get<std::string>()) +
+                     "\" (supported: " + supported_dtypes() + ")");
+
+  const json& shape = v["shape"];
+  if (!shape.is_array()) fail(origin, where + ": \"shape\" is not an array");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    uint64_t d = header_uint(shape[i], origin, where + ": shape dimension " + std::to_string(i));
+    if (d > uint64_t(std::numeric_limits<int64_t>::max()))
+      fail(origin, where + ": shape dimension " + std::to_string(i) + " is absurdly large (" +
+                       std::to_string(d) + ")");
+    e.shape.push_back(int64_t(d));
+  }
+
+  const json& offsets = v["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2)
+    fail(origin, where + ": \"data_offsets\" must be an array [begin, end]");
+  e.begin = header_uint(offsets[0], origin, where + ": data_offsets begin");
+  e.end = header_uint(offsets[1], origin, where + ": data_offsets end");
+  return e;
+}
+
+// Checks one entry against its own dtype/shape and the data buffer size.
+void check_entry(const Entry& e, uint64_t data_size, const std::string& origin) {
+  const std::string where = "tensor " + printable(e.name);
+  const std::string range = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+  uint64_t numel = 0, nbytes = 0;
+  if (!checked_numel(e.shape, numel) || __builtin_mul_overflow(numel, e.dtype->size, &nbytes))
+    fail(origin, where + ": shape " + shape_str(e.shape) + " with dtype " + e.dtype->name +
+                     " is absurd: its byte count overflows");
+  if (e.end < e.begin) fail(origin, where + ": data_offsets " + range + " end before begin");
+  if (e.end > data_size)
+    fail(origin, where + ": data_offsets " + range + " out of range: the data buffer has " +
+                     std::to_string(data_size) + " bytes (file truncated?)");
+  if (e.end - e.begin != nbytes)
+    fail(origin, where + " has " + std::to_string(e.end - e.begin) + " bytes, dtype " +
+                     e.dtype->name + " shape " + shape_str(e.shape) + " needs " +
+                     std::to_string(nbytes));
+}
+
+// Offsets sorted by begin must tile [0, data_size) exactly: no overlap, hole or trailing bytes.
+void check_tiling(std::vector<Entry>& entries, uint64_t data_size, const std::string& origin) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  auto span = [](const Entry& e) {
+    return "tensor " + printable(e.name) + " [" + std::to_string(e.begin) + ", " +
+           std::to_string(e.end) + ")";
+  };
+  uint64_t expected = 0;
+  const Entry* prev = nullptr;
+  for (const Entry& e : entries) {
+    if (e.begin < expected)
+      fail(origin, "data overlap: " + span(*prev) + " and " + span(e) + " share bytes");
+    if (e.begin > expected)
+      fail(origin, "hole in the data buffer: bytes [" + std::to_string(expected) + ", " +
+                       std::to_string(e.begin) + ") before " + span(e) +
+                       " belong to no tensor");
+    expected = e.end;
+    prev = &e;
+  }
+  if (expected != data_size)
+    fail(origin, "trailing garbage: " + std::to_string(data_size - expected) +
+                     " bytes after the end of the last tensor's data (the header accounts for " +
+                     std::to_string(expected) + " of " + std::to_string(data_size) +
+                     " data bytes)");
+}
+
+// Read-only mapping of a whole file, unmapped on destruction.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(path, "cannot open for reading (" + errno_message() + ")");
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};  // the mapping outlives the descriptor
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) fail(path, "cannot stat (" + errno_message() + ")");
+    if (S_ISDIR(st.st_mode)) fail(path, "is a directory, expected a .safetensors file");
+    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) return;  // mmap rejects empty mappings; the parser reports the short file
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) fail(path, "cannot memory-map (" + errno_message() + ")");
+    addr_ = p;
+    ::madvise(addr_, size_, MADV_SEQUENTIAL);  // a hint only; failure is harmless
+  }
+  ~MappedFile() {
+    if (addr_) ::munmap(addr_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return static_cast<const uint8_t*>(addr_); }
+  size_t size() const { return size_; }
+
+ private:
+  static std::string errno_message() {
+    return std::error_code(errno, std::generic_category()).message();
+  }
+  void* addr_ = nullptr;
+  size_t size_ = 0;
+};
+
+std::string json_string(const std::string& s, const std::string& what) {
+  try {
+    return json(s).dump();
+  } catch (const json::exception&) {
+    throw AtlasError("cannot write safetensors: " + what + " \"" + printable(s) +
+                     "\" is not valid UTF-8");
+  }
+}
+
+// Builds the padded header and the data size for writing all tensors as F32 in key order.
+std::string build_header(const std::map<std::string, Tensor>& tensors,
+                         const std::map<std::string, std::string>& metadata,
+                         uint64_t& data_size) {
+  std::string h = "{";
+  if (!metadata.empty()) {
+    h += std::string("\"") + kMetadataKey + "\":{";
+    bool first = true;
+    for (const auto& [k, v] : metadata) {
+      h += (first ? "" : ",") + json_string(k, "metadata key") + ":" +
+           json_string(v, "metadata value");
+      first = false;
+    }
+    h += "}";
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    if (name == kMetadataKey)
+      throw AtlasError("cannot write safetensors: a tensor may not be named __metadata__");
+    uint64_t numel = 0;
+    if (!checked_numel(t.shape, numel) || numel != t.data.size())
+      throw AtlasError("cannot write safetensors: tensor " + printable(name) + " has shape " +
+                       shape_str(t.shape) + " but " + std::to_string(t.data.size()) +
+                       " values");
+    uint64_t end = offset + 4 * numel;
+    h += (h.size() > 1 ? "," : "") + json_string(name, "tensor name") +
+         ":{\"dtype\":\"F32\",\"shape\":" + shape_json(t.shape) + ",\"data_offsets\":[" +
+         std::to_string(offset) + "," + std::to_string(end) + "]}";
+    offset = end;
+  }
+  h += "}";
+  // Padding to a multiple of 8 keeps the data buffer 8-byte aligned for readers that map it.
+  h.append((8 - h.size() % 8) % 8, ' ');
+  data_size = offset;
+  return h;
+}
+
+// Emits the whole file through `sink(const uint8_t*, size_t)`, converting floats in chunks so
+// writing a large model never needs a second full-size buffer.
+template <typename Sink>
+void emit_safetensors(const std::string& header, const std::map<std::string, Tensor>& tensors,
+                      Sink&& sink) {
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(header.size()) >> (8 * i));
+  sink(len, 8);
+  sink(reinterpret_cast<const uint8_t*>(header.data()), header.size());
+  std::vector<uint8_t> chunk;
+  constexpr size_t kChunkFloats = 1 << 16;
+  for (const auto& [name, t] : tensors) {
+    for (size_t i = 0; i < t.data.size(); i += kChunkFloats) {
+      size_t n = std::min(kChunkFloats, t.data.size() - i);
+      chunk.resize(4 * n);
+      for (size_t j = 0; j < n; ++j) {
+        uint32_t bits;
+        std::memcpy(&bits, &t.data[i + j], 4);
+        for (int b = 0; b < 4; ++b) chunk[4 * j + b] = uint8_t(bits >> (8 * b));
+      }
+      sink(chunk.data(), chunk.size());
+    }
+  }
+}
+
+}  // namespace
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (mant << 13));  // inf / NaN
+  if (exp != 0) return bits_to_float(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+  if (mant == 0) return bits_to_float(sign);  // signed zero
+  // Subnormal mant * 2^-24: normalise so the leading 1 becomes the implicit bit of a float.
+  int e = -14;
+  while (!(mant & 0x400)) {
+    mant <<= 1;
+    --e;
+  }
+  return bits_to_float(sign | uint32_t(e + 127) << 23 | ((mant & 0x3ff) << 13));
+}
+
+float bf16_to_float(uint16_t b) { return bits_to_float(uint32_t(b) << 16); }
+
+namespace {
+
+// Converts `numel` elements in chunks; when `release_pages` is set (the source is a private
+// read-only file mapping), the pages already converted are dropped from the process with
+// MADV_DONTNEED, so a load's peak resident size is about one float copy of the weights plus one
+// chunk instead of the whole mapped file on top of the copy (bench/bench_load.cpp).
+void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t elem_size,
+                       float* dst, bool release_pages) {
+  if (!release_pages) {
+    convert(src, kind, numel, dst);
+    return;
+  }
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  constexpr uint64_t kChunkBytes = 8u << 20;
+  const uint64_t chunk = std::max<uint64_t>(1, kChunkBytes / elem_size);
+  for (uint64_t i = 0; i < numel; i += chunk) {
+    const uint64_t n = std::min(chunk, numel - i);
+    const uint8_t* from = src + i * elem_size;
+    convert(from, kind, n, dst + i);
+    // Whole pages inside [from, from + n * size) only: neighbours may still be unread.
+    uintptr_t lo = (reinterpret_cast<uintptr_t>(from) + page - 1) / page * page;
+    uintptr_t hi = (reinterpret_cast<uintptr_t>(from + n * elem_size)) / page * page;
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);  // a hint
+  }
+}
+
+SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
+                           bool release_pages);
+
+}  // namespace
+
+SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::string& origin) {
+  return parse_impl(data, size, origin, false);
+}
+
+namespace {
+
+SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
+                           bool release_pages) {
+  if (size < 8)
+    fail(origin, "file is " + std::to_string(size) +
+                     " bytes, too short for the 8-byte header length (truncated or not a "
+                     "safetensors file)");
+  const uint64_t n = load_le(data, 8);
+  if (n > kMaxHeaderBytes)
+    fail(origin, "header length " + std::to_string(n) + " exceeds the 100 MB limit (corrupt "
+                 "or not a safetensors file)");
+  if (n > size - 8)
+    fail(origin, "header length " + std::to_string(n) + " is larger than the file (" +
+                     std::to_string(size - 8) + " bytes follow the length field): truncated");
+
+  json header;
+  try {
+    header = json::parse(data + 8, data + 8 + n);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for e.g. 1e400
+    fail(origin, "header is not valid JSON (" + printable(e.what(), 200) + ")");
+  }
+  if (!header.is_object())
+    fail(origin, std::string("header is not a JSON object (it is a ") + header.type_name() +
+                     ")");
+
+  SafetensorsFile file;
+  std::vector<Entry> entries;
+  const uint64_t data_size = size - 8 - n;
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey) {
+      if (!value.is_object())
+        fail(origin, std::string("__metadata__ must be an object of strings (found ") +
+                         value.type_name() + ")");
+      for (const auto& [k, v] : value.items()) {
+        if (!v.is_string())
+          fail(origin, "__metadata__ value for key \"" + printable(k) + "\" is a " +
+                           v.type_name() + ", expected a string");
+        file.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(name, value, origin));
+    check_entry(entries.back(), data_size, origin);
+  }
+  check_tiling(entries, data_size, origin);
+
+  const uint8_t* buffer = data + 8 + n;
+  for (const Entry& e : entries) {
+    uint64_t numel = (e.end - e.begin) / e.dtype->size;  // validated against the shape above
+    Tensor t;
+    t.shape = e.shape;
+    t.data.resize(numel);
+    convert_releasing(buffer + e.begin, e.dtype->kind, numel, e.dtype->size, t.data.data(),
+                      release_pages);
+    file.tensors[e.name] = std::move(t);
+    file.source_dtype[e.name] = e.dtype->name;
+  }
+  return file;
+}
+
+}  // namespace
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  MappedFile file(path);
+  return parse_impl(file.data(), file.size(), path, file.size() > 0);
+}
+
+std::vector<uint8_t> encode_safetensors(const std::map<std::string, Tensor>& tensors,
+                                        const std::map<std::string, std::string>& metadata) {
+  uint64_t data_size = 0;
+  const std::string header = build_header(tensors, metadata, data_size);
+  std::vector<uint8_t> out;
+  out.reserve(8 + header.size() + data_size);
+  emit_safetensors(header, tensors,
+                   [&](const uint8_t* p, size_t n) { out.insert(out.end(), p, p + n); });
+  return out;
+}
+
+void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  uint64_t data_size = 0;
+  std::string header;
+  try {
+    header = build_header(tensors, metadata, data_size);
+  } catch (const AtlasError& e) {
+    fail(path, e.what());
+  }
+  AtomicFileWriter writer(path);  // its errors already name the path
+  emit_safetensors(header, tensors, [&](const uint8_t* p, size_t n) { writer.write(p, n); });
+  writer.commit();
+}
+
+}  // namespace atlas

@@ -1,0 +1,44 @@
+#pragma once
+// safetensors checkpoints (huggingface/safetensors): u64 little-endian header length N, N bytes
+// of JSON (may be space padded), then one flat data buffer. Each header entry is
+// {"dtype", "shape", "data_offsets": [begin, end)} relative to the data start; the optional
+// "__metadata__" entry is a string -> string map. Reading is strict: offsets must tile the
+// buffer exactly, so a truncated or hand-edited file is caught here, not as garbage weights.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tensor/tensor.h"
+
+namespace atlas {
+
+struct SafetensorsFile {
+  std::map<std::string, Tensor> tensors;            // converted to float32
+  std::map<std::string, std::string> metadata;      // "__metadata__" string map (may be empty)
+  std::map<std::string, std::string> source_dtype;  // tensor name -> "F32"/"F16"/"BF16"/...
+};
+
+// Parses an in-memory file. `origin` (usually the path) starts every error message.
+// Readable dtypes: F32, F16, BF16, F64, I64, I32, I16, I8, U64, U32, U16, U8, BOOL.
+SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::string& origin);
+
+// Memory-maps `path` and parses it, so a large checkpoint is converted straight from the page
+// cache without first being copied into a heap buffer.
+SafetensorsFile read_safetensors(const std::string& path);
+
+// Writes every tensor as F32, keys sorted, header padded with spaces to a multiple of 8.
+// The file is written to a temporary sibling and renamed, so a crash never leaves a torn file.
+void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata);
+
+// The bytes write_safetensors would write.
+std::vector<uint8_t> encode_safetensors(const std::map<std::string, Tensor>& tensors,
+                                        const std::map<std::string, std::string>& metadata);
+
+// Exact IEEE conversions (subnormals, infinities and NaN payloads preserved).
+float half_to_float(uint16_t h);
+float bf16_to_float(uint16_t b);
+
+}  // namespace atlas

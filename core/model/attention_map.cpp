@@ -1,0 +1,192 @@
+#include "core/model/attention_map.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+
+#include "core/model/trace.h"
+
+namespace atlas {
+
+std::string attention_array_name(const AttentionMap& m) {
+  std::string s = m.stack;
+  if (m.segment >= 0) s += ".seg" + std::to_string(m.segment);
+  if (m.step >= 0) return s + ".step" + std::to_string(m.step) + "." + m.sublayer;
+  return s + ".layer" + std::to_string(m.layer) + "." + m.sublayer;
+}
+
+const char* attention_map_kind_name(AttentionMapKind kind) {
+  switch (kind) {
+    case AttentionMapKind::Self: return "self";
+    case AttentionMapKind::Cross: return "cross";
+    case AttentionMapKind::Memory: return "memory";
+    case AttentionMapKind::Implicit: return "implicit";
+    case AttentionMapKind::Sparse: return "sparse";
+  }
+  return "self";
+}
+
+const char* token_side_name(TokenSide side) {
+  switch (side) {
+    case TokenSide::Source: return "source";
+    case TokenSide::Target: return "target";
+    case TokenSide::Positions: return "positions";
+  }
+  return "source";
+}
+
+std::string attention_family_label(const AttentionMap& m) {
+  return m.stack + (m.sublayer == "cross_attn" ? " cross-attention" : " self-attention");
+}
+
+std::string attention_map_title(const AttentionMap& m) {
+  std::string s = attention_family_label(m);
+  if (m.segment >= 0) s += ", segment " + std::to_string(m.segment);
+  if (m.step >= 0)
+    s += ", step " + std::to_string(m.step);
+  else
+    s += ", layer " + std::to_string(m.layer);
+  if (m.round >= 0) s += ", round " + std::to_string(m.round);
+  if (m.memory_keys > 0)
+    s += " (keys: " + std::to_string(m.memory_keys) + " memory + " +
+         std::to_string(m.keys.count - m.memory_keys) + " segment)";
+  return s;
+}
+
+namespace {
+
+std::vector<std::string> span_labels(const Trace& trace, const TokenSpan& span) {
+  const std::vector<TokenInfo>* list = span.side == TokenSide::Source   ? &trace.source_tokens
+                                       : span.side == TokenSide::Target ? &trace.target_tokens
+                                                                        : nullptr;
+  std::vector<std::string> out;
+  out.reserve(size_t(std::max<int64_t>(span.count, 0)));
+  for (int64_t i = 0; i < span.count; ++i) {
+    const int64_t t = span.begin + i;
+    if (list && t >= 0 && t < int64_t(list->size()))
+      out.push_back((*list)[size_t(t)].label);
+    else
+      out.push_back(std::to_string(t));  // positions, or a span outside the list (never shown wrong)
+  }
+  return out;
+}
+
+// "<stack>.layer<i>.<sub>", "<stack>.seg<s>.layer<i>.<sub>", "<stack>.step<n>.<sub>"
+struct ParsedName {
+  std::string stack, sublayer;
+  int64_t layer = 0, segment = -1, step = -1;
+};
+
+std::optional<int64_t> number_after(const std::string& part, const char* prefix) {
+  const size_t n = std::char_traits<char>::length(prefix);
+  if (part.size() <= n || part.compare(0, n, prefix) != 0) return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = n; i < part.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(part[i])) || v > 1000000000) return std::nullopt;
+    v = v * 10 + (part[i] - '0');
+  }
+  return v;
+}
+
+std::optional<ParsedName> parse_name(const std::string& name) {
+  std::vector<std::string> parts;
+  for (size_t b = 0;;) {
+    const size_t e = name.find('.', b);
+    parts.push_back(name.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  if (parts.size() < 3 || parts.size() > 4) return std::nullopt;
+  ParsedName p;
+  p.stack = parts[0];
+  p.sublayer = parts.back();
+  if (p.sublayer != "attn" && p.sublayer != "self_attn" && p.sublayer != "cross_attn")
+    return std::nullopt;
+  if (parts.size() == 4) {
+    const auto seg = number_after(parts[1], "seg");
+    if (!seg) return std::nullopt;
+    p.segment = *seg;
+  }
+  const std::string& unit = parts[parts.size() - 2];
+  if (const auto l = number_after(unit, "layer")) {
+    p.layer = *l;
+  } else if (const auto s = number_after(unit, "step")) {
+    p.step = *s;
+  } else {
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::string> query_labels(const Trace& trace, const AttentionMap& m) {
+  return span_labels(trace, m.queries);
+}
+
+std::vector<std::string> key_labels(const Trace& trace, const AttentionMap& m) {
+  return span_labels(trace, m.keys);
+}
+
+std::vector<AttentionMap> derive_attention_maps(const Trace& trace) {
+  const bool enc_dec = !trace.target_tokens.empty();
+  std::vector<AttentionMap> out;
+  std::map<int64_t, int64_t> segment_rows;  // XL: queries of each segment, from its layer 0
+  for (const TracedArray& a : trace.arrays) {
+    const auto p = parse_name(a.name);
+    if (!p || a.tensor.shape.size() != 3) continue;
+    AttentionMap m;
+    m.array = a.name;
+    m.stack = p->stack;
+    m.sublayer = p->sublayer;
+    m.layer = p->layer;
+    m.segment = p->segment;
+    m.step = p->step;
+    m.heads = a.tensor.shape[0];
+    const int64_t lq = a.tensor.shape[1], lk = a.tensor.shape[2];
+    const TokenSide qside = enc_dec && m.stack == "decoder" ? TokenSide::Target : TokenSide::Source;
+    m.queries = {qside, 0, lq};
+    m.keys = {m.sublayer == "cross_attn" ? TokenSide::Source : qside, 0, lk};
+    m.kind = m.sublayer == "cross_attn" ? AttentionMapKind::Cross : AttentionMapKind::Self;
+    if (m.segment >= 0) {
+      if (m.layer == 0) segment_rows[m.segment] = lq;
+      int64_t begin = 0;
+      for (const auto& [s, rows] : segment_rows)
+        if (s < m.segment) begin += rows;
+      m.kind = AttentionMapKind::Memory;
+      m.memory_keys = lk - lq;
+      m.queries.begin = begin;
+      m.keys.begin = begin - m.memory_keys;
+    }
+    out.push_back(std::move(m));
+  }
+  // Sparse maps too long for a dense copy: only the CSR arrays (rows over the same tokens).
+  for (const TracedArray& a : trace.arrays) {
+    const std::string suffix = ".indptr";
+    if (a.name.size() <= suffix.size() ||
+        a.name.compare(a.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string base = a.name.substr(0, a.name.size() - suffix.size());
+    const auto p = parse_name(base);
+    const TracedArray* values = trace.find(base + ".values");
+    if (!p || trace.find(base) || !values || values->tensor.shape.size() != 2) continue;
+    AttentionMap m;
+    m.array = base;
+    m.stack = p->stack;
+    m.sublayer = p->sublayer;
+    m.layer = p->layer;
+    m.step = p->step;
+    m.kind = AttentionMapKind::Sparse;
+    m.heads = values->tensor.shape[0];
+    const int64_t l = a.tensor.numel() - 1;
+    const TokenSide side =
+        enc_dec && m.stack == "decoder" ? TokenSide::Target : TokenSide::Source;
+    m.queries = {side, 0, l};
+    m.keys = {side, 0, l};
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace atlas

@@ -1,0 +1,75 @@
+#pragma once
+// The attention-map catalogue: a typed description of every attention array a run traced, so
+// that views, exports and dumps read what an array is (stack, layer, segment, step, kind, which
+// tokens its rows and columns are) instead of parsing its name.
+//
+// The producer of an attention array describes it (ForwardPass::attention for the vanilla,
+// Universal, sparse, Reformer, Performer, Shaw and span sub-layers; the Transformer-XL loop for
+// its segments over memory; the seq2seq, SNAIL and SAGAN models for theirs). When the run ends,
+// Trace::finalize_attention_maps() records how each map is stored (dense [heads, Lq, Lk], CSR,
+// or both) and drops descriptions whose arrays were not traced.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+struct Trace;
+struct TokenInfo;
+
+enum class AttentionMapKind {
+  Self,      // queries and keys are the same tokens
+  Cross,     // decoder queries over encoder outputs (or a seq2seq alignment)
+  Memory,    // Transformer-XL: keys are the cached memory followed by the segment
+  Implicit,  // Performer: rownorm(phi(Q) phi(K)^T), never formed by the forward itself
+  Sparse,    // a sparse pattern's probabilities; the CSR arrays hold only the nonzeros
+};
+
+// Which token list of the Trace a map's rows or columns index. Positions: no tokens (image
+// locations of SAGAN), labelled by index.
+enum class TokenSide { Source, Target, Positions };
+
+struct TokenSpan {
+  TokenSide side = TokenSide::Source;
+  int64_t begin = 0;  // first token of the list
+  int64_t count = 0;  // rows (queries) or columns (keys)
+};
+
+struct AttentionMap {
+  std::string array;     // trace array: dense [heads, Lq, Lk], and/or CSR at array + ".indptr" ...
+  std::string stack;     // "encoder" | "decoder" | a model's own ("snail", "sagan")
+  std::string sublayer;  // "attn" | "self_attn" | "cross_attn"
+  int64_t layer = 0;
+  int64_t segment = -1;  // Transformer-XL segment; -1 when the model has none
+  int64_t step = -1;     // Universal Transformer step, from 1; -1 when none
+  int64_t round = -1;    // LSH hash round; -1 for the rounds combined (or no LSH)
+  AttentionMapKind kind = AttentionMapKind::Self;
+  int64_t heads = 0;
+  TokenSpan queries, keys;
+  int64_t memory_keys = 0;  // the first memory_keys keys are Transformer-XL memory
+  bool normalized = true;   // rows sum to one over the allowed keys
+  // Filled by Trace::finalize_attention_maps() from what the run stored:
+  bool dense = false;  // `array` holds [heads, Lq, Lk]
+  bool csr = false;    // array + ".indptr", ".indices", ".values" hold the nonzeros
+  std::string mask;    // array of allowed keys [Lq, Lk], or "" when none was traced
+};
+
+// "encoder.layer0.attn", "decoder.seg2.layer1.self_attn", "encoder.step3.attn": the dump's
+// naming scheme (docs/dump-format.md), from stack, sublayer, layer, segment and step.
+std::string attention_array_name(const AttentionMap& m);
+// "decoder self-attention", "decoder cross-attention"
+std::string attention_family_label(const AttentionMap& m);
+// "decoder self-attention, segment 2, layer 1 (keys: 16 memory + 16 segment)"
+std::string attention_map_title(const AttentionMap& m);
+const char* attention_map_kind_name(AttentionMapKind kind);  // "self", "cross", ...
+const char* token_side_name(TokenSide side);                 // "source", "target", "positions"
+
+// Labels of a map's rows and columns from the trace's token lists (positions: "0", "1", ...).
+std::vector<std::string> query_labels(const Trace& trace, const AttentionMap& m);
+std::vector<std::string> key_labels(const Trace& trace, const AttentionMap& m);
+
+// Descriptions of the arrays of a trace recorded before the catalogue existed (dumps of
+// manifest version 1), derived from the naming scheme and the token lists.
+std::vector<AttentionMap> derive_attention_maps(const Trace& trace);
+
+}  // namespace atlas

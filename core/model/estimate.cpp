@@ -1,0 +1,133 @@
+#include "core/model/estimate.h"
+
+#include <sstream>
+
+#include "core/model/params.h"
+#include "core/variants/score_functions/score_functions.h"  // score_function_name
+
+namespace atlas {
+
+namespace {
+
+const char* name_of(Architecture a) {
+  switch (a) {
+    case Architecture::Encoder: return "encoder";
+    case Architecture::Decoder: return "decoder (causal)";
+    case Architecture::EncoderDecoder: return "encoder-decoder";
+  }
+  return "?";
+}
+
+}  // namespace
+
+CostEstimate estimate_cost(const ModelConfig& c, int64_t L) {
+  CostEstimate e;
+  e.parameters = parameter_count(c);
+  e.weight_bytes = 4.0 * double(e.parameters);
+  const double d = double(c.d_model), h = double(c.n_heads), dh = double(c.d_head());
+  const double ff = double(c.d_ff), l = double(L);
+  int64_t attn_layers = 0, ffn_layers = 0;
+  if (c.has_encoder()) {
+    attn_layers += c.n_layers;
+    ffn_layers += c.n_layers;
+  }
+  if (c.has_decoder()) {
+    const int64_t n = c.decoder_layers();
+    attn_layers += (c.architecture == Architecture::EncoderDecoder ? 2 : 1) * n;
+    ffn_layers += n;
+  }
+  // Per attention layer: 4 projections (2 L d d each), QK^T and PV (2 L L d each).
+  const double attn_flops = 4 * 2 * l * d * d + 2 * 2 * l * l * d;
+  const double ffn_flops = 2 * 2 * l * d * ff;
+  e.flops = double(attn_layers) * attn_flops + double(ffn_layers) * ffn_flops;
+  if (c.output != OutputHead::None) e.flops += 2 * l * d * double(c.vocab_size);
+  if (c.xl.enabled && c.gating.enabled) {  // GTrXL: d x d gate maps per sub-layer (core/variants/gtrxl/gtrxl.cpp)
+    const double maps = c.gating.type == GateType::Gru ? 6 : c.gating.type == GateType::None ? 0 : 1;
+    e.flops += double(2 * c.n_layers) * maps * 2 * l * d * d;
+  }
+  e.attention_bytes = double(attn_layers) * 4.0 * (h * l * l + h * dh * l);
+  e.activation_bytes = double(ffn_layers) * 4.0 * (l * ff + 4 * l * d);
+  return e;
+}
+
+std::string describe_architecture(const ModelConfig& c) {
+  std::ostringstream s;
+  s << "name: " << c.name << "\n";
+  if (!c.description.empty()) s << "description: " << c.description << "\n";
+  s << "architecture: " << name_of(c.architecture) << "\n";
+  if (c.rnn_seq2seq.enabled) {  // recurrent model, the Transformer lines do not apply
+    const Seq2SeqConfig& r = c.rnn_seq2seq;
+    const char* align[] = {"global", "local-m", "local-p"};
+    s << "recurrent seq2seq (core/variants/seq2seq/seq2seq.cpp): " << (r.cell == RnnCell::Gru ? "GRU" : "LSTM")
+      << ", hidden " << r.hidden_size << (r.bidirectional ? ", bidirectional encoder" : "")
+      << ", " << (r.style == AttentionStyle::Bahdanau ? "Bahdanau" : "Luong") << " decoder, "
+      << align[int(r.alignment)] << (r.alignment == Alignment::Global ? "" : " (D " + std::to_string(r.window) + ")")
+      << " " << (r.selection == Selection::Soft ? "soft" : "hard") << " attention, "
+      << (r.output == Seq2SeqOutput::Pointer ? "pointer output" : "vocabulary output") << "\n";
+    s << "embedding: " << c.d_model << ", vocab: " << c.vocab_size << "\n";
+  }
+  if (c.score.function != ScoreFunction::ScaledDot || c.rnn_seq2seq.enabled) {
+    s << "score function: " << score_function_name(c.score.function) << "\n";
+  }
+  if (c.rnn_seq2seq.enabled) return s.str();
+  if (c.ntm.enabled) {  // Neural Turing Machine (core/variants/ntm/ntm_model.cpp)
+    s << "Neural Turing Machine: memory " << c.ntm.memory_slots << " x " << c.ntm.memory_width << ", "
+      << c.ntm.read_heads << " read / " << c.ntm.write_heads << " write heads, shifts -" << c.ntm.shift_range
+      << "..+" << c.ntm.shift_range << ", feed-forward controller " << c.ntm.controller_size << "\n";
+    return s.str();
+  }
+  if (c.sagan.enabled) {  // Self-Attention GAN block (core/variants/sagan/sagan.cpp)
+    s << "Self-Attention GAN block: " << c.sagan.channels << " channels on " << c.sagan.image_size << " x "
+      << c.sagan.image_size << " locations" << (c.sagan.pool_keys ? ", 2x2-pooled keys/values" : "")
+      << ", gamma " << c.sagan.gamma << "\n";
+    return s.str();
+  }
+  if (c.snail.enabled) {  // SNAIL (core/variants/snail/snail_model.cpp)
+    s << "SNAIL: " << c.snail.tc_blocks << " TC blocks (D " << c.snail.filters << ", T " << c.snail.length
+      << (c.snail.paper_dilations ? ", paper dilations" : "") << ") between " << c.snail.tc_blocks + 1
+      << " causal attention blocks (K " << c.snail.key_size << ", V " << c.snail.value_size << ") on "
+      << c.d_model << "-channel embeddings\n";
+    return s.str();
+  }
+  if (c.has_encoder()) s << "encoder layers: " << c.n_layers << "\n";
+  if (c.has_decoder()) s << "decoder layers: " << c.decoder_layers() << "\n";
+  s << "d_model: " << c.d_model << ", heads: " << c.n_heads << " (d_head " << c.d_head()
+    << "), d_ff: " << c.d_ff << "\n";
+  s << "vocab: " << c.vocab_size << " ("
+    << (c.tokenizer.kind == TokenizerKind::Bytes   ? "bytes"
+        : c.tokenizer.kind == TokenizerKind::Chars ? "characters"
+        : c.tokenizer.kind == TokenizerKind::Words ? "words"
+        : c.tokenizer.kind == TokenizerKind::Gpt2Bpe ? "GPT-2 byte-level BPE"
+        : c.tokenizer.kind == TokenizerKind::Labels  ? "class labels"
+                                                     : "WordPiece")
+    << "), max positions: " << c.max_positions << "\n";
+  if (c.embeddings.token_types > 0 || c.embeddings.norm)
+    s << "embeddings: " << c.embeddings.token_types << " token types"
+      << (c.embeddings.norm ? ", normalised" : "") << "\n";
+  s << "positions: "
+    << (c.positional == Positional::None         ? "none"
+        : c.positional == Positional::Learned    ? "learned"
+        : c.sinusoid_layout == SinusoidLayout::Interleaved ? "sinusoidal (interleaved)"
+                                                           : "sinusoidal (concatenated)")
+    << (c.scale_embedding ? ", embeddings scaled by sqrt(d)" : "") << "\n";
+  s << "block: " << (c.norm_position == NormPosition::Post ? "post-norm" : "pre-norm") << ", "
+    << (c.norm == NormKind::LayerNorm ? "LayerNorm" : "ScaleNorm")
+    << (c.fixnorm ? " + FixNorm" : "") << ", FFN "
+    << (c.activation == FfnActivation::ReLU   ? "ReLU"
+        : c.activation == FfnActivation::Gelu ? "GELU (erf)"
+                                              : "GELU (tanh)")
+    << "\n";
+  if (c.xl.enabled && c.gating.enabled) {
+    const char* gates[] = {"none (residual x + y)", "input", "output", "highway", "GRU"};
+    s << "GTrXL gates: " << gates[int(c.gating.type)] << ", b_g init " << c.gating.bias_init
+      << (c.gating.identity_map_reorder ? ", identity-map reordering (TrXL-I)" : "") << "\n";
+  }
+  s << "output: "
+    << (c.output == OutputHead::Tied     ? "tied to the embedding"
+        : c.output == OutputHead::Untied ? "separate projection"
+                                         : "none (hidden states)")
+    << "\n";
+  return s.str();
+}
+
+}  // namespace atlas

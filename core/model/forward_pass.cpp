@@ -1,0 +1,258 @@
+#include "core/model/forward_pass.h"
+
+#include <cmath>
+
+#include "core/tensor/error.h"
+#include "core/model/positional.h"
+#include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/score_functions/score_functions.h"
+#include "core/variants/sparse/sparse_attention.h"
+#include "core/variants/relative_attention/relative_attention.h"
+
+namespace atlas {
+
+Tensor mask_matrix(const AttentionMask& m, int64_t lq, int64_t lk) {
+  Tensor t({lq, lk});
+  for (int64_t i = 0; i < lq; ++i)
+    for (int64_t j = 0; j < lk; ++j) t.data[i * lk + j] = m.is_allowed(i, j, lk) ? 1.0f : 0.0f;
+  return t;
+}
+
+ForwardPass::ForwardPass(const ModelConfig& config, Backend& backend, const Weights& weights,
+                         const RunOptions& options, Trace& trace, int64_t steps_total)
+    : c_(config), be_(backend), w_(weights), opt_(options), trace_(trace),
+      steps_total_(std::max<int64_t>(1, steps_total)) {}
+
+const DTensor& ForwardPass::weight(const std::string& name) const {
+  auto it = w_.find(name);
+  if (it == w_.end()) throw AtlasError("internal: weight " + name + " not uploaded");
+  return it->second;
+}
+
+DTensor ForwardPass::optional_weight(const std::string& name) const {
+  auto it = w_.find(name);
+  return it == w_.end() ? DTensor{} : it->second;
+}
+
+void ForwardPass::step(const std::string& stage) {
+  if (opt_.cancel && opt_.cancel->load()) throw Cancelled();
+  ++steps_done_;
+  if (opt_.progress) opt_.progress(double(steps_done_) / double(steps_total_), stage);
+}
+
+DTensor ForwardPass::norm(const DTensor& x, const std::string& prefix) {
+  if (c_.norm == NormKind::LayerNorm)
+    return be_.layer_norm(x, weight(prefix + ".gamma"), weight(prefix + ".beta"), c_.norm_eps);
+  return be_.scale_norm(x, weight(prefix + ".g"), c_.norm_eps);
+}
+
+AttentionMap attention_site(std::string stack, std::string sublayer, int64_t layer, int64_t step) {
+  AttentionMap m;
+  m.stack = std::move(stack);
+  m.sublayer = std::move(sublayer);
+  m.layer = layer;
+  m.step = step;
+  return m;
+}
+
+DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
+                               AttentionMap site, AttentionMask mask) {
+  const std::string traced_name = attention_array_name(site);
+  if (opt_.trace.attention) {
+    // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
+    // same tokens, or the source's for cross-attention.
+    const bool target_rows = c_.architecture == Architecture::EncoderDecoder && site.stack == "decoder";
+    const bool cross = site.sublayer == "cross_attn";
+    const TokenSide rows = target_rows ? TokenSide::Target : TokenSide::Source;
+    if (site.queries.count == 0) site.queries = {rows, 0, xq.shape[0]};
+    if (site.keys.count == 0) site.keys = {cross ? TokenSide::Source : rows, 0, xkv.shape[0]};
+    site.kind = cross ? AttentionMapKind::Cross
+                : !sparse_applies(c_, xq, xkv) ? AttentionMapKind::Self
+                : c_.performer.enabled         ? AttentionMapKind::Implicit
+                                               : AttentionMapKind::Sparse;
+    site.array = traced_name;
+    trace_.describe_attention(std::move(site));
+  }
+  DTensor q = be_.linear(xq, weight(prefix + ".wq"), optional_weight(prefix + ".bq"));
+  DTensor k = be_.linear(xkv, weight(prefix + ".wk"), optional_weight(prefix + ".bk"));
+  DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
+  AttentionArgs args;
+  args.heads = static_cast<int>(c_.n_heads);
+  args.scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
+  args.want_probs = opt_.trace.attention;
+  args.want_scores = opt_.trace.scores;
+  const int64_t lq = xq.shape[0], lk = xkv.shape[0];
+  if (opt_.trace.qk) {  // `atlas scores` recomputes every score function from these
+    trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
+    trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
+  }
+  if (sparse_applies(c_, xq, xkv)) {  // CSR pattern, never a dense L x L mask
+    DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
+    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  }
+  if (opt_.trace.masks)
+    trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
+               mask_matrix(mask, lq, lk), DType::I32);
+  if (variant_i_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
+    DTensor o = variant_i_attention(*this, xq, q, k, v, prefix, traced_name, mask);
+    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  }
+  if (score_function_applies(c_)) {  // seed 004's score functions, host maths
+    DTensor o = score_function_attention(*this, q, k, v, prefix, traced_name, mask);
+    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  }
+  args.mask = std::move(mask);
+  AttentionResult r = be_.attention(q, k, v, args);
+  if (args.want_probs)
+    trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
+  if (args.want_scores)
+    trace_later(traced_name + ".scores",
+                "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
+  return be_.linear(r.out, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+}
+
+DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
+  DTensor h = be_.linear(x, weight(prefix + ".w1"), optional_weight(prefix + ".b1"));
+  return be_.linear(be_.activation(h, activation_kind()), weight(prefix + ".w2"),
+                    optional_weight(prefix + ".b2"));
+}
+
+Activation ForwardPass::activation_kind() const {
+  return c_.activation == FfnActivation::ReLU   ? Activation::ReLU
+         : c_.activation == FfnActivation::Gelu ? Activation::GeluErf
+                                                : Activation::GeluTanh;
+}
+
+DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name) {
+  std::vector<int32_t> ids;
+  ids.reserve(tokens.size());
+  for (const auto& t : tokens) ids.push_back(t.id);
+  const float s = c_.scale_embedding ? std::sqrt(static_cast<float>(c_.d_model)) : 1.0f;
+  DTensor table = weight("embed.tokens");
+  if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
+  return add_positions(be_.embedding(table, ids, s), tokens, positional_name);
+}
+
+DTensor ForwardPass::embed_patches(const Tensor& pixels, const Tensor& cls_fix,
+                                   const std::vector<TokenInfo>& tokens,
+                                   const std::string& positional_name) {
+  DTensor x = be_.linear(be_.upload(pixels), weight("embed.patch.weight"), weight("embed.patch.bias"));
+  if (!cls_fix.data.empty()) x = be_.add(x, be_.upload(cls_fix));  // row 0 becomes embed.cls
+  return add_positions(x, tokens, positional_name);
+}
+
+DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
+                                   const std::string& positional_name) {
+  const int64_t L = static_cast<int64_t>(tokens.size());
+  if (c_.positional == Positional::Sinusoidal) {
+    Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout);
+    x = be_.add(x, be_.upload(pe));
+    if (opt_.trace.positional)
+      trace_.add(positional_name, "positional encoding added to the embeddings [L, d]", std::move(pe));
+  } else if (c_.positional == Positional::Learned) {
+    std::vector<int32_t> pos(static_cast<size_t>(L));
+    for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    DTensor pe = be_.embedding(weight("embed.positions"), pos, 1.0f);
+    if (opt_.trace.positional)
+      trace_.add(positional_name, "learned positional embeddings of the positions used [L, d]",
+                 be_.download(pe));
+    x = be_.add(x, pe);
+  }
+  if (c_.embeddings.token_types > 0) {  // BERT segment embeddings, row = TokenInfo::type
+    std::vector<int32_t> types;
+    types.reserve(tokens.size());
+    for (const auto& t : tokens) {
+      if (t.type < 0 || t.type >= c_.embeddings.token_types)
+        throw AtlasError("token type " + std::to_string(t.type) + " of \"" + t.label +
+                         "\" is outside the model's " +
+                         std::to_string(c_.embeddings.token_types) + " token types");
+      types.push_back(t.type);
+    }
+    x = be_.add(x, be_.embedding(weight("embed.token_types"), types, 1.0f));
+  }
+  if (c_.embeddings.norm) x = norm(x, "embed.norm");  // BERT's embeddings.LayerNorm
+  return x;
+}
+
+DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
+  if (c_.lsh.reversible) {  // Reformer reversible stack (lsh_attention.cpp)
+    AttentionMask m;
+    m.key_valid = key_valid;
+    return reversible_stack(*this, x, "encoder", c_.n_layers, m, "attn");
+  }
+  for (int64_t i = 0; i < c_.n_layers; ++i) {
+    const std::string p = "encoder.layer" + std::to_string(i);
+    AttentionMask m;
+    m.key_valid = key_valid;
+    x = sublayer(x, p + ".attn_norm",
+                 [&](const DTensor& h) { return attention(h, h, p + ".attn", attention_site("encoder", "attn", i), m); });
+    x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
+    if (opt_.trace.hidden)
+      trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
+    step("encoder layer " + std::to_string(i));
+  }
+  if (c_.norm_position == NormPosition::Pre) x = norm(x, "encoder.final_norm");
+  return x;
+}
+
+DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
+                             const std::vector<uint8_t>& memory_valid) {
+  if (c_.lsh.reversible && !memory) {  // Reformer reversible stack
+    AttentionMask m;
+    m.causal = true;
+    m.key_valid = self_valid;
+    return reversible_stack(*this, x, "decoder", c_.decoder_layers(), m, "self_attn");
+  }
+  for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
+    const std::string p = "decoder.layer" + std::to_string(i);
+    AttentionMask self_mask;
+    self_mask.causal = true;
+    self_mask.key_valid = self_valid;
+    x = sublayer(x, p + ".self_attn_norm", [&](const DTensor& h) {
+      return attention(h, h, p + ".self_attn", attention_site("decoder", "self_attn", i), self_mask);
+    });
+    if (memory) {
+      AttentionMask cross;
+      cross.key_valid = memory_valid;
+      x = sublayer(x, p + ".cross_attn_norm", [&](const DTensor& h) {
+        return attention(h, *memory, p + ".cross_attn", attention_site("decoder", "cross_attn", i),
+                         cross);
+      });
+    }
+    x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
+    if (opt_.trace.hidden)
+      trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
+    step("decoder layer " + std::to_string(i));
+  }
+  if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
+  return x;
+}
+
+void ForwardPass::trace_later(std::string name, std::string meaning, DTensor t, DType dtype) {
+  pending_.push_back({trace_.arrays.size(), t});
+  trace_.add(std::move(name), std::move(meaning), Tensor{}, dtype);
+}
+
+Tensor ForwardPass::download_pending(const DTensor& also) {
+  std::vector<DTensor> wanted;
+  for (const Pending& p : pending_) wanted.push_back(p.tensor);
+  if (also) wanted.push_back(also);
+  std::vector<Tensor> got = be_.download_all(wanted);
+  for (size_t i = 0; i < pending_.size(); ++i) trace_.arrays[pending_[i].index].tensor = std::move(got[i]);
+  pending_.clear();
+  return also ? got.back() : Tensor{};
+}
+
+DTensor ForwardPass::output_logits(const DTensor& h) {
+  if (c_.output == OutputHead::None) return {};
+  DTensor table = weight(c_.output == OutputHead::Tied ? "embed.tokens" : "output.weight");
+  if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
+  DTensor x = h;
+  if (c_.head.transform) {  // BERT's MLM head: dense, activation, norm
+    x = be_.linear(x, weight("output.transform.weight"), weight("output.transform.bias"));
+    x = norm(be_.activation(x, activation_kind()), "output.transform_norm");
+  }
+  return be_.linear(x, table, optional_weight("output.bias"));
+}
+
+}  // namespace atlas

@@ -1,0 +1,94 @@
+#pragma once
+// One forward pass in progress: the building blocks of seed 002's Transformer (norms,
+// multi-head attention, FFN, residual sub-layers, embeddings, encoder and decoder stacks) bound
+// to a config, a backend, uploaded weights and the trace being recorded. Variants reuse these
+// blocks and replace only what their paper changes.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/config/config.h"
+#include "core/model/model.h"
+#include "core/model/trace.h"
+
+namespace atlas {
+
+using Weights = std::map<std::string, DTensor>;  // one model's weights on one backend
+
+class ForwardPass {
+ public:
+  ForwardPass(const ModelConfig& config, Backend& backend, const Weights& weights,
+              const RunOptions& options, Trace& trace, int64_t steps_total);
+
+  const ModelConfig& config() const { return c_; }
+  Backend& backend() { return be_; }
+  const RunOptions& options() const { return opt_; }
+  Trace& trace() { return trace_; }
+
+  const DTensor& weight(const std::string& name) const;  // throws if absent
+  DTensor optional_weight(const std::string& name) const;  // empty handle if absent
+
+  // Checks the cancel flag and reports progress; call once per layer.
+  void step(const std::string& stage);
+
+  DTensor norm(const DTensor& x, const std::string& prefix);
+  // Multi-head attention sub-layer: projections `prefix.{wq,wk,wv,wo}`, traced as
+  // attention_array_name(site) (probabilities, mask and scores as RunOptions::trace asks) and
+  // described in the trace's attention-map catalogue. `site` names stack, sublayer, layer (or
+  // step); the token spans default to the stack's tokens and the kind to the config's attention.
+  DTensor attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
+                    AttentionMap site, AttentionMask mask);
+  DTensor ffn(const DTensor& x, const std::string& prefix);
+  // x + f(norm(x)) for pre-norm, norm(x + f(x)) for post-norm.
+  template <class F>
+  DTensor sublayer(const DTensor& x, const std::string& norm_prefix, F&& f) {
+    if (c_.norm_position == NormPosition::Pre) return be_.add(x, f(norm(x, norm_prefix)));
+    return norm(be_.add(x, f(x)), norm_prefix);
+  }
+  // Token embedding (+ FixNorm, sqrt(d) scale) plus the absolute positional encoding.
+  DTensor embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name);
+  // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.
+  DTensor embed_patches(const Tensor& pixels, const Tensor& cls_fix,
+                        const std::vector<TokenInfo>& tokens, const std::string& positional_name);
+  DTensor encoder(DTensor x, const std::vector<uint8_t>& key_valid);
+  // memory = encoder output for cross-attention, or nullptr for a decoder-only model.
+  DTensor decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
+                  const std::vector<uint8_t>& memory_valid);
+  // Output head: logits [L, vocab] (tied or untied), or nullptr-equivalent empty handle.
+  DTensor output_logits(const DTensor& h);
+
+  // Records a device tensor in the trace without waiting for it: the download happens in
+  // download_pending(), so a recording backend submits the whole forward once instead of once
+  // per traced layer.
+  void trace_later(std::string name, std::string meaning, DTensor t, DType dtype = DType::F32);
+  // Downloads every pending array, and `also` (returned), in one batch.
+  Tensor download_pending(const DTensor& also);
+
+ private:
+  // Positions (sinusoidal or learned), token types and the embedding norm on top of x.
+  DTensor add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
+                        const std::string& positional_name);
+  Activation activation_kind() const;
+
+  const ModelConfig& c_;
+  Backend& be_;
+  const Weights& w_;
+  const RunOptions& opt_;
+  Trace& trace_;
+  int64_t steps_done_ = 0, steps_total_;
+  struct Pending {
+    size_t index;  // into trace_.arrays
+    DTensor tensor;
+  };
+  std::vector<Pending> pending_;
+};
+
+// The description of one attention sub-layer before its spans and kind are known.
+AttentionMap attention_site(std::string stack, std::string sublayer, int64_t layer,
+                            int64_t step = -1);
+
+// [Lq, Lk] matrix of 1 (allowed) and 0 (masked), for the trace.
+Tensor mask_matrix(const AttentionMask& mask, int64_t lq, int64_t lk);
+
+}  // namespace atlas

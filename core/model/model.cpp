@@ -1,0 +1,208 @@
+// The forward pass of seed 002's Transformer with the composition options of DESIGN.md:
+// encoder / decoder / encoder-decoder stacks, post- or pre-norm, LayerNorm or ScaleNorm,
+// sinusoidal or learned positions, tied or untied output. Every op goes through a Backend.
+#include "core/model/model.h"
+
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "core/tensor/error.h"
+#include "core/analysis/attention_rollout.h"
+#include "core/model/forward_pass.h"
+#include "core/input/patch_input.h"
+#include "core/analysis/logit_lens.h"
+#include "core/variants/ntm/ntm_model.h"
+#include "core/variants/sagan/sagan.h"
+#include "core/variants/snail/snail_model.h"
+#include "core/variants/seq2seq/seq2seq.h"
+#include "core/variants/transformer_xl/transformer_xl.h"
+#include "core/variants/universal/universal.h"
+
+namespace atlas {
+
+namespace {
+
+std::vector<uint8_t> key_validity(const std::vector<TokenInfo>& tokens, int64_t pad_id) {
+  if (pad_id < 0) return {};
+  std::vector<uint8_t> valid(tokens.size());
+  bool any_pad = false;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    valid[i] = tokens[i].id != pad_id;
+    any_pad |= !valid[i];
+  }
+  return any_pad ? valid : std::vector<uint8_t>{};
+}
+
+void check_tokens(const ModelConfig& c, const std::vector<TokenInfo>& tokens, const char* what) {
+  if (tokens.empty()) throw AtlasError(std::string(what) + " is empty: nothing to run");
+  if (static_cast<int64_t>(tokens.size()) > c.max_positions)
+    throw AtlasError(std::string(what) + " has " + std::to_string(tokens.size()) +
+                     " tokens, more than the model's max_positions " +
+                     std::to_string(c.max_positions));
+  for (const auto& t : tokens)
+    if (t.id < 0 || t.id >= c.vocab_size)
+      throw AtlasError(std::string(what) + ": token id " + std::to_string(t.id) +
+                       " is outside the vocabulary of " + std::to_string(c.vocab_size));
+}
+
+// Uploaded weights are kept per backend instance so repeated runs upload once. An entry
+// whose backend was destroyed is dropped at the next forward of the model (its tensors may
+// hold device memory and the device context alive).
+struct WeightCache {
+  struct Entry {
+    std::weak_ptr<const void> backend_alive;
+    std::shared_ptr<Weights> weights;
+  };
+  std::mutex mutex;
+  std::map<uint64_t, Entry> by_backend;
+};
+
+}  // namespace
+
+struct ModelPrivate {
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  WeightCache cache;
+};
+
+Model::Model(ModelConfig config, ParamStore params)
+    : config_(std::move(config)), params_(std::move(params)) {
+  validate_config(config_, config_.name.empty() ? "model" : config_.name);
+  warnings_ = check_params(config_, params_, config_.name.empty() ? "model" : config_.name);
+  tokenizer_ = make_tokenizer(config_.tokenizer);
+  if (tokenizer_->vocab_size() > config_.vocab_size)
+    throw AtlasError("tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
+                     " tokens but vocab_size is " + std::to_string(config_.vocab_size));
+  private_ = std::make_shared<ModelPrivate>();
+}
+
+RunResult Model::run(const std::string& source, const std::string& target,
+                     const RunOptions& options) const {
+  std::vector<TokenInfo> src = tokenizer_->encode(source);
+  std::vector<TokenInfo> tgt;
+  if (config_.architecture == Architecture::EncoderDecoder) {
+    if (config_.bos_id >= 0) tgt.push_back({static_cast<int32_t>(config_.bos_id), "<bos>"});
+    auto rest = tokenizer_->encode(target);
+    tgt.insert(tgt.end(), rest.begin(), rest.end());
+  } else if (!target.empty()) {
+    throw AtlasError("a target text is only used by encoder-decoder models; this model is " +
+                     std::string(config_.architecture == Architecture::Encoder ? "an encoder"
+                                                                               : "a decoder"));
+  }
+  return forward(src, tgt, options);
+}
+
+RunResult Model::forward(const std::vector<TokenInfo>& source_in,
+                         const std::vector<TokenInfo>& target, const RunOptions& options) const {
+  RunResult r = forward_traced(source_in, target, options);
+  r.trace.finalize_attention_maps();
+  return r;
+}
+
+RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
+                                const std::vector<TokenInfo>& target,
+                                const RunOptions& options) const {
+  const ModelConfig& c = config_;
+  if (options.trace.logit_lens > 0 && !options.trace.hidden) {
+    // The lens reads every layer's hidden state: trace them, then drop them (not asked for).
+    RunOptions with_hidden = options;
+    with_hidden.trace.hidden = true;
+    RunResult r = forward(source_in, target, with_hidden);
+    std::erase_if(r.trace.arrays, [](const TracedArray& t) {
+      return t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".hidden") == 0;
+    });
+    return r;
+  }
+  std::vector<TokenInfo> source = source_in;
+  if (options.pad_to > 0 && options.pad_to > static_cast<int64_t>(source.size())) {
+    if (c.pad_id < 0) throw AtlasError("padding asked for, but the model has no pad_id");
+    const TokenInfo pad{static_cast<int32_t>(c.pad_id), "<pad>"};
+    source.resize(static_cast<size_t>(options.pad_to), pad);
+  }
+  // The non-Transformer models of seed 004 compute everything on the host; a device backend says so.
+  if (options.backend && (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled))
+    options.backend->note_host_compute(Op::HostModel);
+  if (c.rnn_seq2seq.enabled)  // recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
+    return seq2seq_forward(c, params_, source, target, options);
+  if (c.ntm.enabled)  // Neural Turing Machine, one step per token (ntm_model.cpp)
+    return ntm_forward(c, params_, source, options);
+  if (c.snail.enabled)  // SNAIL, causal TC + attention blocks (snail_model.cpp)
+    return snail_model_forward(c, params_, source, options);
+  if (c.sagan.enabled)  // SAGAN block on the built-in test card; text unused (sagan.h)
+    return sagan_forward(c, params_, sagan_synthetic_image(c.sagan.image_size), options);
+  const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
+  check_tokens(c, source, enc_dec ? "source text" : "input text");
+  if (enc_dec) check_tokens(c, target, "target text");
+  if (options.threads > 0) set_cpu_threads(options.threads);
+
+  Backend& be = options.backend ? *options.backend : *private_->cpu;
+  std::shared_ptr<Weights> weights;
+  {
+    std::lock_guard<std::mutex> lock(private_->cache.mutex);
+    auto& entries = private_->cache.by_backend;
+    for (auto it = entries.begin(); it != entries.end();)
+      it = it->second.backend_alive.expired() ? entries.erase(it) : std::next(it);
+    auto& slot = entries[be.instance_id()];
+    if (!slot.weights) {
+      slot.backend_alive = be.lifetime();
+      slot.weights = std::make_shared<Weights>();
+      for (const auto& [name, t] : params_) slot.weights->emplace(name, be.upload(t));
+    }
+    weights = slot.weights;
+  }
+
+  RunResult result;
+  Trace& trace = result.trace;
+  ForwardPass pass(c, be, *weights, options, trace,
+                   c.universal.enabled ? c.universal.max_steps
+                   : c.xl.enabled ? xl_segments(c, int64_t(source.size())) * c.n_layers
+                   : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
+
+  DTensor h;
+  if (c.universal.enabled) {  // one shared block applied recurrently (core/variants/universal/universal.cpp)
+    trace.source_tokens = source;
+    h = universal_forward(pass, source, key_validity(source, c.pad_id));
+  } else if (c.xl.enabled) {  // segment recurrence with memory (core/variants/transformer_xl/transformer_xl.cpp)
+    trace.source_tokens = source;
+    h = xl_forward(pass, source);
+  } else if (c.architecture == Architecture::Encoder) {
+    trace.source_tokens = source;
+    DTensor x;
+    if (is_patch_model(c)) {  // ViT: the patch projection is the backend's linear op
+      const PatchMatrices m = patch_matrices(c, params_, source);
+      x = pass.embed_patches(m.pixels, m.cls_fix, source, "positional");
+    } else {
+      x = pass.embed(source, "positional");
+    }
+    h = pass.encoder(x, key_validity(source, c.pad_id));
+  } else if (c.architecture == Architecture::Decoder) {
+    trace.source_tokens = source;
+    h = pass.decoder(pass.embed(source, "positional"), nullptr, key_validity(source, c.pad_id), {});
+  } else {
+    trace.source_tokens = source;
+    trace.target_tokens = target;
+    const auto src_valid = key_validity(source, c.pad_id);
+    DTensor memory = pass.encoder(pass.embed(source, "positional"), src_valid);
+    h = pass.decoder(pass.embed(target, "decoder.positional"), &memory,
+                     key_validity(target, c.pad_id), src_valid);
+  }
+
+  DTensor logits = pass.output_logits(h);
+  // One batch: a recording backend submits the whole forward and its traced copies once.
+  result.output = pass.download_pending(logits ? logits : h);
+  if (logits) {
+    result.is_logits = true;
+    trace.add("logits", "output logits per position [L, vocab]", result.output);
+  } else {
+    trace.add("output", "final hidden states [L, d]", result.output);
+  }
+  if (options.trace.logit_lens > 0) add_logit_lens(*this, result, options.trace.logit_lens);
+  if (is_patch_model(c) && options.trace.attention)  // what the [CLS] row of a ViT is built from
+    trace.add("encoder.rollout",
+              "attention rollout (Abnar & Zuidema): flow from each input token into each token "
+              "through all layers, row = receiving token [L, L]",
+              attention_rollout(trace, "encoder"));
+  return result;
+}
+
+}  // namespace atlas

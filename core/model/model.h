@@ -1,0 +1,64 @@
+#pragma once
+// A model: config + parameters + tokenizer, run through a Backend. The forward pass follows
+// seed 002 (vanilla encoder-decoder) with the options of "The model as composition".
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/config/config.h"
+#include "core/model/params.h"
+#include "core/tokenizers/tokenizer.h"
+#include "core/model/trace.h"
+
+namespace atlas {
+
+struct ModelPrivate;
+
+struct RunOptions {
+  TraceOptions trace;
+  const std::atomic<bool>* cancel = nullptr;  // checked between layers; throws Cancelled
+  std::function<void(double fraction, const std::string& stage)> progress;
+  int threads = 0;            // 0 = every core
+  Backend* backend = nullptr;  // nullptr = the CPU reference backend
+  int64_t pad_to = 0;         // pad the source with pad_id up to this length (padding mask)
+};
+
+struct RunResult {
+  Tensor output;  // logits [L, vocab] when the model has an output head, else hidden [L, d]
+  bool is_logits = false;
+  Trace trace;
+};
+
+class Model {
+ public:
+  // Validates parameters against the config (throws AtlasError on mismatch).
+  Model(ModelConfig config, ParamStore params);
+
+  const ModelConfig& config() const { return config_; }
+  const ParamStore& params() const { return params_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Tokenizes and runs. `target` is the decoder input of an encoder-decoder model and must
+  // be empty otherwise.
+  RunResult run(const std::string& source, const std::string& target,
+                const RunOptions& options) const;
+  RunResult forward(const std::vector<TokenInfo>& source, const std::vector<TokenInfo>& target,
+                    const RunOptions& options) const;
+
+ private:
+  // The forward itself; forward() then finalizes the trace's attention-map catalogue.
+  RunResult forward_traced(const std::vector<TokenInfo>& source,
+                           const std::vector<TokenInfo>& target, const RunOptions& options) const;
+  ModelConfig config_;
+  ParamStore params_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<std::string> warnings_;
+  std::shared_ptr<ModelPrivate> private_;  // CPU backend and uploaded-weight cache
+};
+
+}  // namespace atlas

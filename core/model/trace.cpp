@@ -1,0 +1,65 @@
+#include "core/model/trace.h"
+
+#include <algorithm>
+
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+void Trace::add(std::string name, std::string meaning, Tensor t, DType dtype) {
+  arrays.push_back({std::move(name), std::move(meaning), dtype, std::move(t)});
+}
+
+const TracedArray* Trace::find(const std::string& name) const {
+  for (const auto& a : arrays)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> Trace::names() const {
+  std::vector<std::string> out;
+  out.reserve(arrays.size());
+  for (const auto& a : arrays) out.push_back(a.name);
+  return out;
+}
+
+void Trace::describe_attention(AttentionMap m) {
+  for (AttentionMap& existing : attention_maps)
+    if (existing.array == m.array) {
+      existing = std::move(m);  // described again (a re-run of the same sub-layer): the last wins
+      return;
+    }
+  attention_maps.push_back(std::move(m));
+}
+
+const AttentionMap* Trace::attention_map(const std::string& array) const {
+  for (const AttentionMap& m : attention_maps)
+    if (m.array == array) return &m;
+  return nullptr;
+}
+
+void Trace::finalize_attention_maps() {
+  for (AttentionMap& m : attention_maps) {
+    const TracedArray* dense = find(m.array);
+    const TracedArray* values = find(m.array + ".values");
+    m.dense = dense && dense->tensor.shape.size() == 3;
+    m.csr = find(m.array + ".indptr") && find(m.array + ".indices") && values &&
+            values->tensor.shape.size() == 2;
+    const TracedArray* mask = find(m.array + ".mask");
+    m.mask = mask ? mask->name : std::string();
+    if (m.dense) {
+      const Shape& s = dense->tensor.shape;
+      if (s[1] != m.queries.count || s[2] != m.keys.count)
+        throw AtlasError("trace: attention array " + m.array + " is [" + std::to_string(s[0]) +
+                         ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]) +
+                         "] but is described with " + std::to_string(m.queries.count) +
+                         " queries and " + std::to_string(m.keys.count) + " keys");
+      m.heads = s[0];
+    } else if (m.csr) {
+      m.heads = values->tensor.shape[0];
+    }
+  }
+  std::erase_if(attention_maps, [](const AttentionMap& m) { return !m.dense && !m.csr; });
+}
+
+}  // namespace atlas

@@ -1,0 +1,67 @@
+#pragma once
+// The Trace: everything a run recorded for the views, the dump and the figure export. It is
+// the contract between engine and UI. Arrays are named in the dump scheme
+// (`<stack>.layer<i>.<what>`, see docs/dump-format.md) and kept in recording order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/attention_map.h"
+#include "core/tensor/tensor.h"
+
+namespace atlas {
+
+struct TokenInfo {
+  int32_t id = 0;
+  std::string label;  // readable, valid UTF-8
+  int32_t type = 0;  // token type (BERT segment A = 0, B = 1)
+  // Patch-embedding models (ViT): the patch's normalised pixels, [channels, size, size]
+  // flattened (patch_input.h); empty for text tokens and for the CLS token.
+  std::vector<float> patch = {};
+};
+
+enum class DType { F32, I32 };
+
+struct TracedArray {
+  std::string name;     // e.g. "encoder.layer0.attn"
+  std::string meaning;  // one line for the manifest, e.g. "attention probabilities [heads, Lq, Lk]"
+  DType dtype = DType::F32;  // I32 arrays hold integral values in a float tensor
+  Tensor tensor;
+};
+
+// What a caller wants recorded. Tracing nothing keeps the forward on its fast path.
+struct TraceOptions {
+  bool attention = true;   // probabilities per stack/layer/head
+  bool scores = false;     // pre-softmax scores
+  bool masks = true;       // allowed-key masks per attention layer
+  bool positional = true;  // the positional encoding matrix
+  bool hidden = false;     // hidden states after every layer
+  // Top-k per-layer predictions (the logit lens, core/analysis/logit_lens.h) added after the run; 0 = off.
+  // Needs an output head. The hidden states it reads are kept only when `hidden` is set.
+  int64_t logit_lens = 0;
+  bool qk = false;         // projected queries and keys per attention layer (atlas scores)
+  static TraceOptions none() { return {false, false, false, false, false, 0, false}; }
+  static TraceOptions all() { return {true, true, true, true, true, 0, false}; }
+};
+
+struct Trace {
+  std::vector<TokenInfo> source_tokens;  // encoder input, or the decoder-only model's input
+  std::vector<TokenInfo> target_tokens;  // decoder input of an encoder-decoder model
+  std::vector<TracedArray> arrays;
+  // The attention-map catalogue (attention_map.h), in the order the maps were produced.
+  std::vector<AttentionMap> attention_maps;
+
+  void add(std::string name, std::string meaning, Tensor t, DType dtype = DType::F32);
+  const TracedArray* find(const std::string& name) const;  // nullptr when absent
+  std::vector<std::string> names() const;
+
+  // A producer describes the attention array it traces (or will trace) as m.array.
+  void describe_attention(AttentionMap m);
+  const AttentionMap* attention_map(const std::string& array) const;  // nullptr when absent
+  // After the run: how each described map is stored (dense, CSR, mask), its heads; maps whose
+  // arrays were not traced are dropped. Throws AtlasError when a dense array's [Lq, Lk]
+  // disagrees with its description (a producer's bug, never shown as a mislabelled view).
+  void finalize_attention_maps();
+};
+
+}  // namespace atlas

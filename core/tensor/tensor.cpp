@@ -1,0 +1,52 @@
+#include "core/tensor/tensor.h"
+
+#include <sstream>
+
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+int64_t numel_of(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << ']';
+  return out.str();
+}
+
+Tensor::Tensor(Shape s, float fill) : shape(std::move(s)) {
+  for (int64_t d : shape)
+    if (d < 0) throw AtlasError("negative dimension in tensor shape " + shape_str(shape));
+  data.assign(static_cast<size_t>(numel_of(shape)), fill);
+}
+
+Tensor Tensor::from_mat(const Mat& m) {
+  Tensor t({m.rows(), m.cols()});
+  MatMap(t.data.data(), m.rows(), m.cols()) = m;
+  return t;
+}
+
+static std::pair<int64_t, int64_t> matrix_dims(const Shape& shape, int64_t numel) {
+  if (shape.empty()) return {1, 1};
+  if (shape.size() == 1) return {1, shape[0]};
+  int64_t rows = shape[0];
+  return {rows, rows == 0 ? 0 : numel / rows};
+}
+
+MatMap Tensor::mat() {
+  auto [r, c] = matrix_dims(shape, numel());
+  return MatMap(data.data(), r, c);
+}
+
+ConstMatMap Tensor::mat() const {
+  auto [r, c] = matrix_dims(shape, numel());
+  return ConstMatMap(data.data(), r, c);
+}
+
+}  // namespace atlas

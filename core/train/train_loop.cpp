@@ -1,0 +1,279 @@
+// Trainer: batches, gradients, Adam, checkpoints and resume (train_loop.h).
+#include "core/train/train_loop.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/tensor/error.h"
+#include "core/formats/model_io.h"
+#include "core/formats/safetensors.h"
+
+namespace atlas::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The generator of example b of step s: independent of how many steps ran before, which is
+// what makes resume exact.
+Rng example_rng(uint64_t seed, int64_t step, int64_t b) {
+  uint64_t s = seed;
+  const uint64_t a = splitmix64(s) ^ (static_cast<uint64_t>(step) * 0xD1B54A32D192ED03ull);
+  uint64_t t = a ^ (static_cast<uint64_t>(b) * 0x8CB92BA72F3D8DD7ull);
+  return Rng(splitmix64(t));
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw AtlasError(path.string() + ": cannot open for reading");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json options_json(const TrainOptions& o, int64_t step) {
+  nlohmann::json j;
+  j["format"] = "attention-atlas train state";
+  j["step"] = step;
+  j["preset"] = o.preset;
+  j["task"] = o.task;
+  j["length"] = o.task_options.length;
+  j["text_file"] = o.task_options.text_path;
+  j["steps"] = o.steps;
+  j["batch"] = o.batch;
+  j["seed"] = o.seed;
+  j["schedule"] = schedule_kind_name(o.schedule.kind);
+  j["lr"] = o.schedule.lr;
+  j["warmup"] = o.schedule.warmup;
+  j["clip"] = o.clip;
+  j["label_smoothing"] = o.label_smoothing;
+  j["dropout"] = o.reg.dropout;
+  j["attention_dropout"] = o.reg.attention_dropout;
+  j["layer_drop"] = o.reg.layer_drop;
+  j["drop_head"] = o.reg.drop_head;
+  j["drop_head_schedule"] = o.drop_head_schedule;
+  j["ponder_weight"] = o.ponder_weight;
+  return j;
+}
+
+TrainOptions options_from_json(const nlohmann::json& j, int64_t& step) {
+  TrainOptions o;
+  step = j.at("step").get<int64_t>();
+  o.preset = j.at("preset").get<std::string>();
+  o.task = j.at("task").get<std::string>();
+  o.task_options.length = j.at("length").get<int64_t>();
+  o.task_options.text_path = j.at("text_file").get<std::string>();
+  o.steps = j.at("steps").get<int64_t>();
+  o.batch = j.at("batch").get<int64_t>();
+  o.seed = j.at("seed").get<uint64_t>();
+  o.schedule.kind = parse_schedule_kind(j.at("schedule").get<std::string>());
+  o.schedule.lr = j.at("lr").get<double>();
+  o.schedule.warmup = j.at("warmup").get<int64_t>();
+  o.clip = j.at("clip").get<double>();
+  o.label_smoothing = j.at("label_smoothing").get<double>();
+  o.reg.dropout = j.at("dropout").get<double>();
+  o.reg.attention_dropout = j.at("attention_dropout").get<double>();
+  o.reg.layer_drop = j.at("layer_drop").get<double>();
+  o.reg.drop_head = j.at("drop_head").get<double>();
+  o.drop_head_schedule = j.at("drop_head_schedule").get<bool>();
+  o.ponder_weight = j.value("ponder_weight", 0.01);  // absent in checkpoints before ACT training
+  return o;
+}
+
+}  // namespace
+
+void check_writable_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw AtlasError("--out " + dir + ": cannot create the directory" +
+                     (ec ? ": " + ec.message() : std::string(" (a file has that name)")));
+  const fs::path probe = fs::path(dir) / ".atlas-write-test";
+  {
+    std::ofstream out(probe, std::ios::binary);
+    if (!out || !(out << "x") || !out.flush())
+      throw AtlasError("--out " + dir + ": the directory is not writable");
+  }
+  fs::remove(probe, ec);
+}
+
+Trainer::Trainer(ModelConfig config, TrainOptions options)
+    : config_(std::move(config)), o_(std::move(options)) {
+  check_trainable(config_);
+  task_ = make_task(o_.task, o_.task_options);
+  configure_for_task(config_, task_, o_.task_options.length);
+  params_ = to_train_params<float>(init_params(config_, o_.seed));
+  finish_setup();
+}
+
+void Trainer::finish_setup() {
+  if (o_.batch < 1 || o_.batch > 4096)
+    throw AtlasError("batch " + std::to_string(o_.batch) + " is out of range (1..4096)");
+  if (o_.steps < 1) throw AtlasError("steps must be at least 1");
+  for (double p : {o_.reg.dropout, o_.reg.attention_dropout, o_.reg.layer_drop, o_.reg.drop_head})
+    if (!(p >= 0.0 && p < 1.0))
+      throw AtlasError("dropout, attention dropout, LayerDrop and DropHead rates must be in "
+                       "[0, 1)");
+  if (!(o_.label_smoothing >= 0.0 && o_.label_smoothing < 1.0))
+    throw AtlasError("label smoothing must be in [0, 1)");
+  if (!(o_.ponder_weight >= 0.0 && o_.ponder_weight <= 100.0))
+    throw AtlasError("the ponder-cost weight must be in [0, 100]");
+  validate_config(config_, "training config");
+  if (config_.performer.enabled && o_.reg.attention_dropout > 0)
+    throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
+                     "never forms (FAVOR+ multiplies features); use dropout or DropHead instead");
+  o_.schedule.d_model = config_.d_model;
+  tokenizer_ = make_tokenizer(config_.tokenizer);
+  if (config_.adaptive_span.enabled && !config_.adaptive_span.dynamic)
+    for (const auto& spec : param_specs(config_))
+      if (spec.name.ends_with(".span_z"))
+        adam_.set_lr_multiplier(spec.name, double(config_.adaptive_span.max_span));
+}
+
+StepStats Trainer::step() {
+  const int64_t s = step_ + 1;
+  Regularization reg = o_.reg;
+  if (o_.drop_head_schedule)
+    reg.drop_head = drop_head_rate(o_.reg.drop_head, s, o_.schedule.kind == ScheduleKind::Warmup
+                                                            ? o_.schedule.warmup : 0, o_.steps);
+  // The batch first: the labelled-token count normalises the loss, and the span penalty's
+  // gradient is seeded per example in the same units.
+  std::vector<Example> batch;
+  std::vector<Rng> rngs;
+  int64_t labelled = 0;
+  for (int64_t b = 0; b < o_.batch; ++b) {
+    rngs.push_back(example_rng(o_.seed, s, b));
+    batch.push_back(make_example(config_, task_, *tokenizer_, rngs.back()));
+    for (int32_t y : batch.back().labels) labelled += y >= 0;
+  }
+  ParamsT<float> grads;
+  double loss = 0, penalty = 0, span_sum = 0, ponder_sum = 0;
+  int64_t correct = 0, count = 0, span_count = 0, ponder_count = 0;
+  for (int64_t b = 0; b < o_.batch; ++b) {
+    const Example& ex = batch[size_t(b)];
+    Tape<float> tape;
+    const auto r = build_forward<float>(tape, config_, params_, ex, reg, &rngs[size_t(b)]);
+    MatT<float> d;
+    loss += smoothed_cross_entropy<float>(tape.value(r.logits), ex.labels, o_.label_smoothing,
+                                          &d, &correct, &count);
+    if (!r.span_z_nodes.empty()) {
+      // Mean penalty over the batch after the division by `labelled` below.
+      penalty += span_penalty<float>(tape, config_, r.span_z_nodes,
+                                     double(labelled) / double(o_.batch)) / double(o_.batch);
+      for (int id : r.span_z_nodes) {
+        const MatT<float>& z = tape.value(id);
+        span_sum += double(z.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span.max_span)).sum()) /
+                    double(z.rows());
+        span_count += z.cols();
+      }
+    }
+    if (!r.act_steps.empty()) {  // ACT: the ponder cost, in the span penalty's units
+      const double cost = ponder_cost<float>(tape, r, o_.ponder_weight, double(labelled) / double(o_.batch));
+      penalty += cost / double(o_.batch);
+      ponder_sum += o_.ponder_weight > 0 ? cost / o_.ponder_weight : ponder_cost<float>(tape, r, 1.0, 0.0);
+      ++ponder_count;
+    }
+    tape.backward(r.logits, d, grads);
+  }
+  const float inv = count ? 1.0f / static_cast<float>(count) : 0.0f;
+  for (auto& [name, g] : grads) g *= inv;  // mean over labelled tokens
+  StepStats st;
+  st.step = s;
+  st.grad_norm = clip_global_norm(grads, o_.clip);
+  st.lr = o_.schedule.at(s);
+  adam_.update(params_, grads, st.lr);
+  if (config_.adaptive_span.enabled && !config_.adaptive_span.dynamic) {
+    // The reference clamps z into [0, S] after each step (outside the graph).
+    for (auto& [name, p] : params_)
+      if (name.ends_with(".span_z"))
+        p = p.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span.max_span));
+  }
+  st.span_penalty = penalty;
+  st.ponder = ponder_count ? ponder_sum / double(ponder_count) : -1.0;
+  st.mean_span = span_count ? span_sum / double(span_count) : -1.0;
+  st.loss = count ? loss / double(count) : 0.0;
+  st.accuracy = count ? double(correct) / double(count) : 0.0;
+  step_ = s;
+  return st;
+}
+
+StepStats Trainer::evaluate(int64_t examples, uint64_t seed) const {
+  StepStats st;
+  st.step = step_;
+  double loss = 0;
+  int64_t correct = 0, count = 0;
+  Rng rng(seed ^ 0xE7A1u);
+  for (int64_t i = 0; i < examples; ++i) {
+    const Example ex = make_example(config_, task_, *tokenizer_, rng);
+    Tape<float> tape;
+    const auto r = build_forward<float>(tape, config_, params_, ex, {}, nullptr);
+    loss += smoothed_cross_entropy<float>(tape.value(r.logits), ex.labels, 0.0, nullptr,
+                                          &correct, &count);
+  }
+  st.loss = count ? loss / double(count) : 0.0;
+  st.accuracy = count ? double(correct) / double(count) : 0.0;
+  return st;
+}
+
+Model Trainer::model() const { return Model(config_, to_param_store<float>(params_, config_)); }
+
+void Trainer::save(const std::string& dir) const {
+  check_writable_dir(dir);
+  save_model(model(), dir);
+  ParamStore moments;
+  for (const auto& spec : param_specs(config_)) {
+    for (const auto* which : {&adam_.first_moments(), &adam_.second_moments()}) {
+      Tensor t(spec.shape);
+      auto it = which->find(spec.name);
+      if (it != which->end())
+        std::copy(it->second.data(), it->second.data() + it->second.size(), t.data.begin());
+      moments.emplace((which == &adam_.first_moments() ? "m." : "v.") + spec.name, std::move(t));
+    }
+  }
+  write_safetensors((fs::path(dir) / "optimizer.safetensors").string(), moments,
+                    {{"format", "attention-atlas adam"}, {"step", std::to_string(step_)}});
+  const fs::path state = fs::path(dir) / "train_state.json";
+  std::ofstream out(state, std::ios::binary);
+  out << options_json(o_, step_).dump(2) << "\n";
+  if (!out) throw AtlasError(state.string() + ": write failed");
+}
+
+Trainer Trainer::resume(const std::string& dir) {
+  const fs::path state_path = fs::path(dir) / "train_state.json";
+  if (!fs::exists(state_path))
+    throw AtlasError("--resume " + dir + ": no train_state.json (not a checkpoint written by "
+                     "atlas train)");
+  Trainer t;
+  try {
+    t.o_ = options_from_json(nlohmann::json::parse(read_text(state_path)), t.step_);
+  } catch (const nlohmann::json::exception& e) {
+    throw AtlasError(state_path.string() + ": malformed train state: " + e.what());
+  }
+  Model loaded = load_model(dir);
+  t.config_ = loaded.config();
+  check_trainable(t.config_);
+  t.task_ = make_task(t.o_.task, t.o_.task_options);
+  t.params_ = to_train_params<float>(loaded.params());
+  const fs::path opt_path = fs::path(dir) / "optimizer.safetensors";
+  if (!fs::exists(opt_path))
+    throw AtlasError("--resume " + dir + ": no optimizer.safetensors (Adam state) to resume");
+  SafetensorsFile opt = read_safetensors(opt_path.string());
+  ParamsT<float> m, v;
+  for (const auto& spec : param_specs(t.config_)) {
+    auto mi = opt.tensors.find("m." + spec.name), vi = opt.tensors.find("v." + spec.name);
+    if (mi == opt.tensors.end() || vi == opt.tensors.end() || mi->second.shape != spec.shape ||
+        vi->second.shape != spec.shape)
+      throw AtlasError(opt_path.string() + ": Adam moments of " + spec.name +
+                       " are missing or mis-shaped");
+    ParamStore one{{spec.name, mi->second}}, two{{spec.name, vi->second}};
+    m.emplace(spec.name, to_train_params<float>(one).at(spec.name));
+    v.emplace(spec.name, to_train_params<float>(two).at(spec.name));
+  }
+  t.adam_.set_state(t.step_, std::move(m), std::move(v));
+  t.finish_setup();
+  return t;
+}
+
+}  // namespace atlas::train

@@ -1,0 +1,86 @@
+#pragma once
+// The training forward of the vanilla engine (seed 002's Transformer with the composition
+// options of DESIGN.md) built on the tape, so it can be differentiated. It mirrors
+// ForwardPass (core/model/forward_pass.cpp) op for op and reads the engine's parameter names, so a
+// trained ParamStore loads into Model unchanged; tests/core/test_train_model.cpp checks that
+// its logits equal Model::run's on the same weights.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/model/params.h"
+#include "core/tensor/random.h"
+#include "core/train/train_tape.h"
+
+namespace atlas::train {
+
+// One training example, already in token ids. Which sequence carries labels depends on the
+// architecture: encoder -> source positions, decoder -> source positions (next-token), and
+// encoder-decoder -> target positions. label -1 = no loss at that position.
+struct Example {
+  std::vector<int32_t> source;
+  std::vector<int32_t> target;  // decoder input of an encoder-decoder model (starts with bos)
+  std::vector<int32_t> labels;
+};
+
+// Regularisers that are on while training and off for evaluation and the equality test.
+struct Regularization {
+  double dropout = 0.0;            // residual and embedding dropout (seed 002: P_drop)
+  double attention_dropout = 0.0;  // on attention probabilities
+  double layer_drop = 0.0;         // LayerDrop: skip a whole layer with this probability
+  double drop_head = 0.0;          // DropHead: drop whole heads with this probability
+};
+
+// Throws AtlasError when the config uses something this trainer has no backward for yet
+// (the variants without a training path), naming it.
+void check_trainable(const ModelConfig& config);
+
+template <class S>
+ParamsT<S> to_train_params(const ParamStore& store);
+template <class S>
+ParamStore to_param_store(const ParamsT<S>& params, const ModelConfig& config);
+
+template <class S>
+struct ForwardResult {
+  int logits = -1;                   // tape id, [L_out, vocab]
+  std::vector<int> attention_nodes;  // tape ids of every attention call, in order
+  // Adaptive span: the z of each self-attention layer, [1, H] (learned) or [Lq, H] (dynamic).
+  std::vector<int> span_z_nodes;
+  // Universal Transformer with ACT, per position t: N(t), and the weight node [L, 1] of its
+  // halting step, whose row t is the remainder R(t) (core/variants/universal/train_act.h).
+  std::vector<int64_t> act_steps;
+  std::vector<int> act_halt_nodes;
+};
+
+// Adaptive span's L1 penalty of one example (seed 000; the engine's trace "span.penalty"):
+// loss_coeff * sum over layers and heads of z (the mean over positions when dynamic), with z
+// clamped to [0, S]. When `seed_weight` > 0 its gradient, times seed_weight, is seeded on the
+// z nodes, to flow back with the next Tape::backward.
+template <class S>
+double span_penalty(Tape<S>& tape, const ModelConfig& config, const std::vector<int>& z_nodes,
+                    double seed_weight);
+
+// ACT's ponder cost of one example (Graves 2016; tensor2tensor's act_loss): weight times the
+// mean over positions of rho(t) = N(t) + R(t). When `seed_weight` > 0 its gradient (through
+// R(t) only; N(t) is piecewise constant), times seed_weight, is seeded on the halting-step
+// weight nodes, to flow back with the next Tape::backward. 0 for a model without ACT.
+template <class S>
+double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, double seed_weight);
+
+// Records the forward of `ex` on `tape`. `rng` drives dropout, LayerDrop and DropHead and
+// may be null when `reg` is all zero.
+template <class S>
+ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& config,
+                               const ParamsT<S>& params, const Example& ex,
+                               const Regularization& reg, Rng* rng);
+
+// Label-smoothed cross-entropy over the labelled rows (Szegedy et al., seed 000: eps_ls):
+// the target distribution is (1 - eps) on the label plus eps / V spread over all V tokens.
+// Returns the summed loss; dlogits (same shape as logits) receives d(sum)/d(logits);
+// correct counts argmax hits; count the labelled rows.
+template <class S>
+S smoothed_cross_entropy(const MatT<S>& logits, const std::vector<int32_t>& labels,
+                         double smoothing, MatT<S>* dlogits, int64_t* correct, int64_t* count);
+
+}  // namespace atlas::train

@@ -1,0 +1,42 @@
+// Adaptive attention span, Sukhbaatar et al. 2019 (seed 000, "Adaptive Attention Span";
+// REFERENCES.md for facebookresearch/adaptive-span):
+//   m_z(x) = clamp((R + z - x) / R, 0, 1)
+//   a_ij   = m_z(i - j) exp(s_ij) / sum_r m_z(i - r) exp(s_ir)      (mask inside the softmax)
+//   dynamic span: z_t = S sigmoid(v . x_t + b)
+// The reference applies the mask after the softmax and renormalises,
+// a * m / (sum(a * m) + 1e-8), equal up to that epsilon; both are offered
+// (adaptive_span.mode). Keys farther than S are outside the window; keys farther than z + R
+// get weight 0, so a head could skip them: that saving is what span.flops_saved reports.
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/variants/relative_attention/relative_attention.h"
+
+namespace atlas {
+
+float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span) {
+  if (x > max_span) return 0.0f;
+  const float r = static_cast<float>(ramp);
+  return std::clamp((r + z - static_cast<float>(x)) / r, 0.0f, 1.0f);
+}
+
+int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk) {
+  return std::abs(i + (lk - lq) - j);  // causal rows only see j <= i, so this is i - j there
+}
+
+void append_trace_row(Trace& trace, const std::string& name, const std::string& meaning,
+                      const std::vector<float>& row, Shape row_shape) {
+  for (auto& a : trace.arrays)
+    if (a.name == name) {
+      a.tensor.shape[0] += 1;
+      a.tensor.data.insert(a.tensor.data.end(), row.begin(), row.end());
+      return;
+    }
+  Shape shape{1};
+  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+  Tensor t(shape);
+  t.data = row;
+  trace.add(name, meaning, std::move(t));
+}
+
+}  // namespace atlas

@@ -1,0 +1,143 @@
+#pragma once
+// Adaptive attention span on the tape (Sukhbaatar et al. 2019, seed 000; the inference
+// version is core/variants/relative_attention/relative_attention.cpp + core/variants/adaptive_span/adaptive_span.cpp). Per head h and query i:
+//   m_ij = clamp((R + z - x_ij) / R, 0, 1),  0 when x_ij > S,   x_ij = |i - j|
+//   inside (paper):     a_ij = m_ij exp(e_ij) / sum_r m_ir exp(e_ir)
+//   after (reference):  a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8),  p = softmax(e)
+// z is [1, H] (one learned span per head, clamped to [0, S] as the engine does) or [Lq, H]
+// (dynamic span z_t = S sigmoid(v . x_t + b)). The gradient reaches z through the ramp,
+// dm/dz = 1/R for keys strictly inside it; it passes the clamp unchanged (straight-through),
+// because the reference clamps the parameter after each optimiser step, outside the graph.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "core/train/train_tape.h"
+
+namespace atlas::train {
+
+struct SpanSpec {
+  int64_t ramp = 32;
+  int64_t max_span = 8192;
+  SpanMaskMode mode = SpanMaskMode::Inside;
+};
+
+template <class S>
+S span_mask_value(S z, int64_t x, const SpanSpec& s) {
+  if (x > s.max_span) return S(0);
+  return std::clamp((S(s.ramp) + z - S(x)) / S(s.ramp), S(0), S(1));
+}
+
+// dm/dz: 1/R strictly inside the ramp, else 0.
+template <class S>
+S span_mask_slope(S z, int64_t x, const SpanSpec& s) {
+  if (x > s.max_span) return S(0);
+  const S u = (S(s.ramp) + z - S(x)) / S(s.ramp);
+  return u > S(0) && u < S(1) ? S(1) / S(s.ramp) : S(0);
+}
+
+// Self-attention with the span mask: q, k, v as Tape::attention, z a tape node as above.
+// The hard masks (causal, padding) and the attention-dropout multipliers of `spec` apply too.
+template <class S>
+int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S>& spec,
+                   const SpanSpec& span) {
+  using M = MatT<S>;
+  const M &Q = t.value(q), &K = t.value(k), &V = t.value(v), &Z = t.value(z);
+  const int H = spec.heads;
+  const Eigen::Index lq = Q.rows(), lk = K.rows(), dk = Q.cols() / H, dv = V.cols() / H;
+  auto z_at = [&Z, &span](Eigen::Index i, int h) {
+    const S raw = Z.rows() == 1 ? Z(0, h) : Z(i, h);
+    return std::clamp(raw, S(0), S(span.max_span));
+  };
+  auto allowed = [&spec](Eigen::Index i, Eigen::Index j) {
+    return !(spec.causal && j > i) && (spec.key_valid.empty() || spec.key_valid[j]);
+  };
+  struct Saved {
+    std::vector<M> a, m, p;  // per head: probabilities, mask, (after) softmax before the mask
+    std::vector<std::vector<S>> denom;  // after: sum p m + 1e-8 per row
+  };
+  auto saved = std::make_shared<Saved>();
+  M out = M::Zero(lq, H * dv);
+  for (int h = 0; h < H; ++h) {
+    const M e = (Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose()) * spec.scale;
+    M m = M::Zero(lq, lk), a = M::Zero(lq, lk), p = M::Zero(lq, lk);
+    std::vector<S> denom(static_cast<size_t>(lq), S(1));
+    for (Eigen::Index i = 0; i < lq; ++i) {
+      for (Eigen::Index j = 0; j < lk; ++j)
+        if (allowed(i, j)) m(i, j) = span_mask_value(z_at(i, h), std::abs(int64_t(i - j)), span);
+      if (span.mode == SpanMaskMode::Inside) {
+        S mx = -std::numeric_limits<S>::infinity();
+        for (Eigen::Index j = 0; j < lk; ++j)
+          if (m(i, j) > S(0)) mx = std::max(mx, e(i, j));
+        if (mx == -std::numeric_limits<S>::infinity()) continue;  // no key: zero row
+        S sum = 0;
+        for (Eigen::Index j = 0; j < lk; ++j)
+          if (m(i, j) > S(0)) sum += a(i, j) = m(i, j) * std::exp(e(i, j) - mx);
+        a.row(i) /= sum;
+      } else {
+        S mx = -std::numeric_limits<S>::infinity();
+        for (Eigen::Index j = 0; j < lk; ++j)
+          if (allowed(i, j)) mx = std::max(mx, e(i, j));
+        if (mx == -std::numeric_limits<S>::infinity()) continue;
+        S sum = 0;
+        for (Eigen::Index j = 0; j < lk; ++j)
+          if (allowed(i, j)) sum += p(i, j) = std::exp(e(i, j) - mx);
+        p.row(i) /= sum;
+        denom[i] = p.row(i).dot(m.row(i)) + S(1e-8);
+        a.row(i) = p.row(i).cwiseProduct(m.row(i)) / denom[i];
+      }
+    }
+    out.middleCols(h * dv, dv).noalias() = with_keep(a, spec.prob_keep, h) * V.middleCols(h * dv, dv);
+    saved->a.push_back(std::move(a));
+    saved->m.push_back(std::move(m));
+    saved->p.push_back(std::move(p));
+    saved->denom.push_back(std::move(denom));
+  }
+  return t.record(std::move(out), [=](Tape<S>& t, const M& dout) {
+    const M &Q = t.value(q), &K = t.value(k), &V = t.value(v), &Z = t.value(z);
+    M& dq = t.grad(q);
+    M& dkm = t.grad(k);
+    M& dvm = t.grad(v);
+    M& dz = t.grad(z);
+    for (int h = 0; h < H; ++h) {
+      const M& a = saved->a[h];
+      const M& m = saved->m[h];
+      const M dO = dout.middleCols(h * dv, dv);
+      dvm.middleCols(h * dv, dv).noalias() += with_keep(a, spec.prob_keep, h).transpose() * dO;
+      const M dA = with_keep(M(dO * V.middleCols(h * dv, dv).transpose()), spec.prob_keep, h);
+      M de = M::Zero(lq, lk), dm = M::Zero(lq, lk);
+      for (Eigen::Index i = 0; i < lq; ++i) {
+        const S row = dA.row(i).dot(a.row(i));
+        for (Eigen::Index j = 0; j < lk; ++j) {
+          if (m(i, j) <= S(0) && span.mode == SpanMaskMode::Inside) continue;
+          if (span.mode == SpanMaskMode::Inside) {
+            // a = softmax(e + log m): d e = a (dA - row), d m = d e / m
+            de(i, j) = a(i, j) * (dA(i, j) - row);
+            dm(i, j) = de(i, j) / m(i, j);
+          } else {
+            // a = u / D, u = p m: dL/du = (dA - row) / D
+            const S du = (dA(i, j) - row) / saved->denom[h][i];
+            dm(i, j) = du * saved->p[h](i, j);
+            de(i, j) = du * m(i, j);  // = dL/dp, softmax backward below
+          }
+        }
+        if (span.mode == SpanMaskMode::After) {
+          const S pr = de.row(i).dot(saved->p[h].row(i));
+          de.row(i) = saved->p[h].row(i).cwiseProduct((de.row(i).array() - pr).matrix());
+        }
+        for (Eigen::Index j = 0; j < lk; ++j) {
+          if (dm(i, j) == S(0)) continue;
+          const S raw = Z.rows() == 1 ? Z(0, h) : Z(i, h);
+          const S zc = std::clamp(raw, S(0), S(span.max_span));
+          const S slope = span_mask_slope(zc, std::abs(int64_t(i - j)), span);
+          if (slope != S(0)) (Z.rows() == 1 ? dz(0, h) : dz(i, h)) += dm(i, j) * slope;
+        }
+      }
+      de *= spec.scale;
+      dq.middleCols(h * dk, dk).noalias() += de * K.middleCols(h * dk, dk);
+      dkm.middleCols(h * dk, dk).noalias() += de.transpose() * Q.middleCols(h * dk, dk);
+    }
+  });
+}
+
+}  // namespace atlas::train

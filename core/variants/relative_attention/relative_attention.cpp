@@ -1,0 +1,172 @@
+// Self-attention heads modified by Shaw relative positions and adaptive span (relative_attention.h): Shaw relative
+// positions (shaw.cpp) and adaptive span (adaptive_span.cpp), alone or together. This file
+// gathers the variant parameters (Shaw tables, span z), calls the backend's
+// relative_attention op (maths and host reference: relative_attention_op.cpp; Vulkan kernel:
+// gpu/shaders/relative_attention.comp) and records the traces and per-layer span summaries.
+#include <cmath>
+#include <algorithm>
+
+#include "core/tensor/error.h"
+#include "core/model/forward_pass.h"
+#include "core/variants/gtrxl/gtrxl.h"
+#include "core/variants/transformer_xl/transformer_xl.h"
+#include "core/variants/universal/universal.h"
+#include "core/variants/relative_attention/relative_attention.h"
+
+namespace atlas {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_self_attention(const std::string& prefix) {
+  return ends_with(prefix, ".attn") || ends_with(prefix, ".self_attn");
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+void append_variant_i_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
+  if (c.universal.enabled) append_universal_specs(specs, c);  // shared block (universal.cpp)
+  if (c.xl.enabled) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
+  if (c.xl.enabled && c.gating.enabled) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
+  if (!c.shaw.enabled && !c.adaptive_span.enabled) return;
+  auto add_for = [&](const std::string& p) {
+    if (c.shaw.enabled) {
+      const int64_t rows = 2 * c.shaw.max_distance + 1;
+      specs.push_back({p + ".rel_k", {rows, c.d_head()}});
+      specs.push_back({p + ".rel_v", {rows, c.d_head()}});
+    }
+    if (c.adaptive_span.enabled) {
+      if (c.adaptive_span.dynamic) {
+        specs.push_back({p + ".span_v", {c.n_heads, c.d_model}});
+        specs.push_back({p + ".span_b", {c.n_heads}, InitKind::Zeros});
+      } else {
+        specs.push_back({p + ".span_z", {c.n_heads}, InitKind::Constant, c.adaptive_span.init_z});
+      }
+    }
+  };
+  if (c.has_encoder())
+    for (int64_t i = 0; i < c.n_layers; ++i) add_for("encoder.layer" + std::to_string(i) + ".attn");
+  if (c.has_decoder())
+    for (int64_t i = 0; i < c.decoder_layers(); ++i)
+      add_for("decoder.layer" + std::to_string(i) + ".self_attn");
+}
+
+bool variant_i_attention_applies(const ModelConfig& c, const std::string& prefix) {
+  return (c.shaw.enabled || c.adaptive_span.enabled) && is_self_attention(prefix);
+}
+
+DTensor variant_i_attention(ForwardPass& pass, const DTensor& xq_d, const DTensor& q_d,
+                            const DTensor& k_d, const DTensor& v_d, const std::string& prefix,
+                            const std::string& traced_name, const AttentionMask& mask) {
+  const ModelConfig& c = pass.config();
+  Backend& be = pass.backend();
+  const TraceOptions& topt = pass.options().trace;
+  Trace& trace = pass.trace();
+  const int64_t H = c.n_heads, dh = c.d_head(), lq = q_d.shape[0], lk = k_d.shape[0];
+
+  RelativeAttentionArgs args;
+  args.attn.heads = static_cast<int>(H);
+  args.attn.scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  args.attn.mask = mask;
+  args.attn.want_probs = topt.attention;
+  args.attn.want_scores = topt.scores;
+
+  // Shaw tables, shared by the heads of this layer.
+  const bool shaw = c.shaw.enabled;
+  const int64_t kd = c.shaw.max_distance;
+  if (shaw) {
+    args.rel_k = pass.weight(prefix + ".rel_k");
+    args.rel_v = pass.weight(prefix + ".rel_v");
+    args.max_distance = kd;
+    args.shaw_efficient = c.shaw.efficient;
+    args.want_terms = topt.scores;
+    if (topt.masks) {
+      Tensor idx({lq, lk});
+      for (int64_t i = 0; i < lq; ++i)
+        for (int64_t j = 0; j < lk; ++j) idx.data[i * lk + j] = float(shaw_index(i, j, lq, lk, kd));
+      trace.add(prefix + ".shaw.rel_index",
+                "clipped relative distance clip(j - i, -k, k) + k indexing a^K, a^V [Lq, Lk]",
+                std::move(idx), DType::I32);
+    }
+  }
+
+  // Adaptive span: z per head (static) or per head and query (dynamic), on the host: a few
+  // numbers per query, also needed for the per-layer summaries below.
+  const AdaptiveSpanConfig& sc = c.adaptive_span;
+  const bool span = sc.enabled;
+  Mat z;  // [H, Lq]
+  if (span) {
+    z.resize(H, lq);
+    if (sc.dynamic) {
+      const Tensor x = be.download(xq_d);
+      const Mat sv = be.download(pass.weight(prefix + ".span_v")).mat();           // [H, d]
+      const Tensor sb = be.download(pass.weight(prefix + ".span_b"));              // [H]
+      const Mat logits = x.mat() * sv.transpose();                                 // [Lq, H]
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < lq; ++i)
+          z(h, i) = float(sc.max_span) * sigmoid(logits(i, h) + sb.data[size_t(h)]);
+      trace.add(prefix + ".span.dynamic_z", "dynamic span z_t = S sigmoid(v . x_t + b) [heads, Lq]",
+                Tensor::from_mat(z));
+    } else {
+      const Tensor zs = be.download(pass.weight(prefix + ".span_z"));
+      for (int64_t h = 0; h < H; ++h) z.row(h).setConstant(std::clamp(zs.data[size_t(h)], 0.0f, float(sc.max_span)));
+    }
+    args.span_z.assign(z.data(), z.data() + H * lq);
+    args.span_ramp = sc.ramp;
+    args.span_max = sc.max_span;
+    args.span_after = sc.mode == SpanMaskMode::After;
+    args.want_span_mask = topt.masks;
+  }
+
+  RelativeAttentionResult r = be.relative_attention(q_d, k_d, v_d, args);
+
+  if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
+  if (topt.scores)
+    pass.trace_later(traced_name + ".scores",
+                     std::string("pre-softmax scores ") + (shaw ? "q.(k + a^K)" : "q.k") +
+                         "/sqrt(d_head), masked = -inf [heads, Lq, Lk]",
+                     r.scores);
+  if (args.want_terms) {
+    pass.trace_later(prefix + ".shaw.key_term",
+                     "Shaw key term q_i . a^K_ij / sqrt(d_head) [heads, Lq, Lk]", r.key_term);
+    pass.trace_later(prefix + ".shaw.value_term",
+                     "Shaw value term sum_j alpha_ij a^V_ij [heads, Lq, d_head]", r.value_term);
+  }
+  if (span) {
+    if (args.want_span_mask)
+      pass.trace_later(prefix + ".span.mask", "soft span mask m_z(i - j) per head [heads, Lq, Lk]",
+                       r.span_mask);
+    std::vector<float> flops_saved(size_t(H), 0.0f), mean_z(size_t(H), 0.0f);
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < lq; ++i)
+        for (int64_t j = 0; j < lk; ++j)
+          if (mask.is_allowed(i, j, lk) &&
+              span_mask(z(h, i), span_distance(i, j, lq, lk), sc.ramp, sc.max_span) == 0.0f)
+            flops_saved[size_t(h)] += float(4 * dh);  // q.k and a.v skipped
+      mean_z[size_t(h)] = z.row(h).mean();
+    }
+    append_trace_row(trace, "span.z", "span z per self-attention layer and head (dynamic: mean over positions) [layers, heads]",
+                     mean_z, {H});
+    std::vector<float> curve(size_t(H * lk));
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t x = 0; x < lk; ++x)
+        curve[size_t(h * lk + x)] = span_mask(mean_z[size_t(h)], x, sc.ramp, sc.max_span);
+    append_trace_row(trace, "span.mask_curve", "mask curve m_z(x) for distance x = 0..Lk-1 [layers, heads, Lk]",
+                     curve, {H, lk});
+    append_trace_row(trace, "span.flops_saved",
+                     "FLOPs a head saves by skipping keys with m_z = 0 (4 d_head per skipped pair) [layers, heads]",
+                     flops_saved, {H});
+    float sum_z = 0;
+    for (float zz : mean_z) sum_z += zz;
+    append_trace_row(trace, "span.penalty", "L1 span penalty loss_coeff * sum_h z_h per layer [layers]",
+                     {sc.loss_coeff * sum_z}, {});
+  }
+  return r.out;
+}
+
+}  // namespace atlas

@@ -1,0 +1,235 @@
+// Sparse softmax attention over CSR nonzeros (seed 000 "Sparse Transformer",
+// "Image Transformer"):  out_i = sum_{j in S(i)} exp(s_ij - m_i) v_j / sum_{j in S(i)} exp(s_ij - m_i),
+// s_ij = scale q_i . k_j, m_i = max_{j in S(i)} s_ij. Work O(nnz d), memory O(nnz) per head.
+#include "core/variants/sparse/sparse_attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/tensor/error.h"
+#include "core/model/forward_pass.h"
+#include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/performer/performer.h"
+
+namespace atlas {
+
+Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
+                        const std::vector<CsrPattern>& patterns,
+                        std::vector<std::vector<float>>* probs) {
+  const int64_t H = heads;
+  if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2 ||
+      q.shape[1] != k.shape[1] || q.shape[1] % H || v.shape[1] % H || k.shape[0] != v.shape[0])
+    throw AtlasError("sparse_attention: shapes q " + shape_str(q.shape) + " k " +
+                     shape_str(k.shape) + " v " + shape_str(v.shape) + " do not fit " +
+                     std::to_string(H) + " heads");
+  if (static_cast<int64_t>(patterns.size()) != H)
+    throw AtlasError("sparse_attention: need one pattern per head");
+  const int64_t L = q.shape[0], lk = k.shape[0], dk = q.shape[1] / H, dv = v.shape[1] / H;
+  for (const auto& p : patterns)
+    if (p.rows != L || p.cols != lk)
+      throw AtlasError("sparse_attention: pattern is " + std::to_string(p.rows) + "x" +
+                       std::to_string(p.cols) + ", attention is " + std::to_string(L) + "x" +
+                       std::to_string(lk));
+  Tensor out({L, H * dv});
+  if (probs) {
+    probs->assign(static_cast<size_t>(H), {});
+    for (int64_t h = 0; h < H; ++h) (*probs)[size_t(h)].resize(size_t(patterns[size_t(h)].nnz()));
+  }
+  const float* Q = q.data.data();
+  const float* K = k.data.data();
+  const float* V = v.data.data();
+  for (int64_t h = 0; h < H; ++h) {
+    const CsrPattern& p = patterns[size_t(h)];
+    float* P = probs ? (*probs)[size_t(h)].data() : nullptr;
+#pragma omp parallel
+    {
+      std::vector<float> s;  // scores of one row, reused
+#pragma omp for schedule(dynamic, 64)
+      for (int64_t i = 0; i < L; ++i) {
+        const int64_t b = p.indptr[size_t(i)], e = p.indptr[size_t(i) + 1];
+        float* o = out.data.data() + i * H * dv + h * dv;
+        if (b == e) continue;  // no key: zero output
+        s.resize(size_t(e - b));
+        const float* qi = Q + i * H * dk + h * dk;
+        float mx = -INFINITY;
+        for (int64_t n = b; n < e; ++n) {
+          const float* kj = K + int64_t(p.indices[size_t(n)]) * H * dk + h * dk;
+          float dot = 0;
+          for (int64_t t = 0; t < dk; ++t) dot += qi[t] * kj[t];
+          s[size_t(n - b)] = dot * scale;
+          mx = std::max(mx, s[size_t(n - b)]);
+        }
+        float sum = 0;
+        for (auto& x : s) sum += (x = std::exp(x - mx));
+        const float inv = 1.0f / sum;
+        for (int64_t n = b; n < e; ++n) {
+          const float w = s[size_t(n - b)] * inv;
+          if (P) P[n] = w;
+          const float* vj = V + int64_t(p.indices[size_t(n)]) * H * dv + h * dv;
+          for (int64_t t = 0; t < dv; ++t) o[t] += w * vj[t];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+SparseAttentionResult Backend::sparse_attention(const DTensor& q, const DTensor& k,
+                                                const DTensor& v, int heads, float scale,
+                                                const std::vector<CsrPattern>& patterns,
+                                                bool want_probs) {
+  note_host_compute(Op::SparseAttention);
+  std::vector<std::vector<float>> probs;
+  SparseAttentionResult r;
+  r.out = upload(atlas::sparse_attention(download(q), download(k), download(v), heads, scale,
+                                         patterns, want_probs ? &probs : nullptr));
+  if (want_probs) {
+    Tensor all({0});
+    for (const auto& p : probs) all.data.insert(all.data.end(), p.begin(), p.end());
+    all.shape = {all.numel()};
+    r.probs = upload(all);
+  }
+  return r;
+}
+
+std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, int64_t layer,
+                                       int64_t n_heads, const AttentionMask& mask) {
+  std::vector<CsrPattern> out;
+  out.reserve(size_t(n_heads));
+  const bool any_mask = mask.causal || !mask.key_valid.empty() || !mask.allowed.empty();
+  for (int64_t h = 0; h < n_heads; ++h) {
+    // Heads with identical patterns share the work (all of them unless per-head choices).
+    PatternRows rows(s, length, layer, h, mask.causal);
+    bool reused = false;
+    for (int64_t g = 0; g < h && !reused; ++g) {
+      PatternRows other(s, length, layer, g, mask.causal);
+      if (other.factor() == rows.factor() && other.summary_offset() == rows.summary_offset()) {
+        out.push_back(out[size_t(g)]);
+        reused = true;
+      }
+    }
+    if (reused) continue;
+    CsrPattern p = build_csr(rows);
+    if (any_mask) {  // keep only keys the mask allows (causal, padding), compacting in place
+      int64_t w = 0;
+      for (int64_t i = 0; i < p.rows; ++i) {
+        const int64_t b = p.indptr[size_t(i)], e = p.indptr[size_t(i) + 1];
+        p.indptr[size_t(i)] = w;
+        for (int64_t n = b; n < e; ++n)
+          if (mask.is_allowed(i, p.indices[size_t(n)], p.cols)) p.indices[size_t(w++)] = p.indices[size_t(n)];
+      }
+      p.indptr[size_t(p.rows)] = w;
+      p.indices.resize(size_t(w));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+bool sparse_applies(const ModelConfig& c, const DTensor& xq, const DTensor& xkv) {
+  return (c.sparse.enabled() || c.lsh.enabled || c.performer.enabled) &&
+         xq.storage == xkv.storage;
+}
+
+int64_t layer_index_of(const std::string& prefix) {
+  const auto at = prefix.find(".layer");
+  size_t pos = at == std::string::npos ? (prefix.rfind("layer", 0) == 0 ? 5 : std::string::npos)
+                                       : at + 6;
+  if (pos == std::string::npos) return 0;
+  int64_t n = 0;
+  bool any = false;
+  while (pos < prefix.size() && prefix[pos] >= '0' && prefix[pos] <= '9') {
+    n = n * 10 + (prefix[pos++] - '0');
+    any = true;
+  }
+  return any ? n : 0;
+}
+
+// Trace arrays hold integers in float32: exact only below 2^24.
+constexpr int64_t kMaxTracedIndex = int64_t(1) << 24;
+
+void trace_sparse_attention(Trace& trace, const std::string& name,
+                            const std::vector<CsrPattern>& heads,
+                            const std::vector<std::vector<float>>& probs, bool want_dense,
+                            bool want_mask) {
+  const CsrPattern u = csr_union(heads);
+  const int64_t H = static_cast<int64_t>(heads.size()), L = u.rows, nnz = u.nnz();
+  if (want_dense && nnz < kMaxTracedIndex) {  // want_dense = probabilities were computed
+    Tensor indptr({L + 1}), indices({nnz}), values({H, nnz}), allowed({H, nnz});
+    for (int64_t i = 0; i <= L; ++i) indptr.data[size_t(i)] = float(u.indptr[size_t(i)]);
+    for (int64_t n = 0; n < nnz; ++n) indices.data[size_t(n)] = float(u.indices[size_t(n)]);
+    for (int64_t h = 0; h < H; ++h) {
+      const CsrPattern& p = heads[size_t(h)];
+      // Walk the head's row inside the union's row (both ascending).
+      for (int64_t i = 0; i < L; ++i) {
+        int64_t a = p.indptr[size_t(i)];
+        const int64_t ae = p.indptr[size_t(i) + 1];
+        for (int64_t n = u.indptr[size_t(i)]; n < u.indptr[size_t(i) + 1] && a < ae; ++n)
+          if (p.indices[size_t(a)] == u.indices[size_t(n)]) {
+            values.data[size_t(h * nnz + n)] = probs[size_t(h)][size_t(a)];
+            allowed.data[size_t(h * nnz + n)] = 1.0f;
+            ++a;
+          }
+      }
+    }
+    trace.add(name + ".indptr", "sparse attention row pointers, CSR over the union of heads [Lq + 1]",
+              std::move(indptr), DType::I32);
+    trace.add(name + ".indices", "sparse attention key index of each nonzero, ascending per row [nnz]",
+              std::move(indices), DType::I32);
+    trace.add(name + ".values", "sparse attention probabilities per head at each nonzero [heads, nnz]",
+              std::move(values));
+    trace.add(name + ".allowed", "1 where the nonzero belongs to the head's own pattern [heads, nnz]",
+              std::move(allowed), DType::I32);
+  }
+  if (L > kDenseTraceLimit) return;
+  if (want_mask) {
+    Tensor m({L, L});
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t n = u.indptr[size_t(i)]; n < u.indptr[size_t(i) + 1]; ++n)
+        m.data[size_t(i * L + u.indices[size_t(n)])] = 1.0f;
+    trace.add(name + ".mask", "allowed keys (1) per query, union of heads [Lq, Lk]", std::move(m),
+              DType::I32);
+  }
+  if (want_dense) {
+    Tensor d({H, L, L});
+    for (int64_t h = 0; h < H; ++h) {
+      const CsrPattern& p = heads[size_t(h)];
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t n = p.indptr[size_t(i)]; n < p.indptr[size_t(i) + 1]; ++n)
+          d.data[size_t((h * L + i) * L + p.indices[size_t(n)])] = probs[size_t(h)][size_t(n)];
+    }
+    trace.add(name, "attention probabilities [heads, Lq, Lk] (0 outside the sparse pattern)",
+              std::move(d));
+  }
+}
+
+DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
+                               const DTensor& v, const std::string& prefix,
+                               const std::string& traced_name, const AttentionMask& mask) {
+  const ModelConfig& c = fp.config();
+  if (c.lsh.enabled) return lsh_attention_layer(fp, q, v, prefix, traced_name, mask);
+  if (c.performer.enabled) return performer_attention_layer(fp, q, k, v, prefix, traced_name, mask);
+  const int64_t L = q.shape[0];
+  std::vector<CsrPattern> heads =
+      layer_patterns(c.sparse, L, layer_index_of(prefix), c.n_heads, mask);
+  const TraceOptions& want = fp.options().trace;
+  std::vector<std::vector<float>> probs;
+  Backend& be = fp.backend();
+  SparseAttentionResult r =
+      be.sparse_attention(q, k, v, static_cast<int>(c.n_heads),
+                          1.0f / std::sqrt(static_cast<float>(c.d_head())), heads, want.attention);
+  if (want.attention) {  // per-head slices of the concatenated values
+    const Tensor all = be.download(r.probs);
+    size_t at = 0;
+    for (const CsrPattern& p : heads) {
+      const size_t n = static_cast<size_t>(p.nnz());
+      probs.emplace_back(all.data.begin() + long(at), all.data.begin() + long(at + n));
+      at += n;
+    }
+  }
+  if (want.attention || want.masks)
+    trace_sparse_attention(fp.trace(), traced_name, heads, probs, want.attention, want.masks);
+  return r.out;
+}
+
+}  // namespace atlas

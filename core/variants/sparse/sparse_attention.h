@@ -1,0 +1,53 @@
+#pragma once
+// Softmax attention computed only over a sparse pattern's nonzeros:
+//   out_i = sum_{j in S_h(i)} softmax_{j in S_h(i)}(scale q_i . k_j) v_j   per head h
+// O(nnz d) work and O(nnz) memory; S_h(i) comes from sparse_pattern.h as CSR, never dense.
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/variants/sparse/sparse_pattern.h"
+#include "core/tensor/tensor.h"
+#include "core/model/trace.h"
+
+namespace atlas {
+
+class ForwardPass;
+
+// q [L, H*dh], k [L, H*dh], v [L, H*dv] (host) -> [L, H*dv]. patterns: one CSR per head.
+// A query with no key gets a zero output (as the dense backend does for fully masked rows).
+// probs (optional): per head, the probabilities aligned with that head's CSR indices.
+Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
+                        const std::vector<CsrPattern>& patterns,
+                        std::vector<std::vector<float>>* probs = nullptr);
+
+// The pattern of every head of one self-attention layer at length L, intersected with the
+// mask's causal and padding constraints (mask.causal selects the causal pattern variants).
+std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, int64_t layer,
+                                       int64_t n_heads, const AttentionMask& mask);
+
+// True when a config's pattern (or LSH / Performer) replaces dense attention for this call: one is set and
+// the call is self-attention (queries and keys from the same tensor).
+bool sparse_applies(const ModelConfig& c, const DTensor& xq, const DTensor& xkv);
+
+// The layer index in a dump-scheme prefix "<stack>.layer<i>.<what>" (0 when absent).
+int64_t layer_index_of(const std::string& prefix);
+
+// ForwardPass::attention's sparse path: attention of q, k, v (device tensors, [L, H*dh]) under
+// the config's pattern, traced as `traced_name.{indptr,indices,values,allowed}` (+ the dense
+// `traced_name` and `.mask` when L <= kDenseTraceLimit). Returns [L, H*dv] before W_o.
+DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
+                               const DTensor& v, const std::string& prefix,
+                               const std::string& traced_name, const AttentionMask& mask);
+
+constexpr int64_t kDenseTraceLimit = 4096;
+
+// Records per-head sparse probabilities (one CSR + probs per head) as
+// `<name>.indptr/.indices/.values/.allowed` over the union of the heads' patterns, plus the
+// dense `<name>` (with_values) and `<name>.mask` (with_mask) when L <= kDenseTraceLimit.
+void trace_sparse_attention(Trace& trace, const std::string& name,
+                            const std::vector<CsrPattern>& heads,
+                            const std::vector<std::vector<float>>& probs, bool with_values,
+                            bool with_mask);
+
+}  // namespace atlas

@@ -1,0 +1,93 @@
+// `atlas export` reads the attention-map catalogue: a Transformer-XL segment by --segment, a
+// Universal Transformer step by --step, and refusals that name what exists. Drives the real
+// executable; the .npy headers are read here as text.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/app/cli_runner.h"
+
+namespace fs = std::filesystem;
+using atlas_test::fresh_dir;
+using atlas_test::Output;
+using atlas_test::read_all;
+using atlas_test::run_atlas;
+
+namespace {
+
+// 36 bytes: tiny-xl's segments of 16 tokens are 16, 16 and 4; segment 1's keys are segment 0
+// (16 memory tokens) then its own 16.
+const std::string kText = "abababababababababababababababababab";
+
+// A build without the Qt UI has the verb but refuses it; nothing to test there.
+bool noUi(const Output& o) { return o.code != 0 && o.err.find("without the Qt UI") != std::string::npos; }
+
+std::string npyHeader(const fs::path& p) {
+  const std::string npy = read_all(p);
+  REQUIRE(npy.size() > 10);
+  const size_t len = uint8_t(npy[8]) | (uint8_t(npy[9]) << 8);
+  return npy.substr(10, len);
+}
+
+}  // namespace
+
+TEST_CASE("atlas export --segment draws a Transformer-XL segment; a missing one is refused", "[cli][export]") {
+  const fs::path dir = fresh_dir("export-xl");
+  fs::create_directories(dir);
+  const std::string run = "export preset:tiny-xl --text " + kText + " --view heatmap ";
+  const Output o = run_atlas(run + "--segment 1 --out " + (dir / "seg1.svg").string());
+  if (noUi(o)) {
+    WARN("atlas was built without the Qt UI: export not tested");
+    return;
+  }
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  const std::string svg = read_all(dir / "seg1.svg");
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("segment 1") != std::string::npos);
+  CHECK(svg.find("16 memory") != std::string::npos);  // the title says what the keys are
+
+  // The data: segment 1 is 16 queries over 32 keys; the default segment 0 has no memory.
+  REQUIRE(run_atlas(run + "--segment 1 --out " + (dir / "seg1.npy").string()).code == 0);
+  CHECK_THAT(npyHeader(dir / "seg1.npy"), Catch::Contains("'shape': (16, 32)"));
+  REQUIRE(run_atlas(run + "--out " + (dir / "seg0.npy").string()).code == 0);
+  CHECK_THAT(npyHeader(dir / "seg0.npy"), Catch::Contains("'shape': (16, 16)"));
+  // The model grid of one segment: [layers, heads, Lq, Lk].
+  REQUIRE(run_atlas(run + "--view model --segment 2 --out " + (dir / "grid.npy").string()).code == 0);
+  CHECK_THAT(npyHeader(dir / "grid.npy"), Catch::Contains("'shape': (2, 4, 4, 20)"));
+
+  const Output bad = run_atlas(run + "--segment 99 --out " + (dir / "bad.svg").string());
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--segment 99") && Catch::Contains("3 segments") && Catch::Contains("0 to 2"));
+  CHECK_FALSE(fs::exists(dir / "bad.svg"));
+  const Output step = run_atlas(run + "--step 1 --out " + (dir / "step.svg").string());
+  CHECK(step.code != 0);
+  CHECK_THAT(step.err, Catch::Contains("Universal Transformer"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("atlas export --step N draws a Universal Transformer step, the same as --layer N-1", "[cli][export]") {
+  const fs::path dir = fresh_dir("export-ut");
+  fs::create_directories(dir);
+  const std::string run = "export preset:tiny-ut-act --text " + kText + " ";
+  const Output o = run_atlas(run + "--step 1 --out " + (dir / "step1.svg").string());
+  if (noUi(o)) {
+    WARN("atlas was built without the Qt UI: export not tested");
+    return;
+  }
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK(read_all(dir / "step1.svg").find("step 1") != std::string::npos);
+  REQUIRE(run_atlas(run + "--step 1 --out " + (dir / "step1.npy").string()).code == 0);
+  REQUIRE(run_atlas(run + "--layer 0 --out " + (dir / "layer0.npy").string()).code == 0);
+  CHECK(read_all(dir / "step1.npy") == read_all(dir / "layer0.npy"));
+
+  const Output seg = run_atlas(run + "--segment 1 --out " + (dir / "seg.svg").string());
+  CHECK(seg.code != 0);
+  CHECK_THAT(seg.err, Catch::Contains("Transformer-XL") && Catch::Contains("no segments"));
+  const Output zero = run_atlas(run + "--step 0 --out " + (dir / "zero.svg").string());
+  CHECK(zero.code != 0);
+  CHECK_THAT(zero.err, Catch::Contains("--step"));
+  fs::remove_all(dir);
+}
