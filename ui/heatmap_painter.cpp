@@ -1,10 +1,12 @@
 #include "ui/heatmap_painter.h"
 
 #include <QFontMetricsF>
+#include <QLineF>
 #include <QLinearGradient>
 #include <QPaintDevice>
 #include <QPainter>
 #include <QPainterPath>
+#include <QVector>
 #include <algorithm>
 #include <cmath>
 
@@ -210,10 +212,15 @@ void drawCellsAsRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& da
   p.restore();
 }
 
+// Diagonal hatching over the masked cells, drawn as line segments cut to each masked run by
+// geometry instead of a clip path: QSvgGenerator ignores clip paths, so a clipped hatch covered
+// the whole SVG figure. The lines lie on one lattice x + y = k * spacing, so runs that touch
+// continue each other's lines.
 void drawMaskHatch(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
                    const HeatmapStyle& style, int r0, int r1, int c0, int c1) {
-  QPainterPath region;
-  region.setFillRule(Qt::WindingFill);  // touching run rectangles must not cancel out
+  const qreal spacing = std::clamp(std::min(L.cellW, L.cellH) / 2.5, 3.0, 8.0);
+  const QRectF visible = L.cells;
+  QVector<QLineF> lines;
   for (int r = r0; r < r1; ++r) {
     int c = c0;
     while (c < c1) {
@@ -223,19 +230,21 @@ void drawMaskHatch(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
       }
       int e = c + 1;
       while (e < c1 && data.masked(r, e)) ++e;
-      QRectF a = L.cellRect(r, c), b = L.cellRect(r, e - 1);
-      region.addRect(QRectF(a.topLeft(), b.bottomRight()));
+      const QRectF run = QRectF(L.cellRect(r, c).topLeft(), L.cellRect(r, e - 1).bottomRight())
+                             .intersected(visible);
       c = e;
+      if (run.isEmpty()) continue;
+      const qreal left = run.left(), right = run.right(), top = run.top(), bottom = run.bottom();
+      for (qreal k = std::ceil((left + top) / spacing) * spacing; k <= right + bottom; k += spacing) {
+        const qreal x0 = std::max(left, k - bottom), x1 = std::min(right, k - top);
+        if (x1 > x0) lines.push_back(QLineF(x0, k - x0, x1, k - x1));
+      }
     }
   }
-  if (region.isEmpty()) return;
+  if (lines.isEmpty()) return;
   p.save();
-  p.setClipPath(region, Qt::IntersectClip);
-  const qreal spacing = std::clamp(std::min(L.cellW, L.cellH) / 2.5, 3.0, 8.0);
   p.setPen(QPen(style.hatchColor, std::max(0.5, spacing / 6)));
-  const QRectF box = region.boundingRect();
-  for (qreal x = box.left() - box.height(); x < box.right(); x += spacing)
-    p.drawLine(QPointF(x, box.bottom()), QPointF(x + box.height(), box.top()));
+  p.drawLines(lines);
   p.restore();
 }
 

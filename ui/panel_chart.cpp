@@ -15,6 +15,14 @@
 
 namespace atlas::ui {
 
+QStringList positionCategories(const QStringList& labels, int count) {
+  QStringList out;
+  out.reserve(count);
+  for (int r = 0; r < count; ++r)
+    out << (labels.value(r).isEmpty() ? QString::number(r) : QString("%1 %2").arg(r).arg(labels.value(r)));
+  return out;
+}
+
 QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   auto* chart = new QChart;
   chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
@@ -37,8 +45,10 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
       series->append(set);
     }
     chart->addSeries(series);
+    // Categories are keyed by position: QBarCategoryAxis drops repeated strings, which would
+    // merge tokens that share a label ("0 1 1 0" as two bars). Each category is "i label".
     auto* x = new QBarCategoryAxis;
-    x->append(m.rowLabels);
+    x->append(positionCategories(m.rowLabels, m.rows));
     x->setTitleText(plot.xTitle);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);

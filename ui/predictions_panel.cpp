@@ -84,7 +84,12 @@ std::vector<PanelPlot> predictionPlots(const Trace& trace, const PanelContext& c
   const int L = static_cast<int>(logits.shape[0]);
   const bool target = !trace.target_tokens.empty() && static_cast<int>(trace.target_tokens.size()) == L;
   const QStringList positions = tokenLabels(trace, L, target);
-  const int at = ctx.query >= 0 && ctx.query < L ? ctx.query : L - 1;
+  // An image classifier (ViT) predicts from [CLS], position 0, whatever patch is selected (the
+  // head means nothing on a patch); a language model's next token follows the selected
+  // position, by default the last.
+  const bool classifier = std::any_of(trace.source_tokens.begin(), trace.source_tokens.end(),
+                                      [](const TokenInfo& t) { return !t.patch.empty(); });
+  const int at = classifier ? 0 : ctx.query >= 0 && ctx.query < L ? ctx.query : L - 1;
 
   const Ranked top = topOfRow(logits, at, 10);
   PanelPlot bars;
@@ -95,7 +100,9 @@ std::vector<PanelPlot> predictionPlots(const Trace& trace, const PanelContext& c
   bars.matrix.values = top.probs;
   for (int32_t id : top.ids) bars.matrix.rowLabels << tokenName(ctx, id);
   bars.matrix.colLabels = {"probability"};
-  bars.matrix.title = "output distribution after " + positions.value(at) + QString(" (position %1)").arg(at);
+  bars.matrix.title = classifier ? "class distribution at " + positions.value(at) + " (position 0)"
+                                  : "output distribution after " + positions.value(at) +
+                                        QString(" (position %1)").arg(at);
   bars.matrix.rowAxis = "token";
   bars.matrix.colAxis = "quantity";
   bars.matrix.valueName = "probability";

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include <QBarCategoryAxis>
 #include <QChart>
 #include <QFile>
 #include <QImage>
@@ -12,6 +13,7 @@
 #include <QTableWidget>
 #include <QXmlStreamReader>
 
+#include "core/formats/model_io.h"
 #include "ui/heatmap_view.h"
 #include "ui/panel_chart.h"
 #include "tests/ui/ui_test_support.h"
@@ -189,6 +191,30 @@ TEST_CASE("ACT panel shows ponder bars, halting per step and per-step attention"
   checkExports(panel);
 }
 
+TEST_CASE("ACT ponder bars are per position when labels repeat (demo:parity-act)",
+          "[ui][panels][act]") {
+  ensureApp();
+  const Model model = load_model("demo:parity-act");
+  const RunResult r = model.run("011010|010011", "", RunOptions{});
+  const Tensor& steps = r.trace.find("act.steps")->tensor;
+  const int n = static_cast<int>(r.trace.source_tokens.size());
+  REQUIRE(n == 13);  // "0" and "1" repeat: a chart keyed by label would show 3 bars
+  VariantPanel panel(actProvider());
+  panel.resize(900, 500);
+  panel.setTrace(std::make_shared<const Trace>(r.trace));
+  const auto bars = shownSeries(panel, "ponder steps");
+  REQUIRE(!bars.empty());
+  REQUIRE(bars[0].size() == n);
+  for (int i = 0; i < n; ++i) CHECK(bars[0][i] == steps.data[size_t(i)]);
+  const auto axes = panel.chart()->axes(Qt::Horizontal);
+  REQUIRE(axes.size() == 1);
+  const auto* x = qobject_cast<QBarCategoryAxis*>(axes[0]);
+  REQUIRE(x != nullptr);
+  REQUIRE(x->count() == n);
+  for (int i = 0; i < n; ++i)
+    CHECK(x->at(i) == QString("%1 %2").arg(i).arg(displayLabel(r.trace.source_tokens[size_t(i)].label)));
+}
+
 TEST_CASE("LSH panel shows buckets per round and the sorted order with chunks", "[ui][panels][lsh]") {
   ensureApp();
   Trace t = withTokens(4);
@@ -336,6 +362,26 @@ TEST_CASE("predictions panel: softmax of the logits, top-k at the selected posit
   CHECK(table->item(3, 2)->text() == "tok0 0.100");
   CHECK(table->item(4, 2)->text().isEmpty());  // only 4 tokens in this vocabulary
   checkExports(panel);
+}
+
+TEST_CASE("predictions panel: an image classifier predicts from [CLS] whatever is selected",
+          "[ui][panels][predictions]") {
+  ensureApp();
+  Trace t = withTokens(3);
+  for (size_t i = 1; i < 3; ++i) t.source_tokens[i].patch = {0.5f};  // tokens 1, 2 are patches
+  const float l2 = std::log(2.0f), l3 = std::log(3.0f), l4 = std::log(4.0f);
+  t.add("logits", "", filled({3, 4}, {l4, 0, l3, l2, 0, 0, 0, 0, 0, l2, l3, l4}));
+  VariantPanel panel(predictionsProvider());
+  panel.resize(700, 500);
+  for (int selected : {-1, 2}) {  // nothing selected (a text model would use the last row), a patch
+    panel.setContext({0, 0, selected, [](int32_t id) { return QString("tok%1").arg(id); }});
+    panel.setTrace(std::make_shared<const Trace>(t));
+    panel.ensureBuilt();
+    const PanelPlot& cls = panel.plots()[size_t(plotIndex(panel, "top-4 at position 0"))];
+    CHECK(cls.matrix.rowLabels == QStringList({"tok0", "tok2", "tok3", "tok1"}));
+    CHECK(cls.matrix.values[0] == Approx(0.4).margin(1e-6));
+    CHECK(cls.matrix.title.startsWith("class distribution"));
+  }
 }
 
 TEST_CASE("ablation panel: KL per position with what was dropped", "[ui][panels][ablation]") {
