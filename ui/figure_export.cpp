@@ -69,13 +69,19 @@ Figure heatmapFigure(HeatmapData data, const FigureSpec& spec) {
     const HeatmapLayout L = layoutHeatmap(p.device(), bounds, *shared, style, QRectF());
     paintHeatmap(p, L, *shared, style, &raster);
   };
+  // Headers carry position and label ("3 a"), so repeated labels stay apart in a spreadsheet;
+  // a masked cell is empty, not 0 (0 is a value a head can give an allowed key).
   f.csv = [shared](QTextStream& out) {
     out << csvField(shared->rowAxis + "\\" + shared->colAxis);
-    for (int c = 0; c < shared->cols; ++c) out << ',' << csvField(shared->colLabels.value(c));
+    for (int c = 0; c < shared->cols; ++c)
+      out << ',' << csvField(QString("%1 %2").arg(c).arg(shared->colLabels.value(c)));
     out << '\n';
     for (int r = 0; r < shared->rows; ++r) {
-      out << csvField(shared->rowLabels.value(r));
-      for (int c = 0; c < shared->cols; ++c) out << ',' << num(shared->at(r, c));
+      out << csvField(QString("%1 %2").arg(r).arg(shared->rowLabels.value(r)));
+      for (int c = 0; c < shared->cols; ++c) {
+        out << ',';
+        if (!shared->masked(r, c)) out << num(shared->at(r, c));
+      }
       out << '\n';
     }
   };
@@ -126,7 +132,8 @@ Figure modelFigure(const Trace& trace, const FigureSpec& spec) {
         for (int r = 0; r < d.rows; ++r)
           for (int c = 0; c < d.cols; ++c)
             out << l << ',' << h << ',' << r << ',' << c << ',' << csvField(d.rowLabels.value(r)) << ','
-                << csvField(d.colLabels.value(c)) << ',' << num(d.at(r, c)) << '\n';
+                << csvField(d.colLabels.value(c)) << ',' << (d.masked(r, c) ? QString() : num(d.at(r, c)))
+                << '\n';
       }
   };
   return f;

@@ -170,6 +170,7 @@ void MainWindow::buildUi() {
   resizeDocks({m_modelDock}, {420}, Qt::Horizontal);
 
   m_status = new QLabel("Starting\u2026");
+  m_status->setObjectName("runStatus");
   statusBar()->addWidget(m_status, 1);
   m_progress = new QProgressBar;
   m_progress->setRange(0, 1000);
@@ -369,6 +370,8 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   updateViews();
   const int n = static_cast<int>(m_trace->source_tokens.size());
   QString text = QString("%1 \u00B7 %2 tokens").arg(m_modelSpec).arg(n);
+  // A preset's weights come from a seed: its attention shows the architecture, not learning.
+  if (m_modelSpec.startsWith("preset:")) text += " \u00B7 random weights (seeded, untrained)";
   if (!m_trace->target_tokens.empty()) text += QString(" \u2192 %1 target tokens").arg(m_trace->target_tokens.size());
   text += QString(" \u00B7 forward %1 ms").arg(ms, 0, 'f', 1);
   if (m_families.empty()) text += " \u00B7 this model records no attention over tokens";

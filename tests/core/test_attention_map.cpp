@@ -100,6 +100,11 @@ TEST_CASE("every preset describes every attention array it traces", "[attention_
           }
       }
       if (!m.mask.empty()) CHECK(t.find(m.mask)->tensor.shape == Shape{m.queries.count, m.keys.count});
+      // Every dense kind traces its allowed keys (default trace options), Performer's included.
+      // (SNAIL and SAGAN blocks and the recurrent seq2seq alignment have no mask to trace.)
+      if (m.dense && m.kind != AttentionMapKind::Cross && !c.sagan.enabled && !c.snail.enabled &&
+          !c.rnn_seq2seq.enabled)
+        CHECK_FALSE(m.mask.empty());
     }
     // Every array the dump's naming scheme calls attention is in the catalogue, described as
     // the names say (the seq2seq alignment, SNAIL blocks and XL segments included).

@@ -138,17 +138,17 @@ TEST_CASE("PDF export starts with %PDF and NumPy export with the .npy magic", "[
   CHECK(npyShape(readAll(dir.filePath("m.npy"))) == "2, 2, 3, 3");
 }
 
-TEST_CASE("CSV export has key labels as header and query labels as first column", "[ui][export]") {
+TEST_CASE("CSV export has key positions and labels as header, query positions and labels first", "[ui][export]") {
   ensureApp();
   QTemporaryDir dir;
   const Trace t = handTrace();
   exportFigure(headSpec(0, 1), t, dir.filePath("h.csv"));
   const QStringList lines = QString::fromUtf8(readAll(dir.filePath("h.csv"))).split('\n', Qt::SkipEmptyParts);
   REQUIRE(lines.size() == 4);
-  CHECK(lines[0] == "query\\key,the,cat,sat");
+  CHECK(lines[0] == "query\\key,0 the,1 cat,2 sat");
   const QStringList row = lines[2].split(',');
   REQUIRE(row.size() == 4);
-  CHECK(row[0] == "cat");
+  CHECK(row[0] == "1 cat");
   for (int j = 0; j < 3; ++j) CHECK(row[j + 1].toFloat() == handAttention(0, 1, 1, j));
 }
 
@@ -223,4 +223,32 @@ TEST_CASE("a masked heatmap's SVG renders like its PNG (the hatch stays inside t
     }
   INFO("5x5 blocks that differ: " << differ << " of " << bw * bh);
   CHECK(differ < bw * bh / 100);
+}
+
+TEST_CASE("CSV export leaves masked cells empty and keeps repeated labels apart", "[ui][export]") {
+  ensureApp();
+  const ModelConfig c = preset_config("tiny-decoder");  // causal: key j > query i is masked
+  const Model model(c, init_params(c, 2));
+  const RunResult r = model.run("abab", "", RunOptions{});
+  QTemporaryDir dir;
+  FigureSpec s;
+  s.view = "heatmap";
+  s.selection = {"decoder", "self_attn", 0, 1};
+  exportFigure(s, r.trace, dir.filePath("h.csv"));
+  const QStringList lines = QString::fromUtf8(readAll(dir.filePath("h.csv"))).split('\n', Qt::SkipEmptyParts);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == "query\\key,0 a,1 b,2 a,3 b");
+  const Tensor& a = r.trace.find("decoder.layer0.self_attn")->tensor;  // [heads, 4, 4]
+  for (int i = 0; i < 4; ++i) {
+    const QStringList row = lines[i + 1].split(',');
+    REQUIRE(row.size() == 5);
+    CHECK(row[0] == QString("%1 %2").arg(i).arg(i % 2 ? "b" : "a"));
+    for (int j = 0; j < 4; ++j) {
+      if (j > i) {
+        CHECK(row[j + 1].isEmpty());
+      } else {
+        CHECK(row[j + 1].toFloat() == Approx(a.data[size_t((1 * 4 + i) * 4 + j)]).margin(1e-6));
+      }
+    }
+  }
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <QDockWidget>
+#include <QLabel>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -270,4 +271,24 @@ TEST_CASE("the run controller cancels stale runs and delivers only the newest", 
   for (const auto& tok : result->trace.source_tokens) joined += tok.label;
   CHECK(joined.find("abcde") != std::string::npos);
   CHECK_FALSE(rc.isBusy());
+}
+
+TEST_CASE("the status bar says when weights are random (a preset) and not for a trained demo",
+          "[ui][window][status]") {
+  ensureApp();
+  MainWindow w;
+  w.resize(1100, 750);
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  auto* status = w.findChild<QLabel*>("runStatus");
+  REQUIRE(status);
+  w.setSourceText("abcabc");
+  w.loadModel("preset:tiny-decoder");
+  REQUIRE(shown.wait(30000));
+  CHECK(w.modelSpec() == "preset:tiny-decoder");
+  CHECK(status->text().contains("random weights"));
+  w.loadModel("demo:induction");  // a model switch: the previous run's note must go
+  REQUIRE(uitest::waitUntil([&] { return w.modelSpec() == "demo:induction" && w.trace(); }, 60000));
+  REQUIRE(uitest::waitUntil([&] { return status->text().startsWith("demo:induction"); }, 60000));
+  CHECK_FALSE(status->text().contains("random weights"));
 }

@@ -138,6 +138,10 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
   const PerformerResult r = be.performer_attention(q, k, v, be.upload(features), args);
   if (args.want_implicit)
     fp.trace_later(traced_name, "Performer implicit attention rownorm(phi(Q) phi(K)^T) [heads, L, L]", r.implicit);
+  // The keys each query may use (causal prefix, padding), as every dense attention traces it.
+  if (fp.options().trace.masks && L <= kDenseTraceLimit)
+    fp.trace().add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]", mask_matrix(mask, L, L),
+                   DType::I32);
   return r.out;
 }
 
