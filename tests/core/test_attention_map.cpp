@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "core/formats/dump.h"
 #include "core/model/attention_map.h"
@@ -56,10 +57,13 @@ std::vector<std::string> labels_by_hand(const Trace& t, const TokenSpan& s) {
   return out;
 }
 
+// A folder of this process's own (two test runs may share the machine's temp directory).
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("atlas-maps-" + std::to_string(std::rand()));
+    static int count = 0;
+    path = fs::temp_directory_path() /
+           ("atlas-maps-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
     fs::remove_all(path);
   }
   ~TempDir() { fs::remove_all(path); }

@@ -2,6 +2,7 @@
 // hand from the paper's block structure, causality of the whole model (perturbing token t
 // leaves every logit and attention row before t unchanged), attention rows as distributions,
 // the receptive field against the dilation arithmetic, config checks and a save/load round trip.
+#include <unistd.h>  // getpid: temp names of this process (test runs may share /tmp)
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -113,7 +114,7 @@ TEST_CASE("SNAIL config errors name the problem, and the section round-trips", "
   c.snail.tc_blocks = 1;
   c.snail.paper_dilations = true;
   const Model model(c, init_params(c, 3));
-  const auto dir = std::filesystem::temp_directory_path() / "atlas-snail-roundtrip";
+  const auto dir = std::filesystem::temp_directory_path() / ("atlas-snail-roundtrip-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   save_model(model, dir.string());
   const Model back = load_model(dir.string());

@@ -2,6 +2,7 @@
 // forward on the same weights), hand-computed Adam steps, schedule values and losses, the
 // tasks' definitions re-derived in the test, convergence on copy, save -> load -> same
 // predictions, and exact resume.
+#include <unistd.h>  // getpid: temp names of this process (test runs may share /tmp)
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -217,7 +218,7 @@ TEST_CASE("copy converges, and the saved checkpoint predicts the same through Mo
   const StepStats eval = trainer.evaluate(200, 99);
   CHECK(eval.accuracy > 0.99);
 
-  const fs::path dir = fs::temp_directory_path() / "atlas_train_test_ckpt";
+  const fs::path dir = fs::temp_directory_path() / ("atlas_train_test_ckpt-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   trainer.save(dir.string());
   const Model loaded = load_model(dir.string());
@@ -257,7 +258,7 @@ TEST_CASE("a resumed run repeats the uninterrupted run exactly", "[train]") {
   std::vector<double> losses;
   while (whole.steps_done() < o.steps) losses.push_back(whole.step().loss);
 
-  const fs::path dir = fs::temp_directory_path() / "atlas_train_test_resume";
+  const fs::path dir = fs::temp_directory_path() / ("atlas_train_test_resume-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   Trainer first(c, o);
   for (int i = 0; i < 5; ++i) CHECK(first.step().loss == losses[i]);

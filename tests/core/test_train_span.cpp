@@ -3,6 +3,7 @@
 // training forward against the inference engine's span attention, and the L1 penalty against
 // its hand value. Spans are chosen off the mask's kinks (z and z + R not integers), where the
 // clamp has no derivative.
+#include <unistd.h>  // getpid: temp names of this process (test runs may share /tmp)
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -182,7 +183,7 @@ TEST_CASE("a local task: character language modelling shrinks the spans far belo
   // so the penalty and the loss pull every span down (S = 64, start 6). Measured with the
   // same settings on README.md: mean z ~1 after 200 steps.
   const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "atlas_train_span_words.txt";
+      std::filesystem::temp_directory_path() / ("atlas_train_span_words-" + std::to_string(::getpid()) + ".txt");
   {
     const char* words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far",
                            "to", "see", "big", "red", "sun", "set"};
