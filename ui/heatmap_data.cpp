@@ -8,11 +8,11 @@
 
 namespace atlas::ui {
 
-QString AttentionFamily::label() const {
-  QString what = kind == "cross_attn" ? "cross-attention"
-                 : kind == "self_attn" ? "self-attention"
-                                       : "self-attention";
-  return stack + " " + what;
+QString AttentionFamily::label() const {  // "decoder cross-attention": the core's wording
+  AttentionMap m;
+  m.stack = stack.toStdString();
+  m.sublayer = kind.toStdString();
+  return QString::fromStdString(attention_family_label(m));
 }
 
 std::vector<AttentionFamily> attentionFamilies(const Trace& trace) {

@@ -1,6 +1,6 @@
 #pragma once
-// Internal to the config parser and the variants' config sections: typed, strict reads of
-// nlohmann JSON values with messages that name the origin and the key. Not a public API.
+// Internal to the config parser, the variants' config sections and the dump reader: typed,
+// strict reads of nlohmann JSON values with messages that name the origin and the key.
 #include <cmath>
 #include <cstdint>
 #include <limits>

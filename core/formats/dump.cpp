@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "core/config/config_json.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
 
@@ -46,33 +48,30 @@ nlohmann::json map_json(const AttentionMap& m) {
 }
 
 [[noreturn]] void bad_manifest(const std::string& path, const std::string& what) {
-  throw AtlasError(path + ": " + what);
+  config_json::fail(path, what);
 }
 
+// Typed reads through the config parser's Reader (same messages: "<path>: key must be ...").
 const nlohmann::json& member(const nlohmann::json& j, const char* key, const std::string& path) {
   if (!j.is_object() || !j.contains(key)) bad_manifest(path, std::string("missing \"") + key + "\"");
   return j[key];
 }
 
 int64_t integer(const nlohmann::json& j, const char* key, const std::string& path) {
-  const nlohmann::json& v = member(j, key, path);
-  if (!v.is_number_integer()) bad_manifest(path, std::string("\"") + key + "\" must be an integer");
-  return v.get<int64_t>();
+  return config_json::Reader{path}.integer(member(j, key, path), key);
 }
 
 std::string text(const nlohmann::json& j, const char* key, const std::string& path) {
-  const nlohmann::json& v = member(j, key, path);
-  if (!v.is_string()) bad_manifest(path, std::string("\"") + key + "\" must be a string");
-  return v.get<std::string>();
+  return config_json::Reader{path}.string(member(j, key, path), key);
 }
 
 TokenSpan span_from(const nlohmann::json& j, const std::string& path) {
+  static const config_json::EnumTable<TokenSide> kSides = {
+      {token_side_name(TokenSide::Source), TokenSide::Source},
+      {token_side_name(TokenSide::Target), TokenSide::Target},
+      {token_side_name(TokenSide::Positions), TokenSide::Positions}};
   TokenSpan s;
-  const std::string side = text(j, "tokens", path);
-  if (side == "source") s.side = TokenSide::Source;
-  else if (side == "target") s.side = TokenSide::Target;
-  else if (side == "positions") s.side = TokenSide::Positions;
-  else bad_manifest(path, "unknown token list \"" + side + "\" (source, target, positions)");
+  s.side = config_json::Reader{path}.enumeration(member(j, "tokens", path), "tokens", kSides);
   s.begin = integer(j, "begin", path);
   s.count = integer(j, "count", path);
   if (s.count < 0) bad_manifest(path, "negative token count");
@@ -80,30 +79,27 @@ TokenSpan span_from(const nlohmann::json& j, const std::string& path) {
 }
 
 AttentionMap map_from(const nlohmann::json& j, const std::string& path) {
+  static const config_json::EnumTable<AttentionMapKind> kKinds = [] {
+    config_json::EnumTable<AttentionMapKind> t;
+    for (AttentionMapKind k : {AttentionMapKind::Self, AttentionMapKind::Cross, AttentionMapKind::Memory,
+                               AttentionMapKind::Implicit, AttentionMapKind::Sparse})
+      t.push_back({attention_map_kind_name(k), k});
+    return t;
+  }();
+  const config_json::Reader r{path};
   AttentionMap m;
   m.array = text(j, "array", path);
   m.stack = text(j, "stack", path);
   m.sublayer = text(j, "sublayer", path);
   m.layer = integer(j, "layer", path);
-  const std::string kind = text(j, "kind", path);
-  bool known = false;
-  for (AttentionMapKind k : {AttentionMapKind::Self, AttentionMapKind::Cross, AttentionMapKind::Memory,
-                             AttentionMapKind::Implicit, AttentionMapKind::Sparse})
-    if (kind == attention_map_kind_name(k)) {
-      m.kind = k;
-      known = true;
-    }
-  if (!known) bad_manifest(path, "unknown attention map kind \"" + kind + "\"");
+  m.kind = r.enumeration(member(j, "kind", path), "attention map kind", kKinds);
   m.queries = span_from(member(j, "queries", path), path);
   m.keys = span_from(member(j, "keys", path), path);
   if (j.contains("segment")) m.segment = integer(j, "segment", path);
   if (j.contains("step")) m.step = integer(j, "step", path);
   if (j.contains("round")) m.round = integer(j, "round", path);
   if (j.contains("memory_keys")) m.memory_keys = integer(j, "memory_keys", path);
-  if (j.contains("normalized")) {
-    if (!j["normalized"].is_boolean()) bad_manifest(path, "\"normalized\" must be true or false");
-    m.normalized = j["normalized"].get<bool>();
-  }
+  if (j.contains("normalized")) m.normalized = r.boolean(j["normalized"], "normalized");
   return m;
 }
 
@@ -171,8 +167,11 @@ TraceDump parse_trace_dump(const std::string& manifest_text, const std::string& 
   d.model = text(manifest, "model", path);
   auto tokens = [&](const nlohmann::json& list, std::vector<TokenInfo>& out) {
     if (!list.is_array()) bad_manifest(path, "token lists must be arrays");
-    for (const auto& t : list)
-      out.push_back({static_cast<int32_t>(integer(t, "id", path)), text(t, "label", path)});
+    for (const auto& t : list) {
+      const int64_t id = integer(t, "id", path);
+      config_json::check_range(id, 0, std::numeric_limits<int32_t>::max(), "token id", path);
+      out.push_back({static_cast<int32_t>(id), text(t, "label", path)});
+    }
   };
   tokens(member(manifest, "tokens", path), d.trace.source_tokens);
   if (manifest.contains("target_tokens")) tokens(manifest["target_tokens"], d.trace.target_tokens);

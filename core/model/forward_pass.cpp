@@ -58,6 +58,7 @@ AttentionMap attention_site(std::string stack, std::string sublayer, int64_t lay
 DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
                                AttentionMap site, AttentionMask mask) {
   const std::string traced_name = attention_array_name(site);
+  const bool sparse = sparse_applies(c_, xq, xkv);  // sparse patterns, LSH, Performer
   if (opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -67,7 +68,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     if (site.queries.count == 0) site.queries = {rows, 0, xq.shape[0]};
     if (site.keys.count == 0) site.keys = {cross ? TokenSide::Source : rows, 0, xkv.shape[0]};
     site.kind = cross ? AttentionMapKind::Cross
-                : !sparse_applies(c_, xq, xkv) ? AttentionMapKind::Self
+                : !sparse                      ? AttentionMapKind::Self
                 : c_.performer.enabled         ? AttentionMapKind::Implicit
                                                : AttentionMapKind::Sparse;
     site.array = traced_name;
@@ -86,7 +87,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
     trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
   }
-  if (sparse_applies(c_, xq, xkv)) {  // CSR pattern, never a dense L x L mask
+  if (sparse) {  // CSR pattern, never a dense L x L mask
     DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
     return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
   }

@@ -8,15 +8,16 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "core/formats/dump.h"
 #include "core/model/attention_map.h"
 #include "core/tensor/error.h"
+#include "tests/core/hf_test_util.h"
 #include "tests/core/preset_test_util.h"
 
 using namespace atlas;
 namespace fs = std::filesystem;
+using hf_test::fresh_dir;
 
 namespace {
 
@@ -57,17 +58,6 @@ std::vector<std::string> labels_by_hand(const Trace& t, const TokenSpan& s) {
   return out;
 }
 
-// A folder of this process's own (two test runs may share the machine's temp directory).
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int count = 0;
-    path = fs::temp_directory_path() /
-           ("atlas-maps-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 
@@ -197,10 +187,10 @@ TEST_CASE("dumps carry the catalogue; version 1 dumps read with derived descript
     const Model model(c, init_params(c, 4));
     const std::string target = c.architecture == Architecture::EncoderDecoder ? "abba" : "";
     const RunResult r = model.run("abababababababababab", target, RunOptions{});
-    TempDir dir;
-    write_dump(dir.path.string(), model, r);
+    const fs::path dir = fresh_dir(std::string("maps-") + preset);
+    write_dump(dir.string(), model, r);
 
-    const TraceDump v2 = read_trace_dump(dir.path.string());
+    const TraceDump v2 = read_trace_dump(dir.string());
     CHECK(v2.version == 2);
     REQUIRE(v2.trace.attention_maps.size() == r.trace.attention_maps.size());
     for (size_t i = 0; i < r.trace.attention_maps.size(); ++i) {
@@ -213,16 +203,17 @@ TEST_CASE("dumps carry the catalogue; version 1 dumps read with derived descript
       CHECK(v2.trace.arrays[i].tensor.data == r.trace.arrays[i].tensor.data);
 
     // The same folder as a dump from before the catalogue.
-    const fs::path manifest = dir.path / "manifest.json";
+    const fs::path manifest = dir / "manifest.json";
     nlohmann::json j = nlohmann::json::parse(std::ifstream(manifest));
     j["version"] = 1;
     j.erase("attention_maps");
     std::ofstream(manifest) << j.dump();
-    const TraceDump v1 = read_trace_dump(dir.path.string());
+    const TraceDump v1 = read_trace_dump(dir.string());
     CHECK(v1.version == 1);
     REQUIRE(v1.trace.attention_maps.size() == r.trace.attention_maps.size());
     for (size_t i = 0; i < r.trace.attention_maps.size(); ++i)
       check_same_description(v1.trace.attention_maps[i], r.trace.attention_maps[i]);
+    fs::remove_all(dir);
   }
 }
 
@@ -230,18 +221,18 @@ TEST_CASE("a dump manifest that lies is refused by name", "[attention_map][dump]
   const ModelConfig c = preset_config("tiny-encoder");
   const Model model(c, init_params(c, 4));
   const RunResult r = model.run("abab", "", RunOptions{});
-  TempDir dir;
-  write_dump(dir.path.string(), model, r);
-  const fs::path manifest = dir.path / "manifest.json";
+  const fs::path dir = fresh_dir("maps-lies");
+  write_dump(dir.string(), model, r);
+  const fs::path manifest = dir / "manifest.json";
   const nlohmann::json good = nlohmann::json::parse(std::ifstream(manifest));
   auto refused = [&](nlohmann::json j, const std::string& says) {
     std::ofstream(manifest) << j.dump();
-    CHECK_THROWS_WITH(read_trace_dump(dir.path.string()),
+    CHECK_THROWS_WITH(read_trace_dump(dir.string()),
                       Catch::Contains("manifest.json") && Catch::Contains(says));
   };
   nlohmann::json j = good;
   j["attention_maps"][0]["kind"] = "diagonal";
-  refused(j, "unknown attention map kind");
+  refused(j, "attention map kind must be one of");
   j = good;
   j["arrays"][0]["file"] = "../outside.npy";
   refused(j, "plain name");
@@ -249,6 +240,10 @@ TEST_CASE("a dump manifest that lies is refused by name", "[attention_map][dump]
   j["attention_maps"][0]["queries"]["count"] = 99;  // disagrees with the stored [heads, 4, 4]
   refused(j, "described with 99 queries");
   j = good;
+  j["tokens"][0]["id"] = int64_t(1) << 40;  // would not fit a token id: never truncated silently
+  refused(j, "token id");
+  j = good;
   j["version"] = 7;
   refused(j, "version 7");
+  fs::remove_all(dir);
 }
