@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target in BUILD_DIR/tests/fuzz for SECONDS each; any crash fails.
+# Runs every libFuzzer target in BUILD_DIR/tests/fuzz (build/asan or build/fuzz) for SECONDS each; any crash fails.
 set -euo pipefail
-build=${1:-build/fuzz}
+build=${1:-build/asan}
 seconds=${2:-20}
 status=0
 for target in "$build"/tests/fuzz/fuzz_*; do

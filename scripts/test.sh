@@ -3,7 +3,8 @@
 #   1. Release build of everything (engine, Vulkan backend on lavapipe, Qt app) + ctest
 #      (including scripts/check_no_timed_tests.sh: no test may assert elapsed time)
 #   2. the engine and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF files, dump manifests), each for FUZZ_SECONDS
+#   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF files, dump manifests), each for
+#      FUZZ_SECONDS, built in stage 2 against the same sanitized engine
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -22,7 +23,5 @@ cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j 1
 
 echo "== fuzzing, ${fuzz_seconds}s per target"
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs"
-scripts/fuzz.sh build/fuzz "$fuzz_seconds"
+scripts/fuzz.sh build/asan "$fuzz_seconds"
 echo "test.sh: all passed"

@@ -79,7 +79,7 @@ const ByteLabels& byte_labels() {
 
 // A vocab entry or text quoted for an error message, with invalid bytes and controls escaped
 // so the message itself is valid UTF-8 and readable.
-std::string quoted(std::string_view s) {
+std::string quote_for_message(std::string_view s) {
   constexpr size_t kMax = 40;
   std::string out = "\"";
   size_t pos = 0;
@@ -160,7 +160,7 @@ WordMap index_vocab(const TokenizerConfig& config, int32_t& unk_id) {
     const std::string& entry = config.vocab[i];
     const auto fail = [&](const std::string& problem) {
       throw AtlasError(std::string("tokenizer: ") + kind + " vocab entry " + std::to_string(i) +
-                       " " + quoted(entry) + " " + problem);
+                       " " + quote_for_message(entry) + " " + problem);
     };
     if (entry.empty()) fail("is empty");
     const size_t bad = utf8::find_invalid(entry);
@@ -170,7 +170,7 @@ WordMap index_vocab(const TokenizerConfig& config, int32_t& unk_id) {
   }
   const auto unk = index.find(config.unk);
   if (unk == index.end())
-    throw AtlasError("tokenizer: unknown-token label " + quoted(config.unk) +
+    throw AtlasError("tokenizer: unknown-token label " + quote_for_message(config.unk) +
                      " is not in the vocab (" + std::to_string(config.vocab.size()) +
                      " entries); add it to tokenizer.vocab or set tokenizer.unk to an entry");
   unk_id = unk->second;
@@ -228,9 +228,9 @@ class CharsTokenizer final : public Tokenizer {
         size_t count = 0;
         for (size_t p = 0; p < entry.size(); p += utf8::decode(entry, p).length) ++count;
         throw AtlasError("tokenizer: chars vocab entry " + std::to_string(i) + " " +
-                         quoted(entry) + " must be exactly one character (it has " +
+                         quote_for_message(entry) + " must be exactly one character (it has " +
                          std::to_string(count) + "); only the unknown token " +
-                         quoted(config.unk) + " may be longer");
+                         quote_for_message(config.unk) + " may be longer");
       }
     }
   }
@@ -278,7 +278,7 @@ class WordsTokenizer final : public Tokenizer {
         const utf8::Decoded d = utf8::decode(entry, p);
         if (utf8::is_whitespace(d.code_point))
           throw AtlasError("tokenizer: words vocab entry " + std::to_string(i) + " " +
-                           quoted(entry) + " contains whitespace (" +
+                           quote_for_message(entry) + " contains whitespace (" +
                            code_point_tag(d.code_point) + " at byte " + std::to_string(p) +
                            "), so no input word can ever match it");
         p += d.length;

@@ -74,7 +74,7 @@ class Tape {
 
   const M& value(int id) const { return nodes_[id].ref ? *nodes_[id].ref : nodes_[id].value; }
 
-  // Activation recomputation (the reversible layers, core/train/train_model.cpp): a node's value may
+  // Activation recomputation (the reversible layers, core/train/train_model_impl.h): a node's value may
   // be released once every consumer has read it, and set again by a backward closure that
   // rebuilt it, before anything reads its gradient.
   void release_value(int id) { nodes_[id].value = M(); }

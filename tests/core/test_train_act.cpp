@@ -1,4 +1,4 @@
-// Training the Universal Transformer with ACT (core/variants/universal/train_act.h, train_model.cpp), against
+// Training the Universal Transformer with ACT (core/variants/universal/train_act.h, train_model_impl.h), against
 // independent oracles: the inference engine (same logits, same N(t) and R(t) as its trace),
 // central finite differences of cross-entropy + ponder cost in double precision, the ponder
 // cost re-added by hand from the traced N(t) and R(t), and what training on parity does to the

@@ -1,4 +1,4 @@
-// Attention dropout and DropHead on every kind of trainable head (core/train/train_model.cpp
+// Attention dropout and DropHead on every kind of trainable head (core/train/train_model_impl.h
 // attention_keep / head_keep / drop_heads, the prob_keep of the variant ops). Oracles:
 // linearity of each op in its probabilities (a dropped key equals that key's value row set
 // to zero; a uniform multiplier c scales the output by c), and central finite differences of

@@ -1,4 +1,4 @@
-// Training through Reformer LSH attention (core/train/train_model.cpp `lsh_attention`) against
+// Training through Reformer LSH attention (core/train/train_model_impl.h `lsh_attention`) against
 // independent oracles: the inference engine's hashed, chunked, multi-round attention (same
 // logits on the same weights: one and two rounds, several chunks, causal and padded, with the
 // reversible stack of tiny-reformer), and central finite differences of whole models. The

@@ -1,4 +1,4 @@
-// Training through Reformer's reversible layers without LSH (core/train/train_model.cpp `reversible`)
+// Training through Reformer's reversible layers without LSH (core/train/train_model_impl.h `reversible`)
 // against independent oracles: the inference engine's reversible stack (same logits on the
 // same weights; chunked feed-forward included) and central finite differences of whole
 // models in double precision.

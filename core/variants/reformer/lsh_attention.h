@@ -36,7 +36,7 @@ Mat lsh_rotation(const LshParams& p, int64_t head, int64_t round, int64_t d);
 // Bucket of every row of x [L, d] under rotation R: argmax over [x R, -x R] (0 when 1 bucket).
 std::vector<int32_t> lsh_hash(const Mat& x, const Mat& R, int64_t n_buckets);
 
-// For training (core/train/train_model.cpp): how many of the n_rounds rounds let query i see key j,
+// For training (core/train/train_model_impl.h): how many of the n_rounds rounds let query i see key j,
 // [L * L] row-major, for one head whose shared-QK keys are `k_unit` (rows of unit length).
 // The rounds' softmaxes combined by their logsumexps (lsh_attention_head) equal one softmax
 // over every (round, key) pair, i.e. over the keys with log(count) added to their logits.
