@@ -10,6 +10,7 @@
 #include <QPlainTextEdit>
 #include <QSignalBlocker>
 
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "core/input/image_input.h"
 #include "ui/image_input_view.h"
@@ -34,6 +35,12 @@ bool takesImages(const ModelConfig& c) { return is_image_model(c) || is_patch_mo
 }  // namespace
 
 bool MainWindow::openImage(const QString& path) {
+  try {
+    check_input_file(path.toStdString(), InputKind::Image);  // a FIFO would block the GUI
+  } catch (const AtlasError& e) {
+    showError(QString::fromStdString(e.what()));
+    return false;
+  }
   const QImage image(path);
   if (image.isNull()) {
     showError(path + ": cannot read the image (missing, or not a format Qt decodes)");

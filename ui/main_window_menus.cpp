@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "ui/figure_export.h"
 #include "ui/heatmap_view.h"
@@ -254,8 +255,11 @@ void MainWindow::dropEvent(QDropEvent* e) {
       return;
     }
     if (QFileInfo(path).suffix().toLower() == "txt") {  // a text file becomes the input
-      QFile f(path);
-      if (f.open(QIODevice::ReadOnly | QIODevice::Text)) setSourceText(QString::fromUtf8(f.readAll()));
+      try {  // regular files only, capped, never blocking (a dropped FIFO would freeze the window)
+        setSourceText(QString::fromStdString(read_input_file(path.toStdString(), InputKind::Text)));
+      } catch (const AtlasError& e) {
+        showError(QString::fromStdString(e.what()));
+      }
       e->acceptProposedAction();
       return;
     }

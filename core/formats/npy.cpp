@@ -15,6 +15,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "core/formats/safetensors.h"
 
@@ -399,53 +400,8 @@ Tensor decode_npy(const uint8_t* data, size_t size, const std::string& origin) {
 }
 
 Tensor read_npy(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, expected a .npy file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open for reading (" + errno_message() + ")");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                            std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "read error");
-  return decode_npy(bytes.data(), bytes.size(), path);
-}
-
-// ---- atomic file writing ------------------------------------------------------------------
-
-AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
-  static std::atomic<unsigned> counter{0};
-  // A unique sibling: same directory, so rename() stays atomic on one file system.
-  tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(path_, "cannot open for writing (" + errno_message() + ")");
-}
-
-AtomicFileWriter::~AtomicFileWriter() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(tmp_path_.c_str());
-}
-
-void AtomicFileWriter::write(const void* data, size_t size) {
-  if (fd_ < 0) fail(path_, "write after commit");
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd_, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path_, "write failed (" + errno_message() + ")");
-    p += n;
-    size -= size_t(n);
-  }
-}
-
-void AtomicFileWriter::commit() {
-  if (fd_ < 0) fail(path_, "commit called twice");
-  // fsync before rename: otherwise a crash can leave the new name pointing at empty blocks.
-  if (::fsync(fd_) != 0) fail(path_, "fsync failed (" + errno_message() + ")");
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) fail(path_, "close failed (" + errno_message() + ")");
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    fail(path_, "cannot replace the file (" + errno_message() + ")");
-  committed_ = true;
+  const std::string bytes = read_input_file(path, InputKind::Npy);
+  return decode_npy(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path);
 }
 
 }  // namespace atlas

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/atomic_file.h"
 #include "core/tensor/tensor.h"
 #include "core/model/trace.h"
 
@@ -25,24 +26,5 @@ void write_npy(const std::string& path, const Tensor& t, DType dtype);  // atomi
 Tensor decode_npy(const uint8_t* data, size_t size, const std::string& origin);
 Tensor read_npy(const std::string& path);
 
-// Writes a file so that readers see either the old content or the complete new one: bytes go
-// to a temporary sibling which commit() fsyncs and renames over `path`. Destroying the writer
-// without commit() removes the temporary.
-class AtomicFileWriter {
- public:
-  explicit AtomicFileWriter(std::string path);
-  ~AtomicFileWriter();
-  AtomicFileWriter(const AtomicFileWriter&) = delete;
-  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
-
-  void write(const void* data, size_t size);
-  void commit();
-
- private:
-  std::string path_;
-  std::string tmp_path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 }  // namespace atlas

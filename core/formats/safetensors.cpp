@@ -16,6 +16,8 @@
 #include <system_error>
 
 #include "core/tensor/error.h"
+#include "core/formats/input_file.h"
+#include "core/formats/json_text.h"
 #include "core/formats/npy.h"
 
 namespace atlas {
@@ -280,7 +282,8 @@ void check_tiling(std::vector<Entry>& entries, uint64_t data_size, const std::st
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    check_input_file(path, InputKind::Weights);  // a FIFO or device is refused before opening
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) fail(path, "cannot open for reading (" + errno_message() + ")");
     struct Closer {
       int fd;
@@ -456,10 +459,13 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
     fail(origin, "header length " + std::to_string(n) + " is larger than the file (" +
                      std::to_string(size - 8) + " bytes follow the length field): truncated");
 
+  // Depth capped like the reference parser (serde_json, 128); a repeated key keeps the last, as
+  // there.
   json header;
   try {
-    header = json::parse(data + 8, data + 8 + n);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for e.g. 1e400
+    header = parse_json_text(std::string_view(reinterpret_cast<const char*>(data + 8), n),
+                             "", JsonLimits{128, false});
+  } catch (const AtlasError& e) {
     fail(origin, "header is not valid JSON (" + printable(e.what(), 200) + ")");
   }
   if (!header.is_object())

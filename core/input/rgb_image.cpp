@@ -2,8 +2,9 @@
 #include "core/input/rgb_image.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -25,8 +26,7 @@ RgbImage resize_rgb(const RgbImage& in, int64_t height, int64_t width) {
 RgbImage resize_rgb(const RgbImage& in, int64_t size) { return resize_rgb(in, size, size); }
 
 RgbImage read_ppm(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path + ": cannot open the image file");
+  std::istringstream in(read_input_file(path, InputKind::Image));
   std::string magic;
   in >> magic;
   if (magic != "P6")

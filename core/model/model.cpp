@@ -10,6 +10,8 @@
 #include "core/tensor/error.h"
 #include "core/analysis/attention_rollout.h"
 #include "core/model/forward_pass.h"
+#include "core/model/memory_budget.h"
+#include "core/tokenizers/token_budget.h"
 #include "core/input/patch_input.h"
 #include "core/analysis/logit_lens.h"
 #include "core/variants/ntm/ntm_model.h"
@@ -78,9 +80,13 @@ Model::Model(ModelConfig config, ParamStore params)
 
 RunResult Model::run(const std::string& source, const std::string& target,
                      const RunOptions& options) const {
+  const bool enc_dec = config_.architecture == Architecture::EncoderDecoder;
+  check_token_budget(*tokenizer_, source, config_.max_positions,
+                     enc_dec ? "the source text" : "the input text");
   std::vector<TokenInfo> src = tokenizer_->encode(source);
   std::vector<TokenInfo> tgt;
-  if (config_.architecture == Architecture::EncoderDecoder) {
+  if (enc_dec) {
+    check_token_budget(*tokenizer_, target, config_.max_positions, "the target text");
     if (config_.bos_id >= 0) tgt.push_back({static_cast<int32_t>(config_.bos_id), "<bos>"});
     auto rest = tokenizer_->encode(target);
     tgt.insert(tgt.end(), rest.begin(), rest.end());
@@ -133,6 +139,8 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
   check_tokens(c, source, enc_dec ? "source text" : "input text");
   if (enc_dec) check_tokens(c, target, "target text");
+  check_run_memory(c, static_cast<int64_t>(source.size()), static_cast<int64_t>(target.size()),
+                   options.trace);
   if (options.threads > 0) set_cpu_threads(options.threads);
 
   Backend& be = options.backend ? *options.backend : *private_->cpu;

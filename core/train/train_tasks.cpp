@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
 
@@ -46,12 +47,8 @@ std::vector<std::string> characters(const std::string& text) {
 Task char_lm_task(const TaskOptions& o) {
   if (o.text_path.empty())
     throw AtlasError("task char-lm needs a text file: --text-file PATH");
-  std::ifstream in(o.text_path, std::ios::binary);
-  if (!in) throw AtlasError(o.text_path + ": cannot open the text file for reading");
-  std::ostringstream s;
-  s << in.rdbuf();
   Task t;
-  t.text = s.str();
+  t.text = read_input_file(o.text_path, InputKind::Text);
   const size_t bad = utf8::find_invalid(t.text);
   if (bad != std::string::npos)
     throw AtlasError(o.text_path + ": not valid UTF-8 at byte " + std::to_string(bad) +

@@ -129,7 +129,7 @@ TEST_CASE("bad invocations exit non-zero with one line on stderr", "[cli][errors
       {"run preset:tiny-encoder --text ''", "empty"},
       {"run /nonexistent/model --text hi", "no such file or directory"},
       {"bench preset:tiny-decoder --length 5000", "--length must be between 1 and 1024"},
-      {"run preset:tiny-encoder --text-file /nonexistent.txt", "cannot read"},
+      {"run preset:tiny-encoder --text-file /nonexistent.txt", "/nonexistent.txt: no such file"},
   };
   for (const Case& c : cases) {
     Output o = atlas_cli(c.args);

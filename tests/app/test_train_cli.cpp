@@ -104,7 +104,7 @@ TEST_CASE("atlas train rejects bad input with a clear message", "[cli][train]") 
       {"--preset tiny-encoder --task char-lm --text-file " ATLAS_SOURCE_DIR "/README.md",
        "needs a decoder"},
       {"--preset tiny-decoder --task char-lm --text-file /nonexistent-atlas.txt",
-       "cannot open the text file"},
+       "/nonexistent-atlas.txt: no such file"},
       {"--preset ntm-small --task copy", "Neural Turing Machine"},
       {"--preset tiny-ut-act --task copy --ponder-weight -1", "--ponder-weight must be between 0"},
       {"--preset tiny-decoder", "missing --task"},

@@ -241,8 +241,8 @@ TEST_CASE("write_npy and read_npy round-trip through a file") {
   CHECK(std::filesystem::file_size(dir.file("a.npy")) == 128 + 12 * 4);
 
   CHECK_THROWS_WITH(read_npy(dir.file("missing.npy")),
-                    Contains("missing.npy") && Contains("cannot open"));
-  CHECK_THROWS_WITH(read_npy(dir.path.string()), Contains("is a directory"));
+                    Contains("missing.npy: no such file"));
+  CHECK_THROWS_WITH(read_npy(dir.path.string()), Contains("is a folder, not a file"));
   Tensor frac({1}, 0.5f);
   CHECK_THROWS_WITH(write_npy(dir.file("f.npy"), frac, DType::I32),
                     Contains("f.npy") && Contains("int32"));

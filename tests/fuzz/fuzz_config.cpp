@@ -1,7 +1,5 @@
 // libFuzzer target for parse_config: arbitrary bytes as config.json text.
-// Needs core/config/config.cpp only (plus nlohmann-json headers). Build, e.g.:
-//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore \
-//       tests/fuzz/fuzz_config.cpp core/config/config.cpp -o fuzz_config
+// Built by the asan and fuzz presets (tests/fuzz/CMakeLists.txt); scripts/fuzz.sh runs it.
 // Besides "no crash, no sanitizer report, only AtlasError escapes", it checks two properties:
 // every error message starts with the origin and is valid UTF-8 (it goes to dialogs and JSON
 // manifests), and every accepted config round-trips through config_to_json unchanged.

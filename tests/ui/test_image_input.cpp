@@ -3,6 +3,10 @@
 // pixel values; typing returns to text; a text model refuses images with a clear message.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -95,5 +99,15 @@ TEST_CASE("a text model refuses an image with a message naming what it needs", "
   CHECK(win.w.lastError().contains("takes text, not images"));
   CHECK_FALSE(win.w.imageMode());
   CHECK_FALSE(win.w.openImage("/nonexistent/atlas.png"));
-  CHECK(win.w.lastError().contains("cannot read the image"));
+  CHECK(win.w.lastError().contains("/nonexistent/atlas.png: no such file"));
+}
+
+TEST_CASE("opening a named pipe as an image is refused without blocking the window", "[ui][image]") {
+  uitest::RunWindow win("preset:tiny-encoder", "the cat");
+  const QString fifo = QDir::temp().filePath(QString("atlas-ui-fifo-%1.png").arg(::getpid()));
+  ::unlink(fifo.toLocal8Bit().constData());
+  REQUIRE(::mkfifo(fifo.toLocal8Bit().constData(), 0644) == 0);
+  CHECK_FALSE(win.w.openImage(fifo));  // without the check, QImage would wait for a writer
+  CHECK(win.w.lastError().contains("is a named pipe (FIFO), not a regular file"));
+  ::unlink(fifo.toLocal8Bit().constData());
 }

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/formats/input_file.h"
+#include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/formats/hf/hf_families.h"
 #include "core/formats/hf/hf_tokenizer_files.h"
@@ -34,10 +36,10 @@ bool is_hf_directory(const std::string& dir) {
   const fs::path config = fs::path(dir) / "config.json";
   if (!fs::is_regular_file(config)) return false;
   try {
-    nlohmann::json j = nlohmann::json::parse(hf::read_text(config.string()));
+    nlohmann::json j = parse_json_text(hf::read_text(config.string()), "", JsonLimits{128, false});
     return j.is_object() && j.contains("model_type");
-  } catch (const nlohmann::json::exception&) {
-    return false;  // the regular loader reports the JSON error
+  } catch (const AtlasError&) {
+    return false;  // the regular loader reports the error
   }
 }
 
@@ -58,10 +60,11 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
     throw AtlasError(dir.string() + ": no model.safetensors and no model.safetensors.index.json "
                      "(the weights of a Hugging Face model directory)");
   }
+  const std::string index_text = read_input_file(index.string(), InputKind::WeightsIndex);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(hf::read_text(index.string()));
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_json_text(index_text, "", JsonLimits{128, false});
+  } catch (const AtlasError& e) {
     throw AtlasError(index.string() + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())

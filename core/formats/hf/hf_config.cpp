@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/formats/input_file.h"
+#include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/formats/hf/hf_checkpoint.h"
 #include "core/formats/hf/hf_families.h"
@@ -73,25 +75,21 @@ const std::vector<Family>& families() {
 }
 
 std::string read_text(const std::string& file) {
-  const fs::path path(file);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path.string() + ": cannot open for reading");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_input_file(file, InputKind::ModelConfig);
 }
 
 ConfigStage read_config_stage(const std::string& dir_str, const HfLoadOptions& options) {
   const fs::path dir(dir_str);
   const fs::path config_path = dir / "config.json";
-  if (!fs::exists(config_path))
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(config_path, ec)))
     throw AtlasError(dir.string() + ": no config.json (a Hugging Face model directory holds "
                      "config.json and model.safetensors)");
   const std::string text = read_text(config_path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_json_text(text, "", JsonLimits{128, false});  // written by Python: the last key wins
+  } catch (const AtlasError& e) {
     throw AtlasError(config_path.string() + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("model_type") || !j["model_type"].is_string())

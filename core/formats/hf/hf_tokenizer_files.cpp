@@ -10,6 +10,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/formats/input_file.h"
+#include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
 
@@ -25,18 +27,15 @@ using Json = nlohmann::json;
 
 std::string read_text(const fs::path& file, const std::string& why) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) fail(file, "missing; " + why);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot be opened (check the permissions)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (!fs::exists(fs::symlink_status(file, ec))) fail(file, "missing; " + why);
+  return read_input_file(file.string(), InputKind::TokenizerFile);
 }
 
+// Files written by Python: a repeated key keeps the last, as json.load does.
 Json parse_json(const fs::path& file, const std::string& text) {
   try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
+    return parse_json_text(text, "", JsonLimits{128, false});
+  } catch (const AtlasError& e) {
     fail(file, std::string("is not valid JSON: ") + e.what());
   }
 }
@@ -283,12 +282,7 @@ TokenizerConfig read_hf_tokenizer(const std::string& dir_name, const std::string
   }
   // The embedding must have a row for every token id the tokenizer can produce.
   const fs::path config_file = dir / "config.json";
-  Json config;
-  try {
-    config = Json::parse(hf_config_json);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
-    fail(config_file, std::string("is not valid JSON: ") + e.what());
-  }
+  const Json config = parse_json(config_file, hf_config_json);
   if (config.is_object() && config.contains("vocab_size") &&
       config["vocab_size"].is_number_integer()) {
     const int64_t rows = config["vocab_size"].get<int64_t>();

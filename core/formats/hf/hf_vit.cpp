@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/formats/input_file.h"
+#include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/formats/hf/hf_families.h"
 
@@ -71,14 +73,13 @@ std::vector<float> three_floats(const ConfigReader& p, const char* key, std::vec
 // preprocessor_config.json (ViTImageProcessor) into the patch options.
 void read_preprocessor(const ConfigReader& r, PatchOptions& p) {
   const fs::path file = fs::path(r.origin).parent_path() / "preprocessor_config.json";
-  if (!fs::exists(file)) return;  // ViTImageProcessor's defaults, which PatchOptions has
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return;  // ViTImageProcessor's defaults
+  const std::string text = read_input_file(file.string(), InputKind::ModelConfig);
   Json j;
   try {
-    j = Json::parse(text.str());
-  } catch (const Json::exception& e) {
+    j = parse_json_text(text, "", JsonLimits{128, false});
+  } catch (const AtlasError& e) {
     throw AtlasError(file.string() + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) throw AtlasError(file.string() + ": not a JSON object");

@@ -1,0 +1,151 @@
+#include "core/model/memory_budget.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "core/formats/input_file.h"  // format_bytes
+#include "core/tensor/error.h"
+#include "core/variants/sparse/sparse_attention.h"  // kDenseTraceLimit
+
+namespace atlas {
+
+namespace {
+
+// Key positions per query of one attention map of a self-attention layer over L positions.
+// Dense maps are L x L; the sparse kernels trace dense maps only up to kDenseTraceLimit and
+// CSR rows beyond it (about 2 sqrt(L) keys per query for the strided and fixed patterns).
+double keys_per_query(const ModelConfig& c, double L) {
+  const bool sparse = c.sparse.pattern != SparsePattern::None || c.lsh.enabled ||
+                      c.performer.enabled;
+  if (sparse && L > double(kDenseTraceLimit)) return std::min(L, 2.0 * std::ceil(std::sqrt(L)) + 16);
+  if (c.xl.enabled) return std::min(L, double(c.xl.segment_length + c.xl.mem_len));
+  return L;
+}
+
+// Bytes per traced query-key cell of one layer: probabilities and scores per head, one mask.
+double traced_bytes_per_cell(const ModelConfig& c, const TraceOptions& t) {
+  const double heads = double(c.n_heads);
+  return 4.0 * ((t.attention ? heads : 0) + (t.scores ? heads : 0) + (t.masks ? 1 : 0));
+}
+
+uint64_t parse_budget(const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  double scale = 1;
+  if (end && *end) {
+    switch (*end) {
+      case 'k': case 'K': scale = 1024.0; break;
+      case 'm': case 'M': scale = 1024.0 * 1024; break;
+      case 'g': case 'G': scale = 1024.0 * 1024 * 1024; break;
+      default: throw AtlasError(std::string("ATLAS_MEMORY_BUDGET=\"") + text +
+                                "\": use bytes or a K, M or G suffix, e.g. 8G");
+    }
+  }
+  if (!(v > 0) || !std::isfinite(v * scale) || v * scale > 1e18)
+    throw AtlasError(std::string("ATLAS_MEMORY_BUDGET=\"") + text + "\" is not a positive size");
+  return static_cast<uint64_t>(v * scale);
+}
+
+// A number from a small /proc or /sys file; 0 when absent or "max".
+uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") return 0;
+  return std::strtoull(word.c_str(), nullptr, 10);
+}
+
+}  // namespace
+
+RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
+                                      int64_t target_len, const TraceOptions& t) {
+  RunMemoryEstimate e;
+  const double S = double(source_len), T = double(target_len), d = double(c.d_model);
+  const double heads = double(c.n_heads), dh = double(c.d_head()), ff = double(c.d_ff);
+  // Universal Transformers trace every ponder step of their one shared layer.
+  const double enc_layers =
+      c.universal.enabled ? double(c.universal.max_steps) : double(c.n_layers);
+  const double dec_layers =
+      c.universal.enabled ? double(c.universal.max_steps) : double(c.decoder_layers());
+  const double per_cell = traced_bytes_per_cell(c, t);
+  double cells = 0, largest = 0, positions = 0;
+  auto add_layers = [&](double layers, double queries, double keys) {
+    cells += layers * queries * keys;
+    largest = std::max(largest, queries * keys);
+  };
+  if (c.architecture == Architecture::EncoderDecoder) {
+    add_layers(enc_layers, S, keys_per_query(c, S));
+    add_layers(dec_layers, T, keys_per_query(c, T));  // decoder self-attention
+    add_layers(dec_layers, T, S);                     // cross-attention
+    positions = S * enc_layers + T * dec_layers;
+  } else {
+    const double layers = c.has_encoder() ? enc_layers : dec_layers;
+    add_layers(layers, S, keys_per_query(c, S));
+    positions = S * layers;
+  }
+  e.attention_maps = cells * per_cell + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
+  e.working = 2.0 * 4.0 * heads * largest;  // scores and probabilities of the layer in flight
+  const double L = std::max(S, T);
+  const double hidden_traced = t.hidden || t.logit_lens > 0 ? 4.0 * d * positions : 0.0;
+  const double logits = c.output != OutputHead::None ? 4.0 * L * double(c.vocab_size) : 0.0;
+  e.activations = hidden_traced + 4.0 * L * (ff + 6.0 * d) + logits;
+  return e;
+}
+
+uint64_t available_memory_bytes() {
+  if (const char* budget = std::getenv("ATLAS_MEMORY_BUDGET"); budget && *budget)
+    return parse_budget(budget);
+  uint64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t value = 0;
+  std::string unit;
+  while (meminfo >> key >> value) {
+    std::getline(meminfo, unit);
+    if (key == "MemAvailable:") available = value * 1024;
+  }
+  // cgroup v2, then v1: a container's limit can be far below the machine's memory.
+  const uint64_t limit = read_number("/sys/fs/cgroup/memory.max")
+                             ? read_number("/sys/fs/cgroup/memory.max")
+                             : read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  if (limit > 0 && limit < (uint64_t(1) << 60)) {
+    const uint64_t used = read_number("/sys/fs/cgroup/memory.current")
+                              ? read_number("/sys/fs/cgroup/memory.current")
+                              : read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+    const uint64_t room = limit > used ? limit - used : 0;
+    if (available == 0 || room < available) available = room;
+  }
+  return available;
+}
+
+void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_len,
+                      const TraceOptions& t) {
+  const uint64_t available = available_memory_bytes();
+  if (available == 0) return;  // unknown (no /proc): nothing to compare with
+  const double allowed = 0.9 * double(available);
+  const RunMemoryEstimate e = estimate_run_memory(c, source_len, target_len, t);
+  if (e.total() <= allowed) return;
+  // The longest input (same source/target ratio) that fits: the estimate grows with length.
+  const double ratio = source_len > 0 ? double(target_len) / double(source_len) : 0.0;
+  int64_t lo = 0, hi = std::max(source_len, int64_t(1));
+  while (lo + 1 < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    const auto tgt = static_cast<int64_t>(std::ceil(ratio * double(mid)));
+    if (estimate_run_memory(c, mid, tgt, t).total() <= allowed) lo = mid;
+    else hi = mid;
+  }
+  auto bytes = [](double b) { return format_bytes(static_cast<uint64_t>(std::min(b, 1.8e19))); };
+  std::string message = "this run needs about " + bytes(e.total()) + " of memory (attention maps " +
+                        bytes(e.attention_maps) + ", activations and logits " +
+                        bytes(e.activations + e.working) + ") but about " +
+                        format_bytes(available) + " is available";
+  message += lo > 0 ? "; an input of at most " + std::to_string(lo) + " tokens fits"
+                    : "; even one token does not fit";
+  if (t.scores) message += ", and tracing without --scores halves the maps";
+  throw AtlasError(message + " (the limit can be set with ATLAS_MEMORY_BUDGET)");
+}
+
+}  // namespace atlas

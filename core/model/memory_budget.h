@@ -1,0 +1,36 @@
+#pragma once
+// The memory guard: before a forward pass, what the run will hold (the traced attention maps
+// dominate: heads x L x L floats per layer) is estimated and compared with the memory this
+// process may use. A run that would not fit is refused up front, with the estimate and the
+// longest input that fits, instead of failing mid-way or meeting the OOM killer.
+#include <cstdint>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/model/trace.h"
+
+namespace atlas {
+
+struct RunMemoryEstimate {
+  double attention_maps = 0;  // traced probabilities, scores, masks, queries/keys
+  double working = 0;         // the largest layer's scores and probabilities while computed
+  double activations = 0;     // hidden states (traced or not), FFN intermediates, logits
+  double total() const { return attention_maps + working + activations; }
+};
+
+// Memory a forward pass of `config` holds beyond its weights, for a source of `source_len`
+// tokens and a target of `target_len` (encoder-decoder models; 0 otherwise).
+RunMemoryEstimate estimate_run_memory(const ModelConfig& config, int64_t source_len,
+                                      int64_t target_len, const TraceOptions& trace);
+
+// Bytes this process may still allocate: MemAvailable of /proc/meminfo, lowered by a cgroup
+// memory limit when there is one. ATLAS_MEMORY_BUDGET (bytes, or with K/M/G suffix) sets it
+// instead, e.g. to keep headroom for other work or to test the guard.
+uint64_t available_memory_bytes();
+
+// Throws AtlasError when the estimate exceeds 90% of available_memory_bytes(), naming the
+// estimate, what is available, and the longest input that would fit.
+void check_run_memory(const ModelConfig& config, int64_t source_len, int64_t target_len,
+                      const TraceOptions& trace);
+
+}  // namespace atlas

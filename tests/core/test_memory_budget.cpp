@@ -1,0 +1,158 @@
+// The memory guard (core/model/memory_budget.h) and the early input-length check
+// (core/tokenizers/token_budget.h): oversized runs are refused before they allocate, with an
+// estimate that matches what the trace really holds and advice that is true.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+#include "core/model/memory_budget.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "core/tensor/error.h"
+#include "core/tokenizers/token_budget.h"
+
+using namespace atlas;
+using Catch::Contains;
+
+namespace {
+
+// Sets ATLAS_MEMORY_BUDGET for one scope.
+struct BudgetOverride {
+  explicit BudgetOverride(const char* value) { ::setenv("ATLAS_MEMORY_BUDGET", value, 1); }
+  ~BudgetOverride() { ::unsetenv("ATLAS_MEMORY_BUDGET"); }
+};
+
+Model preset_model(const std::string& name, int64_t max_positions = 0) {
+  ModelConfig c = preset_config(name);
+  if (max_positions > 0) c.max_positions = max_positions;
+  return Model(c, init_params(c, 1));
+}
+
+double traced_attention_bytes(const Trace& trace) {
+  double bytes = 0;
+  for (const TracedArray& a : trace.arrays) {
+    const bool attention = a.name.find("attn") != std::string::npos;
+    if (attention) bytes += 4.0 * double(a.tensor.data.size());
+  }
+  return bytes;
+}
+
+// Records the longest text the wrapped tokenizer was asked to encode.
+class RecordingTokenizer : public Tokenizer {
+ public:
+  explicit RecordingTokenizer(const Tokenizer& inner) : inner_(inner) {}
+  std::vector<TokenInfo> encode(const std::string& text) const override {
+    longest = std::max(longest, text.size());
+    return inner_.encode(text);
+  }
+  std::string label(int32_t id) const override { return inner_.label(id); }
+  int64_t vocab_size() const override { return inner_.vocab_size(); }
+  mutable size_t longest = 0;
+
+ private:
+  const Tokenizer& inner_;
+};
+
+}  // namespace
+
+TEST_CASE("memory estimate: hand count for a decoder-only model", "[memory-budget]") {
+  const ModelConfig c = preset_config("tiny-decoder");  // 2 layers, 4 heads, d 64, ff 256, V 256
+  TraceOptions t;  // probabilities and masks
+  const RunMemoryEstimate e = estimate_run_memory(c, 100, 0, t);
+  // Per layer: 4 heads x 100 x 100 probabilities + one 100 x 100 mask, 4 bytes each.
+  CHECK(e.attention_maps == Approx(2 * 4.0 * (4 * 100 * 100 + 100 * 100)));
+  CHECK(e.working == Approx(2 * 4.0 * 4 * 100 * 100));
+  // FFN intermediate + 6 d-wide buffers + logits [100, 256].
+  CHECK(e.activations == Approx(4.0 * 100 * (256 + 6 * 64) + 4.0 * 100 * 256));
+  t.scores = true;
+  CHECK(estimate_run_memory(c, 100, 0, t).attention_maps ==
+        Approx(2 * 4.0 * (8 * 100 * 100 + 100 * 100)));
+  // Quadratic in length: twice the tokens, four times the maps.
+  CHECK(estimate_run_memory(c, 200, 0, t).attention_maps ==
+        Approx(4 * estimate_run_memory(c, 100, 0, t).attention_maps));
+}
+
+TEST_CASE("memory estimate: covers what the trace really holds", "[memory-budget]") {
+  for (const char* name : {"tiny-decoder", "tiny-encoder", "tiny-encoder-decoder", "tiny-ut-act",
+                           "tiny-xl", "tiny-sparse-strided"}) {
+    INFO(name);
+    const Model model = preset_model(name);
+    RunOptions options;
+    options.trace.scores = true;
+    const bool enc_dec = model.config().architecture == Architecture::EncoderDecoder;
+    const RunResult r = model.run(std::string(96, 'a'), enc_dec ? "a target" : "", options);
+    const double actual = traced_attention_bytes(r.trace);
+    const RunMemoryEstimate e =
+        estimate_run_memory(model.config(), int64_t(r.trace.source_tokens.size()),
+                            int64_t(r.trace.target_tokens.size()), options.trace);
+    CHECK(actual > 0);
+    CHECK(e.attention_maps >= 0.9 * actual);  // not an underestimate
+    CHECK(e.attention_maps <= 4.0 * actual);  // nor a wild overestimate
+  }
+}
+
+TEST_CASE("memory guard: refuses an over-budget run with advice that holds", "[memory-budget]") {
+  const Model model = preset_model("tiny-decoder");
+  const std::string text(600, 'x');
+  {
+    BudgetOverride budget("2M");
+    try {
+      model.run(text, "", RunOptions{});
+      FAIL("the run was not refused");
+    } catch (const AtlasError& e) {
+      const std::string m = e.what();
+      CHECK_THAT(m, Contains("this run needs about") && Contains("2.0 MB is available") &&
+                        Contains("tokens fits") && Contains("ATLAS_MEMORY_BUDGET"));
+      // The advice: the suggested length runs, one more token does not.
+      const auto at = m.find("at most ");
+      REQUIRE(at != std::string::npos);
+      const int64_t fits = std::stoll(m.substr(at + 8));
+      REQUIRE(fits > 0);
+      REQUIRE(fits < 600);
+      CHECK_NOTHROW(model.run(std::string(size_t(fits), 'x'), "", RunOptions{}));
+      CHECK_THROWS_WITH(model.run(std::string(size_t(fits + 1), 'x'), "", RunOptions{}),
+                        Contains("this run needs about"));
+    }
+  }
+  CHECK_NOTHROW(model.run(text, "", RunOptions{}));  // the machine itself has room
+  BudgetOverride bad("lots");
+  CHECK_THROWS_WITH(model.run("x", "", RunOptions{}), Contains("ATLAS_MEMORY_BUDGET=\"lots\""));
+}
+
+TEST_CASE("memory guard: a 64k-position full-attention run is refused up front", "[memory-budget]") {
+  // 65536 tokens, 2 layers x 4 heads of 65536^2 floats = 137 GB of maps: no machine here has it.
+  const Model model = preset_model("tiny-decoder", 65536);
+  CHECK_THROWS_WITH(model.run(std::string(65536, 'a'), "", RunOptions{}),
+                    Contains("this run needs about") && Contains("GB"));
+  const RunMemoryEstimate e =
+      estimate_run_memory(model.config(), 65536, 0, TraceOptions{});
+  CHECK(e.attention_maps == Approx(2 * 4.0 * (4.0 * 65536 * 65536 + 65536.0 * 65536)));
+}
+
+TEST_CASE("token budget: a long text is refused before it is tokenized whole", "[memory-budget]") {
+  const Model model = preset_model("tiny-decoder");  // bytes tokenizer, max_positions 1024
+  const RecordingTokenizer recording(model.tokenizer());
+  std::string text;
+  while (text.size() < (4u << 20)) text += "the quick brown fox jumps over the lazy dog ";
+  CHECK_THROWS_WITH(check_token_budget(recording, text, 1024, "the input text"),
+                    Contains("the input text has more than 1024 tokens"));
+  CHECK(recording.longest <= 65536);  // only one chunk was ever encoded
+  // Through Model::run too.
+  CHECK_THROWS_WITH(model.run(text, "", RunOptions{}), Contains("more than 1024 tokens"));
+
+  // Exactly at the limit (bytes: one token per byte) passes: the chunk cuts lose no token and
+  // add none. Past the limit by more than the special-token slack (4 per chunk) it is refused;
+  // within the slack, the exact check after tokenization decides (Model::run).
+  const int64_t limit = 100000;
+  const std::string at_limit = text.substr(0, size_t(limit));
+  CHECK_NOTHROW(check_token_budget(recording, at_limit, limit, "t"));
+  CHECK_THROWS_WITH(check_token_budget(recording, text.substr(0, size_t(limit) + 9), limit, "t"),
+                    Contains("more than 100000 tokens"));
+  CHECK_NOTHROW(check_token_budget(recording, text.substr(0, size_t(limit) + 8), limit, "t"));
+  // Multi-byte characters split across a chunk: no whitespace at all, 3-byte characters.
+  std::string cjk;
+  while (cjk.size() < 200000) cjk += "\xE6\xBC\xA2";
+  CHECK_NOTHROW(check_token_budget(recording, cjk, int64_t(cjk.size()), "t"));
+}
