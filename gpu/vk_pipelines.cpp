@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/formats/atomic_file.h"
 #include "core/tensor/error.h"
 #include "gpu/push_constants.h"
 // Generated at build time from gpu/shaders/*.comp (see gpu/CMakeLists.txt).
@@ -195,19 +196,12 @@ void Pipelines::save_cache() const {
   std::error_code ec;
   const std::filesystem::path path(cache_path_);
   std::filesystem::create_directories(path.parent_path(), ec);
-  // Write then rename, so a crash or a second process never leaves a half-written cache.
-  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
+  // Written whole or not at all, so a full disk, a crash or a second process never leaves a
+  // truncated cache; the cache is an optimisation, so a failure is silent.
+  try {
+    write_file_atomically(path.string(), std::string_view(blob.data(), blob.size()));
+  } catch (const AtlasError&) {
   }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
 }
 
 const Pipeline& Pipelines::get(ShaderId id) {

@@ -1,7 +1,6 @@
 #include "ui/figure_export.h"
 
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QPageSize>
@@ -14,6 +13,7 @@
 #include <functional>
 
 #include "core/tensor/error.h"
+#include "ui/atomic_file_device.h"
 #include "ui/heatmap_painter.h"
 #include "ui/model_view.h"
 #include "core/formats/npy.h"
@@ -171,7 +171,7 @@ Figure makeFigure(const FigureSpec& spec, const Trace& trace) {
 }
 
 void requirePainter(QPainter& p, const QString& path) {
-  if (!p.isActive()) throw AtlasError("cannot write '" + path.toStdString() + "' (is the folder writable?)");
+  if (!p.isActive()) throw AtlasError(path.toStdString() + ": cannot start drawing the figure");
 }
 
 }  // namespace
@@ -206,16 +206,26 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
   const double wPt = fig.sizeInches.width() * 72.0, hPt = fig.sizeInches.height() * 72.0;
   const QRectF bounds(0, 0, wPt, hPt);
 
+  // Every format goes through a temporary file renamed over `path` when complete
+  // (ui/atomic_file_device.h): a failed export never leaves a truncated file or loses the old one.
   if (ext == "npy") {
-    write_npy(path.toStdString(), fig.data, DType::F32);
+    std::vector<uint8_t> bytes;
+    try {
+      bytes = encode_npy(fig.data, DType::F32);
+    } catch (const AtlasError& e) {
+      throw AtlasError("cannot write '" + path.toStdString() + "': " + e.what());
+    }
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<qint64>(bytes.size()));
+    });
     return;
   }
   if (ext == "csv") {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text))
-      throw AtlasError("cannot write '" + path.toStdString() + "': " + file.errorString().toStdString());
-    QTextStream out(&file);
-    fig.csv(out);
+    writeFileAtomically(path, [&](AtomicFileDevice& device) {
+      QTextStream out(&device);
+      fig.csv(out);
+      out.flush();
+    });
     return;
   }
   if (ext == "png") {
@@ -225,6 +235,9 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
       throw AtlasError("a " + std::to_string(px.width()) + "x" + std::to_string(px.height()) +
                        " PNG is too large; lower --dpi");
     QImage img(px, QImage::Format_ARGB32_Premultiplied);
+    if (img.isNull())
+      throw AtlasError("cannot write '" + path.toStdString() + "': not enough memory for a " +
+                       std::to_string(px.width()) + "x" + std::to_string(px.height()) + " image");
     const int dpm = static_cast<int>(std::lround(dpi / 0.0254));
     img.setDotsPerMeterX(dpm);  // so the PNG records its DPI and fonts resolve in points
     img.setDotsPerMeterY(dpm);
@@ -237,32 +250,42 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
       p.scale(dpi / 72.0, dpi / 72.0);
       fig.paint(p, bounds, false);
     }
-    if (!img.save(path, "PNG")) throw AtlasError("cannot write '" + path.toStdString() + "'");
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      // A failed write is reported by commit(), with its reason.
+      if (!img.save(&out, "PNG") && !out.failed())
+        throw AtlasError(path.toStdString() + ": the PNG encoder failed");
+    });
     return;
   }
   if (ext == "svg") {
-    QSvgGenerator gen;
-    gen.setFileName(path);
-    gen.setSize(QSize(static_cast<int>(std::ceil(wPt)), static_cast<int>(std::ceil(hPt))));
-    gen.setViewBox(bounds);
-    gen.setResolution(72);
-    gen.setTitle(fig.title);
-    gen.setDescription("Attention Atlas figure");
-    QPainter p(&gen);
-    requirePainter(p, path);
-    fig.paint(p, bounds, true);
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      QSvgGenerator gen;
+      gen.setOutputDevice(&out);
+      gen.setSize(QSize(static_cast<int>(std::ceil(wPt)), static_cast<int>(std::ceil(hPt))));
+      gen.setViewBox(bounds);
+      gen.setResolution(72);
+      gen.setTitle(fig.title);
+      gen.setDescription("Attention Atlas figure");
+      QPainter p(&gen);
+      requirePainter(p, path);
+      fig.paint(p, bounds, true);
+      p.end();  // writes the closing tags, before the file is committed
+    });
     return;
   }
   // PDF: 72 dpi so one device unit is one point; vector output with embedded font subsets.
-  QPdfWriter pdf(path);
-  pdf.setResolution(72);
-  pdf.setPageSize(QPageSize(QSizeF(wPt, hPt), QPageSize::Point, QString(), QPageSize::ExactMatch));
-  pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-  pdf.setTitle(fig.title);
-  pdf.setCreator("Attention Atlas");
-  QPainter p(&pdf);
-  requirePainter(p, path);
-  fig.paint(p, bounds, true);
+  writeFileAtomically(path, [&](AtomicFileDevice& out) {
+    QPdfWriter pdf(&out);
+    pdf.setResolution(72);
+    pdf.setPageSize(QPageSize(QSizeF(wPt, hPt), QPageSize::Point, QString(), QPageSize::ExactMatch));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    pdf.setTitle(fig.title);
+    pdf.setCreator("Attention Atlas");
+    QPainter p(&pdf);
+    requirePainter(p, path);
+    fig.paint(p, bounds, true);
+    p.end();  // writes the trailer, before the file is committed
+  });
 }
 
 QStringList exportAllHeads(const FigureSpec& base, const Trace& trace, const QString& dir,

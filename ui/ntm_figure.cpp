@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/atomic_file_device.h"
 #include "ui/colormap.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
@@ -154,31 +155,39 @@ void exportNtmFigure(const NtmRun& run, NtmFigureSelection sel, const QString& p
     }
     img.setDotsPerMeterX(int(dpi / 0.0254));
     img.setDotsPerMeterY(int(dpi / 0.0254));
-    if (!img.save(path, "PNG")) throw AtlasError(path.toStdString() + ": cannot write the PNG file");
+    // Through a temporary renamed over `path` when complete (ui/atomic_file_device.h).
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      if (!img.save(&out, "PNG") && !out.failed())
+        throw AtlasError(path.toStdString() + ": cannot encode the PNG file");
+    });
     return;
   }
   if (ext == "svg") {
-    QSvgGenerator gen;
-    gen.setFileName(path);
-    gen.setSize(page.size().toSize());
-    gen.setViewBox(page);
-    gen.setResolution(72);
-    gen.setTitle("Neural Turing Machine addressing");
-    QPainter p;
-    if (!p.begin(&gen)) throw AtlasError(path.toStdString() + ": cannot write the SVG file");
-    paintNtmFigure(p, page, run, sel);
-    p.end();
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      QSvgGenerator gen;
+      gen.setOutputDevice(&out);
+      gen.setSize(page.size().toSize());
+      gen.setViewBox(page);
+      gen.setResolution(72);
+      gen.setTitle("Neural Turing Machine addressing");
+      QPainter p;
+      if (!p.begin(&gen)) throw AtlasError(path.toStdString() + ": cannot start the SVG file");
+      paintNtmFigure(p, page, run, sel);
+      p.end();
+    });
     return;
   }
   if (ext == "pdf") {
-    QPdfWriter pdf(path);
-    pdf.setResolution(72);
-    pdf.setPageSize(QPageSize(page.size(), QPageSize::Point, QString(), QPageSize::ExactMatch));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    QPainter p;
-    if (!p.begin(&pdf)) throw AtlasError(path.toStdString() + ": cannot write the PDF file");
-    paintNtmFigure(p, page, run, sel);
-    p.end();
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      QPdfWriter pdf(&out);
+      pdf.setResolution(72);
+      pdf.setPageSize(QPageSize(page.size(), QPageSize::Point, QString(), QPageSize::ExactMatch));
+      pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+      QPainter p;
+      if (!p.begin(&pdf)) throw AtlasError(path.toStdString() + ": cannot start the PDF file");
+      paintNtmFigure(p, page, run, sel);
+      p.end();
+    });
     return;
   }
   throw AtlasError(path.toStdString() + ": unknown export format \"" + ext.toStdString() +

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/atomic_file_device.h"
 #include "ui/colormap.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
@@ -106,13 +107,14 @@ void exportSaganOverlay(const Trace& trace, SaganOverlaySpec spec, const QString
     return;
   }
   const QRectF page(0, 0, 8 * 72, 4.4 * 72);
-  QPainter p;
+  // Each format through a temporary renamed over `path` when complete (ui/atomic_file_device.h).
   if (ext == "png") {
     const double dpi = 150;
     QImage img(int(8 * dpi), int(4.4 * dpi), QImage::Format_ARGB32);
     img.setDotsPerMeterX(int(72 / 0.0254));  // points = figure units while painting (see ntm_figure.cpp)
     img.setDotsPerMeterY(int(72 / 0.0254));
     img.fill(Qt::white);
+    QPainter p;
     p.begin(&img);
     p.setRenderHint(QPainter::Antialiasing);
     p.scale(dpi / 72, dpi / 72);
@@ -120,24 +122,33 @@ void exportSaganOverlay(const Trace& trace, SaganOverlaySpec spec, const QString
     p.end();
     img.setDotsPerMeterX(int(dpi / 0.0254));
     img.setDotsPerMeterY(int(dpi / 0.0254));
-    if (!img.save(path, "PNG")) throw AtlasError(path.toStdString() + ": cannot write the PNG file");
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      if (!img.save(&out, "PNG") && !out.failed())
+        throw AtlasError(path.toStdString() + ": cannot encode the PNG file");
+    });
   } else if (ext == "svg") {
-    QSvgGenerator gen;
-    gen.setFileName(path);
-    gen.setSize(page.size().toSize());
-    gen.setViewBox(page);
-    gen.setTitle("SAGAN attention overlay");
-    if (!p.begin(&gen)) throw AtlasError(path.toStdString() + ": cannot write the SVG file");
-    paintSaganOverlay(p, page, trace, spec);
-    p.end();
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      QSvgGenerator gen;
+      gen.setOutputDevice(&out);
+      gen.setSize(page.size().toSize());
+      gen.setViewBox(page);
+      gen.setTitle("SAGAN attention overlay");
+      QPainter p;
+      if (!p.begin(&gen)) throw AtlasError(path.toStdString() + ": cannot start the SVG file");
+      paintSaganOverlay(p, page, trace, spec);
+      p.end();
+    });
   } else if (ext == "pdf") {
-    QPdfWriter pdf(path);
-    pdf.setResolution(72);
-    pdf.setPageSize(QPageSize(page.size(), QPageSize::Point, QString(), QPageSize::ExactMatch));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    if (!p.begin(&pdf)) throw AtlasError(path.toStdString() + ": cannot write the PDF file");
-    paintSaganOverlay(p, page, trace, spec);
-    p.end();
+    writeFileAtomically(path, [&](AtomicFileDevice& out) {
+      QPdfWriter pdf(&out);
+      pdf.setResolution(72);
+      pdf.setPageSize(QPageSize(page.size(), QPageSize::Point, QString(), QPageSize::ExactMatch));
+      pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+      QPainter p;
+      if (!p.begin(&pdf)) throw AtlasError(path.toStdString() + ": cannot start the PDF file");
+      paintSaganOverlay(p, page, trace, spec);
+      p.end();
+    });
   } else {
     throw AtlasError(path.toStdString() + ": unknown export format \"" + ext.toStdString() +
                      "\" (use .png, .svg, .pdf or .npy)");

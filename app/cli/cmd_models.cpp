@@ -34,15 +34,20 @@ int cmd_demos(const std::vector<std::string>& args) {
 
 int cmd_init(const std::vector<std::string>& args) {
   if (wants_help(args,
-                 "usage: atlas init --preset NAME [--seed N] --out DIR\n"
-                 "  Writes DIR/config.json and DIR/model.safetensors with seeded weights.\n"))
+                 "usage: atlas init --preset NAME [--seed N] --out DIR [--force]\n"
+                 "  Writes DIR/config.json and DIR/model.safetensors with seeded weights.\n"
+                 "  An existing model in DIR is replaced only with --force, as a whole: the\n"
+                 "  new model is written beside it and swapped in, so a failed write keeps\n"
+                 "  the old one. A folder holding other files is never overwritten.\n"))
     return 0;
-  Args a(args, {{"--preset", "--seed", "--out"}, {}});
+  Args a(args, {{"--preset", "--seed", "--out"}, {"--force"}});
   if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
   LoadOptions options;
   if (a.has("--seed")) options.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
-  Model model = load_model("preset:" + a.require("--preset"), options);
   const std::string out = a.require("--out");
+  if (check_model_destination(out) && !a.has("--force"))
+    throw AtlasError("--out " + out + " already holds a model; pass --force to replace it");
+  Model model = load_model("preset:" + a.require("--preset"), options);
   save_model(model, out);
   std::printf("wrote %s (%s, %lld parameters)\n", out.c_str(), model.config().name.c_str(),
               static_cast<long long>(parameter_count(model.config())));

@@ -3,15 +3,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include "app/cli/commands.h"
 #include "core/tensor/error.h"
+#include "core/formats/model_io.h"
 #include "core/model/presets.h"
 #include "core/train/train_loop.h"
 
 namespace atlas::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -21,8 +25,8 @@ const char* kTrainUsage =
     "                   [--length N] [--text-file PATH] [--d-model D] [--layers N]\n"
     "                   [--heads H] [--d-ff F] [--dropout P] [--attention-dropout P]\n"
     "                   [--layer-drop P] [--drop-head P] [--label-smoothing E] [--clip C]\n"
-    "                   [--ponder-weight W] [--log-every N] [--eval N] [--json]\n"
-    "       atlas train --resume DIR [--steps N] [--out DIR] [--json]\n"
+    "                   [--ponder-weight W] [--log-every N] [--eval N] [--json] [--force]\n"
+    "       atlas train --resume DIR [--steps N] [--out DIR] [--json] [--force]\n"
     "  Trains a vanilla, adaptive-span or Universal Transformer (fixed steps or ACT) preset\n"
     "  (encoder, decoder, encoder-decoder; UT: encoder or decoder) on a task and\n"
     "  writes a checkpoint DIR that `atlas run DIR` and the app open (config.json,\n"
@@ -31,6 +35,9 @@ const char* kTrainUsage =
     "  --lr: with the warmup schedule (default) a multiplier of seed 002's\n"
     "  d^-0.5 min(step^-0.5, step warmup^-1.5) (default 1); with constant, the rate (1e-3).\n"
     "  --steps N is the run's total: a resumed run continues up to step N.\n"
+    "  --out DIR holding a model is refused before training unless --force is given\n"
+    "  (--resume DIR saves back into DIR without it); the checkpoint is written beside\n"
+    "  DIR and swapped in as a whole, so a failed save keeps the old one.\n"
     "  --ponder-weight W: ACT's ponder cost mean(N(t) + R(t)) times W joins the loss (0.01).\n"
     "  --json prints one object per logged step: {\"step\",\"loss\",\"accuracy\",\"lr\",...}.\n"
     "  See docs/training.md for how to type a task example into the app.\n";
@@ -94,7 +101,7 @@ int cmd_train(const std::vector<std::string>& args) {
                  "--layers", "--heads", "--d-ff", "--dropout", "--attention-dropout",
                  "--layer-drop", "--drop-head", "--label-smoothing", "--clip", "--log-every",
                  "--eval", "--ponder-weight"},
-                {"--json"}});
+                {"--json", "--force"}});
   if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
   const bool json = a.has("--json");
   const long long kMaxSteps = 100000000;
@@ -147,7 +154,16 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   train::TrainOptions& o = trainer->options();
   const std::string out = a.get_or("--out", a.get_or("--resume", ""));
-  if (!out.empty()) train::check_writable_dir(out);  // fail before the work, not after
+  if (!out.empty()) {  // fail before the work, not after
+    train::check_writable_dir(out);
+    std::error_code ec;
+    const bool into_resumed = a.has("--resume") && fs::equivalent(out, a.require("--resume"), ec);
+    if (!into_resumed && !a.has("--force") && check_model_destination(out))
+      throw AtlasError("--out " + out + " already holds a model; pass --force to replace it" +
+                       (!a.has("--resume") && fs::exists(fs::path(out) / "train_state.json", ec)
+                            ? " (or --resume " + out + " to continue training it)"
+                            : ""));
+  }
   const int64_t log_every = a.get_int("--log-every", std::max<int64_t>(1, o.steps / 20), 1,
                                       kMaxSteps);
   const int64_t eval_examples = a.get_int("--eval", 200, 0, 100000);

@@ -7,6 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config_json.h"
+#include "core/formats/atomic_file.h"
+#include "core/formats/input_file.h"
+#include "core/formats/output_folder.h"
+#include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
 
@@ -109,10 +113,41 @@ void write_dump(const std::string& dir, const Model& model, const RunResult& res
   write_trace_dump(dir, model.config().name, result.trace);
 }
 
+namespace {
+
+bool is_dump_file(const std::string& name) {
+  return name == "manifest.json" ||
+         (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0);
+}
+
+bool is_dump_manifest(const std::string& path) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_input_file(path, InputKind::DumpManifest),
+                                                   nullptr, false);
+    return j.is_object() && j.value("format", "") == "attention-atlas-dump";
+  } catch (const std::exception&) {  // unreadable, too large, not JSON: not an earlier dump
+    return false;
+  }
+}
+
+}  // namespace
+
+bool check_dump_destination(const std::string& dir) {
+  const FolderContents c = inspect_output_folder(dir, is_dump_file);
+  if (!c.foreign.empty())
+    throw AtlasError(dir + ": holds " + c.foreign + ", which is not part of a dump; nothing was "
+                     "changed (dump into a new or empty folder, or an earlier dump)");
+  if (!c.exists || c.empty) return false;
+  const std::string manifest = (fs::path(dir) / "manifest.json").string();
+  if (!is_dump_manifest(manifest))
+    throw AtlasError(dir + ": is not empty and is not an earlier dump (no manifest.json with "
+                     "\"format\": \"attention-atlas-dump\"); nothing was changed (dump into a "
+                     "new or empty folder)");
+  return true;
+}
+
 void write_trace_dump(const std::string& dir, const std::string& name, const Trace& trace) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw AtlasError(dir + ": cannot create dump directory: " + ec.message());
+  check_dump_destination(dir);
   nlohmann::json manifest;
   manifest["format"] = "attention-atlas-dump";
   manifest["version"] = 2;  // 2: with "attention_maps" (version 1 dumps still read)
@@ -120,32 +155,35 @@ void write_trace_dump(const std::string& dir, const std::string& name, const Tra
   manifest["tokens"] = tokens_json(trace.source_tokens);
   if (!trace.target_tokens.empty()) manifest["target_tokens"] = tokens_json(trace.target_tokens);
   nlohmann::json arrays = nlohmann::json::array();
-  for (const auto& a : trace.arrays) {
-    const std::string file = a.name + ".npy";
-    write_npy((fs::path(dir) / file).string(), a.tensor, a.dtype);
+  for (const auto& a : trace.arrays)
     arrays.push_back({{"name", a.name},
-                      {"file", file},
+                      {"file", a.name + ".npy"},
                       {"shape", a.tensor.shape},
                       {"dtype", a.dtype == DType::F32 ? "float32" : "int32"},
                       {"meaning", a.meaning}});
-  }
   manifest["arrays"] = arrays;
   nlohmann::json maps = nlohmann::json::array();
   for (const AttentionMap& m : trace.attention_maps) maps.push_back(map_json(m));
   manifest["attention_maps"] = maps;
-  std::ofstream out(fs::path(dir) / "manifest.json", std::ios::binary);
   // error_handler replace: labels are valid UTF-8 by contract, but never fail a dump on one.
-  out << manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  if (!out) throw AtlasError(dir + "/manifest.json: write failed");
+  const std::string manifest_text =
+      manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // The whole folder at once: an earlier dump's arrays never outlive it, and a failed dump
+  // leaves the earlier one as it was.
+  replace_folder(dir, [&](const std::string& staging) {
+    for (const auto& a : trace.arrays)
+      write_npy((fs::path(staging) / (a.name + ".npy")).string(), a.tensor, a.dtype);
+    write_file_atomically((fs::path(staging) / "manifest.json").string(), manifest_text);
+  });
 }
 
 TraceDump read_trace_dump(const std::string& dir) {
   const std::string path = (fs::path(dir) / "manifest.json").string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path + ": cannot open (is " + dir + " a dump folder?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_trace_dump(text.str(), path, [&](const std::string& file) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))
+    throw AtlasError(path + ": no such file (is " + dir + " a dump folder?)");
+  const std::string text = read_input_file(path, InputKind::DumpManifest);
+  return parse_trace_dump(text, path, [&](const std::string& file) {
     return read_npy((fs::path(dir) / file).string());
   });
 }
@@ -154,8 +192,8 @@ TraceDump parse_trace_dump(const std::string& manifest_text, const std::string& 
                            const std::function<Tensor(const std::string& file)>& load_array) {
   nlohmann::json manifest;
   try {
-    manifest = nlohmann::json::parse(manifest_text);
-  } catch (const nlohmann::json::exception& e) {
+    manifest = parse_json_text(manifest_text, "");  // our own format: a repeated key is refused
+  } catch (const AtlasError& e) {
     bad_manifest(path, std::string("not valid JSON: ") + e.what());
   }
   if (text(manifest, "format", path) != "attention-atlas-dump")

@@ -8,10 +8,17 @@
 
 namespace atlas {
 
+// The folder is written as a whole (core/formats/output_folder.h): DIR may be missing, empty or
+// an earlier dump, which is replaced entirely (none of its arrays survive); a failed dump leaves
+// it as it was. A non-empty folder that is not a dump is refused (AtlasError naming it).
 void write_dump(const std::string& dir, const Model& model, const RunResult& result);
 // The same for a trace made without a model (e.g. `atlas ntm --controls`); `name` goes into
 // the manifest's "model".
 void write_trace_dump(const std::string& dir, const std::string& name, const Trace& trace);
+// Whether write_trace_dump may write DIR: true when DIR holds an earlier dump (manifest.json
+// with "format": "attention-atlas-dump" and only .npy files beside it), which it would replace;
+// false when DIR is missing or empty; AtlasError naming DIR for anything else.
+bool check_dump_destination(const std::string& dir);
 
 // A dump read back: tokens, every listed array, and the attention-map catalogue. Manifests of
 // version 1 (before the catalogue) get descriptions derived from the array names

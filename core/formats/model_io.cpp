@@ -5,6 +5,9 @@
 #include <sstream>
 
 #include "core/model/demos.h"
+#include "core/formats/atomic_file.h"
+#include "core/formats/input_file.h"
+#include "core/formats/output_folder.h"
 #include "core/tensor/error.h"
 #include "core/formats/hf/hf_checkpoint.h"
 #include "core/model/presets.h"
@@ -17,11 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path.string() + ": cannot open for reading");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_input_file(path.string(), InputKind::ModelConfig);
 }
 
 Model load_directory(const fs::path& dir) {
@@ -87,18 +86,29 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
   return load_single_file(path);
 }
 
-void save_model(const Model& model, const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw AtlasError(dir + ": cannot create directory: " + ec.message());
-  const fs::path config_path = fs::path(dir) / "config.json";
-  {
-    std::ofstream out(config_path, std::ios::binary);
-    out << config_to_json(model.config()) << "\n";
-    if (!out) throw AtlasError(config_path.string() + ": write failed");
-  }
+bool is_model_folder_file(const std::string& name) {
+  return name == "config.json" || name == "model.safetensors" ||
+         name == "optimizer.safetensors" || name == "train_state.json";
+}
+
+bool check_model_destination(const std::string& dir) {
+  const FolderContents c = inspect_output_folder(dir, is_model_folder_file);
+  if (!c.foreign.empty())
+    throw AtlasError(dir + ": holds " + c.foreign + ", which is not part of a model folder; "
+                     "nothing was changed (write the model to a new or empty folder)");
+  return c.exists && !c.empty;
+}
+
+void write_model_files(const Model& model, const std::string& dir) {
+  write_file_atomically((fs::path(dir) / "config.json").string(),
+                        config_to_json(model.config()) + "\n");
   write_safetensors((fs::path(dir) / "model.safetensors").string(), model.params(),
                     {{"format", "attention-atlas"}});
+}
+
+void save_model(const Model& model, const std::string& dir) {
+  check_model_destination(dir);
+  replace_folder(dir, [&](const std::string& staging) { write_model_files(model, staging); });
 }
 
 }  // namespace atlas

@@ -18,7 +18,17 @@ struct LoadOptions {
 };
 
 Model load_model(const std::string& spec, const LoadOptions& options = {});
-// Writes DIR/config.json and DIR/model.safetensors (F32), creating DIR.
+// Writes DIR/config.json and DIR/model.safetensors (F32) as a whole: into a temporary sibling
+// folder that then replaces DIR (core/formats/output_folder.h), so a failed write leaves an
+// earlier model in DIR loadable. DIR may be missing, empty or a model folder (see below).
 void save_model(const Model& model, const std::string& dir);
+// The two files into an existing folder (a checkpoint's staging folder), each atomically.
+void write_model_files(const Model& model, const std::string& dir);
+// Whether save_model may write DIR: true when DIR holds a model folder (only config.json,
+// model.safetensors and a checkpoint's optimizer.safetensors and train_state.json), which it
+// would replace; false when DIR is missing or empty. A folder holding anything else is never
+// replaced: AtlasError naming DIR and the first other file.
+bool check_model_destination(const std::string& dir);
+bool is_model_folder_file(const std::string& name);
 
 }  // namespace atlas

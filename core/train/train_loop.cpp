@@ -5,7 +5,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
+#include "core/formats/atomic_file.h"
+#include "core/formats/input_file.h"
+#include "core/formats/output_folder.h"
+#include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/formats/model_io.h"
 #include "core/formats/safetensors.h"
@@ -26,11 +31,7 @@ Rng example_rng(uint64_t seed, int64_t step, int64_t b) {
 }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path.string() + ": cannot open for reading");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_input_file(path.string(), InputKind::TrainingState);
 }
 
 nlohmann::json options_json(const TrainOptions& o, int64_t step) {
@@ -85,17 +86,29 @@ TrainOptions options_from_json(const nlohmann::json& j, int64_t& step) {
 }  // namespace
 
 void check_writable_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw AtlasError("--out " + dir + ": cannot create the directory" +
-                     (ec ? ": " + ec.message() : std::string(" (a file has that name)")));
-  const fs::path probe = fs::path(dir) / ".atlas-write-test";
-  {
-    std::ofstream out(probe, std::ios::binary);
-    if (!out || !(out << "x") || !out.flush())
-      throw AtlasError("--out " + dir + ": the directory is not writable");
+  // A model folder is replaced as a whole, so what must be writable is the folder it sits in:
+  // prove it by creating (and removing) a hidden sibling, as the save will.
+  try {
+    check_model_destination(dir);
+  } catch (const AtlasError& e) {
+    throw AtlasError("--out " + std::string(e.what()));
   }
+  fs::path target = fs::absolute(fs::path(dir));
+  if (!target.has_filename()) target = target.parent_path();
+  const fs::path parent = target.parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec || !fs::is_directory(parent))
+    throw AtlasError("--out " + dir + ": cannot create the folder it goes in, " + parent.string() +
+                     (ec ? ": " + ec.message() : std::string(" (a file has that name)")));
+  std::string probe_name = target.filename().string();  // not "." + ...: a GCC 12 false warning
+  probe_name.insert(probe_name.begin(), '.');
+  probe_name.append(".").append(std::to_string(::getpid())).append(".probe");
+  const fs::path probe = parent / probe_name;
+  fs::create_directory(probe, ec);  // false without an error: a crashed run's probe is there
+  if (ec)
+    throw AtlasError("--out " + dir + ": the folder " + parent.string() + " is not writable (" +
+                     ec.message() + ")");
   fs::remove(probe, ec);
 }
 
@@ -220,8 +233,8 @@ StepStats Trainer::evaluate(int64_t examples, uint64_t seed) const {
 Model Trainer::model() const { return Model(config_, to_param_store<float>(params_, config_)); }
 
 void Trainer::save(const std::string& dir) const {
-  check_writable_dir(dir);
-  save_model(model(), dir);
+  check_model_destination(dir);
+  const Model inference = model();
   ParamStore moments;
   for (const auto& spec : param_specs(config_)) {
     for (const auto* which : {&adam_.first_moments(), &adam_.second_moments()}) {
@@ -232,12 +245,15 @@ void Trainer::save(const std::string& dir) const {
       moments.emplace((which == &adam_.first_moments() ? "m." : "v.") + spec.name, std::move(t));
     }
   }
-  write_safetensors((fs::path(dir) / "optimizer.safetensors").string(), moments,
-                    {{"format", "attention-atlas adam"}, {"step", std::to_string(step_)}});
-  const fs::path state = fs::path(dir) / "train_state.json";
-  std::ofstream out(state, std::ios::binary);
-  out << options_json(o_, step_).dump(2) << "\n";
-  if (!out) throw AtlasError(state.string() + ": write failed");
+  const std::string state = options_json(o_, step_).dump(2) + "\n";
+  // The checkpoint as a whole: a failed save leaves the previous checkpoint in `dir` resumable,
+  // never new weights beside old Adam moments.
+  replace_folder(dir, [&](const std::string& staging) {
+    write_model_files(inference, staging);
+    write_safetensors((fs::path(staging) / "optimizer.safetensors").string(), moments,
+                      {{"format", "attention-atlas adam"}, {"step", std::to_string(step_)}});
+    write_file_atomically((fs::path(staging) / "train_state.json").string(), state);
+  });
 }
 
 Trainer Trainer::resume(const std::string& dir) {
@@ -247,7 +263,7 @@ Trainer Trainer::resume(const std::string& dir) {
                      "atlas train)");
   Trainer t;
   try {
-    t.o_ = options_from_json(nlohmann::json::parse(read_text(state_path)), t.step_);
+    t.o_ = options_from_json(parse_json_text(read_text(state_path), state_path.string()), t.step_);
   } catch (const nlohmann::json::exception& e) {
     throw AtlasError(state_path.string() + ": malformed train state: " + e.what());
   }

@@ -55,7 +55,9 @@ class Trainer {
   StepStats step();              // one optimisation step
   // Accuracy and loss on `examples` fresh examples, regularisers off (no update).
   StepStats evaluate(int64_t examples, uint64_t seed) const;
-  void save(const std::string& dir) const;  // checkpoint, creating dir
+  // Checkpoint (model, optimizer.safetensors, train_state.json) written as one folder and
+  // swapped in whole (core/formats/output_folder.h): a failed save leaves dir as it was.
+  void save(const std::string& dir) const;
 
   int64_t steps_done() const { return step_; }
   const TrainOptions& options() const { return o_; }
@@ -78,7 +80,9 @@ class Trainer {
   int64_t step_ = 0;
 };
 
-// Throws AtlasError naming the problem when `dir` cannot be written (checked before training).
+// Throws AtlasError naming the problem when a checkpoint cannot go to `dir` (checked before
+// training): dir holds files that are not part of a model folder, or its parent folder is not
+// writable. Does not create dir.
 void check_writable_dir(const std::string& dir);
 
 }  // namespace atlas::train
