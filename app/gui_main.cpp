@@ -4,10 +4,14 @@
 //                   [--quit-after-run]
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QMessageBox>
 #include <QPixmap>
 #include <QTimer>
 #include <cstdio>
 
+#include "core/formats/input_file.h"
+#include "core/tensor/error.h"
+#include "ui/atomic_file_device.h"
 #include "ui/main_window.h"
 
 int main(int argc, char** argv) {
@@ -47,8 +51,13 @@ int main(int argc, char** argv) {
       QTimer::singleShot(200, &window, [&window, shotPath] {
         if (!shotPath.isEmpty()) {
           const QPixmap pm = window.grab();
-          if (pm.isNull() || !pm.save(shotPath, "PNG")) {
-            std::fprintf(stderr, "attention-atlas: cannot write screenshot %s\n", qPrintable(shotPath));
+          try {  // written whole or not at all: a failed save keeps an earlier screenshot
+            if (pm.isNull()) throw atlas::AtlasError("the window could not be grabbed");
+            atlas::ui::writeFileAtomically(shotPath, [&](atlas::ui::AtomicFileDevice& out) {
+              if (!pm.save(&out, "PNG")) throw atlas::AtlasError("PNG encoding failed");
+            });
+          } catch (const atlas::AtlasError& e) {
+            std::fprintf(stderr, "attention-atlas: screenshot: %s\n", e.what());
             QCoreApplication::exit(1);
             return;
           }
@@ -62,10 +71,35 @@ int main(int argc, char** argv) {
       QCoreApplication::exit(2);
     });
   }
-  if (cli.isSet(image)) {  // once the model is in; its refusal shows like any input error
+  if (cli.isSet(image)) {
     const QString path = cli.value(image);
-    QObject::connect(&window, &atlas::ui::MainWindow::modelReady, &window,
-                     [&window, path] { window.openImage(path); }, Qt::SingleShotConnection);
+    // Looked at before anything runs: a FIFO or device would block the image reader, and a
+    // missing file must not leave a ViT on its built-in test card as if all were well.
+    QString refused;
+    try {
+      atlas::check_input_file(path.toStdString(), atlas::InputKind::Image);
+    } catch (const atlas::AtlasError& e) {
+      refused = QString::fromStdString(e.what());
+    }
+    if (!refused.isEmpty() && headless) {
+      std::fprintf(stderr, "attention-atlas: --image %s\n", qPrintable(refused));
+      return 1;
+    }
+    if (!refused.isEmpty()) {
+      QTimer::singleShot(0, &window, [&window, refused] {
+        QMessageBox::critical(&window, "Cannot open image", refused);
+      });
+    } else {
+      // Once the model is in. Headless, an image the window refuses (not decodable, a text
+      // model) ends the session with its message and exit code 1 instead of a screenshot.
+      QObject::connect(&window, &atlas::ui::MainWindow::modelReady, &window,
+                       [&window, path, headless] {
+                         if (window.openImage(path) || !headless) return;
+                         std::fprintf(stderr, "attention-atlas: --image %s\n", qPrintable(window.lastError()));
+                         QCoreApplication::exit(1);
+                       },
+                       Qt::SingleShotConnection);
+    }
   }
   window.show();
   window.loadModel(cli.value(model));

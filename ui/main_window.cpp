@@ -15,7 +15,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cstdio>
 
+#include "core/analysis/weight_check.h"
 #include "ui/heatmap_view.h"
 #include "ui/image_input_view.h"
 #include "core/model/demos.h"
@@ -317,6 +319,24 @@ void MainWindow::onModelLoaded(const QString& spec, std::shared_ptr<const Model>
   }
   m_targetChips->parentWidget()->parentWidget()->setVisible(encDec);
   for (const auto& w : m_model->warnings()) m_status->setText("Warning: " + QString::fromStdString(w));
+  // Weights float32 cannot carry through the forward (core/analysis/weight_check.h): said once
+  // here, kept in the status line after every run (property read by onRunFinished).
+  QStringList weightWarnings;
+  for (const auto& w : weight_warnings(*m_model)) weightWarnings << QString::fromStdString(w);
+  setProperty("atlasWeightWarning", weightWarnings.isEmpty() ? QString() : weightWarnings.first());
+  if (!weightWarnings.isEmpty()) {
+    m_status->setText("Warning: " + weightWarnings.first());
+    if (m_headless) {
+      for (const auto& w : weightWarnings) std::fprintf(stderr, "attention-atlas: warning: %s\n", qPrintable(w));
+    } else {
+      auto* box = new QMessageBox(QMessageBox::Warning, "Very large weights",
+                                  "The weights of " + spec + " are too large for float32 arithmetic.",
+                                  QMessageBox::Ok, this);
+      box->setInformativeText(weightWarnings.join("\n"));
+      box->setAttribute(Qt::WA_DeleteOnClose);
+      box->open();  // not modal to the app: the run goes on behind it
+    }
+  }
   if (!spec.startsWith("training:")) addRecent(spec);  // a snapshot cannot be reopened
   clearError();
   if (!m_image && is_patch_model(c)) {  // a ViT reads no text: start it on the built-in test card
@@ -375,6 +395,13 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   if (!m_trace->target_tokens.empty()) text += QString(" \u2192 %1 target tokens").arg(m_trace->target_tokens.size());
   text += QString(" \u00B7 forward %1 ms").arg(ms, 0, 'f', 1);
   if (m_families.empty()) text += " \u00B7 this model records no attention over tokens";
+  // NaN/Inf in the output: the views would show garbage without saying why.
+  const std::vector<std::string> overflow = output_warnings(*m_result);
+  if (!overflow.empty()) {
+    text += " \u00B7 Warning: " + QString::fromStdString(overflow.front());
+    if (m_headless) std::fprintf(stderr, "attention-atlas: warning: %s\n", overflow.front().c_str());
+  }
+  if (const QString w = property("atlasWeightWarning").toString(); !w.isEmpty()) text += " \u00B7 Warning: " + w;
   m_status->setText(text);
   updateBackendStatus();
   emit traceShown();

@@ -1,6 +1,7 @@
 #include "app/cli/args.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -8,6 +9,57 @@
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
+
+namespace {
+
+// strtoll with the whole string consumed and no overflow; false otherwise.
+bool parse_ll(const std::string& s, long long& out) {
+  if (s.empty() || s.size() > 64) return false;
+  // strtoll skips leading white space and accepts a '+': a number here is [-]digits only.
+  const char c0 = s[0];
+  if (!(c0 == '-' || (c0 >= '0' && c0 <= '9'))) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtoll(s.c_str(), &end, 10);
+  return errno != ERANGE && end == s.c_str() + s.size() && end != s.c_str();
+}
+
+std::string range_text(long long lo, long long hi) {
+  return std::to_string(lo) + " and " + std::to_string(hi);
+}
+
+}  // namespace
+
+std::string printable(std::string_view s, size_t max_bytes) {
+  if (max_bytes < 16) max_bytes = 16;
+  const bool cut = s.size() > max_bytes;
+  const size_t head = cut ? max_bytes * 2 / 3 : s.size();
+  const size_t tail_from = cut ? s.size() - (max_bytes - head) : s.size();
+  std::string out;
+  out.reserve(std::min(s.size(), max_bytes) + 8);
+  auto put = [&out](unsigned char c) {
+    switch (c) {
+      case '\0': out += "\\0"; return;
+      case '\n': out += "\\n"; return;
+      case '\r': out += "\\r"; return;
+      case '\t': out += "\\t"; return;
+      default: break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  };
+  for (size_t i = 0; i < head; ++i) put(static_cast<unsigned char>(s[i]));
+  if (cut) {
+    out += "...";
+    for (size_t i = tail_from; i < s.size(); ++i) put(static_cast<unsigned char>(s[i]));
+  }
+  return out;
+}
 
 Args::Args(const std::vector<std::string>& argv, const ArgSpec& spec) {
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -20,19 +72,24 @@ Args::Args(const std::vector<std::string>& argv, const ArgSpec& spec) {
         value = a.substr(eq + 1);
         inline_value = true;
       }
-      if (spec.flags.count(key) && !inline_value) {
-        flags_.insert(key);
+      if (spec.flags.count(key)) {
+        if (inline_value)
+          throw AtlasError(printable(key) + " is a switch and takes no value (got \"" +
+                           printable(a) + "\")");
+        if (!flags_.insert(key).second) throw AtlasError(key + " given twice");
       } else if (spec.options.count(key)) {
         if (!inline_value) {
           if (i + 1 >= argv.size()) throw AtlasError("option " + key + " needs a value");
           value = argv[++i];
         }
-        values_[key] = value;
+        if (!values_.emplace(key, value).second)
+          throw AtlasError(key + " given twice (\"" + printable(values_.at(key), 80) +
+                           "\" and \"" + printable(value, 80) + "\"); give it once");
       } else {
         std::vector<std::string> known(spec.options.begin(), spec.options.end());
         known.insert(known.end(), spec.flags.begin(), spec.flags.end());
         std::string hint = nearest(key, known);
-        throw AtlasError("unknown option " + key +
+        throw AtlasError("unknown option " + printable(key, 80) +
                          (hint.empty() ? std::string() : "; did you mean " + hint + "?"));
       }
     } else {
@@ -64,15 +121,40 @@ long long Args::get_int(const std::string& key, long long fallback, long long lo
                         long long hi) const {
   auto v = get(key);
   if (!v) return fallback;
-  errno = 0;
-  char* end = nullptr;
-  long long n = std::strtoll(v->c_str(), &end, 10);
-  if (v->empty() || *end != '\0' || errno == ERANGE)
-    throw AtlasError(key + " must be an integer, got \"" + *v + "\"");
+  long long n = 0;
+  if (!parse_ll(*v, n))
+    throw AtlasError(key + " must be an integer between " + range_text(lo, hi) + ", got \"" +
+                     printable(*v, 80) + "\"");
   if (n < lo || n > hi)
-    throw AtlasError(key + " must be between " + std::to_string(lo) + " and " +
-                     std::to_string(hi) + ", got " + *v);
+    throw AtlasError(key + " must be between " + range_text(lo, hi) + ", got " + *v);
   return n;
+}
+
+std::vector<long long> parse_int_list(const std::string& key, const std::string& value,
+                                      const std::vector<std::string>& names, long long lo,
+                                      long long hi) {
+  std::string form;
+  for (const auto& n : names) form += (form.empty() ? "" : ",") + n;
+  std::vector<long long> out;
+  size_t start = 0;
+  for (size_t k = 0; k < names.size(); ++k) {
+    const size_t comma = value.find(',', start);
+    const bool last = k + 1 == names.size();
+    if (last != (comma == std::string::npos))
+      throw AtlasError(key + " must be " + form + " (" + std::to_string(names.size()) +
+                       " comma-separated integers), got \"" + printable(value, 80) + "\"");
+    const std::string field = value.substr(start, last ? std::string::npos : comma - start);
+    long long n = 0;
+    if (!parse_ll(field, n))
+      throw AtlasError(key + " " + names[k] + " must be an integer, got \"" + printable(field, 80) +
+                       "\" (in " + form + " = \"" + printable(value, 80) + "\")");
+    if (n < lo || n > hi)
+      throw AtlasError(key + " " + names[k] + " must be between " + range_text(lo, hi) +
+                       ", got " + field);
+    out.push_back(n);
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace atlas::cli

@@ -1,10 +1,13 @@
 #pragma once
 // A small strict argument parser for the `atlas` verbs: `--key value` options, `--flag`
-// switches and positionals. Unknown options are errors (with the nearest known one suggested).
+// switches and positionals. Unknown options are errors (with the nearest known one suggested),
+// and so is an option or switch given twice: no verb has an option meant to repeat (lists are
+// comma-separated values of one option), so a second --text is a mistake, not "last one wins".
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas::cli {
@@ -16,13 +19,16 @@ struct ArgSpec {
 
 class Args {
  public:
-  // Throws AtlasError on unknown options or a missing value.
+  // Throws AtlasError on unknown options, a missing value, a value given to a switch, or an
+  // option or switch given twice ("--text given twice").
   Args(const std::vector<std::string>& argv, const ArgSpec& spec);
 
   bool has(const std::string& key) const;  // option given or flag set
   std::optional<std::string> get(const std::string& key) const;
   std::string get_or(const std::string& key, const std::string& fallback) const;
   std::string require(const std::string& key) const;  // throws "missing --key"
+  // The option's integer value in [lo, hi], else `fallback`; throws naming the key and the
+  // valid range for anything else (not a number, out of range, beyond 64 bits).
   long long get_int(const std::string& key, long long fallback, long long lo, long long hi) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
 
@@ -31,6 +37,18 @@ class Args {
   std::set<std::string> flags_;
   std::vector<std::string> positionals_;
 };
+
+// Exactly `names.size()` comma-separated integers, each in [lo, hi], e.g. --tile R0,C0,ROWS,COLS
+// or --query ROW,COL. Throws AtlasError naming `key`, the expected form and the offending field.
+std::vector<long long> parse_int_list(const std::string& key, const std::string& value,
+                                      const std::vector<std::string>& names, long long lo,
+                                      long long hi);
+
+// A user string as it may appear inside a one-line message: NUL, other control bytes and DEL
+// are escaped (\0, \n, \x1b, ...) so a message is never cut short or split over lines, and
+// strings longer than `max_bytes` keep their head and tail around "...". Other bytes (UTF-8)
+// pass through unchanged.
+std::string printable(std::string_view s, size_t max_bytes = 512);
 
 // Every verb: int cmd_<verb>(const std::vector<std::string>& args) returning the exit code;
 // errors are thrown as AtlasError and printed by main as one line on stderr.

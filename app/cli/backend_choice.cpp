@@ -20,7 +20,7 @@ bool wants_help(const std::vector<std::string>& args, const char* usage) {
 std::unique_ptr<Backend> choose_backend(const std::string& backend, const std::string& device) {
   if (backend == "cpu") return nullptr;
   if (backend != "vulkan" && backend != "auto")
-    throw AtlasError("--backend must be cpu, vulkan or auto, got \"" + backend + "\"");
+    throw AtlasError("--backend must be cpu, vulkan or auto, got \"" + printable(backend) + "\"");
 #ifdef ATLAS_HAVE_VULKAN
   if (backend == "auto" && device.empty() && !vulkan_has_non_cpu_device()) return nullptr;
   VulkanOptions options;

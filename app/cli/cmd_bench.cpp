@@ -7,6 +7,7 @@
 #include "app/cli/commands.h"
 #include "core/tensor/error.h"
 #include "core/model/estimate.h"
+#include "core/analysis/weight_check.h"
 #include "core/formats/model_io.h"
 
 namespace atlas::cli {
@@ -21,6 +22,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   Args a(args, {{"--length", "--repeats", "--threads", "--backend", "--device"}, {"--json"}});
   if (a.positionals().size() != 1) throw AtlasError("bench takes one MODEL");
   Model model = load_model(a.positionals()[0]);
+  for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   const ModelConfig& c = model.config();
   const int64_t length = a.get_int("--length", 128, 1, c.max_positions);
   const int repeats = static_cast<int>(a.get_int("--repeats", 5, 1, 10000));

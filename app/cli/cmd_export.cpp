@@ -9,14 +9,16 @@
 #include <QGuiApplication>
 #include <QString>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
+#include "app/cli/output_file.h"
+#include "core/analysis/weight_check.h"
+#include "core/formats/input_file.h"
 #include "ui/figure_export.h"
+#include "ui/heatmap_data.h"
 #include "core/formats/model_io.h"
 
 namespace atlas::cli {
@@ -68,14 +70,6 @@ double parsePositive(const std::string& key, const std::string& s) {
   throw AtlasError(key + " '" + s + "' must be a size in inches between 0 and 100");
 }
 
-std::string readTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AtlasError(path + ": cannot read the text file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Qt needs an application object for fonts and painting; without a display use the
 // offscreen platform so this works over ssh and in CI.
 // Qt's start-up chatter (e.g. "XDG_RUNTIME_DIR not set") is not the user's business on a
@@ -111,19 +105,21 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1)
     throw AtlasError("export needs exactly one MODEL (preset:NAME, folder or .safetensors); see atlas export --help");
   const std::string out = args.require("--out");
+  check_output_file("--out", out);
   // Check the output format before spending a model run on it.
   const QString ext = QString::fromStdString(out).section('.', -1).toLower();
   if (!QString::fromStdString(out).contains('.') || !ui::figureFormats().contains(ext))
     throw AtlasError("--out '" + out + "': use a file name ending in ." + ui::figureFormats().join(", .").toStdString());
   if (args.has("--text") == args.has("--text-file")) throw AtlasError("give exactly one of --text or --text-file");
-  const std::string text = args.has("--text") ? args.require("--text") : readTextFile(args.require("--text-file"));
+  const std::string text = args.has("--text") ? args.require("--text") : read_input_file(args.require("--text-file"), InputKind::Text);
 
   ui::FigureSpec fig;
   fig.view = QString::fromStdString(args.get_or("--view", "heatmap"));
   if (!ui::figureViews().contains(fig.view))
     throw AtlasError("--view '" + fig.view.toStdString() + "' is not one of " + ui::figureViews().join(", ").toStdString());
   fig.dpi = static_cast<int>(args.get_int("--dpi", 150, 10, 2400));
-  fig.query = static_cast<int>(args.get_int("--query", -1, -1, 1 << 30));
+  // --query is checked against the chosen map's rows once the run is in (below).
+  const long long query = args.get_int("--query", -1, -1, 1 << 30);
   fig.title = QString::fromStdString(args.get_or("--title", ""));
   if (args.has("--width") || args.has("--height")) {
     if (!args.has("--width") || !args.has("--height")) throw AtlasError("give both --width and --height (inches)");
@@ -144,11 +140,13 @@ int cmd_export(const std::vector<std::string>& argv) {
   LoadOptions lo;
   if (args.has("--seed")) lo.seed = static_cast<uint64_t>(args.get_int("--seed", 0, 0, (1LL << 62)));
   const Model model = load_model(args.positionals()[0], lo);
-  for (const auto& w : model.warnings()) std::cerr << "warning: " << w << "\n";
+  for (const auto& w : model.warnings()) std::cerr << "warning: " << printable(w) << "\n";
+  for (const auto& w : weight_warnings(model)) std::cerr << "warning: " << printable(w) << "\n";
   const std::unique_ptr<Backend> backend = choose_backend(args.get_or("--backend", "cpu"), args.get_or("--device", ""));
   RunOptions ro;
   ro.backend = backend.get();
   const RunResult result = model.run(text, args.get_or("--target", ""), ro);
+  for (const auto& w : output_warnings(result)) std::cerr << "warning: " << w << "\n";
 
   // Default family: the catalogue's first (production order), or the first of the requested stack.
   const auto families = ui::attentionFamilies(result.trace);
@@ -194,7 +192,19 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (fig.selection.head >= chosen->heads)
       throw AtlasError("--head " + std::to_string(fig.selection.head) + " does not exist: the model has " +
                        std::to_string(chosen->heads) + " heads (0 to " + std::to_string(chosen->heads - 1) + ")");
+    if (query >= 0) {
+      const AttentionMap* map = ui::findAttentionMap(result.trace, fig.selection);
+      const long long rows = map ? static_cast<long long>(map->queries.count) : 0;
+      if (query >= rows)
+        throw AtlasError("--query " + std::to_string(query) + " does not exist: the " + label + " has " +
+                         std::to_string(rows) + " queries (0 to " + std::to_string(rows - 1) +
+                         ", or -1 for all)");
+    }
   }
+  if (query >= 0 && fig.view != "tokens")
+    throw AtlasError("--query picks the query whose lines the tokens view draws; the " +
+                     fig.view.toStdString() + " view has no use for it");
+  fig.query = static_cast<int>(query);
   ui::exportFigure(fig, result.trace, QString::fromStdString(out));
   std::cerr << "wrote " << out << "\n";
   return 0;

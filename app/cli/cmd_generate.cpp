@@ -7,6 +7,7 @@
 #include "app/cli/commands.h"
 #include "core/formats/dump.h"
 #include "core/tensor/error.h"
+#include "core/analysis/weight_check.h"
 #include "core/model/generate.h"
 #include "core/formats/model_io.h"
 
@@ -29,13 +30,16 @@ int cmd_generate(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--text", "--tokens", "--temperature", "--seed", "--top-k", "--dump", "--threads"},
                 {"--greedy"}});
+  // A folder --dump may not write is refused before the (possibly long) run.
+  if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (a.positionals().size() != 1) throw AtlasError("generate takes one MODEL (see atlas generate --help)");
   if (a.has("--greedy") && a.has("--temperature"))
     throw AtlasError("give --greedy or --temperature, not both");
   if (a.has("--seed") && !a.has("--temperature"))
     throw AtlasError("--seed applies to sampling; add --temperature T (greedy decoding is deterministic)");
   Model model = load_model(a.positionals()[0]);
-  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
 
   GenerateOptions g;
   g.new_tokens = a.get_int("--tokens", 10, 1, model.config().max_positions);
@@ -43,29 +47,35 @@ int cmd_generate(const std::vector<std::string>& args) {
     char* end = nullptr;
     g.temperature = std::strtod(t->c_str(), &end);
     if (t->empty() || *end != '\0' || !(g.temperature > 0) || g.temperature > 1e6)
-      throw AtlasError("--temperature must be a number > 0, got \"" + *t + "\"");
+      throw AtlasError("--temperature must be a number in (0, 1e6], got \"" + printable(*t) + "\"");
     g.greedy = false;
   }
   g.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
   RunOptions options;
   options.threads = static_cast<int>(a.get_int("--threads", 0, 0, 1024));
+  const int64_t top = a.get_int("--top-k", 0, 0, model.config().vocab_size);  // checked before the run
   GenerateResult r = generate(model, a.require("--text"), g, options);
+  // NaN/Inf logits make every argmax and sample meaningless: say so next to the text.
+  for (const auto& w : output_warnings(r.run)) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   std::printf("model: %s\n", model.config().name.c_str());
   std::printf("prompt tokens (%zu):", r.prompt.size());
-  for (const auto& t : r.prompt) std::printf(" %s", t.label.c_str());
+  for (const auto& t : r.prompt) std::printf(" %s", printable(t.label).c_str());
   std::printf("\ngenerated tokens (%zu):", r.generated.size());
-  for (const auto& t : r.generated) std::printf(" %s", t.label.c_str());
-  std::printf("\ntext: %s\n", r.text.c_str());
-  if (const int64_t k = a.get_int("--top-k", 0, 0, model.config().vocab_size); k > 0) {
+  for (const auto& t : r.generated) std::printf(" %s", printable(t.label).c_str());
+  // The text as generated, every byte (a NUL must not end it early).
+  std::printf("\ntext: ");
+  std::fwrite(r.text.data(), 1, r.text.size(), stdout);
+  std::printf("\n");
+  if (const int64_t k = top; k > 0) {
     std::printf("next-token top-%lld:", static_cast<long long>(k));
     for (const Prediction& p : top_k(model, r.run.output, r.run.output.shape[0] - 1, k))
-      std::printf(" %s %.4f", p.label.c_str(), p.probability);
+      std::printf(" %s %.4f", printable(p.label).c_str(), p.probability);
     std::printf("\n");
   }
   if (auto dir = a.get("--dump")) {
     write_dump(*dir, model, r.run);
-    std::printf("dumped %zu arrays to %s\n", r.run.trace.arrays.size(), dir->c_str());
+    std::printf("dumped %zu arrays to %s\n", r.run.trace.arrays.size(), printable(*dir).c_str());
   }
   return 0;
 }

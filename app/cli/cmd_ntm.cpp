@@ -2,12 +2,10 @@
 // (manual mode, core/variants/ntm/ntm.h). The seeded-controller model runs through `atlas run
 // preset:ntm-small`; this verb is for stepping through the mechanism with chosen numbers.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "app/cli/commands.h"
 #include "core/formats/dump.h"
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "core/variants/ntm/ntm.h"
 
@@ -26,15 +24,16 @@ const char* kUsage =
     "  --dump DIR   ntm.step<t>.<head>.{content,gated,shifted,sharpened}, ntm.memory, ...\n"
     "  The seeded-controller model: atlas run preset:ntm-small --text S [--dump DIR]\n";
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw AtlasError(path + ": cannot read: " + ec.message());
-  if (size > (16u << 20)) throw AtlasError(path + ": controls file larger than 16 MB");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// Controls are a few numbers per step and head: 16 MB is far beyond any hand-written file and
+// keeps the JSON parse (several times the text in memory) small.
+constexpr uint64_t kMaxControlsBytes = 16u << 20;
+
+std::string read_controls(const std::string& path) {
+  const uint64_t size = check_input_file(path, InputKind::Other);  // regular file, never blocks
+  if (size > kMaxControlsBytes)
+    throw AtlasError(path + ": is " + format_bytes(size) + ", over the " + format_bytes(kMaxControlsBytes) +
+                     " limit for an NTM controls file");
+  return read_input_file(path, InputKind::Other);
 }
 
 void print_row(const RowVec& w) {
@@ -47,21 +46,23 @@ void print_row(const RowVec& w) {
 int cmd_ntm(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--controls", "--dump"}, {}});
+  // A folder --dump may not write is refused before the (possibly long) run.
+  if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (!a.positionals().empty()) throw AtlasError("ntm takes no positional arguments (see atlas ntm --help)");
   const std::string path = a.require("--controls");
-  const NtmRun run = ntm_run_from_json(read_file(path), path);
+  const NtmRun run = ntm_run_from_json(read_controls(path), path);
   std::printf("memory: %lld slots x %lld, %zu heads, %zu steps\n", static_cast<long long>(run.memory[0].rows()),
               static_cast<long long>(run.memory[0].cols()), run.heads.size(), run.steps.size());
   for (size_t t = 0; t < run.steps.size(); ++t)
     for (size_t h = 0; h < run.heads.size(); ++h) {
-      std::printf("step %zu %-8s w:", t, run.heads[h].name.c_str());
+      std::printf("step %zu %-8s w:", t, printable(run.heads[h].name).c_str());
       print_row(run.steps[t].addressing[h].sharpened);
     }
   if (auto dir = a.get("--dump")) {
     Trace trace;
     trace_ntm_run(run, trace);
     write_trace_dump(*dir, "ntm-manual", trace);
-    std::printf("dumped %zu arrays to %s\n", trace.arrays.size(), dir->c_str());
+    std::printf("dumped %zu arrays to %s\n", trace.arrays.size(), printable(*dir).c_str());
   }
   return 0;
 }

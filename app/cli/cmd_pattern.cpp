@@ -4,10 +4,11 @@
 // a downsampled density tile, or (small L) the exact CSR arrays.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/output_file.h"
+#include "core/formats/input_file.h"
+#include "core/tensor/checked_math.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
 #include "core/model/presets.h"
@@ -35,25 +36,47 @@ ModelConfig read_config(const Args& a) {
     throw AtlasError("pattern needs exactly one of --preset NAME or --config FILE");
   if (a.has("--preset")) return preset_config(a.require("--preset"));
   std::filesystem::path p = a.require("--config");
-  if (std::filesystem::is_directory(p)) p /= "config.json";
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw AtlasError("cannot read config " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_config(ss.str(), p.string());
+  // The non-throwing form: a symlink loop or an over-long path is reported by the read below,
+  // which names the path and the problem.
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) p /= "config.json";
+  return parse_config(read_input_file(p.string(), InputKind::ModelConfig), p.string());
 }
 
+// --tile R0,C0,ROWS,COLS: corners >= 0, sides 1..kMaxTileSide (core/variants/sparse/sparse_pattern.h).
 TileRequest parse_tile(const std::string& s) {
+  const std::vector<long long> v = parse_int_list("--tile", s, {"R0", "C0", "ROWS", "COLS"}, 0, INT64_MAX);
   TileRequest t;
-  long long v[4];
-  char tail;
-  if (std::sscanf(s.c_str(), "%lld,%lld,%lld,%lld%c", &v[0], &v[1], &v[2], &v[3], &tail) != 4)
-    throw AtlasError("--tile must be R0,C0,ROWS,COLS (four integers), got \"" + s + "\"");
   t.r0 = v[0];
   t.c0 = v[1];
   t.rows = v[2];
   t.cols = v[3];
+  for (const auto& [side, name] : {std::pair{t.rows, "ROWS"}, std::pair{t.cols, "COLS"}})
+    if (side < 1 || side > kMaxTileSide)
+      throw AtlasError(std::string("--tile ") + name + " must be between 1 and " + std::to_string(kMaxTileSide) +
+                       ", got " + std::to_string(side));
   return t;
+}
+
+// The tile covers rows [r0 z, (r0 + rows) z) and columns [c0 z, (c0 + cols) z) of the L x L
+// pattern. pattern_tile computes those products in int64: check them here, where the numbers
+// still have their flags' names, so an overflow is a message and never a wrapped (wrong) tile.
+// A tile that starts past the last position is refused too: it would be all zeros.
+void check_tile(const TileRequest& t, int64_t length) {
+  const struct {
+    const char *what, *count_name;
+    int64_t first, count;
+  } axes[] = {{"row", "ROWS", t.r0, t.rows}, {"column", "COLS", t.c0, t.cols}};
+  for (const auto& ax : axes) {
+    const std::string name = std::string("--tile ") + ax.what;
+    const int64_t begin = checked_mul(ax.first, t.zoom, name, "--zoom");
+    checked_mul(checked_add(ax.first, ax.count, name, ax.count_name), t.zoom, name + " end", "--zoom");
+    if (begin >= length)
+      throw AtlasError(name + " " + std::to_string(ax.first) + " at --zoom " + std::to_string(t.zoom) +
+                       " starts at position " + std::to_string(begin) + ", past the last of the " +
+                       std::to_string(length) + " positions (at this zoom the " + ax.what + "s are 0.." +
+                       std::to_string((length - 1) / t.zoom) + ")");
+  }
 }
 
 }  // namespace
@@ -63,10 +86,10 @@ int cmd_pattern(const std::vector<std::string>& args) {
   Args a(args, {{"--preset", "--config", "--length", "--layer", "--head", "--causal", "--tile",
                  "--zoom", "--out"},
                 {"--stats"}});
-  if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
+  if (!a.positionals().empty()) throw AtlasError("unexpected argument " + printable(a.positionals()[0]));
   const ModelConfig c = read_config(a);
   if (!c.sparse.enabled())
-    throw AtlasError("config \"" + c.name + "\" has no sparse pattern (sparse.pattern is \"none\")");
+    throw AtlasError("config \"" + printable(c.name) + "\" has no sparse pattern (sparse.pattern is \"none\")");
   const int64_t length = a.get_int("--length", 0, 1, kMaxLength);
   if (!a.has("--length")) throw AtlasError("missing --length");
   const int64_t layers = std::max(c.n_layers, c.decoder_layers());
@@ -74,8 +97,9 @@ int cmd_pattern(const std::vector<std::string>& args) {
   const int64_t head = a.get_int("--head", 0, 0, c.n_heads - 1);
   const std::string causal_s = a.get_or("--causal", c.architecture == Architecture::Decoder ? "yes" : "no");
   if (causal_s != "yes" && causal_s != "no")
-    throw AtlasError("--causal must be yes or no, got \"" + causal_s + "\"");
+    throw AtlasError("--causal must be yes or no, got \"" + printable(causal_s) + "\"");
   if (a.has("--stats") == a.has("--out")) throw AtlasError("pattern needs --out FILE.npy or --stats");
+  if (a.has("--out")) check_output_file("--out", a.require("--out"));
   PatternRows rows(c.sparse, length, layer, head, causal_s == "yes");
 
   if (a.has("--stats")) {
@@ -95,10 +119,15 @@ int cmd_pattern(const std::vector<std::string>& args) {
   t.zoom = a.get_int("--zoom", (length + 1023) / 1024, 1, kMaxLength);
   if (!a.has("--tile")) {
     t.rows = t.cols = (length + t.zoom - 1) / t.zoom;
+    if (t.rows > kMaxTileSide)
+      throw AtlasError("--zoom " + std::to_string(t.zoom) + " draws the " + std::to_string(length) +
+                       " positions as " + std::to_string(t.rows) + " x " + std::to_string(t.rows) +
+                       " pixels, over the " + std::to_string(kMaxTileSide) + " limit; use a larger --zoom or a --tile");
   }
+  check_tile(t, length);
   Tensor tile = pattern_tile(rows, t);
   write_npy(a.require("--out"), tile, DType::F32);
-  std::printf("wrote %s [%lld, %lld] zoom %lld\n", a.require("--out").c_str(),
+  std::printf("wrote %s [%lld, %lld] zoom %lld\n", printable(a.require("--out")).c_str(),
               static_cast<long long>(t.rows), static_cast<long long>(t.cols),
               static_cast<long long>(t.zoom));
   return 0;

@@ -2,14 +2,20 @@
 // function of the number of random features m (issue 4). Q and K are Gaussian; the table
 // compares rownorm(phi(Q) phi(K)^T) with softmax(Q K^T / sqrt(d)).
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "core/formats/input_file.h"
+#include "core/tensor/checked_math.h"
 #include "core/tensor/error.h"
 #include "core/variants/performer/performer.h"
 
 namespace atlas::cli {
+
+// The random-feature matrices phi(Q), phi(K) of the largest request: 1 GiB in total.
+constexpr int64_t kFeatureBudget = int64_t(1) << 30;
 
 int cmd_performer_error(const std::vector<std::string>& args) {
   if (wants_help(args,
@@ -24,17 +30,25 @@ int cmd_performer_error(const std::vector<std::string>& args) {
   if (!a.positionals().empty()) throw AtlasError("unexpected argument " + a.positionals()[0]);
   const int64_t L = a.get_int("--length", 256, 1, 4096), d = a.get_int("--d", 64, 1, 1024);
   const uint64_t seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
-  const double sd = std::stod(a.get_or("--std", "0.5"));
-  if (!(sd > 0 && sd < 100)) throw AtlasError("--std must be in (0, 100)");
+  const std::string sd_text = a.get_or("--std", "0.5");
+  char* end = nullptr;
+  const double sd = std::strtod(sd_text.c_str(), &end);
+  if (sd_text.empty() || *end != '\0' || !(sd > 0 && sd < 100))
+    throw AtlasError("--std must be a number in (0, 100), got \"" + printable(sd_text) + "\"");
   std::vector<int64_t> ms;
   std::stringstream ss(a.get_or("--features", "16,32,64,128,256,512,1024,2048,4096"));
   for (std::string item; std::getline(ss, item, ',');) {
-    long long m = 0;
-    if (std::sscanf(item.c_str(), "%lld", &m) != 1 || m < 1 || m > 65536)
-      throw AtlasError("--features must be a comma-separated list of integers in 1..65536, got \"" +
-                       item + "\"");
+    const long long m = parse_int_list("--features", item, {"m"}, 1, 65536)[0];
+    // phi(Q) and phi(K) are [L, m] float32 each: keep the pair within kFeatureBudget.
+    const int64_t bytes = checked_mul(checked_mul(L, m, "--length", "--features m"), 8, "[L, m] cells", "bytes");
+    if (bytes > kFeatureBudget)
+      throw AtlasError("--features " + std::to_string(m) + " at --length " + std::to_string(L) +
+                       " needs two [" + std::to_string(L) + ", " + std::to_string(m) + "] float32 feature matrices (" +
+                       format_bytes(uint64_t(bytes)) + ", over " + format_bytes(uint64_t(kFeatureBudget)) +
+                       "); use a smaller m or --length");
     ms.push_back(m);
   }
+  if (ms.empty()) throw AtlasError("--features is empty: give a comma-separated list of m values");
   std::mt19937_64 g(seed);
   std::normal_distribution<float> n(0.0f, float(sd));
   Mat q(L, d), k(L, d);

@@ -3,13 +3,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "core/analysis/ablation.h"
+#include "core/analysis/weight_check.h"
 #include "app/cli/commands.h"
 #include "core/formats/dump.h"
+#include "core/formats/input_file.h"
+#include "core/tensor/checked_math.h"
 #include "core/tensor/error.h"
 #include "app/cli/image_file.h"
 #include "core/input/image_input.h"
@@ -44,21 +45,9 @@ const char* kUsage =
     "                         [layers, L, K] (models with an output head)\n"
     "  --top-k K     print the K most likely next tokens with probabilities (default 3)\n";
 
-std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw AtlasError(path + ": cannot read: " + ec.message());
-  if (size > (64u << 20)) throw AtlasError(path + ": text file larger than 64 MB");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof()) throw AtlasError(path + ": read failed");
-  return s.str();
-}
-
 void print_tokens(const char* what, const std::vector<TokenInfo>& tokens) {
   std::printf("%s (%zu):", what, tokens.size());
-  for (size_t i = 0; i < tokens.size() && i < 64; ++i) std::printf(" %s", tokens[i].label.c_str());
+  for (size_t i = 0; i < tokens.size() && i < 64; ++i) std::printf(" %s", printable(tokens[i].label).c_str());
   if (tokens.size() > 64) std::printf(" ...");
   std::printf("\n");
 }
@@ -81,7 +70,7 @@ void print_prediction(const Model& model, const Tensor& logits, int64_t position
     const int32_t id = static_cast<int32_t>(ids[i]);
     const std::string label = id < model.tokenizer().vocab_size() ? model.tokenizer().label(id)
                                                                    : std::string("<").append(std::to_string(id)).append(">");
-    std::printf(" %s %.3f", label.c_str(), std::exp(double(row[id] - mx)) / z);
+    std::printf(" %s %.3f", printable(label).c_str(), std::exp(double(row[id] - mx)) / z);
   }
   std::printf("\n");
 }
@@ -146,6 +135,30 @@ void print_ablation(const Model& model, RunResult& result, const AblationSpec& s
   std::printf(per.size() > 32 ? " ...\n" : "\n");
 }
 
+// --logit-lens K keeps ids and probabilities [layers, L, K] (8 bytes a cell): K is capped so
+// that the longest input the model takes stays within kLensBudget, instead of failing (or being
+// killed) mid-run on a K near a 50k vocabulary.
+constexpr int64_t kLensBudget = int64_t(1) << 30;
+
+int64_t logit_lens_k(const Args& a, const ModelConfig& c) {
+  if (!a.has("--logit-lens")) return 0;
+  int64_t layers = std::max(c.n_layers, c.decoder_layers());
+  if (c.universal.enabled) layers = std::max(layers, c.universal.max_steps);
+  const int64_t per_k = checked_mul(checked_mul(std::max<int64_t>(1, layers), std::max<int64_t>(1, c.max_positions),
+                                                "layers", "max_positions"),
+                                    8, "--logit-lens cells", "bytes");
+  const int64_t fits = std::max<int64_t>(1, kLensBudget / per_k);
+  const int64_t hi = std::min(c.vocab_size, fits);
+  const long long k = a.get_int("--logit-lens", 0, 0, c.vocab_size);
+  if (k > hi)
+    throw AtlasError("--logit-lens " + std::to_string(k) + " would keep [" + std::to_string(layers) +
+                     " layers, up to " + std::to_string(c.max_positions) + " positions, " + std::to_string(k) +
+                     "] ids and probabilities (" + format_bytes(uint64_t(per_k) * uint64_t(k)) +
+                     "); give at most " + std::to_string(hi) + " (" + format_bytes(uint64_t(kLensBudget)) +
+                     ")");
+  return k;
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -154,17 +167,24 @@ int cmd_run(const std::vector<std::string>& args) {
                  "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
                  "--backend", "--device"},
                 {"--scores", "--hidden"}});
+  // A folder --dump may not write is refused before the (possibly long) run.
+  if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (a.positionals().size() != 1) throw AtlasError("run takes one MODEL (see atlas run --help)");
   if (int(a.has("--text")) + int(a.has("--text-file")) + int(a.has("--image")) != 1)
     throw AtlasError("give exactly one of --text, --text-file or --image");
+  // Text files: regular files only, capped, read without blocking (core/formats/input_file.h).
   const std::string text = a.has("--text")        ? a.require("--text")
-                           : a.has("--text-file") ? read_text_file(a.require("--text-file"))
+                           : a.has("--text-file") ? read_input_file(a.require("--text-file"), InputKind::Text)
                                                   : std::string();
+  // An image is read (and refused: FIFO, SVG, not a raster format) before the model is loaded.
+  std::optional<RgbImage> image;
+  if (auto path = a.get("--image")) image = load_image(*path);
 
   LoadOptions load;
   if (a.has("--seed")) load.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
   Model model = load_model(a.positionals()[0], load);
-  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
 
   RunOptions options;
   options.trace.scores = a.has("--scores");
@@ -175,23 +195,27 @@ int cmd_run(const std::vector<std::string>& args) {
   options.backend = backend.get();
 
   // The run adds the lens and keeps hidden states only with --hidden (TraceOptions::logit_lens).
-  options.trace.logit_lens = a.get_int("--logit-lens", 0, 0, model.config().vocab_size);
+  options.trace.logit_lens = logit_lens_k(a, model.config());
+  // Every flag is checked before the run, so a typo never costs a long forward.
+  const int64_t top = a.get_int("--top-k", 3, 1, model.config().vocab_size);
+  const AblationSpec ablation = ablation_from_args(a);
+  if (image && a.has("--target")) throw AtlasError("--target is the decoder text of a text run; not with --image");
   RunResult result;
-  if (auto path = a.get("--image")) {
-    const RgbImage image = load_image(*path);
+  if (image) {
+    const std::string path = printable(a.require("--image"));
     if (is_patch_model(model.config())) {  // ViT: resized and cut into patches (patch_input.h)
-      const PatchInput input = patch_input(model.config(), image);
+      const PatchInput input = patch_input(model.config(), *image);
       const PatchOptions& p = model.config().embeddings.patches;
       std::printf("image: %s, %lld x %lld pixels, resized to %lld x %lld, %lld patches of %lld%s\n",
-                  path->c_str(), static_cast<long long>(image.height),
-                  static_cast<long long>(image.width), static_cast<long long>(p.image_size),
+                  path.c_str(), static_cast<long long>(image->height),
+                  static_cast<long long>(image->width), static_cast<long long>(p.image_size),
                   static_cast<long long>(p.image_size), static_cast<long long>(p.patch_count()),
                   static_cast<long long>(p.size), p.cls ? " + [CLS]" : "");
       result = model.forward(input.tokens, {}, options);
     } else {
-      const ImageInput input = image_tokens(model.config(), image);
-      std::printf("image: %s, %lld x %lld pixels, resampled to %lld x %lld (%s, %zu tokens)\n", path->c_str(),
-                  static_cast<long long>(image.height), static_cast<long long>(image.width),
+      const ImageInput input = image_tokens(model.config(), *image);
+      std::printf("image: %s, %lld x %lld pixels, resampled to %lld x %lld (%s, %zu tokens)\n", path.c_str(),
+                  static_cast<long long>(image->height), static_cast<long long>(image->width),
                   static_cast<long long>(input.rows), static_cast<long long>(input.cols),
                   input.channels == 3 ? "R, G, B per pixel" : "grey", input.tokens.size());
       result = model.forward(input.tokens, {}, options);
@@ -199,19 +223,22 @@ int cmd_run(const std::vector<std::string>& args) {
   } else {
     result = model.run(text, a.get_or("--target", ""), options);
   }
-  const AblationSpec ablation = ablation_from_args(a);
   if (!ablation.empty()) print_ablation(model, result, ablation, options);
-  std::printf("model: %s\n", model.config().name.c_str());
+  std::printf("model: %s\n", printable(model.config().name).c_str());
   print_tokens(result.trace.target_tokens.empty() ? "tokens" : "source tokens",
                result.trace.source_tokens);
   if (!result.trace.target_tokens.empty()) print_tokens("target tokens", result.trace.target_tokens);
   for (const auto& arr : result.trace.arrays)
     std::printf("  %-36s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
-  const int64_t top = a.get_int("--top-k", 3, 1, model.config().vocab_size);
-  if (result.is_logits) print_predictions(model, result, size_t(top));
+  // NaN/Inf logits would print as NaN probabilities: say what happened instead.
+  const std::vector<std::string> overflow = output_warnings(result);
+  for (const auto& w : overflow) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (result.is_logits && overflow.empty()) print_predictions(model, result, size_t(top));
+  if (result.is_logits && !overflow.empty())
+    std::printf("predictions: none (the logits hold NaN or Inf; see the warning on stderr)\n");
   if (auto dir = a.get("--dump")) {
     write_dump(*dir, model, result);
-    std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), dir->c_str());
+    std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), printable(*dir).c_str());
   }
   return 0;
 }

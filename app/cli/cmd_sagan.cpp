@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include "app/cli/commands.h"
 #include "core/formats/dump.h"
 #include "core/tensor/error.h"
 #include "app/cli/image_file.h"
+#include "core/analysis/weight_check.h"
 #include "core/formats/model_io.h"
 #include "core/variants/sagan/sagan.h"
 
@@ -30,29 +32,34 @@ const char* kUsage =
 int cmd_sagan(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--image", "--query", "--seed", "--dump"}, {}});
+  // A folder --dump may not write is refused before the (possibly long) run.
+  if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (a.positionals().size() > 1) throw AtlasError("sagan takes at most one MODEL (see atlas sagan --help)");
+  // The image first: a file that is not a raster image is refused before a model is built.
+  std::optional<RgbImage> file_image;
+  if (auto path = a.get("--image")) file_image = load_image(*path);
   LoadOptions load;
   if (a.has("--seed")) load.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
   Model model = load_model(a.positionals().empty() ? "preset:sagan-small" : a.positionals()[0], load);
+  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   const ModelConfig& c = model.config();
-  if (!c.sagan.enabled) throw AtlasError(c.name + " is not a SAGAN model (sagan.enabled is false)");
+  if (!c.sagan.enabled) throw AtlasError(printable(c.name) + " is not a SAGAN model (sagan.enabled is false)");
   const int64_t S = c.sagan.image_size;
-  const RgbImage image = a.has("--image") ? load_image(a.require("--image")) : sagan_synthetic_image(S);
+  const RgbImage image = file_image ? *file_image : sagan_synthetic_image(S);
   int64_t row = S / 2, col = S / 2;
-  if (auto q = a.get("--query")) {
-    long long r = -1, k = -1;
-    char tail = 0;
-    if (std::sscanf(q->c_str(), "%lld,%lld%c", &r, &k, &tail) != 2 || r < 0 || k < 0 || r >= S || k >= S)
-      throw AtlasError("--query must be ROW,COL with both in 0.." + std::to_string(S - 1) + ", got \"" + *q + "\"");
-    row = r;
-    col = k;
+  if (auto q = a.get("--query")) {  // a location of the S x S feature map
+    const std::vector<long long> rc = parse_int_list("--query", *q, {"ROW", "COL"}, 0, S - 1);
+    row = rc[0];
+    col = rc[1];
   }
   RunOptions options;
   const RunResult result = sagan_forward(c, model.params(), image, options);
+  for (const auto& w : output_warnings(result)) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const Tensor& att = result.trace.find("sagan.attention")->tensor;
   const int64_t Nk = att.shape[2], kw = c.sagan.pool_keys ? S / 2 : S;
-  std::printf("model: %s\nimage: %s, %lld x %lld, resampled to %lld x %lld\n", c.name.c_str(),
-              a.has("--image") ? a.require("--image").c_str() : "built-in test card",
+  std::printf("model: %s\nimage: %s, %lld x %lld, resampled to %lld x %lld\n", printable(c.name).c_str(),
+              a.has("--image") ? printable(a.require("--image")).c_str() : "built-in test card",
               static_cast<long long>(image.height), static_cast<long long>(image.width),
               static_cast<long long>(S), static_cast<long long>(S));
   const float* rowp = att.data.data() + (row * S + col) * Nk;
@@ -71,7 +78,7 @@ int cmd_sagan(const std::vector<std::string>& args) {
     std::printf("  %-20s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
   if (auto dir = a.get("--dump")) {
     write_dump(*dir, model, result);
-    std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), dir->c_str());
+    std::printf("dumped %zu arrays to %s\n", result.trace.arrays.size(), printable(*dir).c_str());
   }
   return 0;
 }

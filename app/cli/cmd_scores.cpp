@@ -9,6 +9,7 @@
 #include "core/tensor/error.h"
 #include "core/formats/model_io.h"
 #include "core/analysis/score_compare.h"
+#include "core/analysis/weight_check.h"
 
 namespace atlas::cli {
 
@@ -31,7 +32,7 @@ const char* kUsage =
 
 void print_matrix(const Mat& a, const std::vector<TokenInfo>& rows) {
   for (int64_t i = 0; i < a.rows(); ++i) {
-    std::printf("    %-10.10s", i < int64_t(rows.size()) ? rows[size_t(i)].label.c_str() : "");
+    std::printf("    %-10.10s", i < int64_t(rows.size()) ? printable(rows[size_t(i)].label).c_str() : "");
     for (int64_t j = 0; j < a.cols(); ++j) std::printf(" %.3f", a(i, j));
     std::printf("\n");
   }
@@ -42,10 +43,14 @@ void print_matrix(const Mat& a, const std::vector<TokenInfo>& rows) {
 int cmd_scores(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--text", "--target", "--attn", "--layer", "--head", "--strength", "--seed", "--dump"}, {}});
+  // A folder --dump may not write is refused before the (possibly long) run.
+  if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (a.positionals().size() != 1) throw AtlasError("scores takes one MODEL (see atlas scores --help)");
   LoadOptions load;
   if (a.has("--seed")) load.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
   Model model = load_model(a.positionals()[0], load);
+  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   const ModelConfig& c = model.config();
 
   float strength = 0.0f;  // the model's
@@ -53,11 +58,12 @@ int cmd_scores(const std::vector<std::string>& args) {
     char* end = nullptr;
     strength = std::strtof(v->c_str(), &end);
     if (v->empty() || *end != '\0' || !(strength > 0.0f) || !std::isfinite(strength))
-      throw AtlasError("--strength must be a positive number, got \"" + *v + "\"");
+      throw AtlasError("--strength must be a positive number, got \"" + printable(*v) + "\"");
   }
   const int64_t head = a.get_int("--head", 0, 0, c.rnn_seq2seq.enabled ? 0 : c.n_heads - 1);
   const int64_t layer = a.get_int("--layer", 0, 0, 1 << 20);
   RunResult run = model.run(a.require("--text"), a.get_or("--target", ""), score_comparison_options(model));
+  for (const auto& w : output_warnings(run)) std::fprintf(stderr, "warning: %s\n", w.c_str());
   ScoreComparison cmp;
   try {
     cmp = compare_score_functions(model, run.trace, a.get_or("--attn", ""), layer, head, strength);

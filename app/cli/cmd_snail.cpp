@@ -24,6 +24,8 @@ const char* kUsage =
 int cmd_snail(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--text", "--seed", "--tc-blocks", "--dump"}, {"--paper-dilations"}});
+  // A folder --dump may not write is refused before the (possibly long) run.
+  if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (!a.positionals().empty()) throw AtlasError("snail takes no positional arguments (see atlas snail --help)");
   const std::string text = a.require("--text");
   if (text.empty()) throw AtlasError("--text is empty: nothing to run");

@@ -2,27 +2,117 @@
 #include "app/cli/image_file.h"
 
 #include <algorithm>
+#include <cctype>
 
 #ifdef ATLAS_HAVE_UI
+#include <QBuffer>
+#include <QByteArray>
 #include <QImage>
-#include <QString>
+#include <QImageReader>
 #endif
 
+#include "app/cli/args.h"
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
 
-RgbImage load_image(const std::string& path) {
+namespace {
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (size_t i = 0; i < suffix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+  return true;
+}
+
+// The first 64 KB as lowercase ASCII; UTF-16 text (a BOM) is narrowed by dropping its zero
+// bytes, so "<svg" is found in either encoding.
+std::string head_lowercase(std::string_view content) {
+  std::string_view h = content.substr(0, 64 * 1024);
+  const bool utf16 = h.size() >= 2 && ((uint8_t(h[0]) == 0xff && uint8_t(h[1]) == 0xfe) ||
+                                       (uint8_t(h[0]) == 0xfe && uint8_t(h[1]) == 0xff));
+  std::string out;
+  out.reserve(h.size());
+  for (size_t i = utf16 ? 2 : 0; i < h.size(); ++i) {
+    if (utf16 && h[i] == '\0') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(h[i])));
+  }
+  if (out.rfind("\xef\xbb\xbf", 0) == 0) out.erase(0, 3);  // UTF-8 BOM
+  return out;
+}
+
 #ifdef ATLAS_HAVE_UI
-  QImage img(QString::fromStdString(path));
+// Qt's readers the CLI uses: raster formats whose decoding needs no GUI application. Anything
+// else Qt may have a plugin for (svg, svgz, icns, pdf-like ones) is refused by name.
+const char* const kRasterFormats[] = {"png", "jpeg", "jpg", "bmp", "gif", "pbm", "pgm", "ppm", "webp", "tiff", "tif"};
+
+bool whitelisted(const QByteArray& format) {
+  for (const char* f : kRasterFormats)
+    if (format == f) return true;
+  return false;
+}
+#endif
+
+std::string raster_list() {
+#ifdef ATLAS_HAVE_UI
+  return "PNG, JPEG, BMP, GIF, PPM, PGM, PBM (and WebP, TIFF where Qt has the plugin)";
+#else
+  return "binary PPM (P6; this atlas was built without Qt, which decodes PNG, JPEG, ...)";
+#endif
+}
+
+}  // namespace
+
+std::string vector_image_kind(std::string_view content, std::string_view name) {
+  if (content.size() >= 2 && uint8_t(content[0]) == 0x1f && uint8_t(content[1]) == 0x8b)
+    return ends_with_ci(name, ".svgz") ? "an SVGZ (compressed SVG, vector) image"
+                                       : "gzip-compressed data (an SVGZ vector image?)";
+  const std::string h = head_lowercase(content);
+  if (h.rfind("%pdf", 0) == 0) return "a PDF document";
+  if (h.rfind("%!ps", 0) == 0) return "a PostScript (vector) file";
+  // An SVG is XML whose root element is <svg>, after an optional declaration, comments and
+  // DOCTYPE: text starting with '<' that holds "<svg" near the top. Raster formats are binary
+  // (or XPM/XBM text, which never starts with '<').
+  const size_t first = h.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && h[first] == '<' && h.find("<svg", first) != std::string::npos)
+    return "an SVG (vector) image";
+  return {};
+}
+
+RgbImage load_image(const std::string& path) {
+  // Regular files only, within the image cap, read without blocking (a FIFO never hangs).
+  const std::string bytes = read_input_file(path, InputKind::Image);
+  if (bytes.empty()) throw AtlasError(printable(path) + ": the image file is empty");
+  if (const std::string kind = vector_image_kind(bytes, path); !kind.empty())
+    throw AtlasError(printable(path) + " is " + kind + "; the CLI reads raster images: " + raster_list() +
+                     " (convert it to PNG first)");
+#ifdef ATLAS_HAVE_UI
+  QByteArray data = QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size()));
+  QBuffer buffer(&data);
+  buffer.open(QIODevice::ReadOnly);
+  const QByteArray format = QImageReader::imageFormat(&buffer);  // by content, not by name
+  if (format == "svg" || format == "svgz")
+    throw AtlasError(printable(path) + " is an SVG (vector) image; the CLI reads raster images: " + raster_list());
+  if (format.isEmpty()) {
+    if (bytes.rfind("P6", 0) == 0) return read_ppm(path);  // core's reader names what is wrong
+    throw AtlasError(printable(path) + ": not an image the CLI can decode; it reads raster images: " + raster_list());
+  }
+  if (!whitelisted(format))
+    throw AtlasError(printable(path) + " is a " + format.toUpper().toStdString() +
+                     " image, which the CLI does not read; it reads raster images: " + raster_list());
+  buffer.seek(0);
+  QImageReader reader(&buffer, format);
+  QImage img = reader.read();
   if (img.isNull()) {
-    if (path.size() > 4 && path.substr(path.size() - 4) == ".ppm") return read_ppm(path);
-    throw AtlasError(path + ": cannot read the image (missing, or not a format Qt decodes)");
+    if (format == "ppm" && bytes.rfind("P6", 0) == 0) return read_ppm(path);
+    throw AtlasError(printable(path) + ": cannot decode the " + format.toUpper().toStdString() +
+                     " image: " + reader.errorString().toStdString());
   }
   img = img.convertToFormat(QImage::Format_RGB888);
-  RgbImage out{img.height(), img.width(), std::vector<uint8_t>(size_t(img.width()) * img.height() * 3)};
+  RgbImage out{img.height(), img.width(), std::vector<uint8_t>(size_t(img.width()) * size_t(img.height()) * 3)};
   for (int y = 0; y < img.height(); ++y)
-    std::copy_n(img.constScanLine(y), img.width() * 3, out.rgb.begin() + int64_t(y) * img.width() * 3);
+    std::copy_n(img.constScanLine(y), size_t(img.width()) * 3, out.rgb.begin() + int64_t(y) * img.width() * 3);
   return out;
 #else
   return read_ppm(path);

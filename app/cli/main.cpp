@@ -1,9 +1,17 @@
 // `atlas`: the headless command line. Wiring only: parse the verb, call it, turn errors into
 // one line on stderr and a non-zero exit code.
+//   exit 0  success
+//   exit 1  the input was refused or failed: AtlasError, a file-system or I/O error (named by
+//           path), out of memory; the message says what to change
+//   exit 2  usage: no verb or an unknown verb
+//   exit 3  an internal error (a bug: please report the message)
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "app/cli/commands.h"
@@ -61,6 +69,35 @@ const Verb kVerbs[] = {
 #endif
 };
 
+// The reason of a file-system error in the words of core/formats/input_file.cpp, so a path
+// fails the same way whichever code touched it first.
+std::string fs_reason(const std::error_code& ec) {
+  if (ec.category() == std::generic_category() || ec.category() == std::system_category()) {
+    switch (ec.value()) {
+      case ENOENT: return "no such file or folder";
+      case ENOTDIR: return "a part of the path is not a folder";
+      case EACCES: return "permission denied";
+      case EPERM: return "operation not permitted";
+      case ELOOP: return "too many levels of symbolic links (a symlink loop?)";
+      case ENAMETOOLONG: return "the path is too long";
+      case EISDIR: return "is a folder, not a file";
+      case EEXIST: return "already exists and is not a folder";
+      case ENOSPC: return "no space left on the device";
+      case EROFS: return "the file system is read-only";
+      case EDQUOT: return "disk quota exceeded";
+      default: break;
+    }
+  }
+  return ec.message();
+}
+
+// One line on stderr: the message with control bytes escaped (a NUL or newline from a user's
+// file can neither cut nor split it) and very long paths shortened in the middle.
+void print_error(const std::string& verb, const std::string& message) {
+  const std::string line = "atlas " + verb + ": " + atlas::cli::printable(message, 2048) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,17 +113,30 @@ int main(int argc, char** argv) {
     try {
       return v.fn(args);
     } catch (const atlas::AtlasError& e) {
-      std::fprintf(stderr, "atlas %s: %s\n", verb.c_str(), e.what());
+      print_error(verb, e.what());
       return 1;
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "atlas %s: out of memory (try a shorter input or a smaller model)\n",
-                   verb.c_str());
+      print_error(verb, "out of memory (try a shorter input or a smaller model)");
+      return 1;
+    } catch (const std::length_error&) {  // a container asked for more than it can ever hold
+      print_error(verb, "out of memory: a size derived from the input is too large "
+                        "(try a shorter input or a smaller model)");
+      return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+      // A path the user gave (or one inside it) that the file system refused: name it.
+      const std::string path = !e.path1().empty() ? e.path1().string() : e.path2().string();
+      print_error(verb, (path.empty() ? std::string() : atlas::cli::printable(path, 300) + ": ") +
+                            fs_reason(e.code()));
+      return 1;
+    } catch (const std::system_error& e) {  // I/O errors outside std::filesystem
+      print_error(verb, fs_reason(e.code()) + " (" + e.what() + ")");
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "atlas %s: internal error: %s\n", verb.c_str(), e.what());
+      print_error(verb, std::string("internal error: ") + e.what());
       return 3;
     }
   }
-  std::fprintf(stderr, "atlas: unknown verb \"%s\" (atlas --help lists them)\n", verb.c_str());
+  std::fprintf(stderr, "atlas: unknown verb \"%s\" (atlas --help lists them)\n",
+               atlas::cli::printable(verb, 80).c_str());
   return 2;
 }

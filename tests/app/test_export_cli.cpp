@@ -37,7 +37,7 @@ std::string npyHeader(const fs::path& p) {
 TEST_CASE("atlas export --segment draws a Transformer-XL segment; a missing one is refused", "[cli][export]") {
   const fs::path dir = fresh_dir("export-xl");
   fs::create_directories(dir);
-  const std::string run = "export preset:tiny-xl --text " + kText + " --view heatmap ";
+  const std::string run = "export preset:tiny-xl --text " + kText + " ";  // heatmap: the default view
   const Output o = run_atlas(run + "--segment 1 --out " + (dir / "seg1.svg").string());
   if (noUi(o)) {
     WARN("atlas was built without the Qt UI: export not tested");
