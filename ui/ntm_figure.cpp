@@ -2,15 +2,11 @@
 #include "ui/ntm_figure.h"
 
 #include <QFileInfo>
-#include <QImage>
-#include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
-#include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
 
-#include "ui/atomic_file_device.h"
+#include "ui/painted_figure.h"
 #include "ui/colormap.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
@@ -140,58 +136,8 @@ void exportNtmFigure(const NtmRun& run, NtmFigureSelection sel, const QString& p
     return;
   }
   const QRectF page(0, 0, kWidthIn * 72, kHeightIn * 72);  // points
-  if (ext == "png") {
-    const double dpi = 150;
-    QImage img(int(kWidthIn * dpi), int(kHeightIn * dpi), QImage::Format_ARGB32);
-    // Paint at 72 dpi so a point is one figure unit (fonts are in points), then scale up.
-    img.setDotsPerMeterX(int(72 / 0.0254));
-    img.setDotsPerMeterY(int(72 / 0.0254));
-    img.fill(Qt::white);
-    {
-      QPainter p(&img);
-      p.setRenderHint(QPainter::Antialiasing);
-      p.scale(dpi / 72, dpi / 72);
-      paintNtmFigure(p, page, run, sel);
-    }
-    img.setDotsPerMeterX(int(dpi / 0.0254));
-    img.setDotsPerMeterY(int(dpi / 0.0254));
-    // Through a temporary renamed over `path` when complete (ui/atomic_file_device.h).
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      if (!img.save(&out, "PNG") && !out.failed())
-        throw AtlasError(path.toStdString() + ": cannot encode the PNG file");
-    });
-    return;
-  }
-  if (ext == "svg") {
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      QSvgGenerator gen;
-      gen.setOutputDevice(&out);
-      gen.setSize(page.size().toSize());
-      gen.setViewBox(page);
-      gen.setResolution(72);
-      gen.setTitle("Neural Turing Machine addressing");
-      QPainter p;
-      if (!p.begin(&gen)) throw AtlasError(path.toStdString() + ": cannot start the SVG file");
-      paintNtmFigure(p, page, run, sel);
-      p.end();
-    });
-    return;
-  }
-  if (ext == "pdf") {
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      QPdfWriter pdf(&out);
-      pdf.setResolution(72);
-      pdf.setPageSize(QPageSize(page.size(), QPageSize::Point, QString(), QPageSize::ExactMatch));
-      pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-      QPainter p;
-      if (!p.begin(&pdf)) throw AtlasError(path.toStdString() + ": cannot start the PDF file");
-      paintNtmFigure(p, page, run, sel);
-      p.end();
-    });
-    return;
-  }
-  throw AtlasError(path.toStdString() + ": unknown export format \"" + ext.toStdString() +
-                   "\" (use .png, .svg, .pdf or .npy)");
+  writePaintedFigure(path, ext, page, "Neural Turing Machine addressing",
+                     [&](QPainter& p) { paintNtmFigure(p, page, run, sel); });
 }
 
 }  // namespace atlas::ui

@@ -8,17 +8,14 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QMouseEvent>
-#include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
 #include <QPushButton>
 #include <QSlider>
-#include <QSvgGenerator>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
-#include "ui/atomic_file_device.h"
+#include "ui/painted_figure.h"
 #include "ui/colormap.h"
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
@@ -107,52 +104,8 @@ void exportSaganOverlay(const Trace& trace, SaganOverlaySpec spec, const QString
     return;
   }
   const QRectF page(0, 0, 8 * 72, 4.4 * 72);
-  // Each format through a temporary renamed over `path` when complete (ui/atomic_file_device.h).
-  if (ext == "png") {
-    const double dpi = 150;
-    QImage img(int(8 * dpi), int(4.4 * dpi), QImage::Format_ARGB32);
-    img.setDotsPerMeterX(int(72 / 0.0254));  // points = figure units while painting (see ntm_figure.cpp)
-    img.setDotsPerMeterY(int(72 / 0.0254));
-    img.fill(Qt::white);
-    QPainter p;
-    p.begin(&img);
-    p.setRenderHint(QPainter::Antialiasing);
-    p.scale(dpi / 72, dpi / 72);
-    paintSaganOverlay(p, page, trace, spec);
-    p.end();
-    img.setDotsPerMeterX(int(dpi / 0.0254));
-    img.setDotsPerMeterY(int(dpi / 0.0254));
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      if (!img.save(&out, "PNG") && !out.failed())
-        throw AtlasError(path.toStdString() + ": cannot encode the PNG file");
-    });
-  } else if (ext == "svg") {
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      QSvgGenerator gen;
-      gen.setOutputDevice(&out);
-      gen.setSize(page.size().toSize());
-      gen.setViewBox(page);
-      gen.setTitle("SAGAN attention overlay");
-      QPainter p;
-      if (!p.begin(&gen)) throw AtlasError(path.toStdString() + ": cannot start the SVG file");
-      paintSaganOverlay(p, page, trace, spec);
-      p.end();
-    });
-  } else if (ext == "pdf") {
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      QPdfWriter pdf(&out);
-      pdf.setResolution(72);
-      pdf.setPageSize(QPageSize(page.size(), QPageSize::Point, QString(), QPageSize::ExactMatch));
-      pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-      QPainter p;
-      if (!p.begin(&pdf)) throw AtlasError(path.toStdString() + ": cannot start the PDF file");
-      paintSaganOverlay(p, page, trace, spec);
-      p.end();
-    });
-  } else {
-    throw AtlasError(path.toStdString() + ": unknown export format \"" + ext.toStdString() +
-                     "\" (use .png, .svg, .pdf or .npy)");
-  }
+  writePaintedFigure(path, ext, page, "SAGAN attention overlay",
+                     [&](QPainter& p) { paintSaganOverlay(p, page, trace, spec); });
 }
 
 SaganOverlay::SaganOverlay(QWidget* parent) : QWidget(parent) {
