@@ -11,9 +11,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
+#include "app/cli/image_file.h"
+#include "app/cli/image_run.h"
 #include "app/cli/output_file.h"
 #include "core/analysis/weight_check.h"
 #include "core/formats/input_file.h"
@@ -25,7 +28,8 @@ namespace atlas::cli {
 namespace {
 
 const char* kUsage =
-    "usage: atlas export MODEL (--text S | --text-file F) [--target S] --out FILE.(svg|pdf|png|npy|csv)\n"
+    "usage: atlas export MODEL (--text S | --text-file F | --image FILE) [--target S]\n"
+    "                    --out FILE.(svg|pdf|png|npy|csv)\n"
     "                    [--view heatmap|model|tokens|positional|similarity]\n"
     "                    [--stack encoder|decoder] [--kind attn|self_attn|cross_attn]\n"
     "                    [--layer L | --step N] [--segment S] [--head H|mean|max|rollout]\n"
@@ -34,10 +38,12 @@ const char* kUsage =
     "                    [--normalize global|row] [--dpi N] [--width IN] [--height IN]\n"
     "                    [--title S] [--seed N] [--backend cpu|vulkan|auto] [--device D]\n"
     "\n"
-    "Runs MODEL (preset:NAME, a model folder or a .safetensors file) on the text and writes one\n"
+    "Runs MODEL (preset:NAME, a model folder or a .safetensors file) on the text, or on the image\n"
+    "for a ViT or pixel model (as atlas run --image), and writes one\n"
     "figure of a view, drawn like the desktop app: SVG and PDF as vector graphics, PNG at --dpi\n"
     "(default 150), or the view's data as .npy (float32) or .csv.\n"
-    "  heatmap     one layer (or step, segment) and head [Lq, Lk] (--head mean|max|rollout)\n"
+    "  heatmap     one layer (or step, segment) and head [Lq, Lk] (--head mean|max|rollout;\n"
+    "              rollout runs through --layer, by default the last)\n"
     "  model       every layer x head of one stack/kind (and segment); data [layers, heads, Lq, Lk]\n"
     "  tokens      lines from queries to keys (BertViz style) of one head\n"
     "  positional  the positional encoding P [L, d];  similarity: P P^T [L, L]\n"
@@ -97,7 +103,7 @@ std::unique_ptr<QGuiApplication> makeApp() {
 int cmd_export(const std::vector<std::string>& argv) {
   if (wants_help(argv, kUsage)) return 0;
   ArgSpec spec;
-  spec.options = {"--text",  "--text-file", "--target", "--out",    "--view",     "--stack",
+  spec.options = {"--text",  "--text-file", "--image", "--target", "--out",    "--view",     "--stack",
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",
                   "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
                   "--backend", "--device"};
@@ -110,8 +116,16 @@ int cmd_export(const std::vector<std::string>& argv) {
   const QString ext = QString::fromStdString(out).section('.', -1).toLower();
   if (!QString::fromStdString(out).contains('.') || !ui::figureFormats().contains(ext))
     throw AtlasError("--out '" + out + "': use a file name ending in ." + ui::figureFormats().join(", .").toStdString());
-  if (args.has("--text") == args.has("--text-file")) throw AtlasError("give exactly one of --text or --text-file");
-  const std::string text = args.has("--text") ? args.require("--text") : read_input_file(args.require("--text-file"), InputKind::Text);
+  if (int(args.has("--text")) + int(args.has("--text-file")) + int(args.has("--image")) != 1)
+    throw AtlasError("give exactly one of --text, --text-file or --image");
+  if (args.has("--image") && args.has("--target"))
+    throw AtlasError("--target is the decoder text of a text run; not with --image");
+  const std::string text = args.has("--text")        ? args.require("--text")
+                           : args.has("--text-file") ? read_input_file(args.require("--text-file"), InputKind::Text)
+                                                     : std::string();
+  // The image is read (and refused: FIFO, vector image, unknown format) before the model loads.
+  std::optional<RgbImage> image;
+  if (auto path = args.get("--image")) image = load_image(*path);
 
   ui::FigureSpec fig;
   fig.view = QString::fromStdString(args.get_or("--view", "heatmap"));
@@ -145,7 +159,8 @@ int cmd_export(const std::vector<std::string>& argv) {
   const std::unique_ptr<Backend> backend = choose_backend(args.get_or("--backend", "cpu"), args.get_or("--device", ""));
   RunOptions ro;
   ro.backend = backend.get();
-  const RunResult result = model.run(text, args.get_or("--target", ""), ro);
+  const RunResult result = image ? run_on_image(model, *image, ro).result
+                                 : model.run(text, args.get_or("--target", ""), ro);
   for (const auto& w : output_warnings(result)) std::cerr << "warning: " << w << "\n";
 
   // Default family: the catalogue's first (production order), or the first of the requested stack.
@@ -176,7 +191,10 @@ int cmd_export(const std::vector<std::string>& argv) {
       if (args.has("--layer")) throw AtlasError("give --layer or --step, not both (--step N is --layer N-1)");
       fig.selection.layer = static_cast<int>(args.get_int("--step", 1, 1, chosen->layers)) - 1;
     } else {
-      fig.selection.layer = static_cast<int>(args.get_int("--layer", 0, 0, chosen->layers - 1));
+      // Rollout multiplies layers 0..L: without --layer, through the last layer (the whole model).
+      const bool rollout = args.get_or("--head", "") == "rollout";
+      fig.selection.layer = static_cast<int>(
+          args.get_int("--layer", rollout ? chosen->layers - 1 : 0, 0, chosen->layers - 1));
     }
     if (args.has("--segment")) {
       if (chosen->segments == 0)

@@ -13,7 +13,7 @@
 #include "core/tensor/checked_math.h"
 #include "core/tensor/error.h"
 #include "app/cli/image_file.h"
-#include "core/input/image_input.h"
+#include "app/cli/image_run.h"
 #include "core/input/patch_input.h"
 #include "core/formats/model_io.h"
 
@@ -202,24 +202,9 @@ int cmd_run(const std::vector<std::string>& args) {
   if (image && a.has("--target")) throw AtlasError("--target is the decoder text of a text run; not with --image");
   RunResult result;
   if (image) {
-    const std::string path = printable(a.require("--image"));
-    if (is_patch_model(model.config())) {  // ViT: resized and cut into patches (patch_input.h)
-      const PatchInput input = patch_input(model.config(), *image);
-      const PatchOptions& p = model.config().embeddings.patches;
-      std::printf("image: %s, %lld x %lld pixels, resized to %lld x %lld, %lld patches of %lld%s\n",
-                  path.c_str(), static_cast<long long>(image->height),
-                  static_cast<long long>(image->width), static_cast<long long>(p.image_size),
-                  static_cast<long long>(p.image_size), static_cast<long long>(p.patch_count()),
-                  static_cast<long long>(p.size), p.cls ? " + [CLS]" : "");
-      result = model.forward(input.tokens, {}, options);
-    } else {
-      const ImageInput input = image_tokens(model.config(), *image);
-      std::printf("image: %s, %lld x %lld pixels, resampled to %lld x %lld (%s, %zu tokens)\n", path.c_str(),
-                  static_cast<long long>(image->height), static_cast<long long>(image->width),
-                  static_cast<long long>(input.rows), static_cast<long long>(input.cols),
-                  input.channels == 3 ? "R, G, B per pixel" : "grey", input.tokens.size());
-      result = model.forward(input.tokens, {}, options);
-    }
+    ImageRun run = run_on_image(model, *image, options);
+    std::printf("image: %s, %s\n", printable(a.require("--image")).c_str(), run.description.c_str());
+    result = std::move(run.result);
   } else {
     result = model.run(text, a.get_or("--target", ""), options);
   }

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "core/formats/npy.h"
 #include "tests/app/cli_runner.h"
 
 namespace fs = std::filesystem;
@@ -92,4 +94,49 @@ TEST_CASE("atlas export --step N draws a Universal Transformer step, the same as
   CHECK(zero.code != 0);
   CHECK_THAT(zero.err, Catch::Contains("--step"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("atlas export --image draws a ViT's map of an image; the data equal atlas run's dump", "[cli][export][image]") {
+  const fs::path dir = fresh_dir("export-image");
+  fs::create_directories(dir);
+  const fs::path ppm = dir / "gradient.ppm";
+  {
+    std::ofstream out(ppm, std::ios::binary);  // 20 x 24 pixels, a colour gradient
+    out << "P6\n24 20\n255\n";
+    for (int y = 0; y < 20; ++y)
+      for (int x = 0; x < 24; ++x) {
+        out.put(char(10 * x));
+        out.put(char(12 * y));
+        out.put(char(5 * (x + y)));
+      }
+  }
+  const std::string model = "preset:tiny-vit --image " + ppm.string() + " ";
+  const Output o = run_atlas("export " + model + "--layer 1 --head 2 --out " + (dir / "map.npy").string());
+  if (noUi(o)) {
+    WARN("atlas was built without the Qt UI: export not tested");
+    return;
+  }
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  const Output run = run_atlas("run " + model + "--dump " + (dir / "dump").string());
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  // The oracle: the same run's dumped [heads, L, L] array, head 2, by position.
+  const atlas::Tensor all = atlas::read_npy((dir / "dump" / "encoder.layer1.attn.npy").string());
+  const atlas::Tensor map = atlas::read_npy((dir / "map.npy").string());
+  REQUIRE(all.shape.size() == 3);
+  const int64_t L = all.shape[1];
+  REQUIRE(map.shape == std::vector<int64_t>{L, L});
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < L; ++j) REQUIRE(map.data[size_t(i * L + j)] == all.data[size_t((2 * L + i) * L + j)]);
+
+  // A figure of the rollout (a ViT's usual view), and the refusals.
+  CHECK(run_atlas("export " + model + "--head rollout --out " + (dir / "rollout.svg").string()).code == 0);
+  CHECK(fs::file_size(dir / "rollout.svg") > 1000);
+  const Output text_model = run_atlas("export preset:tiny-encoder --image " + ppm.string() + " --out " + (dir / "x.svg").string());
+  CHECK(text_model.code != 0);
+  CHECK_THAT(text_model.err, Catch::Contains("does not take images"));
+  const Output both = run_atlas("export " + model + "--text abc --out " + (dir / "y.svg").string());
+  CHECK(both.code != 0);
+  CHECK_THAT(both.err, Catch::Contains("exactly one of --text, --text-file or --image"));
 }
