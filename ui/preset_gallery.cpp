@@ -3,6 +3,7 @@
 #include <QDialogButtonBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <map>
@@ -59,16 +60,54 @@ PresetGallery::PresetGallery(const QString& current, QWidget* parent) : QDialog(
   connect(m_tree, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
     if (item->data(0, Qt::UserRole).isValid()) accept();
   });
+  m_search = new QLineEdit;
+  m_search->setObjectName("presetSearch");
+  m_search->setPlaceholderText("Search presets and demos (name or description)");
+  m_search->setClearButtonEnabled(true);
+  connect(m_search, &QLineEdit::textChanged, this, &PresetGallery::filter);
+  connect(m_search, &QLineEdit::returnPressed, this, [this] {
+    if (!selectedSpec().isEmpty()) accept();
+  });
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(new QLabel("Built-in models: trained demos, and presets with weights initialised from the preset's seed. "
-                               "Double-click to open."));
+                               "Double-click to open, or type a name and press Enter."));
+  layout->addWidget(m_search);
   layout->addWidget(m_tree);
   layout->addWidget(buttons);
+  m_search->setFocus();  // typing starts a search
+}
+
+void PresetGallery::filter(const QString& text) {
+  const QString needle = text.trimmed();
+  QTreeWidgetItem* exact = nullptr;
+  QTreeWidgetItem* prefix = nullptr;
+  QTreeWidgetItem* first = nullptr;
+  for (int g = 0; g < m_tree->topLevelItemCount(); ++g) {
+    QTreeWidgetItem* group = m_tree->topLevelItem(g);
+    int shown = 0;
+    for (int i = 0; i < group->childCount(); ++i) {
+      QTreeWidgetItem* item = group->child(i);
+      const QString name = item->text(0);
+      const bool match = needle.isEmpty() || name.contains(needle, Qt::CaseInsensitive) ||
+                         item->text(1).contains(needle, Qt::CaseInsensitive);
+      item->setHidden(!match);
+      if (!match) continue;
+      ++shown;
+      if (!first) first = item;
+      if (!exact && name.compare(needle, Qt::CaseInsensitive) == 0) exact = item;
+      if (!prefix && name.startsWith(needle, Qt::CaseInsensitive)) prefix = item;
+    }
+    group->setHidden(shown == 0);
+  }
+  if (needle.isEmpty()) return;  // keep the current model selected
+  QTreeWidgetItem* best = exact ? exact : prefix ? prefix : first;
+  if (best) m_tree->setCurrentItem(best);
+  else m_tree->setCurrentItem(nullptr);
 }
 
 QString PresetGallery::selectedSpec() const {
   const QTreeWidgetItem* item = m_tree->currentItem();
-  return item ? item->data(0, Qt::UserRole).toString() : QString();
+  return item && !item->isHidden() ? item->data(0, Qt::UserRole).toString() : QString();
 }
 
 }  // namespace atlas::ui
