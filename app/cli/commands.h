@@ -24,6 +24,7 @@ int cmd_ntm(const std::vector<std::string>& args);  // issue 8: NTM addressing, 
 int cmd_sagan(const std::vector<std::string>& args);  // issue 8: SAGAN block on an image
 int cmd_snail(const std::vector<std::string>& args);  // issue 8: SNAIL conv + attention
 int cmd_generate(const std::vector<std::string>& args);  // issue 7: GPT-2 decoding
+int cmd_gguf(const std::vector<std::string>& args);  // GGUF files: metadata, tensors, dumps
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

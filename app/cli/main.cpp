@@ -40,6 +40,7 @@ const char* kUsage =
     "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
     "  sagan     Self-Attention GAN block on an image: where a location attends\n"
     "  snail     SNAIL: causal dilated convolutions + causal attention, receptive field\n"
+    "  gguf      a GGUF file (llama.cpp): metadata, tensor table, one tensor as .npy\n"
 #ifdef ATLAS_HAVE_UI
     "  export    render a view to SVG, PDF, PNG, or its data to .npy / .csv\n"
 #endif
@@ -64,6 +65,7 @@ const Verb kVerbs[] = {
     {"ntm", atlas::cli::cmd_ntm},
     {"sagan", atlas::cli::cmd_sagan},
     {"snail", atlas::cli::cmd_snail},
+    {"gguf", atlas::cli::cmd_gguf},
 #ifdef ATLAS_HAVE_UI
     {"export", atlas::cli::cmd_export},
 #endif

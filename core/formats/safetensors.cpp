@@ -18,6 +18,7 @@
 #include "core/tensor/error.h"
 #include "core/formats/input_file.h"
 #include "core/formats/json_text.h"
+#include "core/formats/mapped_file.h"
 #include "core/formats/npy.h"
 
 namespace atlas {
@@ -278,45 +279,6 @@ void check_tiling(std::vector<Entry>& entries, uint64_t data_size, const std::st
                      " data bytes)");
 }
 
-// Read-only mapping of a whole file, unmapped on destruction.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    check_input_file(path, InputKind::Weights);  // a FIFO or device is refused before opening
-    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) fail(path, "cannot open for reading (" + errno_message() + ")");
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};  // the mapping outlives the descriptor
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) fail(path, "cannot stat (" + errno_message() + ")");
-    if (S_ISDIR(st.st_mode)) fail(path, "is a directory, expected a .safetensors file");
-    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ == 0) return;  // mmap rejects empty mappings; the parser reports the short file
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) fail(path, "cannot memory-map (" + errno_message() + ")");
-    addr_ = p;
-    ::madvise(addr_, size_, MADV_SEQUENTIAL);  // a hint only; failure is harmless
-  }
-  ~MappedFile() {
-    if (addr_) ::munmap(addr_, size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  const uint8_t* data() const { return static_cast<const uint8_t*>(addr_); }
-  size_t size() const { return size_; }
-
- private:
-  static std::string errno_message() {
-    return std::error_code(errno, std::generic_category()).message();
-  }
-  void* addr_ = nullptr;
-  size_t size_ = 0;
-};
-
 std::string json_string(const std::string& s, const std::string& what) {
   try {
     return json(s).dump();
@@ -510,7 +472,7 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
 }  // namespace
 
 SafetensorsFile read_safetensors(const std::string& path) {
-  MappedFile file(path);
+  MappedFile file(path, "a .safetensors file");
   return parse_impl(file.data(), file.size(), path, file.size() > 0);
 }
 
