@@ -7,11 +7,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 
+#include "core/formats/atomic_file.h"
 #include "core/formats/dump.h"
 #include "core/formats/model_io.h"
+#include "core/formats/npy.h"
 #include "core/formats/output_folder.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -256,4 +262,26 @@ TEST_CASE("A full disk (tmpfs) keeps the old model and says so", "[atomic]") {
   fs::remove(disk.dir() / "filler");
   CHECK(leftovers(disk.dir()).empty());
   CHECK(load_model(dir.string()).config().n_layers == 2);
+}
+
+TEST_CASE("A device or pipe at the target path is refused, never replaced by a file", "[atomic]") {
+  // Renaming over /dev/full as root once replaced the device with a regular file. The test uses
+  // a private node in its own folder (a character device when it may create one, as root, with
+  // /dev/full's numbers; else a FIFO), so a regression cannot damage the machine's /dev.
+  const fs::path dir = fs::temp_directory_path() / ("atlas-atomic-device-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path node = dir / "full";
+  const bool device = ::mknod(node.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) == 0;
+  if (!device) REQUIRE(::mkfifo(node.c_str(), 0666) == 0);
+  CHECK_THROWS_WITH(write_file_atomically(node.string(), "data"),
+                    Contains("full: exists and is not a regular file"));
+  struct stat st {};
+  REQUIRE(::lstat(node.c_str(), &st) == 0);
+  CHECK((device ? S_ISCHR(st.st_mode) : S_ISFIFO(st.st_mode)));  // still the node, not a file
+  CHECK(leftovers(dir).empty());
+  // The same through the npy writer every export uses.
+  CHECK_THROWS_WITH(write_npy(node.string(), Tensor({2}, 1.0f), DType::F32),
+                    Contains("not a regular file"));
+  fs::remove_all(dir);
 }
