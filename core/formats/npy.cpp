@@ -32,7 +32,6 @@ constexpr size_t kMaxDims = 64;  // NPY_MAXDIMS of numpy 2
   throw AtlasError(origin + ": " + message);
 }
 
-std::string errno_message() { return std::error_code(errno, std::generic_category()).message(); }
 
 std::string printable(std::string_view s, size_t max_len = 80) {
   std::string out;

@@ -236,7 +236,7 @@ TEST_CASE("a DistilBERT directory in HF layout matches a naive DistilBERT", "[hf
   fs::remove_all(dir);
 }
 
-TEST_CASE("bert-base-uncased loads from synthetic weights with the published count", "[hf]") {
+TEST_CASE("bert-base-uncased loads from synthetic weights with the published count", "[hf][full-size]") {
   // Published BertModel count 109,482,240 includes the pooler (768 * 768 + 768), which is
   // not loaded. By hand: embeddings 30522*768 + 512*768 + 2*768 + 2*768 = 23,837,184; per
   // layer 4 * (768*768 + 768) + 2 * (768*3072) + 3072 + 768 + 4 * 768 = 7,087,872; x 12.

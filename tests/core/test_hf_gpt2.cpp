@@ -248,7 +248,7 @@ TEST_CASE("a sharded GPT-2 checkpoint loads through its index", "[hf]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("gpt2 124M loads from synthetic weights with 124,439,808 parameters", "[hf]") {
+TEST_CASE("gpt2 124M loads from synthetic weights with 124,439,808 parameters", "[hf][full-size]") {
   // Real shapes of the published gpt2 config; BF16 halves the file, the values do not matter.
   TinyGpt2 g{50257, 768, 12, 12, 1024, 3072};
   fs::path dir = fresh_dir("gpt2-124m");

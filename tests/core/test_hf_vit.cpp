@@ -335,7 +335,7 @@ TEST_CASE("a ViTModel without classifier outputs hidden states", "[hf][vit]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("google/vit-base-patch16-224 loads from synthetic weights with 86,567,656 parameters", "[hf][vit]") {
+TEST_CASE("google/vit-base-patch16-224 loads from synthetic weights with 86,567,656 parameters", "[hf][vit][full-size]") {
   // By hand: patch conv 768*3*16*16 + 768, CLS 768, positions 197*768; per layer
   // 4 (768^2 + 768) + 2 * 768*3072 + 3072 + 768 + 4*768; final LN 2*768; classifier 1000*768 + 1000.
   const int64_t embeddings = 768 * 3 * 16 * 16 + 768 + 768 + 197 * 768;
