@@ -108,13 +108,13 @@ uint64_t available_memory_bytes() {
     if (key == "MemAvailable:") available = value * 1024;
   }
   // cgroup v2, then v1: a container's limit can be far below the machine's memory.
-  const uint64_t limit = read_number("/sys/fs/cgroup/memory.max")
-                             ? read_number("/sys/fs/cgroup/memory.max")
-                             : read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  const uint64_t v2_limit = read_number("/sys/fs/cgroup/memory.max");
+  const uint64_t limit =
+      v2_limit ? v2_limit : read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
   if (limit > 0 && limit < (uint64_t(1) << 60)) {
-    const uint64_t used = read_number("/sys/fs/cgroup/memory.current")
-                              ? read_number("/sys/fs/cgroup/memory.current")
-                              : read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+    const uint64_t v2_used = read_number("/sys/fs/cgroup/memory.current");
+    const uint64_t used =
+        v2_used ? v2_used : read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
     const uint64_t room = limit > used ? limit - used : 0;
     if (available == 0 || room < available) available = room;
   }
