@@ -145,6 +145,13 @@ struct PerformerPC {
   uint32_t flags;
 };
 
+// shaders/rope.comp: one invocation per element of x [rows, heads * dh]; adjacent 1 pairs
+// (2i, 2i + 1), 0 pairs (i, i + rotary / 2).
+struct RopePC {
+  uint32_t rows, heads, dh, rotary, adjacent;
+};
+
+static_assert(sizeof(RopePC) <= 128);
 static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
               sizeof(ScoreAttentionPC) <= 128 && sizeof(GtrxlGatePC) <= 128 &&
               sizeof(PerformerPC) <= 128);

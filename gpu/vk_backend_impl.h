@@ -83,6 +83,8 @@ class VulkanBackend : public Backend {
                                       const DTensor& features, const PerformerArgs& args) override;
   // vk_gtrxl_gate.cpp (GTrXL gates)
   GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args) override;
+  // vk_rope.cpp (rotary position embedding)
+  DTensor rope(const DTensor& x, const DTensor& table, const RopeArgs& args) override;
   // vk_rows.cpp (buffer copies)
   DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count) override;
   DTensor concat_rows(const DTensor& a, const DTensor& b) override;

@@ -26,6 +26,7 @@
 #include "relative_attention_spv.h"
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
+#include "rope_spv.h"
 #include "scale_spv.h"
 #include "score_attention_spv.h"
 #include "sparse_attention_spv.h"
@@ -64,6 +65,7 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(score_attention, 13, ScoreAttentionPC),
     ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC),
     ATLAS_SHADER(performer, 12, PerformerPC),
+    ATLAS_SHADER(rope, 3, RopePC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

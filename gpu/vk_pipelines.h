@@ -27,6 +27,7 @@ enum class ShaderId {
   ScoreAttention,
   GtrxlGate,
   Performer,
+  Rope,
   Count
 };
 

@@ -203,6 +203,7 @@ bool VulkanBackend::supports(Op op) const {
     case Op::ScoreFunction:    // vk_score_attention.cpp
     case Op::GtrxlGate:        // vk_gtrxl_gate.cpp
     case Op::PerformerAttention:  // vk_performer.cpp
+    case Op::Rope:                // vk_rope.cpp
       return true;
     default:  // variant attention: computed by core/ on the host, reported as a fallback
       return false;

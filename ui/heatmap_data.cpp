@@ -364,10 +364,12 @@ HeatmapData positionalHeatmap(const Trace& trace) {
   d.values = p.tensor.data;
   for (int i = 0; i < d.rows; ++i) d.rowLabels << QString::number(i);
   for (int j = 0; j < d.cols; ++j) d.colLabels << QString::number(j);
-  d.title = "positional encoding P";
+  // RoPE traces its rotation angles instead of an added encoding (core/model/forward_pass.cpp).
+  const bool rotary = trace.find("positional.frequencies") != nullptr;
+  d.title = rotary ? "RoPE rotation table: cos(p wᵢ) | sin(p wᵢ)" : "positional encoding P";
   d.valueName = "value";
   d.rowAxis = "position";
-  d.colAxis = "dimension";
+  d.colAxis = rotary ? "frequency i (cos, then sin)" : "dimension";
   return d;
 }
 
@@ -379,7 +381,11 @@ HeatmapData positionalSimilarity(const Trace& trace) {
   const Mat s = pm * pm.transpose();                      // [L, L]
   d.values.assign(s.data(), s.data() + s.size());
   d.rowLabels = d.colLabels = p.rowLabels;
-  d.title = "positional similarity P P\u1D40";
+  // For RoPE, P P^T [m, n] = sum_i cos((m - n) w_i): how a query-key pair's score turns with
+  // their distance alone.
+  d.title = trace.find("positional.frequencies")
+                ? "RoPE distance kernel \u03A3\u1D62 cos((m \u2212 n) w\u1D62)"
+                : "positional similarity P P\u1D40";
   d.valueName = "dot product";
   d.rowAxis = "position";
   d.colAxis = "position";

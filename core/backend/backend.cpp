@@ -33,6 +33,7 @@ const char* op_name(Op op) {
     case Op::ActHalting: return "act_halting";
     case Op::ScoreFunction: return "score_function";
     case Op::GtrxlGate: return "gtrxl_gate";
+    case Op::Rope: return "rope";
     case Op::HostModel: return "host_model";
   }
   return "?";
@@ -69,6 +70,9 @@ std::string host_fallback_line(Op op) {
       break;
     case Op::GtrxlGate:
       what = "GTrXL gating layers computed on the host";
+      break;
+    case Op::Rope:
+      what = "rotary position embedding of queries and keys computed on the host";
       break;
     case Op::HostModel:
       what = "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "

@@ -36,6 +36,7 @@ enum class Op {
   ActHalting,          // Universal Transformer ACT halting (core/variants/universal/universal.cpp)
   ScoreFunction,       // seed 004 score functions other than scaled dot (core/variants/score_functions/score_functions.cpp)
   GtrxlGate,           // GTrXL gating layers (core/variants/gtrxl/gtrxl.cpp)
+  Rope,                // rotary position embedding of q and k (core/variants/rotary/rope.h)
   HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
 };
 const char* op_name(Op op);
@@ -119,6 +120,7 @@ struct RelativeAttentionResult {
 };
 
 struct CsrPattern;  // core/variants/sparse/sparse_pattern.h
+struct RopeArgs;    // core/variants/rotary/rope.h
 
 // Softmax attention over a sparse pattern's nonzeros only (core/variants/sparse/sparse_attention.h): O(nnz d)
 // work, nothing of size Lq x Lk.
@@ -324,6 +326,10 @@ class Backend {
   // GTrXL gate (GateArgs). The default runs the host reference, reported by
   // note_host_compute(Op::GtrxlGate).
   virtual GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args);
+  // Rotary position embedding (RopeArgs, core/variants/rotary/rope.h): x [L, heads*d_head]
+  // rotated pair by pair by the angles of table [L, r] (cos | sin). The default runs the host
+  // reference, reported by note_host_compute(Op::Rope).
+  virtual DTensor rope(const DTensor& x, const DTensor& table, const RopeArgs& args);
 
  private:
   uint64_t instance_id_;

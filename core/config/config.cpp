@@ -40,7 +40,8 @@ const std::vector<std::string> kTokenizerKeys = {"type", "vocab", "unk", "lowerc
 const EnumTable<Architecture> kArchitectures = {{"encoder", Architecture::Encoder},
     {"decoder", Architecture::Decoder}, {"encoder-decoder", Architecture::EncoderDecoder}};
 const EnumTable<Positional> kPositionals = {{"none", Positional::None},
-    {"sinusoidal", Positional::Sinusoidal}, {"learned", Positional::Learned}};
+    {"sinusoidal", Positional::Sinusoidal}, {"learned", Positional::Learned},
+    {"rotary", Positional::Rotary}};
 const EnumTable<SinusoidLayout> kLayouts = {{"interleaved", SinusoidLayout::Interleaved},
     {"concatenated", SinusoidLayout::Concatenated}};
 const EnumTable<NormKind> kNorms = {{"layernorm", NormKind::LayerNorm},

@@ -12,11 +12,14 @@
 #include "core/config/config_embeddings.h"
 #include "core/config/relative_recurrent_config.h"
 #include "core/config/efficient_attention_config.h"
+#include "core/variants/rotary/rope_config.h"
 
 namespace atlas {
 
 enum class Architecture { Encoder, Decoder, EncoderDecoder };
-enum class Positional { None, Sinusoidal, Learned };
+// Rotary rotates q and k in every self-attention instead of adding to the embeddings
+// (core/variants/rotary/rope.h).
+enum class Positional { None, Sinusoidal, Learned, Rotary };
 enum class SinusoidLayout { Interleaved, Concatenated };
 enum class NormKind { LayerNorm, ScaleNorm };
 enum class NormPosition { Post, Pre };
@@ -84,6 +87,7 @@ struct ModelConfig {
   SnailConfig snail;                // seed 004 (memory_network_config.h)
   EmbeddingOptions embeddings;  // BERT token types, embedding norm, ViT patches
   HeadOptions head;             // BERT's MLM head transform, output bias
+  RopeConfig rope;              // positional "rotary" (core/variants/rotary/rope_config.h)
 
   int64_t d_head() const { return d_model / n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }

@@ -14,6 +14,8 @@ std::vector<ConfigSection> score_seq2seq_sections();
 std::vector<ConfigSection> memory_network_sections();
 // Hugging Face embedding and output-head options (BERT, ViT): config_embeddings.cpp
 std::vector<ConfigSection> embedding_sections();
+// Rotary position embedding: core/variants/rotary/rope_config.cpp
+std::vector<ConfigSection> rope_sections();
 
 const std::vector<ConfigSection>& config_sections() {
   static const std::vector<ConfigSection> sections = [] {
@@ -23,6 +25,7 @@ const std::vector<ConfigSection>& config_sections() {
     for (auto& s : score_seq2seq_sections()) all.push_back(s);
     for (auto& s : memory_network_sections()) all.push_back(s);
     for (auto& s : embedding_sections()) all.push_back(s);
+    for (auto& s : rope_sections()) all.push_back(s);
     return all;
   }();
   return sections;

@@ -9,6 +9,12 @@ namespace atlas {
 
 namespace {
 
+std::string format_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
 const char* name_of(Architecture a) {
   switch (a) {
     case Architecture::Encoder: return "encoder";
@@ -107,6 +113,10 @@ std::string describe_architecture(const ModelConfig& c) {
   s << "positions: "
     << (c.positional == Positional::None         ? "none"
         : c.positional == Positional::Learned    ? "learned"
+        : c.positional == Positional::Rotary
+            ? "rotary (RoPE, theta " + format_number(c.rope.theta) + ", " +
+                  std::to_string(c.rope.rotary_dims > 0 ? c.rope.rotary_dims : c.d_head()) +
+                  " of " + std::to_string(c.d_head()) + " dims per head)"
         : c.sinusoid_layout == SinusoidLayout::Interleaved ? "sinusoidal (interleaved)"
                                                            : "sinusoidal (concatenated)")
     << (c.scale_embedding ? ", embeddings scaled by sqrt(d)" : "") << "\n";

@@ -8,6 +8,7 @@
 #include "core/variants/score_functions/score_functions.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/rotary/rope.h"
 
 namespace atlas {
 
@@ -59,6 +60,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
                                AttentionMap site, AttentionMask mask) {
   const std::string traced_name = attention_array_name(site);
   const bool sparse = sparse_applies(c_, xq, xkv);  // sparse patterns, LSH, Performer
+  const bool rotary = c_.positional == Positional::Rotary && site.sublayer != "cross_attn";
   if (opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -77,6 +79,11 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   DTensor q = be_.linear(xq, weight(prefix + ".wq"), optional_weight(prefix + ".bq"));
   DTensor k = be_.linear(xkv, weight(prefix + ".wk"), optional_weight(prefix + ".bk"));
   DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
+  if (rotary) {  // self-attention: queries and keys are the same positions
+    const DTensor& table = rotary_table(xq.shape[0]);
+    q = be_.rope(q, table, rope_args(c_));
+    k = be_.rope(k, table, rope_args(c_));
+  }
   AttentionArgs args;
   args.heads = static_cast<int>(c_.n_heads);
   args.scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
@@ -150,6 +157,17 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
     x = be_.add(x, be_.upload(pe));
     if (opt_.trace.positional)
       trace_.add(positional_name, "positional encoding added to the embeddings [L, d]", std::move(pe));
+  } else if (c_.positional == Positional::Rotary) {  // nothing added: q and k rotate instead
+    if (opt_.trace.positional) {
+      const std::vector<float> w = rope_frequencies(c_, L);
+      trace_.add(positional_name,
+                 "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
+                 rope_table(w, 0, L));
+      Tensor f({static_cast<int64_t>(w.size())});
+      f.data = w;
+      trace_.add(positional_name + ".frequencies", "RoPE frequencies w_i (radians per position) [r/2]",
+                 std::move(f));
+    }
   } else if (c_.positional == Positional::Learned) {
     std::vector<int32_t> pos(static_cast<size_t>(L));
     for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
@@ -227,6 +245,13 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
   }
   if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
   return x;
+}
+
+const DTensor& ForwardPass::rotary_table(int64_t length) {
+  auto it = rotary_tables_.find(length);
+  if (it == rotary_tables_.end())
+    it = rotary_tables_.emplace(length, be_.upload(rope_table(rope_frequencies(c_, length), 0, length))).first;
+  return it->second;
 }
 
 void ForwardPass::trace_later(std::string name, std::string meaning, DTensor t, DType dtype) {

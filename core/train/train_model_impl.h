@@ -20,6 +20,7 @@
 #include "core/variants/performer/train_performer.h"
 #include "core/variants/score_functions/train_score.h"
 #include "core/variants/shaw/train_shaw.h"
+#include "core/variants/rotary/train_rope.h"
 #include "core/variants/adaptive_span/train_span.h"
 #include "core/variants/transformer_xl/train_xl.h"
 
@@ -142,9 +143,15 @@ class Builder {
 
   int attention(int xq, int xkv, const std::string& prefix, bool causal,
                 const std::vector<uint8_t>& key_valid) {
-    const int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
-    const int k = t_.linear(xkv, w(prefix + ".wk"), opt(prefix + ".bk"));
+    int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
+    int k = t_.linear(xkv, w(prefix + ".wk"), opt(prefix + ".bk"));
     const int v = t_.linear(xkv, w(prefix + ".wv"), opt(prefix + ".bv"));
+    if (c_.positional == Positional::Rotary && !prefix.ends_with("cross_attn")) {  // as ForwardPass::attention
+      const int64_t L = t_.value(xq).rows();
+      const Tensor table = rope_table(rope_frequencies(c_, L), 0, L);
+      q = rope(t_, q, table, rope_args(c_));
+      k = rope(t_, k, table, rope_args(c_));
+    }
     AttentionSpec<S> spec;
     spec.heads = static_cast<int>(c_.n_heads);
     // Same rounding as the inference engine: the scale is a float there.

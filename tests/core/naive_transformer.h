@@ -3,6 +3,7 @@
 // seeds 000 and 002 with plain loops over std::vector<double>. It shares nothing with the
 // engine but the parameter names, and is the oracle of tests/core/test_model.cpp.
 #include <cmath>
+#include <complex>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,25 @@ inline Matrix norm(const Matrix& x, const atlas::ModelConfig& c, const atlas::Pa
   return y;
 }
 
+// RoFormer (Su et al. 2021) eq. 15 as complex numbers: the pair (x_a, x_b) of row p is
+// (x_a + i x_b) e^{i p w_k}, w_k = theta^(-2k/r) (linear scaling divides w_k by its factor).
+inline void rotate_rotary(Matrix& x, const atlas::ModelConfig& c) {
+  const size_t H = size_t(c.n_heads), dh = size_t(c.d_head());
+  const size_t r = c.rope.rotary_dims > 0 ? size_t(c.rope.rotary_dims) : dh;
+  const bool adjacent = c.rope.pairing == atlas::RopePairing::Adjacent;
+  for (size_t pos = 0; pos < x.size(); ++pos)
+    for (size_t h = 0; h < H; ++h)
+      for (size_t k = 0; k < r / 2; ++k) {
+        double w = std::pow(double(c.rope.theta), -2.0 * double(k) / double(r));
+        if (c.rope.scaling == atlas::RopeScaling::Linear) w /= c.rope.factor;
+        const size_t a = h * dh + (adjacent ? 2 * k : k), b = h * dh + (adjacent ? 2 * k + 1 : k + r / 2);
+        const std::complex<double> z =
+            std::complex<double>(x[pos][a], x[pos][b]) * std::polar(1.0, double(pos) * w);
+        x[pos][a] = z.real();
+        x[pos][b] = z.imag();
+      }
+}
+
 struct AttentionOut {
   Matrix out;
   std::vector<Matrix> probs;  // [head][i][j]
@@ -71,6 +91,10 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
   Matrix k = linear(xkv, P(p, pre + ".wk"), bias(".bk"));
   Matrix v = linear(xkv, P(p, pre + ".wv"), bias(".bv"));
   const size_t H = size_t(c.n_heads), dh = size_t(c.d_head()), lq = xq.size(), lk = xkv.size();
+  if (c.positional == atlas::Positional::Rotary && !pre.ends_with("cross_attn")) {
+    rotate_rotary(q, c);
+    rotate_rotary(k, c);
+  }
   Matrix concat = zeros(lq, H * dh);
   AttentionOut r;
   for (size_t h = 0; h < H; ++h) {

@@ -167,6 +167,7 @@ TEST_CASE("every enum value is accepted", "[config]") {
     CHECK(parse(R"({"positional": "none"})").positional == Positional::None);
     CHECK(parse(R"({"positional": "sinusoidal"})").positional == Positional::Sinusoidal);
     CHECK(parse(R"({"positional": "learned"})").positional == Positional::Learned);
+    CHECK(parse(R"({"positional": "rotary"})").positional == Positional::Rotary);
     CHECK(parse(R"({"sinusoid_layout": "interleaved"})").sinusoid_layout ==
           SinusoidLayout::Interleaved);
     CHECK(parse(R"({"sinusoid_layout": "concatenated"})").sinusoid_layout ==
@@ -372,8 +373,8 @@ TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
   CHECK(error_of(R"({"architecture": "encdec"})") ==
         "test.json: architecture must be one of \"encoder\", \"decoder\", \"encoder-decoder\"; "
         "got \"encdec\"");
-  CHECK_THAT(error_of(R"({"positional": "rotary"})"),
-             Contains("\"none\", \"sinusoidal\", \"learned\"; got \"rotary\""));
+  CHECK_THAT(error_of(R"({"positional": "alibi"})"),
+             Contains("\"none\", \"sinusoidal\", \"learned\", \"rotary\"; got \"alibi\""));
   CHECK_THAT(error_of(R"({"sinusoid_layout": "x"})"), Contains("\"interleaved\", \"concatenated\""));
   CHECK_THAT(error_of(R"({"norm": "rmsnorm"})"), Contains("\"layernorm\", \"scalenorm\""));
   CHECK_THAT(error_of(R"({"norm_position": "middle"})"), Contains("\"post\", \"pre\""));

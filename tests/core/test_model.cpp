@@ -111,6 +111,29 @@ TEST_CASE("ScaleNorm + FixNorm, pre-norm, no positions, no biases matches", "[mo
   check_against_oracle(c, {1, 2, 3, 4, 5, 6, 7, 8}, {});
 }
 
+TEST_CASE("decoder with rotary positions (RoPE, pairs i and i + r/2) matches the naive oracle",
+          "[model][rope]") {
+  ModelConfig c = small_config(Architecture::Decoder);
+  c.positional = Positional::Rotary;
+  c.norm_position = NormPosition::Pre;
+  c.scale_embedding = false;
+  c.init_std = 0.3f;
+  check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3, 3, 3}, {});
+}
+
+TEST_CASE("encoder-decoder with adjacent-pair RoPE on 2 of 4 dims and linear scaling matches",
+          "[model][rope]") {
+  ModelConfig c = small_config(Architecture::EncoderDecoder);
+  c.positional = Positional::Rotary;
+  c.rope.pairing = RopePairing::Adjacent;
+  c.rope.rotary_dims = 2;
+  c.rope.theta = 100.0f;
+  c.rope.scaling = RopeScaling::Linear;
+  c.rope.factor = 4.0f;
+  c.init_std = 0.3f;
+  check_against_oracle(c, {10, 20, 30, 40, 50, 60}, {257, 11, 12, 13});
+}
+
 TEST_CASE("padding tokens are masked as keys, and encoder without output head", "[model]") {
   ModelConfig c = small_config(Architecture::Encoder);
   c.output = OutputHead::None;
