@@ -31,6 +31,7 @@ struct RowPC {
 using LayerNormPC = RowPC;     // shaders/layer_norm.comp
 using ScaleNormPC = RowPC;     // shaders/scale_norm.comp
 using RowNormalizePC = RowPC;  // shaders/row_normalize.comp
+using RmsNormPC = RowPC;       // shaders/rms_norm.comp
 
 // shaders/embedding.comp: y[r, c] = table[ids[r], c] * scale for rows [row0, row0 + rows)
 struct EmbeddingPC {
@@ -147,11 +148,16 @@ struct PerformerPC {
 
 // shaders/rope.comp: one invocation per element of x [rows, heads * dh]; adjacent 1 pairs
 // (2i, 2i + 1), 0 pairs (i, i + rotary / 2).
+// shaders/repeat_heads.comp: one invocation per output element.
+struct RepeatHeadsPC {
+  uint32_t rows, kv, groups, dh;
+};
+
 struct RopePC {
   uint32_t rows, heads, dh, rotary, adjacent;
 };
 
-static_assert(sizeof(RopePC) <= 128);
+static_assert(sizeof(RopePC) <= 128 && sizeof(RepeatHeadsPC) <= 128);
 static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
               sizeof(ScoreAttentionPC) <= 128 && sizeof(GtrxlGatePC) <= 128 &&
               sizeof(PerformerPC) <= 128);

@@ -83,7 +83,11 @@ class VulkanBackend : public Backend {
                                       const DTensor& features, const PerformerArgs& args) override;
   // vk_gtrxl_gate.cpp (GTrXL gates)
   GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args) override;
-  // vk_rope.cpp (rotary position embedding)
+  // vulkan_backend.cpp (Llama-family blocks)
+  DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
+  DTensor mul(const DTensor& a, const DTensor& b) override;
+  // vk_rope.cpp (rotary position embedding, grouped-query heads)
+  DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) override;
   DTensor rope(const DTensor& x, const DTensor& table, const RopeArgs& args) override;
   // vk_rows.cpp (buffer copies)
   DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count) override;

@@ -26,6 +26,9 @@
 #include "relative_attention_spv.h"
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
+#include "mul_spv.h"
+#include "repeat_heads_spv.h"
+#include "rms_norm_spv.h"
 #include "rope_spv.h"
 #include "scale_spv.h"
 #include "score_attention_spv.h"
@@ -66,6 +69,9 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC),
     ATLAS_SHADER(performer, 12, PerformerPC),
     ATLAS_SHADER(rope, 3, RopePC),
+    ATLAS_SHADER(rms_norm, 3, RmsNormPC),
+    ATLAS_SHADER(mul, 3, AddPC),
+    ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

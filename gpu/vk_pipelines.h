@@ -28,6 +28,9 @@ enum class ShaderId {
   GtrxlGate,
   Performer,
   Rope,
+  RmsNorm,
+  Mul,
+  RepeatHeads,
   Count
 };
 

@@ -158,6 +158,13 @@ VulkanBackend::MaskBuffers VulkanBackend::upload_mask(const AttentionMask& mask,
       if (mask.allowed[idx]) bits[idx >> 5] |= 1u << (idx & 31);
     m.allowed = upload_bytes(bits.data(), bits.size() * 4);
   }
+  if (mask.causal && mask.window > 0 && lk > 0) {  // the sliding window as the dense pattern
+    std::vector<uint32_t> bits(static_cast<size_t>((lq * lk + 31) / 32), 0u);
+    for (int64_t i = 0; i < lq; ++i)
+      for (int64_t j = 0; j < lk; ++j)
+        if (mask.is_allowed(i, j, lk)) bits[size_t(i * lk + j) >> 5] |= 1u << (size_t(i * lk + j) & 31);
+    m.allowed = upload_bytes(bits.data(), bits.size() * 4);
+  }
   return m;
 }
 
@@ -204,6 +211,9 @@ bool VulkanBackend::supports(Op op) const {
     case Op::GtrxlGate:        // vk_gtrxl_gate.cpp
     case Op::PerformerAttention:  // vk_performer.cpp
     case Op::Rope:                // vk_rope.cpp
+    case Op::RmsNorm:
+    case Op::Mul:
+    case Op::RepeatHeads:         // vk_rope.cpp
       return true;
     default:  // variant attention: computed by core/ on the host, reported as a fallback
       return false;
@@ -245,6 +255,7 @@ DTensor VulkanBackend::elementwise(const char* op, ShaderId id, const DTensor& a
                   " elements exceed 32-bit shader indexing; ran on the CPU backend");
     DTensor ca = to_cpu(a);
     if (id == ShaderId::Add) return from_cpu(cpu().add(ca, to_cpu(*b)));
+    if (id == ShaderId::Mul) return from_cpu(cpu().mul(ca, to_cpu(*b)));
     if (id == ShaderId::Scale) return from_cpu(cpu().scale(ca, s));
     return from_cpu(cpu().activation(ca, static_cast<Activation>(kind)));
   }
@@ -261,7 +272,8 @@ DTensor VulkanBackend::elementwise(const char* op, ShaderId id, const DTensor& a
     const uint64_t cnt = std::min(block, n - i0);
     const Window wa = window(ba, i0, cnt), wy = window(by, i0, cnt);
     switch (id) {
-      case ShaderId::Add: {
+      case ShaderId::Add:
+      case ShaderId::Mul: {
         const Window wb = window(*bb, i0, cnt);
         rec_->dispatch(p, {wa.binding, wb.binding, wy.binding},
                        AddPC{u32(i0), u32(cnt), wa.base, wb.base, wy.base}, elt_groups(cnt));
@@ -300,6 +312,9 @@ DTensor VulkanBackend::row_op(const char* op, ShaderId id, const DTensor& x, con
   const GpuBuffer& bx = buf(x, op, "input");
   const uint64_t d = static_cast<uint64_t>(last_dim(x));
   const GpuBuffer* b1 = p1 ? &buf(*p1, op, id == ShaderId::ScaleNorm ? "g" : "gamma") : nullptr;
+  if (id == ShaderId::RmsNorm && p1->numel() != static_cast<int64_t>(d))
+    fail(op, "weight " + shape_str(p1->shape) + " must have " + std::to_string(d) +
+                 " elements for input " + shape_str(x.shape));
   const GpuBuffer* b2 = p2 ? &buf(*p2, op, "beta") : nullptr;
   if (id == ShaderId::LayerNorm &&
       (p1->numel() != static_cast<int64_t>(d) || p2->numel() != static_cast<int64_t>(d)))
@@ -316,6 +331,7 @@ DTensor VulkanBackend::row_op(const char* op, ShaderId id, const DTensor& x, con
     if (id == ShaderId::LayerNorm)
       return from_cpu(cpu().layer_norm(cx, to_cpu(*p1), to_cpu(*p2), eps));
     if (id == ShaderId::ScaleNorm) return from_cpu(cpu().scale_norm(cx, to_cpu(*p1), eps));
+    if (id == ShaderId::RmsNorm) return from_cpu(cpu().rms_norm(cx, to_cpu(*p1), eps));
     return from_cpu(cpu().row_normalize(cx, eps));
   }
   DTensor y = make(x.shape);
@@ -339,6 +355,8 @@ DTensor VulkanBackend::row_op(const char* op, ShaderId id, const DTensor& x, con
       rec_->dispatch(p, {wx.binding, whole(*b1, d), whole(*b2, d), wy.binding}, pc, groups);
     else if (id == ShaderId::ScaleNorm)
       rec_->dispatch(p, {wx.binding, whole(*b1, 1), wy.binding}, pc, groups);
+    else if (id == ShaderId::RmsNorm)
+      rec_->dispatch(p, {wx.binding, whole(*b1, d), wy.binding}, pc, groups);
     else
       rec_->dispatch(p, {wx.binding, wy.binding}, pc, groups);
   }
@@ -352,6 +370,14 @@ DTensor VulkanBackend::layer_norm(const DTensor& x, const DTensor& gamma, const 
 
 DTensor VulkanBackend::scale_norm(const DTensor& x, const DTensor& g, float eps) {
   return row_op("scale_norm", ShaderId::ScaleNorm, x, &g, nullptr, eps);
+}
+
+DTensor VulkanBackend::rms_norm(const DTensor& x, const DTensor& w, float eps) {
+  return row_op("rms_norm", ShaderId::RmsNorm, x, &w, nullptr, eps);
+}
+
+DTensor VulkanBackend::mul(const DTensor& a, const DTensor& b) {
+  return elementwise("mul", ShaderId::Mul, a, &b, 0.0f, 0);
 }
 
 DTensor VulkanBackend::row_normalize(const DTensor& x, float eps) {

@@ -26,6 +26,9 @@ Mat norm_rows(const ModelConfig& c, const ParamStore& p, const std::string& pref
       const float inv = 1.0f / std::sqrt(var + c.norm_eps);
       for (int64_t k = 0; k < h.cols(); ++k)
         h(i, k) = (h(i, k) - mean) * inv * p.at(prefix + ".gamma").data[size_t(k)] + p.at(prefix + ".beta").data[size_t(k)];
+    } else if (c.norm == NormKind::RmsNorm) {
+      const float inv = 1.0f / std::sqrt(h.row(i).squaredNorm() / float(h.cols()) + c.norm_eps);
+      for (int64_t k = 0; k < h.cols(); ++k) h(i, k) *= inv * p.at(prefix + ".gamma").data[size_t(k)];
     } else {
       const float n = std::max(h.row(i).norm(), c.norm_eps);
       h.row(i) *= p.at(prefix + ".g").data[0] / n;
@@ -42,6 +45,7 @@ Mat final_norm(const ModelConfig& c, const ParamStore& p, const std::string& sta
 float activate(FfnActivation a, float x) {
   if (a == FfnActivation::ReLU) return std::max(x, 0.0f);
   if (a == FfnActivation::Gelu) return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
+  if (a == FfnActivation::Silu) return x / (1.0f + std::exp(-x));
   const float k = std::sqrt(2.0f / 3.14159265358979f);
   return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }

@@ -1,6 +1,7 @@
 #include "core/backend/backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 
@@ -24,6 +25,9 @@ const char* op_name(Op op) {
     case Op::Embedding: return "embedding";
     case Op::Attention: return "attention";
     case Op::RowNormalize: return "row_normalize";
+    case Op::RmsNorm: return "rms_norm";
+    case Op::Mul: return "mul";
+    case Op::RepeatHeads: return "repeat_heads";
     case Op::ShawAttention: return "shaw_attention";
     case Op::AdaptiveSpan: return "adaptive_span";
     case Op::XlAttention: return "xl_attention";
@@ -74,6 +78,11 @@ std::string host_fallback_line(Op op) {
     case Op::Rope:
       what = "rotary position embedding of queries and keys computed on the host";
       break;
+    case Op::RmsNorm:
+    case Op::Mul:
+    case Op::RepeatHeads:
+      what = "computed on the host";
+      break;
     case Op::HostModel:
       what = "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
              "is not used";
@@ -90,6 +99,53 @@ void Backend::note_fallback(const std::string& line) {
   if (std::find(fallbacks_.begin(), fallbacks_.end(), line) != fallbacks_.end()) return;
   fallbacks_.push_back(line);
   std::fprintf(stderr, "atlas: %s: %s\n", name().c_str(), line.c_str());
+}
+
+Tensor rms_norm_reference(const Tensor& x, const Tensor& w, float eps) {
+  const int64_t d = x.shape.empty() ? 0 : x.shape.back();
+  if (d == 0 || w.numel() != d)
+    throw AtlasError("rms_norm: weight " + shape_str(w.shape) + " for input " + shape_str(x.shape));
+  Tensor y(x.shape);
+  for (int64_t r = 0; r < x.numel() / d; ++r) {
+    const float* in = x.data.data() + r * d;
+    float sum = 0.0f;
+    for (int64_t k = 0; k < d; ++k) sum += in[k] * in[k];
+    const float inv = 1.0f / std::sqrt(sum / float(d) + eps);
+    for (int64_t k = 0; k < d; ++k) y.data[size_t(r * d + k)] = in[k] * inv * w.data[size_t(k)];
+  }
+  return y;
+}
+
+Tensor repeat_heads_reference(const Tensor& x, int64_t groups, int64_t d_head) {
+  if (x.shape.size() != 2 || groups < 1 || d_head < 1 || x.shape[1] % d_head != 0)
+    throw AtlasError("repeat_heads: " + shape_str(x.shape) + " is not rows of heads of " +
+                     std::to_string(d_head) + " (groups " + std::to_string(groups) + ")");
+  const int64_t L = x.shape[0], kv = x.shape[1] / d_head;
+  Tensor y({L, kv * groups * d_head});
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < kv * groups; ++h)
+      std::copy_n(x.data.begin() + l * kv * d_head + (h / groups) * d_head, d_head,
+                  y.data.begin() + (l * kv * groups + h) * d_head);
+  return y;
+}
+
+DTensor Backend::rms_norm(const DTensor& x, const DTensor& w, float eps) {
+  note_host_compute(Op::RmsNorm);
+  const std::vector<Tensor> in = download_all({x, w});
+  return upload(rms_norm_reference(in[0], in[1], eps));
+}
+
+DTensor Backend::mul(const DTensor& a, const DTensor& b) {
+  if (a.shape != b.shape) throw AtlasError("mul: " + shape_str(a.shape) + " * " + shape_str(b.shape));
+  note_host_compute(Op::Mul);
+  std::vector<Tensor> in = download_all({a, b});
+  for (size_t i = 0; i < in[0].data.size(); ++i) in[0].data[i] *= in[1].data[i];
+  return upload(in[0]);
+}
+
+DTensor Backend::repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) {
+  note_host_compute(Op::RepeatHeads);
+  return upload(repeat_heads_reference(download(x), groups, d_head));
 }
 
 DTensor Backend::slice_rows(const DTensor& x, int64_t begin, int64_t count) {

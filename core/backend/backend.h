@@ -25,6 +25,9 @@ enum class Op {
   Embedding,
   Attention,
   RowNormalize,
+  RmsNorm,      // Llama-family blocks
+  Mul,
+  RepeatHeads,
   // Variant attention computed by core/ on the host unless the backend has a kernel for it
   // (supports() says which); see Backend::note_host_compute.
   ShawAttention,       // Shaw relative positions (core/variants/relative_attention/relative_attention.cpp)
@@ -43,7 +46,7 @@ const char* op_name(Op op);
 // One line saying what a host computation of `op` costs a device backend (for fallbacks()).
 std::string host_fallback_line(Op op);
 
-enum class Activation { ReLU, GeluErf, GeluTanh };
+enum class Activation { ReLU, GeluErf, GeluTanh, Silu };  // silu(x) = x sigmoid(x)
 
 // Backend-specific storage behind a device tensor.
 struct DeviceStorage {
@@ -65,9 +68,13 @@ struct AttentionMask {
   int64_t causal_offset = 0;
   std::vector<uint8_t> key_valid;  // [Lk], 1 = real token, 0 = padding; empty = all valid
   std::vector<uint8_t> allowed;    // [Lq, Lk], 1 = allowed; empty = no pattern constraint
+  // With causal: also j > i + causal_offset - window (a sliding window of `window` keys
+  // ending at the query's own position, Mistral); 0 = no window.
+  int64_t window = 0;
 
   bool is_allowed(int64_t i, int64_t j, int64_t lk) const {
     if (causal && j > i + causal_offset) return false;
+    if (causal && window > 0 && j <= i + causal_offset - window) return false;
     if (!key_valid.empty() && !key_valid[static_cast<size_t>(j)]) return false;
     if (!allowed.empty() && !allowed[static_cast<size_t>(i * lk + j)]) return false;
     return true;
@@ -281,6 +288,14 @@ class Backend {
   // each row scaled to unit L2 norm (FixNorm's embedding rows)
   virtual DTensor row_normalize(const DTensor& x, float eps) = 0;
   virtual DTensor activation(const DTensor& x, Activation kind) = 0;
+  // x [M, d], w [d]: x / sqrt(mean_k x_k^2 + eps) * w (RMSNorm; Zhang & Sennrich 2019, Llama).
+  // The defaults of these three run the host reference (core/backend/backend.cpp).
+  virtual DTensor rms_norm(const DTensor& x, const DTensor& w, float eps);
+  // a, b of equal shape -> a * b elementwise (the gated feed-forward's product)
+  virtual DTensor mul(const DTensor& a, const DTensor& b);
+  // Grouped-query attention: x [L, kv_heads * d_head] -> [L, kv_heads * groups * d_head] whose
+  // head h is x's head h / groups (Hugging Face's repeat_kv).
+  virtual DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head);
   // table [V, d], ids [L] -> [L, d] * scale
   virtual DTensor embedding(const DTensor& table, const std::vector<int32_t>& ids,
                             float scale) = 0;
@@ -338,6 +353,11 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
+
+// Host references of rms_norm and repeat_heads (the defaults above; the GPU tests' second
+// oracle).
+Tensor rms_norm_reference(const Tensor& x, const Tensor& w, float eps);
+Tensor repeat_heads_reference(const Tensor& x, int64_t groups, int64_t d_head);
 
 // Threads of the CPU backend's own work split (RunOptions::threads; 0 = OpenMP's default, one
 // per core). Eigen's internal GEMM threading is switched off when a CPU backend is made: its

@@ -165,7 +165,47 @@ class CpuBackend : public Backend {
           py[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
         }
         break;
+      case Activation::Silu:
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; ++i) py[i] = px[i] / (1.0f + std::exp(-px[i]));
+        break;
     }
+    return y;
+  }
+
+  DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override {
+    const int64_t d = last_dim(x);
+    require(w.numel() == d, "rms_norm", "weight " + shape_str(w.shape) + " for input " + shape_str(x.shape));
+    DTensor y = make(x.shape);
+    MatMap X = rows_of(x, d), Y = rows_of(y, d);
+    auto g = rows_of(w, d).row(0);
+    for (int64_t r = 0; r < X.rows(); ++r) {
+      const float inv = 1.0f / std::sqrt(X.row(r).squaredNorm() / float(d) + eps);
+      Y.row(r) = (X.row(r).array() * inv * g.array()).matrix();
+    }
+    return y;
+  }
+
+  DTensor mul(const DTensor& a, const DTensor& b) override {
+    require(a.shape == b.shape, "mul", shape_str(a.shape) + " * " + shape_str(b.shape));
+    DTensor c = make(a.shape);
+    const float *pa = ptr(a), *pb = ptr(b);
+    float* pc = ptr(c);
+    for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] * pb[i];
+    return c;
+  }
+
+  DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) override {
+    require(x.shape.size() == 2 && groups >= 1 && d_head >= 1 && x.shape[1] % d_head == 0,
+            "repeat_heads", shape_str(x.shape) + " in heads of " + std::to_string(d_head));
+    if (groups == 1) return x;
+    const int64_t L = x.shape[0], kv = x.shape[1] / d_head;
+    DTensor y = make({L, kv * groups * d_head});
+    const float* px = ptr(x);
+    float* py = ptr(y);
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t h = 0; h < kv * groups; ++h)
+        std::copy_n(px + (l * kv + h / groups) * d_head, d_head, py + (l * kv * groups + h) * d_head);
     return y;
   }
 

@@ -45,11 +45,12 @@ const EnumTable<Positional> kPositionals = {{"none", Positional::None},
 const EnumTable<SinusoidLayout> kLayouts = {{"interleaved", SinusoidLayout::Interleaved},
     {"concatenated", SinusoidLayout::Concatenated}};
 const EnumTable<NormKind> kNorms = {{"layernorm", NormKind::LayerNorm},
-    {"scalenorm", NormKind::ScaleNorm}};
+    {"scalenorm", NormKind::ScaleNorm}, {"rmsnorm", NormKind::RmsNorm}};
 const EnumTable<NormPosition> kNormPositions = {{"post", NormPosition::Post},
     {"pre", NormPosition::Pre}};
 const EnumTable<FfnActivation> kActivations = {{"relu", FfnActivation::ReLU},
-    {"gelu", FfnActivation::Gelu}, {"gelu_tanh", FfnActivation::GeluTanh}};
+    {"gelu", FfnActivation::Gelu}, {"gelu_tanh", FfnActivation::GeluTanh},
+    {"silu", FfnActivation::Silu}};
 const EnumTable<OutputHead> kOutputs = {{"tied", OutputHead::Tied},
     {"untied", OutputHead::Untied}, {"none", OutputHead::None}};
 const EnumTable<TokenizerKind> kTokenizerKinds = {{"bytes", TokenizerKind::Bytes},
@@ -199,7 +200,8 @@ double estimate_parameters(const ModelConfig& c) {
   if (c.output == OutputHead::Untied) total += vocab * d;
   if (c.positional == Positional::Learned) total += static_cast<double>(c.max_positions) * d;
   total += static_cast<double>(c.embeddings.patches.features()) * d;  // ViT patch projection
-  double layer = 4 * d * d + 2 * d * f;
+  const double kv = static_cast<double>(c.kv_heads()) * static_cast<double>(c.d_head());
+  double layer = 2 * d * d + 2 * d * kv + (c.ffn.gated ? 3 : 2) * d * f;
   if (c.architecture == Architecture::EncoderDecoder)
     total += static_cast<double>(c.n_layers) * layer +
              static_cast<double>(c.n_decoder_layers) * (layer + 4 * d * d);

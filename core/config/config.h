@@ -13,6 +13,7 @@
 #include "core/config/relative_recurrent_config.h"
 #include "core/config/efficient_attention_config.h"
 #include "core/variants/rotary/rope_config.h"
+#include "core/config/block_config.h"
 
 namespace atlas {
 
@@ -21,9 +22,10 @@ enum class Architecture { Encoder, Decoder, EncoderDecoder };
 // (core/variants/rotary/rope.h).
 enum class Positional { None, Sinusoidal, Learned, Rotary };
 enum class SinusoidLayout { Interleaved, Concatenated };
-enum class NormKind { LayerNorm, ScaleNorm };
+// RmsNorm: x / sqrt(mean(x^2) + eps) * w (Zhang & Sennrich 2019; Llama).
+enum class NormKind { LayerNorm, ScaleNorm, RmsNorm };
 enum class NormPosition { Post, Pre };
-enum class FfnActivation { ReLU, Gelu, GeluTanh };
+enum class FfnActivation { ReLU, Gelu, GeluTanh, Silu };  // silu(x) = x sigmoid(x)
 enum class OutputHead { Tied, Untied, None };
 // Gpt2Bpe and WordPiece are the tokenizers of Hugging Face checkpoints: their
 // vocab (and merges) come from the checkpoint's files (core/formats/hf/hf_tokenizer_files.h). Labels is
@@ -88,8 +90,11 @@ struct ModelConfig {
   EmbeddingOptions embeddings;  // BERT token types, embedding norm, ViT patches
   HeadOptions head;             // BERT's MLM head transform, output bias
   RopeConfig rope;              // positional "rotary" (core/variants/rotary/rope_config.h)
+  AttentionLayout attention;    // grouped-query heads, sliding window (block_config.h)
+  FfnOptions ffn;               // gated feed-forward (block_config.h)
 
   int64_t d_head() const { return d_model / n_heads; }
+  int64_t kv_heads() const { return attention.kv_heads > 0 ? attention.kv_heads : n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }
   bool has_decoder() const { return architecture != Architecture::Encoder; }
   int64_t decoder_layers() const {

@@ -16,6 +16,8 @@ std::vector<ConfigSection> memory_network_sections();
 std::vector<ConfigSection> embedding_sections();
 // Rotary position embedding: core/variants/rotary/rope_config.cpp
 std::vector<ConfigSection> rope_sections();
+// Grouped-query heads, sliding window, gated feed-forward: block_config.cpp
+std::vector<ConfigSection> block_sections();
 
 const std::vector<ConfigSection>& config_sections() {
   static const std::vector<ConfigSection> sections = [] {
@@ -26,6 +28,7 @@ const std::vector<ConfigSection>& config_sections() {
     for (auto& s : memory_network_sections()) all.push_back(s);
     for (auto& s : embedding_sections()) all.push_back(s);
     for (auto& s : rope_sections()) all.push_back(s);
+    for (auto& s : block_sections()) all.push_back(s);
     return all;
   }();
   return sections;

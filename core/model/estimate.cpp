@@ -42,9 +42,11 @@ CostEstimate estimate_cost(const ModelConfig& c, int64_t L) {
     attn_layers += (c.architecture == Architecture::EncoderDecoder ? 2 : 1) * n;
     ffn_layers += n;
   }
-  // Per attention layer: 4 projections (2 L d d each), QK^T and PV (2 L L d each).
-  const double attn_flops = 4 * 2 * l * d * d + 2 * 2 * l * l * d;
-  const double ffn_flops = 2 * 2 * l * d * ff;
+  // Per attention layer: q and o projections (2 L d d each), k and v (2 L d kv each, kv =
+  // kv_heads d_head), QK^T and PV (2 L L d each); per FFN 2 (3 when gated) matrices of d x ff.
+  const double kv = double(c.kv_heads()) * dh;
+  const double attn_flops = 2 * 2 * l * d * d + 2 * 2 * l * d * kv + 2 * 2 * l * l * d;
+  const double ffn_flops = (c.ffn.gated ? 3 : 2) * 2 * l * d * ff;
   e.flops = double(attn_layers) * attn_flops + double(ffn_layers) * ffn_flops;
   if (c.output != OutputHead::None) e.flops += 2 * l * d * double(c.vocab_size);
   if (c.xl.enabled && c.gating.enabled) {  // GTrXL: d x d gate maps per sub-layer (core/variants/gtrxl/gtrxl.cpp)
@@ -121,12 +123,18 @@ std::string describe_architecture(const ModelConfig& c) {
                                                            : "sinusoidal (concatenated)")
     << (c.scale_embedding ? ", embeddings scaled by sqrt(d)" : "") << "\n";
   s << "block: " << (c.norm_position == NormPosition::Post ? "post-norm" : "pre-norm") << ", "
-    << (c.norm == NormKind::LayerNorm ? "LayerNorm" : "ScaleNorm")
+    << (c.norm == NormKind::LayerNorm ? "LayerNorm" : c.norm == NormKind::RmsNorm ? "RMSNorm" : "ScaleNorm")
     << (c.fixnorm ? " + FixNorm" : "") << ", FFN "
     << (c.activation == FfnActivation::ReLU   ? "ReLU"
         : c.activation == FfnActivation::Gelu ? "GELU (erf)"
+        : c.activation == FfnActivation::Silu ? "SiLU"
                                               : "GELU (tanh)")
-    << "\n";
+    << (c.ffn.gated ? " gated (GLU)" : "") << "\n";
+  if (c.kv_heads() != c.n_heads)
+    s << "attention: grouped-query, " << c.kv_heads() << (c.kv_heads() == 1 ? " key/value head" : " key/value heads") << " for " << c.n_heads
+      << " query heads\n";
+  if (c.attention.sliding_window > 0)
+    s << "attention: sliding window of " << c.attention.sliding_window << " keys\n";
   if (c.xl.enabled && c.gating.enabled) {
     const char* gates[] = {"none (residual x + y)", "input", "output", "highway", "GRU"};
     s << "GTrXL gates: " << gates[int(c.gating.type)] << ", b_g init " << c.gating.bias_init

@@ -44,6 +44,7 @@ void ForwardPass::step(const std::string& stage) {
 DTensor ForwardPass::norm(const DTensor& x, const std::string& prefix) {
   if (c_.norm == NormKind::LayerNorm)
     return be_.layer_norm(x, weight(prefix + ".gamma"), weight(prefix + ".beta"), c_.norm_eps);
+  if (c_.norm == NormKind::RmsNorm) return be_.rms_norm(x, weight(prefix + ".gamma"), c_.norm_eps);
   return be_.scale_norm(x, weight(prefix + ".g"), c_.norm_eps);
 }
 
@@ -81,8 +82,15 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
   if (rotary) {  // self-attention: queries and keys are the same positions
     const DTensor& table = rotary_table(xq.shape[0]);
-    q = be_.rope(q, table, rope_args(c_));
-    k = be_.rope(k, table, rope_args(c_));
+    RopeArgs a = rope_args(c_);
+    q = be_.rope(q, table, a);
+    a.heads = static_cast<int>(c_.kv_heads());
+    k = be_.rope(k, table, a);
+  }
+  if (c_.kv_heads() != c_.n_heads) {  // grouped-query: each key/value head serves a group
+    const int64_t groups = c_.n_heads / c_.kv_heads();
+    k = be_.repeat_heads(k, groups, c_.d_head());
+    v = be_.repeat_heads(v, groups, c_.d_head());
   }
   AttentionArgs args;
   args.heads = static_cast<int>(c_.n_heads);
@@ -120,15 +128,21 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
 }
 
 DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
-  DTensor h = be_.linear(x, weight(prefix + ".w1"), optional_weight(prefix + ".b1"));
-  return be_.linear(be_.activation(h, activation_kind()), weight(prefix + ".w2"),
-                    optional_weight(prefix + ".b2"));
+  DTensor h = be_.activation(be_.linear(x, weight(prefix + ".w1"), optional_weight(prefix + ".b1")),
+                             activation_kind());
+  if (c_.ffn.gated)  // GLU: act(w1 x) * (w3 x)
+    h = be_.mul(h, be_.linear(x, weight(prefix + ".w3"), optional_weight(prefix + ".b3")));
+  return be_.linear(h, weight(prefix + ".w2"), optional_weight(prefix + ".b2"));
 }
 
 Activation ForwardPass::activation_kind() const {
-  return c_.activation == FfnActivation::ReLU   ? Activation::ReLU
-         : c_.activation == FfnActivation::Gelu ? Activation::GeluErf
-                                                : Activation::GeluTanh;
+  switch (c_.activation) {
+    case FfnActivation::ReLU: return Activation::ReLU;
+    case FfnActivation::Gelu: return Activation::GeluErf;
+    case FfnActivation::GeluTanh: return Activation::GeluTanh;
+    case FfnActivation::Silu: return Activation::Silu;
+  }
+  return Activation::ReLU;
 }
 
 DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name) {
@@ -226,6 +240,7 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
     const std::string p = "decoder.layer" + std::to_string(i);
     AttentionMask self_mask;
     self_mask.causal = true;
+    self_mask.window = c_.attention.sliding_window;
     self_mask.key_valid = self_valid;
     x = sublayer(x, p + ".self_attn_norm", [&](const DTensor& h) {
       return attention(h, h, p + ".self_attn", attention_site("decoder", "self_attn", i), self_mask);

@@ -21,6 +21,8 @@ void add_norm(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::st
   if (c.norm == NormKind::LayerNorm) {
     specs.push_back({prefix + ".gamma", {c.d_model}, InitKind::Ones});
     specs.push_back({prefix + ".beta", {c.d_model}, InitKind::Zeros});
+  } else if (c.norm == NormKind::RmsNorm) {  // a gain, no bias
+    specs.push_back({prefix + ".gamma", {c.d_model}, InitKind::Ones});
   } else {
     // ScaleNorm's single learned scale, initialised to sqrt(d) (Nguyen & Salazar).
     specs.push_back({prefix + ".g", {1}, InitKind::Constant,
@@ -30,11 +32,17 @@ void add_norm(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::st
 
 void add_attention(std::vector<ParamSpec>& specs, const ModelConfig& c,
                    const std::string& prefix) {
-  for (const char* w : {"wq", "wk", "wv", "wo"})
-    specs.push_back({prefix + "." + w, {c.d_model, c.d_model}});
+  // Grouped-query attention: keys and values have kv_heads heads of d_head.
+  const int64_t kv = c.kv_heads() * c.d_head();
+  for (const char* w : {"wq", "wk", "wv", "wo"}) {
+    const bool shared = w[1] == 'k' || w[1] == 'v';
+    specs.push_back({prefix + "." + w, {shared ? kv : c.d_model, c.d_model}});
+  }
   if (c.attention_bias)
-    for (const char* b : {"bq", "bk", "bv", "bo"})
-      specs.push_back({prefix + "." + b, {c.d_model}, InitKind::Zeros});
+    for (const char* b : {"bq", "bk", "bv", "bo"}) {
+      const bool shared = b[1] == 'k' || b[1] == 'v';
+      specs.push_back({prefix + "." + b, {shared ? kv : c.d_model}, InitKind::Zeros});
+    }
 }
 
 void add_ffn(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::string& prefix) {
@@ -42,6 +50,10 @@ void add_ffn(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::str
   if (c.ffn_bias) specs.push_back({prefix + ".b1", {c.d_ff}, InitKind::Zeros});
   specs.push_back({prefix + ".w2", {c.d_model, c.d_ff}});
   if (c.ffn_bias) specs.push_back({prefix + ".b2", {c.d_model}, InitKind::Zeros});
+  if (c.ffn.gated) {  // the up projection beside the gate w1
+    specs.push_back({prefix + ".w3", {c.d_ff, c.d_model}});
+    if (c.ffn_bias) specs.push_back({prefix + ".b3", {c.d_ff}, InitKind::Zeros});
+  }
 }
 
 }  // namespace

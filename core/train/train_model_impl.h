@@ -78,6 +78,7 @@ class Builder {
     const S eps = static_cast<S>(c_.norm_eps);
     if (c_.norm == NormKind::LayerNorm)
       return t_.layer_norm(x, w(prefix + ".gamma"), w(prefix + ".beta"), eps);
+    if (c_.norm == NormKind::RmsNorm) return t_.rms_norm(x, w(prefix + ".gamma"), eps);
     return t_.scale_norm(x, w(prefix + ".g"), eps);
   }
 
@@ -145,12 +146,18 @@ class Builder {
                 const std::vector<uint8_t>& key_valid) {
     int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
     int k = t_.linear(xkv, w(prefix + ".wk"), opt(prefix + ".bk"));
-    const int v = t_.linear(xkv, w(prefix + ".wv"), opt(prefix + ".bv"));
+    int v = t_.linear(xkv, w(prefix + ".wv"), opt(prefix + ".bv"));
     if (c_.positional == Positional::Rotary && !prefix.ends_with("cross_attn")) {  // as ForwardPass::attention
       const int64_t L = t_.value(xq).rows();
       const Tensor table = rope_table(rope_frequencies(c_, L), 0, L);
-      q = rope(t_, q, table, rope_args(c_));
-      k = rope(t_, k, table, rope_args(c_));
+      RopeArgs a = rope_args(c_);
+      q = rope(t_, q, table, a);
+      a.heads = static_cast<int>(c_.kv_heads());
+      k = rope(t_, k, table, a);
+    }
+    if (c_.kv_heads() != c_.n_heads) {  // grouped-query, as ForwardPass::attention
+      k = t_.repeat_heads(k, c_.n_heads / c_.kv_heads(), c_.d_head());
+      v = t_.repeat_heads(v, c_.n_heads / c_.kv_heads(), c_.d_head());
     }
     AttentionSpec<S> spec;
     spec.heads = static_cast<int>(c_.n_heads);
@@ -160,6 +167,13 @@ class Builder {
     spec.key_valid = key_valid;
     const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
     spec.prob_keep = attention_keep(lq, lk);
+    if (causal && c_.attention.sliding_window > 0) {  // Mistral's window, as a dense pattern
+      spec.head_allowed.assign(size_t(c_.n_heads * lq * lk), 0);
+      for (int64_t h = 0; h < c_.n_heads; ++h)
+        for (int64_t i = 0; i < lq; ++i)
+          for (int64_t j = std::max<int64_t>(0, i - c_.attention.sliding_window + 1); j <= i && j < lk; ++j)
+            spec.head_allowed[size_t((h * lq + i) * lk + j)] = 1;
+    }
     const std::vector<S> heads_kept = head_keep();
     auto out = [&](int o) {  // DropHead on the heads' outputs, then W_o
       o = drop_heads(o, heads_kept);
@@ -254,8 +268,10 @@ class Builder {
   }
 
   int ffn(int x, const std::string& prefix) {
-    const int h = t_.linear(x, w(prefix + ".w1"), opt(prefix + ".b1"));
-    return t_.linear(t_.activation(h, c_.activation), w(prefix + ".w2"), opt(prefix + ".b2"));
+    int h = t_.activation(t_.linear(x, w(prefix + ".w1"), opt(prefix + ".b1")), c_.activation);
+    if (c_.ffn.gated)  // GLU, as ForwardPass::ffn
+      h = t_.multiply(h, t_.linear(x, w(prefix + ".w3"), opt(prefix + ".b3")));
+    return t_.linear(h, w(prefix + ".w2"), opt(prefix + ".b2"));
   }
 
   // x + drop(f(norm(x))) for pre-norm, norm(x + drop(f(x))) for post-norm (seed 002).

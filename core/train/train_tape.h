@@ -190,6 +190,55 @@ class Tape {
     });
   }
 
+  // RMSNorm y = x r g, r = (mean(x^2) + eps)^(-1/2):
+  //   dg += dy x r,  dx = r g dy - x r^3 / d * sum_k dy_k g_k x_k
+  int rms_norm(int x, int g, S eps) {
+    const M& X = value(x);
+    const Eigen::Index d = X.cols();
+    std::vector<S> r(static_cast<size_t>(X.rows()));
+    M y(X.rows(), d);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      r[i] = S(1) / std::sqrt(X.row(i).squaredNorm() / S(d) + eps);
+      y.row(i) = X.row(i).cwiseProduct(value(g).row(0)) * r[i];
+    }
+    return record(std::move(y), [=, r = std::move(r)](Tape& t, const M& dy) {
+      const M& X = t.value(x);
+      const auto G = t.value(g).row(0);
+      M& dx = t.grad(x);
+      M& dg = t.grad(g);
+      for (Eigen::Index i = 0; i < dy.rows(); ++i) {
+        const S ri = r[i];
+        dg.row(0) += dy.row(i).cwiseProduct(X.row(i)) * ri;
+        const S s = dy.row(i).cwiseProduct(G).dot(X.row(i));
+        dx.row(i) += dy.row(i).cwiseProduct(G) * ri - X.row(i) * (ri * ri * ri * s / S(d));
+      }
+    });
+  }
+
+  // a * b elementwise: da += dy b, db += dy a.
+  int multiply(int a, int b) {
+    M y = value(a).cwiseProduct(value(b));
+    return record(std::move(y), [=](Tape& t, const M& dy) {
+      t.grad(a) += dy.cwiseProduct(t.value(b));
+      t.grad(b) += dy.cwiseProduct(t.value(a));
+    });
+  }
+
+  // Grouped-query heads (Backend::repeat_heads): output head h is input head h / groups; the
+  // backward sums each group's gradients into its shared head.
+  int repeat_heads(int x, int64_t groups, int64_t d_head) {
+    const M& X = value(x);
+    const Eigen::Index kv = X.cols() / d_head;
+    M y(X.rows(), kv * groups * d_head);
+    for (Eigen::Index h = 0; h < kv * groups; ++h)
+      y.middleCols(h * d_head, d_head) = X.middleCols((h / groups) * d_head, d_head);
+    return record(std::move(y), [=](Tape& t, const M& dy) {
+      M& dx = t.grad(x);
+      for (Eigen::Index h = 0; h < kv * groups; ++h)
+        dx.middleCols((h / groups) * d_head, d_head) += dy.middleCols(h * d_head, d_head);
+    });
+  }
+
   int activation(int x, FfnActivation kind) {
     const M& X = value(x);
     M y(X.rows(), X.cols());
@@ -205,6 +254,12 @@ class Tape {
           const S cdf = S(0.5) * (S(1) + std::erf(v * r2));
           f = v * cdf;
           df = cdf + v * inv_sqrt_2pi * std::exp(-S(0.5) * v * v);
+          break;
+        }
+        case FfnActivation::Silu: {  // x s(x), derivative s(x) (1 + x (1 - s(x)))
+          const S sg = S(1) / (S(1) + std::exp(-v));
+          f = v * sg;
+          df = sg * (S(1) + v * (S(1) - sg));
           break;
         }
         default: {  // GeluTanh

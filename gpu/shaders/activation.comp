@@ -1,5 +1,6 @@
 #version 450
-// y = act(x), elementwise over [i0, i0 + n); kind 0 = ReLU, 1 = GELU erf, 2 = GELU tanh.
+// y = act(x), elementwise over [i0, i0 + n); kind 0 = ReLU, 1 = GELU erf, 2 = GELU tanh,
+// 3 = SiLU x / (1 + exp(-x)) (core/backend/backend.h Activation).
 #include "common.glsl"
 #include "erf.glsl"
 layout(local_size_x = 128) in;
@@ -15,7 +16,8 @@ void main() {
     float r;
     if (pc.kind == 0u) r = v > 0.0 ? v : 0.0;
     else if (pc.kind == 1u) r = gelu_erf(v);
-    else r = gelu_tanh(v);
+    else if (pc.kind == 2u) r = gelu_tanh(v);
+    else r = v / (1.0 + exp(-v));
     y[i - pc.y_base] = r;
   }
 }

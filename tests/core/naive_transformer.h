@@ -39,7 +39,13 @@ inline Matrix norm(const Matrix& x, const atlas::ModelConfig& c, const atlas::Pa
   Matrix y = x;
   for (size_t i = 0; i < x.size(); ++i) {
     const size_t d = x[i].size();
-    if (c.norm == atlas::NormKind::LayerNorm) {
+    if (c.norm == atlas::NormKind::RmsNorm) {  // x / sqrt(mean x^2 + eps) * g
+      double ms = 0;
+      for (double v : x[i]) ms += v * v;
+      ms /= double(d);
+      for (size_t k = 0; k < d; ++k)
+        y[i][k] = x[i][k] / std::sqrt(ms + c.norm_eps) * P(p, prefix + ".gamma").data[k];
+    } else if (c.norm == atlas::NormKind::LayerNorm) {
       double mean = 0, var = 0;
       for (double v : x[i]) mean += v;
       mean /= double(d);
@@ -60,8 +66,8 @@ inline Matrix norm(const Matrix& x, const atlas::ModelConfig& c, const atlas::Pa
 
 // RoFormer (Su et al. 2021) eq. 15 as complex numbers: the pair (x_a, x_b) of row p is
 // (x_a + i x_b) e^{i p w_k}, w_k = theta^(-2k/r) (linear scaling divides w_k by its factor).
-inline void rotate_rotary(Matrix& x, const atlas::ModelConfig& c) {
-  const size_t H = size_t(c.n_heads), dh = size_t(c.d_head());
+inline void rotate_rotary(Matrix& x, const atlas::ModelConfig& c, size_t H) {
+  const size_t dh = size_t(c.d_head());
   const size_t r = c.rope.rotary_dims > 0 ? size_t(c.rope.rotary_dims) : dh;
   const bool adjacent = c.rope.pairing == atlas::RopePairing::Adjacent;
   for (size_t pos = 0; pos < x.size(); ++pos)
@@ -92,12 +98,15 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
   Matrix v = linear(xkv, P(p, pre + ".wv"), bias(".bv"));
   const size_t H = size_t(c.n_heads), dh = size_t(c.d_head()), lq = xq.size(), lk = xkv.size();
   if (c.positional == atlas::Positional::Rotary && !pre.ends_with("cross_attn")) {
-    rotate_rotary(q, c);
-    rotate_rotary(k, c);
+    rotate_rotary(q, c, H);
+    rotate_rotary(k, c, size_t(c.kv_heads()));
   }
   Matrix concat = zeros(lq, H * dh);
   AttentionOut r;
+  // Grouped-query attention: head h reads key/value head h / (H / kv_heads).
+  const size_t group = H / size_t(c.kv_heads());
   for (size_t h = 0; h < H; ++h) {
+    const size_t kvh = h / group;
     Matrix a = zeros(lq, lk);
     for (size_t i = 0; i < lq; ++i) {
       std::vector<double> e(lk, -INFINITY);
@@ -105,7 +114,7 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
       for (size_t j = 0; j < lk; ++j) {
         if (!allowed(i, j)) continue;
         double s = 0;
-        for (size_t t = 0; t < dh; ++t) s += q[i][h * dh + t] * k[j][h * dh + t];
+        for (size_t t = 0; t < dh; ++t) s += q[i][h * dh + t] * k[j][kvh * dh + t];
         e[j] = s / std::sqrt(double(dh));
         mx = std::max(mx, e[j]);
       }
@@ -114,7 +123,7 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
       for (size_t j = 0; j < lk; ++j) a[i][j] = std::isinf(e[j]) ? 0.0 : std::exp(e[j] - mx) / z;
       for (size_t t = 0; t < dh; ++t) {
         double s = 0;
-        for (size_t j = 0; j < lk; ++j) s += a[i][j] * v[j][h * dh + t];
+        for (size_t j = 0; j < lk; ++j) s += a[i][j] * v[j][kvh * dh + t];
         concat[i][h * dh + t] = s;
       }
     }
@@ -130,6 +139,7 @@ inline double activation(double x, atlas::FfnActivation a) {
     case atlas::FfnActivation::Gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     case atlas::FfnActivation::GeluTanh:
       return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case atlas::FfnActivation::Silu: return x / (1 + std::exp(-x));
   }
   return 0;
 }
@@ -140,6 +150,11 @@ inline Matrix ffn(const Matrix& x, const atlas::ModelConfig& c, const atlas::Par
   Matrix h = linear(x, P(p, pre + ".w1"), bias(".b1"));
   for (auto& row : h)
     for (double& v : row) v = activation(v, c.activation);
+  if (c.ffn.gated) {  // GLU: act(w1 x) * (w3 x)
+    const Matrix up = linear(x, P(p, pre + ".w3"), bias(".b3"));
+    for (size_t i = 0; i < h.size(); ++i)
+      for (size_t k = 0; k < h[i].size(); ++k) h[i][k] *= up[i][k];
+  }
   return linear(h, P(p, pre + ".w2"), bias(".b2"));
 }
 
@@ -217,7 +232,10 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
       std::string pre = "decoder.layer" + std::to_string(l);
       x = sub(x, c, p, pre + ".self_attn_norm", [&](const Matrix& h) {
         auto a = attention(h, h, c, p, pre + ".self_attn",
-                           [&](size_t i, size_t j) { return j <= i && valid(ids, j); });
+                           [&](size_t i, size_t j) {
+                             const size_t w = size_t(c.attention.sliding_window);  // Mistral
+                             return j <= i && (w == 0 || i - j < w) && valid(ids, j);
+                           });
         r.attn.push_back(a.probs);
         return a.out;
       });

@@ -17,6 +17,8 @@ inline ModelConfig small_preset_config(const std::string& preset) {
   ModelConfig c = preset_config(preset);
   if (parameter_count(c) > 3'000'000) {
     c.d_model = 64;
+    if (c.attention.kv_heads > 0)  // keep grouped-query heads grouped: 4 / group size, at least 1
+      c.attention.kv_heads = std::max<int64_t>(1, 4 / (c.n_heads / c.attention.kv_heads));
     c.n_heads = 4;
     c.d_ff = 128;
     c.n_layers = std::min<int64_t>(c.n_layers, 2);

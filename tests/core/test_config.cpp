@@ -376,7 +376,7 @@ TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
   CHECK_THAT(error_of(R"({"positional": "alibi"})"),
              Contains("\"none\", \"sinusoidal\", \"learned\", \"rotary\"; got \"alibi\""));
   CHECK_THAT(error_of(R"({"sinusoid_layout": "x"})"), Contains("\"interleaved\", \"concatenated\""));
-  CHECK_THAT(error_of(R"({"norm": "rmsnorm"})"), Contains("\"layernorm\", \"scalenorm\""));
+  CHECK_THAT(error_of(R"({"norm": "batchnorm"})"), Contains("\"layernorm\", \"scalenorm\", \"rmsnorm\""));
   CHECK_THAT(error_of(R"({"norm_position": "middle"})"), Contains("\"post\", \"pre\""));
   CHECK_THAT(error_of(R"({"activation": "swish"})"), Contains("\"relu\", \"gelu\", \"gelu_tanh\""));
   CHECK_THAT(error_of(R"({"output": "shared"})"), Contains("\"tied\", \"untied\", \"none\""));

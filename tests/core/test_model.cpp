@@ -236,3 +236,45 @@ TEST_CASE("the same seed gives bit-identical outputs; another seed differs", "[m
   CHECK(ra.output.data == rb.output.data);
   CHECK(ra.output.data != ro.output.data);
 }
+
+TEST_CASE("Llama block: RMSNorm, SwiGLU, grouped-query heads (4 on 1) and RoPE match the oracle",
+          "[model][llama]") {
+  ModelConfig c = small_config(Architecture::Decoder);
+  c.positional = Positional::Rotary;
+  c.norm = NormKind::RmsNorm;
+  c.norm_position = NormPosition::Pre;
+  c.activation = FfnActivation::Silu;
+  c.ffn.gated = true;
+  c.attention.kv_heads = 1;
+  c.attention_bias = false;
+  c.ffn_bias = false;
+  c.output = OutputHead::Untied;
+  c.scale_embedding = false;
+  c.init_std = 0.3f;
+  check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
+}
+
+TEST_CASE("Mistral-style sliding window of 3 keys with 2 key/value heads and q/k/v biases matches",
+          "[model][llama]") {
+  ModelConfig c = small_config(Architecture::Decoder);
+  c.positional = Positional::Rotary;
+  c.norm = NormKind::RmsNorm;
+  c.norm_position = NormPosition::Pre;
+  c.activation = FfnActivation::GeluTanh;  // GeGLU, Gemma's
+  c.ffn.gated = true;
+  c.attention.kv_heads = 2;
+  c.attention.sliding_window = 3;
+  c.init_std = 0.3f;
+  check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
+  // The window is the mask: query 5 sees keys 3..5 only.
+  Model model(c, init_params(c, 11));
+  const RunResult r = model.forward(tokens_of({1, 2, 3, 4, 5, 6, 7}), {}, RunOptions{});
+  const TracedArray* a = r.trace.find("decoder.layer0.self_attn");
+  REQUIRE(a);
+  for (int64_t j = 0; j < 7; ++j) {
+    const float p = a->tensor.data[size_t(5 * 7 + j)];  // head 0, query 5
+    INFO("key " << j);
+    if (j >= 3 && j <= 5) CHECK(p > 0.0f);
+    else CHECK(p == 0.0f);
+  }
+}

@@ -1,0 +1,66 @@
+// Vulkan kernels of the Llama-family block (rms_norm.comp, mul.comp, repeat_heads.comp, SiLU in
+// activation.comp, the sliding window as the attention mask) against naive double-precision
+// loops written here and against the CPU backend, at odd sizes. Inputs in [-1, 1].
+#include "tests/gpu/gpu_test_util.h"
+
+using namespace atlas;
+using namespace atlas::gpu_test;
+
+TEST_CASE("Vulkan rms_norm, mul, SiLU and repeat_heads match naive loops", "[vulkan][llama]") {
+  Gpu g;
+  const Tensor x = random_tensor({37, 45}, 1), w = random_tensor({45}, 2), y = random_tensor({37, 45}, 3);
+  SECTION("rms_norm: x / sqrt(mean x^2 + eps) * w") {
+    std::vector<double> want(x.data.size());
+    for (int64_t r = 0; r < 37; ++r) {
+      double ms = 0;
+      for (int64_t k = 0; k < 45; ++k) ms += double(x.data[size_t(r * 45 + k)]) * x.data[size_t(r * 45 + k)];
+      const double inv = 1 / std::sqrt(ms / 45 + 1e-6);
+      for (int64_t k = 0; k < 45; ++k) want[size_t(r * 45 + k)] = x.data[size_t(r * 45 + k)] * inv * w.data[size_t(k)];
+    }
+    const Tensor got = g.vk->download(g.vk->rms_norm(g.vk->upload(x), g.vk->upload(w), 1e-6f));
+    require_close(got.data, want, rel_tol(want, 1e-6, 1e-5), "rms_norm vs naive");
+  }
+  SECTION("mul and SiLU") {
+    std::vector<double> prod(x.data.size()), silu(x.data.size());
+    for (size_t i = 0; i < x.data.size(); ++i) {
+      prod[i] = double(x.data[i]) * y.data[i];
+      silu[i] = x.data[i] / (1 + std::exp(-double(x.data[i])));
+    }
+    require_close(g.vk->download(g.vk->mul(g.vk->upload(x), g.vk->upload(y))).data, prod, kU, "mul");
+    require_close(g.vk->download(g.vk->activation(g.vk->upload(x), Activation::Silu)).data, silu,
+                  rel_tol(silu, 1e-7, 1e-6), "silu");
+  }
+  SECTION("repeat_heads: 3 key/value heads of 15 serve 12 query heads") {
+    const Tensor got = g.vk->download(g.vk->repeat_heads(g.vk->upload(x), 4, 15));
+    REQUIRE(got.shape == Shape{37, 180});
+    std::vector<double> want(size_t(37 * 180));
+    for (int64_t l = 0; l < 37; ++l)
+      for (int64_t h = 0; h < 12; ++h)
+        for (int64_t k = 0; k < 15; ++k)
+          want[size_t(l * 180 + h * 15 + k)] = x.data[size_t(l * 45 + (h / 4) * 15 + k)];
+    require_close(got.data, want, 0.0, "repeat_heads");
+  }
+  CHECK(g.vk->fallbacks().empty());
+}
+
+TEST_CASE("Vulkan attention with a sliding window matches the CPU backend", "[vulkan][llama]") {
+  Gpu g;
+  const int64_t L = 29, H = 2, dh = 8;
+  const Tensor q = random_tensor({L, H * dh}, 4), k = random_tensor({L, H * dh}, 5), v = random_tensor({L, H * dh}, 6);
+  AttentionArgs args;
+  args.heads = H;
+  args.scale = 0.35f;
+  args.mask.causal = true;
+  args.mask.window = 5;
+  args.want_probs = true;
+  const AttentionResult want = g.cpu->attention(g.cpu->upload(q), g.cpu->upload(k), g.cpu->upload(v), args);
+  const AttentionResult got = g.vk->attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), args);
+  const Tensor wp = g.cpu->download(want.probs), gp = g.vk->download(got.probs);
+  for (int64_t i = 0; i < L; ++i)  // the CPU reference itself: zero outside i-4 .. i
+    for (int64_t j = 0; j < L; ++j)
+      if (j > i || i - j >= 5) CHECK(wp.data[size_t(i * L + j)] == 0.0f);
+  require_close(gp.data, std::vector<double>(wp.data.begin(), wp.data.end()), 1e-6, "windowed probs");
+  const Tensor wo = g.cpu->download(want.out);
+  require_close(g.vk->download(got.out).data, std::vector<double>(wo.data.begin(), wo.data.end()), 1e-6,
+                "windowed output");
+}
