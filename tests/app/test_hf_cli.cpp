@@ -61,9 +61,9 @@ TEST_CASE("atlas names the file and the problem of a bad HF directory", "[hf][cl
   auto r = run_atlas("run " + dir.string() + " --text hi");
   CHECK(r.code != 0);
   CHECK(r.err.find("vocab.json") != std::string::npos);
-  hf_test::write_text(dir / "config.json", R"({"model_type": "llama"})");
+  hf_test::write_text(dir / "config.json", R"({"model_type": "mamba"})");
   r = run_atlas("run " + dir.string() + " --text hi");
-  CHECK(r.err.find("model_type \"llama\" is not supported") != std::string::npos);
+  CHECK(r.err.find("model_type \"mamba\" is not supported") != std::string::npos);
   fs::remove_all(dir);
 }
 

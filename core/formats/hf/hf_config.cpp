@@ -69,8 +69,11 @@ FfnActivation activation_from(const ConfigReader& r, const char* key, const std:
 }
 
 const std::vector<Family>& families() {
-  static const std::vector<Family> all = {gpt2_family(), bert_family(), distilbert_family(),
-                                          vit_family()};
+  static const std::vector<Family> all = [] {
+    std::vector<Family> f = {gpt2_family(), bert_family(), distilbert_family(), vit_family()};
+    for (Family& l : llama_families()) f.push_back(std::move(l));
+    return f;
+  }();
   return all;
 }
 

@@ -67,6 +67,7 @@ Family gpt2_family();        // hf_gpt2.cpp
 Family bert_family();        // hf_bert.cpp
 Family distilbert_family();  // hf_bert.cpp
 Family vit_family();         // hf_vit.cpp
+std::vector<Family> llama_families();  // hf_llama.cpp: llama, mistral, qwen2, gemma, phi3
 const std::vector<Family>& families();  // hf_config.cpp
 
 // config.json read, its family's mapping applied, tokenizer files read (hf_config.cpp).
