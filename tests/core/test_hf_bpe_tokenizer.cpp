@@ -7,6 +7,9 @@
 
 #include "core/config/config.h"
 #include "core/formats/hf/hf_tokenizer_files.h"
+#include "core/model/generate.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/hf_bpe_tokenizer.h"
 #include "core/tokenizers/hf_pretokenize.h"
@@ -427,6 +430,30 @@ TEST_CASE("The tokenizer.json kinds round-trip through the project's config.json
     CHECK(ids_of(make_tokenizer(t)->encode(text)) ==
           ids_of(make_tokenizer(m.tokenizer)->encode(text)));
   }
+}
+
+TEST_CASE("Generated text decodes the tokenizer.json kinds back to text", "[hf-bpe]") {
+  const auto model_with = [](const TokenizerConfig& t) {
+    ModelConfig c;
+    c.architecture = Architecture::Decoder;
+    c.tokenizer = t;
+    c.vocab_size = static_cast<int64_t>(t.vocab.size());
+    c.d_model = 8;
+    c.n_heads = 2;
+    c.d_ff = 16;
+    c.n_layers = 1;
+    c.max_positions = 32;
+    return Model(c, init_params(c, 1));
+  };
+  // Byte-level: every token's bytes; the added tokens as written.
+  const Model llama3 = model_with(read(write_dir("decode-bl", llama3_tokenizer_json())));
+  const std::string text = "DON'TS 12345 we'll \n\n<|eot_id|>ok";
+  CHECK(decode_tokens(llama3, llama3.tokenizer().encode(text)) == "<|begin_of_text|>" + text);
+  // SentencePiece: <s> ▁Hi ▁ <0xE2> <0x82> <0xAC> 1 ▁Hi: "▁" is a space, the byte tokens
+  // make "€", and the "▁" put in front of the text is dropped again.
+  const Model llama2 =
+      model_with(read(write_dir("decode-sp", llama2_tokenizer_json(true, false), kAddBos)));
+  CHECK(decode_tokens(llama2, llama2.tokenizer().encode("Hi €1 Hi")) == "<s>Hi €1 Hi");
 }
 
 TEST_CASE("The tokenizer.json kinds' config keys are strict", "[hf-bpe]") {
