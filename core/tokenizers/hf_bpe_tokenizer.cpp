@@ -421,12 +421,16 @@ std::string HfBpeTokenizer::label(int32_t id) const {
   }
   // Byte-level: the bytes the symbols stand for; an entry that is not byte-level text (some
   // special token never listed in added_tokens) reads as itself.
+  static const std::array<int16_t, 0x144> byte_of = [] {  // bytes_to_unicode inverted
+    std::array<int16_t, 0x144> t;
+    t.fill(-1);
+    for (int b = 0; b < 256; ++b) t[gpt2_byte_to_unicode(uint8_t(b))] = int16_t(b);
+    return t;
+  }();
   std::string bytes;
   for (size_t p = 0; p < entry.size();) {
     const utf8::Decoded d = utf8::decode(entry, p);
-    int byte = -1;
-    for (int b = 0; b < 256 && byte < 0; ++b)
-      if (gpt2_byte_to_unicode(uint8_t(b)) == d.code_point) byte = b;
+    const int byte = d.code_point < byte_of.size() ? byte_of[d.code_point] : -1;
     if (byte < 0) return span_label(entry, 0, entry.size(), false);
     bytes.push_back(static_cast<char>(byte));
     p += d.length;

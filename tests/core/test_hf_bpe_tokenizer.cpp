@@ -354,6 +354,19 @@ TEST_CASE("Metaspace tokenizer.json (prepend_scheme first): ▁ only at the star
   CHECK(ids_of(tok.encode("Hi</s>Hi")) == std::vector<int32_t>{1, 264, 2, 263});
   // A text starting with a space already starts with "▁": no second one (unlike Prepend).
   CHECK(ids_of(tok.encode(" Hi")) == std::vector<int32_t>{1, 264});
+
+  // prepend_scheme "always": after </s> too; split: each "▁word" merged on its own, which
+  // changes nothing here (no rule spans a "▁") but must not lose or repeat any text.
+  json always = llama2_tokenizer_json(true, true);
+  always["pre_tokenizer"]["prepend_scheme"] = "always";
+  always["pre_tokenizer"]["split"] = true;
+  const TokenizerConfig a = read(write_dir("metaspace-always", always, kAddBos), "mistral");
+  CHECK(a.space_prefix == SpacePrefix::Always);
+  CHECK(a.metaspace_split);
+  // "Hi▁Hi" | </s> | "Hi" -> ▁Hi ▁Hi | </s> | ▁Hi.  "Hi  Hi": ▁Hi ▁ ▁Hi (the lone "▁" piece).
+  CHECK(ids_of(HfBpeTokenizer(a).encode("Hi Hi</s>Hi")) ==
+        std::vector<int32_t>{1, 264, 264, 2, 264});
+  CHECK(ids_of(HfBpeTokenizer(a).encode("Hi  Hi")) == std::vector<int32_t>{1, 264, 259, 264});
 }
 
 TEST_CASE("Unicode through byte-level BPE: accents, CJK, emoji and their labels", "[hf-bpe]") {
