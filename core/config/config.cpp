@@ -34,7 +34,10 @@ const std::vector<std::string> kTopKeys = {
     "ffn_bias",      "output",         "pad_id",          "bos_id",         "seed",
     "init_std"};
 const std::vector<std::string> kTokenizerKeys = {"type", "vocab", "unk", "lowercase", "merges",
-    "strip_accents", "cls", "sep", "max_chars_per_word"};
+    "strip_accents", "cls", "sep", "max_chars_per_word", "split_regex", "nfc", "space_prefix",
+    "metaspace_split", "byte_fallback", "ignore_merges", "added_tokens", "bos", "eos"};
+const std::vector<std::string> kAddedTokenKeys = {"content", "lstrip", "rstrip", "single_word",
+    "normalized"};
 
 
 const EnumTable<Architecture> kArchitectures = {{"encoder", Architecture::Encoder},
@@ -56,7 +59,17 @@ const EnumTable<OutputHead> kOutputs = {{"tied", OutputHead::Tied},
 const EnumTable<TokenizerKind> kTokenizerKinds = {{"bytes", TokenizerKind::Bytes},
     {"chars", TokenizerKind::Chars}, {"words", TokenizerKind::Words},
     {"gpt2_bpe", TokenizerKind::Gpt2Bpe}, {"wordpiece", TokenizerKind::WordPiece},
-    {"labels", TokenizerKind::Labels}};
+    {"labels", TokenizerKind::Labels}, {"byte_level_bpe", TokenizerKind::ByteLevelBpe},
+    {"sentencepiece_bpe", TokenizerKind::SentencePieceBpe}};
+const EnumTable<SplitRegex> kSplitRegexes = {{"llama3", SplitRegex::Llama3},
+    {"qwen2", SplitRegex::Qwen2}, {"gpt2", SplitRegex::Gpt2}};
+const EnumTable<SpacePrefix> kSpacePrefixes = {{"none", SpacePrefix::None},
+    {"prepend", SpacePrefix::Prepend}, {"first", SpacePrefix::First},
+    {"always", SpacePrefix::Always}};
+
+bool is_tokenizer_json_kind(TokenizerKind kind) {
+  return kind == TokenizerKind::ByteLevelBpe || kind == TokenizerKind::SentencePieceBpe;
+}
 
 [[noreturn]] void fail(const std::string& origin, const std::string& message) {
   throw AtlasError(origin + ": " + message);
@@ -170,6 +183,46 @@ void read_tokenizer(const Json& t, const Reader& r, TokenizerConfig& out) {
   if (auto it = t.find("sep"); it != t.end()) out.sep = r.string(*it, "tokenizer.sep");
   if (auto it = t.find("max_chars_per_word"); it != t.end())
     out.max_chars_per_word = r.integer(*it, "tokenizer.max_chars_per_word");
+  if (auto it = t.find("split_regex"); it != t.end())
+    out.split_regex = r.enumeration(*it, "tokenizer.split_regex", kSplitRegexes);
+  if (auto it = t.find("nfc"); it != t.end()) out.nfc = r.boolean(*it, "tokenizer.nfc");
+  if (auto it = t.find("space_prefix"); it != t.end())
+    out.space_prefix = r.enumeration(*it, "tokenizer.space_prefix", kSpacePrefixes);
+  if (auto it = t.find("metaspace_split"); it != t.end())
+    out.metaspace_split = r.boolean(*it, "tokenizer.metaspace_split");
+  if (auto it = t.find("byte_fallback"); it != t.end())
+    out.byte_fallback = r.boolean(*it, "tokenizer.byte_fallback");
+  if (auto it = t.find("ignore_merges"); it != t.end())
+    out.ignore_merges = r.boolean(*it, "tokenizer.ignore_merges");
+  if (auto it = t.find("added_tokens"); it != t.end()) {
+    if (!it->is_array())
+      fail(r.origin, "tokenizer.added_tokens must be an array of strings or objects, " +
+                         got(*it));
+    out.added_tokens.clear();
+    for (size_t i = 0; i < it->size(); ++i) {
+      // A plain string is a token with every flag off, the common case; an object gives flags.
+      const Json& v = (*it)[i];
+      const std::string key = "tokenizer.added_tokens[" + std::to_string(i) + "]";
+      AddedToken token;
+      if (v.is_string()) {
+        token.content = v.get<std::string>();
+      } else if (v.is_object()) {
+        check_known_keys(v, kAddedTokenKeys, key, r.origin);
+        if (!v.contains("content")) fail(r.origin, key + " has no \"content\"");
+        token.content = r.string(v["content"], key + ".content");
+        for (auto [name, flag] : {std::pair{"lstrip", &token.lstrip},
+                                  std::pair{"rstrip", &token.rstrip},
+                                  std::pair{"single_word", &token.single_word},
+                                  std::pair{"normalized", &token.normalized}})
+          if (v.contains(name)) *flag = r.boolean(v[name], key + "." + name);
+      } else {
+        fail(r.origin, key + " must be a string or an object, " + got(v));
+      }
+      out.added_tokens.push_back(std::move(token));
+    }
+  }
+  if (auto it = t.find("bos"); it != t.end()) out.bos = r.string(*it, "tokenizer.bos");
+  if (auto it = t.find("eos"); it != t.end()) out.eos = r.string(*it, "tokenizer.eos");
 }
 
 // ---- validation helpers -----------------------------------------------------------------
@@ -237,14 +290,28 @@ void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
   if (c.embeddings.patches.enabled())
     fail(origin, "an image model (embeddings.patches) reads no text: its tokenizer.type must be "
                  "\"labels\" (the names of its output classes)");
-  const bool hf = t.kind == TokenizerKind::Gpt2Bpe || t.kind == TokenizerKind::WordPiece;
-  const char* kind = t.kind == TokenizerKind::Chars   ? "chars"
-                     : t.kind == TokenizerKind::Words ? "words"
-                     : t.kind == TokenizerKind::Gpt2Bpe ? "gpt2_bpe"
-                                                        : "wordpiece";
-  if (t.kind != TokenizerKind::Gpt2Bpe && !t.merges.empty())
-    fail(origin, std::string("tokenizer.merges belongs to type \"gpt2_bpe\", not \"") + kind +
+  const bool json_kind = is_tokenizer_json_kind(t.kind);
+  const bool hf = t.kind == TokenizerKind::Gpt2Bpe || t.kind == TokenizerKind::WordPiece ||
+                  json_kind;
+  const std::string kind_string = enum_name(t.kind, kTokenizerKinds, "tokenizer kind");
+  const char* kind = kind_string.c_str();
+  if (t.kind != TokenizerKind::Gpt2Bpe && !json_kind && !t.merges.empty())
+    fail(origin, std::string("tokenizer.merges belongs to the BPE types (\"gpt2_bpe\", "
+                             "\"byte_level_bpe\", \"sentencepiece_bpe\"), not \"") + kind +
                      "\"; remove it");
+  if (!json_kind && (!t.added_tokens.empty() || !t.bos.empty() || !t.eos.empty() ||
+                     t.byte_fallback || t.ignore_merges || t.nfc || t.metaspace_split ||
+                     t.space_prefix != SpacePrefix::None))
+    fail(origin, std::string("tokenizer.added_tokens, bos, eos, byte_fallback, ignore_merges, "
+                             "nfc, metaspace_split and space_prefix belong to the tokenizer.json "
+                             "types (\"byte_level_bpe\", \"sentencepiece_bpe\"), not \"") +
+                     kind + "\"; remove them");
+  if (t.kind == TokenizerKind::ByteLevelBpe &&
+      (t.byte_fallback || t.metaspace_split || t.space_prefix != SpacePrefix::None))
+    fail(origin, "tokenizer.byte_fallback, metaspace_split and space_prefix belong to type "
+                 "\"sentencepiece_bpe\"; a byte-level vocab has every byte");
+  if (t.kind == TokenizerKind::SentencePieceBpe && t.nfc)
+    fail(origin, "tokenizer.nfc belongs to type \"byte_level_bpe\", not \"sentencepiece_bpe\"");
   if (t.kind == TokenizerKind::WordPiece && t.max_chars_per_word < 1)
     fail(origin, "tokenizer.max_chars_per_word must be >= 1, got " +
                      std::to_string(t.max_chars_per_word));
@@ -270,6 +337,25 @@ void validate_tokenizer(const ModelConfig& c, const std::string& origin) {
       if (!seen.count(*special))
         fail(origin, "tokenizer special token " + quote(sanitize(*special)) +
                          " is not in the wordpiece vocab");
+  if (json_kind) {
+    // The tokenizer resolves these to ids; an entry missing from the vocab would be a token
+    // the model has no row for.
+    const auto require = [&](const std::string& token, const std::string& what) {
+      if (!seen.count(token))
+        fail(origin, what + " " + quote(sanitize(token)) + " is not in the " + kind + " vocab");
+    };
+    for (size_t i = 0; i < t.added_tokens.size(); ++i)
+      require(t.added_tokens[i].content, "tokenizer.added_tokens[" + std::to_string(i) + "]");
+    if (!t.bos.empty()) require(t.bos, "tokenizer.bos");
+    if (!t.eos.empty()) require(t.eos, "tokenizer.eos");
+    if (t.kind == TokenizerKind::SentencePieceBpe) {
+      if (!t.unk.empty()) require(t.unk, "tokenizer.unk");
+      if (t.unk.empty() && !t.byte_fallback)
+        fail(origin, "a sentencepiece_bpe tokenizer without byte_fallback needs tokenizer.unk "
+                     "(the token of characters missing from the vocab)");
+    }
+    return;
+  }
   if (t.kind != TokenizerKind::Gpt2Bpe && !seen.count(t.unk))
     fail(origin, "tokenizer.unk " + quote(sanitize(t.unk)) + " is not in the " + kind +
                      " vocab; add it to tokenizer.vocab or set tokenizer.unk to one of them");
@@ -440,7 +526,38 @@ std::string config_to_json(const ModelConfig& c) {
   tokenizer["vocab"] = c.tokenizer.vocab;
   tokenizer["unk"] = c.tokenizer.unk;
   tokenizer["lowercase"] = c.tokenizer.lowercase;
-  if (c.tokenizer.kind == TokenizerKind::Gpt2Bpe) tokenizer["merges"] = c.tokenizer.merges;
+  if (c.tokenizer.kind == TokenizerKind::Gpt2Bpe || is_tokenizer_json_kind(c.tokenizer.kind))
+    tokenizer["merges"] = c.tokenizer.merges;
+  if (c.tokenizer.kind == TokenizerKind::ByteLevelBpe) {
+    tokenizer["split_regex"] = enum_name(c.tokenizer.split_regex, kSplitRegexes, "split_regex");
+    tokenizer["nfc"] = c.tokenizer.nfc;
+  }
+  if (c.tokenizer.kind == TokenizerKind::SentencePieceBpe) {
+    tokenizer["space_prefix"] =
+        enum_name(c.tokenizer.space_prefix, kSpacePrefixes, "space_prefix");
+    tokenizer["metaspace_split"] = c.tokenizer.metaspace_split;
+    tokenizer["byte_fallback"] = c.tokenizer.byte_fallback;
+  }
+  if (is_tokenizer_json_kind(c.tokenizer.kind)) {
+    tokenizer["ignore_merges"] = c.tokenizer.ignore_merges;
+    OrderedJson added = OrderedJson::array();
+    for (const AddedToken& a : c.tokenizer.added_tokens) {
+      if (a == AddedToken{a.content}) {  // no flag set: the plain string
+        added.push_back(a.content);
+        continue;
+      }
+      OrderedJson o;
+      o["content"] = a.content;
+      o["lstrip"] = a.lstrip;
+      o["rstrip"] = a.rstrip;
+      o["single_word"] = a.single_word;
+      o["normalized"] = a.normalized;
+      added.push_back(std::move(o));
+    }
+    tokenizer["added_tokens"] = std::move(added);
+    tokenizer["bos"] = c.tokenizer.bos;
+    tokenizer["eos"] = c.tokenizer.eos;
+  }
   if (c.tokenizer.kind == TokenizerKind::WordPiece) {
     tokenizer["strip_accents"] = c.tokenizer.strip_accents;
     tokenizer["cls"] = c.tokenizer.cls;

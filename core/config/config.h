@@ -30,7 +30,32 @@ enum class OutputHead { Tied, Untied, None };
 // Gpt2Bpe and WordPiece are the tokenizers of Hugging Face checkpoints: their
 // vocab (and merges) come from the checkpoint's files (core/formats/hf/hf_tokenizer_files.h). Labels is
 // the "tokenizer" of an image classifier (ViT): no text input, its vocab names the classes.
-enum class TokenizerKind { Bytes, Chars, Words, Gpt2Bpe, WordPiece, Labels };
+// ByteLevelBpe (Llama 3, Qwen2) and SentencePieceBpe (Llama 2, Mistral, Gemma, Phi-3) are the
+// tokenizer.json pipelines of Llama-family checkpoints (core/tokenizers/hf_bpe_tokenizer.h).
+enum class TokenizerKind {
+  Bytes, Chars, Words, Gpt2Bpe, WordPiece, Labels, ByteLevelBpe, SentencePieceBpe
+};
+// byte_level_bpe: the pre-tokenisation regex of tokenizer.json's Split pre-tokenizer, each
+// implemented by hand (core/tokenizers/hf_pretokenize.h).
+enum class SplitRegex { Llama3, Qwen2, Gpt2 };
+// sentencepiece_bpe: where a "▁" is put in front of the text (spaces always become "▁").
+//   Prepend  normalizer Prepend("▁") (older files): before every piece of text between added
+//            tokens, even one that already starts with a space
+//   First    pre-tokenizer Metaspace, prepend_scheme "first": only before the text at offset 0,
+//            and not when it already starts with a space
+//   Always   Metaspace "always": before every piece not already starting with a space
+enum class SpacePrefix { None, Prepend, First, Always };
+
+// A token of tokenizer.json's added_tokens (<|begin_of_text|>, <s>, <|im_start|>): matched whole
+// in the text before BPE, longest first. The flags are those of the `tokenizers` library.
+struct AddedToken {
+  std::string content;
+  bool lstrip = false;       // also takes the whitespace before it
+  bool rstrip = false;       // also takes the whitespace after it
+  bool single_word = false;  // only where no word character touches it
+  bool normalized = false;   // matched in the normalized text, not the raw text
+  bool operator==(const AddedToken&) const = default;
+};
 
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::Bytes;
@@ -45,6 +70,17 @@ struct TokenizerConfig {
   std::string cls = "[CLS]";        // wordpiece: starts every sequence
   std::string sep = "[SEP]";        // wordpiece: ends each segment
   int64_t max_chars_per_word = 100;  // wordpiece: longer words become unk
+  // byte_level_bpe and sentencepiece_bpe (vocab: model.vocab and added_tokens by id; merges
+  // as for gpt2_bpe; unk: the unknown token of sentencepiece_bpe, "" for none)
+  SplitRegex split_regex = SplitRegex::Llama3;  // byte_level_bpe
+  bool nfc = false;                             // byte_level_bpe: normalizer NFC (Qwen2)
+  SpacePrefix space_prefix = SpacePrefix::None;  // sentencepiece_bpe
+  bool metaspace_split = false;  // sentencepiece_bpe: BPE each "▁word" apart (Metaspace split)
+  bool byte_fallback = false;    // sentencepiece_bpe: unknown characters as "<0x41>" byte tokens
+  bool ignore_merges = false;    // a piece that is itself in the vocab is that token (Llama 3)
+  std::vector<AddedToken> added_tokens;
+  std::string bos;  // prepended to every text ("" = none), e.g. "<s>", "<|begin_of_text|>"
+  std::string eos;  // appended to every text ("" = none)
 };
 
 struct ModelConfig {

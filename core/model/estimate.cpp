@@ -107,6 +107,8 @@ std::string describe_architecture(const ModelConfig& c) {
         : c.tokenizer.kind == TokenizerKind::Words ? "words"
         : c.tokenizer.kind == TokenizerKind::Gpt2Bpe ? "GPT-2 byte-level BPE"
         : c.tokenizer.kind == TokenizerKind::Labels  ? "class labels"
+        : c.tokenizer.kind == TokenizerKind::ByteLevelBpe ? "byte-level BPE (tokenizer.json)"
+        : c.tokenizer.kind == TokenizerKind::SentencePieceBpe ? "SentencePiece BPE (tokenizer.json)"
                                                      : "WordPiece")
     << "), max positions: " << c.max_positions << "\n";
   if (c.embeddings.token_types > 0 || c.embeddings.norm)

@@ -1,6 +1,7 @@
 #include "core/model/generate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -37,6 +38,22 @@ const std::map<char32_t, uint8_t>& unicode_to_byte() {
   return table;
 }
 
+// Decoded bytes as text; a token may end inside a character, whose bytes read U+FFFD.
+std::string valid_text(const std::string& bytes) {
+  std::string out;
+  for (size_t pos = 0; pos < bytes.size();) {
+    utf8::Decoded d = utf8::decode(bytes, pos);
+    if (d.length == 0) {
+      utf8::append(out, 0xFFFD);
+      ++pos;
+    } else {
+      out.append(bytes, pos, d.length);
+      pos += d.length;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Prediction> top_k(const Model& model, const Tensor& logits, int64_t position,
@@ -61,7 +78,42 @@ std::vector<Prediction> top_k(const Model& model, const Tensor& logits, int64_t 
 std::string decode_tokens(const Model& model, const std::vector<TokenInfo>& tokens) {
   const TokenizerConfig& tc = model.config().tokenizer;
   std::string out;
-  if (tc.kind != TokenizerKind::Gpt2Bpe) {
+  if (tc.kind == TokenizerKind::SentencePieceBpe) {
+    // "▁" stands for a space; "<0xE2>" byte-fallback tokens for their byte. The "▁" the
+    // tokenizer put in front of the text is dropped again, as the checkpoints' decoders do.
+    std::string bytes;
+    bool strip_prefix = tc.space_prefix != SpacePrefix::None;
+    for (const auto& t : tokens) {
+      if (t.id < 0 || size_t(t.id) >= tc.vocab.size()) continue;
+      const std::string& s = tc.vocab[size_t(t.id)];
+      const bool special = s == tc.bos || s == tc.eos ||
+                           std::any_of(tc.added_tokens.begin(), tc.added_tokens.end(),
+                                       [&](const AddedToken& a) { return a.content == s; });
+      if (special) {
+        bytes += s;
+        continue;
+      }
+      const size_t start = bytes.size();
+      if (tc.byte_fallback && s.size() == 6 && s.rfind("<0x", 0) == 0 && s[5] == '>' &&
+          std::isxdigit(static_cast<unsigned char>(s[3])) &&
+          std::isxdigit(static_cast<unsigned char>(s[4]))) {
+        bytes += char(std::stoi(s.substr(3, 2), nullptr, 16));
+        continue;
+      }
+      for (size_t pos = 0; pos < s.size(); ++pos) {
+        if (s.compare(pos, 3, "\xE2\x96\x81") == 0) {
+          bytes += ' ';
+          pos += 2;
+        } else {
+          bytes += s[pos];
+        }
+      }
+      if (strip_prefix && bytes.size() > start && bytes[start] == ' ') bytes.erase(start, 1);
+      strip_prefix = false;
+    }
+    return valid_text(bytes);
+  }
+  if (tc.kind != TokenizerKind::Gpt2Bpe && tc.kind != TokenizerKind::ByteLevelBpe) {
     for (const auto& t : tokens) out += t.label;
     return out;
   }
@@ -78,17 +130,7 @@ std::string decode_tokens(const Model& model, const std::vector<TokenInfo>& toke
       pos += d.length;
     }
   }
-  for (size_t pos = 0; pos < bytes.size();) {  // a token may end inside a character
-    utf8::Decoded d = utf8::decode(bytes, pos);
-    if (d.length == 0) {
-      utf8::append(out, 0xFFFD);
-      ++pos;
-    } else {
-      out.append(bytes, pos, d.length);
-      pos += d.length;
-    }
-  }
-  return out;
+  return valid_text(bytes);
 }
 
 GenerateResult generate(const Model& model, const std::string& prompt,

@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/hf_bpe_tokenizer.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
 #include "core/tokenizers/wordpiece_tokenizer.h"
@@ -143,6 +144,8 @@ const char* kind_name(TokenizerKind kind) {
     case TokenizerKind::Gpt2Bpe: return "gpt2_bpe";
     case TokenizerKind::WordPiece: return "wordpiece";
     case TokenizerKind::Labels: return "labels";
+    case TokenizerKind::ByteLevelBpe: return "byte_level_bpe";
+    case TokenizerKind::SentencePieceBpe: return "sentencepiece_bpe";
   }
   return "?";
 }
@@ -365,6 +368,8 @@ std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerConfig& config) {
     case TokenizerKind::Gpt2Bpe: return std::make_unique<Gpt2BpeTokenizer>(config);
     case TokenizerKind::WordPiece: return std::make_unique<WordPieceTokenizer>(config);
     case TokenizerKind::Labels: return std::make_unique<LabelsTokenizer>(config);
+    case TokenizerKind::ByteLevelBpe:
+    case TokenizerKind::SentencePieceBpe: return std::make_unique<HfBpeTokenizer>(config);
   }
   throw AtlasError("tokenizer: unknown tokenizer kind " +
                    std::to_string(static_cast<int>(config.kind)));

@@ -220,7 +220,7 @@ TEST_CASE("GPT-2 tokenizer files: missing and malformed files are named", "[bpe]
   dir.write("vocab.json", R"({"a": 0, "b": 2})");
   CHECK_THROWS_WITH(read_hf_tokenizer(d, "gpt2", "{}"),
                     Catch::Contains("vocab.json") && Catch::Contains("without gaps"));
-  CHECK_THROWS_WITH(read_hf_tokenizer(d, "llama", "{}"), Catch::Contains("model_type \"llama\""));
+  CHECK_THROWS_WITH(read_hf_tokenizer(d, "t5", "{}"), Catch::Contains("model_type \"t5\""));
 }
 
 TEST_CASE("GPT-2 tokenizer.json is read when present", "[bpe]") {

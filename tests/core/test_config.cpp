@@ -382,7 +382,8 @@ TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
   CHECK_THAT(error_of(R"({"output": "shared"})"), Contains("\"tied\", \"untied\", \"none\""));
   CHECK_THAT(error_of(R"({"tokenizer": {"type": "bpe"}})"),
              Contains("tokenizer.type must be one of \"bytes\", \"chars\", \"words\", "
-                      "\"gpt2_bpe\", \"wordpiece\", \"labels\"; got \"bpe\""));
+                      "\"gpt2_bpe\", \"wordpiece\", \"labels\", \"byte_level_bpe\", "
+                      "\"sentencepiece_bpe\"; got \"bpe\""));
   // Enum names are case-sensitive, as written in docs/model-format.md.
   CHECK_THAT(error_of(R"({"norm": "LayerNorm"})"), Contains("got \"LayerNorm\""));
 }

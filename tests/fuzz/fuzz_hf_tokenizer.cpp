@@ -1,7 +1,8 @@
 // libFuzzer target: the Hugging Face tokenizer files a user's checkpoint directory brings
 // (core/formats/hf/hf_tokenizer_files.cpp): vocab.json + merges.txt (GPT-2), vocab.txt +
-// tokenizer_config.json (BERT), tokenizer.json, checked against config.json's vocab_size.
-// Input layout: byte 0 picks the model type (gpt2, bert, distilbert); the rest is split at
+// tokenizer_config.json (BERT), tokenizer.json (also the Llama-family pipelines, read by
+// core/formats/hf/hf_llama_tokenizer.cpp), checked against config.json's vocab_size.
+// Input layout: byte 0 picks the model type (gpt2, bert, distilbert, llama, qwen2); the rest is split at
 // "\x00\x00" into the files' texts in the order below; a missing or empty part means the file
 // is absent. Each accepted directory must give a tokenizer whose ids stay inside its vocab on
 // a fixed text and on the input itself; the only acceptable failure is AtlasError (a message
@@ -70,8 +71,8 @@ void check_ids(const atlas::Tokenizer& tok, const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  const char* types[] = {"gpt2", "bert", "distilbert"};
-  const std::string model_type = types[data[0] % 3];
+  const char* types[] = {"gpt2", "bert", "distilbert", "llama", "qwen2"};
+  const std::string model_type = types[data[0] % 5];
   const std::vector<std::string> parts = split_parts(std::string(reinterpret_cast<const char*>(data + 1), size - 1));
   const fs::path& dir = scratch_dir();
   for (size_t i = 0; i < 6; ++i) {

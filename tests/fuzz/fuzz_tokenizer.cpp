@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/hf_pretokenize.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/tokenizer.h"
 
@@ -150,6 +151,33 @@ atlas::TokenizerConfig wordpiece_config() {
   return c;
 }
 
+// The same vocab as a Llama 3 style byte_level_bpe (tokenizer.json pipeline), "<|endoftext|>"
+// an added token.
+atlas::TokenizerConfig byte_level_config() {
+  atlas::TokenizerConfig c = bpe_config();
+  c.kind = atlas::TokenizerKind::ByteLevelBpe;
+  c.split_regex = atlas::SplitRegex::Llama3;
+  c.unk = "";
+  c.added_tokens = {atlas::AddedToken{"<|endoftext|>"}};
+  return c;
+}
+
+// A Llama 2 style sentencepiece_bpe: "▁" prefix, byte fallback for everything not in the vocab.
+atlas::TokenizerConfig sentencepiece_config() {
+  atlas::TokenizerConfig c;
+  c.kind = atlas::TokenizerKind::SentencePieceBpe;
+  c.vocab = {"<unk>", "<s>", "\xE2\x96\x81", "a", "b", "ab", "\xE2\x96\x81" "ab"};
+  const char* hex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) c.vocab.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+  c.merges = {"a b", "\xE2\x96\x81 ab"};
+  c.unk = "<unk>";
+  c.byte_fallback = true;
+  c.space_prefix = atlas::SpacePrefix::Prepend;
+  c.added_tokens = {atlas::AddedToken{"<s>"}};
+  c.bos = "<s>";
+  return c;
+}
+
 struct Tokenizers {
   std::unique_ptr<atlas::Tokenizer> bytes = atlas::make_tokenizer(atlas::TokenizerConfig{});
   std::unique_ptr<atlas::Tokenizer> chars = atlas::make_tokenizer(
@@ -161,6 +189,8 @@ struct Tokenizers {
              {"<unk>", "a", "the", "caf\xC3\xA9", "\xE2\x82\xAC", "<0xFF>"}, true));
   std::unique_ptr<atlas::Tokenizer> bpe = atlas::make_tokenizer(bpe_config());
   std::unique_ptr<atlas::Tokenizer> wordpiece = atlas::make_tokenizer(wordpiece_config());
+  std::unique_ptr<atlas::Tokenizer> byte_level = atlas::make_tokenizer(byte_level_config());
+  std::unique_ptr<atlas::Tokenizer> sentencepiece = atlas::make_tokenizer(sentencepiece_config());
 };
 
 }  // namespace
@@ -225,6 +255,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       end = e;
     }
     require(end == size, "pre-tokens cover the input");
+  }
+
+  // Byte-level BPE of tokenizer.json: refuses exactly the invalid input; otherwise the tokens'
+  // bytes spell the input, and the Llama 3 / Qwen2 pieces tile it.
+  std::vector<atlas::TokenInfo> byte_level;
+  require(encode_checked(*toks.byte_level, text, byte_level) == valid,
+          "byte_level_bpe refuses iff invalid");
+  if (valid) {
+    check_labels(*toks.byte_level, byte_level);
+    std::string spelled;
+    for (const atlas::TokenInfo& t : byte_level) spelled += bpe_bytes()[t.id];
+    require(spelled == text, "byte_level_bpe: the tokens spell the input");
+    for (const bool single_digits : {false, true}) {
+      size_t end = 0;
+      for (const auto& [b, e] : atlas::llama3_pretokenize(text, single_digits)) {
+        require(b == end && e > b, "llama3 pre-tokens tile the input");
+        end = e;
+      }
+      require(end == size, "llama3 pre-tokens cover the input");
+    }
+  }
+  // SentencePiece-style BPE with byte fallback: refuses exactly the invalid input; <s> first,
+  // every id inside the vocab.
+  std::vector<atlas::TokenInfo> spm;
+  require(encode_checked(*toks.sentencepiece, text, spm) == valid,
+          "sentencepiece_bpe refuses iff invalid");
+  if (valid) {
+    require(!spm.empty() && spm.front().id == 1, "sentencepiece_bpe: <s> first");
+    check_labels(*toks.sentencepiece, spm);
   }
 
   // WordPiece: refuses exactly the invalid input; [CLS] first, [SEP] last.

@@ -10,16 +10,14 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/formats/hf/hf_tokenizer_json.h"
 #include "core/formats/input_file.h"
 #include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
 
 namespace atlas {
-namespace {
-
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
+namespace hf_tokenizer {
 
 [[noreturn]] void fail(const fs::path& file, const std::string& problem) {
   throw AtlasError(file.string() + ": " + problem);
@@ -31,7 +29,6 @@ std::string read_text(const fs::path& file, const std::string& why) {
   return read_input_file(file.string(), InputKind::TokenizerFile);
 }
 
-// Files written by Python: a repeated key keeps the last, as json.load does.
 Json parse_json(const fs::path& file, const std::string& text) {
   try {
     return parse_json_text(text, "", JsonLimits{128, false});
@@ -42,7 +39,7 @@ Json parse_json(const fs::path& file, const std::string& text) {
 
 // Lines without their "\n" (and a "\r" before it); the empty piece after a final newline is
 // not a line.
-std::vector<std::string> split_lines(const std::string& text) {
+static std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < text.size()) {
@@ -56,7 +53,6 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-// token -> id object (vocab.json, tokenizer.json model.vocab) -> tokens by id, ids 0..N-1.
 std::vector<std::string> vocab_from_object(const fs::path& file, const Json& object,
                                            const std::string& where) {
   if (!object.is_object())
@@ -80,7 +76,6 @@ std::vector<std::string> vocab_from_object(const fs::path& file, const Json& obj
   return vocab;
 }
 
-// Checks merge rules against the vocab; `line_of(i)` names the rule in messages.
 void check_merges(const fs::path& file, const std::vector<std::string>& merges,
                   const std::vector<std::string>& vocab,
                   const std::function<std::string(size_t)>& line_of) {
@@ -106,12 +101,18 @@ void check_merges(const fs::path& file, const std::vector<std::string>& merges,
   }
 }
 
-std::string token_text(const Json& v) {  // "[UNK]" or an AddedToken {"content": "[UNK]", ...}
+std::string token_text(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object() && v.contains("content") && v["content"].is_string())
     return v["content"].get<std::string>();
   return {};
 }
+
+}  // namespace hf_tokenizer
+
+namespace {
+
+using namespace hf_tokenizer;
 
 bool is_family(const std::string& model_type, const char* a, const char* b = nullptr) {
   return model_type == a || (b && model_type == b);
@@ -265,15 +266,20 @@ TokenizerConfig read_bert_files(const fs::path& dir, const std::string& model_ty
 TokenizerConfig read_hf_tokenizer(const std::string& dir_name, const std::string& model_type,
                                   const std::string& hf_config_json) {
   const fs::path dir(dir_name);
-  if (!is_family(model_type, "gpt2") && !is_family(model_type, "bert", "distilbert"))
+  const bool llama_family = is_family(model_type, "llama", "mistral") ||
+                            is_family(model_type, "qwen2", "gemma") || is_family(model_type, "phi3");
+  if (!is_family(model_type, "gpt2") && !is_family(model_type, "bert", "distilbert") &&
+      !llama_family)
     throw AtlasError(dir_name + ": no tokenizer for model_type \"" + model_type +
-                     "\" (supported: gpt2, bert, distilbert)");
+                     "\" (supported: gpt2, bert, distilbert, llama, mistral, qwen2, gemma, "
+                     "phi3)");
   const fs::path json_file = dir / "tokenizer.json";
   std::error_code ec;
-  const bool single_file = fs::is_regular_file(json_file, ec);
+  const bool single_file = fs::is_regular_file(json_file, ec) || llama_family;
   TokenizerConfig c;
   try {
-    c = single_file ? read_tokenizer_json(json_file, model_type)
+    c = llama_family ? read_llama_family_tokenizer(dir, model_type)
+        : single_file ? read_tokenizer_json(json_file, model_type)
         : model_type == "gpt2" ? read_gpt2_files(dir)
                                : read_bert_files(dir, model_type);
   } catch (const Json::exception& e) {  // a value of the wrong JSON type, e.g. "type": {}

@@ -5,6 +5,9 @@
 //   bert, distilbert    vocab.txt (one token a line, id = line number), with do_lower_case /
 //                       strip_accents from tokenizer_config.json when present (default:
 //                       lower-case, accents stripped when lower-casing, as transformers does)
+//   llama, mistral,     tokenizer.json only (+ tokenizer_config.json for add_bos_token), as
+//   qwen2, gemma, phi3  byte_level_bpe (Llama 3, Qwen2) or sentencepiece_bpe (Llama 2,
+//                       Mistral, Gemma, Phi-3): core/formats/hf/hf_llama_tokenizer.cpp
 // When the directory has tokenizer.json (the `tokenizers` library's single file) it is read
 // instead, because it is what transformers itself prefers.
 // Throws AtlasError naming the missing or malformed file and the problem.
@@ -14,7 +17,7 @@
 
 namespace atlas {
 
-// `model_type` is config.json's "model_type" ("gpt2", "bert", "distilbert");
+// `model_type` is config.json's "model_type" ("gpt2", "bert", "llama", ...);
 // `hf_config_json` is the text of config.json (its vocab_size is checked against the vocab).
 TokenizerConfig read_hf_tokenizer(const std::string& dir, const std::string& model_type,
                                   const std::string& hf_config_json);

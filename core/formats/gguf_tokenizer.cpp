@@ -1,0 +1,146 @@
+// tokenizer.ggml.* metadata into a TokenizerConfig. Token types (llama.cpp's llama_token_type):
+// 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
+#include "core/formats/gguf_tokenizer.h"
+
+#include <algorithm>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/tensor/error.h"
+#include "core/tokenizers/utf8.h"
+
+namespace atlas {
+namespace {
+
+constexpr int64_t kControl = 3, kUserDefined = 4, kByte = 6;
+
+std::string show(const std::string& s) { return "\"" + (utf8::is_valid(s) ? s : "?") + "\""; }
+
+}  // namespace
+
+std::vector<std::string> merges_from_scores(const std::vector<std::string>& tokens,
+                                            const std::vector<double>& scores) {
+  std::unordered_map<std::string_view, int64_t> ids;
+  ids.reserve(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) ids.emplace(tokens[i], int64_t(i));
+  struct Rule {
+    double score;
+    int64_t left, right;
+  };
+  std::vector<Rule> rules;
+  std::vector<Rule> local;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const std::string& token = tokens[t];
+    local.clear();
+    // Split points at character boundaries only: a piece is whole characters.
+    for (size_t at = utf8::decode(token, 0).length; at > 0 && at < token.size();
+         at += std::max<size_t>(1, utf8::decode(token, at).length)) {
+      const auto l = ids.find(std::string_view(token).substr(0, at));
+      const auto r = ids.find(std::string_view(token).substr(at));
+      if (l != ids.end() && r != ids.end()) local.push_back({scores[t], l->second, r->second});
+    }
+    std::sort(local.begin(), local.end(), [](const Rule& a, const Rule& b) {
+      return std::tie(a.left, a.right) < std::tie(b.left, b.right);
+    });
+    rules.insert(rules.end(), local.begin(), local.end());
+  }
+  std::stable_sort(rules.begin(), rules.end(),
+                   [](const Rule& a, const Rule& b) { return a.score > b.score; });
+  std::vector<std::string> merges;
+  merges.reserve(rules.size());
+  for (const Rule& r : rules) merges.push_back(tokens[size_t(r.left)] + " " + tokens[size_t(r.right)]);
+  return merges;
+}
+
+TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
+  const std::string& origin = file.origin();
+  const auto fail = [&](const std::string& problem) -> void {
+    throw AtlasError(origin + ": " + problem);
+  };
+  if (!file.has("tokenizer.ggml.model"))
+    fail("no tokenizer.ggml.model: the file carries no tokenizer");
+  const std::string model = file.get_string("tokenizer.ggml.model");
+  if (model != "llama" && model != "gpt2")
+    fail("tokenizer.ggml.model " + show(model) +
+         " is not supported (supported: \"llama\" (SentencePiece BPE), \"gpt2\" (byte-level "
+         "BPE))");
+  TokenizerConfig c;
+  c.vocab = file.get_string_array("tokenizer.ggml.tokens");
+  const size_t n = c.vocab.size();
+  if (n == 0) fail("tokenizer.ggml.tokens is empty");
+  std::vector<int64_t> types(n, 1);
+  if (file.has("tokenizer.ggml.token_type")) {
+    types = file.get_int_array("tokenizer.ggml.token_type");
+    if (types.size() != n)
+      fail("tokenizer.ggml.token_type has " + std::to_string(types.size()) +
+           " entries but tokenizer.ggml.tokens has " + std::to_string(n));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (c.vocab[i].empty() || !utf8::is_valid(c.vocab[i]))
+      fail("tokenizer.ggml.tokens[" + std::to_string(i) + "] is empty or not valid UTF-8");
+    // Control and user-defined tokens are matched whole in the text, as the added tokens of
+    // tokenizer.json are.
+    if (types[i] == kControl || types[i] == kUserDefined)
+      c.added_tokens.push_back(AddedToken{c.vocab[i]});
+  }
+  const auto token_of = [&](const char* key) -> std::string {
+    const int64_t id = file.get_int(key);
+    if (id < 0 || size_t(id) >= n)
+      fail(std::string(key) + " " + std::to_string(id) + " is outside the " + std::to_string(n) +
+           " tokens");
+    return c.vocab[size_t(id)];
+  };
+
+  if (model == "llama") {
+    c.kind = TokenizerKind::SentencePieceBpe;
+    const std::vector<double> scores = file.get_float_array("tokenizer.ggml.scores");
+    if (scores.size() != n)
+      fail("tokenizer.ggml.scores has " + std::to_string(scores.size()) +
+           " entries but tokenizer.ggml.tokens has " + std::to_string(n));
+    c.merges = merges_from_scores(c.vocab, scores);
+    c.byte_fallback = std::find(types.begin(), types.end(), kByte) != types.end();
+    c.unk = file.has("tokenizer.ggml.unknown_token_id") ? token_of("tokenizer.ggml.unknown_token_id")
+                                                       : "";
+    // llama.cpp puts a space before the text and after every special token: the older
+    // tokenizer.json files' Prepend.
+    const bool space = !file.has("tokenizer.ggml.add_space_prefix") ||
+                       file.get_bool("tokenizer.ggml.add_space_prefix");
+    c.space_prefix = space ? SpacePrefix::Prepend : SpacePrefix::None;
+    if (c.unk.empty() && !c.byte_fallback)
+      fail("a \"llama\" tokenizer with neither byte tokens nor tokenizer.ggml.unknown_token_id "
+           "cannot encode a character missing from its vocab");
+  } else {
+    c.kind = TokenizerKind::ByteLevelBpe;
+    c.merges = file.get_string_array("tokenizer.ggml.merges");
+    const std::string pre = file.get_string_or("tokenizer.ggml.pre", "");
+    if (pre == "llama-bpe" || pre == "llama3") {
+      c.split_regex = SplitRegex::Llama3;
+      c.ignore_merges = true;  // as llama.cpp (and Llama 3's tokenizer.json) do
+    } else if (pre == "qwen2") {
+      c.split_regex = SplitRegex::Qwen2;
+      c.nfc = true;  // Qwen2's tokenizer.json normalizes to NFC
+    } else if (pre == "gpt-2") {
+      c.split_regex = SplitRegex::Gpt2;
+    } else {
+      fail("tokenizer.ggml.pre " + show(pre) +
+           " is not supported (supported: \"llama-bpe\", \"qwen2\", \"gpt-2\")");
+    }
+    c.unk = "";
+  }
+  // BOS/EOS: llama.cpp adds the BOS by default for "llama" vocabularies only.
+  const bool add_bos = file.has("tokenizer.ggml.add_bos_token")
+                           ? file.get_bool("tokenizer.ggml.add_bos_token")
+                           : model == "llama";
+  const bool add_eos = file.has("tokenizer.ggml.add_eos_token") &&
+                       file.get_bool("tokenizer.ggml.add_eos_token");
+  for (const auto& [add, key, slot] : {std::tuple{add_bos, "tokenizer.ggml.bos_token_id", &c.bos},
+                                       std::tuple{add_eos, "tokenizer.ggml.eos_token_id", &c.eos}}) {
+    if (!add) continue;
+    if (!file.has(key)) fail(std::string(key) + " is missing, but the file asks for the token");
+    *slot = token_of(key);
+  }
+  return c;
+}
+
+}  // namespace atlas
