@@ -9,6 +9,7 @@
 #include "core/formats/input_file.h"
 #include "core/formats/output_folder.h"
 #include "core/tensor/error.h"
+#include "core/formats/gguf_model.h"
 #include "core/formats/hf/hf_checkpoint.h"
 #include "core/model/presets.h"
 #include "core/formats/safetensors.h"
@@ -78,8 +79,9 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
   const fs::path path(spec);
   if (!fs::exists(path))
     throw AtlasError(spec + ": no such file or directory (a model is a directory, a "
-                     ".safetensors file or preset:NAME)");
+                     ".safetensors or .gguf file, preset:NAME or demo:NAME)");
   if (fs::is_directory(path)) return load_directory(path);
+  if (path.extension() == ".gguf") return load_gguf_model(spec);  // llama.cpp (gguf_model.h)
   if (path.extension() == ".bin" || path.extension() == ".pt" || path.extension() == ".pth")
     throw AtlasError(spec + ": PyTorch pickle files are not read, for safety; convert it to "
                      ".safetensors first");

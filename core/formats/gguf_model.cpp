@@ -1,0 +1,177 @@
+#include "core/formats/gguf_model.h"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "core/formats/gguf_tokenizer.h"
+#include "core/tensor/error.h"
+#include "core/variants/rotary/rope.h"
+
+namespace atlas {
+
+namespace {
+
+const char* const kArchitectures[] = {"llama", "qwen2", "gemma", "phi3"};
+
+[[noreturn]] void fail(const GgufFile& f, const std::string& message) {
+  throw AtlasError(f.origin() + ": " + message);
+}
+
+bool has_tensor(const GgufFile& f, const std::string& name) {
+  for (const GgufTensorInfo& t : f.tensors())
+    if (t.name == name) return true;
+  return false;
+}
+
+// llama.cpp's converter writes Llama 3.1's scaled frequencies as divisors per frequency
+// (rope_freqs.weight, w_i / f_i). They are the llama3 rule with Meta's constants (low 1,
+// high 4, original context 8192) and factor max_i f_i; anything else is refused rather than
+// approximated.
+void recognise_llama3_factors(const GgufFile& f, ModelConfig& c) {
+  const Tensor factors = f.read_tensor("rope_freqs.weight");
+  float factor = 1;
+  for (float v : factors.data) factor = std::max(factor, v);
+  ModelConfig plain = c;
+  plain.rope.scaling = RopeScaling::None;
+  ModelConfig scaled = c;
+  scaled.rope.scaling = RopeScaling::Llama3;
+  scaled.rope.factor = factor;
+  scaled.rope.original_max_positions = 8192;
+  scaled.rope.low_freq_factor = 1;
+  scaled.rope.high_freq_factor = 4;
+  const std::vector<float> w = rope_frequencies(plain, 1), w3 = rope_frequencies(scaled, 1);
+  bool same = factors.numel() == int64_t(w.size());
+  for (size_t i = 0; same && i < w.size(); ++i)
+    same = std::abs(double(w[i]) / factors.data[i] - w3[i]) <= 1e-4 * w[i];
+  if (!same)
+    fail(f, "rope_freqs.weight holds frequency factors that are not Llama 3's llama3 scaling "
+            "(low 1, high 4, context 8192); such files are not supported");
+  c.rope = scaled.rope;
+}
+
+}  // namespace
+
+ModelConfig gguf_model_config(const GgufFile& f, const GgufLoadOptions& options) {
+  const std::string arch = f.get_string("general.architecture");
+  bool known = false;
+  for (const char* a : kArchitectures) known = known || arch == a;
+  if (!known)
+    fail(f, "general.architecture \"" + arch + "\" is not supported (llama, qwen2, gemma, phi3)");
+  auto key = [&](const std::string& k) { return arch + "." + k; };
+  ModelConfig c;
+  c.name = f.get_string_or("general.name", std::filesystem::path(f.origin()).stem().string());
+  c.description = "GGUF " + arch + " model";
+  c.architecture = Architecture::Decoder;
+  c.d_model = f.get_int(key("embedding_length"));
+  c.n_layers = f.get_int(key("block_count"));
+  c.n_heads = f.get_int(key("attention.head_count"));
+  c.d_ff = f.get_int(key("feed_forward_length"));
+  c.max_positions = f.get_int_or(key("context_length"), 2048);
+  const GgufTensorInfo& embedding = f.tensor("token_embd.weight");
+  if (embedding.shape.size() != 2 || embedding.shape[1] != c.d_model)
+    fail(f, "token_embd.weight has shape " + shape_str(embedding.shape) + ", expected [vocab, " +
+                std::to_string(c.d_model) + "]");
+  c.vocab_size = embedding.shape[0];
+  if (c.n_heads < 1 || c.d_model % c.n_heads != 0)
+    fail(f, key("embedding_length") + " " + std::to_string(c.d_model) + " is not a multiple of " +
+                key("attention.head_count") + " " + std::to_string(c.n_heads));
+  const int64_t head_dim = f.get_int_or(key("attention.key_length"), c.d_head());
+  if (head_dim != c.d_head() || f.get_int_or(key("attention.value_length"), head_dim) != head_dim)
+    fail(f, key("attention.key_length") + " " + std::to_string(head_dim) +
+                " differs from embedding_length / head_count; such models are not supported");
+  const int64_t kv = f.get_int_or(key("attention.head_count_kv"), c.n_heads);
+  c.attention.kv_heads = kv == c.n_heads ? 0 : kv;
+
+  c.positional = Positional::Rotary;
+  c.rope.theta = static_cast<float>(f.get_float_or(key("rope.freq_base"), 10000.0));
+  const int64_t rotary = f.get_int_or(key("rope.dimension_count"), c.d_head());
+  c.rope.rotary_dims = rotary == c.d_head() ? 0 : rotary;
+  c.rope.pairing = arch == "llama" ? RopePairing::Adjacent : RopePairing::Half;
+  const std::string scaling = f.get_string_or(key("rope.scaling.type"), "none");
+  if (scaling == "linear") {
+    c.rope.scaling = RopeScaling::Linear;
+    c.rope.factor = static_cast<float>(f.get_float(key("rope.scaling.factor")));
+  } else if (scaling != "none") {
+    fail(f, key("rope.scaling.type") + " \"" + scaling + "\" is not supported (none, linear)");
+  }
+  if (f.has(key("attention.sliding_window")) && arch != "phi3")
+    c.attention.sliding_window = f.get_int(key("attention.sliding_window"));
+
+  c.norm = NormKind::RmsNorm;
+  c.norm_position = NormPosition::Pre;
+  c.norm_eps = static_cast<float>(f.get_float_or(key("attention.layer_norm_rms_epsilon"), 1e-5));
+  c.ffn.gated = true;
+  c.activation = arch == "gemma" ? FfnActivation::GeluTanh : FfnActivation::Silu;
+  c.scale_embedding = arch == "gemma";  // embeddings times sqrt(d)
+  c.attention_bias = has_tensor(f, "blk.0.attn_q.bias");
+  c.ffn_bias = false;
+  c.output = has_tensor(f, "output.weight") ? OutputHead::Untied : OutputHead::Tied;
+  if (has_tensor(f, "rope_freqs.weight")) recognise_llama3_factors(f, c);
+  if (options.tokenizer) c.tokenizer = tokenizer_from_gguf(f);
+  validate_config(c, f.origin());
+  return c;
+}
+
+Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
+  const GgufFile f = GgufFile::open(path);
+  ModelConfig c = gguf_model_config(f, options);
+  std::set<std::string> used = {"rope_freqs.weight"};
+  auto take = [&](const std::string& name) {
+    used.insert(name);
+    return f.read_tensor(name);  // names the file and the tensor when absent
+  };
+  auto rows = [](const Tensor& t, int64_t begin, int64_t end) {
+    Tensor r({end - begin, t.shape[1]});
+    std::copy(t.data.begin() + begin * t.shape[1], t.data.begin() + end * t.shape[1], r.data.begin());
+    return r;
+  };
+  const int64_t d = c.d_model, ff = c.d_ff, q = d, kv = c.kv_heads() * c.d_head();
+  ParamStore p;
+  p["embed.tokens"] = take("token_embd.weight");
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".", e = "decoder.layer" + std::to_string(i);
+    p[e + ".self_attn_norm.gamma"] = take(b + "attn_norm.weight");
+    if (has_tensor(f, b + "attn_qkv.weight")) {  // Phi-3: [q | k | v] rows
+      const Tensor qkv = take(b + "attn_qkv.weight");
+      if (qkv.shape.size() != 2 || qkv.shape[0] != q + 2 * kv)
+        fail(f, b + "attn_qkv.weight has shape " + shape_str(qkv.shape) + ", expected [" +
+                    std::to_string(q + 2 * kv) + ", " + std::to_string(d) + "]");
+      p[e + ".self_attn.wq"] = rows(qkv, 0, q);
+      p[e + ".self_attn.wk"] = rows(qkv, q, q + kv);
+      p[e + ".self_attn.wv"] = rows(qkv, q + kv, q + 2 * kv);
+      const Tensor up = take(b + "ffn_up.weight");  // Phi-3: [gate | up] rows
+      if (up.shape.size() != 2 || up.shape[0] != 2 * ff)
+        fail(f, b + "ffn_up.weight has shape " + shape_str(up.shape) + ", expected [" +
+                    std::to_string(2 * ff) + ", " + std::to_string(d) + "] (gate and up)");
+      p[e + ".ffn.w1"] = rows(up, 0, ff);
+      p[e + ".ffn.w3"] = rows(up, ff, 2 * ff);
+    } else {
+      p[e + ".self_attn.wq"] = take(b + "attn_q.weight");
+      p[e + ".self_attn.wk"] = take(b + "attn_k.weight");
+      p[e + ".self_attn.wv"] = take(b + "attn_v.weight");
+      p[e + ".ffn.w1"] = take(b + "ffn_gate.weight");
+      p[e + ".ffn.w3"] = take(b + "ffn_up.weight");
+    }
+    p[e + ".self_attn.wo"] = take(b + "attn_output.weight");
+    if (c.attention_bias) {
+      p[e + ".self_attn.bq"] = take(b + "attn_q.bias");
+      p[e + ".self_attn.bk"] = take(b + "attn_k.bias");
+      p[e + ".self_attn.bv"] = take(b + "attn_v.bias");
+      p[e + ".self_attn.bo"] = has_tensor(f, b + "attn_output.bias") ? take(b + "attn_output.bias")
+                                                                      : Tensor({d});  // Qwen2: none
+    }
+    p[e + ".ffn_norm.gamma"] = take(b + "ffn_norm.weight");
+    p[e + ".ffn.w2"] = take(b + "ffn_down.weight");
+  }
+  p["decoder.final_norm.gamma"] = take("output_norm.weight");
+  if (c.output == OutputHead::Untied) p["output.weight"] = take("output.weight");
+  for (const GgufTensorInfo& t : f.tensors())
+    if (!used.count(t.name))
+      fail(f, "unexpected tensor \"" + t.name + "\" for a " + f.get_string("general.architecture") +
+                  " model (this loader would ignore it, so the model would not be the file's)");
+  check_params(c, p, f.origin());  // every shape against the config, naming the tensor
+  return Model(std::move(c), std::move(p));
+}
+
+}  // namespace atlas

@@ -1,0 +1,31 @@
+#pragma once
+// llama.cpp GGUF files as engine models: the architecture metadata mapped to a ModelConfig and
+// the tensors (dequantized to float32 by core/formats/gguf.h) renamed to the engine's names, so
+// every view, the dump and the Vulkan backend work on them as on any model.
+//   general.architecture "llama" (Llama 1-3, Mistral, TinyLlama, SmolLM), "qwen2", "gemma",
+//   "phi3"
+// llama.cpp's converter permutes the q and k rows of "llama" so that adjacent dimensions
+// (2i, 2i + 1) rotate together; the engine then rotates with pairing "adjacent", which gives
+// the same scores as Hugging Face's rotate_half on the original rows (REFERENCES.md). The other
+// architectures keep rotate_half ("half"). Gemma's norms are stored with the 1 already added.
+// Llama 3.1's frequency factors (rope_freqs.weight) are recognised as llama3 scaling or refused.
+#include <string>
+
+#include "core/config/config.h"
+#include "core/formats/gguf.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+
+namespace atlas {
+
+struct GgufLoadOptions {
+  bool tokenizer = true;  // false: keep the bytes tokenizer (tests give ids directly)
+};
+
+// The engine config the file's metadata describes (no tensor data is read). Every error names
+// the file and the key.
+ModelConfig gguf_model_config(const GgufFile& file, const GgufLoadOptions& options = {});
+// Config plus every tensor, dequantized and renamed; unknown or missing tensors are errors.
+Model load_gguf_model(const std::string& path, const GgufLoadOptions& options = {});
+
+}  // namespace atlas

@@ -1,0 +1,399 @@
+// GGUF files (llama.cpp's layout: token_embd, blk.N.attn_q / attn_k / attn_v / attn_output,
+// ffn_gate / ffn_up / ffn_down, attn_norm / ffn_norm, output_norm, output; ne[0] fastest)
+// written byte by byte (tests/core/gguf_test_util.h) and loaded as engine models, against a
+// naive double-precision decoder in llama.cpp's formulation written here: for "llama" the
+// rotation pairs adjacent dimensions of the file's (permuted) q and k rows, for "qwen2" and
+// "gemma" it pairs i with i + d_head / 2. Weights are F32, F16 and Q8_0 (quantized here by hand,
+// the oracle using the values d * q the file holds). Also: Llama 3.1's rope_freqs factors,
+// and bad files.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/formats/gguf_model.h"
+#include "core/formats/model_io.h"
+#include "core/model/model.h"
+#include "core/tensor/error.h"
+#include "tests/core/gguf_test_util.h"
+#include "tests/core/hf_test_util.h"
+
+using namespace atlas;
+using namespace gguf_test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using Mat = std::vector<std::vector<double>>;
+
+struct Arch {
+  std::string name = "llama";
+  int64_t vocab = 260, d = 32, layers = 2, heads = 4, kv_heads = 2, ff = 24;  // Q8_0 rows: 32
+  double theta = 10000, eps = 1e-5;
+  bool tied = false, biases = false, gemma = false, quantized = true;
+  std::vector<float> rope_freqs;  // Llama 3.1 factors, empty: none
+  int64_t dh() const { return d / heads; }
+};
+
+// A weight: engine-order [rows, cols] values, exactly as the file will hold them.
+struct Weight {
+  int64_t rows, cols;
+  std::vector<double> v;
+  uint32_t type;
+  Bytes bytes;
+};
+
+float half_to_float(uint16_t h) {  // normal numbers and zero (all this test writes)
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  uint32_t bits = sign;
+  if (exp != 0) bits |= ((exp - 15 + 127) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Q8_0 by hand: per 32 values d = max|x| / 127 (stored as f16), q = round(x / d).
+Weight q8_weight(int64_t rows, int64_t cols, uint32_t seed) {
+  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, 3.0f);
+  Weight w{rows, cols, {}, T_Q8_0, {}};
+  for (size_t b = 0; b < t.data.size(); b += 32) {
+    float amax = 0;
+    for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::abs(t.data[i]));
+    const uint16_t dh = hf_test::to_f16(amax / 127.0f);
+    const float d = half_to_float(dh);
+    put(w.bytes, dh, 2);
+    for (size_t i = b; i < b + 32; ++i) {
+      const int q = d == 0 ? 0 : int(std::lround(t.data[i] / d));
+      put(w.bytes, uint8_t(int8_t(q)), 1);
+      w.v.push_back(double(d) * q);
+    }
+  }
+  return w;
+}
+
+Weight f32_weight(int64_t rows, int64_t cols, uint32_t seed, float scale = 1.0f, float offset = 0.0f) {
+  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, scale);
+  Weight w{rows, cols, {}, T_F32, {}};
+  for (float v : t.data) {
+    put_f32(w.bytes, v + offset);
+    w.v.push_back(double(v + offset));
+  }
+  return w;
+}
+
+Weight f16_weight(int64_t rows, int64_t cols, uint32_t seed) {
+  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, 4.0f);
+  Weight w{rows, cols, {}, T_F16, {}};
+  for (float v : t.data) {
+    put(w.bytes, hf_test::to_f16(v), 2);
+    w.v.push_back(double(v));
+  }
+  return w;
+}
+
+struct File {
+  Writer writer;
+  std::map<std::string, Weight> w;
+};
+
+File make_file(const Arch& a) {
+  File f;
+  const std::string k = a.name + ".";
+  f.writer.kv("general.architecture", str(a.name))
+      .kv(k + "embedding_length", u32(uint32_t(a.d)))
+      .kv(k + "block_count", u32(uint32_t(a.layers)))
+      .kv(k + "attention.head_count", u32(uint32_t(a.heads)))
+      .kv(k + "attention.head_count_kv", u32(uint32_t(a.kv_heads)))
+      .kv(k + "feed_forward_length", u32(uint32_t(a.ff)))
+      .kv(k + "context_length", u32(64))
+      .kv(k + "rope.freq_base", f32(float(a.theta)))
+      .kv(k + "attention.layer_norm_rms_epsilon", f32(float(a.eps)));
+  uint32_t seed = 1;
+  auto add = [&](const std::string& name, Weight w) {
+    // A matrix [rows, cols] is ne = {cols, rows}; a vector [n] is ne = {n}.
+    std::vector<uint64_t> ne = w.rows == 1 ? std::vector<uint64_t>{uint64_t(w.cols)}
+                                           : std::vector<uint64_t>{uint64_t(w.cols), uint64_t(w.rows)};
+    f.writer.tensor(name, ne, w.type, w.bytes);
+    f.w[name] = std::move(w);
+  };
+  auto matrix = [&](int64_t r, int64_t c) { return a.quantized ? q8_weight(r, c, seed++) : f32_weight(r, c, seed++, 3.0f); };
+  const int64_t q = a.heads * a.dh(), kv = a.kv_heads * a.dh();
+  add("token_embd.weight", f16_weight(a.vocab, a.d, seed++));
+  for (int64_t i = 0; i < a.layers; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    add(b + "attn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
+    add(b + "attn_q.weight", matrix(q, a.d));
+    add(b + "attn_k.weight", matrix(kv, a.d));
+    add(b + "attn_v.weight", matrix(kv, a.d));
+    if (a.biases) {
+      add(b + "attn_q.bias", f32_weight(1, q, seed++));
+      add(b + "attn_k.bias", f32_weight(1, kv, seed++));
+      add(b + "attn_v.bias", f32_weight(1, kv, seed++));
+    }
+    add(b + "attn_output.weight", matrix(a.d, q));
+    add(b + "ffn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
+    add(b + "ffn_gate.weight", matrix(a.ff, a.d));
+    add(b + "ffn_up.weight", matrix(a.ff, a.d));
+    add(b + "ffn_down.weight", a.quantized ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
+  }
+  add("output_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
+  if (!a.tied) add("output.weight", f32_weight(a.vocab, a.d, seed++));
+  if (!a.rope_freqs.empty()) {
+    Weight r{1, int64_t(a.rope_freqs.size()), {}, T_F32, {}};
+    for (float v : a.rope_freqs) put_f32(r.bytes, v);
+    f.writer.tensor("rope_freqs.weight", {a.rope_freqs.size()}, T_F32, r.bytes);
+  }
+  return f;
+}
+
+// ---- the naive decoder (llama.cpp's formulation) --------------------------------------------
+
+Mat mul_t(const Mat& x, const Weight& w, const Weight* b = nullptr) {
+  Mat y(x.size(), std::vector<double>(size_t(w.rows)));
+  for (size_t i = 0; i < x.size(); ++i)
+    for (int64_t o = 0; o < w.rows; ++o) {
+      double s = b ? b->v[size_t(o)] : 0;
+      for (int64_t c = 0; c < w.cols; ++c) s += x[i][size_t(c)] * w.v[size_t(o * w.cols + c)];
+      y[i][size_t(o)] = s;
+    }
+  return y;
+}
+
+Mat rms(const Mat& x, const Weight& g, double eps) {
+  Mat y = x;
+  for (auto& row : y) {
+    double ms = 0;
+    for (double v : row) ms += v * v;
+    ms /= double(row.size());
+    for (size_t k = 0; k < row.size(); ++k) row[k] = row[k] / std::sqrt(ms + eps) * g.v[k];
+  }
+  return y;
+}
+
+// ggml_rope: mode NORM rotates (x[2i], x[2i+1]); mode NEOX rotates (x[i], x[i + n/2]); the
+// angle is p * theta^(-2i/n) / factor_i.
+void rope(Mat& x, int64_t heads, const Arch& a) {
+  const int64_t n = a.dh();
+  const bool neox = a.name != "llama";
+  for (size_t p = 0; p < x.size(); ++p)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < n / 2; ++i) {
+        double angle = double(p) * std::pow(a.theta, -2.0 * double(i) / double(n));
+        if (!a.rope_freqs.empty()) angle /= a.rope_freqs[size_t(i)];
+        const size_t x0 = size_t(h * n + (neox ? i : 2 * i)), x1 = size_t(h * n + (neox ? i + n / 2 : 2 * i + 1));
+        const double u = x[p][x0], v = x[p][x1];
+        x[p][x0] = u * std::cos(angle) - v * std::sin(angle);
+        x[p][x1] = u * std::sin(angle) + v * std::cos(angle);
+      }
+}
+
+struct Naive {
+  Mat logits;
+  std::vector<std::vector<Mat>> attn;
+};
+
+Naive naive(const Arch& a, const std::map<std::string, Weight>& w, const std::vector<int>& ids) {
+  auto W = [&](const std::string& n) -> const Weight& { return w.at(n); };
+  const int64_t L = int64_t(ids.size()), dh = a.dh();
+  Mat x(size_t(L), std::vector<double>(size_t(a.d)));
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t k = 0; k < a.d; ++k)
+      x[size_t(i)][size_t(k)] = W("token_embd.weight").v[size_t(ids[size_t(i)] * a.d + k)] *
+                                (a.gemma ? std::sqrt(float(a.d)) : 1.0);
+  Naive out;
+  for (int64_t l = 0; l < a.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    const Mat n = rms(x, W(b + "attn_norm.weight"), a.eps);
+    Mat Q = mul_t(n, W(b + "attn_q.weight"), a.biases ? &W(b + "attn_q.bias") : nullptr);
+    Mat K = mul_t(n, W(b + "attn_k.weight"), a.biases ? &W(b + "attn_k.bias") : nullptr);
+    const Mat V = mul_t(n, W(b + "attn_v.weight"), a.biases ? &W(b + "attn_v.bias") : nullptr);
+    rope(Q, a.heads, a);
+    rope(K, a.kv_heads, a);
+    Mat o(size_t(L), std::vector<double>(size_t(a.heads * dh)));
+    std::vector<Mat> maps;
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const int64_t g = h / (a.heads / a.kv_heads);
+      Mat p(size_t(L), std::vector<double>(size_t(L), 0.0));
+      for (int64_t i = 0; i < L; ++i) {
+        std::vector<double> s(size_t(i + 1));
+        double mx = -INFINITY, z = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double dot = 0;
+          for (int64_t k = 0; k < dh; ++k) dot += Q[size_t(i)][size_t(h * dh + k)] * K[size_t(j)][size_t(g * dh + k)];
+          s[size_t(j)] = dot / std::sqrt(double(dh));
+          mx = std::max(mx, s[size_t(j)]);
+        }
+        for (int64_t j = 0; j <= i; ++j) z += std::exp(s[size_t(j)] - mx);
+        for (int64_t j = 0; j <= i; ++j) p[size_t(i)][size_t(j)] = std::exp(s[size_t(j)] - mx) / z;
+        for (int64_t k = 0; k < dh; ++k)
+          for (int64_t j = 0; j <= i; ++j) o[size_t(i)][size_t(h * dh + k)] += p[size_t(i)][size_t(j)] * V[size_t(j)][size_t(g * dh + k)];
+      }
+      maps.push_back(p);
+    }
+    out.attn.push_back(maps);
+    const Mat ao = mul_t(o, W(b + "attn_output.weight"));
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += ao[size_t(i)][size_t(k)];
+    const Mat m = rms(x, W(b + "ffn_norm.weight"), a.eps);
+    Mat gate = mul_t(m, W(b + "ffn_gate.weight"));
+    const Mat up = mul_t(m, W(b + "ffn_up.weight"));
+    for (size_t i = 0; i < gate.size(); ++i)
+      for (size_t k = 0; k < gate[i].size(); ++k) {
+        const double v = gate[i][k];
+        const double act = a.gemma ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                                   : v / (1 + std::exp(-v));
+        gate[i][k] = act * up[i][k];
+      }
+    const Mat down = mul_t(gate, W(b + "ffn_down.weight"));
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += down[size_t(i)][size_t(k)];
+  }
+  x = rms(x, W("output_norm.weight"), a.eps);
+  out.logits = mul_t(x, a.tied ? W("token_embd.weight") : W("output.weight"));
+  return out;
+}
+
+std::filesystem::path write(const File& f, const std::string& name) {
+  const std::filesystem::path path = hf_test::fresh_dir("gguf-" + name) / (name + ".gguf");
+  write_file(path, f.writer.build());
+  return path;
+}
+
+void check_against_naive(const Arch& a) {
+  const File f = make_file(a);
+  const std::filesystem::path path = write(f, a.name);
+  GgufLoadOptions o;
+  o.tokenizer = false;  // ids are given directly
+  const Model model = load_gguf_model(path.string(), o);
+  const std::vector<int> ids = {3, 170, 5, 5, 9, 30, 259, 170, 8, 1, 39, 0};
+  std::vector<TokenInfo> tokens;
+  for (int id : ids) tokens.push_back({id, std::to_string(id)});
+  const RunResult r = model.forward(tokens, {}, RunOptions{});
+  const Naive want = naive(a, f.w, ids);
+  double scale = 1, worst = 0;
+  for (const auto& row : want.logits)
+    for (double v : row) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int64_t k = 0; k < a.vocab; ++k)
+      worst = std::max(worst, std::abs(want.logits[i][size_t(k)] - r.output.data[i * size_t(a.vocab) + size_t(k)]));
+  INFO(a.name << ": logits worst " << worst << " of " << scale);
+  CHECK(worst <= 1e-4 * scale);
+  for (int64_t l = 0; l < a.layers; ++l) {
+    const TracedArray* got = r.trace.find("decoder.layer" + std::to_string(l) + ".self_attn");
+    REQUIRE(got);
+    double err = 0;
+    for (int64_t h = 0; h < a.heads; ++h)
+      for (size_t i = 0; i < ids.size(); ++i)
+        for (size_t j = 0; j < ids.size(); ++j)
+          err = std::max(err, std::abs(want.attn[size_t(l)][size_t(h)][i][j] -
+                                       got->tensor.data[(size_t(h) * ids.size() + i) * ids.size() + j]));
+    INFO("layer " << l << " attention worst " << err);
+    CHECK(err <= 1e-4);
+  }
+  std::filesystem::remove_all(path.parent_path());
+}
+
+}  // namespace
+
+TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf][llama]") {
+  SECTION("llama: adjacent pairs on the file's rows, Q8_0 projections, F16 embedding, GQA") {
+    check_against_naive(Arch{});
+  }
+  SECTION("llama 3.1: rope_freqs factors recognised as llama3 scaling") {
+    Arch a;
+    a.theta = 500000;
+    a.quantized = false;
+    // Factors by llama.cpp's converter rule for low 1, high 4, context 8192, factor 8, over
+    // w_i = 500000^(-2i/8): wavelengths 6.3 and 167 (shorter than 2048: 1), 4443 (between:
+    // smoothed, 2.69), 118000 (longer than 8192: 8).
+    for (int i = 0; i < 4; ++i) {
+      const double w = std::pow(500000.0, -2.0 * i / 8), wavelen = 2 * M_PI / w;
+      const double smooth = (8192 / wavelen - 1) / (4 - 1);
+      a.rope_freqs.push_back(wavelen < 2048 ? 1.0f : wavelen > 8192 ? 8.0f : float(1 / ((1 - smooth) / 8 + smooth)));
+    }
+    REQUIRE(a.rope_freqs[2] == Approx(2.694).epsilon(1e-3));
+    check_against_naive(a);
+    a.rope_freqs = {8.0f, 1.0f, 1.0f, 1.0f};  // not llama3's shape: refused
+    const std::filesystem::path path = write(make_file(a), "bad-freqs");
+    GgufLoadOptions o;
+    o.tokenizer = false;
+    CHECK_THROWS_WITH(load_gguf_model(path.string(), o), Contains("rope_freqs.weight holds frequency factors"));
+  }
+  SECTION("qwen2: rotate_half pairs, q/k/v biases, tied output") {
+    Arch a;
+    a.name = "qwen2";
+    a.biases = true;
+    a.tied = true;
+    check_against_naive(a);
+  }
+  SECTION("gemma: sqrt(d) embedding scale, GeGLU, norms with the 1 stored") {
+    Arch a;
+    a.name = "gemma";
+    a.gemma = true;
+    a.tied = true;
+    a.kv_heads = 1;
+    check_against_naive(a);
+  }
+}
+
+TEST_CASE("bad GGUF models are refused by name", "[gguf][llama][errors]") {
+  GgufLoadOptions o;
+  o.tokenizer = false;
+  auto message = [&](File f, const std::string& name) {
+    const std::filesystem::path path = write(f, name);
+    std::string m;
+    try {
+      load_gguf_model(path.string(), o);
+    } catch (const AtlasError& e) {
+      m = e.what();
+    }
+    std::filesystem::remove_all(path.parent_path());
+    return m;
+  };
+  File unknown = make_file(Arch{});
+  unknown.writer.kvs[0].second = str("mamba");
+  CHECK_THAT(message(unknown, "arch"), Contains("general.architecture \"mamba\" is not supported"));
+  File missing = make_file(Arch{});
+  missing.writer.tensors.erase(missing.writer.tensors.begin() + 3);  // blk.0.attn_k.weight
+  CHECK_THAT(message(missing, "missing"), Contains("blk.0.attn_k.weight"));
+  File extra = make_file(Arch{});
+  extra.writer.tensor("blk.0.attn_q_norm.weight", {32}, T_F32, Bytes(128, 0));
+  CHECK_THAT(message(extra, "extra"), Contains("unexpected tensor \"blk.0.attn_q_norm.weight\""));
+  File yarn = make_file(Arch{});
+  yarn.writer.kv("llama.rope.scaling.type", str("yarn"));
+  CHECK_THAT(message(yarn, "yarn"), Contains("rope.scaling.type \"yarn\" is not supported"));
+  File heads = make_file(Arch{});
+  heads.writer.kv("llama.attention.key_length", u32(16));  // d_head is 32 / 4 = 8
+  CHECK_THAT(message(heads, "heads"), Contains("attention.key_length 16 differs"));
+}
+
+TEST_CASE("a .gguf path is a MODEL everywhere (load_model), with the tokenizer it carries",
+          "[gguf][llama]") {
+  Arch a;
+  a.vocab = 259;
+  File f = make_file(a);
+  const std::filesystem::path bare = write(f, "spec-bare");
+  // Without tokenizer metadata the file cannot tokenize text: the message says so.
+  CHECK_THROWS_WITH(load_model(bare.string()), Contains("tokenizer.ggml.model"));
+  std::filesystem::remove_all(bare.parent_path());
+  // A byte-level vocabulary: the 256 byte symbols (id = byte), 256 "12", 257 "123", 258 BOS.
+  std::vector<std::string> tokens = hf_test::byte_symbols();
+  tokens.insert(tokens.end(), {"12", "123", "<|begin_of_text|>"});
+  std::vector<Value> types(256, i32(1));
+  types.insert(types.end(), {i32(1), i32(1), i32(3)});
+  f.writer.kv("tokenizer.ggml.model", str("gpt2"))
+      .kv("tokenizer.ggml.pre", str("llama-bpe"))
+      .kv("tokenizer.ggml.tokens", strings(tokens))
+      .kv("tokenizer.ggml.token_type", array(kI32, types))
+      .kv("tokenizer.ggml.merges", strings({"1 2", "12 3"}))
+      .kv("tokenizer.ggml.bos_token_id", u32(258))
+      .kv("tokenizer.ggml.add_bos_token", boolean(true));
+  const std::filesystem::path path = write(f, "spec");
+  const Model model = load_model(path.string());
+  // "123 hi": BOS, the digit group "123" (merges 1+2, 12+3), then " hi" as three byte symbols.
+  const RunResult r = model.run("123 hi", "", RunOptions{});
+  std::vector<int32_t> ids;
+  for (const TokenInfo& t : r.trace.source_tokens) ids.push_back(t.id);
+  CHECK(ids == std::vector<int32_t>{258, 257, 32, 104, 105});
+  CHECK(r.output.shape == Shape{5, 259});
+  std::filesystem::remove_all(path.parent_path());
+}
