@@ -36,6 +36,7 @@ std::vector<AttentionFamily> attentionFamilies(const Trace& trace) {
     }
     if (m.segment >= 0) it->segments = std::max(it->segments, static_cast<int>(m.segment) + 1);
     it->heads = std::max(it->heads, static_cast<int>(m.heads));
+    it->kvHeads = std::max(it->kvHeads, static_cast<int>(m.kv_heads));
   }
   return out;
 }

@@ -22,6 +22,9 @@ struct AttentionFamily {
   int heads = 0;     // the most heads of any map
   int segments = 0;  // Transformer-XL segments; 0 = the model has none
   bool steps = false;  // Universal Transformer: layer index i is step i + 1
+  int kvHeads = 0;     // grouped-query attention: query heads share kvHeads key/value heads
+  bool grouped() const { return kvHeads > 0 && kvHeads < heads && heads % kvHeads == 0; }
+  int groupOf(int head) const { return grouped() ? head / (heads / kvHeads) : head; }
   QString label() const;  // "encoder self-attention"
   QString layerWord() const { return steps ? "step" : "layer"; }
   int layerNumber(int layer) const { return steps ? layer + 1 : layer; }  // as the user reads it

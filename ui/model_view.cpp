@@ -74,7 +74,8 @@ ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds
   const QFontMetricsF tfm(L.titleFont, const_cast<QPaintDevice*>(device));
   const qreal u = style.fontSize;
   const qreal titleH = style.showTitle ? tfm.height() * 1.6 : 0.6 * u;
-  const qreal headerH = fm.height() * 1.3;             // column names
+  // Column names, and above them the key/value head each group of query heads shares (GQA).
+  const qreal headerH = fm.height() * (data.family.grouped() ? 2.6 : 1.3);
   const qreal rowW = fm.horizontalAdvance("L00") + u;  // layer names
   qreal barSpace = 0;
   if (style.showColorBar) {
@@ -125,6 +126,18 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
     const QRectF t = L.thumb(0, c);
     p.drawText(QRectF(t.left() - L.gap, L.grid.top() - fm.height() * 1.2, t.width() + 2 * L.gap, fm.height()),
                Qt::AlignCenter, fm.elidedText(headShortName(data.columns[c]), Qt::ElideRight, L.cellW + 2));
+  }
+  if (data.family.grouped()) {  // a bracket per key/value head over its query heads
+    const int group = data.family.heads / data.family.kvHeads;
+    const qreal y = L.grid.top() - fm.height() * 1.35;
+    for (int g = 0; g < data.family.kvHeads && (g + 1) * group <= L.cols; ++g) {
+      const QRectF a = L.thumb(0, g * group), b = L.thumb(0, (g + 1) * group - 1);
+      p.drawLine(QPointF(a.left(), y), QPointF(b.right(), y));
+      p.drawLine(QPointF(a.left(), y), QPointF(a.left(), y + fm.height() * 0.25));
+      p.drawLine(QPointF(b.right(), y), QPointF(b.right(), y + fm.height() * 0.25));
+      const QRectF label(a.left(), y - fm.height() * 1.1, b.right() - a.left(), fm.height());
+      p.drawText(label, Qt::AlignCenter, fm.elidedText(QString("KV%1").arg(g), Qt::ElideRight, label.width() + 2));
+    }
   }
   for (int l = 0; l < L.rows; ++l) {
     const QRectF t = L.thumb(l, 0);
@@ -252,11 +265,16 @@ void ModelView::mouseMoveEvent(QMouseEvent* e) {
   const ModelGridLayout L = layoutModelGrid(this, QRectF(rect()), m_data, m_style);
   const QPoint h = L.hit(e->position());
   if (h.x() < 0) return QToolTip::hideText();
+  const int head = m_data.columns[h.x()];
+  const QString shared = head >= 0 && m_data.family.grouped()
+                             ? QString(" (key/value head %1)").arg(m_data.family.groupOf(head))
+                             : QString();
   QToolTip::showText(e->globalPosition().toPoint(),
-                     QString("%1 %2, %3 \u2014 click to open")
+                     QString("%1 %2, %3%4 \u2014 click to open")
                          .arg(m_data.family.layerWord())
                          .arg(m_data.family.layerNumber(h.y()))
-                         .arg(headName(m_data.columns[h.x()])),
+                         .arg(headName(head))
+                         .arg(shared),
                      this);
 }
 

@@ -47,6 +47,7 @@ nlohmann::json map_json(const AttentionMap& m) {
   if (m.step >= 0) j["step"] = m.step;
   if (m.round >= 0) j["round"] = m.round;
   if (m.memory_keys > 0) j["memory_keys"] = m.memory_keys;
+  if (m.kv_heads > 0) j["kv_heads"] = m.kv_heads;
   if (!m.mask.empty()) j["mask"] = m.mask;
   return j;
 }
@@ -103,6 +104,10 @@ AttentionMap map_from(const nlohmann::json& j, const std::string& path) {
   if (j.contains("step")) m.step = integer(j, "step", path);
   if (j.contains("round")) m.round = integer(j, "round", path);
   if (j.contains("memory_keys")) m.memory_keys = integer(j, "memory_keys", path);
+  if (j.contains("kv_heads")) m.kv_heads = integer(j, "kv_heads", path);
+  if (m.kv_heads < 0 || (m.kv_heads > 0 && j.contains("heads") && j["heads"].is_number_integer() &&
+                         (m.kv_heads > j["heads"].get<int64_t>() || j["heads"].get<int64_t>() % m.kv_heads != 0)))
+    bad_manifest(path, "kv_heads " + std::to_string(m.kv_heads) + " does not divide the heads");
   if (j.contains("normalized")) m.normalized = r.boolean(j["normalized"], "normalized");
   return m;
 }

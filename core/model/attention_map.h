@@ -47,6 +47,9 @@ struct AttentionMap {
   int64_t heads = 0;
   TokenSpan queries, keys;
   int64_t memory_keys = 0;  // the first memory_keys keys are Transformer-XL memory
+  // Grouped-query attention: query head h reads key/value head h / (heads / kv_heads);
+  // 0 = one key/value head per query head.
+  int64_t kv_heads = 0;
   bool normalized = true;   // rows sum to one over the allowed keys
   // Filled by Trace::finalize_attention_maps() from what the run stored:
   bool dense = false;  // `array` holds [heads, Lq, Lk]

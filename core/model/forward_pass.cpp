@@ -75,6 +75,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
                 : c_.performer.enabled         ? AttentionMapKind::Implicit
                                                : AttentionMapKind::Sparse;
     site.array = traced_name;
+    if (c_.kv_heads() != c_.n_heads) site.kv_heads = c_.kv_heads();
     trace_.describe_attention(std::move(site));
   }
   DTensor q = be_.linear(xq, weight(prefix + ".wq"), optional_weight(prefix + ".bq"));

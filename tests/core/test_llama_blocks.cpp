@@ -5,8 +5,14 @@
 // checked against the naive double-precision Transformer in test_model.cpp ([llama]).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "core/backend/backend.h"
 #include "core/config/config.h"
+#include "core/formats/dump.h"
+#include "core/model/model.h"
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
@@ -157,3 +163,27 @@ TEST_CASE("Llama-style training forward equals inference; whole-model gradients"
 }
 
 }  // namespace atlas::train
+
+TEST_CASE("the catalogue says which key/value head each query head shares; dumps keep it",
+          "[llama][catalogue]") {
+  const ModelConfig c = preset_config("tiny-mistral");  // 4 query heads on 2 key/value heads
+  Model model(c, init_params(c, c.seed));
+  const RunResult r = model.run("grouped heads, sliding window", "", RunOptions{});
+  REQUIRE(!r.trace.attention_maps.empty());
+  for (const AttentionMap& m : r.trace.attention_maps) {
+    CHECK(m.heads == 4);
+    CHECK(m.kv_heads == 2);
+  }
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("atlas-test-kv-dump-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  write_dump(dir.string(), model, r);
+  const Trace back = read_trace_dump(dir.string()).trace;
+  REQUIRE(back.attention_maps.size() == r.trace.attention_maps.size());
+  for (const AttentionMap& m : back.attention_maps) CHECK(m.kv_heads == 2);
+  std::filesystem::remove_all(dir);
+  const Trace plain = Model(preset_config("tiny-rope"), init_params(preset_config("tiny-rope"), 1))
+                          .run("abc", "", RunOptions{})
+                          .trace;
+  for (const AttentionMap& m : plain.attention_maps) CHECK(m.kv_heads == 0);
+}
