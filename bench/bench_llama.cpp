@@ -220,7 +220,12 @@ double gemm_gflops(int64_t tokens) {
   return flops / secs / 1e9;
 }
 
-void run(const Model& model, int64_t tokens, double rate, const char* what, double open_s) {
+struct Result {
+  const char* what;
+  double open_s, forward_s, flops;
+};
+
+Result run(const Model& model, int64_t tokens, const char* what, double open_s) {
   std::vector<TokenInfo> ids;
   for (int64_t i = 0; i < tokens; ++i) ids.push_back({int32_t((i * 7919) % kVocab), "t"});
   model.forward(ids, {}, RunOptions{});  // warm-up (uploads, first-touch)
@@ -230,10 +235,7 @@ void run(const Model& model, int64_t tokens, double rate, const char* what, doub
     const RunResult res = model.forward(ids, {}, RunOptions{});
     best = std::min(best, seconds_since(t0));
   }
-  const double flops = estimate_cost(model.config(), tokens).flops;
-  const double bound = flops / (rate * 1e9);
-  std::printf("%-34s open %6.2f s   forward (%lld tokens, every map traced) %6.3f s = %.2fx the GEMM-bound %.3f s\n",
-              what, open_s, (long long)tokens, best, best / bound, bound);
+  return {what, open_s, best, estimate_cost(model.config(), tokens).flops};
 }
 
 }  // namespace
@@ -258,8 +260,9 @@ int main(int argc, char** argv) {
   std::printf("files: %s (%.2f GB BF16), %s (%.2f GB Q8_0)\n", hf.c_str(),
               double(fs::file_size(hf / "model.safetensors")) / 1e9, gguf.c_str(),
               double(fs::file_size(gguf)) / 1e9);
-  const double rate = gemm_gflops(tokens);
-  std::printf("same-run float32 GEMM rate at %lld rows: %.1f GFLOP/s\n", (long long)tokens, rate);
+  // Opens first: a process that has just run OpenMP work keeps its threads spinning for a
+  // while, which would slow the single-threaded parts of a load measured after it.
+  std::vector<Result> results;
   {
     warm(hf / "model.safetensors");
     HfLoadOptions o;
@@ -267,7 +270,7 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     const Model m = load_hf_directory(hf.string(), o);
     const double open_s = seconds_since(t0);
-    run(m, tokens, rate, "HF folder, BF16 safetensors", open_s);
+    results.push_back(run(m, tokens, "HF folder, BF16 safetensors", open_s));
   }
   {
     warm(gguf);
@@ -276,7 +279,14 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     const Model m = load_gguf_model(gguf.string(), o);
     const double open_s = seconds_since(t0);
-    run(m, tokens, rate, "GGUF, Q8_0", open_s);
+    results.push_back(run(m, tokens, "GGUF, Q8_0", open_s));
+  }
+  const double rate = gemm_gflops(tokens);
+  std::printf("same-run float32 GEMM rate at %lld rows: %.1f GFLOP/s\n", (long long)tokens, rate);
+  for (const Result& r : results) {
+    const double bound = r.flops / (rate * 1e9);
+    std::printf("%-30s open %6.2f s   forward (%lld tokens, every map traced) %6.3f s = %.2fx the GEMM-bound %.3f s\n",
+                r.what, r.open_s, (long long)tokens, r.forward_s, r.forward_s / bound, bound);
   }
   if (keep.empty()) fs::remove_all(dir);
   return 0;
