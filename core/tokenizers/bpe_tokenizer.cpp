@@ -92,27 +92,6 @@ size_t contraction_length(const std::vector<CodePoint>& cps, size_t i) {
   return 0;
 }
 
-// Readable label of bytes [begin, end) of `bytes`, in the foundation's scheme: a character
-// sits on the token holding its first byte; continuation bytes whose character started before
-// the token read "·A9"; bytes in no valid sequence read "<0xFF>".
-std::string label_bytes(std::string_view bytes, size_t begin, size_t end) {
-  std::string out;
-  size_t pos = begin;
-  while (pos < end) {
-    const uint8_t b = static_cast<uint8_t>(bytes[pos]);
-    const utf8::Decoded d = utf8::decode(bytes, pos);
-    if (d.length == 0) {
-      // In valid text a continuation byte that starts no sequence continues the character of
-      // an earlier token; anything else is a byte in no valid sequence (label(id) only).
-      out += (b & 0xC0) == 0x80 ? continuation_byte_label(b) : invalid_byte_label(b);
-      ++pos;
-      continue;
-    }
-    out += display_char_label(d.code_point);
-    pos += d.length;  // may run past `end`: the whole character sits on this token
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -313,7 +292,7 @@ std::vector<TokenInfo> Gpt2BpeTokenizer::encode(const std::string& text) const {
       size_t pos = from + b;
       for (const int32_t id : ids) {
         const size_t len = m_vocab_bytes[id].size();
-        out.push_back({id, label_bytes(text, pos, pos + len)});
+        out.push_back({id, bytes_label(text, pos, pos + len)});
         pos += len;
       }
     }
@@ -341,7 +320,7 @@ std::string Gpt2BpeTokenizer::label(int32_t id) const {
     throw AtlasError("tokenizer: token id " + std::to_string(id) + " is out of range [0, " +
                      std::to_string(m_vocab_bytes.size()) + ")");
   const std::string& bytes = m_vocab_bytes[id];
-  return label_bytes(bytes, 0, bytes.size());
+  return bytes_label(bytes, 0, bytes.size());
 }
 
 }  // namespace atlas

@@ -28,25 +28,6 @@ std::string byte_token(uint8_t b) {  // "<0x41>", as the `tokenizers` byte fallb
   return std::string("<0x") + kHex[b >> 4] + kHex[b & 0xF] + ">";
 }
 
-// Readable label of bytes [begin, end) of `s`, in the scheme of tokenizer.cpp: a character
-// sits on the token holding its first byte; continuation bytes whose character started before
-// read "·A9"; bytes in no valid sequence "<0xFF>". `metaspace`: "▁" is a space ("␣").
-std::string span_label(std::string_view s, size_t begin, size_t end, bool metaspace) {
-  std::string out;
-  size_t pos = begin;
-  while (pos < end) {
-    const uint8_t b = static_cast<uint8_t>(s[pos]);
-    const utf8::Decoded d = utf8::decode(s, pos);
-    if (d.length == 0) {
-      out += (b & 0xC0) == 0x80 ? continuation_byte_label(b) : invalid_byte_label(b);
-      ++pos;
-      continue;
-    }
-    out += display_char_label(metaspace && d.code_point == 0x2581 ? U' ' : d.code_point);
-    pos += d.length;  // may run past `end`: the whole character sits on this token
-  }
-  return out;
-}
 
 // The `regex` crate's \w, which decides single_word: letters, marks, digits, connector
 // punctuation. Approximated with the tables at hand: L*, N*, Mn, "_" and the joiners.
@@ -248,14 +229,14 @@ std::vector<TokenInfo> HfBpeTokenizer::encode(const std::string& text) const {
   // normalized on its own and searched for the normalized added tokens.
   for (const Split& raw : split_added(all, m_raw_matchers, m_raw_by_byte)) {
     if (raw.id >= 0) {
-      out.push_back({raw.id, span_label(all, raw.begin, raw.end, false)});
+      out.push_back({raw.id, bytes_label(all, raw.begin, raw.end, false)});
       continue;
     }
     const std::string norm = normalize(all.substr(raw.begin, raw.end - raw.begin));
     const std::string_view n(norm);
     for (const Split& s : split_added(n, m_normalized_matchers, m_normalized_by_byte)) {
       if (s.id >= 0)
-        out.push_back({s.id, span_label(n, s.begin, s.end, false)});
+        out.push_back({s.id, bytes_label(n, s.begin, s.end, false)});
       else
         encode_normalized(n.substr(s.begin, s.end - s.begin), raw.begin == 0 && s.begin == 0,
                           out);
@@ -299,7 +280,7 @@ void HfBpeTokenizer::encode_byte_level(std::string_view piece, std::vector<Token
     std::string symbols;
     for (const char c : piece) utf8::append(symbols, gpt2_byte_to_unicode(static_cast<uint8_t>(c)));
     if (const auto it = m_ids.find(symbols); it != m_ids.end()) {
-      out.push_back({it->second, span_label(piece, 0, piece.size(), false)});
+      out.push_back({it->second, bytes_label(piece, 0, piece.size(), false)});
       return;
     }
   }
@@ -309,7 +290,7 @@ void HfBpeTokenizer::encode_byte_level(std::string_view piece, std::vector<Token
   merge(symbols);
   size_t pos = 0;
   for (const Symbol& s : symbols) {
-    out.push_back({s.id, span_label(piece, pos, pos + s.bytes, false)});
+    out.push_back({s.id, bytes_label(piece, pos, pos + s.bytes, false)});
     pos += s.bytes;
   }
 }
@@ -318,7 +299,7 @@ void HfBpeTokenizer::encode_sentencepiece(std::string_view word, std::vector<Tok
   if (word.empty()) return;
   if (m_config.ignore_merges)
     if (const auto it = m_ids.find(word); it != m_ids.end()) {
-      out.push_back({it->second, span_label(word, 0, word.size(), true)});
+      out.push_back({it->second, bytes_label(word, 0, word.size(), true)});
       return;
     }
   // BPE::merge_word: each character is its token if the vocab has it, else its bytes as
@@ -355,7 +336,7 @@ void HfBpeTokenizer::encode_sentencepiece(std::string_view word, std::vector<Tok
   merge(symbols);
   size_t pos = 0;
   for (const Symbol& s : symbols) {
-    out.push_back({s.id, span_label(word, pos, pos + s.bytes, true)});
+    out.push_back({s.id, bytes_label(word, pos, pos + s.bytes, true)});
     pos += s.bytes;
   }
 }
@@ -412,12 +393,12 @@ std::string HfBpeTokenizer::label(int32_t id) const {
                      std::to_string(m_vocab.size()) + ")");
   const std::string& entry = m_vocab[size_t(id)];
   if (m_added_ids.count(id) || id == m_bos || id == m_eos)
-    return span_label(entry, 0, entry.size(), false);
+    return bytes_label(entry, 0, entry.size(), false);
   if (m_config.kind == TokenizerKind::SentencePieceBpe) {
     for (int b = 0; b < 256; ++b)
       if (m_byte_ids[b] == id)  // a lone byte: its character when ASCII, else its hex form
         return b < 0x80 ? display_char_label(char32_t(b)) : invalid_byte_label(uint8_t(b));
-    return span_label(entry, 0, entry.size(), true);
+    return bytes_label(entry, 0, entry.size(), true);
   }
   // Byte-level: the bytes the symbols stand for; an entry that is not byte-level text (some
   // special token never listed in added_tokens) reads as itself.
@@ -431,11 +412,11 @@ std::string HfBpeTokenizer::label(int32_t id) const {
   for (size_t p = 0; p < entry.size();) {
     const utf8::Decoded d = utf8::decode(entry, p);
     const int byte = d.code_point < byte_of.size() ? byte_of[d.code_point] : -1;
-    if (byte < 0) return span_label(entry, 0, entry.size(), false);
+    if (byte < 0) return bytes_label(entry, 0, entry.size(), false);
     bytes.push_back(static_cast<char>(byte));
     p += d.length;
   }
-  return span_label(bytes, 0, bytes.size(), false);
+  return bytes_label(bytes, 0, bytes.size(), false);
 }
 
 }  // namespace atlas

@@ -352,6 +352,25 @@ class LabelsTokenizer final : public Tokenizer {
 }  // namespace
 
 std::string display_char_label(char32_t code_point) { return display_char(code_point); }
+
+std::string bytes_label(std::string_view s, size_t begin, size_t end, bool metaspace) {
+  std::string out;
+  size_t pos = begin;
+  while (pos < end) {
+    const uint8_t b = static_cast<uint8_t>(s[pos]);
+    const utf8::Decoded d = utf8::decode(s, pos);
+    if (d.length == 0) {
+      // In valid text a continuation byte that starts no sequence continues the character of
+      // an earlier token; anything else is a byte in no valid sequence.
+      out += (b & 0xC0) == 0x80 ? continuation_byte_label(b) : invalid_byte_label(b);
+      ++pos;
+      continue;
+    }
+    out += display_char_label(metaspace && d.code_point == 0x2581 ? U' ' : d.code_point);
+    pos += d.length;  // may run past `end`: the whole character sits on this token
+  }
+  return out;
+}
 std::string continuation_byte_label(uint8_t byte) { return byte_labels().continuation[byte]; }
 std::string invalid_byte_label(uint8_t byte) { return hex_byte(byte); }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config/config.h"
@@ -34,5 +35,9 @@ std::string display_char_label(char32_t code_point);
 std::string continuation_byte_label(uint8_t byte);
 // The label of a byte in no valid UTF-8 sequence: "<0xFF>".
 std::string invalid_byte_label(uint8_t byte);
+// The label of bytes [begin, end) of `s` as one token: a character sits on the token holding
+// its first byte; continuation bytes whose character started before read "·A9"; bytes in no
+// valid sequence "<0xFF>". `metaspace`: SentencePiece's "▁" is shown as a space ("␣").
+std::string bytes_label(std::string_view s, size_t begin, size_t end, bool metaspace = false);
 
 }  // namespace atlas

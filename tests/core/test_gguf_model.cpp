@@ -121,6 +121,28 @@ File make_file(const Arch& a) {
   for (int64_t i = 0; i < a.layers; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     add(b + "attn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
+    if (a.name == "phi3") {  // one attn_qkv [q | k | v] and one ffn_up [gate | up]
+      Weight wq = matrix(q, a.d), wk = matrix(kv, a.d), wv = matrix(kv, a.d);
+      Weight fused{q + 2 * kv, a.d, {}, wq.type, {}};
+      for (const Weight* part : {&wq, &wk, &wv}) {
+        append(fused.bytes, part->bytes);
+        fused.v.insert(fused.v.end(), part->v.begin(), part->v.end());
+      }
+      f.writer.tensor(b + "attn_qkv.weight", {uint64_t(a.d), uint64_t(q + 2 * kv)}, fused.type, fused.bytes);
+      f.w[b + "attn_q.weight"] = wq;
+      f.w[b + "attn_k.weight"] = wk;
+      f.w[b + "attn_v.weight"] = wv;
+      Weight wg = matrix(a.ff, a.d), wu = matrix(a.ff, a.d);
+      Bytes gate_up = wg.bytes;
+      append(gate_up, wu.bytes);
+      f.writer.tensor(b + "ffn_up.weight", {uint64_t(a.d), uint64_t(2 * a.ff)}, wg.type, gate_up);
+      f.w[b + "ffn_gate.weight"] = wg;
+      f.w[b + "ffn_up.weight"] = wu;
+      add(b + "attn_output.weight", matrix(a.d, q));
+      add(b + "ffn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
+      add(b + "ffn_down.weight", a.quantized ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
+      continue;
+    }
     add(b + "attn_q.weight", matrix(q, a.d));
     add(b + "attn_k.weight", matrix(kv, a.d));
     add(b + "attn_v.weight", matrix(kv, a.d));
@@ -323,6 +345,11 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
     a.name = "qwen2";
     a.biases = true;
     a.tied = true;
+    check_against_naive(a);
+  }
+  SECTION("phi3: fused attn_qkv and ffn_up (gate, then up), rotate_half pairs") {
+    Arch a;
+    a.name = "phi3";
     check_against_naive(a);
   }
   SECTION("gemma: sqrt(d) embedding scale, GeGLU, norms with the 1 stored") {

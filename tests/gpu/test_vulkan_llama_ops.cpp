@@ -1,6 +1,8 @@
 // Vulkan kernels of the Llama-family block (rms_norm.comp, mul.comp, repeat_heads.comp, SiLU in
 // activation.comp, the sliding window as the attention mask) against naive double-precision
 // loops written here and against the CPU backend, at odd sizes. Inputs in [-1, 1].
+#include "core/model/model.h"
+#include "core/model/presets.h"
 #include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
@@ -63,4 +65,20 @@ TEST_CASE("Vulkan attention with a sliding window matches the CPU backend", "[vu
   const Tensor wo = g.cpu->download(want.out);
   require_close(g.vk->download(got.out).data, std::vector<double>(wo.data.begin(), wo.data.end()), 1e-6,
                 "windowed output");
+}
+
+TEST_CASE("a Llama-layout model runs on Vulkan with no host fallback", "[vulkan][llama]") {
+  Gpu g;
+  for (const char* preset : {"tiny-llama", "tiny-mistral"}) {
+    const ModelConfig c = preset_config(preset);
+    Model model(c, init_params(c, c.seed));
+    RunOptions o;
+    o.backend = g.vk.get();
+    const RunResult got = model.run("grouped heads on the GPU", "", o);
+    const RunResult want = model.run("grouped heads on the GPU", "", RunOptions{});
+    INFO(preset);
+    CHECK(g.vk->fallbacks().empty());  // RoPE, repeat_heads, RMSNorm, SiLU, mul: all kernels
+    require_close(got.output.data, std::vector<double>(want.output.data.begin(), want.output.data.end()),
+                  1e-3, std::string(preset) + " logits");
+  }
 }
