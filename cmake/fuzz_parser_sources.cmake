@@ -41,6 +41,7 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/formats/gguf_tokenizer.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/ggml_types.cpp
     ${PROJECT_SOURCE_DIR}/core/config/block_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/config/variant_choices.cpp
     ${PROJECT_SOURCE_DIR}/core/variants/rotary/rope_config.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_llama.cpp
 )

@@ -1,5 +1,6 @@
 // The "attention" and "ffn" config sections (block_config.h), declared as field tables.
 #include "core/config/field_table.h"
+#include "core/config/variant_choices.h"
 
 namespace atlas::config_json {
 
@@ -24,26 +25,15 @@ void check_attention_combinations(const ModelConfig& c, const std::string& origi
   if (a.sliding_window > 0 && c.architecture == Architecture::Encoder)
     fail(origin, "attention.sliding_window needs causal self-attention (a decoder)");
   if (a.kv_heads == 0 && a.sliding_window == 0) return;
-  const std::pair<bool, const char*> others[] = {
-      {c.shaw.enabled, "shaw"},
-      {c.adaptive_span.enabled, "adaptive_span"},
-      {c.xl.enabled, "xl"},
-      {c.universal.enabled, "universal"},
-      {c.lsh.enabled || c.lsh.reversible, "lsh"},
-      {c.performer.enabled, "performer"},
-      {c.sparse.enabled(), "sparse"},
-      {c.score.function != ScoreFunction::ScaledDot, "a score function other than scaled_dot"},
-      {c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled,
-       "a recurrent or memory model"},
-  };
-  for (const auto& [on, what] : others)
-    if (on) fail(origin, std::string("attention.kv_heads and attention.sliding_window cannot be "
-                                     "combined with ") + what);
+  refuse_combinations(c, "attention.kv_heads and attention.sliding_window",
+                      {"shaw", "adaptive_span", "xl", "universal", "lsh", "performer", "sparse",
+                       "score_function", "rnn_seq2seq", "ntm", "sagan", "snail"},
+                      origin);
 }
 
 void check_ffn_combinations(const ModelConfig& c, const std::string& origin) {
-  if (c.ffn.gated && (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled))
-    fail(origin, "ffn.gated needs a Transformer block (this model has no feed-forward sub-layer)");
+  if (c.ffn.gated)  // these models have no Transformer feed-forward sub-layer
+    refuse_combinations(c, "ffn.gated", {"rnn_seq2seq", "ntm", "sagan", "snail"}, origin);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The "rope" config section, declared once as a field table (core/config/field_table.h): its
 // keys, their ranges, and how rotary positions combine with the rest of the config.
 #include "core/config/field_table.h"
+#include "core/config/variant_choices.h"
 
 namespace atlas::config_json {
 
@@ -41,19 +42,13 @@ void check_rope_combinations(const ModelConfig& c, const std::string& origin) {
   if (r.scaling == RopeScaling::Dynamic && dims < 4)
     fail(origin, "rope.scaling \"dynamic\" needs at least 4 rotated dimensions, got " +
                      std::to_string(dims));
-  const std::pair<bool, const char*> others[] = {
-      {c.shaw.enabled, "shaw"},
-      {c.xl.enabled, "xl (Transformer-XL has its own relative positions)"},
-      {c.universal.enabled, "universal (its steps add a position and time signal)"},
-      {c.lsh.enabled, "lsh (shared query-key attention)"},
-      {c.performer.enabled, "performer"},
-      {c.sparse.enabled(), "sparse"},
-      {c.rnn_seq2seq.enabled, "a recurrent seq2seq model"},
-      {c.ntm.enabled || c.sagan.enabled || c.snail.enabled, "ntm, sagan or snail"},
-      {c.embeddings.patches.enabled(), "image patches (ViT)"},
-  };
-  for (const auto& [on, what] : others)
-    if (on) fail(origin, std::string("positional \"rotary\" cannot be combined with ") + what);
+  // Shaw and XL bring relative positions of their own, Universal a position and time signal;
+  // LSH shares q and k; Performer and sparse patterns, the recurrent and memory models and ViT
+  // patches are not rotated by the attention sub-layer this module hooks into.
+  refuse_combinations(c, "positional \"rotary\"",
+                      {"shaw", "xl", "universal", "lsh", "performer", "sparse", "rnn_seq2seq",
+                       "ntm", "sagan", "snail", "patches"},
+                      origin);
 }
 
 }  // namespace
