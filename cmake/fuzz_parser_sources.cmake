@@ -22,6 +22,7 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/config/config_embeddings.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/tokenizer.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/bpe_tokenizer.cpp
+    ${PROJECT_SOURCE_DIR}/core/tokenizers/bpe_merges.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/hf_bpe_tokenizer.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/hf_pretokenize.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/unicode_nfc.cpp

@@ -3,7 +3,6 @@
 #include "core/tokenizers/bpe_tokenizer.h"
 
 #include <algorithm>
-#include <queue>
 
 #include "core/tensor/error.h"
 #include "core/tokenizers/unicode_categories.h"
@@ -181,79 +180,23 @@ Gpt2BpeTokenizer::Gpt2BpeTokenizer(const TokenizerConfig& config) {
                        utf8::encode(table.to_unicode[b]) +
                        "\"); a byte-level BPE vocab needs all 256, so any text can be encoded");
 
-  m_merges.reserve(config.merges.size());
-  std::string merged;
-  for (size_t r = 0; r < config.merges.size(); ++r) {
-    const std::string& rule = config.merges[r];
-    const auto fail = [&](const std::string& problem) {
-      throw AtlasError("tokenizer (gpt2_bpe): merge rule " + std::to_string(r) + " \"" +
-                       (utf8::is_valid(rule) ? rule : std::string("?")) + "\" " + problem);
-    };
-    const size_t space = rule.find(' ');
-    if (space == std::string::npos || space == 0 || space + 1 == rule.size() ||
-        rule.find(' ', space + 1) != std::string::npos)
-      fail("is not two symbols separated by one space");
-    const std::string_view left(rule.data(), space);
-    const std::string_view right(rule.data() + space + 1, rule.size() - space - 1);
-    merged.assign(left).append(right);
-    const auto l = ids.find(left), rt = ids.find(right), m = ids.find(merged);
-    if (l == ids.end()) fail("uses \"" + std::string(left) + "\", which is not in the vocab");
-    if (rt == ids.end()) fail("uses \"" + std::string(right) + "\", which is not in the vocab");
-    if (m == ids.end()) fail("makes \"" + merged + "\", which is not in the vocab");
-    const uint64_t key = (uint64_t(uint32_t(l->second)) << 32) | uint32_t(rt->second);
-    // encoder.py builds dict(zip(merges, range(...))): a repeated rule keeps its last rank.
-    m_merges[key] = Merge{static_cast<int32_t>(r), m->second};
-  }
+  m_merges = BpeMerges(
+      config.merges,
+      [&](std::string_view symbol) {
+        const auto it = ids.find(symbol);
+        return it == ids.end() ? -1 : it->second;
+      },
+      "tokenizer (gpt2_bpe): ");
 }
 
 std::vector<int32_t> Gpt2BpeTokenizer::merge_piece(std::string_view piece) const {
-  // encoder.py merges all occurrences of the lowest-ranked adjacent pair, left to right, and
-  // repeats. A heap of (rank, position) does the same in O(n log n) (as the `tokenizers`
-  // library does), so a long run of spaces or letters stays fast.
-  struct Symbol {
-    int32_t id;
-    int32_t prev, next;  // linked list over positions; -1 = none
-    bool alive;
-  };
-  struct Candidate {
-    int32_t rank, pos, right;  // the pair (symbol at pos, symbol at right)
-    int32_t left_id, right_id;
-    bool operator>(const Candidate& o) const {
-      return rank != o.rank ? rank > o.rank : pos > o.pos;
-    }
-  };
-  const int32_t n = static_cast<int32_t>(piece.size());
-  std::vector<Symbol> s(n);
-  for (int32_t i = 0; i < n; ++i)
-    s[i] = {m_byte_ids[static_cast<uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1, true};
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
-  const auto push = [&](int32_t pos) {
-    const int32_t right = s[pos].next;
-    if (right < 0) return;
-    const uint64_t key = (uint64_t(uint32_t(s[pos].id)) << 32) | uint32_t(s[right].id);
-    const auto it = m_merges.find(key);
-    if (it != m_merges.end()) heap.push({it->second.rank, pos, right, s[pos].id, s[right].id});
-  };
-  for (int32_t i = 0; i + 1 < n; ++i) push(i);
-  while (!heap.empty()) {
-    const Candidate c = heap.top();
-    heap.pop();
-    Symbol& left = s[c.pos];
-    // Stale when either symbol has changed since the pair was pushed.
-    if (!left.alive || left.next != c.right || left.id != c.left_id ||
-        s[c.right].id != c.right_id)
-      continue;
-    const auto it = m_merges.find((uint64_t(uint32_t(c.left_id)) << 32) | uint32_t(c.right_id));
-    left.id = it->second.merged_id;
-    Symbol& right = s[c.right];
-    right.alive = false;
-    left.next = right.next;
-    if (right.next >= 0) s[right.next].prev = c.pos;
-    if (left.prev >= 0) push(left.prev);
-    push(c.pos);
-  }
+  std::vector<BpeMerges::Symbol> symbols;
+  symbols.reserve(piece.size());
+  for (const char c : piece) symbols.push_back({m_byte_ids[static_cast<uint8_t>(c)], 1});
+  m_merges.apply(symbols);
   std::vector<int32_t> ids;
-  for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = s[i].next) ids.push_back(s[i].id);
+  ids.reserve(symbols.size());
+  for (const BpeMerges::Symbol& sym : symbols) ids.push_back(sym.id);
   return ids;
 }
 

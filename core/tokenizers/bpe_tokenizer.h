@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/tokenizers/bpe_merges.h"
 #include "core/tokenizers/tokenizer.h"
 
 namespace atlas {
@@ -38,17 +39,13 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   int64_t vocab_size() const override { return static_cast<int64_t>(m_vocab_bytes.size()); }
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t merged_id;
-  };
   // Appends the ids of one pre-tokenised piece (its raw bytes), through the cache.
   void encode_piece(std::string_view piece, std::vector<int32_t>& ids) const;
   std::vector<int32_t> merge_piece(std::string_view piece) const;
 
   std::vector<std::string> m_vocab_bytes;           // [vocab] the raw bytes each id stands for
   std::array<int32_t, 256> m_byte_ids{};            // byte -> id of its one-byte symbol
-  std::unordered_map<uint64_t, Merge> m_merges;     // (left id << 32 | right id) -> rule
+  BpeMerges m_merges;
   std::vector<std::pair<std::string, int32_t>> m_specials;  // "<|...|>" entries, matched whole
   mutable std::mutex m_cache_mutex;                 // encode is const and may run on threads
   struct PieceHash {  // lets the cache be searched with a string_view, without a copy

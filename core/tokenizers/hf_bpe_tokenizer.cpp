@@ -5,7 +5,6 @@
 #include "core/tokenizers/hf_bpe_tokenizer.h"
 
 #include <algorithm>
-#include <queue>
 
 #include "core/tensor/error.h"
 #include "core/tokenizers/bpe_tokenizer.h"
@@ -174,28 +173,13 @@ void HfBpeTokenizer::check_vocab_and_merges(const TokenizerConfig& config) {
       if (it != m_ids.end()) m_byte_ids[b] = it->second;
     }
   }
-  m_merges.reserve(config.merges.size());
-  std::string merged;
-  for (size_t r = 0; r < config.merges.size(); ++r) {
-    const std::string& rule = config.merges[r];
-    const auto fail = [&](const std::string& problem) {
-      throw AtlasError(kind + "merge rule " + std::to_string(r) + " " + quote_text(rule) + " " +
-                       problem);
-    };
-    const size_t space = rule.find(' ');
-    if (space == std::string::npos || space == 0 || space + 1 == rule.size() ||
-        rule.find(' ', space + 1) != std::string::npos)
-      fail("is not two symbols separated by one space");
-    const std::string_view left(rule.data(), space);
-    const std::string_view right(rule.data() + space + 1, rule.size() - space - 1);
-    merged.assign(left).append(right);
-    const auto l = m_ids.find(left), rt = m_ids.find(right), m = m_ids.find(merged);
-    if (l == m_ids.end()) fail("uses " + quote_text(left) + ", which is not in the vocab");
-    if (rt == m_ids.end()) fail("uses " + quote_text(right) + ", which is not in the vocab");
-    if (m == m_ids.end()) fail("makes " + quote_text(merged) + ", which is not in the vocab");
-    const uint64_t key = (uint64_t(uint32_t(l->second)) << 32) | uint32_t(rt->second);
-    m_merges[key] = Merge{static_cast<int32_t>(r), m->second};  // a repeat keeps its last rank
-  }
+  m_merges = BpeMerges(
+      config.merges,
+      [&](std::string_view symbol) {
+        const auto it = m_ids.find(symbol);
+        return it == m_ids.end() ? -1 : it->second;
+      },
+      kind);
 }
 
 std::string HfBpeTokenizer::normalize(std::string_view text) const {
@@ -287,7 +271,7 @@ void HfBpeTokenizer::encode_byte_level(std::string_view piece, std::vector<Token
   std::vector<Symbol> symbols;
   symbols.reserve(piece.size());
   for (const char c : piece) symbols.push_back({m_byte_ids[static_cast<uint8_t>(c)], 1});
-  merge(symbols);
+  m_merges.apply(symbols);
   size_t pos = 0;
   for (const Symbol& s : symbols) {
     out.push_back({s.id, bytes_label(piece, pos, pos + s.bytes, false)});
@@ -333,7 +317,7 @@ void HfBpeTokenizer::encode_sentencepiece(std::string_view word, std::vector<Tok
       symbols.push_back({m_unk, uint32_t(len)});
     last_unknown = true;
   }
-  merge(symbols);
+  m_merges.apply(symbols);
   size_t pos = 0;
   for (const Symbol& s : symbols) {
     out.push_back({s.id, bytes_label(word, pos, pos + s.bytes, true)});
@@ -341,51 +325,6 @@ void HfBpeTokenizer::encode_sentencepiece(std::string_view word, std::vector<Tok
   }
 }
 
-void HfBpeTokenizer::merge(std::vector<Symbol>& symbols) const {
-  // Word::merge_all: repeatedly the adjacent pair of lowest rank, leftmost first, through a
-  // heap of candidates; a candidate whose symbols changed since it was pushed is skipped.
-  const int32_t n = static_cast<int32_t>(symbols.size());
-  if (n < 2 || m_merges.empty()) return;
-  std::vector<int32_t> prev(n), next(n);
-  std::vector<bool> alive(n, true);
-  for (int32_t i = 0; i < n; ++i) {
-    prev[i] = i - 1;
-    next[i] = i + 1 < n ? i + 1 : -1;
-  }
-  struct Candidate {
-    int32_t rank, pos, right, left_id, right_id;
-    bool operator>(const Candidate& o) const {
-      return rank != o.rank ? rank > o.rank : pos > o.pos;
-    }
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
-  const auto key = [](int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); };
-  const auto push = [&](int32_t pos) {
-    const int32_t right = next[pos];
-    if (right < 0) return;
-    const auto it = m_merges.find(key(symbols[pos].id, symbols[right].id));
-    if (it != m_merges.end())
-      heap.push({it->second.rank, pos, right, symbols[pos].id, symbols[right].id});
-  };
-  for (int32_t i = 0; i + 1 < n; ++i) push(i);
-  while (!heap.empty()) {
-    const Candidate c = heap.top();
-    heap.pop();
-    if (!alive[c.pos] || next[c.pos] != c.right || symbols[c.pos].id != c.left_id ||
-        symbols[c.right].id != c.right_id)
-      continue;
-    symbols[c.pos].id = m_merges.find(key(c.left_id, c.right_id))->second.merged_id;
-    symbols[c.pos].bytes += symbols[c.right].bytes;
-    alive[c.right] = false;
-    next[c.pos] = next[c.right];
-    if (next[c.right] >= 0) prev[next[c.right]] = c.pos;
-    if (prev[c.pos] >= 0) push(prev[c.pos]);
-    push(c.pos);
-  }
-  std::vector<Symbol> merged;
-  for (int32_t i = 0; i >= 0; i = next[i]) merged.push_back(symbols[i]);
-  symbols = std::move(merged);
-}
 
 std::string HfBpeTokenizer::label(int32_t id) const {
   if (id < 0 || static_cast<size_t>(id) >= m_vocab.size())

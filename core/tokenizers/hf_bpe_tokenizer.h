@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/tokenizers/bpe_merges.h"
 #include "core/tokenizers/tokenizer.h"
 
 namespace atlas {
@@ -34,14 +35,7 @@ class HfBpeTokenizer final : public Tokenizer {
   std::string label(int32_t id) const override;
   int64_t vocab_size() const override { return static_cast<int64_t>(m_vocab.size()); }
 
-  struct Symbol {  // one token of a piece being merged
-    int32_t id;
-    uint32_t bytes;  // how many bytes of the piece it covers
-  };
-  struct Merge {
-    int32_t rank;
-    int32_t merged_id;
-  };
+  using Symbol = BpeMerges::Symbol;
   // An added token as matched: its pattern (the content, normalized when the token is), id.
   struct Matcher {
     std::string pattern;
@@ -65,13 +59,12 @@ class HfBpeTokenizer final : public Tokenizer {
   void encode_normalized(std::string_view piece, bool at_start, std::vector<TokenInfo>& out) const;
   void encode_byte_level(std::string_view piece, std::vector<TokenInfo>& out) const;
   void encode_sentencepiece(std::string_view word, std::vector<TokenInfo>& out) const;
-  void merge(std::vector<Symbol>& symbols) const;
 
   const char* m_kind;  // for messages
   TokenizerConfig m_config;  // the choices (vocab and merges moved out into the tables below)
   std::vector<std::string> m_vocab;  // [vocab] the strings of tokenizer.json
   IdMap m_ids;
-  std::unordered_map<uint64_t, Merge> m_merges;  // (left id << 32 | right id) -> rule
+  BpeMerges m_merges;
   std::array<int32_t, 256> m_byte_ids{};  // byte_level: the byte's symbol; sentencepiece: "<0xXX>"
   std::unordered_set<int32_t> m_added_ids;  // their labels are their text
   std::vector<Matcher> m_raw_matchers, m_normalized_matchers;
