@@ -82,7 +82,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   DTensor k = be_.linear(xkv, weight(prefix + ".wk"), optional_weight(prefix + ".bk"));
   DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
   if (rotary) {  // self-attention: queries and keys are the same positions
-    const DTensor& table = rotary_table(xq.shape[0]);
+    const DTensor& table = rotary_table(xq.shape[0]).device;
     RopeArgs a = rope_args(c_);
     q = be_.rope(q, table, a);
     a.heads = static_cast<int>(c_.kv_heads());
@@ -174,12 +174,11 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
       trace_.add(positional_name, "positional encoding added to the embeddings [L, d]", std::move(pe));
   } else if (c_.positional == Positional::Rotary) {  // nothing added: q and k rotate instead
     if (opt_.trace.positional) {
-      const std::vector<float> w = rope_frequencies(c_, L);
+      const RotaryTable& table = rotary_table(L);
       trace_.add(positional_name,
-                 "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
-                 rope_table(w, 0, L));
-      Tensor f({static_cast<int64_t>(w.size())});
-      f.data = w;
+                 "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)", table.host);
+      Tensor f({static_cast<int64_t>(table.frequencies.size())});
+      f.data = table.frequencies;
       trace_.add(positional_name + ".frequencies", "RoPE frequencies w_i (radians per position) [r/2]",
                  std::move(f));
     }
@@ -263,10 +262,15 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
   return x;
 }
 
-const DTensor& ForwardPass::rotary_table(int64_t length) {
+const ForwardPass::RotaryTable& ForwardPass::rotary_table(int64_t length) {
   auto it = rotary_tables_.find(length);
-  if (it == rotary_tables_.end())
-    it = rotary_tables_.emplace(length, be_.upload(rope_table(rope_frequencies(c_, length), 0, length))).first;
+  if (it == rotary_tables_.end()) {
+    RotaryTable t;
+    t.frequencies = rope_frequencies(c_, length);
+    t.host = rope_table(t.frequencies, 0, length);
+    t.device = be_.upload(t.host);
+    it = rotary_tables_.emplace(length, std::move(t)).first;
+  }
   return it->second;
 }
 

@@ -70,8 +70,14 @@ class ForwardPass {
   DTensor add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
                         const std::string& positional_name);
   Activation activation_kind() const;
-  // RoPE angles of positions 0..length-1 on the backend, made once per length and forward.
-  const DTensor& rotary_table(int64_t length);
+  // RoPE angles of positions 0..length-1 (rope_table), made once per length and forward: on
+  // the host for the trace, on the backend for the rotation.
+  struct RotaryTable {
+    std::vector<float> frequencies;
+    Tensor host;
+    DTensor device;
+  };
+  const RotaryTable& rotary_table(int64_t length);
 
   const ModelConfig& c_;
   Backend& be_;
@@ -84,7 +90,7 @@ class ForwardPass {
     DTensor tensor;
   };
   std::vector<Pending> pending_;
-  std::map<int64_t, DTensor> rotary_tables_;
+  std::map<int64_t, RotaryTable> rotary_tables_;
 };
 
 // The description of one attention sub-layer before its spans and kind are known.

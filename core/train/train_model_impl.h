@@ -148,8 +148,7 @@ class Builder {
     int k = t_.linear(xkv, w(prefix + ".wk"), opt(prefix + ".bk"));
     int v = t_.linear(xkv, w(prefix + ".wv"), opt(prefix + ".bv"));
     if (c_.positional == Positional::Rotary && !prefix.ends_with("cross_attn")) {  // as ForwardPass::attention
-      const int64_t L = t_.value(xq).rows();
-      const Tensor table = rope_table(rope_frequencies(c_, L), 0, L);
+      const Tensor& table = rope_table_for(t_.value(xq).rows());
       RopeArgs a = rope_args(c_);
       q = rope(t_, q, table, a);
       a.heads = static_cast<int>(c_.kv_heads());
@@ -595,6 +594,14 @@ class Builder {
   std::vector<int> act_halt_nodes;
 
  private:
+  // RoPE angles per sequence length, made once per forward (every layer reuses them).
+  const Tensor& rope_table_for(int64_t length) {
+    auto it = rope_tables_.find(length);
+    if (it == rope_tables_.end())
+      it = rope_tables_.emplace(length, rope_table(rope_frequencies(c_, length), 0, length)).first;
+    return it->second;
+  }
+  std::map<int64_t, Tensor> rope_tables_;
   Tape<S>& t_;
   const ModelConfig& c_;
   const ParamsT<S>& p_;

@@ -122,9 +122,9 @@ Tensor rows(const Tensor& t, int64_t begin, int64_t end) {  // [a, b] -> [end - 
   return r;
 }
 
-void llama_params(ModelConfig& c, TensorSource& src, ParamStore& out) {
+// `gemma`: the norms are stored as w for (1 + w).
+void take_params(const ModelConfig& c, TensorSource& src, ParamStore& out, bool gemma) {
   const int64_t d = c.d_model, f = c.d_ff, q = c.n_heads * c.d_head(), kv = c.kv_heads() * c.d_head();
-  const bool gemma = c.scale_embedding;  // only Gemma sets it (llama_config)
   const bool fused = src.has("layers.0.self_attn.qkv_proj.weight");  // Phi-3
   out["embed.tokens"] = src.take("embed_tokens.weight", {c.vocab_size, d});
   for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -171,6 +171,9 @@ void llama_params(ModelConfig& c, TensorSource& src, ParamStore& out) {
   if (c.output == OutputHead::Untied) out["output.weight"] = src.take("lm_head.weight", {c.vocab_size, d});
 }
 
+void llama_params(ModelConfig& c, TensorSource& src, ParamStore& out) { take_params(c, src, out, false); }
+void gemma_params(ModelConfig& c, TensorSource& src, ParamStore& out) { take_params(c, src, out, true); }
+
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -182,7 +185,8 @@ bool llama_skippable(const std::string& name) {
 }
 
 Family family(const char* model_type) {
-  return {model_type, {"model."}, llama_config, llama_params, llama_skippable};
+  return {model_type, {"model."}, llama_config,
+          std::string(model_type) == "gemma" ? gemma_params : llama_params, llama_skippable};
 }
 
 }  // namespace
