@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/tensor/float_scan.h"
+
 namespace atlas {
 
 namespace {
@@ -43,17 +45,13 @@ std::vector<std::string> check_weight_magnitudes(const ParamStore& params, doubl
   std::vector<std::string> out;
   size_t over = 0;
   for (const auto& [name, t] : params) {
-    float worst = 0.0f;
-    int64_t at = -1;
-    for (size_t i = 0; i < t.data.size(); ++i) {
-      const float a = std::fabs(t.data[i]);
-      if (std::isfinite(a) && a > worst) {  // NaN/Inf: check_params reports them
-        worst = a;
-        at = int64_t(i);
-      }
-    }
-    if (at < 0 || !(double(worst) > bound)) continue;
+    // NaN/Inf: check_params reports them. The scan is vectorised; only a tensor over the
+    // bound is searched again for where its largest value sits.
+    const float worst = scan_floats(t.data.data(), t.numel()).max_abs;
+    if (!(double(worst) > bound)) continue;
     if (++over > max_lines) continue;
+    int64_t at = 0;
+    while (std::fabs(t.data[size_t(at)]) != worst) ++at;
     out.push_back("weights: tensor " + name + " holds " + sci(double(t.data[size_t(at)])) + " at " +
                   index_str(t.shape, at) + ", above " + sci(bound) +
                   ", the largest magnitude float32 arithmetic carries through this model's "

@@ -252,6 +252,9 @@ class Backend {
   virtual bool supports(Op op) const = 0;
 
   virtual DTensor upload(const Tensor& host) = 0;
+  // A model weight: `host` outlives the result and does not change while it is used. The CPU
+  // backend reads it in place (a model's weights are not held twice); device backends copy.
+  virtual DTensor upload_weight(const Tensor& host) { return upload(host); }
   virtual Tensor download(const DTensor& t) = 0;
   // Several downloads that a recording backend serves with one submission.
   virtual std::vector<Tensor> download_all(const std::vector<DTensor>& ts) {

@@ -17,9 +17,14 @@ namespace {
 // scalar elements per allocation, so sums would round differently from run to run.
 struct CpuStorage : DeviceStorage {
   std::vector<float, Eigen::aligned_allocator<float>> data;
+  const float* borrowed = nullptr;  // a model weight read in place (upload_weight)
 };
 
-float* ptr(const DTensor& t) { return static_cast<CpuStorage*>(t.storage.get())->data.data(); }
+// Ops only write the tensors they make, so a borrowed weight is never written through this.
+float* ptr(const DTensor& t) {
+  auto* s = static_cast<CpuStorage*>(t.storage.get());
+  return s->borrowed ? const_cast<float*>(s->borrowed) : s->data.data();
+}
 
 DTensor make(Shape shape) {
   auto s = std::make_shared<CpuStorage>();
@@ -53,6 +58,12 @@ class CpuBackend : public Backend {
     DTensor t = make(host.shape);
     std::copy(host.data.begin(), host.data.end(), ptr(t));
     return t;
+  }
+
+  DTensor upload_weight(const Tensor& host) override {
+    auto s = std::make_shared<CpuStorage>();
+    s->borrowed = host.data.data();
+    return DTensor{host.shape, std::move(s)};
   }
 
   Tensor download(const DTensor& t) override {

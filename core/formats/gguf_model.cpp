@@ -170,7 +170,7 @@ Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
     if (!used.count(t.name))
       fail(f, "unexpected tensor \"" + t.name + "\" for a " + f.get_string("general.architecture") +
                   " model (this loader would ignore it, so the model would not be the file's)");
-  check_params(c, p, f.origin());  // every shape against the config, naming the tensor
+  check_param_shapes(c, p, f.origin());  // every shape against the config, naming the tensor
   return Model(std::move(c), std::move(p));
 }
 

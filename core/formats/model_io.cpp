@@ -40,7 +40,7 @@ Model load_directory(const fs::path& dir) {
   ModelConfig config = parse_config(read_text(config_path), config_path.string());
   if (config.name.empty()) config.name = dir.filename().string();
   SafetensorsFile file = read_safetensors(weights_path.string());
-  check_params(config, file.tensors, weights_path.string());  // names the file in errors
+  check_param_shapes(config, file.tensors, weights_path.string());  // names the file in errors
   return Model(std::move(config), std::move(file.tensors));
 }
 
@@ -52,7 +52,7 @@ Model load_single_file(const fs::path& path) {
                      "model stores its config JSON there (or use a directory with config.json)");
   ModelConfig config = parse_config(it->second, path.string() + " (__metadata__.config)");
   if (config.name.empty()) config.name = path.stem().string();
-  check_params(config, file.tensors, path.string());
+  check_param_shapes(config, file.tensors, path.string());
   return Model(std::move(config), std::move(file.tensors));
 }
 
@@ -73,7 +73,7 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
     SafetensorsFile file = parse_safetensors(
         reinterpret_cast<const uint8_t*>(demo.safetensors.data()), demo.safetensors.size(),
         spec + " (model.safetensors)");
-    check_params(config, file.tensors, spec);
+    check_param_shapes(config, file.tensors, spec);
     return Model(std::move(config), std::move(file.tensors));
   }
   const fs::path path(spec);

@@ -385,7 +385,12 @@ void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t e
   static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   constexpr uint64_t kChunkBytes = 8u << 20;
   const uint64_t chunk = std::max<uint64_t>(1, kChunkBytes / elem_size);
-  for (uint64_t i = 0; i < numel; i += chunk) {
+  const int64_t chunks = static_cast<int64_t>((numel + chunk - 1) / chunk);
+  // Chunks are converted by all CPU threads: BF16/F16 widening and the page faults of the
+  // float copy are the bulk of opening a half-precision checkpoint.
+#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const uint64_t i = static_cast<uint64_t>(c) * chunk;
     const uint64_t n = std::min(chunk, numel - i);
     const uint8_t* from = src + i * elem_size;
     convert(from, kind, n, dst + i);

@@ -154,7 +154,8 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     if (!slot.weights) {
       slot.backend_alive = be.lifetime();
       slot.weights = std::make_shared<Weights>();
-      for (const auto& [name, t] : params_) slot.weights->emplace(name, be.upload(t));
+      // params_ outlives the cache (both are this model's) and is never changed after construction.
+      for (const auto& [name, t] : params_) slot.weights->emplace(name, be.upload_weight(t));
     }
     weights = slot.weights;
   }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/tensor/error.h"
+#include "core/tensor/float_scan.h"
 #include "core/variants/ntm/ntm_model.h"
 #include "core/variants/sagan/sagan.h"
 #include "core/variants/snail/snail_model.h"
@@ -146,8 +147,8 @@ ParamStore init_params(const ModelConfig& c, uint64_t seed) {
   return store;
 }
 
-std::vector<std::string> check_params(const ModelConfig& c, const ParamStore& params,
-                                      const std::string& origin) {
+void check_param_shapes(const ModelConfig& c, const ParamStore& params,
+                        const std::string& origin) {
   std::set<std::string> expected;
   for (const auto& spec : param_specs(c)) {
     expected.insert(spec.name);
@@ -164,10 +165,14 @@ std::vector<std::string> check_params(const ModelConfig& c, const ParamStore& pa
     if (!expected.count(name))
       throw AtlasError(origin + ": unexpected tensor " + name + " " + shape_str(t.shape) +
                        " (not used by this config)");
+}
+
+std::vector<std::string> check_params(const ModelConfig& c, const ParamStore& params,
+                                      const std::string& origin) {
+  check_param_shapes(c, params, origin);
   std::vector<std::string> warnings;
   for (const auto& [name, t] : params) {
-    int64_t bad = 0;
-    for (float v : t.data) bad += !std::isfinite(v);
+    const int64_t bad = scan_floats(t.data.data(), t.numel()).non_finite;
     if (bad) {
       std::ostringstream w;
       w << origin << ": tensor " << name << " has " << bad << " non-finite value"

@@ -31,8 +31,12 @@ int64_t parameter_count(const ModelConfig& config);
 ParamStore init_params(const ModelConfig& config, uint64_t seed);
 
 // Checks names and shapes against the config; `origin` names the file in messages.
-// Missing, unexpected and mis-shaped tensors are errors; non-finite values are returned as
-// warnings (one line per tensor).
+// Missing, unexpected and mis-shaped tensors are errors. Loaders call this; the values are
+// scanned once, by the Model that takes the store (check_params).
+void check_param_shapes(const ModelConfig& config, const ParamStore& params,
+                        const std::string& origin);
+
+// check_param_shapes, then non-finite values returned as warnings (one line per tensor).
 std::vector<std::string> check_params(const ModelConfig& config, const ParamStore& params,
                                       const std::string& origin);
 

@@ -137,7 +137,8 @@ TEST_CASE("The old file survives every failed write: dump (write_trace_dump)", "
 }
 
 TEST_CASE("A re-dump replaces an earlier dump as a whole: no stale array survives", "[atomic][dump]") {
-  const fs::path dir = write_failure::fresh_dir("redump");
+  const fs::path root = write_failure::fresh_dir("redump");  // own parent: /tmp is shared
+  const fs::path dir = root / "dump";
   const Model big = preset_model("tiny-encoder-decoder", 1);
   write_dump(dir.string(), big, big.run("abcd", "ab", RunOptions{}));
   write_bytes(dir / "extra.stale.npy", read_bytes(dir / "encoder.layer0.attn.npy"));
@@ -150,9 +151,9 @@ TEST_CASE("A re-dump replaces an earlier dump as a whole: no stale array survive
   CHECK_FALSE(fs::exists(dir / "encoder.layer0.attn.npy"));
   CHECK(npy_files(dir) == manifest_files(dir));
   CHECK(npy_files(dir).size() == r.trace.arrays.size());
-  CHECK(leftovers(dir.parent_path()).empty());
+  CHECK(leftovers(root).empty());
   CHECK(read_trace_dump(dir.string()).trace.names() == r.trace.names());
-  fs::remove_all(dir);
+  fs::remove_all(root);
 }
 
 TEST_CASE("A dump into a folder that is not a dump is refused and nothing is deleted", "[atomic][dump]") {

@@ -113,7 +113,7 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
   family->params(out.config, source, out.params);
   out.skipped = source.leftovers(family->skippable);
   validate_config(out.config, config_path);  // params may have dropped a head
-  check_params(out.config, out.params, dir.string());  // the mapping is complete
+  check_param_shapes(out.config, out.params, dir.string());  // the mapping is complete
   return out;
 }
 

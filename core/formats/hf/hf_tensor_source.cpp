@@ -1,5 +1,6 @@
 // The tensors of a Hugging Face checkpoint as the family mappings take them (hf_families.h):
 // shape-checked, prefix-tolerant, each taken once; plus the small layout helpers.
+#include <algorithm>
 #include <set>
 
 #include "core/tensor/error.h"
@@ -9,9 +10,25 @@ namespace atlas::hf {
 
 // ---- tensor helpers -----------------------------------------------------------------------
 
+// Cache-blocked and split over the CPU threads: GPT-2's Conv1D weights are stored [in, out]
+// and every one of them is transposed at load, which Eigen's element-wise transpose made a
+// quarter of opening GPT-2-small (a strided read per element).
 Tensor transpose(const Tensor& t) {
-  Tensor out({t.shape[1], t.shape[0]});
-  out.mat() = t.mat().transpose();
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  Tensor out({cols, rows});
+  constexpr int64_t kTile = 64;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const float* src = t.data.data();
+  float* dst = out.data.data();
+#pragma omp parallel for schedule(static) if (rows * cols >= (int64_t{1} << 18))
+  for (int64_t rt = 0; rt < row_tiles; ++rt) {
+    const int64_t r1 = std::min(rows, (rt + 1) * kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = rt * kTile; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+  }
   return out;
 }
 

@@ -1,0 +1,127 @@
+// The fast paths of opening a checkpoint (issue 19): the vectorised weight scan, the blocked
+// transpose of GPT-2's Conv1D weights, the chunk-parallel BF16 conversion and the CPU
+// backend's in-place weights, each against a plain loop.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "core/backend/backend.h"
+#include "core/formats/hf/hf_families.h"
+#include "core/formats/safetensors.h"
+#include "core/tensor/float_scan.h"
+#include "core/tensor/random.h"
+
+using namespace atlas;
+namespace fs = std::filesystem;
+
+namespace {
+
+Tensor random_tensor(Shape shape, uint64_t seed) {
+  Tensor t(std::move(shape));
+  Rng rng(seed);
+  for (float& v : t.data) v = static_cast<float>(rng.normal() * 3.0);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("scan_floats counts non-finite values and finds the largest finite magnitude",
+          "[load]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  // Lengths below, at and across the parallel block size (65536), odd tails included.
+  for (int64_t n : {0, 1, 7, 65536, 65537, 1000003}) {
+    Tensor t = random_tensor({n}, uint64_t(n) + 1);
+    if (n > 5) {
+      t.data[size_t(n / 3)] = std::nanf("");
+      t.data[size_t(n - 1)] = -inf;
+      t.data[size_t(n / 2)] = -1e30f;  // the largest magnitude is negative
+      t.data[0] = -0.0f;
+    }
+    int64_t bad = 0;
+    float worst = 0.0f;
+    for (float v : t.data) {
+      if (!std::isfinite(v)) ++bad;
+      else worst = std::max(worst, std::fabs(v));
+    }
+    const FloatScan s = scan_floats(t.data.data(), n);
+    CHECK(s.non_finite == bad);
+    CHECK(s.max_abs == worst);
+  }
+  const float all_bad[3] = {std::nanf(""), inf, -inf};
+  CHECK(scan_floats(all_bad, 3).non_finite == 3);
+  CHECK(scan_floats(all_bad, 3).max_abs == 0.0f);
+  const float subnormal[2] = {std::numeric_limits<float>::denorm_min(), 0.0f};
+  CHECK(scan_floats(subnormal, 2).max_abs == std::numeric_limits<float>::denorm_min());
+}
+
+TEST_CASE("The blocked transpose of a Conv1D weight equals the element-wise one", "[load][hf]") {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 130}, {64, 64}, {200, 71},
+                            {768, 1000}}) {
+    const Tensor t = random_tensor({rows, cols}, uint64_t(rows * 1000 + cols));
+    const Tensor out = hf::transpose(t);
+    REQUIRE(out.shape == Shape{cols, rows});
+    bool same = true;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) same &= out.data[size_t(c * rows + r)] == t.data[size_t(r * cols + c)];
+    CHECK(same);
+  }
+}
+
+TEST_CASE("A BF16 tensor larger than one conversion chunk converts exactly, chunk by chunk",
+          "[load][safetensors]") {
+  // 5M BF16 values = 10 MB: two 8 MB chunks, converted by different threads from the mapping.
+  const int64_t n = 5'000'000;
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  Rng rng(42);
+  for (auto& b : bits) b = static_cast<uint16_t>(rng.next() >> 48);
+  std::string header = R"({"w":{"dtype":"BF16","shape":[)" + std::to_string(n) +
+                       R"(],"data_offsets":[0,)" + std::to_string(2 * n) + "]}}";
+  while (header.size() % 8) header += ' ';
+  const fs::path path =
+      fs::temp_directory_path() / ("atlas-test-bf16-chunks-" + std::to_string(::getpid()) +
+                                   ".safetensors");
+  {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    const uint64_t len = header.size();
+    std::fwrite(&len, 8, 1, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    std::fwrite(bits.data(), 2, bits.size(), f);
+    std::fclose(f);
+  }
+  const SafetensorsFile file = read_safetensors(path.string());
+  fs::remove(path);
+  const Tensor& w = file.tensors.at("w");
+  REQUIRE(w.numel() == n);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i) {  // BF16 is the top half of the float32 bit pattern
+    const uint32_t want = uint32_t(bits[size_t(i)]) << 16;
+    uint32_t got;
+    std::memcpy(&got, &w.data[size_t(i)], 4);
+    wrong += got != want;
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("The CPU backend reads a weight in place and computes with it like an uploaded copy",
+          "[load][backend]") {
+  auto be = make_cpu_backend();
+  const Tensor w = random_tensor({5, 7}, 3), b = random_tensor({5}, 4), x = random_tensor({3, 7}, 5);
+  const DTensor borrowed = be->upload_weight(w);
+  CHECK(be->download(borrowed).data == w.data);
+  const Tensor via_view = be->download(be->linear(be->upload(x), borrowed, be->upload_weight(b)));
+  const Tensor via_copy = be->download(be->linear(be->upload(x), be->upload(w), be->upload(b)));
+  CHECK(via_view.data == via_copy.data);
+  // Naive oracle of y = x W^T + b.
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t o = 0; o < 5; ++o) {
+      double s = b.data[size_t(o)];
+      for (int64_t k = 0; k < 7; ++k) s += double(x.data[size_t(i * 7 + k)]) * w.data[size_t(o * 7 + k)];
+      CHECK(via_view.data[size_t(i * 5 + o)] == Approx(s).epsilon(1e-5));
+    }
+  CHECK(be->download(borrowed).data == w.data);  // the op did not write the weight
+}
