@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <numeric>
 
@@ -631,18 +632,53 @@ const GgufTensorInfo& GgufFile::tensor(const std::string& name) const {
   return tensors_[it->second];
 }
 
-Tensor GgufFile::read_tensor(const std::string& name) const {
-  const GgufTensorInfo& t = tensor(name);
-  const GgmlTypeInfo info = ggml_type_info(t.ggml_type);
-  if (!info.supported)
-    throw AtlasError(origin_ + ": tensor " + in_quotes(t.name) + " has ggml type " + t.type_name +
+namespace {
+
+void require_supported(const GgufTensorInfo& t, const std::string& origin) {
+  if (!ggml_type_info(t.ggml_type).supported)
+    throw AtlasError(origin + ": tensor " + in_quotes(t.name) + " has ggml type " + t.type_name +
                      " (" + num(t.ggml_type) +
                      "), which is not supported; supported: " + ggml_supported_types());
-  Tensor out;
+}
+
+void dequantize_into(const GgufTensorInfo& t, const uint8_t* data, Tensor& out) {
   out.shape = t.shape;
   out.data.resize(size_t(t.numel));
   if (t.numel > 0)
-    dequantize_ggml(t.ggml_type, data_ + t.offset, t.numel / info.block_elems, out.data.data());
+    dequantize_ggml(t.ggml_type, data + t.offset,
+                    t.numel / ggml_type_info(t.ggml_type).block_elems, out.data.data());
+}
+
+}  // namespace
+
+Tensor GgufFile::read_tensor(const std::string& name) const {
+  const GgufTensorInfo& t = tensor(name);
+  require_supported(t, origin_);
+  Tensor out;
+  dequantize_into(t, data_, out);
+  return out;
+}
+
+std::map<std::string, Tensor> GgufFile::read_all_tensors() const {
+  std::map<std::string, Tensor> out;
+  std::vector<std::pair<const GgufTensorInfo*, Tensor*>> work;
+  for (const GgufTensorInfo& t : tensors_) {
+    require_supported(t, origin_);
+    work.emplace_back(&t, &out[t.name]);
+  }
+  std::stable_sort(work.begin(), work.end(),
+                   [](const auto& a, const auto& b) { return a.first->numel > b.first->numel; });
+  std::exception_ptr failure;  // bad_alloc must not leave an OpenMP region
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t w = 0; w < work.size(); ++w) {
+    try {
+      dequantize_into(*work[w].first, data_, *work[w].second);
+    } catch (...) {
+#pragma omp critical(gguf_failure)
+      failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -122,6 +123,9 @@ class GgufFile {
   // Types: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; any other is refused
   // by name.
   Tensor read_tensor(const std::string& name) const;
+  // Every tensor, dequantized by all CPU threads at once (largest first), so the kernel's
+  // zeroing of the fresh float pages is shared out too. Unsupported types are refused first.
+  std::map<std::string, Tensor> read_all_tensors() const;
   // The raw bytes of a tensor as stored (points into the mapping).
   const uint8_t* tensor_bytes(const GgufTensorInfo& info) const { return data_ + info.offset; }
 

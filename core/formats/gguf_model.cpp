@@ -117,9 +117,12 @@ Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
   const GgufFile f = GgufFile::open(path);
   ModelConfig c = gguf_model_config(f, options);
   std::set<std::string> used = {"rope_freqs.weight"};
+  std::map<std::string, Tensor> all = f.read_all_tensors();  // dequantized in parallel
   auto take = [&](const std::string& name) {
     used.insert(name);
-    return f.read_tensor(name);  // names the file and the tensor when absent
+    auto it = all.find(name);
+    if (it == all.end()) return f.read_tensor(name);  // throws, naming the file and the tensor
+    return std::move(it->second);
   };
   auto rows = [](const Tensor& t, int64_t begin, int64_t end) {
     Tensor r({end - begin, t.shape[1]});

@@ -71,15 +71,28 @@ TEST_CASE("The blocked transpose of a Conv1D weight equals the element-wise one"
   }
 }
 
-TEST_CASE("A BF16 tensor larger than one conversion chunk converts exactly, chunk by chunk",
+TEST_CASE("BF16 tensors convert exactly when converted in parallel, tensor by tensor and chunk by chunk",
           "[load][safetensors]") {
-  // 5M BF16 values = 10 MB: two 8 MB chunks, converted by different threads from the mapping.
-  const int64_t n = 5'000'000;
-  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  // Three tensors, 68 MB of BF16: above the size at which tensors are shared out over the
+  // threads, and each larger than one 8 MB conversion chunk.
+  const std::vector<int64_t> sizes = {5'000'000, 17'000'000, 12'000'000};
+  std::vector<std::vector<uint16_t>> bits;
   Rng rng(42);
-  for (auto& b : bits) b = static_cast<uint16_t>(rng.next() >> 48);
-  std::string header = R"({"w":{"dtype":"BF16","shape":[)" + std::to_string(n) +
-                       R"(],"data_offsets":[0,)" + std::to_string(2 * n) + "]}}";
+  std::string header = "{";
+  int64_t offset = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    bits.emplace_back(static_cast<size_t>(sizes[k]));
+    for (auto& b : bits.back()) b = static_cast<uint16_t>(rng.next() >> 48);
+    if (k) header += ',';
+    header += "\"w";
+    header += std::to_string(k);
+    header += "\":";
+    header += R"({"dtype":"BF16","shape":[)" + std::to_string(sizes[k]) + "],";
+    header += R"("data_offsets":[)" + std::to_string(offset) + ",";
+    header += std::to_string(offset + 2 * sizes[k]) + "]}";
+    offset += 2 * sizes[k];
+  }
+  header += "}";
   while (header.size() % 8) header += ' ';
   const fs::path path =
       fs::temp_directory_path() / ("atlas-test-bf16-chunks-" + std::to_string(::getpid()) +
@@ -90,21 +103,24 @@ TEST_CASE("A BF16 tensor larger than one conversion chunk converts exactly, chun
     const uint64_t len = header.size();
     std::fwrite(&len, 8, 1, f);
     std::fwrite(header.data(), 1, header.size(), f);
-    std::fwrite(bits.data(), 2, bits.size(), f);
+    for (const auto& b : bits) std::fwrite(b.data(), 2, b.size(), f);
     std::fclose(f);
   }
   const SafetensorsFile file = read_safetensors(path.string());
   fs::remove(path);
-  const Tensor& w = file.tensors.at("w");
-  REQUIRE(w.numel() == n);
-  int64_t wrong = 0;
-  for (int64_t i = 0; i < n; ++i) {  // BF16 is the top half of the float32 bit pattern
-    const uint32_t want = uint32_t(bits[size_t(i)]) << 16;
-    uint32_t got;
-    std::memcpy(&got, &w.data[size_t(i)], 4);
-    wrong += got != want;
+  const std::vector<std::string> names = {"w0", "w1", "w2"};
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const Tensor& w = file.tensors.at(names[k]);
+    REQUIRE(w.shape == Shape{sizes[k]});
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < sizes[k]; ++i) {  // BF16 is the top half of the float32 pattern
+      const uint32_t want = uint32_t(bits[k][size_t(i)]) << 16;
+      uint32_t got;
+      std::memcpy(&got, &w.data[size_t(i)], 4);
+      wrong += got != want;
+    }
+    CHECK(wrong == 0);
   }
-  CHECK(wrong == 0);
 }
 
 TEST_CASE("The CPU backend reads a weight in place and computes with it like an uploaded copy",
