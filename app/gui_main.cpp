@@ -10,11 +10,13 @@
 #include <cstdio>
 
 #include "core/formats/input_file.h"
+#include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
 #include "ui/atomic_file_device.h"
 #include "ui/main_window.h"
 
 int main(int argc, char** argv) {
+  atlas::keep_freed_memory_for_reuse();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("AttentionAtlas");
   QApplication::setApplicationName("attention-atlas");

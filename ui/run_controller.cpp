@@ -64,6 +64,7 @@ void RunController::setModel(std::shared_ptr<const Model> model) {
   cancel();
   m_model = std::move(model);
   m_lastRunMs = 0.0;
+  m_prefixCache = std::make_shared<PrefixCache>();  // frees the old model's keys and trace
 }
 
 void RunController::requestRun(const QString& source, const QString& target) {
@@ -107,6 +108,8 @@ void RunController::startPending() {
   auto flag = m_cancelFlag;
   RunOptions options = m_options;
   options.cancel = flag.get();
+  auto prefixCache = m_prefixCache;  // alive until this run ends
+  options.prefix_cache = prefixCache.get();
   QPointer<RunController> self(this);
   options.progress = [self](double fraction, const std::string& stage) {
     const QString s = QString::fromStdString(stage);
@@ -122,14 +125,15 @@ void RunController::startPending() {
   auto backend = m_backend;  // alive until this run ends, even if the user switches meanwhile
   auto tokens = m_sourceTokens;
   m_runWatcher.setFuture(QtConcurrent::run([model, flag, options, source, target, generation, postRun, backend,
-                                            tokens]() {
+                                            tokens, prefixCache]() {
     RunOutcome out;
     out.generation = generation;
     QElapsedTimer t;
     t.start();
     try {
-      auto result = std::make_shared<RunResult>(tokens ? model->forward(*tokens, {}, options)
-                                                       : model->run(source, target, options));
+      // Shared with the prefix cache, which keeps this result for the next keystroke.
+      std::shared_ptr<RunResult> result = tokens ? model->forward_shared(*tokens, {}, options)
+                                                 : model->run_shared(source, target, options);
       if (postRun) postRun(*model, *result, options);
       out.result = std::move(result);
     } catch (const Cancelled&) {

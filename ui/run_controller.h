@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "core/model/model.h"
+#include "core/model/prefix_cache.h"
 
 namespace atlas::ui {
 
@@ -56,6 +57,9 @@ class RunController : public QObject {
   double lastRunMs() const { return m_lastRunMs; }
   // From the newest request to the start of its run (debounce and waiting for a stale run).
   double lastQueueMs() const { return m_lastQueueMs; }
+  // Leading tokens the last run of a causal model took from the previous run's keys and values
+  // (core/model/prefix_cache.h); 0 when it ran in full.
+  int64_t lastReusedTokens() const { return m_prefixCache->reused_tokens(); }
   RunOptions& runOptions() { return m_options; }
   // Later runs use these source tokens instead of tokenizing the text (an image's pixels for a
   // pixel model, core/input/image_input.h); null returns to text.
@@ -91,6 +95,8 @@ class RunController : public QObject {
 
   std::shared_ptr<const Model> m_model;
   RunOptions m_options;
+  // Replaced (not cleared) on a model switch: a run still on the worker keeps its own.
+  std::shared_ptr<PrefixCache> m_prefixCache = std::make_shared<PrefixCache>();
   PostRun m_postRun;
   std::shared_ptr<Backend> m_backend;
   QTimer m_debounce;

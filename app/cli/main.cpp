@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/cli/commands.h"
+#include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
 
 namespace {
@@ -103,6 +104,7 @@ void print_error(const std::string& verb, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  atlas::keep_freed_memory_for_reuse();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -41,6 +41,17 @@ void ForwardPass::step(const std::string& stage) {
   if (opt_.progress) opt_.progress(double(steps_done_) / double(steps_total_), stage);
 }
 
+void ForwardPass::continue_after(const PrefixCache::Keys* keys, int64_t past,
+                                 PrefixCache::Keys* record) {
+  past_keys_ = keys;
+  past_ = past;
+  record_ = record;
+  if (record_) {
+    record_->k.assign(static_cast<size_t>(c_.decoder_layers()), DTensor{});
+    record_->v.assign(static_cast<size_t>(c_.decoder_layers()), DTensor{});
+  }
+}
+
 DTensor ForwardPass::norm(const DTensor& x, const std::string& prefix) {
   if (c_.norm == NormKind::LayerNorm)
     return be_.layer_norm(x, weight(prefix + ".gamma"), weight(prefix + ".beta"), c_.norm_eps);
@@ -62,6 +73,15 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   const std::string traced_name = attention_array_name(site);
   const bool sparse = sparse_applies(c_, xq, xkv);  // sparse patterns, LSH, Performer
   const bool rotary = c_.positional == Positional::Rotary && site.sublayer != "cross_attn";
+  // Decoder self-attention continuing a cached prefix (prefix_cache.h): keys and values of the
+  // past tokens go before this call's, and the query rows are the positions after them.
+  const bool continues = (past_ > 0 || record_) && site.stack == "decoder" &&
+                         site.sublayer == "self_attn";
+  const int64_t past = continues ? past_ : 0;
+  if (past > 0) {
+    site.queries = {TokenSide::Source, 0, past + xq.shape[0]};
+    site.keys = site.queries;
+  }
   if (opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -82,11 +102,24 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   DTensor k = be_.linear(xkv, weight(prefix + ".wk"), optional_weight(prefix + ".bk"));
   DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
   if (rotary) {  // self-attention: queries and keys are the same positions
-    const DTensor& table = rotary_table(xq.shape[0]).device;
+    const int64_t n = xq.shape[0];
+    const DTensor table = past > 0 ? be_.slice_rows(rotary_table(past + n).device, past, n)
+                                   : rotary_table(n).device;
     RopeArgs a = rope_args(c_);
     q = be_.rope(q, table, a);
     a.heads = static_cast<int>(c_.kv_heads());
     k = be_.rope(k, table, a);
+  }
+  if (continues) {
+    const size_t layer = static_cast<size_t>(site.layer);
+    if (past > 0) {
+      k = be_.concat_rows(be_.slice_rows(past_keys_->k.at(layer), 0, past), k);
+      v = be_.concat_rows(be_.slice_rows(past_keys_->v.at(layer), 0, past), v);
+    }
+    if (record_) {
+      record_->k.at(layer) = k;
+      record_->v.at(layer) = v;
+    }
   }
   if (c_.kv_heads() != c_.n_heads) {  // grouped-query: each key/value head serves a group
     const int64_t groups = c_.n_heads / c_.kv_heads();
@@ -98,7 +131,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   args.scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
   args.want_probs = opt_.trace.attention;
   args.want_scores = opt_.trace.scores;
-  const int64_t lq = xq.shape[0], lk = xkv.shape[0];
+  const int64_t lq = xq.shape[0], lk = k.shape[0];
   if (opt_.trace.qk) {  // `atlas scores` recomputes every score function from these
     trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
     trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
@@ -167,16 +200,18 @@ DTensor ForwardPass::embed_patches(const Tensor& pixels, const Tensor& cls_fix,
 DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
                                    const std::string& positional_name) {
   const int64_t L = static_cast<int64_t>(tokens.size());
+  const int64_t first = past_;  // position of tokens[0]: after a cached prefix, else 0
   if (c_.positional == Positional::Sinusoidal) {
-    Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout);
+    Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout, first);
     x = be_.add(x, be_.upload(pe));
     if (opt_.trace.positional)
       trace_.add(positional_name, "positional encoding added to the embeddings [L, d]", std::move(pe));
   } else if (c_.positional == Positional::Rotary) {  // nothing added: q and k rotate instead
     if (opt_.trace.positional) {
-      const RotaryTable& table = rotary_table(L);
+      const RotaryTable& table = rotary_table(first + L);
       trace_.add(positional_name,
-                 "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)", table.host);
+                 "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
+                 first > 0 ? rope_table(table.frequencies, first, L) : table.host);
       Tensor f({static_cast<int64_t>(table.frequencies.size())});
       f.data = table.frequencies;
       trace_.add(positional_name + ".frequencies", "RoPE frequencies w_i (radians per position) [r/2]",
@@ -184,7 +219,7 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
     }
   } else if (c_.positional == Positional::Learned) {
     std::vector<int32_t> pos(static_cast<size_t>(L));
-    for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(first + i);
     DTensor pe = be_.embedding(weight("embed.positions"), pos, 1.0f);
     if (opt_.trace.positional)
       trace_.add(positional_name, "learned positional embeddings of the positions used [L, d]",
@@ -240,6 +275,7 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
     const std::string p = "decoder.layer" + std::to_string(i);
     AttentionMask self_mask;
     self_mask.causal = true;
+    self_mask.causal_offset = past_;  // queries start after the cached prefix
     self_mask.window = c_.attention.sliding_window;
     self_mask.key_valid = self_valid;
     x = sublayer(x, p + ".self_attn_norm", [&](const DTensor& h) {

@@ -10,6 +10,7 @@
 #include "core/backend/backend.h"
 #include "core/config/config.h"
 #include "core/model/model.h"
+#include "core/model/prefix_cache.h"
 #include "core/model/trace.h"
 
 namespace atlas {
@@ -28,6 +29,12 @@ class ForwardPass {
 
   const DTensor& weight(const std::string& name) const;  // throws if absent
   DTensor optional_weight(const std::string& name) const;  // empty handle if absent
+
+  // Incremental forward (prefix_cache.h): the tokens given to embed() and decoder() follow
+  // `past` tokens whose decoder self-attention keys and values are `keys` (may be null when
+  // past is 0); the keys and values of all past + new tokens are written to `record`.
+  void continue_after(const PrefixCache::Keys* keys, int64_t past, PrefixCache::Keys* record);
+  int64_t past_tokens() const { return past_; }
 
   // Checks the cancel flag and reports progress; call once per layer.
   void step(const std::string& stage);
@@ -91,6 +98,9 @@ class ForwardPass {
   };
   std::vector<Pending> pending_;
   std::map<int64_t, RotaryTable> rotary_tables_;
+  const PrefixCache::Keys* past_keys_ = nullptr;
+  int64_t past_ = 0;
+  PrefixCache::Keys* record_ = nullptr;
 };
 
 // The description of one attention sub-layer before its spans and kind are known.

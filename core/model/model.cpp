@@ -3,6 +3,8 @@
 // sinusoidal or learned positions, tied or untied output. Every op goes through a Backend.
 #include "core/model/model.h"
 
+#include "core/model/prefix_cache.h"
+
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -78,8 +80,8 @@ Model::Model(ModelConfig config, ParamStore params)
   private_ = std::make_shared<ModelPrivate>();
 }
 
-RunResult Model::run(const std::string& source, const std::string& target,
-                     const RunOptions& options) const {
+std::pair<std::vector<TokenInfo>, std::vector<TokenInfo>> Model::tokenize(
+    const std::string& source, const std::string& target) const {
   const bool enc_dec = config_.architecture == Architecture::EncoderDecoder;
   check_token_budget(*tokenizer_, source, config_.max_positions,
                      enc_dec ? "the source text" : "the input text");
@@ -95,19 +97,43 @@ RunResult Model::run(const std::string& source, const std::string& target,
                      std::string(config_.architecture == Architecture::Encoder ? "an encoder"
                                                                                : "a decoder"));
   }
+  return {std::move(src), std::move(tgt)};
+}
+
+RunResult Model::run(const std::string& source, const std::string& target,
+                     const RunOptions& options) const {
+  const auto [src, tgt] = tokenize(source, target);
   return forward(src, tgt, options);
+}
+
+std::shared_ptr<RunResult> Model::run_shared(const std::string& source, const std::string& target,
+                                             const RunOptions& options) const {
+  const auto [src, tgt] = tokenize(source, target);
+  return forward_shared(src, tgt, options);
 }
 
 RunResult Model::forward(const std::vector<TokenInfo>& source_in,
                          const std::vector<TokenInfo>& target, const RunOptions& options) const {
-  RunResult r = forward_traced(source_in, target, options);
+  PrefixCache::Pending prefix;
+  RunResult r = forward_traced(source_in, target, options, prefix);
   r.trace.finalize_attention_maps();
+  if (prefix.cache) prefix.cache->store(std::move(prefix), std::make_shared<const RunResult>(r));
+  return r;
+}
+
+std::shared_ptr<RunResult> Model::forward_shared(const std::vector<TokenInfo>& source,
+                                                 const std::vector<TokenInfo>& target,
+                                                 const RunOptions& options) const {
+  PrefixCache::Pending prefix;
+  auto r = std::make_shared<RunResult>(forward_traced(source, target, options, prefix));
+  r->trace.finalize_attention_maps();
+  if (prefix.cache) prefix.cache->store(std::move(prefix), r);
   return r;
 }
 
 RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
-                                const std::vector<TokenInfo>& target,
-                                const RunOptions& options) const {
+                                const std::vector<TokenInfo>& target, const RunOptions& options,
+                                PrefixCache::Pending& prefix) const {
   const ModelConfig& c = config_;
   if (options.trace.logit_lens > 0 && !options.trace.hidden) {
     // The lens reads every layer's hidden state: trace them, then drop them (not asked for).
@@ -160,6 +186,19 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     weights = slot.weights;
   }
 
+  // A causal model continuing the input of its previous run computes only the new tokens.
+  PrefixCache* cache = options.prefix_cache && incremental_forward_applies(c, options)
+                           ? options.prefix_cache
+                           : nullptr;
+  PrefixCache::Reuse reuse;
+  if (cache) {
+    prefix.cache = cache;
+    prefix.who = {weights, be.instance_id(), options.trace, options.pad_to};
+    for (const TokenInfo& t : source) prefix.ids.push_back(t.id);
+    reuse = cache->reuse(prefix.who, prefix.ids);
+    prefix.reused = reuse.past;
+  }
+
   RunResult result;
   Trace& trace = result.trace;
   ForwardPass pass(c, be, *weights, options, trace,
@@ -186,7 +225,9 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     h = pass.encoder(x, key_validity(source, c.pad_id));
   } else if (c.architecture == Architecture::Decoder) {
     trace.source_tokens = source;
-    h = pass.decoder(pass.embed(source, "positional"), nullptr, key_validity(source, c.pad_id), {});
+    if (cache) pass.continue_after(&reuse.keys, reuse.past, &prefix.keys);
+    const std::vector<TokenInfo> fresh(source.begin() + reuse.past, source.end());
+    h = pass.decoder(pass.embed(fresh, "positional"), nullptr, key_validity(source, c.pad_id), {});
   } else {
     trace.source_tokens = source;
     trace.target_tokens = target;
@@ -205,6 +246,7 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   } else {
     trace.add("output", "final hidden states [L, d]", result.output);
   }
+  if (reuse.past > 0) result = splice_prefix(*reuse.last, std::move(result), reuse.past);
   if (options.trace.logit_lens > 0) add_logit_lens(*this, result, options.trace.logit_lens);
   if (is_patch_model(c) && options.trace.attention)  // what the [CLS] row of a ViT is built from
     trace.add("encoder.rollout",

@@ -11,6 +11,7 @@
 #include "core/backend/backend.h"
 #include "core/config/config.h"
 #include "core/model/params.h"
+#include "core/model/prefix_cache.h"
 #include "core/tokenizers/tokenizer.h"
 #include "core/model/trace.h"
 
@@ -25,6 +26,9 @@ struct RunOptions {
   int threads = 0;            // 0 = every core
   Backend* backend = nullptr;  // nullptr = the CPU reference backend
   int64_t pad_to = 0;         // pad the source with pad_id up to this length (padding mask)
+  // Keys and values of the previous run of this input (core/model/prefix_cache.h): a causal
+  // model then computes only the tokens after the prefix it shares with that run.
+  PrefixCache* prefix_cache = nullptr;
 };
 
 struct RunResult {
@@ -49,11 +53,23 @@ class Model {
                 const RunOptions& options) const;
   RunResult forward(const std::vector<TokenInfo>& source, const std::vector<TokenInfo>& target,
                     const RunOptions& options) const;
+  // The same, for a caller that keeps results shared (the app): with options.prefix_cache, the
+  // cache keeps this very result instead of a copy (hundreds of MB of maps on long inputs).
+  std::shared_ptr<RunResult> run_shared(const std::string& source, const std::string& target,
+                                        const RunOptions& options) const;
+  std::shared_ptr<RunResult> forward_shared(const std::vector<TokenInfo>& source,
+                                            const std::vector<TokenInfo>& target,
+                                            const RunOptions& options) const;
 
  private:
   // The forward itself; forward() then finalizes the trace's attention-map catalogue.
+  // `prefix` receives what the prefix cache keeps of this run (forward/forward_shared store it).
   RunResult forward_traced(const std::vector<TokenInfo>& source,
-                           const std::vector<TokenInfo>& target, const RunOptions& options) const;
+                           const std::vector<TokenInfo>& target, const RunOptions& options,
+                           PrefixCache::Pending& prefix) const;
+  // The token lists run() feeds to forward().
+  std::pair<std::vector<TokenInfo>, std::vector<TokenInfo>> tokenize(const std::string& source,
+                                                                     const std::string& target) const;
   ModelConfig config_;
   ParamStore params_;
   std::unique_ptr<Tokenizer> tokenizer_;

@@ -1,0 +1,71 @@
+// GPT-2-small forward with every attention map traced, against PyTorch running the same
+// architecture in the same bench run (issue 19: <= 0.5x of PyTorch's time at 128 and 1024
+// tokens). PyTorch is Debian's python3-torch on OpenBLAS (bench/torch_gpt2.py); it is run with
+// OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, so it gets its best kernels on this CPU.
+//   bench_gpt2_torch GPT2_DIR [--python /usr/bin/python3]
+// GPT2_DIR: a Hugging Face GPT-2-small folder (bench_load --keep DIR writes one as DIR/f32).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/formats/model_io.h"
+#include "core/model/model.h"
+
+using namespace atlas;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_gpt2_torch GPT2_DIR [--python /usr/bin/python3]\n");
+    return 2;
+  }
+  std::string python = "/usr/bin/python3";  // Debian's, where python3-torch is installed
+  for (int i = 2; i + 1 < argc; i += 2)
+    if (!std::strcmp(argv[i], "--python")) python = argv[i + 1];
+  const std::vector<int> lengths = {128, 1024};
+
+  // PyTorch first, in its own process, so neither run shares the cores with the other.
+  std::map<int, double> torch_ms;
+  const std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " + python + " " +
+                          ATLAS_SOURCE_DIR "/bench/torch_gpt2.py 128 1024";
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, p)) {
+      int tokens = 0;
+      double ms = 0;
+      if (std::sscanf(line, "{\"tokens\": %d, \"median_ms\": %lf", &tokens, &ms) == 2)
+        torch_ms[tokens] = ms;
+      std::printf("torch: %s", line);
+    }
+    pclose(p);
+  }
+  if (torch_ms.empty()) std::printf("PyTorch baseline not available (apt-get install python3-torch)\n");
+
+  const Model model = load_model(argv[1]);
+  std::printf("| tokens | Attention Atlas, every map traced (ms) | PyTorch, maps kept (ms) | ratio |\n");
+  std::printf("| --- | --- | --- | --- |\n");
+  for (int n : lengths) {
+    std::vector<TokenInfo> ids;
+    for (int i = 0; i < n; ++i) ids.push_back({int32_t((i * 7919) % 50257), "t"});
+    RunOptions o;  // default trace: every attention map, masks, positions
+    model.forward(ids, {}, o);  // warm-up
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+      const auto t0 = Clock::now();
+      model.forward(ids, {}, o);
+      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double ours = ms[ms.size() / 2];
+    if (torch_ms.count(n))
+      std::printf("| %d | %.1f | %.1f | %.2f |\n", n, ours, torch_ms[n], ours / torch_ms[n]);
+    else
+      std::printf("| %d | %.1f | - | - |\n", n, ours);
+  }
+  return 0;
+}
