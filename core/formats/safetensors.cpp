@@ -405,8 +405,10 @@ void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t e
   }
 }
 
+using SkipTensor = std::function<bool(const std::string&)>;
+
 SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
-                           bool release_pages);
+                           bool release_pages, const SkipTensor& skip = {});
 
 }  // namespace
 
@@ -417,7 +419,7 @@ SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::s
 namespace {
 
 SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
-                           bool release_pages) {
+                           bool release_pages, const SkipTensor& skip) {
   if (size < 8)
     fail(origin, "file is " + std::to_string(size) +
                      " bytes, too short for the 8-byte header length (truncated or not a "
@@ -470,6 +472,10 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
   const uint8_t* buffer = data + 8 + n;
   std::vector<std::pair<const Entry*, Tensor*>> work;
   for (const Entry& e : entries) {
+    if (skip && skip(e.name)) {
+      file.unread[e.name] = e.shape;
+      continue;
+    }
     Tensor& t = file.tensors[e.name];
     t.shape = e.shape;
     file.source_dtype[e.name] = e.dtype->name;
@@ -498,9 +504,9 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
 
 }  // namespace
 
-SafetensorsFile read_safetensors(const std::string& path) {
+SafetensorsFile read_safetensors(const std::string& path, const SkipTensor& skip) {
   MappedFile file(path, "a .safetensors file");
-  return parse_impl(file.data(), file.size(), path, file.size() > 0);
+  return parse_impl(file.data(), file.size(), path, file.size() > 0, skip);
 }
 
 std::vector<uint8_t> encode_safetensors(const std::map<std::string, Tensor>& tensors,

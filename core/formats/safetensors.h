@@ -6,6 +6,7 @@
 // buffer exactly, so a truncated or hand-edited file is caught here, not as garbage weights.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct SafetensorsFile {
   std::map<std::string, Tensor> tensors;            // converted to float32
   std::map<std::string, std::string> metadata;      // "__metadata__" string map (may be empty)
   std::map<std::string, std::string> source_dtype;  // tensor name -> "F32"/"F16"/"BF16"/...
+  std::map<std::string, Shape> unread;  // validated, but not converted (read_safetensors' skip)
 };
 
 // Parses an in-memory file. `origin` (usually the path) starts every error message.
@@ -26,7 +28,10 @@ SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::s
 
 // Memory-maps `path` and parses it, so a large checkpoint is converted straight from the page
 // cache without first being copied into a heap buffer.
-SafetensorsFile read_safetensors(const std::string& path);
+// Tensors for which `skip(name)` holds are checked like the others but not converted (saved
+// buffers a loader would drop: GPT-2's 48 MB of mask buffers); they are listed in `unread`.
+SafetensorsFile read_safetensors(const std::string& path,
+                                 const std::function<bool(const std::string&)>& skip = {});
 
 // Writes every tensor as F32, keys sorted, header padded with spaces to a multiple of 8.
 // The file is written to a temporary sibling and renamed, so a crash never leaves a torn file.

@@ -141,3 +141,34 @@ TEST_CASE("The CPU backend reads a weight in place and computes with it like an 
     }
   CHECK(be->download(borrowed).data == w.data);  // the op did not write the weight
 }
+
+TEST_CASE("Skipped safetensors tensors are validated and listed, not converted", "[load][safetensors]") {
+  const fs::path path = fs::temp_directory_path() /
+                        ("atlas-test-skip-" + std::to_string(::getpid()) + ".safetensors");
+  auto write = [&](const std::string& header_json, size_t data_bytes) {
+    std::string header = header_json;
+    while (header.size() % 8) header += ' ';
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    const uint64_t len = header.size();
+    std::fwrite(&len, 8, 1, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    const std::vector<float> data(data_bytes / 4, 1.5f);
+    std::fwrite(data.data(), 1, data_bytes, f);
+    std::fclose(f);
+  };
+  auto is_buffer = [](const std::string& name) { return name == "h.0.attn.bias"; };
+  write(R"({"h.0.attn.bias":{"dtype":"F32","shape":[1,1,2,2],"data_offsets":[0,16]},)"
+        R"("h.0.w":{"dtype":"F32","shape":[3],"data_offsets":[16,28]}})", 28);
+  const SafetensorsFile f = read_safetensors(path.string(), is_buffer);
+  CHECK(f.tensors.size() == 1);
+  CHECK(f.tensors.at("h.0.w").data == std::vector<float>{1.5f, 1.5f, 1.5f});
+  REQUIRE(f.unread.count("h.0.attn.bias"));
+  CHECK(f.unread.at("h.0.attn.bias") == Shape{1, 1, 2, 2});
+  // A skipped tensor whose offsets lie is still an error naming it.
+  write(R"({"h.0.attn.bias":{"dtype":"F32","shape":[1,1,2,2],"data_offsets":[0,20]},)"
+        R"("h.0.w":{"dtype":"F32","shape":[3],"data_offsets":[16,28]}})", 28);
+  CHECK_THROWS_WITH(read_safetensors(path.string(), is_buffer),
+                    Catch::Contains("h.0.attn.bias"));
+  fs::remove(path);
+}

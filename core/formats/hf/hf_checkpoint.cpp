@@ -3,6 +3,8 @@
 // its shards -> engine tensors (hf_tensor_source.cpp).
 #include "core/formats/hf/hf_checkpoint.h"
 
+#include <functional>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -44,13 +46,22 @@ bool is_hf_directory(const std::string& dir) {
 }
 
 std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
-                                              std::map<std::string, std::string>& origin_of) {
+                                              std::map<std::string, std::string>& origin_of,
+                                              bool (*unread)(const std::string&),
+                                              std::vector<std::string>* skipped) {
+  std::function<bool(const std::string&)> skip;
+  if (unread) skip = unread;
+  auto note_unread = [&](const SafetensorsFile& f) {
+    if (skipped)
+      for (const auto& [name, shape] : f.unread) skipped->push_back(name);
+  };
   const fs::path dir(dir_str);
   const fs::path single = dir / "model.safetensors";
   const fs::path index = dir / "model.safetensors.index.json";
   std::map<std::string, Tensor> tensors;
   if (fs::exists(single)) {
-    SafetensorsFile f = read_safetensors(single.string());
+    SafetensorsFile f = read_safetensors(single.string(), skip);
+    note_unread(f);
     for (auto& [name, t] : f.tensors) origin_of[name] = single.string();
     return std::move(f.tensors);
   }
@@ -84,9 +95,10 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
     if (!fs::exists(path))
       throw AtlasError(path.string() + ": missing shard (listed in " + index.string() + " for " +
                        std::to_string(names.size()) + " tensors, e.g. " + names.front() + ")");
-    SafetensorsFile f = read_safetensors(path.string());
+    SafetensorsFile f = read_safetensors(path.string(), skip);
+    note_unread(f);
     for (const std::string& name : names)
-      if (!f.tensors.count(name))
+      if (!f.tensors.count(name) && !f.unread.count(name))
         throw AtlasError(path.string() + ": has no tensor " + name + ", which " +
                          index.string() + " places in this shard");
     for (auto& [name, t] : f.tensors) {
@@ -107,11 +119,13 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
   out.config = std::move(stage.config);
   const hf::Family* family = stage.family;
   std::map<std::string, std::string> origin_of;
-  std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of);
+  std::vector<std::string> unread;
+  std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of, family->unread, &unread);
   hf::TensorSource source(std::move(raw), std::move(origin_of), family->prefixes,
                           config_path);
   family->params(out.config, source, out.params);
   out.skipped = source.leftovers(family->skippable);
+  out.skipped.insert(out.skipped.end(), unread.begin(), unread.end());
   validate_config(out.config, config_path);  // params may have dropped a head
   check_param_shapes(out.config, out.params, dir.string());  // the mapping is complete
   return out;

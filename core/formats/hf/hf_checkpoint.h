@@ -40,7 +40,10 @@ Model load_hf_directory(const std::string& dir, const HfLoadOptions& options = {
 
 // The HF tensors of a directory, keyed by their HF name, read from model.safetensors or from
 // the shards of model.safetensors.index.json. `origin_of` receives the file of each tensor.
+// Tensors for which `unread` holds are checked but not converted; their names go to `skipped`.
 std::map<std::string, Tensor> read_hf_tensors(const std::string& dir,
-                                              std::map<std::string, std::string>& origin_of);
+                                              std::map<std::string, std::string>& origin_of,
+                                              bool (*unread)(const std::string&) = nullptr,
+                                              std::vector<std::string>* skipped = nullptr);
 
 }  // namespace atlas

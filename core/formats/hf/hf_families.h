@@ -61,6 +61,8 @@ struct Family {
   // head gets output "none" / no head).
   void (*params)(ModelConfig& c, TensorSource& src, ParamStore& out);
   bool (*skippable)(const std::string& name);  // buffers and heads deliberately not loaded
+  // Saved buffers no mapping ever reads: not even converted from the file (null: none).
+  bool (*unread)(const std::string& name) = nullptr;
 };
 
 Family gpt2_family();        // hf_gpt2.cpp

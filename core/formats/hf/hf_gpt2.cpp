@@ -84,15 +84,18 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // attn.bias / attn.masked_bias are the causal-mask buffers older checkpoints saved; the
 // engine builds its own mask. lm_head.weight is a copy of wte when tied (when untied,
 // gpt2_params takes it, so it is not left over).
+bool gpt2_mask_buffer(const std::string& name) {
+  return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
+}
+
 bool gpt2_skippable(const std::string& name) {
-  return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") ||
-         name == "lm_head.weight";
+  return gpt2_mask_buffer(name) || name == "lm_head.weight";
 }
 
 }  // namespace
 
 Family gpt2_family() {
-  return {"gpt2", {"transformer."}, gpt2_config, gpt2_params, gpt2_skippable};
+  return {"gpt2", {"transformer."}, gpt2_config, gpt2_params, gpt2_skippable, gpt2_mask_buffer};
 }
 
 }  // namespace atlas::hf
