@@ -1,7 +1,9 @@
 // GPT-2-small forward with every attention map traced, against PyTorch running the same
 // architecture in the same bench run (issue 19: <= 0.5x of PyTorch's time at 128 and 1024
-// tokens). PyTorch is Debian's python3-torch on OpenBLAS (bench/torch_gpt2.py); it is run with
-// OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, so it gets its best kernels on this CPU.
+// tokens). PyTorch is Debian's python3-torch (bench/torch_gpt2.py), whose generic libblas.so.3
+// must resolve to OpenBLAS (apt-get install libopenblas0-pthread; the script prints which BLAS
+// it loaded: the reference BLAS is 30x slower); it is run with OPENBLAS_CORETYPE and
+// OPENBLAS_L2_SIZE unset, so it gets its best kernels on this CPU.
 //   bench_gpt2_torch GPT2_DIR [--python /usr/bin/python3]
 // GPT2_DIR: a Hugging Face GPT-2-small folder (bench_load --keep DIR writes one as DIR/f32).
 #include <algorithm>
@@ -15,6 +17,7 @@
 
 #include "core/formats/model_io.h"
 #include "core/model/model.h"
+#include "core/tensor/allocation_policy.h"
 
 using namespace atlas;
 using Clock = std::chrono::steady_clock;
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   }
   if (torch_ms.empty()) std::printf("PyTorch baseline not available (apt-get install python3-torch)\n");
 
+  keep_freed_memory_for_reuse();  // as the app and the CLI run
   const Model model = load_model(argv[1]);
   std::printf("| tokens | Attention Atlas, every map traced (ms) | PyTorch, maps kept (ms) | ratio |\n");
   std::printf("| --- | --- | --- | --- |\n");
