@@ -119,6 +119,7 @@ QString headName(int head) {
     case HeadMean: return "mean over heads";
     case HeadMax: return "max over heads";
     case HeadRollout: return "attention rollout";
+    case HeadSink: return "attention sink (mean weight on the first key)";
     default: return QString("head %1").arg(head);
   }
 }
@@ -128,6 +129,7 @@ QString headShortName(int head) {
     case HeadMean: return "mean";
     case HeadMax: return "max";
     case HeadRollout: return "rollout";
+    case HeadSink: return "sink";
     default: return QString("H%1").arg(head);
   }
 }

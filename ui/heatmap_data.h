@@ -32,7 +32,8 @@ struct AttentionFamily {
 };
 
 // Head selector values besides a head index >= 0.
-enum HeadAggregate : int { HeadMean = -1, HeadMax = -2, HeadRollout = -3 };
+// HeadSink is a model-grid column only (the attention sink per head, model_view.h), not a map.
+enum HeadAggregate : int { HeadMean = -1, HeadMax = -2, HeadRollout = -3, HeadSink = -4 };
 QString headName(int head);       // "head 3", "mean over heads", ...
 QString headShortName(int head);  // "H3", "mean", "max", "rollout"
 

@@ -11,6 +11,54 @@
 
 namespace atlas::ui {
 
+namespace {
+
+// Mean weight on key 0 over the rows of `h` that see any key (a fully masked row is zeros).
+float sinkMass(const HeatmapData& h) {
+  if (h.cols == 0) return 0.0f;
+  double sum = 0.0;
+  int rows = 0;
+  for (int r = 0; r < h.rows; ++r) {
+    double row = 0.0;
+    for (int c = 0; c < h.cols; ++c) row += h.at(r, c);
+    if (row <= 0.0) continue;
+    sum += h.at(r, 0);
+    ++rows;
+  }
+  return rows ? static_cast<float>(sum / rows) : 0.0f;
+}
+
+// Fills layer l's sink masses from its head thumbnails (already in d.thumbnails) and returns
+// them as the sink column's thumbnail: one row, a column per head.
+HeatmapData sinkStrip(ModelGridData& d, int l) {
+  const size_t rowStart = static_cast<size_t>(l) * d.columns.size();
+  HeatmapData strip;
+  strip.rows = 1;
+  strip.cols = d.family.heads;
+  for (int h = 0; h < d.family.heads; ++h) {
+    const auto col = std::find(d.columns.begin(), d.columns.end(), h) - d.columns.begin();
+    const float m = sinkMass(d.thumbnails[rowStart + static_cast<size_t>(col)]);
+    d.sink[static_cast<size_t>(l) * d.family.heads + h] = m;
+    strip.values.push_back(m);
+    strip.colLabels << headShortName(h);
+  }
+  strip.rowLabels << "first key";
+  strip.title = QString("attention sink, %1 %2").arg(d.family.layerWord()).arg(d.family.layerNumber(l));
+  strip.rowAxis = "";
+  strip.colAxis = "head";
+  strip.valueName = "mean weight on the first key";
+  return strip;
+}
+
+}  // namespace
+
+int ModelGridData::strongestSinkHead(int layer) const {
+  int best = 0;
+  for (int h = 1; h < family.heads; ++h)
+    if (sinkAt(layer, h) > sinkAt(layer, best)) best = h;
+  return best;
+}
+
 ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates, int segment) {
   ModelGridData d;
   d.family = family;
@@ -26,10 +74,19 @@ ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, b
   // Rollout of every layer prefix in one pass (not one product chain per layer).
   std::vector<HeatmapData> rollouts;
   if (rollout) rollouts = rolloutHeatmaps(trace, {family.stack, family.kind, 0, HeadRollout, segment}, family.layers - 1);
+  if (aggregates && family.heads > 0) {
+    d.columns.push_back(HeadSink);
+    d.sink.assign(static_cast<size_t>(family.layers) * family.heads, 0.0f);
+  }
   for (int l = 0; l < family.layers; ++l)
-    for (int head : d.columns)
+    for (int head : d.columns) {
+      if (head == HeadSink) {  // after the layer's heads: computed from their thumbnails
+        d.thumbnails.push_back(sinkStrip(d, l));
+        continue;
+      }
       d.thumbnails.push_back(head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
                                                  : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment}));
+    }
   d.title = (family.segments > 0 ? QString("%1, segment %2").arg(family.label()).arg(segment) : family.label()) +
             QString(": %1s \u00D7 heads").arg(family.layerWord());
   return d;
@@ -98,6 +155,35 @@ ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds
   return L;
 }
 
+namespace {
+
+// One bar per head, height = sink mass on an absolute 0-1 scale (not the thumbnail's own
+// maximum: a sink is read against 1), in the colour map's top colour over a faint full-scale
+// frame, so heads that dump most of their attention on the first key stand out.
+void paintSinkBars(QPainter& p, const QRectF& t, const ModelGridData& data, int layer,
+                   const HeatmapStyle& style) {
+  const int heads = data.family.heads;
+  if (heads <= 0 || data.sink.empty()) return;
+  p.save();
+  QColor frame = style.foreground;
+  frame.setAlphaF(0.25);
+  p.setPen(QPen(frame, 0));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(t);
+  const ColorLut lut(style.mapping.colormap);
+  const qreal w = t.width() / heads;
+  p.setPen(Qt::NoPen);
+  for (int h = 0; h < heads; ++h) {
+    const qreal m = std::clamp<qreal>(data.sinkAt(layer, h), 0.0, 1.0);
+    const QRectF bar(t.left() + h * w + w * 0.1, t.bottom() - m * t.height(), w * 0.8, m * t.height());
+    p.setBrush(lut.color(static_cast<float>(m)));
+    p.drawRect(bar);
+  }
+  p.restore();
+}
+
+}  // namespace
+
 std::vector<HeatmapRaster> buildGridRasters(const ModelGridData& data, const HeatmapStyle& style) {
   std::vector<HeatmapRaster> out(data.thumbnails.size());
   for (size_t i = 0; i < out.size(); ++i) out[i].build(data.thumbnails[i], style.mapping, style.maskColor);
@@ -153,6 +239,10 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
     for (int c = 0; c < L.cols; ++c) {
       const HeatmapData& h = data.at(l, c);
       const QRectF t = L.thumb(l, c);
+      if (data.columns[c] == HeadSink) {
+        paintSinkBars(p, t, data, l, style);
+        continue;
+      }
       if (asRects) {
         HeatmapLayout hl;
         hl.bounds = t;
@@ -266,6 +356,20 @@ void ModelView::mouseMoveEvent(QMouseEvent* e) {
   const QPoint h = L.hit(e->position());
   if (h.x() < 0) return QToolTip::hideText();
   const int head = m_data.columns[h.x()];
+  if (head == HeadSink) {
+    QStringList parts;
+    for (int k = 0; k < m_data.family.heads; ++k)
+      parts << QString("H%1 %2").arg(k).arg(double(m_data.sinkAt(h.y(), k)), 0, 'f', 2);
+    QToolTip::showText(e->globalPosition().toPoint(),
+                       QString("%1 %2, attention sink (mean weight on the first key): %3 \u2014 "
+                               "click to open H%4, the strongest")
+                           .arg(m_data.family.layerWord())
+                           .arg(m_data.family.layerNumber(h.y()))
+                           .arg(parts.join(", "))
+                           .arg(m_data.strongestSinkHead(h.y())),
+                       this);
+    return;
+  }
   const QString shared = head >= 0 && m_data.family.grouped()
                              ? QString(" (key/value head %1)").arg(m_data.family.groupOf(head))
                              : QString();
@@ -281,7 +385,9 @@ void ModelView::mouseMoveEvent(QMouseEvent* e) {
 void ModelView::mouseReleaseEvent(QMouseEvent* e) {
   const ModelGridLayout L = layoutModelGrid(this, QRectF(rect()), m_data, m_style);
   const QPoint h = L.hit(e->position());
-  if (h.x() >= 0) emit headClicked(h.y(), m_data.columns[h.x()]);
+  if (h.x() < 0) return;
+  const int head = m_data.columns[h.x()];
+  emit headClicked(h.y(), head == HeadSink ? m_data.strongestSinkHead(h.y()) : head);
 }
 
 }  // namespace atlas::ui

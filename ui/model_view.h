@@ -16,8 +16,16 @@ struct ModelGridData {
   int segment = 0;                     // the Transformer-XL segment shown (families with segments)
   std::vector<int> columns;            // head index or HeadAggregate per column
   std::vector<HeatmapData> thumbnails;  // [layers x columns], row-major
+  // The attention sink (issue 21): per layer and head, the mean over query rows of the weight
+  // on the first key (rows that see no key left out), [layers x heads]; shown as the HeadSink
+  // column, one bar per head on an absolute 0-1 scale. Empty when the grid has no such column.
+  std::vector<float> sink;
   QString title;
   int layers() const { return family.layers; }
+  float sinkAt(int layer, int head) const {
+    return sink[static_cast<size_t>(layer) * family.heads + head];
+  }
+  int strongestSinkHead(int layer) const;  // the head with the largest sink mass in `layer`
   int columnCount() const { return static_cast<int>(columns.size()); }
   const HeatmapData& at(int layer, int col) const {
     return thumbnails[static_cast<size_t>(layer) * columns.size() + col];
@@ -25,8 +33,8 @@ struct ModelGridData {
 };
 
 // Every head of every layer (or step) of the family's maps in `segment`; with `aggregates`,
-// columns for the mean and max over heads and, where rollout applies (rolloutApplies), the
-// rollout up to that layer.
+// columns for the mean and max over heads, where rollout applies (rolloutApplies) the rollout
+// up to that layer, and the attention-sink column (ModelGridData::sink).
 ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates, int segment = 0);
 
 struct ModelGridLayout {

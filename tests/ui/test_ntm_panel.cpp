@@ -141,7 +141,7 @@ TEST_CASE("the main window runs ntm-small and sagan-small and opens both explore
     REQUIRE(w.trace());
   }
   REQUIRE(w.trace()->find("sagan.attention"));
-  for (const QString text : {QString("Neural &Turing Machine explorer\u2026"), QString("&Self-Attention GAN explorer\u2026")}) {
+  for (const QString& text : {QString("Neural &Turing Machine explorer\u2026"), QString("&Self-Attention GAN explorer\u2026")}) {
     QAction* action = nullptr;
     for (QAction* a : w.findChildren<QAction*>())
       if (a->text() == text) action = a;
