@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "core/formats/ggml_types.h"
 #include "core/formats/gguf_model.h"
 #include "core/formats/model_io.h"
 #include "core/model/model.h"
@@ -30,6 +31,9 @@ struct Arch {
   int64_t vocab = 260, d = 32, layers = 2, heads = 4, kv_heads = 2, ff = 24;  // Q8_0 rows: 32
   double theta = 10000, eps = 1e-5;
   bool tied = false, biases = false, gemma = false, quantized = true;
+  // The type of the projection matrices whose rows hold whole blocks of it (0: Q8_0 when
+  // `quantized`); K-quant super-blocks are 256 values, so only ffn_down (cols = ff) can hold them.
+  uint32_t matrix_type = 0;
   std::vector<float> rope_freqs;  // Llama 3.1 factors, empty: none
   int64_t dh() const { return d / heads; }
 };
@@ -90,6 +94,45 @@ Weight f16_weight(int64_t rows, int64_t cols, uint32_t seed) {
   return w;
 }
 
+// A weight of any block type: random quant bits with small random scales, written as the file
+// holds them; its values are the engine's dequantization (dequantize_ggml), whose every block
+// type is checked against values worked by hand from the format in test_gguf.cpp.
+Weight typed_weight(int64_t rows, int64_t cols, uint32_t type, uint32_t seed) {
+  const GgmlTypeInfo info = ggml_type_info(type);
+  Weight w{rows, cols, {}, type, {}};
+  const int64_t blocks = rows * cols / info.block_elems;
+  uint32_t state = seed * 2654435761u + 1;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  w.bytes.resize(size_t(blocks * info.block_bytes));
+  for (auto& byte : w.bytes) byte = uint8_t(next() >> 24);
+  auto scale = [&](size_t at, float lo, float hi) {  // a small f16 scale, never Inf/NaN
+    const float v = lo + (hi - lo) * float(next() >> 8) / float(1u << 24);
+    const uint16_t h = type == T_BF16 ? hf_test::to_bf16(v) : hf_test::to_f16(v);
+    w.bytes[at] = uint8_t(h & 0xff);
+    w.bytes[at + 1] = uint8_t(h >> 8);
+  };
+  for (int64_t b = 0; b < blocks; ++b) {
+    const size_t o = size_t(b * info.block_bytes);
+    switch (type) {
+      case T_F16:
+      case T_BF16:
+        for (size_t i = 0; i < size_t(info.block_bytes); i += 2) scale(o + i, -2.0f, 2.0f);
+        break;
+      // Weights within a few units, like a trained model's: scale x largest quant ~ 1-4.
+      case T_Q4_0: case T_Q5_0: scale(o, 0.01f, 0.08f); break;
+      case T_Q8_0: scale(o, 0.001f, 0.01f); break;
+      case T_Q4_1: case T_Q5_1: scale(o, 0.01f, 0.08f); scale(o + 2, -0.3f, 0.3f); break;
+      case T_Q4_K: case T_Q5_K: scale(o, 0.0005f, 0.002f); scale(o + 2, 0.0f, 0.002f); break;
+      case T_Q6_K: scale(o + 208, 0.0002f, 0.0008f); break;
+      default: FAIL("no writer for ggml type " << type);
+    }
+  }
+  std::vector<float> values(size_t(rows * cols));
+  dequantize_ggml(type, w.bytes.data(), blocks, values.data());
+  w.v.assign(values.begin(), values.end());
+  return w;
+}
+
 struct File {
   Writer writer;
   std::map<std::string, Weight> w;
@@ -115,7 +158,13 @@ File make_file(const Arch& a) {
     f.writer.tensor(name, ne, w.type, w.bytes);
     f.w[name] = std::move(w);
   };
-  auto matrix = [&](int64_t r, int64_t c) { return a.quantized ? q8_weight(r, c, seed++) : f32_weight(r, c, seed++, 3.0f); };
+  auto matrix = [&](int64_t r, int64_t c) {
+    if (a.matrix_type != 0) {
+      if (c % ggml_type_info(a.matrix_type).block_elems == 0) return typed_weight(r, c, a.matrix_type, seed++);
+      if (c % 32 != 0) return f32_weight(r, c, seed++, 3.0f);  // a row that holds no whole Q8_0 block
+    }
+    return a.quantized ? q8_weight(r, c, seed++) : f32_weight(r, c, seed++, 3.0f);
+  };
   const int64_t q = a.heads * a.dh(), kv = a.kv_heads * a.dh();
   add("token_embd.weight", f16_weight(a.vocab, a.d, seed++));
   for (int64_t i = 0; i < a.layers; ++i) {
@@ -140,7 +189,7 @@ File make_file(const Arch& a) {
       f.w[b + "ffn_up.weight"] = wu;
       add(b + "attn_output.weight", matrix(a.d, q));
       add(b + "ffn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
-      add(b + "ffn_down.weight", a.quantized ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
+      add(b + "ffn_down.weight", a.quantized && !a.matrix_type ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
       continue;
     }
     add(b + "attn_q.weight", matrix(q, a.d));
@@ -155,7 +204,7 @@ File make_file(const Arch& a) {
     add(b + "ffn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
     add(b + "ffn_gate.weight", matrix(a.ff, a.d));
     add(b + "ffn_up.weight", matrix(a.ff, a.d));
-    add(b + "ffn_down.weight", a.quantized ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
+    add(b + "ffn_down.weight", a.quantized && !a.matrix_type ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
   }
   add("output_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
   if (!a.tied) add("output.weight", f32_weight(a.vocab, a.d, seed++));
@@ -358,6 +407,24 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
     a.gemma = true;
     a.tied = true;
     a.kv_heads = 1;
+    check_against_naive(a);
+  }
+}
+
+TEST_CASE("a GGUF model file per tensor type matches the naive decoder on its dequantized weights",
+          "[gguf][llama][quant]") {
+  for (uint32_t type : {T_F16, T_BF16, T_Q4_0, T_Q4_1, T_Q5_0, T_Q5_1, T_Q8_0, T_Q4_K, T_Q5_K, T_Q6_K}) {
+    Arch a;
+    a.name = "llama";
+    a.matrix_type = type;
+    const bool k_quant = ggml_type_info(type).block_elems == 256;
+    if (k_quant) a.ff = 256;  // ffn_down's rows are one super-block each
+    INFO(ggml_type_info(type).name);
+    const File f = make_file(a);
+    // The type is really in the file, for every matrix whose rows hold whole blocks of it.
+    int typed = 0;
+    for (const auto& [name, w] : f.w) typed += w.type == type;
+    CHECK(typed >= (k_quant ? a.layers : 5 * a.layers));
     check_against_naive(a);
   }
 }
