@@ -113,7 +113,19 @@ void convert(const uint8_t* src, Kind kind, uint64_t n, float* dst) {
       for (uint64_t i = 0; i < n; ++i) dst[i] = half_to_float(uint16_t(load_le(src + 2 * i, 2)));
       break;
     case Kind::BF16:
-      for (uint64_t i = 0; i < n; ++i) dst[i] = bf16_to_float(uint16_t(load_le(src + 2 * i, 2)));
+      // (A hostile file may place a BF16 tensor at an odd offset: then the byte loop.)
+      if (std::endian::native == std::endian::little && reinterpret_cast<uintptr_t>(src) % 2 == 0) {
+        // BF16 is the top half of the float32 pattern: a widening shift the compiler
+        // vectorises (the byte-by-byte loop below was a quarter of opening a 1B BF16 model).
+        using AliasedU16 = uint16_t __attribute__((may_alias));
+        using AliasedU32 = uint32_t __attribute__((may_alias));
+        const AliasedU16* in = reinterpret_cast<const AliasedU16*>(src);
+        AliasedU32* out = reinterpret_cast<AliasedU32*>(dst);
+#pragma omp simd
+        for (uint64_t i = 0; i < n; ++i) out[i] = uint32_t(in[i]) << 16;
+      } else {
+        for (uint64_t i = 0; i < n; ++i) dst[i] = bf16_to_float(uint16_t(load_le(src + 2 * i, 2)));
+      }
       break;
     case Kind::F64:
       for (uint64_t i = 0; i < n; ++i) {

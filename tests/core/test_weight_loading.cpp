@@ -172,3 +172,28 @@ TEST_CASE("Skipped safetensors tensors are validated and listed, not converted",
                     Catch::Contains("h.0.attn.bias"));
   fs::remove(path);
 }
+
+TEST_CASE("A BF16 tensor at an odd byte offset converts exactly", "[load][safetensors]") {
+  // One U8 byte first: the BF16 data then starts at an odd address (the vectorised widening
+  // needs 2-byte alignment and falls back to the byte loop).
+  const std::vector<uint16_t> bits = {0x3F80, 0xC040, 0x0001, 0x7F80, 0xFFC1};  // 1, -3, subnormal, inf, nan
+  std::string header = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                       R"("b":{"dtype":"BF16","shape":[5],"data_offsets":[1,11]}})";
+  while (header.size() % 8) header += ' ';
+  std::vector<uint8_t> file(8);
+  const uint64_t len = header.size();
+  std::memcpy(file.data(), &len, 8);
+  file.insert(file.end(), header.begin(), header.end());
+  file.push_back(7);
+  for (uint16_t b : bits) {
+    file.push_back(uint8_t(b & 0xff));
+    file.push_back(uint8_t(b >> 8));
+  }
+  const SafetensorsFile f = parse_safetensors(file.data(), file.size(), "odd");
+  const Tensor& t = f.tensors.at("b");
+  for (size_t i = 0; i < bits.size(); ++i) {
+    uint32_t got;
+    std::memcpy(&got, &t.data[i], 4);
+    CHECK(got == uint32_t(bits[i]) << 16);
+  }
+}
