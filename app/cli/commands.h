@@ -25,6 +25,7 @@ int cmd_sagan(const std::vector<std::string>& args);  // issue 8: SAGAN block on
 int cmd_snail(const std::vector<std::string>& args);  // issue 8: SNAIL conv + attention
 int cmd_generate(const std::vector<std::string>& args);  // issue 7: GPT-2 decoding
 int cmd_gguf(const std::vector<std::string>& args);  // GGUF files: metadata, tensors, dumps
+int cmd_heads(const std::vector<std::string>& args);  // issue 22: head statistics
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

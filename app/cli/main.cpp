@@ -38,6 +38,7 @@ const char* kUsage =
     "  demos     trained demo models (demo:NAME) with their sample input\n"
     "  train     train a small model on a generated task (copy, sort, parity, ...)\n"
     "  scores    every attention score function (seed 004) on the same queries and keys\n"
+    "  heads     head statistics: entropy, distance, sink, previous-token, duplicate, induction\n"
     "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
     "  sagan     Self-Attention GAN block on an image: where a location attends\n"
     "  snail     SNAIL: causal dilated convolutions + causal attention, receptive field\n"
@@ -63,6 +64,7 @@ const Verb kVerbs[] = {
     {"train", atlas::cli::cmd_train},
     {"demos", atlas::cli::cmd_demos},
     {"scores", atlas::cli::cmd_scores},
+    {"heads", atlas::cli::cmd_heads},
     {"ntm", atlas::cli::cmd_ntm},
     {"sagan", atlas::cli::cmd_sagan},
     {"snail", atlas::cli::cmd_snail},

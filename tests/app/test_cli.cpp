@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -152,4 +153,25 @@ TEST_CASE("atlas demos lists the trained demos and demo:NAME runs", "[cli][demos
   CHECK(run.code == 0);
   // The next letter after "...atlasofhead" in the repeat is "s" (the induction rule).
   CHECK_THAT(run.out, Catch::Contains("prediction at the last position: s "));
+}
+
+TEST_CASE("atlas heads prints, writes CSV and .npy, and refuses bad arguments", "[cli][heads]") {
+  Output o = atlas_cli("heads demo:induction --text atlasofheadsatlasofheads --top 2");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("decoder.layer1.self_attn") && Catch::Contains("highest induction:"));
+  const fs::path dir = fresh_dir("heads");
+  fs::create_directories(dir);
+  o = atlas_cli("heads demo:induction --text atlasofheads --csv " + (dir / "h.csv").string());
+  REQUIRE(o.code == 0);
+  const std::string csv = read_all(dir / "h.csv");
+  CHECK_THAT(csv, Catch::StartsWith("map,stack,sublayer,layer,segment,step,head,entropy,distance,sink,"
+                                    "previous_token,duplicate_token,induction\n"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 4);  // 2 layers x 4 heads
+  o = atlas_cli("heads demo:induction --induction-probe 8 --npy " + (dir / "npy").string());
+  REQUIRE(o.code == 0);
+  CHECK(fs::exists(dir / "npy" / "decoder.self_attn.induction.npy"));
+  CHECK(atlas_cli("heads demo:induction").code != 0);  // no input
+  CHECK_THAT(atlas_cli("heads demo:induction --text a --induction-probe 4").err, Catch::Contains("exactly one of"));
+  CHECK_THAT(atlas_cli("heads demo:induction --induction-probe 100000").err, Catch::Contains("--induction-probe"));
+  fs::remove_all(dir);
 }

@@ -1,0 +1,140 @@
+// Head statistics of a trace's self-attention maps (head_statistics.h).
+#include "core/analysis/head_statistics.h"
+
+#include <cmath>
+
+#include "core/tensor/error.h"
+#include "core/tensor/random.h"
+
+namespace atlas {
+
+const char* head_statistic_name(HeadStatistic s) {
+  switch (s) {
+    case HeadStatistic::Entropy: return "entropy";
+    case HeadStatistic::Distance: return "distance";
+    case HeadStatistic::Sink: return "sink";
+    case HeadStatistic::PreviousToken: return "previous_token";
+    case HeadStatistic::DuplicateToken: return "duplicate_token";
+    case HeadStatistic::Induction: return "induction";
+  }
+  return "?";
+}
+
+const char* head_statistic_meaning(HeadStatistic s) {
+  switch (s) {
+    case HeadStatistic::Entropy: return "mean entropy of a query's attention (nats)";
+    case HeadStatistic::Distance: return "mean attention distance |i - j| (tokens)";
+    case HeadStatistic::Sink: return "mean weight on the first key (attention sink)";
+    case HeadStatistic::PreviousToken: return "mean weight on the previous token";
+    case HeadStatistic::DuplicateToken: return "mean weight on earlier copies of the query's token";
+    case HeadStatistic::Induction: return "mean weight on tokens that followed earlier copies of the query's token";
+  }
+  return "?";
+}
+
+namespace {
+
+// Accumulates the six means over one head's rows; `row(i, visit)` calls visit(j, p) for every
+// stored weight of row i (all keys for a dense map, the nonzeros for CSR).
+template <class Row>
+void accumulate(const MapRows& m, const std::vector<int32_t>& tokens, Row&& row, double out[kHeadStatisticCount]) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  auto token = [&](int64_t pos) { return pos >= 0 && pos < n ? tokens[static_cast<size_t>(pos)] : INT32_MIN; };
+  double sum[kHeadStatisticCount] = {};
+  int64_t count[kHeadStatisticCount] = {};
+  for (int64_t i = 0; i < m.lq; ++i) {
+    const int64_t qpos = m.q0 + i;
+    const int32_t qtok = token(qpos);
+    double total = 0, entropy = 0, distance = 0, first = 0, prev = 0, dup = 0, ind = 0;
+    bool has_prev = false, has_dup = false, has_ind = false;
+    row(i, [&](int64_t j, float pf) {
+      const double p = pf;
+      const int64_t kpos = m.k0 + j;
+      if (kpos == qpos - 1) has_prev = true;
+      const bool dup_key = kpos < qpos && token(kpos) == qtok;
+      const bool ind_key = kpos >= 1 && kpos <= qpos && token(kpos - 1) == qtok;
+      has_dup |= dup_key;
+      has_ind |= ind_key;
+      if (!(p > 0)) return;
+      total += p;
+      entropy -= p * std::log(p);
+      distance += p * double(std::llabs(qpos - kpos));
+      if (j == 0) first = p;
+      if (kpos == qpos - 1) prev = p;
+      if (dup_key) dup += p;
+      if (ind_key) ind += p;
+    });
+    if (!(total > 0)) continue;  // a row that sees no key
+    const double v[kHeadStatisticCount] = {entropy, distance, first, prev, dup, ind};
+    const bool in[kHeadStatisticCount] = {true, true, true, has_prev, has_dup, has_ind};
+    for (int s = 0; s < kHeadStatisticCount; ++s)
+      if (in[s]) {
+        sum[s] += v[s];
+        ++count[s];
+      }
+  }
+  for (int s = 0; s < kHeadStatisticCount; ++s) out[s] = count[s] ? sum[s] / double(count[s]) : 0.0;
+}
+
+std::vector<int32_t> ids_of(const std::vector<TokenInfo>& list) {
+  std::vector<int32_t> ids;
+  ids.reserve(list.size());
+  for (const TokenInfo& t : list) ids.push_back(t.id);
+  return ids;
+}
+
+}  // namespace
+
+void map_head_statistics(const float* p, const MapRows& m, const std::vector<int32_t>& tokens,
+                         double out[kHeadStatisticCount]) {
+  accumulate(m, tokens, [&](int64_t i, auto&& visit) {
+    for (int64_t j = 0; j < m.lk; ++j) visit(j, p[i * m.lk + j]);
+  }, out);
+}
+
+std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
+  std::vector<HeadStatisticsRow> rows;
+  for (const AttentionMap& m : trace.attention_maps) {
+    if (m.kind == AttentionMapKind::Cross || m.queries.side != m.keys.side ||
+        m.queries.side == TokenSide::Positions || (!m.dense && !m.csr))
+      continue;
+    const std::vector<int32_t> tokens =
+        ids_of(m.queries.side == TokenSide::Source ? trace.source_tokens : trace.target_tokens);
+    const MapRows shape{m.queries.count, m.keys.count, m.queries.begin, m.keys.begin};
+    for (int64_t h = 0; h < m.heads; ++h) {
+      HeadStatisticsRow r;
+      r.map = m;
+      r.head = h;
+      if (m.dense) {
+        const Tensor& a = trace.find(m.array)->tensor;  // [heads, Lq, Lk]
+        if (a.numel() != m.heads * shape.lq * shape.lk)
+          throw AtlasError("head statistics: " + m.array + " has shape " + shape_str(a.shape));
+        map_head_statistics(a.data.data() + h * shape.lq * shape.lk, shape, tokens, r.value);
+      } else {  // CSR: indptr [Lq + 1], indices [nnz], values [heads, nnz]
+        const Tensor& indptr = trace.find(m.array + ".indptr")->tensor;
+        const Tensor& indices = trace.find(m.array + ".indices")->tensor;
+        const Tensor& values = trace.find(m.array + ".values")->tensor;
+        const int64_t nnz = indices.numel();
+        accumulate(shape, tokens, [&](int64_t i, auto&& visit) {
+          for (auto k = int64_t(indptr.data[size_t(i)]); k < int64_t(indptr.data[size_t(i + 1)]); ++k)
+            visit(int64_t(indices.data[size_t(k)]), values.data[size_t(h * nnz + k)]);
+        }, r.value);
+      }
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+std::vector<int32_t> induction_probe_tokens(int64_t n, int32_t first_id, int32_t vocab, uint64_t seed) {
+  if (n < 2 || vocab - first_id < 2)
+    throw AtlasError("induction probe: needs at least 2 tokens drawn from at least 2 ids");
+  Rng rng(seed);
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < n; ++i)
+    ids.push_back(first_id + static_cast<int32_t>(rng.next() % uint64_t(vocab - first_id)));
+  for (int64_t i = 0; i < n; ++i) ids.push_back(ids[static_cast<size_t>(i)]);
+  return ids;
+}
+
+}  // namespace atlas
