@@ -181,6 +181,7 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent* e) {
     setPinnedRow(-1);
     return;
   }
+  if (cell.x() >= 0 && cell.x() < m_data.cols) emit cellClicked(cell.y(), cell.x());
   setPinnedRow(cell.y() == m_pinnedRow ? -1 : cell.y());
 }
 

@@ -37,6 +37,7 @@ class HeatmapView : public QWidget {
  signals:
   void rowPinned(int row);  // -1 when unpinned
   void cellHovered(int row, int col);
+  void cellClicked(int row, int col);  // a click (not a drag) on a cell
   void painted();
 
  protected:

@@ -60,6 +60,11 @@ VariantPanel::VariantPanel(PanelProvider provider, QWidget* parent)
     const int i = currentPlot();
     if (row >= 0 && i >= 0) picked(m_plots[static_cast<size_t>(i)].rowAxis, row);
   });
+  // A layers x heads matrix (head statistics): the clicked cell's column is the head.
+  connect(m_matrix, &HeatmapView::cellClicked, this, [this](int, int col) {
+    const int i = currentPlot();
+    if (i >= 0) picked(m_plots[static_cast<size_t>(i)].colAxis, col);
+  });
 }
 
 void VariantPanel::setControls(QWidget* controls) { m_layout->insertWidget(1, controls); }

@@ -7,7 +7,8 @@
 namespace atlas::ui {
 
 std::vector<PanelProvider> variantProviders() {
-  return {spanProvider(), actProvider(), lshProvider(), xlProvider(), gatesProvider(), lensProvider(), ablationProvider(), performerProvider(), predictionsProvider()};
+  return {spanProvider(), actProvider(), lshProvider(), xlProvider(), gatesProvider(), lensProvider(), ablationProvider(), performerProvider(), predictionsProvider(),
+          headsProvider()};
 }
 
 const Tensor& requireArray(const Trace& trace, const std::string& name) {

@@ -11,8 +11,11 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTableWidget>
+#include <QSignalSpy>
+#include <QTest>
 #include <QXmlStreamReader>
 
+#include "core/analysis/head_statistics.h"
 #include "core/formats/model_io.h"
 #include "ui/heatmap_view.h"
 #include "ui/panel_chart.h"
@@ -417,4 +420,45 @@ TEST_CASE("Performer error panel: error bars per m and the three matrices", "[ui
   CHECK(e[1][1] == Approx(0.04));
   checkMatrix(shownMatrix(panel, "implicit \u2212 exact"), 2, 2, {0.0f, 0.0f, -0.1f, 0.1f});
   checkExports(panel);
+}
+
+TEST_CASE("head statistics panel: a layers x heads map per statistic, a click selects the head",
+          "[ui][panels][heads]") {
+  ensureApp();
+  const Model model = load_model("demo:induction");
+  const RunResult r = model.run("atlasofheadsatlasofheads", "", RunOptions{});
+  VariantPanel panel(headsProvider());
+  panel.resize(700, 500);
+  panel.show();
+  panel.setTrace(std::make_shared<const Trace>(r.trace));
+  REQUIRE(panel.available());
+  // The values shown are the analysis function's, at [layer, head].
+  const std::vector<HeadStatisticsRow> rows = head_statistics(r.trace);
+  for (int s = 0; s < kHeadStatisticCount; ++s) {
+    const QString name = QString(head_statistic_name(HeadStatistic(s))).replace('_', ' ');
+    const HeatmapData& d = shownMatrix(panel, "decoder self-attention: " + name);
+    REQUIRE(d.rows == 2);
+    REQUIRE(d.cols == 4);
+    for (const auto& row : rows)
+      CHECK(d.at(int(row.map.layer), int(row.head)) == Approx(row.value[s]));
+    CHECK(d.rowLabels == QStringList{"L0", "L1"});
+    CHECK(d.colLabels == QStringList{"H0", "H1", "H2", "H3"});
+  }
+  checkExports(panel);
+  // A click on the cell of layer 1, head 2 selects that layer and that head.
+  shownMatrix(panel, "decoder self-attention: induction");
+  QSignalSpy layers(&panel, &VariantPanel::layerPicked), heads(&panel, &VariantPanel::headPicked);
+  HeatmapView* view = panel.matrixView();
+  const HeatmapLayout L = layoutHeatmap(view, QRectF(view->rect()), view->data(), view->heatmapStyle(), view->viewWindow());
+  const QRectF cell = L.cellRect(1, 2);
+  QTest::mouseClick(view, Qt::LeftButton, {}, cell.center().toPoint());
+  REQUIRE(layers.count() == 1);
+  REQUIRE(heads.count() == 1);
+  CHECK(layers.at(0).at(0).toInt() == 1);
+  CHECK(heads.at(0).at(0).toInt() == 2);
+  // A model without self-attention maps to measure has no such panel (the seq2seq RNN's
+  // alignments are cross-attention).
+  VariantPanel none(headsProvider());
+  none.setTrace(std::make_shared<const Trace>(withTokens(2)));
+  CHECK_FALSE(none.available());
 }
