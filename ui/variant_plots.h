@@ -64,6 +64,7 @@ PanelProvider ablationProvider();  // ablation_panel.cpp
 PanelProvider performerProvider();  // performer_panel.cpp
 PanelProvider predictionsProvider();  // predictions_panel.cpp
 PanelProvider headsProvider();  // heads_panel.cpp: head statistics
+PanelProvider ropeProvider();   // rope_panel.cpp: rotary frequencies, scores by distance
 // Adds performer.study.{implicit, exact, features, mean_abs, max_tv} to the result's trace
 // (performer_panel.cpp; run on the worker while the Performer panel is open).
 void addPerformerStudy(const ModelConfig& c, RunResult& result);

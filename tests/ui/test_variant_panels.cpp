@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include <QBarCategoryAxis>
 #include <QChart>
@@ -459,6 +460,36 @@ TEST_CASE("head statistics panel: a layers x heads map per statistic, a click se
   // A model without self-attention maps to measure has no such panel (the seq2seq RNN's
   // alignments are cross-attention).
   VariantPanel none(headsProvider());
+  none.setTrace(std::make_shared<const Trace>(withTokens(2)));
+  CHECK_FALSE(none.available());
+}
+
+TEST_CASE("rotary panel: frequencies, and weight and score by distance worked by hand", "[ui][panels][rope]") {
+  ensureApp();
+  Trace t = withTokens(3);
+  // One head: rows [1, 0, 0], [0.25, 0.75, 0], [0.2, 0.3, 0.5]; scores with the causal -inf.
+  const float inf = std::numeric_limits<float>::infinity();
+  t.add("decoder.layer0.self_attn", "", filled({1, 3, 3}, {1, 0, 0, 0.25f, 0.75f, 0, 0.2f, 0.3f, 0.5f}));
+  t.add("decoder.layer0.self_attn.scores", "", filled({1, 3, 3}, {2, -inf, -inf, -1, 3, -inf, 0.5f, 1.5f, 4}));
+  t.add("positional.frequencies", "", filled({2}, {1.0f, 0.01f}));
+  for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
+  t.finalize_attention_maps();
+  VariantPanel panel(ropeProvider());
+  panel.resize(700, 500);
+  panel.setTrace(std::make_shared<const Trace>(t));
+  REQUIRE(panel.available());
+  CHECK(shownSeries(panel, "rotation frequency") == QVector<QVector<double>>{{0.0, -2.0}});
+  const auto w = shownSeries(panel, "attention weight by distance");
+  REQUIRE(w.size() == 1);
+  CHECK(w[0][0] == Approx((1 + 0.75 + 0.5) / 3));  // the diagonal
+  CHECK(w[0][1] == Approx((0.25 + 0.3) / 2));
+  CHECK(w[0][2] == Approx(0.2));
+  const auto s = shownSeries(panel, "score q.k");
+  CHECK(s[0][0] == Approx((2 + 3 + 4) / 3.0));
+  CHECK(s[0][1] == Approx((-1 + 1.5) / 2));
+  CHECK(s[0][2] == Approx(0.5));
+  checkExports(panel);
+  VariantPanel none(ropeProvider());
   none.setTrace(std::make_shared<const Trace>(withTokens(2)));
   CHECK_FALSE(none.available());
 }
