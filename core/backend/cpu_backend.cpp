@@ -84,6 +84,23 @@ std::pair<int64_t, int64_t> causal_span(const AttentionMask& m, int64_t i, int64
   return {lo, hi};
 }
 
+// Row blocks of a map with the keys [k0, k1) their rows can see under the causal span: the
+// whole map as one block without causal, blocks of 64 rows otherwise (spans only grow with i).
+struct KeyBlock {
+  int64_t r0, rows, k0, k1;
+};
+std::vector<KeyBlock> causal_key_blocks(const AttentionMask& m, int64_t lq, int64_t lk) {
+  if (!m.causal || lq < 128) return {{0, lq, 0, lk}};
+  constexpr int64_t kRows = 64;
+  std::vector<KeyBlock> out;
+  for (int64_t r0 = 0; r0 < lq; r0 += kRows) {
+    const int64_t rows = std::min(kRows, lq - r0);
+    const int64_t k0 = causal_span(m, r0, lk).first, k1 = causal_span(m, r0 + rows - 1, lk).second;
+    if (k1 > k0) out.push_back({r0, rows, k0, k1});
+  }
+  return out;
+}
+
 std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
 
 class CpuBackend : public Backend {
@@ -315,8 +332,16 @@ class CpuBackend : public Backend {
       // The product straight into S, then scaled in place: Eigen evaluated the scaled product
       // into a column-major temporary and copied it over with strided scalar loads, which
       // was a fifth of GPT-2's forward at 1024 tokens.
-      S.noalias() = Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose();
-      S *= args.scale;
+      // A causal map is computed in row blocks over the keys the block can see (the upper
+      // triangle is neither multiplied nor, below, multiplied into V); the rest is masked.
+      const auto Qh = Q.middleCols(h * dk, dk);
+      const auto Kh = K.middleCols(h * dk, dk);
+      const auto key_blocks = causal_key_blocks(mask, lq, lk);
+      for (const KeyBlock& b : key_blocks) {
+        auto block = S.block(b.r0, b.k0, b.rows, b.k1 - b.k0);
+        block.noalias() = Qh.middleRows(b.r0, b.rows) * Kh.middleRows(b.k0, b.k1 - b.k0).transpose();
+        block *= args.scale;
+      }
       // Row by row: keys outside the causal / sliding-window span are masked as a block, the
       // per-key constraints (padding, patterns) are checked inside it, and the softmax runs
       // over the span only (half of a causal map is never exponentiated).
@@ -346,7 +371,10 @@ class CpuBackend : public Backend {
         S.row(i).head(lo).setZero();
         S.row(i).tail(lk - hi).setZero();
       }
-      if (dv > 0) O.middleCols(h * dv, dv).noalias() = S * V.middleCols(h * dv, dv);
+      if (dv > 0)
+        for (const KeyBlock& b : key_blocks)  // weights outside a block's keys are zero
+          O.block(b.r0, h * dv, b.rows, dv).noalias() =
+              S.block(b.r0, b.k0, b.rows, b.k1 - b.k0) * V.block(b.k0, h * dv, b.k1 - b.k0, dv);
     }
     return r;
   }
