@@ -134,7 +134,12 @@ void RunController::startPending() {
       // Shared with the prefix cache, which keeps this result for the next keystroke.
       std::shared_ptr<RunResult> result = tokens ? model->forward_shared(*tokens, {}, options)
                                                  : model->run_shared(source, target, options);
-      if (postRun) postRun(*model, *result, options);
+      if (postRun) {
+        // Extra forwards (the ablated model) must not replace this run in the prefix cache.
+        RunOptions post = options;
+        post.prefix_cache = nullptr;
+        postRun(*model, *result, post);
+      }
       out.result = std::move(result);
     } catch (const Cancelled&) {
       out.cancelled = true;

@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
+#include <algorithm>
+#include <cmath>
 
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
@@ -291,4 +293,37 @@ TEST_CASE("the status bar says when weights are random (a preset) and not for a 
   REQUIRE(uitest::waitUntil([&] { return w.modelSpec() == "demo:induction" && w.trace(); }, 60000));
   REQUIRE(uitest::waitUntil([&] { return status->text().startsWith("demo:induction"); }, 60000));
   CHECK_FALSE(status->text().contains("random weights"));
+}
+
+TEST_CASE("the run controller reuses the previous keystroke's keys, also with a post-run forward",
+          "[ui][runner][prefix_cache]") {
+  ensureApp();
+  RunController rc;
+  QSignalSpy loaded(&rc, &RunController::modelLoaded);
+  rc.loadModel("demo:induction");
+  REQUIRE(loaded.wait(30000));
+  // A post-run step that runs another forward, as the ablation panel does: it must not take
+  // the cache over.
+  rc.setPostRun([](const Model& model, RunResult&, const RunOptions& options) {
+    RunOptions other = options;
+    other.trace = TraceOptions::none();
+    model.run("zzzz", "", other);
+  });
+  QSignalSpy finished(&rc, &RunController::runFinished);
+  rc.runNow("atlasofheads", "");
+  REQUIRE(finished.wait(30000));
+  CHECK(rc.lastReusedTokens() == 0);
+  rc.runNow("atlasofheadsa", "");
+  REQUIRE(finished.wait(30000));
+  CHECK(rc.lastReusedTokens() == 12);
+  const auto result = finished.last().at(0).value<std::shared_ptr<const RunResult>>();
+  REQUIRE(result);
+  // The cached rows are the full forward's.
+  const RunResult full = rc.model()->run("atlasofheadsa", "", RunOptions{});
+  const auto& got = result->trace.find("decoder.layer1.self_attn")->tensor.data;
+  const auto& want = full.trace.find("decoder.layer1.self_attn")->tensor.data;
+  REQUIRE(got.size() == want.size());
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - want[i])));
+  CHECK(worst < 1e-5);
 }
