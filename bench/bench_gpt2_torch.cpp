@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_timing.h"
 #include "core/formats/model_io.h"
 #include "core/model/model.h"
 #include "core/tensor/allocation_policy.h"
 
 using namespace atlas;
-using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -57,15 +57,7 @@ int main(int argc, char** argv) {
     std::vector<TokenInfo> ids;
     for (int i = 0; i < n; ++i) ids.push_back({int32_t((i * 7919) % 50257), "t"});
     RunOptions o;  // default trace: every attention map, masks, positions
-    model.forward(ids, {}, o);  // warm-up
-    std::vector<double> ms;
-    for (int r = 0; r < 5; ++r) {
-      const auto t0 = Clock::now();
-      model.forward(ids, {}, o);
-      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    const double ours = ms[ms.size() / 2];
+    const double ours = bench::median_ms(5, [&] { model.forward(ids, {}, o); });
     if (torch_ms.count(n))
       std::printf("| %d | %.1f | %.1f | %.2f |\n", n, ours, torch_ms[n], ours / torch_ms[n]);
     else

@@ -8,12 +8,12 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/bench_timing.h"
 #include "core/analysis/head_statistics.h"
 #include "core/formats/model_io.h"
 #include "core/tensor/allocation_policy.h"
 
 using namespace atlas;
-using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -27,20 +27,12 @@ int main(int argc, char** argv) {
   const Model model = load_model(argv[1]);
   std::vector<TokenInfo> ids;
   for (int64_t i = 0; i < n; ++i) ids.push_back({int32_t((i * 7919) % std::min<int64_t>(model.config().vocab_size, 50257)), "t"});
-  std::vector<double> fwd, stats;
   RunResult r;
-  for (int k = 0; k < 4; ++k) {
-    auto t0 = Clock::now();
-    r = model.forward(ids, {}, RunOptions{});
-    fwd.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    t0 = Clock::now();
-    const auto rows = head_statistics(r.trace);
-    stats.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    if (rows.empty()) return 1;
-  }
-  std::sort(fwd.begin(), fwd.end());
-  std::sort(stats.begin(), stats.end());
-  std::printf("tokens %lld: forward %.1f ms, head statistics %.1f ms (%.2fx the forward)\n", (long long)n,
-              fwd[fwd.size() / 2], stats[stats.size() / 2], stats[stats.size() / 2] / fwd[fwd.size() / 2]);
+  const double fwd = bench::median_ms(3, [&] { r = model.forward(ids, {}, RunOptions{}); });
+  size_t heads = 0;
+  const double stats = bench::median_ms(3, [&] { heads = head_statistics(r.trace).size(); });
+  if (heads == 0) return 1;
+  std::printf("tokens %lld: forward %.1f ms, head statistics %.1f ms (%.2fx the forward)\n", (long long)n, fwd,
+              stats, stats / fwd);
   return 0;
 }

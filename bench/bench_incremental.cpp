@@ -12,30 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_timing.h"
 #include "core/formats/model_io.h"
 #include "core/model/model.h"
 #include "core/model/prefix_cache.h"
 #include "core/tensor/allocation_policy.h"
 
 using namespace atlas;
-using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 std::string text_of_tokens(const Model& model, int tokens) {
   const char* words[] = {" the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog"};
   std::string s = "The";
   for (int i = 0; static_cast<int>(model.tokenizer().encode(s).size()) < tokens; ++i) s += words[i % 9];
   return s;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -57,12 +48,8 @@ int main(int argc, char** argv) {
   for (int n : lengths) {
     const std::string text = text_of_tokens(model, n);
     RunOptions full;
-    std::vector<double> full_ms, inc_ms;
-    for (int r = 0; r < 3; ++r) {
-      const auto t0 = Clock::now();
-      model.run(text, "", full);
-      full_ms.push_back(ms_since(t0));
-    }
+    const double full_ms = bench::median_ms(3, [&] { model.run(text, "", full); });
+    std::vector<double> inc_ms;
     PrefixCache cache;
     RunOptions inc;
     inc.prefix_cache = &cache;
@@ -70,13 +57,13 @@ int main(int argc, char** argv) {
     int64_t reused = 0;
     for (int r = 0; r < 6; ++r) {  // type "s", then delete it, like bench_ui
       const std::string edited = r % 2 == 0 ? text + "s" : text;
-      const auto t0 = Clock::now();
+      const auto t0 = std::chrono::steady_clock::now();
       model.run_shared(edited, "", inc);  // as the app: the cache shares the result
-      inc_ms.push_back(ms_since(t0));
+      inc_ms.push_back(bench::ms_since(t0));
       reused = cache.reused_tokens();
     }
-    std::printf("| %d | %.1f | %.1f | %.3f | %lld |\n", n, median(full_ms), median(inc_ms),
-                median(inc_ms) / median(full_ms), (long long)reused);
+    const double keystroke = bench::median(inc_ms);
+    std::printf("| %d | %.1f | %.1f | %.3f | %lld |\n", n, full_ms, keystroke, keystroke / full_ms, (long long)reused);
   }
   return 0;
 }

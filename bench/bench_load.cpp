@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "core/formats/hf/hf_checkpoint.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/utf8.h"
 
 using namespace atlas;
 namespace fs = std::filesystem;
@@ -61,18 +63,8 @@ void write_tokenizer(const fs::path& dir) {
     return;
   }
   nlohmann::json vocab = nlohmann::json::object();
-  int id = 0, shifted = 0;
-  for (int b = 0; b < 256; ++b) {  // GPT-2's byte-to-unicode table
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    const int cp = printable ? b : 256 + shifted++;
-    std::string s;
-    if (cp < 0x80) s += char(cp);
-    else {
-      s += char(0xC0 | (cp >> 6));
-      s += char(0x80 | (cp & 0x3F));
-    }
-    vocab[s] = id++;
-  }
+  int id = 0;
+  for (int b = 0; b < 256; ++b) vocab[utf8::encode(gpt2_byte_to_unicode(uint8_t(b)))] = id++;
   while (id < 50257) vocab["<|pad" + std::to_string(id) + "|>"] = id, ++id;
   std::ofstream(dir / "vocab.json") << vocab.dump();
   std::ofstream(dir / "merges.txt") << "#version: 0.2\n";

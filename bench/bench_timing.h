@@ -6,6 +6,15 @@
 
 namespace atlas::bench {
 
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 template <class F>
 double median_ms(int repeats, F&& f) {
   f();  // warm-up

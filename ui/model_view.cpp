@@ -1,5 +1,7 @@
 #include "ui/model_view.h"
 
+#include "core/analysis/head_statistics.h"
+
 #include <QFontMetricsF>
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
@@ -13,21 +15,6 @@ namespace atlas::ui {
 
 namespace {
 
-// Mean weight on key 0 over the rows of `h` that see any key (a fully masked row is zeros).
-float sinkMass(const HeatmapData& h) {
-  if (h.cols == 0) return 0.0f;
-  double sum = 0.0;
-  int rows = 0;
-  for (int r = 0; r < h.rows; ++r) {
-    double row = 0.0;
-    for (int c = 0; c < h.cols; ++c) row += h.at(r, c);
-    if (row <= 0.0) continue;
-    sum += h.at(r, 0);
-    ++rows;
-  }
-  return rows ? static_cast<float>(sum / rows) : 0.0f;
-}
-
 // Fills layer l's sink masses from its head thumbnails (already in d.thumbnails) and returns
 // them as the sink column's thumbnail: one row, a column per head.
 HeatmapData sinkStrip(ModelGridData& d, int l) {
@@ -37,7 +24,8 @@ HeatmapData sinkStrip(ModelGridData& d, int l) {
   strip.cols = d.family.heads;
   for (int h = 0; h < d.family.heads; ++h) {
     const auto col = std::find(d.columns.begin(), d.columns.end(), h) - d.columns.begin();
-    const float m = sinkMass(d.thumbnails[rowStart + static_cast<size_t>(col)]);
+    const HeatmapData& head = d.thumbnails[rowStart + static_cast<size_t>(col)];
+    const float m = static_cast<float>(attention_sink(head.values.data(), head.rows, head.cols));
     d.sink[static_cast<size_t>(l) * d.family.heads + h] = m;
     strip.values.push_back(m);
     strip.colLabels << headShortName(h);

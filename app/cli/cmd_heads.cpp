@@ -20,7 +20,7 @@ namespace atlas::cli {
 namespace {
 
 const char* kUsage =
-    "usage: atlas heads MODEL (--text S | --text-file F | --induction-probe N)\n"
+    "usage: atlas heads MODEL (--text S | --text-file F | --induction-probe N) [--target S]\n"
     "                   [--seed N] [--csv FILE | --json | --npy DIR] [--top K]\n"
     "  What each attention head does, per self-attention map (layer, step, segment) and head:\n"
     "    entropy          mean entropy of a query's attention (nats)\n"
@@ -30,6 +30,7 @@ const char* kUsage =
     "    duplicate_token  mean weight on earlier copies of the query's token\n"
     "    induction        mean weight on the tokens that followed earlier copies of the query's\n"
     "                     token (formulas: docs/head-statistics.md)\n"
+    "  --target S       the decoder input of an encoder-decoder model\n"
     "  --induction-probe N  run on N random token ids repeated twice (TransformerLens's probe for\n"
     "                   induction heads; the model's BOS first when it has one) instead of a text\n"
     "  --csv FILE       one row per head; --json: the same on stdout; --npy DIR: one\n"
@@ -51,13 +52,6 @@ std::vector<TokenInfo> probe_tokens(const Model& model, int64_t n, uint64_t seed
 }
 
 std::string map_name(const AttentionMap& m) { return attention_array_name(m); }
-
-// "decoder.self_attn" (+ ".segN"): the family a [layers, heads] array collects.
-std::string family_name(const AttentionMap& m) {
-  std::string f = m.stack + "." + m.sublayer;
-  if (m.segment >= 0) f += ".seg" + std::to_string(m.segment);
-  return f;
-}
 
 void write_csv(const std::string& path, const std::vector<HeadStatisticsRow>& rows) {
   std::ostringstream out;
@@ -86,33 +80,23 @@ nlohmann::json to_json(const std::vector<HeadStatisticsRow>& rows) {
   return out;
 }
 
-// One [layers, heads] array per family and statistic; a Universal Transformer's steps are its
-// layers (step n at row n - 1).
+// One [layers, heads] array per family and statistic (head_statistics_families).
 void write_npy_dir(const std::string& dir, const std::vector<HeadStatisticsRow>& rows) {
-  std::map<std::string, std::vector<const HeadStatisticsRow*>> families;
-  for (const auto& r : rows) families[family_name(r.map)].push_back(&r);
   std::filesystem::create_directories(dir);
-  for (const auto& [family, members] : families) {
-    int64_t layers = 0, heads = 0;
-    for (const auto* r : members) {
-      layers = std::max(layers, (r->map.step > 0 ? r->map.step - 1 : r->map.layer) + 1);
-      heads = std::max(heads, r->head + 1);
-    }
+  for (const HeadStatisticsFamily& f : head_statistics_families(rows))
     for (int s = 0; s < kHeadStatisticCount; ++s) {
-      Tensor t({layers, heads});
-      for (const auto* r : members)
-        t.data[size_t((r->map.step > 0 ? r->map.step - 1 : r->map.layer) * heads + r->head)] = float(r->value[s]);
-      write_npy((std::filesystem::path(dir) / (family + "." + head_statistic_name(HeadStatistic(s)) + ".npy")).string(),
+      Tensor t({f.layers, f.heads});
+      std::copy(f.table[s].begin(), f.table[s].end(), t.data.begin());
+      write_npy((std::filesystem::path(dir) / (f.name + "." + head_statistic_name(HeadStatistic(s)) + ".npy")).string(),
                 t, DType::F32);
     }
-  }
 }
 
 }  // namespace
 
 int cmd_heads(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
-  Args a(args, {{"--text", "--text-file", "--induction-probe", "--seed", "--csv", "--npy", "--top"}, {"--json"}});
+  Args a(args, {{"--text", "--text-file", "--induction-probe", "--target", "--seed", "--csv", "--npy", "--top"}, {"--json"}});
   if (a.positionals().size() != 1) throw AtlasError("heads takes one MODEL (see atlas heads --help)");
   const int inputs = int(a.has("--text")) + int(a.has("--text-file")) + int(a.has("--induction-probe"));
   if (inputs != 1) throw AtlasError("heads needs exactly one of --text, --text-file, --induction-probe");
@@ -128,13 +112,15 @@ int cmd_heads(const std::vector<std::string>& args) {
   options.trace.attention = true;
   RunResult run;
   if (a.has("--induction-probe")) {
+    if (model.config().architecture == Architecture::EncoderDecoder)
+      throw AtlasError("--induction-probe runs one token sequence; an encoder-decoder model needs --text and --target");
     const int64_t n = a.get_int("--induction-probe", 0, 2, (model.config().max_positions - 1) / 2);
     const uint64_t seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0, INT64_MAX));
     run = model.forward(probe_tokens(model, n, seed), {}, options);
   } else {
     const std::string text = a.has("--text") ? a.require("--text")
                                              : read_input_file(a.require("--text-file"), InputKind::Text);
-    run = model.run(text, "", options);
+    run = model.run(text, a.get_or("--target", ""), options);
   }
   const std::vector<HeadStatisticsRow> rows = head_statistics(run.trace);
   if (rows.empty()) throw AtlasError("heads: the model traced no self-attention maps to measure");

@@ -1,6 +1,7 @@
 // Head statistics of a trace's self-attention maps (head_statistics.h).
 #include "core/analysis/head_statistics.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/tensor/error.h"
@@ -22,12 +23,12 @@ const char* head_statistic_name(HeadStatistic s) {
 
 const char* head_statistic_meaning(HeadStatistic s) {
   switch (s) {
-    case HeadStatistic::Entropy: return "mean entropy of a query's attention (nats)";
-    case HeadStatistic::Distance: return "mean attention distance |i - j| (tokens)";
-    case HeadStatistic::Sink: return "mean weight on the first key (attention sink)";
+    case HeadStatistic::Entropy: return "mean entropy of a row (nats)";
+    case HeadStatistic::Distance: return "mean distance |i - j| (tokens)";
+    case HeadStatistic::Sink: return "mean weight on the first key";
     case HeadStatistic::PreviousToken: return "mean weight on the previous token";
-    case HeadStatistic::DuplicateToken: return "mean weight on earlier copies of the query's token";
-    case HeadStatistic::Induction: return "mean weight on tokens that followed earlier copies of the query's token";
+    case HeadStatistic::DuplicateToken: return "mean weight on earlier copies";
+    case HeadStatistic::Induction: return "mean weight after earlier copies";
   }
   return "?";
 }
@@ -92,12 +93,28 @@ void map_head_statistics(const float* p, const MapRows& m, const std::vector<int
   }, out);
 }
 
+double attention_sink(const float* p, int64_t lq, int64_t lk) {
+  double sum = 0;
+  int64_t rows = 0;
+  for (int64_t i = 0; i < lq && lk > 0; ++i) {
+    double total = 0;
+    for (int64_t j = 0; j < lk; ++j) total += p[i * lk + j] > 0 ? p[i * lk + j] : 0.0f;
+    if (!(total > 0)) continue;
+    sum += p[i * lk] > 0 ? p[i * lk] : 0.0f;
+    ++rows;
+  }
+  return rows ? sum / double(rows) : 0.0;
+}
+
+bool head_statistics_apply(const AttentionMap& m) {
+  return m.kind != AttentionMapKind::Cross && m.queries.side == m.keys.side &&
+         m.queries.side != TokenSide::Positions && (m.dense || m.csr);
+}
+
 std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
   std::vector<HeadStatisticsRow> rows;
   for (const AttentionMap& m : trace.attention_maps) {
-    if (m.kind == AttentionMapKind::Cross || m.queries.side != m.keys.side ||
-        m.queries.side == TokenSide::Positions || (!m.dense && !m.csr))
-      continue;
+    if (!head_statistics_apply(m)) continue;
     const std::vector<int32_t> tokens =
         ids_of(m.queries.side == TokenSide::Source ? trace.source_tokens : trace.target_tokens);
     const MapRows shape{m.queries.count, m.keys.count, m.queries.begin, m.keys.begin};
@@ -124,6 +141,32 @@ std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
     }
   }
   return rows;
+}
+
+std::vector<HeadStatisticsFamily> head_statistics_families(const std::vector<HeadStatisticsRow>& rows) {
+  std::vector<HeadStatisticsFamily> out;  // in catalogue order
+  auto layer_of = [](const HeadStatisticsRow& r) { return r.map.step > 0 ? r.map.step - 1 : r.map.layer; };
+  auto name_of = [](const AttentionMap& m) {
+    return m.stack + "." + m.sublayer + (m.segment >= 0 ? ".seg" + std::to_string(m.segment) : "");
+  };
+  for (const auto& r : rows) {
+    const std::string name = name_of(r.map);
+    auto f = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.name == name; });
+    if (f == out.end()) {
+      out.push_back({name, r.map, r.map.step > 0, 0, 0, {}});
+      f = out.end() - 1;
+    }
+    f->layers = std::max(f->layers, layer_of(r) + 1);
+    f->heads = std::max(f->heads, r.head + 1);
+  }
+  for (auto& f : out)
+    for (auto& t : f.table) t.assign(static_cast<size_t>(f.layers * f.heads), 0.0);
+  for (const auto& r : rows) {
+    auto& f = *std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.name == name_of(r.map); });
+    for (int s = 0; s < kHeadStatisticCount; ++s)
+      f.table[s][static_cast<size_t>(layer_of(r) * f.heads + r.head)] = r.value[s];
+  }
+  return out;
 }
 
 std::vector<int32_t> induction_probe_tokens(int64_t n, int32_t first_id, int32_t vocab, uint64_t seed) {

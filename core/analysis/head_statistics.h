@@ -29,7 +29,7 @@ namespace atlas {
 enum class HeadStatistic { Entropy, Distance, Sink, PreviousToken, DuplicateToken, Induction };
 constexpr int kHeadStatisticCount = 6;
 const char* head_statistic_name(HeadStatistic s);  // "entropy", "previous_token", ...
-const char* head_statistic_meaning(HeadStatistic s);  // one line, with units
+const char* head_statistic_meaning(HeadStatistic s);  // a colour-bar title, with units
 
 struct HeadStatisticsRow {
   AttentionMap map;  // the catalogue entry (stack, sub-layer, layer, segment, step)
@@ -38,8 +38,23 @@ struct HeadStatisticsRow {
   double operator[](HeadStatistic s) const { return value[static_cast<int>(s)]; }
 };
 
+// Whether a catalogue map is measured: self-attention over one token list, stored dense or CSR.
+bool head_statistics_apply(const AttentionMap& map);
+
 // One row per (self-attention map, head), in catalogue order then head order.
 std::vector<HeadStatisticsRow> head_statistics(const Trace& trace);
+
+// The rows of one map family (stack, sub-layer and Transformer-XL segment) as [layers, heads]
+// tables, a Universal Transformer's step n at row n - 1: what `atlas heads --npy` writes and the
+// head statistics panel draws.
+struct HeadStatisticsFamily {
+  std::string name;  // "decoder.self_attn", "decoder.self_attn.seg1"
+  AttentionMap map;  // one map of the family: its stack, sub-layer and segment
+  bool steps = false;
+  int64_t layers = 0, heads = 0;
+  std::vector<double> table[kHeadStatisticCount];  // [layers x heads] each; 0 where no map
+};
+std::vector<HeadStatisticsFamily> head_statistics_families(const std::vector<HeadStatisticsRow>& rows);
 
 // The statistics of one head's map, the building block (and the unit the tests check): `p` is
 // [lq, lk] row-major; query i is at position q0 + i and key j at k0 + j of `tokens`.
@@ -48,6 +63,10 @@ struct MapRows {
 };
 void map_head_statistics(const float* p, const MapRows& shape, const std::vector<int32_t>& tokens,
                          double out[kHeadStatisticCount]);
+
+// The sink statistic alone (cheap: no logarithms), for the model grid's sink column: the mean
+// over the rows of `p` [lq, lk] that see any key of the weight on key 0.
+double attention_sink(const float* p, int64_t lq, int64_t lk);
 
 // TransformerLens's induction probe: `n` token ids drawn uniformly from [first_id, vocab)
 // with a fixed seed, then the same n again (2n tokens).

@@ -34,7 +34,6 @@ class ForwardPass {
   // `past` tokens whose decoder self-attention keys and values are `keys` (may be null when
   // past is 0); the keys and values of all past + new tokens are written to `record`.
   void continue_after(const PrefixCache::Keys* keys, int64_t past, PrefixCache::Keys* record);
-  int64_t past_tokens() const { return past_; }
 
   // Checks the cancel flag and reports progress; call once per layer.
   void step(const std::string& stage);

@@ -19,12 +19,7 @@ bool incremental_forward_applies(const ModelConfig& c, const RunOptions& options
 bool PrefixCache::Identity::same_as(const Identity& o) const {
   const bool same_weights = !weights.expired() && !weights.owner_before(o.weights) &&
                             !o.weights.owner_before(weights);
-  const TraceOptions& a = trace;
-  const TraceOptions& b = o.trace;
-  return same_weights && backend == o.backend && pad_to == o.pad_to &&
-         a.attention == b.attention && a.scores == b.scores && a.masks == b.masks &&
-         a.positional == b.positional && a.hidden == b.hidden && a.logit_lens == b.logit_lens &&
-         a.qk == b.qk;
+  return same_weights && backend == o.backend && pad_to == o.pad_to && trace == o.trace;
 }
 
 int64_t PrefixCache::reused_tokens() const {

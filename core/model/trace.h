@@ -42,6 +42,7 @@ struct TraceOptions {
   bool qk = false;         // projected queries and keys per attention layer (atlas scores)
   static TraceOptions none() { return {false, false, false, false, false, 0, false}; }
   static TraceOptions all() { return {true, true, true, true, true, 0, false}; }
+  bool operator==(const TraceOptions&) const = default;
 };
 
 struct Trace {

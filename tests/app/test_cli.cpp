@@ -173,5 +173,10 @@ TEST_CASE("atlas heads prints, writes CSV and .npy, and refuses bad arguments", 
   CHECK(atlas_cli("heads demo:induction").code != 0);  // no input
   CHECK_THAT(atlas_cli("heads demo:induction --text a --induction-probe 4").err, Catch::Contains("exactly one of"));
   CHECK_THAT(atlas_cli("heads demo:induction --induction-probe 100000").err, Catch::Contains("--induction-probe"));
+  // An encoder-decoder takes its decoder input with --target: both stacks' self-attention.
+  o = atlas_cli("heads preset:tiny-encoder-decoder --text abcd --target abc --top 0");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("encoder.layer0.attn") && Catch::Contains("decoder.layer0.self_attn"));
+  CHECK_THAT(o.out, !Catch::Contains("cross_attn"));
   fs::remove_all(dir);
 }
