@@ -1,5 +1,5 @@
 // GPT-2-small forward with every attention map traced, against PyTorch running the same
-// architecture in the same bench run (issue 19: <= 0.5x of PyTorch's time at 128 and 1024
+// architecture in the same bench run (<= 0.5x of PyTorch's time at 128 and 1024
 // tokens). PyTorch is Debian's python3-torch (bench/torch_gpt2.py), whose generic libblas.so.3
 // must resolve to OpenBLAS (apt-get install libopenblas0-pthread; the script prints which BLAS
 // it loaded: the reference BLAS is 30x slower); it is run with OPENBLAS_CORETYPE and

@@ -1,4 +1,4 @@
-// Head statistics (issue 22) on a long input: head_statistics over every map of the trace,
+// Head statistics on a long input: head_statistics over every map of the trace,
 // against the forward that traced them, in the same run (target: within 2x of the forward).
 //   bench_heads MODEL [--tokens N]   (a GPT-2-small folder: bench_load --keep DIR writes one)
 #include <algorithm>

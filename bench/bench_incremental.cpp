@@ -1,4 +1,4 @@
-// Incremental forward of a causal model (issue 19, core/model/prefix_cache.h): the cost of one
+// Incremental forward of a causal model (core/model/prefix_cache.h): the cost of one
 // keystroke at the end of a long text with the prefix cache, against a full forward of the same
 // text measured in the same run (the baseline), with the default trace (every attention map,
 // masks, positions). Model: a GPT-2-small-shaped HF folder (bench_load --keep writes one) or any

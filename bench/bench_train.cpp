@@ -1,11 +1,11 @@
-// Training speed (issue 9): optimisation steps per second of small vanilla models on the copy
+// Training speed: optimisation steps per second of small vanilla models on the copy
 // task, and the ratio of one step's time to the forward time of the same batch, measured in
 // the same run: the tape's forward alone, and the inference engine's Model::forward (one
 // example at a time, as the trainer runs). One thread.
 // A second table compares reversible layers (activations recomputed in the backward) with the
 // same decoder's plain stack: step time and the tape's stored bytes after one forward.
 // Usage: bench_train [--steps N]
-// Prints markdown tables (docs/PERFORMANCE.md, "Training (issue 9)").
+// Prints markdown tables (docs/PERFORMANCE.md, "Training").
 #include <chrono>
 #include <cstdio>
 #include <cstring>

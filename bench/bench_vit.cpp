@@ -1,4 +1,4 @@
-// ViT benchmark (issue 7): google/vit-base-patch16-224's shape (12 layers, d 768, 12 heads,
+// ViT benchmark: google/vit-base-patch16-224's shape (12 layers, d 768, 12 heads,
 // d_ff 3072, 16 x 16 patches of a 224 x 224 image, 1000 classes) with random weights.
 // Measures, as medians: preprocessing a 640 x 480 photo (PIL-style bilinear resize + patches),
 // the full forward with attention tracing (which includes the rollout), and, as the baseline

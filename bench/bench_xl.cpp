@@ -1,9 +1,9 @@
-// Transformer-XL memory (issue 3): a long text through the tiny-xl preset segment by segment
+// Transformer-XL memory: a long text through the tiny-xl preset segment by segment
 // (16-token segments, 16 memory rows per layer, nothing traced). Each length runs in a forked
 // child so its peak RSS (getrusage ru_maxrss via wait4) is its own; peak memory should stay
 // flat in the length apart from the [L, vocab] logits and [L, d] outputs the run returns.
 // Usage: bench_xl [--lengths 1000,5000] [--preset tiny-xl]
-// Prints a markdown table (docs/PERFORMANCE.md, "Transformer-XL memory (issue 3)").
+// Prints a markdown table (docs/PERFORMANCE.md, "Transformer-XL memory").
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 # Writes OUT: a C++ file defining atlas::embedded_demos() from every DIR/<name>/ folder holding
-# config.json, model.safetensors, sample.txt and command.txt (trained demo models, issue 9).
+# config.json, model.safetensors, sample.txt and command.txt (trained demo models).
 file(GLOB dirs LIST_DIRECTORIES true ${DIR}/*)
 list(SORT dirs)
 set(arrays "")

@@ -1,4 +1,4 @@
-// Head statistics panel (issue 22): one layers x heads heatmap per statistic and map family
+// Head statistics panel: one layers x heads heatmap per statistic and map family
 // (core/analysis/head_statistics.h); clicking a cell selects that layer and head everywhere.
 #include "core/analysis/head_statistics.h"
 #include "ui/variant_plots.h"

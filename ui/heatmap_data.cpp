@@ -398,7 +398,7 @@ HeatmapData positionalSimilarity(const Trace& trace) {
 // ---------------------------------------------------------------------------------------------
 
 ValueMapper::ValueMapper(const HeatmapData& data, const ColorMapping& mapping)
-    : m_data(&data), m_mapping(mapping) {
+    : m_data(&data), m_mapping(mapping), m_signed(mapping.centreZero) {
   m_rowMax.assign(static_cast<size_t>(data.rows), 0.0f);
   for (int r = 0; r < data.rows; ++r) {
     float mx = 0.0f;

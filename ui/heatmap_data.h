@@ -117,6 +117,9 @@ struct ColorMapping {
   ColorScale scale = ColorScale::Linear;
   Normalization normalization = Normalization::Global;
   float logFloor = 1e-3f;  // log scale spans [floor * max, max]
+  // Map [-m, m] -> [0, 1] even when no value is negative, so 0 keeps the diverging map's
+  // neutral centre (differences and effects whose sign matters).
+  bool centreZero = false;
 };
 
 // Maps the values of one HeatmapData to t in [0, 1]. Non-negative data maps [0, max] -> [0, 1];

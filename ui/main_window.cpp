@@ -1,4 +1,5 @@
 #include "ui/main_window.h"
+#include "ui/sweep_panel.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -576,6 +577,7 @@ void MainWindow::updateStyles() {
   m_tokenView->setStyle(t);
   m_positional->setStyle(s, m_dark);
   for (const auto& [dock, panel] : m_variantDocks) panel->setStyle(s, m_dark);
+  if (m_sweepPanel) m_sweepPanel->setStyle(s, m_dark);
   if (m_patternView) m_patternView->setStyle(s);
 }
 

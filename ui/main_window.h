@@ -41,6 +41,7 @@ struct BackendChoice;
 class PatternView;
 class ImageInputView;
 class ScorePanel;
+class SweepPanel;
 class TrainingPanel;
 
 class MainWindow : public QMainWindow {
@@ -49,7 +50,7 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // The first window opens on a trained demo (issue 9) so a newcomer sees learned attention.
+  // The first window opens on a trained demo so a newcomer sees learned attention.
   static QString defaultModelSpec() { return "demo:induction"; }
   static QString sampleText();  // assets/samples/sample.txt, compiled in
   // The input to show with `spec`: a demo's own sample (typed as its task was trained),
@@ -95,6 +96,8 @@ class MainWindow : public QMainWindow {
   PatternView* patternView() const { return m_patternView; }
   ScorePanel* scorePanel() const { return m_scorePanel; }  // View > Variant panels > Score functions
   QDockWidget* scoreDock() const { return m_scoreDock; }
+  SweepPanel* sweepPanel() const { return m_sweepPanel; }  // View > Variant panels > Ablation sweep
+  QDockWidget* sweepDock() const { return m_sweepDock; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
   bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
@@ -221,6 +224,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_imageDock = nullptr;
   ScorePanel* m_scorePanel = nullptr;
   QDockWidget* m_scoreDock = nullptr;
+  SweepPanel* m_sweepPanel = nullptr;
+  QDockWidget* m_sweepDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;
   bool m_postRunLens = false, m_postRunAblation = false, m_postRunPerformer = false;  // what the ablation panel drops; null = nothing

@@ -115,7 +115,7 @@ void MainWindow::buildMenus() {
   m_viewMenu->addAction(m_tokenDock->toggleViewAction());
   m_viewMenu->addAction(m_positionalDock->toggleViewAction());
   m_viewMenu->addSeparator();
-  // issue 8: a separate window, no model run; one explorer at a time is enough.
+  // a separate window, no model run; one explorer at a time is enough.
   m_viewMenu->addAction("Neural &Turing Machine explorer\u2026", this, [this] {
     if (auto* open = findChild<NtmPanel*>()) {
       open->raise();

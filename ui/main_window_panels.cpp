@@ -14,6 +14,7 @@
 #include "ui/pattern_view.h"
 #include "ui/run_controller.h"
 #include "ui/score_panel.h"
+#include "ui/sweep_panel.h"
 #include "ui/variant_panel.h"
 
 namespace atlas::ui {
@@ -86,6 +87,34 @@ void MainWindow::buildVariantPanels() {
   m_scoreDock->hide();
   panels->addAction(m_scoreDock->toggleViewAction());
   connect(m_scoreDock, &QDockWidget::visibilityChanged, this, [this] { updatePanelTraceOptions(); });
+
+  // Ablation sweep: its own worker and result (sweep_panel.h), opened by the user.
+  m_sweepPanel = new SweepPanel;
+  m_sweepDock = new QDockWidget("Ablation sweep", this);
+  m_sweepDock->setObjectName("sweepDock");
+  m_sweepDock->setWidget(m_sweepPanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_sweepDock);
+  if (first) tabifyDockWidget(first, m_sweepDock);
+  m_sweepDock->hide();
+  panels->addAction(m_sweepDock->toggleViewAction());
+  // Rows are layers numbered over all stacks: a decoder layer of an encoder-decoder model is
+  // row n_encoder + i.
+  connect(m_sweepPanel, &SweepPanel::layerPicked, this, [this](int row) {
+    AttentionSelection s = m_sel;
+    s.layer = row;
+    if (m_model && m_model->config().architecture == Architecture::EncoderDecoder) {
+      const int encoder = static_cast<int>(m_model->config().n_layers);
+      s.stack = row < encoder ? "encoder" : "decoder";
+      s.kind = row < encoder ? "attn" : "self_attn";
+      if (row >= encoder) s.layer = row - encoder;
+    }
+    setSelection(s);
+  });
+  connect(m_sweepPanel, &SweepPanel::headPicked, this, [this](int head) {
+    AttentionSelection s = m_sel;
+    s.head = head;
+    setSelection(s);
+  });
 }
 
 VariantPanel* MainWindow::variantPanel(const QString& id) const {
@@ -103,6 +132,7 @@ QDockWidget* MainWindow::variantDock(const QString& id) const {
 void MainWindow::updateVariantPanels() {
   m_patternView->setRun(m_model, m_trace);
   m_scorePanel->setRun(m_model, m_trace);
+  m_sweepPanel->setRun(m_model, m_trace);
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(m_trace);

@@ -16,7 +16,7 @@ struct ModelGridData {
   int segment = 0;                     // the Transformer-XL segment shown (families with segments)
   std::vector<int> columns;            // head index or HeadAggregate per column
   std::vector<HeatmapData> thumbnails;  // [layers x columns], row-major
-  // The attention sink (issue 21): per layer and head, the mean over query rows of the weight
+  // The attention sink: per layer and head, the mean over query rows of the weight
   // on the first key (rows that see no key left out), [layers x heads]; shown as the HeadSink
   // column, one bar per head on an absolute 0-1 scale. Empty when the grid has no such column.
   std::vector<float> sink;

@@ -1,4 +1,4 @@
-// Output predictions of models with an output head (issue 7: GPT-2's next tokens beside the
+// Output predictions of models with an output head (GPT-2's next tokens beside the
 // attention): softmax of the traced logits [L, vocab]. For a decoder, row i is the next token
 // after position i; for an encoder (BERT-style) the prediction at position i; for an
 // encoder-decoder, rows follow the target tokens.

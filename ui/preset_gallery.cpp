@@ -38,7 +38,7 @@ PresetGallery::PresetGallery(const QString& current, QWidget* parent) : QDialog(
     item->setData(0, Qt::UserRole, "preset:" + QString::fromStdString(p.name));
     if ("preset:" + item->text(0) == current) m_tree->setCurrentItem(item);
   }
-  // Trained demos (issue 9) first: they show learned attention, not random weights.
+  // Trained demos first: they show learned attention, not random weights.
   auto* trained = new QTreeWidgetItem({"trained demos"});
   m_tree->insertTopLevelItem(0, trained);
   QFont bold = trained->font(0);

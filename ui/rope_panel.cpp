@@ -1,4 +1,4 @@
-// Rotary positions (issue 21): the rotation frequency of every dimension pair, and for the
+// Rotary positions: the rotation frequency of every dimension pair, and for the
 // selected layer what RoPE does to a head's scores: the mean pre-softmax score q.k / sqrt(d)
 // and the mean attention weight as functions of the relative distance i - j, one curve per
 // head (long-range decay, local heads, sinks show up here). Reads positional.frequencies and

@@ -1,5 +1,5 @@
 #pragma once
-// "Score functions" (issue 8): seed 004's six alignment score functions side by side on the
+// "Score functions": seed 004's six alignment score functions side by side on the
 // same queries and keys, those of the selected layer and head of the run on screen
 // (core/analysis/score_compare.h), as a 2 x 3 grid of heatmaps. Pinning a query row in one heatmap pins
 // it in all six. The comparison is computed here, on the GUI thread, from the run's trace

@@ -1,5 +1,5 @@
 #pragma once
-// "SNAIL explorer" (issue 8, seed 004): the SNAIL network of core/variants/snail/snail.h (Attn, TC, Attn, ...,
+// "SNAIL explorer" (seed 004): the SNAIL network of core/variants/snail/snail.h (Attn, TC, Attn, ...,
 // seeded weights) on the bytes of a text, with the receptive field of its causal dilated
 // convolutions drawn beside the attention of a chosen attention block: which earlier steps an
 // output can read through the convolutions alone, and how the attention reaches past them.

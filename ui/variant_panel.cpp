@@ -141,6 +141,7 @@ void VariantPanel::showPlot(int index) {
     HeatmapStyle s = m_style;
     s.mapping.colormap = p.mapping.colormap;
     s.mapping.normalization = p.mapping.normalization;
+    s.mapping.centreZero = p.mapping.centreZero;
     m_matrix->setStyle(s);
     m_matrix->setData(p.matrix);
     const QSignalBlocker block(m_matrix);

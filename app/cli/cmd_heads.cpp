@@ -1,4 +1,4 @@
-// atlas heads: head statistics (issue 22, core/analysis/head_statistics.h) of every
+// atlas heads: head statistics (core/analysis/head_statistics.h) of every
 // self-attention map: a table, or CSV / JSON / .npy for scripts.
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// atlas pattern: the connectivity pattern of a sparse variant (issue 4) without running a
+// atlas pattern: the connectivity pattern of a sparse variant without running a
 // model. It depends only on the config's "sparse" section and the length, so lengths up to
 // 1M positions are answered from the set definitions (core/variants/sparse/sparse_pattern.h), as statistics,
 // a downsampled density tile, or (small L) the exact CSR arrays.

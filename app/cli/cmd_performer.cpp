@@ -1,5 +1,5 @@
 // atlas performer-error: how well Performer's FAVOR+ approximates exact softmax attention as a
-// function of the number of random features m (issue 4). Q and K are Gaussian; the table
+// function of the number of random features m. Q and K are Gaussian; the table
 // compares rownorm(phi(Q) phi(K)^T) with softmax(Q K^T / sqrt(d)).
 #include <cstdio>
 #include <cstdlib>

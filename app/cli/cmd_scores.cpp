@@ -1,5 +1,5 @@
 // atlas scores: every alignment score function of seed 004 on the SAME queries and keys of one
-// attention head, side by side (issue 8; core/analysis/score_compare.h does the work).
+// attention head, side by side (core/analysis/score_compare.h does the work).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

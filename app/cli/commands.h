@@ -15,17 +15,18 @@ int cmd_info(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
-int cmd_pattern(const std::vector<std::string>& args);  // issue 4: sparse patterns
-int cmd_performer_error(const std::vector<std::string>& args);  // issue 4: FAVOR+ error vs m
+int cmd_pattern(const std::vector<std::string>& args);  // sparse patterns
+int cmd_performer_error(const std::vector<std::string>& args);  // FAVOR+ error vs m
 int cmd_demos(const std::vector<std::string>& args);  // trained demo models (cmd_models.cpp)
-int cmd_train(const std::vector<std::string>& args);  // issue 9: training (cmd_train.cpp)
-int cmd_scores(const std::vector<std::string>& args);  // issue 8: score functions side by side
-int cmd_ntm(const std::vector<std::string>& args);  // issue 8: NTM addressing, manual controls
-int cmd_sagan(const std::vector<std::string>& args);  // issue 8: SAGAN block on an image
-int cmd_snail(const std::vector<std::string>& args);  // issue 8: SNAIL conv + attention
-int cmd_generate(const std::vector<std::string>& args);  // issue 7: GPT-2 decoding
+int cmd_train(const std::vector<std::string>& args);  // training (cmd_train.cpp)
+int cmd_scores(const std::vector<std::string>& args);  // score functions side by side
+int cmd_ntm(const std::vector<std::string>& args);  // NTM addressing, manual controls
+int cmd_sagan(const std::vector<std::string>& args);  // SAGAN block on an image
+int cmd_snail(const std::vector<std::string>& args);  // SNAIL conv + attention
+int cmd_generate(const std::vector<std::string>& args);  // GPT-2 decoding
 int cmd_gguf(const std::vector<std::string>& args);  // GGUF files: metadata, tensors, dumps
-int cmd_heads(const std::vector<std::string>& args);  // issue 22: head statistics
+int cmd_heads(const std::vector<std::string>& args);   // head statistics
+int cmd_ablate(const std::vector<std::string>& args);  // ablation sweeps
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

@@ -26,6 +26,8 @@ struct Stack {
 
 std::vector<Stack> stacks_of(const ModelConfig& c) {
   std::vector<Stack> s;
+  // A Universal Transformer applies one shared block ("<stack>.universal.*") at every step.
+  if (c.universal.enabled) return {{c.architecture == Architecture::Encoder ? "encoder" : "decoder", 0, 1}};
   if (c.has_encoder()) s.push_back({"encoder", 0, c.n_layers});
   if (c.has_decoder()) s.push_back({"decoder", c.has_encoder() ? c.n_layers : 0, c.decoder_layers()});
   return s;
@@ -39,6 +41,13 @@ int64_t total_layers(const ModelConfig& c) {
 
 // "decoder.layer12.ffn.w1" -> ("decoder", 12, ".ffn.w1"); false for non-layer tensors.
 bool split_layer_name(const std::string& name, std::string& stack, int64_t& layer, std::string& rest) {
+  const size_t shared = name.find(".universal.");
+  if (shared != std::string::npos) {  // the shared block of a Universal Transformer: layer 0
+    stack = name.substr(0, shared);
+    layer = 0;
+    rest = name.substr(shared + 10);
+    return true;
+  }
   const size_t dot = name.find(".layer");
   if (dot == std::string::npos) return false;
   size_t i = dot + 6, j = i;
@@ -60,6 +69,17 @@ std::vector<double> softmax(const float* row, int64_t n) {
 }
 
 }  // namespace
+
+int64_t ablation_layer_count(const ModelConfig& c) { return total_layers(c); }
+
+int64_t global_layer_of(const ModelConfig& c, const std::string& name) {
+  std::string stack, rest;
+  int64_t layer = 0;
+  if (!split_layer_name(name + ".", stack, layer, rest)) return -1;
+  for (const auto& s : stacks_of(c))
+    if (s.name == stack) return layer < s.count ? s.first + layer : -1;
+  return -1;
+}
 
 std::vector<int64_t> layerdrop_every_other(int64_t n_layers, double rate) {
   if (!(rate > 0.0) || rate > 1.0)
@@ -122,7 +142,7 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
   for (const auto& [l, h] : spec.drop_heads)
     for (const auto& s : stacks_of(c)) {
       if (l < s.first || l >= s.first + s.count) continue;
-      const std::string pre = s.name + ".layer" + std::to_string(l - s.first);
+      const std::string pre = c.universal.enabled ? s.name + ".universal" : s.name + ".layer" + std::to_string(l - s.first);
       for (const char* attn : {".attn.wo", ".self_attn.wo", ".cross_attn.wo"}) {
         auto it = p.find(pre + attn);
         if (it == p.end()) continue;
@@ -130,6 +150,7 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
           for (int64_t col = h * dh; col < (h + 1) * dh; ++col) it->second.data[size_t(o * d + col)] = 0.0f;
       }
     }
+  if (c.universal.enabled) return Model(c, std::move(p));  // one shared block: nothing renumbered
   ParamStore out;
   for (auto& [name, t] : p) {
     std::string stack, rest;

@@ -18,6 +18,12 @@ struct AblationSpec {
   bool empty() const { return drop_layers.empty() && layerdrop_rate <= 0 && drop_heads.empty(); }
 };
 
+// Layers numbered over all stacks (encoder, then decoder), as the ablations count them.
+int64_t ablation_layer_count(const ModelConfig& c);
+// The global layer of a weight or sub-layer name ("decoder.layer2.self_attn" -> n_encoder + 2);
+// -1 for names outside the layers (embeddings, output head).
+int64_t global_layer_of(const ModelConfig& c, const std::string& name);
+
 // LayerDrop "every other" pruning (Fan et al., REFERENCES.md): in a stack of n layers, drop
 // those at depth d = 1..n with d = 0 mod floor(1/p) (p = 0.5 drops 0-based layers 1, 3, ...).
 std::vector<int64_t> layerdrop_every_other(int64_t n_layers, double rate);

@@ -1,5 +1,5 @@
 #pragma once
-// Head statistics (issue 22): what each attention head does, measured on the maps of a trace.
+// Head statistics: what each attention head does, measured on the maps of a trace.
 // For every self-attention map of the catalogue (per layer, Universal step and Transformer-XL
 // segment; dense or CSR) and every head, with p_ij the weight of query i on key j, positions
 // pos(i), pos(j) in the stack's token list, tokens t(.) and "rows" the query rows that see any

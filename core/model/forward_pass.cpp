@@ -138,18 +138,18 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   }
   if (sparse) {  // CSR pattern, never a dense L x L mask
     DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
-    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+    return attention_output(o, prefix);
   }
   if (opt_.trace.masks)
     trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
                mask_matrix(mask, lq, lk), DType::I32);
   if (variant_i_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
     DTensor o = variant_i_attention(*this, xq, q, k, v, prefix, traced_name, mask);
-    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+    return attention_output(o, prefix);
   }
   if (score_function_applies(c_)) {  // seed 004's score functions, host maths
     DTensor o = score_function_attention(*this, q, k, v, prefix, traced_name, mask);
-    return be_.linear(o, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+    return attention_output(o, prefix);
   }
   args.mask = std::move(mask);
   AttentionResult r = be_.attention(q, k, v, args);
@@ -158,7 +158,24 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   if (args.want_scores)
     trace_later(traced_name + ".scores",
                 "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
-  return be_.linear(r.out, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  return attention_output(r.out, prefix);
+}
+
+DTensor ForwardPass::attention_output(const DTensor& o, const std::string& prefix) {
+  DTensor heads = o;
+  if (opt_.hooks.heads) {
+    Tensor h = be_.download(o);
+    opt_.hooks.heads(prefix, h);
+    heads = be_.upload(h);
+  }
+  return be_.linear(heads, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+}
+
+DTensor ForwardPass::layer_output(const std::string& layer, const DTensor& input, DTensor output) {
+  if (!opt_.hooks.layer) return output;
+  Tensor out = be_.download(output);
+  opt_.hooks.layer(layer, be_.download(input), out);
+  return be_.upload(out);
 }
 
 DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
@@ -252,9 +269,10 @@ DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
     const std::string p = "encoder.layer" + std::to_string(i);
     AttentionMask m;
     m.key_valid = key_valid;
+    const DTensor input = x;
     x = sublayer(x, p + ".attn_norm",
                  [&](const DTensor& h) { return attention(h, h, p + ".attn", attention_site("encoder", "attn", i), m); });
-    x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
+    x = layer_output(p, input, sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); }));
     if (opt_.trace.hidden)
       trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
     step("encoder layer " + std::to_string(i));
@@ -278,6 +296,7 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
     self_mask.causal_offset = past_;  // queries start after the cached prefix
     self_mask.window = c_.attention.sliding_window;
     self_mask.key_valid = self_valid;
+    const DTensor input = x;
     x = sublayer(x, p + ".self_attn_norm", [&](const DTensor& h) {
       return attention(h, h, p + ".self_attn", attention_site("decoder", "self_attn", i), self_mask);
     });
@@ -289,7 +308,7 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
                          cross);
       });
     }
-    x = sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); });
+    x = layer_output(p, input, sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); }));
     if (opt_.trace.hidden)
       trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
     step("decoder layer " + std::to_string(i));

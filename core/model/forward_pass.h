@@ -45,6 +45,9 @@ class ForwardPass {
   // step); the token spans default to the stack's tokens and the kind to the config's attention.
   DTensor attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
                     AttentionMap site, AttentionMask mask);
+  // The output projection `prefix.{wo,bo}` of the heads' outputs o [Lq, heads * d_head], after
+  // RunOptions::hooks.heads has seen (and maybe edited) them. Every attention variant ends here.
+  DTensor attention_output(const DTensor& o, const std::string& prefix);
   DTensor ffn(const DTensor& x, const std::string& prefix);
   // x + f(norm(x)) for pre-norm, norm(x + f(x)) for post-norm.
   template <class F>
@@ -52,6 +55,9 @@ class ForwardPass {
     if (c_.norm_position == NormPosition::Pre) return be_.add(x, f(norm(x, norm_prefix)));
     return norm(be_.add(x, f(x)), norm_prefix);
   }
+  // A standard stack's layer `layer` ("decoder.layer2") mapped `input` to `output`: returns the
+  // output after RunOptions::hooks.layer has seen it (unchanged without a hook).
+  DTensor layer_output(const std::string& layer, const DTensor& input, DTensor output);
   // Token embedding (+ FixNorm, sqrt(d) scale) plus the absolute positional encoding.
   DTensor embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name);
   // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.

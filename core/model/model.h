@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/model/activation_hooks.h"
 #include "core/config/config.h"
 #include "core/model/params.h"
 #include "core/model/prefix_cache.h"
@@ -29,6 +30,8 @@ struct RunOptions {
   // Keys and values of the previous run of this input (core/model/prefix_cache.h): a causal
   // model then computes only the tokens after the prefix it shares with that run.
   PrefixCache* prefix_cache = nullptr;
+  // Activation edits (ablations, patching); a run with hooks never uses the prefix cache.
+  ActivationHooks hooks;
 };
 
 struct RunResult {
@@ -51,6 +54,10 @@ class Model {
   // be empty otherwise.
   RunResult run(const std::string& source, const std::string& target,
                 const RunOptions& options) const;
+  // The token lists run() feeds to forward(): source, and the target with BOS first for an
+  // encoder-decoder model. Throws AtlasError on over-long input or a target without a decoder.
+  std::pair<std::vector<TokenInfo>, std::vector<TokenInfo>> tokenize(const std::string& source,
+                                                                     const std::string& target) const;
   RunResult forward(const std::vector<TokenInfo>& source, const std::vector<TokenInfo>& target,
                     const RunOptions& options) const;
   // The same, for a caller that keeps results shared (the app): with options.prefix_cache, the
@@ -67,9 +74,6 @@ class Model {
   RunResult forward_traced(const std::vector<TokenInfo>& source,
                            const std::vector<TokenInfo>& target, const RunOptions& options,
                            PrefixCache::Pending& prefix) const;
-  // The token lists run() feeds to forward().
-  std::pair<std::vector<TokenInfo>, std::vector<TokenInfo>> tokenize(const std::string& source,
-                                                                     const std::string& target) const;
   ModelConfig config_;
   ParamStore params_;
   std::unique_ptr<Tokenizer> tokenizer_;

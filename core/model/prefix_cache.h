@@ -1,5 +1,5 @@
 #pragma once
-// Incremental forward for causal models (issue 19): the keys and values of the last run of a
+// Incremental forward for causal models: the keys and values of the last run of a
 // decoder-only model, kept so that the next run whose tokens start with the same ids computes
 // only the tokens after the shared prefix. Typing at the end of a long text then costs the new
 // tokens, not the whole text. The prefix's rows of every traced array are taken from the last

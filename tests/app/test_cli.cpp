@@ -180,3 +180,57 @@ TEST_CASE("atlas heads prints, writes CSV and .npy, and refuses bad arguments", 
   CHECK_THAT(o.out, !Catch::Contains("cross_attn"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("atlas ablate sweeps heads and layers; a zeroed head equals atlas run --drop-heads", "[cli][ablate]") {
+  const std::string text = " --text atlasofheadsatlasofheads";
+  Output o = atlas_cli("ablate demo:induction" + text + " --sweep heads --json");
+  REQUIRE(o.code == 0);
+  const auto j = nlohmann::json::parse(o.out);
+  CHECK(j["layers"] == 2);
+  CHECK(j["heads"] == 4);
+  REQUIRE(j["cells"].size() == 8);
+  // The per-spec ablation of one head prints the same mean KL (6 significant digits).
+  for (auto [layer, head] : std::vector<std::pair<int, int>>{{0, 1}, {1, 2}}) {
+    const Output run = atlas_cli("run demo:induction" + text + " --drop-heads " + std::to_string(layer) + ":" +
+                                 std::to_string(head));
+    REQUIRE(run.code == 0);
+    const size_t at = run.out.find("next-token distributions: mean ");
+    REQUIRE(at != std::string::npos);
+    const double mean = std::stod(run.out.substr(at + 31));
+    const double cell = j["cells"][size_t(layer * 4 + head)]["metric"].get<double>();
+    CHECK(cell == Approx(mean).epsilon(2e-5));
+  }
+  o = atlas_cli("ablate demo:induction" + text + " --sweep layers --mode mean --metric loss --top 1");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("mean ablation of layers, metric loss") && Catch::Contains("largest effects:"));
+  const fs::path dir = fresh_dir("ablate");
+  fs::create_directories(dir);
+  o = atlas_cli("ablate demo:induction" + text + " --sweep heads --out " + (dir / "s.csv").string());
+  REQUIRE(o.code == 0);
+  const std::string csv = read_all(dir / "s.csv");
+  CHECK_THAT(csv, Catch::StartsWith("layer,head,metric,effect\n0,0,"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 8);
+  o = atlas_cli("ablate demo:induction" + text + " --sweep heads --out " + (dir / "s.npy").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(read_all(dir / "s.npy"), Catch::Contains("'shape': (2, 4)"));
+  for (const char* ext : {"svg", "png", "pdf"}) {
+    o = atlas_cli("ablate demo:induction" + text + " --sweep heads --metric logit-diff --token-a s --token-b a --out " +
+                  (dir / (std::string("s.") + ext)).string());
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(fs::file_size(dir / (std::string("s.") + ext)) > 1000);
+  }
+  CHECK_THAT(atlas_cli("ablate demo:induction" + text).err, Catch::Contains("--sweep"));
+  CHECK_THAT(atlas_cli("ablate demo:induction" + text + " --sweep heads --metric kld").err,
+             Catch::Contains("kl, loss, logit-diff, cosine"));
+  CHECK_THAT(atlas_cli("ablate demo:induction" + text + " --sweep heads --metric logit-diff --token-a s").err,
+             Catch::Contains("--token-b"));
+  CHECK_THAT(atlas_cli("ablate demo:induction" + text + " --sweep heads --metric logit-diff --token-a ab --token-b a").err,
+             Catch::Contains("2 tokens"));
+  CHECK_THAT(atlas_cli("ablate demo:induction" + text + " --sweep heads --token-a s").err,
+             Catch::Contains("belong to --metric logit-diff"));
+  CHECK_THAT(atlas_cli("ablate demo:induction" + text + " --sweep heads --out " + (dir / "s.txt").string()).err,
+             Catch::Contains("unknown format"));
+  CHECK_THAT(atlas_cli("ablate demo:induction --text a --sweep heads --metric loss").err, Catch::Contains("two tokens"));
+  fs::remove_all(dir);
+}

@@ -1,4 +1,4 @@
-// The CLI on Hugging Face directories (issue 7): run with --top-k, generate with --dump, and
+// The CLI on Hugging Face directories: run with --top-k, generate with --dump, and
 // messages for bad directories, driven through the real `atlas` executable.
 #include "tests/app/cli_runner.h"
 

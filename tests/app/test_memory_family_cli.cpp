@@ -1,4 +1,4 @@
-// CLI of issue 8's NTM, SAGAN and SNAIL verbs, driven as a user would: dumps hold the arrays
+// CLI of NTM, SAGAN and SNAIL verbs, driven as a user would: dumps hold the arrays
 // with the shapes docs/variants.md gives, hand-computed values arrive intact, and bad input
 // fails with a message naming it.
 #include "tests/app/cli_runner.h"

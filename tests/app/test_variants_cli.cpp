@@ -1,4 +1,4 @@
-// The issue 3 variants through the real `atlas` executable: presets listed, arrays dumped
+// The attention variants through the real `atlas` executable: presets listed, arrays dumped
 // under the documented names (docs/dump-format.md) with the documented shapes. The .npy header
 // is parsed here by hand, independently of core/npy.
 #include <catch2/catch.hpp>
@@ -38,7 +38,7 @@ std::string npy_shape(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("atlas presets lists the issue 3 presets", "[cli][variants]") {
+TEST_CASE("atlas presets lists the presets", "[cli][variants]") {
   Output o = run_cli("presets");
   REQUIRE(o.code == 0);
   for (const char* name : {"shaw-base", "tiny-shaw", "adaptive-span-base", "tiny-span", "tiny-span-dynamic",

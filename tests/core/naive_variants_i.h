@@ -1,5 +1,5 @@
 #pragma once
-// Naive oracle for the issue 3 attention variants, written from the equations with plain
+// Naive oracle for the attention variants, written from the equations with plain
 // loops over doubles (shares only parameter names with the engine):
 //   Shaw (seed 001 eqs. 2-4): e_ij = q_i . (k_j + a^K_r) / sqrt(d), r = clip(j - i, -k, k) + k,
 //                             z_i = sum_j alpha_ij (v_j + a^V_r)

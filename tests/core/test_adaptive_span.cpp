@@ -1,6 +1,6 @@
 // Adaptive attention span (core/variants/adaptive_span/adaptive_span.cpp, core/variants/relative_attention/relative_attention.cpp) against the
 // naive oracle of naive_variants_i.h, hand-computed mask values, FLOPs and penalty, and the
-// invariants of issue 3: z >= length equals full attention; rows sum to 1; bad values rejected.
+// invariants: z >= length equals full attention; rows sum to 1; bad values rejected.
 #include <catch2/catch.hpp>
 
 #include "core/config/config.h"

@@ -1,4 +1,4 @@
-// Head statistics (issue 22, core/analysis/head_statistics.h) against values worked by hand on
+// Head statistics (core/analysis/head_statistics.h) against values worked by hand on
 // made-up attention patterns, the CSR path against the dense one, and the trained
 // demo:induction model, whose strongest induction head must be the one that attends, on the
 // repeated half, to the token after the query's earlier copy (TransformerLens's diagonal read

@@ -1,4 +1,4 @@
-// ViT (issue 7): PIL-style bilinear resizing against hand-worked filter weights, and a
+// ViT: PIL-style bilinear resizing against hand-worked filter weights, and a
 // ViTForImageClassification directory in Hugging Face's exact layout against a naive
 // double-precision ViT written here from the published architecture (Dosovitskiy et al.;
 // HF modeling_vit.py): Conv2d patch embedding, [CLS], learned positions, pre-norm layers

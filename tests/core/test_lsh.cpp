@@ -1,4 +1,4 @@
-// Reformer (issue 4): LSH hashing, LSH attention against full shared-QK attention computed
+// Reformer: LSH hashing, LSH attention against full shared-QK attention computed
 // naively, round combination, reversible block inversion, chunked feed-forward.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Performer FAVOR+ (issue 4): features are positive and orthogonal in blocks, the linear-time
+// Performer FAVOR+: features are positive and orthogonal in blocks, the linear-time
 // outputs equal the implicit attention matrix times V (written here with loops), large m
 // approaches exact softmax, errors shrink with m, config rejects m = 0.
 #include <catch2/catch.hpp>

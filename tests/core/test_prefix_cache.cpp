@@ -1,4 +1,4 @@
-// Incremental forward for causal models (issue 19, core/model/prefix_cache.h): a run that
+// Incremental forward for causal models (core/model/prefix_cache.h): a run that
 // continues the previous run's tokens computes only the new ones, and its output and every
 // traced array equal a full forward of the same text (the oracle: the same model run without a
 // cache). Edits at the end, in the middle, deletions, repeated labels, BPE merges that change the

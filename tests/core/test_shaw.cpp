@@ -1,5 +1,5 @@
 // Shaw et al. relative positions (core/variants/shaw/shaw.cpp, core/variants/relative_attention/relative_attention.cpp) against the naive
-// oracle of naive_variants_i.h, plus the invariants of issue 3: all-zero tables give the
+// oracle of naive_variants_i.h, plus the invariants of the variants: all-zero tables give the
 // vanilla model, rows sum to 1 over allowed keys, bad config values are rejected by key.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Sparse attention (issue 4) against dense masked softmax attention computed naively, the
+// Sparse attention against dense masked softmax attention computed naively, the
 // "sparse" config section's validation, and the model path with its traced CSR arrays.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Sparse patterns (issue 4) against their set definitions (seed 000 equations) evaluated with
+// Sparse patterns against their set definitions (seed 000 equations) evaluated with
 // naive loops over (i, j); causality; reachability of the factorized patterns by BFS.
 #include <catch2/catch.hpp>
 

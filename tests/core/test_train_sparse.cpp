@@ -1,4 +1,4 @@
-// Training with the sparse patterns of issue 4 (Sparse Transformer strided / fixed, Image
+// Training with the sparse patterns (Sparse Transformer strided / fixed, Image
 // Transformer local 1D / 2D): the tape applies each head's CSR pattern as a mask
 // (core/train/train_model_impl.h), so the oracles are the inference engine's sparse attention (same
 // logits on the same weights) and central finite differences of whole models.

@@ -1,6 +1,6 @@
 // Universal Transformer + ACT (core/variants/universal/universal.cpp) against a naive oracle written here from
 // seed 000's equations (the shared block uses the vanilla pieces of naive_transformer.h), and
-// the ACT invariants of issue 3: weights per position sum to 1, N(t) <= M.
+// the ACT invariants: weights per position sum to 1, N(t) <= M.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The fast paths of opening a checkpoint (issue 19): the vectorised weight scan, the blocked
+// The fast paths of opening a checkpoint: the vectorised weight scan, the blocked
 // transpose of GPT-2's Conv1D weights, the chunk-parallel BF16 conversion and the CPU
 // backend's in-place weights, each against a plain loop.
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// The attention-sink column of the model grid (issue 21): per layer and head, the mean weight
+// The attention-sink column of the model grid: per layer and head, the mean weight
 // the queries put on the first key. By value against the traced arrays (a hand-made trace worked
 // out by hand, and every self-attention family of tiny-llama read straight from its arrays) and
 // by position in the painted grid (bar heights on an absolute 0-1 scale).

@@ -122,7 +122,7 @@ DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, i
     pass.trace().add("xl.seg" + std::to_string(seg) + ".key_segment",
                      "segment each key column came from (< seg: memory) [Lk]", std::move(ks), DType::I32);
   }
-  return proj(a.out, "wo", "bo");
+  return pass.attention_output(a.out, p);
 }
 
 }  // namespace

@@ -1,0 +1,156 @@
+// The ablation sweep panel (ui/sweep_panel.h): the heatmap shows the core sweep's effects at
+// [layer, head] (checked by value and position on an input whose labels repeat), a click on a
+// cell selects that layer and head, the figure exports and renders, and a result never
+// outlives its input or model: other tokens or a model switch clear it, also mid-sweep.
+#include <catch2/catch.hpp>
+
+#include <QDockWidget>
+#include <QImage>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "core/analysis/ablation_sweep.h"
+#include "core/formats/model_io.h"
+#include "core/model/params.h"
+#include "tests/core/preset_test_util.h"
+#include "tests/ui/run_window.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/sweep_panel.h"
+#include "ui/variant_panel.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+using atlas::uitest::ensureApp;
+
+namespace {
+
+std::shared_ptr<const Trace> runOn(const Model& model, const std::string& text) {
+  auto r = std::make_shared<RunResult>(model.run(text, "", RunOptions{}));
+  return std::shared_ptr<const Trace>(r, &r->trace);
+}
+
+int distinctColours(const QImage& img) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < img.height(); y += 3)
+    for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
+  return colours.size();
+}
+
+}  // namespace
+
+TEST_CASE("ablation sweep panel: effects at [layer, head], click selects, exports", "[ui][sweep]") {
+  ensureApp();
+  const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  auto model = std::make_shared<const Model>(c, init_params(c, 21));
+  const std::string text = "abab abab";  // repeated labels
+  auto trace = runOn(*model, text);
+  SweepPanel panel;
+  panel.resize(700, 600);
+  panel.show();
+  panel.setRun(model, trace);
+  panel.setChoice(SweepUnit::Heads, AblationMode::Mean, SweepMetric::Loss);
+  QSignalSpy done(&panel, &SweepPanel::sweepFinished);
+  REQUIRE(panel.startSweep());
+  REQUIRE(done.wait(60000));
+  INFO(panel.status().toStdString());
+  REQUIRE(panel.result().has_value());
+
+  SweepSpec spec;
+  spec.mode = AblationMode::Mean;
+  spec.metric = SweepMetric::Loss;
+  const SweepResult want = ablation_sweep(*model, trace->source_tokens, {}, spec, RunOptions{});
+  VariantPanel* plots = panel.plotPanel();
+  plots->ensureBuilt();
+  REQUIRE(plots->plots().size() == 1);
+  plots->setCurrentPlot(0);
+  const HeatmapData& shown = plots->matrixView()->data();
+  REQUIRE(shown.rows == 2);
+  REQUIRE(shown.cols == 4);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h) CHECK(shown.at(l, h) == Approx(want.effect(l, h)).epsilon(1e-6).margin(1e-9));
+  CHECK(shown.rowLabels == QStringList{"L0", "L1"});
+  CHECK(shown.colLabels == QStringList{"H0", "H1", "H2", "H3"});
+  CHECK(shown.valueName.contains("loss"));
+
+  // A click on the cell of layer 1, head 3 picks both.
+  QSignalSpy layers(&panel, &SweepPanel::layerPicked), heads(&panel, &SweepPanel::headPicked);
+  HeatmapView* view = plots->matrixView();
+  const HeatmapLayout L = layoutHeatmap(view, QRectF(view->rect()), view->data(), view->heatmapStyle(), view->viewWindow());
+  QTest::mouseClick(view, Qt::LeftButton, {}, L.cellRect(1, 3).center().toPoint());
+  REQUIRE(layers.count() == 1);
+  REQUIRE(heads.count() == 1);
+  CHECK(layers.at(0).at(0).toInt() == 1);
+  CHECK(heads.at(0).at(0).toInt() == 3);
+
+  // Exports: the PNG and the rendered SVG and PDF-free vector path both draw a figure.
+  QTemporaryDir dir;
+  plots->exportCurrent(dir.filePath("sweep.png"), 100);
+  const QImage png(dir.filePath("sweep.png"));
+  CHECK(png.width() > 300);
+  CHECK(distinctColours(png) > 8);
+  plots->exportCurrent(dir.filePath("sweep.svg"));
+  QSvgRenderer svg(dir.filePath("sweep.svg"));
+  REQUIRE(svg.isValid());
+  QImage rendered(png.size(), QImage::Format_ARGB32);
+  rendered.fill(Qt::white);
+  QPainter painter(&rendered);
+  svg.render(&painter);
+  painter.end();
+  CHECK(distinctColours(rendered) > 8);
+  plots->exportCurrent(dir.filePath("sweep.npy"));
+  plots->exportCurrent(dir.filePath("sweep.pdf"));
+  CHECK(QFileInfo(dir.filePath("sweep.pdf")).size() > 1000);
+
+  // The same tokens again (a re-run for another panel): the result stays.
+  panel.setRun(model, runOn(*model, text));
+  CHECK(panel.result().has_value());
+  // Other tokens: cleared, and the panel says why.
+  panel.setRun(model, runOn(*model, text + "b"));
+  CHECK_FALSE(panel.result().has_value());
+  plots->ensureBuilt();
+  CHECK(plots->plots().empty());
+  CHECK(panel.status().contains("changed"));
+}
+
+TEST_CASE("ablation sweep panel: a model switch mid-sweep drops the old model's result", "[ui][sweep]") {
+  ensureApp();
+  const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  auto first = std::make_shared<const Model>(c, init_params(c, 1));
+  auto second = std::make_shared<const Model>(c, init_params(c, 2));
+  SweepPanel panel;
+  panel.setRun(first, runOn(*first, "switch models while sweeping"));
+  QSignalSpy done(&panel, &SweepPanel::sweepFinished);
+  REQUIRE(panel.startSweep());
+  panel.setRun(second, runOn(*second, "switch models while sweeping"));
+  REQUIRE(done.wait(60000));
+  CHECK_FALSE(panel.result().has_value());
+  CHECK(panel.status().contains("changed"));
+  // Refused sweeps say why: logit difference without tokens.
+  panel.setChoice(SweepUnit::Heads, AblationMode::Zero, SweepMetric::LogitDiff, "", "b");
+  CHECK_FALSE(panel.startSweep());
+  CHECK(panel.status().contains("token A"));
+}
+
+TEST_CASE("the main window offers the ablation sweep on the current run", "[ui][sweep]") {
+  uitest::RunWindow rw("preset:tiny-encoder-decoder", "one two one two");
+  SweepPanel* panel = rw.w.sweepPanel();
+  REQUIRE(panel);
+  rw.w.sweepDock()->show();
+  panel->setChoice(SweepUnit::Heads, AblationMode::Zero, SweepMetric::KL);
+  QSignalSpy done(panel, &SweepPanel::sweepFinished);
+  REQUIRE(panel->startSweep());
+  REQUIRE(done.wait(60000));
+  REQUIRE(panel->result().has_value());
+  CHECK(panel->result()->layers == 4);  // 2 encoder + 2 decoder layers, numbered over both stacks
+  // Row 3 is decoder layer 1: picking it selects the decoder's self-attention, layer 1.
+  emit panel->layerPicked(3);
+  CHECK(rw.w.selection().stack == "decoder");
+  CHECK(rw.w.selection().layer == 1);
+  emit panel->headPicked(2);
+  CHECK(rw.w.selection().head == 2);
+}
