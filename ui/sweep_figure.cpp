@@ -44,13 +44,15 @@ HeatmapData sweepHeatmap(const SweepResult& r) {
     d.mask.resize(r.values.size());
     for (size_t i = 0; i < r.values.size(); ++i) d.mask[i] = std::isfinite(r.values[i] - r.clean) ? 1 : 0;
   }
-  for (int64_t l = 0; l < r.layers; ++l) d.rowLabels << QString("L%1").arg(l);
+  for (int64_t l = 0; l < r.layers; ++l)
+    d.rowLabels << (size_t(l) < r.row_labels.size() ? QString::fromStdString(r.row_labels[size_t(l)])
+                                                    : QString("L%1").arg(l));
   if (r.spec.unit == SweepUnit::Heads)
     for (int64_t h = 0; h < r.heads; ++h) d.colLabels << QString("H%1").arg(h);
   else
     d.colLabels << "layer";
   d.title = sweepTitle(r);
-  d.rowAxis = "layer";
+  d.rowAxis = r.row_labels.empty() || r.row_labels.front()[0] != 'E' ? "layer" : "layer (E encoder, D decoder)";
   d.colAxis = r.spec.unit == SweepUnit::Heads ? "head" : "ablated";
   d.valueName = sweepEffectName(r);
   return d;

@@ -55,8 +55,8 @@ const char* kUsage =
     "  Formulas: docs/ablation-sweep.md\n";
 
 std::string cell_name(const SweepResult& r, int64_t l, int64_t h) {
-  return r.spec.unit == SweepUnit::Heads ? "L" + std::to_string(l) + "H" + std::to_string(h)
-                                         : "L" + std::to_string(l);
+  const std::string layer = r.row_labels[size_t(l)];
+  return r.spec.unit == SweepUnit::Heads ? layer + "H" + std::to_string(h) : layer;
 }
 
 void write_csv(const std::string& path, const SweepResult& r) {
@@ -89,7 +89,7 @@ nlohmann::json to_json(const SweepResult& r) {
     }
   nlohmann::json j = {{"sweep", sweep_unit_name(r.spec.unit)}, {"mode", ablation_mode_name(r.spec.mode)},
                       {"metric", sweep_metric_name(r.spec.metric)}, {"layers", r.layers},
-                      {"heads", r.heads}, {"clean", r.clean}, {"cells", cells}};
+                      {"heads", r.heads}, {"row_labels", r.row_labels}, {"clean", r.clean}, {"cells", cells}};
   if (r.spec.metric == SweepMetric::LogitDiff) {
     j["token_a"] = r.spec.token_a;
     j["token_b"] = r.spec.token_b;
@@ -204,7 +204,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
     std::printf(" %10s", spec.unit == SweepUnit::Heads ? ("H" + std::to_string(h)).c_str() : "effect");
   std::printf("\n");
   for (int64_t l = 0; l < r.layers; ++l) {
-    std::printf("%6s", ("L" + std::to_string(l)).c_str());
+    std::printf("%6s", r.row_labels[size_t(l)].c_str());
     for (int64_t h = 0; h < r.heads; ++h) {
       const double e = r.effect(l, h);
       if (std::isfinite(e)) std::printf(" %10.4g", e);

@@ -244,6 +244,12 @@ SweepResult ablation_sweep(const Model& model, const std::vector<TokenInfo>& sou
   r.heads = spec.unit == SweepUnit::Heads ? c.n_heads : 1;
   r.position = spec.metric == SweepMetric::LogitDiff ? (spec.position < 0 ? int64_t(rows.size()) - 1 : spec.position) : -1;
   const int64_t total = 1 + r.layers * r.heads;
+  for (int64_t l = 0; l < r.layers; ++l) {
+    const bool two_stacks = c.architecture == Architecture::EncoderDecoder && !c.universal.enabled;
+    r.row_labels.push_back(!two_stacks     ? "L" + std::to_string(l)
+                           : l < c.n_layers ? "E" + std::to_string(l)
+                                            : "D" + std::to_string(l - c.n_layers));
+  }
 
   RunOptions base = options;
   base.trace = TraceOptions::none();

@@ -47,6 +47,7 @@ struct SweepResult {
   double clean = 0.0;  // the metric of the unablated run (KL 0, cosine 1)
   std::vector<double> values;  // [layers * heads] the metric of each ablated run
   int64_t position = -1;       // LogitDiff: the row measured
+  std::vector<std::string> row_labels;  // per layer: "L3"; an encoder-decoder's "E1", "D0"
   // The change a cell's ablation made: values - clean.
   double effect(int64_t layer, int64_t head) const {
     return values[size_t(layer * heads + head)] - clean;

@@ -147,6 +147,9 @@ TEST_CASE("the main window offers the ablation sweep on the current run", "[ui][
   REQUIRE(done.wait(60000));
   REQUIRE(panel->result().has_value());
   CHECK(panel->result()->layers == 4);  // 2 encoder + 2 decoder layers, numbered over both stacks
+  panel->plotPanel()->ensureBuilt();
+  panel->plotPanel()->setCurrentPlot(0);
+  CHECK(panel->plotPanel()->matrixView()->data().rowLabels == QStringList{"E0", "E1", "D0", "D1"});
   // Row 3 is decoder layer 1: picking it selects the decoder's self-attention, layer 1.
   emit panel->layerPicked(3);
   CHECK(rw.w.selection().stack == "decoder");
