@@ -1,4 +1,5 @@
 #include "ui/main_window.h"
+#include "ui/compare_panel.h"
 #include "ui/sweep_panel.h"
 
 #include <QApplication>
@@ -578,6 +579,7 @@ void MainWindow::updateStyles() {
   m_positional->setStyle(s, m_dark);
   for (const auto& [dock, panel] : m_variantDocks) panel->setStyle(s, m_dark);
   if (m_sweepPanel) m_sweepPanel->setStyle(s, m_dark);
+  if (m_comparePanel) m_comparePanel->setStyle(s, m_dark);
   if (m_patternView) m_patternView->setStyle(s);
 }
 

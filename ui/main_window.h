@@ -42,6 +42,7 @@ class PatternView;
 class ImageInputView;
 class ScorePanel;
 class SweepPanel;
+class ComparePanel;
 class TrainingPanel;
 
 class MainWindow : public QMainWindow {
@@ -98,6 +99,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* scoreDock() const { return m_scoreDock; }
   SweepPanel* sweepPanel() const { return m_sweepPanel; }  // View > Variant panels > Ablation sweep
   QDockWidget* sweepDock() const { return m_sweepDock; }
+  ComparePanel* comparePanel() const { return m_comparePanel; }  // View > Variant panels > Compare
+  QDockWidget* compareDock() const { return m_compareDock; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
   bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
@@ -226,6 +229,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_scoreDock = nullptr;
   SweepPanel* m_sweepPanel = nullptr;
   QDockWidget* m_sweepDock = nullptr;
+  ComparePanel* m_comparePanel = nullptr;
+  QDockWidget* m_compareDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;
   bool m_postRunLens = false, m_postRunAblation = false, m_postRunPerformer = false;  // what the ablation panel drops; null = nothing

@@ -14,6 +14,7 @@
 #include "ui/pattern_view.h"
 #include "ui/run_controller.h"
 #include "ui/score_panel.h"
+#include "ui/compare_panel.h"
 #include "ui/sweep_panel.h"
 #include "ui/variant_panel.h"
 
@@ -115,6 +116,27 @@ void MainWindow::buildVariantPanels() {
     s.head = head;
     setSelection(s);
   });
+
+  // Compare: the current run against a second run (compare_panel.h), opened by the user.
+  m_comparePanel = new ComparePanel;
+  m_compareDock = new QDockWidget("Compare", this);
+  m_compareDock->setObjectName("compareDock");
+  m_compareDock->setWidget(m_comparePanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
+  if (first) tabifyDockWidget(first, m_compareDock);
+  m_compareDock->hide();
+  panels->addAction(m_compareDock->toggleViewAction());
+  connect(m_comparePanel, &ComparePanel::layerPicked, this, [this](int layer) {
+    AttentionSelection s = m_sel;
+    s.layer = layer;
+    setSelection(s);
+  });
+  connect(m_comparePanel, &ComparePanel::headPicked, this, [this](int head) {
+    AttentionSelection s = m_sel;
+    s.head = head;
+    setSelection(s);
+  });
+  connect(m_comparePanel, &ComparePanel::tokenPicked, this, &MainWindow::selectQuery);
 }
 
 VariantPanel* MainWindow::variantPanel(const QString& id) const {
@@ -133,6 +155,7 @@ void MainWindow::updateVariantPanels() {
   m_patternView->setRun(m_model, m_trace);
   m_scorePanel->setRun(m_model, m_trace);
   m_sweepPanel->setRun(m_model, m_trace);
+  m_comparePanel->setRun(m_model, m_trace);
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(m_trace);
@@ -155,6 +178,7 @@ void MainWindow::pushPanelContext() {
   for (const auto& [dock, panel] : m_variantDocks) panel->setContext(ctx);
   m_patternView->setSelection(m_sel);
   m_scorePanel->setSelection(m_sel);
+  m_comparePanel->setSelection(m_sel);
 }
 
 // Scores and hidden states cost a copy of every [heads, L, L] / [L, d] matrix and the lens and

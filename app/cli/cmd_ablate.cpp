@@ -20,9 +20,7 @@
 #include "core/tensor/error.h"
 
 #if defined(ATLAS_HAVE_UI)
-#include <QGuiApplication>
-#include <cstdlib>
-
+#include "app/cli/headless_qt.h"
 #include "ui/figure_export.h"
 #include "ui/sweep_figure.h"
 #endif
@@ -100,12 +98,7 @@ nlohmann::json to_json(const SweepResult& r) {
 
 void write_figure(const std::string& path, const SweepResult& r) {
 #if defined(ATLAS_HAVE_UI)
-  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
-    setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  int argc = 1;
-  char name[] = "atlas";
-  char* argv[] = {name, nullptr};
-  QGuiApplication app(argc, argv);
+  auto app = make_headless_app();
   ui::FigureSpec spec;
   spec.mapping = ui::sweepColorMapping(r);
   ui::writeFigure(ui::heatmapFigureContent(ui::sweepHeatmap(r), spec), spec.dpi, QString::fromStdString(path));

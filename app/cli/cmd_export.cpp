@@ -17,6 +17,8 @@
 #include "app/cli/commands.h"
 #include "app/cli/image_file.h"
 #include "app/cli/image_run.h"
+#include "app/cli/headless_qt.h"
+#include "app/cli/map_selection.h"
 #include "app/cli/output_file.h"
 #include "core/analysis/weight_check.h"
 #include "core/formats/input_file.h"
@@ -53,19 +55,6 @@ const char* kUsage =
     "Transformer-XL's segments by --segment S (from 0, default 0; keys are the cached memory,\n"
     "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n";
 
-int parseHead(const std::string& s) {
-  if (s == "mean") return ui::HeadMean;
-  if (s == "max") return ui::HeadMax;
-  if (s == "rollout") return ui::HeadRollout;
-  try {
-    size_t used = 0;
-    const int h = std::stoi(s, &used);
-    if (used == s.size() && h >= 0) return h;
-  } catch (const std::exception&) {
-  }
-  throw AtlasError("--head '" + s + "' is not a head number or one of mean, max, rollout");
-}
-
 double parsePositive(const std::string& key, const std::string& s) {
   try {
     size_t used = 0;
@@ -74,28 +63,6 @@ double parsePositive(const std::string& key, const std::string& s) {
   } catch (const std::exception&) {
   }
   throw AtlasError(key + " '" + s + "' must be a size in inches between 0 and 100");
-}
-
-// Qt needs an application object for fonts and painting; without a display use the
-// offscreen platform so this works over ssh and in CI.
-// Qt's start-up chatter (e.g. "XDG_RUNTIME_DIR not set") is not the user's business on a
-// headless export; real warnings still reach stderr.
-void quietMessages(QtMsgType type, const QMessageLogContext&, const QString& msg) {
-  if (type == QtDebugMsg || type == QtInfoMsg) return;
-  if (msg.startsWith("QStandardPaths:")) return;
-  std::cerr << msg.toLocal8Bit().constData() << "\n";
-}
-
-std::unique_ptr<QGuiApplication> makeApp() {
-  if (QGuiApplication::instance()) return nullptr;
-  qInstallMessageHandler(quietMessages);
-  const char* display = std::getenv("DISPLAY");
-  const char* wayland = std::getenv("WAYLAND_DISPLAY");
-  if ((!display || !*display) && (!wayland || !*wayland)) setenv("QT_QPA_PLATFORM", "offscreen", 0);
-  static int argc = 1;
-  static char name[] = "atlas";
-  static char* argv[] = {name, nullptr};
-  return std::make_unique<QGuiApplication>(argc, argv);
 }
 
 }  // namespace
@@ -150,7 +117,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (norm != "global" && norm != "row") throw AtlasError("--normalize '" + norm + "' is not global or row");
   fig.mapping.normalization = norm == "row" ? ui::Normalization::Row : ui::Normalization::Global;
 
-  auto app = makeApp();
+  auto app = make_headless_app();
   LoadOptions lo;
   if (args.has("--seed")) lo.seed = static_cast<uint64_t>(args.get_int("--seed", 0, 0, (1LL << 62)));
   const Model model = load_model(args.positionals()[0], lo);
@@ -163,53 +130,10 @@ int cmd_export(const std::vector<std::string>& argv) {
                                  : model.run(text, args.get_or("--target", ""), ro);
   for (const auto& w : output_warnings(result)) std::cerr << "warning: " << w << "\n";
 
-  // Default family: the catalogue's first (production order), or the first of the requested stack.
-  const auto families = ui::attentionFamilies(result.trace);
-  const std::string stack = args.get_or("--stack", "");
-  const std::string kind = args.get_or("--kind", "");
-  const ui::AttentionFamily* chosen = nullptr;
-  for (const auto& f : families)
-    if ((stack.empty() || f.stack.toStdString() == stack) && (kind.empty() || f.kind.toStdString() == kind)) {
-      chosen = &f;
-      break;
-    }
   const bool needsAttention = fig.view == "heatmap" || fig.view == "model" || fig.view == "tokens";
-  if (needsAttention && !chosen) {
-    std::string have;
-    for (const auto& f : families) have += (have.empty() ? "" : ", ") + f.stack.toStdString() + "/" + f.kind.toStdString();
-    throw AtlasError("this model records no " + (stack.empty() ? std::string("") : stack + " ") +
-                     (kind.empty() ? std::string("") : kind + " ") + "attention (it has: " +
-                     (have.empty() ? "none" : have) + ")");
-  }
-  if (chosen) {
-    const std::string label = chosen->label().toStdString();
-    fig.selection.stack = chosen->stack;
-    fig.selection.kind = chosen->kind;
-    if (args.has("--step")) {
-      if (!chosen->steps)
-        throw AtlasError("--step is for Universal Transformer models; the " + label + " has layers (use --layer)");
-      if (args.has("--layer")) throw AtlasError("give --layer or --step, not both (--step N is --layer N-1)");
-      fig.selection.layer = static_cast<int>(args.get_int("--step", 1, 1, chosen->layers)) - 1;
-    } else {
-      // Rollout multiplies layers 0..L: without --layer, through the last layer (the whole model).
-      const bool rollout = args.get_or("--head", "") == "rollout";
-      fig.selection.layer = static_cast<int>(
-          args.get_int("--layer", rollout ? chosen->layers - 1 : 0, 0, chosen->layers - 1));
-    }
-    if (args.has("--segment")) {
-      if (chosen->segments == 0)
-        throw AtlasError("--segment is for Transformer-XL models; the " + label + " has no segments");
-      const long long segment = args.get_int("--segment", 0, 0, 1LL << 30);
-      if (segment >= chosen->segments)
-        throw AtlasError("--segment " + std::to_string(segment) + " does not exist: this run has " +
-                         std::to_string(chosen->segments) + " segments of " + label + " (0 to " +
-                         std::to_string(chosen->segments - 1) + "; one per xl.segment_length tokens)");
-      fig.selection.segment = static_cast<int>(segment);
-    }
-    fig.selection.head = parseHead(args.get_or("--head", "0"));
-    if (fig.selection.head >= chosen->heads)
-      throw AtlasError("--head " + std::to_string(fig.selection.head) + " does not exist: the model has " +
-                       std::to_string(chosen->heads) + " heads (0 to " + std::to_string(chosen->heads - 1) + ")");
+  std::string label;
+  if (auto sel = select_attention_map(args, result.trace, needsAttention, &label)) {
+    fig.selection = *sel;
     if (query >= 0) {
       const AttentionMap* map = ui::findAttentionMap(result.trace, fig.selection);
       const long long rows = map ? static_cast<long long>(map->queries.count) : 0;

@@ -27,6 +27,7 @@ int cmd_generate(const std::vector<std::string>& args);  // GPT-2 decoding
 int cmd_gguf(const std::vector<std::string>& args);  // GGUF files: metadata, tensors, dumps
 int cmd_heads(const std::vector<std::string>& args);   // head statistics
 int cmd_ablate(const std::vector<std::string>& args);  // ablation sweeps
+int cmd_compare(const std::vector<std::string>& args);  // two runs' attention compared
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

@@ -40,6 +40,7 @@ const char* kUsage =
     "  scores    every attention score function (seed 004) on the same queries and keys\n"
     "  heads     head statistics: entropy, distance, sink, previous-token, duplicate, induction\n"
     "  ablate    ablation sweep: every head or layer removed in turn, the change of the output\n"
+    "  compare   two inputs or two models: per-head attention distances, difference heatmaps\n"
     "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
     "  sagan     Self-Attention GAN block on an image: where a location attends\n"
     "  snail     SNAIL: causal dilated convolutions + causal attention, receptive field\n"
@@ -67,6 +68,7 @@ const Verb kVerbs[] = {
     {"scores", atlas::cli::cmd_scores},
     {"heads", atlas::cli::cmd_heads},
     {"ablate", atlas::cli::cmd_ablate},
+    {"compare", atlas::cli::cmd_compare},
     {"ntm", atlas::cli::cmd_ntm},
     {"sagan", atlas::cli::cmd_sagan},
     {"snail", atlas::cli::cmd_snail},

@@ -234,3 +234,42 @@ TEST_CASE("atlas ablate sweeps heads and layers; a zeroed head equals atlas run 
   CHECK_THAT(atlas_cli("ablate demo:induction --text a --sweep heads --metric loss").err, Catch::Contains("two tokens"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("atlas compare: two inputs or two models, table, CSV, JSON and views", "[cli][compare]") {
+  Output o = atlas_cli("compare demo:induction --text atlasofheadsatlasofheads --text-b atlasofheadsatlasofhexds --top 2");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("mean_tv") && Catch::Contains("most different:"));
+  // The same input on one model twice is refused; with itself as MODEL_B every distance is 0.
+  CHECK_THAT(atlas_cli("compare demo:induction --text abc").err, Catch::Contains("second model"));
+  o = atlas_cli("compare demo:induction demo:induction --text abcabc --json");
+  REQUIRE(o.code == 0);
+  const auto j = nlohmann::json::parse(o.out);
+  REQUIRE(j.size() == 8);
+  for (const auto& row : j) CHECK(row["mean_tv"].get<double>() == 0.0);
+  const fs::path dir = fresh_dir("compare");
+  fs::create_directories(dir);
+  o = atlas_cli("compare demo:induction preset:tiny-decoder --text abcabc --csv " + (dir / "c.csv").string());
+  REQUIRE(o.code == 0);
+  const std::string csv = read_all(dir / "c.csv");
+  CHECK_THAT(csv, Catch::StartsWith("map,stack,sublayer,layer,segment,step,head,mean_tv,max_abs\n"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 8);
+  for (const char* view : {"difference", "side", "heads"})
+    for (const char* ext : {"svg", "png", "npy"}) {
+      const fs::path out = dir / (std::string(view) + "." + ext);
+      o = atlas_cli("compare demo:induction --text atlasofheads --text-b atlasofhexds --layer 1 --head 2 --view " +
+                    std::string(view) + " --out " + out.string());
+      INFO(o.err);
+      REQUIRE(o.code == 0);
+      CHECK(fs::file_size(out) > 100);
+    }
+  // The difference as data: [Lq, Lk] with A - B.
+  CHECK_THAT(read_all(dir / "difference.npy"), Catch::Contains("'shape': (12, 12)"));
+  CHECK_THAT(atlas_cli("compare demo:induction --text abc --text-b abcd").err, Catch::Contains("same number of tokens"));
+  CHECK_THAT(atlas_cli("compare demo:induction --text abc --text-b abd --view side").err, Catch::Contains("--out"));
+  CHECK_THAT(atlas_cli("compare demo:induction --text abc --text-b abd --view top --out x.svg").err,
+             Catch::Contains("difference, side, heads"));
+  CHECK_THAT(atlas_cli("compare demo:induction --text abc --text-b abd --head 9 --out " + (dir / "x.svg").string()).err,
+             Catch::Contains("--head 9 does not exist"));
+  CHECK_THAT(atlas_cli("compare a b c --text abc").err, Catch::Contains("MODEL_A and optionally MODEL_B"));
+  fs::remove_all(dir);
+}

@@ -1,0 +1,44 @@
+#pragma once
+// Comparing two runs' attention: two inputs on one model (a counterfactual: "John gave Mary"
+// against "Mary gave John"), or one input on two models of the same shape (two training
+// checkpoints, a model and its fine-tune). Maps are matched by their catalogue name
+// (attention_array_name) and must have the same shape: the same number of tokens.
+//
+// Per head, the distance between A's and B's map is the mean over query rows of the total
+// variation distance TV_i = 1/2 sum_j |A_ij - B_ij| (0 = identical rows, 1 = disjoint
+// supports), and the largest single-cell |A_ij - B_ij|.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/trace.h"
+
+namespace atlas {
+
+struct HeadDifference {
+  AttentionMap map;  // A's catalogue entry
+  int64_t head = 0;
+  double mean_tv = 0.0;
+  double max_abs = 0.0;
+};
+
+// Every dense map of A that B has under the same name with the same shape, per head, in A's
+// catalogue order. Throws AtlasError naming the first mismatch when no map can be compared
+// (different token counts, different architectures).
+std::vector<HeadDifference> compare_attention(const Trace& a, const Trace& b);
+
+// The rows of one map family as a [layers, heads] table of mean_tv (a Universal Transformer's
+// step n at row n - 1), for the per-head figure.
+struct HeadDifferenceTable {
+  std::string name;  // "decoder.self_attn", "decoder.self_attn.seg1"
+  AttentionMap map;  // one map of the family
+  bool steps = false;
+  int64_t layers = 0, heads = 0;
+  std::vector<double> mean_tv;  // [layers * heads]
+};
+std::vector<HeadDifferenceTable> head_difference_tables(const std::vector<HeadDifference>& rows);
+
+// A - B of one head's map [Lq, Lk]: both runs must hold `array` densely with the same shape.
+Tensor attention_difference(const Trace& a, const Trace& b, const std::string& array, int64_t head);
+
+}  // namespace atlas
