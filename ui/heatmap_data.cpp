@@ -1,5 +1,9 @@
 #include "ui/heatmap_data.h"
 
+#include "core/analysis/attention_flow.h"
+#include "core/analysis/attention_rollout.h"
+#include "core/analysis/value_weighted.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -119,6 +123,7 @@ QString headName(int head) {
     case HeadMean: return "mean over heads";
     case HeadMax: return "max over heads";
     case HeadRollout: return "attention rollout";
+    case HeadFlow: return "attention flow (max-flow)";
     case HeadSink: return "attention sink (mean weight on the first key)";
     default: return QString("head %1").arg(head);
   }
@@ -129,6 +134,7 @@ QString headShortName(int head) {
     case HeadMean: return "mean";
     case HeadMax: return "max";
     case HeadRollout: return "rollout";
+    case HeadFlow: return "flow";
     case HeadSink: return "sink";
     default: return QString("H%1").arg(head);
   }
@@ -248,6 +254,7 @@ QString familyTitle(const AttentionFamily& f, int segment) {
 
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) {
   if (sel.head == HeadRollout) return rolloutHeatmap(trace, sel);
+  if (sel.head == HeadFlow) return flowHeatmap(trace, sel);
   const AttentionMap& m = requireMap(trace, sel);
   const int64_t H = m.heads, n = m.queries.count * m.keys.count;
   HeatmapData d;
@@ -292,11 +299,8 @@ std::vector<std::vector<float>> attentionRolloutPrefixes(const std::vector<std::
   std::vector<std::vector<float>> out;
   Mat r;  // [n, n] rollout so far
   for (size_t l = 0; l < layers.size(); ++l) {
-    Mat a = 0.5f * ConstMatMap(layers[l].data(), n, n);  // [n, n]
-    a.diagonal().array() += 0.5f;
-    const Eigen::VectorXf sums = a.rowwise().sum();
-    for (int i = 0; i < n; ++i)
-      if (sums(i) > 0.0f) a.row(i) /= sums(i);
+    const Tensor mixed = residual_mix(layers[l].data(), n);
+    const Mat a = mixed.mat();
     r = l == 0 ? a : Mat(a * r);
     out.emplace_back(r.data(), r.data() + r.size());
   }
@@ -308,6 +312,31 @@ std::vector<float> attentionRollout(const std::vector<std::vector<float>>& layer
   return all.empty() ? std::vector<float>{} : std::move(all.back());
 }
 
+namespace {
+
+// The head-averaged maps of sel's family, layers 0..lastLayer, for rollout and flow: square
+// self-attention over the same tokens in every layer. `first` receives layer 0's map.
+std::vector<std::vector<float>> headMeanLayers(const Trace& trace, const AttentionSelection& sel, int lastLayer,
+                                               const AttentionMap*& first) {
+  std::vector<std::vector<float>> layers;
+  for (int l = 0; l <= lastLayer; ++l) {
+    AttentionSelection s = sel;
+    s.layer = l;
+    const AttentionMap& m = requireMap(trace, s);
+    if (m.memory_keys > 0 || m.queries.side != m.keys.side || m.queries.begin != m.keys.begin ||
+        m.queries.count != m.keys.count || (first && m.queries.count != first->queries.count))
+      throw AtlasError("attention rollout and flow need square self-attention over the same tokens in every layer; '" +
+                       m.array + "' has " + std::to_string(m.queries.count) + " queries and " +
+                       std::to_string(m.keys.count) + " keys" +
+                       (m.memory_keys > 0 ? " (" + std::to_string(m.memory_keys) + " of them memory)" : ""));
+    if (!first) first = &m;
+    layers.push_back(mapHeadMean(trace, m));
+  }
+  return layers;
+}
+
+}  // namespace
+
 std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const AttentionSelection& sel, int lastLayer) {
   if (sel.kind == "cross_attn")
     throw AtlasError("attention rollout needs self-attention; cross-attention mixes two "
@@ -316,21 +345,8 @@ std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const AttentionSele
   // a product across segments would mix different token sets.
   const auto families = attentionFamilies(trace);
   const AttentionFamily* family = findFamily(families, sel.stack, sel.kind);
-  std::vector<std::vector<float>> layers;
   const AttentionMap* first = nullptr;
-  for (int l = 0; l <= lastLayer; ++l) {
-    AttentionSelection s = sel;
-    s.layer = l;
-    const AttentionMap& m = requireMap(trace, s);
-    if (m.memory_keys > 0 || m.queries.side != m.keys.side || m.queries.begin != m.keys.begin ||
-        m.queries.count != m.keys.count || (first && m.queries.count != first->queries.count))
-      throw AtlasError("attention rollout needs square self-attention over the same tokens in every layer; '" +
-                       m.array + "' has " + std::to_string(m.queries.count) + " queries and " +
-                       std::to_string(m.keys.count) + " keys" +
-                       (m.memory_keys > 0 ? " (" + std::to_string(m.memory_keys) + " of them memory)" : ""));
-    if (!first) first = &m;
-    layers.push_back(mapHeadMean(trace, m));
-  }
+  const std::vector<std::vector<float>> layers = headMeanLayers(trace, sel, lastLayer, first);
   if (!first) return {};
   const int n = static_cast<int>(first->queries.count);
   auto prefixes = attentionRolloutPrefixes(layers, n);
@@ -354,6 +370,52 @@ HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel) {
   auto all = rolloutHeatmaps(trace, sel, sel.layer);
   if (all.empty()) throw AtlasError("attention rollout needs a layer index of 0 or more");
   return std::move(all.back());
+}
+
+HeatmapData flowHeatmap(const Trace& trace, const AttentionSelection& sel) {
+  if (sel.kind == "cross_attn")
+    throw AtlasError("attention flow needs self-attention; cross-attention mixes two sequences");
+  const AttentionMap* first = nullptr;
+  const std::vector<std::vector<float>> layers = headMeanLayers(trace, sel, sel.layer, first);
+  if (!first) throw AtlasError("attention flow needs a layer index of 0 or more");
+  const int n = static_cast<int>(first->queries.count);
+  std::vector<Tensor> mixed;
+  for (const auto& a : layers) mixed.push_back(residual_mix(a.data(), n));
+  // Long inputs: one row, the token whose prediction a decoder makes (the last) or an
+  // encoder's first ([CLS]); every pair would be n^2 max-flows.
+  const bool full = n <= kAttentionFlowFullLimit;
+  const int row = sel.stack == "decoder" ? n - 1 : 0;
+  const Tensor f = attention_flow(mixed, full ? std::vector<int64_t>{} : std::vector<int64_t>{row});
+  HeatmapData d;
+  d.rows = d.cols = n;
+  d.values = f.data;
+  if (!full) {
+    d.mask.assign(d.values.size(), 0);
+    for (int j = 0; j < n; ++j) d.mask[size_t(row) * n + j] = 1;
+    for (float& v : d.values)
+      if (!std::isfinite(v)) v = 0.0f;
+  }
+  setMapLabels(d, trace, *first);
+  const auto families = attentionFamilies(trace);
+  const AttentionFamily* family = findFamily(families, sel.stack, sel.kind);
+  const QString what = familyTitle(family ? *family : AttentionFamily{sel.stack, sel.kind}, sel.segment);
+  const bool steps = family && family->steps;
+  d.title = steps ? QString("%1, attention flow through steps 1-%2").arg(what).arg(sel.layer + 1)
+                  : QString("%1, attention flow through layers 0-%2").arg(what).arg(sel.layer);
+  if (!full) d.title += QString(" (row %1 only: %2 tokens)").arg(row).arg(n);
+  d.valueName = "max-flow";
+  return d;
+}
+
+HeatmapData valueWeightedHeatmap(const Trace& trace, const AttentionSelection& sel) {
+  if (sel.head < 0) throw AtlasError("value-weighted attention is per head: choose a head number");
+  HeatmapData d = attentionHeatmap(trace, sel);
+  const std::vector<float> norms = value_norms(trace, requireMap(trace, sel), sel.head);
+  for (int i = 0; i < d.rows; ++i)
+    for (int j = 0; j < d.cols; ++j) d.values[size_t(i) * d.cols + j] *= norms[size_t(j)];
+  d.title = "value-weighted " + d.title;
+  d.valueName = "α |f(x)| (norm)";
+  return d;
 }
 
 HeatmapData positionalHeatmap(const Trace& trace) {

@@ -33,7 +33,7 @@ struct AttentionFamily {
 
 // Head selector values besides a head index >= 0.
 // HeadSink is a model-grid column only (the attention sink per head, model_view.h), not a map.
-enum HeadAggregate : int { HeadMean = -1, HeadMax = -2, HeadRollout = -3, HeadSink = -4 };
+enum HeadAggregate : int { HeadMean = -1, HeadMax = -2, HeadRollout = -3, HeadSink = -4, HeadFlow = -5 };
 QString headName(int head);       // "head 3", "mean over heads", ...
 QString headShortName(int head);  // "H3", "mean", "max", "rollout"
 
@@ -96,6 +96,13 @@ QString displayLabel(const std::string& label);
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
 // Attention rollout (Abnar & Zuidema 2020) of sel's family and segment, layers 0..sel.layer.
 HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel);
+// Attention flow (core/analysis/attention_flow.h) of sel's family through layers 0..sel.layer,
+// on the same residual-mixed layers as rollout; above kAttentionFlowFullLimit tokens only the
+// decoder's last row or the encoder's first is computed (the other rows masked).
+HeatmapData flowHeatmap(const Trace& trace, const AttentionSelection& sel);
+// Value-weighted attention of one head (core/analysis/value_weighted.h): alpha_ij |f_h(x_j)|
+// from a run traced with TraceOptions::value_norms.
+HeatmapData valueWeightedHeatmap(const Trace& trace, const AttentionSelection& sel);
 // The rollout of every prefix 0..l for l in [0, lastLayer], computed in one product chain.
 std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const AttentionSelection& sel, int lastLayer);
 HeatmapData positionalHeatmap(const Trace& trace);    // P [L, d]

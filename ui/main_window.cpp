@@ -230,6 +230,7 @@ void MainWindow::buildSelectors(QWidget* bar) {
   m_segmentSpin->setToolTip("Transformer-XL segment: its queries over the cached memory and the segment");
   m_segmentSpin->hide();  // until a family has segments
   m_headCombo = new QComboBox;
+  m_headCombo->setObjectName("headCombo");
   m_headCombo->setToolTip("Head or aggregate ( , and . )");
   m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_cmapCombo = new QComboBox;
@@ -453,8 +454,10 @@ void MainWindow::refreshHeadCombo() {
     m_headCombo->addItem(headName(HeadMean), static_cast<int>(HeadMean));
     m_headCombo->addItem(headName(HeadMax), static_cast<int>(HeadMax));
     // Not across XL memory or cross-attention: the product needs the same tokens in every layer.
-    if (m_trace && rolloutApplies(*m_trace, *f, m_sel.segment))
+    if (m_trace && rolloutApplies(*m_trace, *f, m_sel.segment)) {
       m_headCombo->addItem(headName(HeadRollout), static_cast<int>(HeadRollout));
+      m_headCombo->addItem(headName(HeadFlow), static_cast<int>(HeadFlow));
+    }
     int idx = m_headCombo->findData(m_sel.head);
     if (idx < 0) {
       idx = 0;
@@ -528,7 +531,10 @@ void MainWindow::updateViews() {
   const AttentionMap* map = m_families.empty() ? nullptr : findAttentionMap(*m_trace, m_sel);
   m_queryBegin = map && map->queries.side != TokenSide::Positions ? static_cast<int>(map->queries.begin) : 0;
   try {
-    if (!m_families.empty()) data = attentionHeatmap(*m_trace, m_sel);
+    // Value-weighted applies to one head; aggregates (mean, rollout, flow) stay as they are.
+    const bool weighted = m_valueWeightedAction && m_valueWeightedAction->isChecked() && m_sel.head >= 0 && map &&
+                          m_trace->find(map->array + ".value_norms");
+    if (!m_families.empty()) data = weighted ? valueWeightedHeatmap(*m_trace, m_sel) : attentionHeatmap(*m_trace, m_sel);
     if (!data.empty() && map && m_tokenHeads->currentIndex() == 1) {
       for (int h = 0; h < static_cast<int>(map->heads); ++h) {
         AttentionSelection s = m_sel;

@@ -16,6 +16,7 @@ class QLabel;
 class QProgressBar;
 class QToolButton;
 class QMenu;
+class QAction;
 class QActionGroup;
 class QDockWidget;
 class QImage;
@@ -101,6 +102,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* sweepDock() const { return m_sweepDock; }
   ComparePanel* comparePanel() const { return m_comparePanel; }  // View > Variant panels > Compare
   QDockWidget* compareDock() const { return m_compareDock; }
+  QAction* valueWeightedAction() const { return m_valueWeightedAction; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
   bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
@@ -230,6 +232,7 @@ class MainWindow : public QMainWindow {
   SweepPanel* m_sweepPanel = nullptr;
   QDockWidget* m_sweepDock = nullptr;
   ComparePanel* m_comparePanel = nullptr;
+  QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   QDockWidget* m_compareDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;

@@ -147,6 +147,12 @@ void MainWindow::buildMenus() {
     panel->show();
   });
   m_viewMenu->addAction("Reset &zoom", QKeySequence("Ctrl+0"), this, [this] { m_heatmap->resetZoom(); });
+  // Kobayashi et al. 2020: alpha_ij |f(x_j)| instead of alpha_ij (core/analysis/value_weighted.h).
+  m_valueWeightedAction = m_viewMenu->addAction("&Value-weighted attention");
+  m_valueWeightedAction->setCheckable(true);
+  m_valueWeightedAction->setToolTip("Show each head's weight times the norm of what the key's value adds through "
+                                    "the head, |W^O_h v_j| (traces the value norms; re-runs once)");
+  connect(m_valueWeightedAction, &QAction::toggled, this, [this] { updatePanelTraceOptions(true); });
   QMenu* theme = m_viewMenu->addMenu("&Theme");
   auto* group = new QActionGroup(this);
   QAction* light = theme->addAction("&Light");

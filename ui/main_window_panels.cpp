@@ -198,13 +198,16 @@ void MainWindow::updatePanelTraceOptions(bool force) {
   const bool qk = m_scoreDock->isVisible();
   const bool hidden = lens || (qk && m_model && m_model->config().rnn_seq2seq.enabled);
   RunOptions& opts = m_runner->runOptions();
+  const bool valueNorms = m_valueWeightedAction && m_valueWeightedAction->isChecked();
   const bool changed = opts.trace.scores != scores || opts.trace.hidden != hidden || opts.trace.qk != qk ||
+                       opts.trace.value_norms != valueNorms ||
                        m_postRunLens != lens ||
                        m_postRunAblation != ablation || m_postRunPerformer != performer;
   if (!changed && !force) return;
   opts.trace.scores = scores;
   opts.trace.hidden = hidden;
   opts.trace.qk = qk;
+  opts.trace.value_norms = valueNorms;
   m_postRunLens = lens;
   m_postRunAblation = ablation;
   m_postRunPerformer = performer;
@@ -227,7 +230,8 @@ void MainWindow::updatePanelTraceOptions(bool force) {
     });
   }
   // Fetch the newly wanted arrays; a panel closing needs no run.
-  if ((scores || lens || ablation || performer || qk || force) && m_trace && m_runner->model()) onTextChanged();
+  if ((scores || lens || ablation || performer || qk || valueNorms || force) && m_trace && m_runner->model())
+    onTextChanged();
 }
 
 }  // namespace atlas::ui

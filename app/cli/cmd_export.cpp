@@ -34,7 +34,8 @@ const char* kUsage =
     "                    --out FILE.(svg|pdf|png|npy|csv)\n"
     "                    [--view heatmap|model|tokens|positional|similarity]\n"
     "                    [--stack encoder|decoder] [--kind attn|self_attn|cross_attn]\n"
-    "                    [--layer L | --step N] [--segment S] [--head H|mean|max|rollout]\n"
+    "                    [--layer L | --step N] [--segment S] [--head H|mean|max|rollout|flow]\n"
+    "                    [--value-weighted]\n"
     "                    [--query Q]\n"
     "                    [--colormap viridis|magma|diverging] [--scale linear|log]\n"
     "                    [--normalize global|row] [--dpi N] [--width IN] [--height IN]\n"
@@ -44,8 +45,10 @@ const char* kUsage =
     "for a ViT or pixel model (as atlas run --image), and writes one\n"
     "figure of a view, drawn like the desktop app: SVG and PDF as vector graphics, PNG at --dpi\n"
     "(default 150), or the view's data as .npy (float32) or .csv.\n"
-    "  heatmap     one layer (or step, segment) and head [Lq, Lk] (--head mean|max|rollout;\n"
-    "              rollout runs through --layer, by default the last)\n"
+    "  heatmap     one layer (or step, segment) and head [Lq, Lk] (--head mean|max|rollout|flow;\n"
+    "              rollout and flow run through --layer, by default the last; flow: max-flow,\n"
+    "              every row up to 48 tokens, else the decoder's last row or the encoder's first);\n"
+    "              --value-weighted: alpha_ij |W^O_h v_j| of the head (Kobayashi et al. 2020)\n"
     "  model       every layer x head of one stack/kind (and segment); data [layers, heads, Lq, Lk]\n"
     "  tokens      lines from queries to keys (BertViz style) of one head\n"
     "  positional  the positional encoding P [L, d];  similarity: P P^T [L, L]\n"
@@ -74,6 +77,7 @@ int cmd_export(const std::vector<std::string>& argv) {
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",
                   "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
                   "--backend", "--device"};
+  spec.flags = {"--value-weighted"};
   const Args args(argv, spec);
   if (args.positionals().size() != 1)
     throw AtlasError("export needs exactly one MODEL (preset:NAME, folder or .safetensors); see atlas export --help");
@@ -126,6 +130,10 @@ int cmd_export(const std::vector<std::string>& argv) {
   const std::unique_ptr<Backend> backend = choose_backend(args.get_or("--backend", "cpu"), args.get_or("--device", ""));
   RunOptions ro;
   ro.backend = backend.get();
+  const bool valueWeighted = args.has("--value-weighted");
+  if (valueWeighted && fig.view != "heatmap")
+    throw AtlasError("--value-weighted draws the heatmap view; the " + fig.view.toStdString() + " view has no use for it");
+  ro.trace.value_norms = valueWeighted;
   const RunResult result = image ? run_on_image(model, *image, ro).result
                                  : model.run(text, args.get_or("--target", ""), ro);
   for (const auto& w : output_warnings(result)) std::cerr << "warning: " << w << "\n";
@@ -147,7 +155,11 @@ int cmd_export(const std::vector<std::string>& argv) {
     throw AtlasError("--query picks the query whose lines the tokens view draws; the " +
                      fig.view.toStdString() + " view has no use for it");
   fig.query = static_cast<int>(query);
-  ui::exportFigure(fig, result.trace, QString::fromStdString(out));
+  if (valueWeighted)
+    ui::writeFigure(ui::heatmapFigureContent(ui::valueWeightedHeatmap(result.trace, fig.selection), fig), fig.dpi,
+                    QString::fromStdString(out));
+  else
+    ui::exportFigure(fig, result.trace, QString::fromStdString(out));
   std::cerr << "wrote " << out << "\n";
   return 0;
 }

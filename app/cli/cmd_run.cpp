@@ -24,7 +24,7 @@ namespace {
 const char* kUsage =
     "usage: atlas run MODEL (--text S | --text-file F | --image FILE) [--target S] [--seed N]\n"
     "                 [--dump DIR]\n"
-    "                 [--scores] [--hidden] [--pad-to N] [--threads T]\n"
+    "                 [--scores] [--hidden] [--value-norms] [--pad-to N] [--threads T]\n"
     "                 [--backend cpu|vulkan|auto] [--device D]\n"
     "  Runs MODEL on the text and prints the tokens and the traced arrays.\n"
     "  --image FILE  an image for a ViT (patches, e.g. preset:tiny-vit or a HF ViT directory) or a\n"
@@ -35,6 +35,8 @@ const char* kUsage =
     "  --seed N      weight seed of a preset:NAME model\n"
     "  --dump DIR    write DIR/manifest.json and one .npy per traced array\n"
     "  --scores      also trace pre-softmax scores; --hidden: hidden states per layer\n"
+    "  --value-norms also trace <map>.value_norms [heads, Lk]: |W^O_h v_j|, for value-weighted\n"
+    "                attention (alpha_ij times entry j; docs/aggregates.md)\n"
     "  --pad-to N    pad the input with the model's pad token (shows the padding mask)\n"
     "  --drop-layers 1,3      ablation: run without these layers (numbered over all stacks)\n"
     "  --layerdrop-rate P     ablation: LayerDrop every-other pruning at rate P in (0, 1]\n"
@@ -166,7 +168,7 @@ int cmd_run(const std::vector<std::string>& args) {
   Args a(args, {{"--text", "--text-file", "--image", "--target", "--seed", "--dump", "--pad-to", "--threads",
                  "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
                  "--backend", "--device"},
-                {"--scores", "--hidden"}});
+                {"--scores", "--hidden", "--value-norms"}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);
   if (a.positionals().size() != 1) throw AtlasError("run takes one MODEL (see atlas run --help)");
@@ -189,6 +191,7 @@ int cmd_run(const std::vector<std::string>& args) {
   RunOptions options;
   options.trace.scores = a.has("--scores");
   options.trace.hidden = a.has("--hidden");
+  options.trace.value_norms = a.has("--value-norms");
   options.threads = static_cast<int>(a.get_int("--threads", 0, 0, 1024));
   options.pad_to = a.get_int("--pad-to", 0, 0, model.config().max_positions);
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));

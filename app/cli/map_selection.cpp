@@ -10,13 +10,14 @@ int parse_head_flag(const std::string& s) {
   if (s == "mean") return ui::HeadMean;
   if (s == "max") return ui::HeadMax;
   if (s == "rollout") return ui::HeadRollout;
+  if (s == "flow") return ui::HeadFlow;
   try {
     size_t used = 0;
     const int h = std::stoi(s, &used);
     if (used == s.size() && h >= 0) return h;
   } catch (const std::exception&) {
   }
-  throw AtlasError("--head '" + s + "' is not a head number or one of mean, max, rollout");
+  throw AtlasError("--head '" + s + "' is not a head number or one of mean, max, rollout, flow");
 }
 
 std::optional<ui::AttentionSelection> select_attention_map(const Args& args, const Trace& trace, bool required,
@@ -49,8 +50,8 @@ std::optional<ui::AttentionSelection> select_attention_map(const Args& args, con
     if (args.has("--layer")) throw AtlasError("give --layer or --step, not both (--step N is --layer N-1)");
     sel.layer = static_cast<int>(args.get_int("--step", 1, 1, chosen->layers)) - 1;
   } else {
-    // Rollout multiplies layers 0..L: without --layer, through the last layer (the whole model).
-    const bool rollout = args.get_or("--head", "") == "rollout";
+    // Rollout and flow run through layers 0..L: without --layer, the last (the whole model).
+    const bool rollout = args.get_or("--head", "") == "rollout" || args.get_or("--head", "") == "flow";
     sel.layer = static_cast<int>(
         args.get_int("--layer", rollout ? chosen->layers - 1 : 0, 0, chosen->layers - 1));
   }

@@ -17,7 +17,7 @@ namespace atlas::cli {
 std::optional<ui::AttentionSelection> select_attention_map(const Args& args, const Trace& trace, bool required,
                                                            std::string* label = nullptr);
 
-// --head: a number, or mean, max, rollout.
+// --head: a number, or mean, max, rollout, flow.
 int parse_head_flag(const std::string& s);
 
 }  // namespace atlas::cli

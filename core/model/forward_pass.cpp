@@ -132,6 +132,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   args.want_probs = opt_.trace.attention;
   args.want_scores = opt_.trace.scores;
   const int64_t lq = xq.shape[0], lk = k.shape[0];
+  if (opt_.trace.value_norms) trace_value_norms(traced_name, v, prefix);
   if (opt_.trace.qk) {  // `atlas scores` recomputes every score function from these
     trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
     trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
@@ -159,6 +160,19 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     trace_later(traced_name + ".scores",
                 "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
   return attention_output(r.out, prefix);
+}
+
+void ForwardPass::trace_value_norms(const std::string& traced_name, const DTensor& v, const std::string& prefix) {
+  const Tensor values = be_.download(v);  // [Lk, H * dh]
+  const Tensor wo = be_.download(weight(prefix + ".wo"));  // [d, H * dh]
+  const int64_t lk = values.shape[0], width = values.shape[1], H = c_.n_heads, dh = width / H;
+  Tensor norms({H, lk});
+  for (int64_t h = 0; h < H; ++h) {
+    const Mat f = values.mat().middleCols(h * dh, dh) * wo.mat().middleCols(h * dh, dh).transpose();  // [Lk, d]
+    for (int64_t j = 0; j < lk; ++j) norms.data[size_t(h * lk + j)] = f.row(j).norm();
+  }
+  trace_.add(traced_name + ".value_norms", "|W^O_h v_j| per head and key, what key j adds through head h [heads, Lk]",
+             std::move(norms));
 }
 
 DTensor ForwardPass::attention_output(const DTensor& o, const std::string& prefix) {

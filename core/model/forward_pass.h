@@ -45,6 +45,9 @@ class ForwardPass {
   // step); the token spans default to the stack's tokens and the kind to the config's attention.
   DTensor attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
                     AttentionMap site, AttentionMask mask);
+  // With TraceOptions::value_norms: traced_name + ".value_norms" [heads, Lk], the norm of
+  // W^O_h v_j for every head h and key j (v [Lk, heads * d_head], the values every head reads).
+  void trace_value_norms(const std::string& traced_name, const DTensor& v, const std::string& prefix);
   // The output projection `prefix.{wo,bo}` of the heads' outputs o [Lq, heads * d_head], after
   // RunOptions::hooks.heads has seen (and maybe edited) them. Every attention variant ends here.
   DTensor attention_output(const DTensor& o, const std::string& prefix);

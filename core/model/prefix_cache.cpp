@@ -13,7 +13,7 @@ namespace atlas {
 
 bool incremental_forward_applies(const ModelConfig& c, const RunOptions& options) {
   return c.architecture == Architecture::Decoder && config_json::active_variants(c).empty() &&
-         !options.trace.qk && !options.hooks;
+         !options.trace.qk && !options.trace.value_norms && !options.hooks;
 }
 
 bool PrefixCache::Identity::same_as(const Identity& o) const {

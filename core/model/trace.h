@@ -40,6 +40,9 @@ struct TraceOptions {
   // Needs an output head. The hidden states it reads are kept only when `hidden` is set.
   int64_t logit_lens = 0;
   bool qk = false;         // projected queries and keys per attention layer (atlas scores)
+  // Per attention map, <map>.value_norms [heads, Lk]: |W^O_h v_j|, the size of what key j's
+  // value adds through head h (value-weighted attention, core/analysis/value_weighted.h).
+  bool value_norms = false;
   static TraceOptions none() { return {false, false, false, false, false, 0, false}; }
   static TraceOptions all() { return {true, true, true, true, true, 0, false}; }
   bool operator==(const TraceOptions&) const = default;

@@ -140,3 +140,36 @@ TEST_CASE("atlas export --image draws a ViT's map of an image; the data equal at
   CHECK(both.code != 0);
   CHECK_THAT(both.err, Catch::Contains("exactly one of --text, --text-file or --image"));
 }
+
+TEST_CASE("atlas export --head flow and --value-weighted; atlas run --value-norms dumps the norms", "[cli][export][flow]") {
+  const fs::path dir = fresh_dir("export-aggregates");
+  fs::create_directories(dir);
+  Output o = run_atlas("run preset:tiny-decoder --text abcab --value-norms --dump " + (dir / "dump").string());
+  REQUIRE(o.code == 0);
+  const atlas::Tensor norms = atlas::read_npy((dir / "dump" / "decoder.layer1.self_attn.value_norms.npy").string());
+  CHECK(norms.shape == atlas::Shape{4, 5});
+  o = run_atlas("export preset:tiny-decoder --text abcab --head 2 --layer 1 --value-weighted --out " +
+                (dir / "vw.npy").string());
+  if (noUi(o)) return;
+  REQUIRE(o.code == 0);
+  // The figure's data: alpha_ij times the norm of key j, by position.
+  const atlas::Tensor vw = atlas::read_npy((dir / "vw.npy").string());
+  const atlas::Tensor attn = atlas::read_npy((dir / "dump" / "decoder.layer1.self_attn.npy").string());
+  REQUIRE(vw.shape == atlas::Shape{5, 5});
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j <= i; ++j)
+      CHECK(vw.data[size_t(i * 5 + j)] == Approx(attn.data[size_t((2 * 5 + i) * 5 + j)] * norms.data[size_t(2 * 5 + j)]));
+  o = run_atlas("export preset:tiny-encoder --text abcab --head flow --out " + (dir / "flow.svg").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(read_all(dir / "flow.svg"), Catch::Contains("attention flow through layers 0-1"));
+  o = run_atlas("export preset:tiny-encoder --text abcab --head flow --out " + (dir / "flow.npy").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(npyHeader(dir / "flow.npy"), Catch::Contains("(5, 5)"));
+  CHECK_THAT(run_atlas("export preset:tiny-decoder --text ab --view model --value-weighted --out " +
+                       (dir / "x.svg").string()).err,
+             Catch::Contains("heatmap view"));
+  CHECK_THAT(run_atlas("export preset:tiny-decoder --text ab --head mean --value-weighted --out " +
+                       (dir / "x.svg").string()).err,
+             Catch::Contains("per head"));
+  fs::remove_all(dir);
+}

@@ -14,6 +14,7 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/tensor/error.h"
+#include "tests/core/naive_layer_input.h"
 #include "tests/core/preset_test_util.h"
 
 using namespace atlas;
@@ -115,28 +116,7 @@ TEST_CASE("a mean-ablated head equals W^O zeroed plus W^O times the head's mean 
   const RunResult run = model.forward(src, tgt, traced);
   const Tensor& pos = run.trace.find("positional")->tensor;
   const Tensor& attn = run.trace.find(attention_array_name(*run.trace.attention_maps.begin()))->tensor;
-  const float scale = c.scale_embedding ? std::sqrt(float(d)) : 1.0f;
-  const Tensor& E = p.at("embed.tokens");
-  const Tensor& g = p.at("decoder.layer0.self_attn_norm.gamma");
-  const Tensor& b = p.at("decoder.layer0.self_attn_norm.beta");
-  const Tensor& wv = p.at("decoder.layer0.self_attn.wv");
-  const Tensor& bv = p.at("decoder.layer0.self_attn.bv");
-  std::vector<double> v(static_cast<size_t>(L * d));
-  for (int64_t i = 0; i < L; ++i) {
-    std::vector<double> x(static_cast<size_t>(d));
-    double mu = 0, var = 0;
-    for (int64_t k = 0; k < d; ++k) {
-      x[size_t(k)] = double(E.data[size_t(src[size_t(i)].id * d + k)]) * scale + pos.data[size_t(i * d + k)];
-      mu += x[size_t(k)] / double(d);
-    }
-    for (int64_t k = 0; k < d; ++k) var += (x[size_t(k)] - mu) * (x[size_t(k)] - mu) / double(d);
-    for (int64_t k = 0; k < d; ++k) x[size_t(k)] = (x[size_t(k)] - mu) / std::sqrt(var + c.norm_eps) * g.data[size_t(k)] + b.data[size_t(k)];
-    for (int64_t o = 0; o < d; ++o) {
-      double s = bv.data[size_t(o)];
-      for (int64_t k = 0; k < d; ++k) s += double(wv.data[size_t(o * d + k)]) * x[size_t(k)];
-      v[size_t(i * d + o)] = s;
-    }
-  }
+  const std::vector<double> v = naive::layer0_values(c, p, src, pos);
   SweepSpec spec;
   spec.mode = AblationMode::Mean;
   const SweepResult r = ablation_sweep(model, src, tgt, spec, RunOptions{});

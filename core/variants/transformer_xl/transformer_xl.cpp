@@ -87,6 +87,7 @@ DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, i
   AttentionMap site = attention_site("decoder", "self_attn", l);
   site.segment = seg;
   const std::string name = attention_array_name(site);
+  if (topt.value_norms) pass.trace_value_norms(name, v, p);
   if (topt.attention) {
     // Queries are this segment's tokens; keys the cached memory (earlier tokens) then the segment.
     const int64_t lq = xq.shape[0];
