@@ -43,6 +43,7 @@ class ComparePanel : public QWidget {
   std::shared_ptr<const Trace> traceB() const { return m_traceB; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  std::shared_ptr<const Trace> traceA() const { return m_trace; }
 
  signals:
   void layerPicked(int layer);

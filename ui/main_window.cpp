@@ -365,8 +365,23 @@ void MainWindow::onModelLoadFailed(const QString& spec, const QString& message) 
 
 void MainWindow::onRunFailed(const QString& message) {
   if (m_headless && !m_firstShown) return failHeadless(message);
+  clearRun();  // the views must not keep showing an earlier input's (or model's) result
   showError(message);
+  m_status->setText(QString("%1 · no result: %2").arg(m_modelSpec, message));
   emit runError(message);
+}
+
+void MainWindow::clearRun() {
+  m_result.reset();
+  m_trace.reset();
+  m_sourceChips->setTokens({});
+  m_targetChips->setTokens({});
+  refreshFamilies();
+  m_positional->setTrace(nullptr);
+  m_modelView->setTrace(nullptr, AttentionFamily{});
+  m_heatmap->setData({});
+  m_tokenView->setData({});
+  updateVariantPanels();
 }
 
 void MainWindow::showError(const QString& message) {

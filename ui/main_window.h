@@ -90,6 +90,8 @@ class MainWindow : public QMainWindow {
   ModelView* modelView() const { return m_modelView; }
   TokenView* tokenView() const { return m_tokenView; }
   TokenChips* sourceChips() const { return m_sourceChips; }
+  TokenChips* targetChips() const { return m_targetChips; }
+  PositionalView* positionalView() const { return m_positional; }
   RunController* runController() const { return m_runner; }
   std::shared_ptr<const Trace> trace() const { return m_trace; }
   // "span", "act", "lsh", "xl", "gates", "lens", "ablation", "performer"
@@ -137,6 +139,7 @@ class MainWindow : public QMainWindow {
   void onTextChanged();
   void onRunFinished(std::shared_ptr<const RunResult> result, double ms);
   void onRunFailed(const QString& message);
+  void clearRun();  // no result on screen (a failed run): every view empty
   void onModelLoaded(const QString& spec, std::shared_ptr<const Model> model);
   void onModelLoadFailed(const QString& spec, const QString& message);
   void refreshFamilies();

@@ -59,6 +59,7 @@ class ModelView : public QWidget {
  public:
   explicit ModelView(QWidget* parent = nullptr);
   void setTrace(std::shared_ptr<const Trace> trace, const AttentionFamily& family, int segment = 0);
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   void setStyle(const HeatmapStyle& style);
   void setCurrent(int layer, int head);
   // The grid last built. Building (matrices, rollout, images) runs on a worker thread when a

@@ -25,6 +25,7 @@ class PatternView : public QWidget {
  public:
   explicit PatternView(QWidget* parent = nullptr);
   void setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace);
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   void setSelection(const AttentionSelection& sel);
   void setStyle(const HeatmapStyle& style);
   // Config patterns only: the length and the tile window (zoom 0 = fit).

@@ -19,6 +19,7 @@ class PositionalView : public QWidget {
  public:
   explicit PositionalView(QWidget* parent = nullptr);
   void setTrace(std::shared_ptr<const Trace> trace);
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   void setStyle(const HeatmapStyle& style, bool dark);
   HeatmapView* encodingView() const { return m_encoding; }
   HeatmapView* similarityView() const { return m_similarity; }

@@ -26,6 +26,7 @@ class ScorePanel : public QWidget {
   explicit ScorePanel(QWidget* parent = nullptr);
 
   void setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace);
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   // The layer and head of the linked selection; a head < 0 (an aggregate) compares head 0.
   void setSelection(const AttentionSelection& sel);
   // Recomputes now if stale (otherwise done when the panel is shown).

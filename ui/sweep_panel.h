@@ -48,6 +48,7 @@ class SweepPanel : public QWidget {
   const std::optional<SweepResult>& result() const { return m_result; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  std::shared_ptr<const Trace> runTrace() const { return m_trace; }
 
  signals:
   void layerPicked(int layer);

@@ -32,6 +32,7 @@ class VariantPanel : public QWidget {
   const PanelProvider& provider() const { return m_provider; }
 
   void setTrace(std::shared_ptr<const Trace> trace);
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   bool available() const { return m_available; }  // the current trace has the arrays
   void setContext(const PanelContext& ctx);
   PanelContext context() const { return m_ctx; }
