@@ -491,15 +491,32 @@ float ValueMapper::map(float v, int row) const {
 
 float ValueMapper::operator()(int r, int c) const { return map(m_data->at(r, c), r); }
 
+// The tick step for a bar from 0 to `top`: 1, 2, 2.5 or 5 times a power of ten, about `count`
+// steps, so the labels read 0, 0.1, 0.2 rather than 0, 0.0905, 0.181.
+static double niceStep(double top, int count) {
+  const double raw = top / count;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * decade >= raw * 0.999) return m * decade;
+  return 10.0 * decade;
+}
+
 std::vector<ValueMapper::Tick> ValueMapper::colorBarTicks() const {
   const bool rowNorm = m_mapping.normalization == Normalization::Row;
   const float s = rowNorm ? 1.0f : m_globalMax;
   std::vector<float> fractions;  // of s, non-negative
   if (m_mapping.scale == ColorScale::Linear) {
-    fractions = m_signed ? std::vector<float>{0.0f, 0.5f, 1.0f}
-                         : std::vector<float>{0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
+    if (s > 0.0f && std::isfinite(s)) {  // round values up to the bar's top
+      const double step = niceStep(s, m_signed ? 2 : 4);
+      for (int k = 0; k * step <= s * (1.0 + 1e-6); ++k) fractions.push_back(float(k * step / s));
+    } else {
+      fractions = {0.0f};
+    }
   } else {
-    for (float x = m_mapping.logFloor; x <= 1.0001f; x *= 10.0f) fractions.push_back(x);
+    // Decades: powers of ten between floor * s and s.
+    const double lo = std::log10(double(m_mapping.logFloor) * s), hi = std::log10(double(s));
+    for (double e = std::ceil(lo - 1e-9); e <= hi + 1e-9; e += 1.0) fractions.push_back(float(std::pow(10.0, e) / s));
+    if (fractions.empty()) fractions.push_back(1.0f);
     if (m_signed) fractions.insert(fractions.begin(), 0.0f);
   }
   std::vector<Tick> ticks;
@@ -515,7 +532,8 @@ std::vector<ValueMapper::Tick> ValueMapper::colorBarTicks() const {
       pos = m_signed ? 0.5f + 0.5f * (fr < 0 ? -g : g) : g;
       if (!m_signed && fr == m_mapping.logFloor) pos = 0.0f;
     }
-    ticks.push_back({value, pos, QString::number(static_cast<double>(value), 'g', 3)});
+    // Nice values print exactly; 'g' with 6 digits drops the float's representation noise.
+    ticks.push_back({value, pos, QString::number(static_cast<double>(value), 'g', 4)});
   };
   for (float fr : fractions) {
     if (m_signed && fr > 0.0f) add(-fr);

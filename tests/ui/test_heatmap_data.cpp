@@ -399,3 +399,39 @@ TEST_CASE("positional views read P and compute P P^T", "[ui][data]") {
   CHECK(s.at(1, 2) == Approx(0.84 * 0.91 - 0.54 * 0.42 + 0.0002 + 1.0).epsilon(1e-5));
   CHECK(s.at(2, 1) == Approx(s.at(1, 2)));
 }
+
+TEST_CASE("colour bar ticks sit at round values: 1, 2, 2.5 or 5 times a power of ten", "[ui][heatmap][ticks]") {
+  auto ticks = [](std::vector<float> values, ColorMapping m = {}) {
+    HeatmapData d;
+    d.rows = 1;
+    d.cols = static_cast<int>(values.size());
+    d.values = std::move(values);
+    std::vector<std::pair<QString, float>> out;
+    for (const auto& t : ValueMapper(d, m).colorBarTicks()) out.push_back({t.text, t.position});
+    return out;
+  };
+  // Non-negative, max 0.362: 0, 0.1, 0.2, 0.3 at their fractions of the bar.
+  const auto a = ticks({0.0f, 0.362f});
+  REQUIRE(a.size() == 4);
+  CHECK(a[1].first == "0.1");
+  CHECK(a[3].first == "0.3");
+  CHECK(a[3].second == Approx(0.3 / 0.362));
+  // Signed, |max| 0.162: -0.1, 0, 0.1 around the centre.
+  const auto b = ticks({-0.162f, 0.05f});
+  REQUIRE(b.size() == 3);
+  CHECK(b[0].first == "-0.1");
+  CHECK(b[1].first == "0");
+  CHECK(b[1].second == Approx(0.5));
+  CHECK(b[2].second == Approx(0.5 + 0.5 * 0.1 / 0.162));
+  // Attention weights up to 1: quarters.
+  const auto c = ticks({0.0f, 1.0f});
+  REQUIRE(c.size() == 5);
+  CHECK(c[1].first == "0.25");
+  // Log scale: decades from floor * max to max.
+  ColorMapping log;
+  log.scale = ColorScale::Log;
+  const auto d = ticks({0.0f, 5.0f}, log);
+  QStringList texts;
+  for (const auto& [t, pos] : d) texts << t;
+  CHECK(texts == QStringList{"0.01", "0.1", "1"});
+}
