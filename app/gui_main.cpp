@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption quit("quit-after-run", "Exit after the first run (exit code 1 if it failed).");
   const QCommandLineOption dark("dark", "Use the dark theme for this session.");
   cli.addOptions({model, text, target, image, shot, quit, dark});
+  cli.addPositionalArgument("workspace", "A workspace file (.atlas) to open: model, input, selection, layout.",
+                            "[FILE.atlas]");
   cli.process(app);
 
   atlas::ui::MainWindow window;
@@ -104,6 +106,17 @@ int main(int argc, char** argv) {
     }
   }
   window.show();
+  if (!cli.positionalArguments().isEmpty()) {
+    if (cli.positionalArguments().size() > 1 || cli.isSet(model) || cli.isSet(text) || cli.isSet(target)) {
+      std::fprintf(stderr, "attention-atlas: a workspace brings its own model and input; give the file alone\n");
+      return 1;
+    }
+    if (!window.openWorkspace(cli.positionalArguments().first()) && headless) {
+      std::fprintf(stderr, "attention-atlas: %s\n", qPrintable(window.lastError()));
+      return 1;
+    }
+    return app.exec();
+  }
   window.loadModel(cli.value(model));
   return app.exec();
 }

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QBuffer>
 #include <QImage>
 #include <QPageSize>
 #include <QPainter>
@@ -197,6 +198,49 @@ void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& pat
   writeFigure(makeFigure(spec, trace), spec.dpi, path);
 }
 
+FigureContent figureContent(const FigureSpec& spec, const Trace& trace) { return makeFigure(spec, trace); }
+
+QImage figureImage(const FigureContent& fig, int dpi) {
+  const QSize px(static_cast<int>(std::lround(fig.sizeInches.width() * dpi)),
+                 static_cast<int>(std::lround(fig.sizeInches.height() * dpi)));
+  if (static_cast<double>(px.width()) * px.height() > 400e6)
+    throw AtlasError("a " + std::to_string(px.width()) + "x" + std::to_string(px.height()) +
+                     " PNG is too large; lower --dpi");
+  QImage img(px, QImage::Format_ARGB32_Premultiplied);
+  if (img.isNull())
+    throw AtlasError("not enough memory for a " + std::to_string(px.width()) + "x" + std::to_string(px.height()) +
+                     " image");
+  const int dpm = static_cast<int>(std::lround(dpi / 0.0254));
+  img.setDotsPerMeterX(dpm);  // so the PNG records its DPI and fonts resolve in points
+  img.setDotsPerMeterY(dpm);
+  img.fill(Qt::white);
+  QPainter p(&img);
+  requirePainter(p, "the image");
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+  p.scale(dpi / 72.0, dpi / 72.0);
+  fig.paint(p, QRectF(0, 0, fig.sizeInches.width() * 72.0, fig.sizeInches.height() * 72.0), false);
+  return img;
+}
+
+QByteArray figureSvg(const FigureContent& fig) {
+  const double wPt = fig.sizeInches.width() * 72.0, hPt = fig.sizeInches.height() * 72.0;
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
+  QSvgGenerator gen;
+  gen.setOutputDevice(&buffer);
+  gen.setSize(QSize(static_cast<int>(std::ceil(wPt)), static_cast<int>(std::ceil(hPt))));
+  gen.setViewBox(QRectF(0, 0, wPt, hPt));
+  gen.setResolution(72);
+  gen.setTitle(fig.title);
+  gen.setDescription("Attention Atlas figure");
+  QPainter p(&gen);
+  requirePainter(p, "the SVG");
+  fig.paint(p, QRectF(0, 0, wPt, hPt), true);
+  p.end();
+  return buffer.data();
+}
+
 void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
   const QString ext = QFileInfo(path).suffix().toLower();
   if (!figureFormats().contains(ext))
@@ -229,26 +273,11 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
     return;
   }
   if (ext == "png") {
-    const QSize px(static_cast<int>(std::lround(fig.sizeInches.width() * dpi)),
-                   static_cast<int>(std::lround(fig.sizeInches.height() * dpi)));
-    if (static_cast<double>(px.width()) * px.height() > 400e6)
-      throw AtlasError("a " + std::to_string(px.width()) + "x" + std::to_string(px.height()) +
-                       " PNG is too large; lower --dpi");
-    QImage img(px, QImage::Format_ARGB32_Premultiplied);
-    if (img.isNull())
-      throw AtlasError("cannot write '" + path.toStdString() + "': not enough memory for a " +
-                       std::to_string(px.width()) + "x" + std::to_string(px.height()) + " image");
-    const int dpm = static_cast<int>(std::lround(dpi / 0.0254));
-    img.setDotsPerMeterX(dpm);  // so the PNG records its DPI and fonts resolve in points
-    img.setDotsPerMeterY(dpm);
-    img.fill(Qt::white);
-    {
-      QPainter p(&img);
-      requirePainter(p, path);
-      p.setRenderHint(QPainter::Antialiasing, true);
-      p.setRenderHint(QPainter::TextAntialiasing, true);
-      p.scale(dpi / 72.0, dpi / 72.0);
-      fig.paint(p, bounds, false);
+    QImage img;
+    try {
+      img = figureImage(fig, dpi);
+    } catch (const AtlasError& e) {
+      throw AtlasError("cannot write '" + path.toStdString() + "': " + e.what());
     }
     writeFileAtomically(path, [&](AtomicFileDevice& out) {
       // A failed write is reported by commit(), with its reason.

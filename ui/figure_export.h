@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <functional>
 
+class QImage;
 class QPainter;
 class QTextStream;
 
@@ -47,6 +48,12 @@ struct FigureContent {
   Tensor data;
   std::function<void(QTextStream&)> csv;
 };
+// The figure of a view (what exportFigure writes) to draw or copy elsewhere.
+FigureContent figureContent(const FigureSpec& spec, const Trace& trace);
+// `fig` as a white-backed image at `dpi` (what the PNG export writes), and as SVG bytes (what
+// the SVG export writes): for the clipboard. Throw AtlasError on an absurd size.
+QImage figureImage(const FigureContent& fig, int dpi);
+QByteArray figureSvg(const FigureContent& fig);
 // Writes `fig` to `path` (format from the extension), as exportFigure does.
 void writeFigure(const FigureContent& fig, int dpi, const QString& path);
 // The heatmap figure of any matrix (title, labels and colour bar from `data`).

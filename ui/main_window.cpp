@@ -422,6 +422,7 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   if (const QString w = property("atlasWeightWarning").toString(); !w.isEmpty()) text += " \u00B7 Warning: " + w;
   m_status->setText(text);
   updateBackendStatus();
+  finishWorkspace();
   emit traceShown();
   if (!m_firstShown) {
     m_firstShown = true;

@@ -44,6 +44,9 @@ class ImageInputView;
 class ScorePanel;
 class SweepPanel;
 class ComparePanel;
+struct Workspace;
+struct FigureContent;
+struct FigureSpec;
 class TrainingPanel;
 
 class MainWindow : public QMainWindow {
@@ -120,6 +123,15 @@ class MainWindow : public QMainWindow {
                         const QString& source, const QString& target);
   void setDarkTheme(bool dark);
 
+  // Workspaces (ui/workspace.h, main_window_workspace.cpp). Open/save return false with the
+  // reason in lastError() (and a dialog unless headless).
+  Workspace workspace() const;
+  void applyWorkspace(const Workspace& w);
+  bool openWorkspace(const QString& path);
+  bool saveWorkspace(const QString& path);
+  // Edit > Copy ... figure: the view as on screen, PNG and SVG on the clipboard.
+  void copyFigure(const QString& view);
+
  signals:
   void modelReady(const QString& spec);
   void traceShown();     // after every run's views are updated
@@ -140,6 +152,10 @@ class MainWindow : public QMainWindow {
   void onRunFinished(std::shared_ptr<const RunResult> result, double ms);
   void onRunFailed(const QString& message);
   void clearRun();  // no result on screen (a failed run): every view empty
+  void finishWorkspace();
+  FigureContent viewFigure(const FigureSpec& spec) const;
+  void openWorkspaceDialog();
+  void saveWorkspaceDialog();
   void onModelLoaded(const QString& spec, std::shared_ptr<const Model> model);
   void onModelLoadFailed(const QString& spec, const QString& message);
   void refreshFamilies();
@@ -236,6 +252,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_sweepDock = nullptr;
   ComparePanel* m_comparePanel = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
+  std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
+  QString m_workspacePath;
   QDockWidget* m_compareDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;

@@ -7,6 +7,8 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -70,6 +72,13 @@ void MainWindow::buildMenus() {
     if (v == "heatmap") a->setShortcut(QKeySequence("Ctrl+E"));
   }
   file->addAction("Export &all heads to a folder\u2026", this, &MainWindow::exportAllHeadsDialog);
+  QMenu* edit = menuBar()->addMenu("&Edit");
+  edit->addAction("&Copy heatmap figure", QKeySequence("Ctrl+Shift+C"), this, [this] { copyFigure("heatmap"); });
+  edit->addAction("Copy &model grid figure", this, [this] { copyFigure("model"); });
+  edit->addAction("Copy &token view figure", this, [this] { copyFigure("tokens"); });
+  file->addSeparator();
+  file->addAction("&Open workspace\u2026", QKeySequence("Ctrl+Shift+W"), this, &MainWindow::openWorkspaceDialog);
+  file->addAction("Sa&ve workspace\u2026", QKeySequence::Save, this, &MainWindow::saveWorkspaceDialog);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -300,10 +309,37 @@ void MainWindow::exportView(const QString& view) {
     settings.setValue("exportDpi", spec.dpi);
   }
   try {
-    exportFigure(spec, *m_trace, path);
+    writeFigure(viewFigure(spec), spec.dpi, path);
     statusBar()->showMessage("Wrote " + path, 5000);
   } catch (const std::exception& e) {
     QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));
+  }
+}
+
+// The figure of a view as it is on screen: the heatmap's own data (value-weighted, flow, ...),
+// the other views from the trace.
+FigureContent MainWindow::viewFigure(const FigureSpec& spec) const {
+  if (spec.view == "heatmap" && !m_heatmap->data().empty()) return heatmapFigureContent(m_heatmap->data(), spec);
+  return figureContent(spec, *m_trace);
+}
+
+void MainWindow::copyFigure(const QString& view) {
+  if (!m_trace) return;
+  FigureSpec spec;
+  spec.view = view;
+  spec.selection = m_sel;
+  spec.mapping = currentMapping();
+  spec.query = m_selectedQuery;
+  spec.dpi = 200;
+  try {
+    const FigureContent fig = viewFigure(spec);
+    auto* mime = new QMimeData;
+    mime->setImageData(figureImage(fig, spec.dpi));
+    mime->setData("image/svg+xml", figureSvg(fig));
+    QGuiApplication::clipboard()->setMimeData(mime);
+    statusBar()->showMessage("Copied the " + view + " figure (PNG and SVG) to the clipboard", 5000);
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
   }
 }
 

@@ -5,7 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <QAction>
+#include <QClipboard>
 #include <QComboBox>
+#include <QGuiApplication>
+#include <QImage>
+#include <QMimeData>
 
 #include "core/analysis/attention_flow.h"
 #include "core/model/params.h"
@@ -92,6 +96,12 @@ TEST_CASE("the View menu's value-weighted toggle traces the norms and weights th
   const int h = rw.w.selection().head;
   for (int i : {5, 23})
     for (int j : {0, 4}) CHECK(shown.at(i, j) == Approx(a.data[size_t((h * L + i) * L + j)] * n.data[size_t(h * L + j)]));
+  // Copy (Edit menu): the figure on screen, value-weighted, as PNG and SVG.
+  rw.w.copyFigure("heatmap");
+  const QMimeData* copied = QGuiApplication::clipboard()->mimeData();
+  REQUIRE(copied);
+  CHECK_FALSE(qvariant_cast<QImage>(copied->imageData()).isNull());
+  CHECK(copied->data("image/svg+xml").contains("<title>value-weighted"));
   // The head list offers the flow beside rollout.
   auto* heads = rw.w.findChild<QComboBox*>("headCombo");
   REQUIRE(heads);
