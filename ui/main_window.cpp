@@ -1,5 +1,6 @@
 #include "ui/main_window.h"
 #include "ui/compare_panel.h"
+#include "ui/search_panel.h"
 #include "ui/sweep_panel.h"
 
 #include <QApplication>
@@ -602,6 +603,7 @@ void MainWindow::updateStyles() {
   for (const auto& [dock, panel] : m_variantDocks) panel->setStyle(s, m_dark);
   if (m_sweepPanel) m_sweepPanel->setStyle(s, m_dark);
   if (m_comparePanel) m_comparePanel->setStyle(s, m_dark);
+  if (m_searchPanel) m_searchPanel->setStyle(s, m_dark);
   if (m_patternView) m_patternView->setStyle(s);
 }
 

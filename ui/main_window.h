@@ -44,6 +44,7 @@ class ImageInputView;
 class ScorePanel;
 class SweepPanel;
 class ComparePanel;
+class TokenSearchPanel;
 struct Workspace;
 struct FigureContent;
 struct FigureSpec;
@@ -107,6 +108,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* sweepDock() const { return m_sweepDock; }
   ComparePanel* comparePanel() const { return m_comparePanel; }  // View > Variant panels > Compare
   QDockWidget* compareDock() const { return m_compareDock; }
+  TokenSearchPanel* searchPanel() const { return m_searchPanel; }  // View > Variant panels > Token search
+  QDockWidget* searchDock() const { return m_searchDock; }
   QAction* valueWeightedAction() const { return m_valueWeightedAction; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
@@ -251,6 +254,8 @@ class MainWindow : public QMainWindow {
   SweepPanel* m_sweepPanel = nullptr;
   QDockWidget* m_sweepDock = nullptr;
   ComparePanel* m_comparePanel = nullptr;
+  TokenSearchPanel* m_searchPanel = nullptr;
+  QDockWidget* m_searchDock = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;

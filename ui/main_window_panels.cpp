@@ -15,7 +15,9 @@
 #include "ui/run_controller.h"
 #include "ui/score_panel.h"
 #include "ui/compare_panel.h"
+#include "ui/search_panel.h"
 #include "ui/sweep_panel.h"
+#include "ui/token_chips.h"
 #include "ui/variant_panel.h"
 
 namespace atlas::ui {
@@ -137,6 +139,31 @@ void MainWindow::buildVariantPanels() {
     setSelection(s);
   });
   connect(m_comparePanel, &ComparePanel::tokenPicked, this, &MainWindow::selectQuery);
+
+  // Token search (search_panel.h): scores every head for the typed token pair, marks the chips.
+  m_searchPanel = new TokenSearchPanel;
+  m_searchDock = new QDockWidget("Token search", this);
+  m_searchDock->setObjectName("searchDock");
+  m_searchDock->setWidget(m_searchPanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_searchDock);
+  if (first) tabifyDockWidget(first, m_searchDock);
+  m_searchDock->hide();
+  panels->addAction(m_searchDock->toggleViewAction());
+  connect(m_searchPanel, &TokenSearchPanel::layerPicked, this, [this](int layer) {
+    AttentionSelection s = m_sel;
+    s.layer = layer;
+    setSelection(s);
+  });
+  connect(m_searchPanel, &TokenSearchPanel::headPicked, this, [this](int head) {
+    AttentionSelection s = m_sel;
+    s.head = head;
+    setSelection(s);
+  });
+  connect(m_searchPanel, &TokenSearchPanel::matchesChanged, m_sourceChips, &TokenChips::setHighlighted);
+  connect(m_searchDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (!visible) m_sourceChips->setHighlighted({}, {});
+    else m_searchPanel->setTrace(m_trace);
+  });
 }
 
 VariantPanel* MainWindow::variantPanel(const QString& id) const {
@@ -156,6 +183,7 @@ void MainWindow::updateVariantPanels() {
   m_scorePanel->setRun(m_model, m_trace);
   m_sweepPanel->setRun(m_model, m_trace);
   m_comparePanel->setRun(m_model, m_trace);
+  m_searchPanel->setTrace(m_trace);
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(m_trace);

@@ -86,7 +86,22 @@ void TokenChips::paintEvent(QPaintEvent*) {
     p.drawPath(path);
     p.setPen(sel ? pal.color(QPalette::HighlightedText) : pal.color(QPalette::Text));
     p.drawText(r, Qt::AlignCenter, fm.elidedText(m_labels[i], Qt::ElideRight, r.width() - 8));
+    // Search matches: orange outline for a query match, teal for a key match (both: two rings).
+    if (m_queryMarks.contains(i)) {
+      p.setPen(QPen(QColor(230, 120, 20), 2));
+      p.drawRoundedRect(r.adjusted(-1, -1, 1, 1), 6, 6);
+    }
+    if (m_keyMarks.contains(i)) {
+      p.setPen(QPen(QColor(20, 150, 140), 2));
+      p.drawRoundedRect(r.adjusted(1.5, 1.5, -1.5, -1.5), 4, 4);
+    }
   }
+}
+
+void TokenChips::setHighlighted(const QVector<int>& queries, const QVector<int>& keys) {
+  m_queryMarks = queries;
+  m_keyMarks = keys;
+  update();
 }
 
 void TokenChips::mouseReleaseEvent(QMouseEvent* e) {

@@ -17,6 +17,10 @@ class TokenChips : public QWidget {
   int tokenCount() const { return static_cast<int>(m_labels.size()); }
   QString label(int i) const { return m_labels.value(i); }
   void setSelected(int index);  // -1 = none
+  // Marked chips (the token search's matches): a coloured outline, query and key apart.
+  void setHighlighted(const QVector<int>& queries, const QVector<int>& keys);
+  QVector<int> highlightedQueries() const { return m_queryMarks; }
+  QVector<int> highlightedKeys() const { return m_keyMarks; }
   int selected() const { return m_selected; }
   bool hasHeightForWidth() const override { return true; }
   int heightForWidth(int width) const override;
@@ -40,6 +44,7 @@ class TokenChips : public QWidget {
   QVector<int> m_ids;
   QVector<QRectF> m_rects;
   int m_selected = -1;
+  QVector<int> m_queryMarks, m_keyMarks;
 };
 
 // A scroll area that is exactly as tall as its chips, up to `maxRows` rows, then scrolls.

@@ -28,6 +28,7 @@ int cmd_gguf(const std::vector<std::string>& args);  // GGUF files: metadata, te
 int cmd_heads(const std::vector<std::string>& args);   // head statistics
 int cmd_ablate(const std::vector<std::string>& args);  // ablation sweeps
 int cmd_compare(const std::vector<std::string>& args);  // two runs' attention compared
+int cmd_search(const std::vector<std::string>& args);   // token search over heads
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

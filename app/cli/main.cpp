@@ -41,6 +41,7 @@ const char* kUsage =
     "  heads     head statistics: entropy, distance, sink, previous-token, duplicate, induction\n"
     "  ablate    ablation sweep: every head or layer removed in turn, the change of the output\n"
     "  compare   two inputs or two models: per-head attention distances, difference heatmaps\n"
+    "  search    token search: the heads where matching queries attend most to matching keys\n"
     "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
     "  sagan     Self-Attention GAN block on an image: where a location attends\n"
     "  snail     SNAIL: causal dilated convolutions + causal attention, receptive field\n"
@@ -69,6 +70,7 @@ const Verb kVerbs[] = {
     {"heads", atlas::cli::cmd_heads},
     {"ablate", atlas::cli::cmd_ablate},
     {"compare", atlas::cli::cmd_compare},
+    {"search", atlas::cli::cmd_search},
     {"ntm", atlas::cli::cmd_ntm},
     {"sagan", atlas::cli::cmd_sagan},
     {"snail", atlas::cli::cmd_snail},

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/head_table.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -66,28 +67,10 @@ std::vector<HeadDifference> compare_attention(const Trace& a, const Trace& b) {
 }
 
 std::vector<HeadDifferenceTable> head_difference_tables(const std::vector<HeadDifference>& rows) {
-  std::vector<HeadDifferenceTable> out;  // in catalogue order
-  auto row_of = [](const AttentionMap& m) { return m.step > 0 ? m.step - 1 : m.layer; };
-  auto name_of = [](const AttentionMap& m) {
-    return m.stack + "." + m.sublayer + (m.segment >= 0 ? ".seg" + std::to_string(m.segment) : "");
-  };
-  auto family = [&](const AttentionMap& m) {
-    return std::find_if(out.begin(), out.end(), [&](const auto& f) { return f.name == name_of(m); });
-  };
-  for (const auto& r : rows) {
-    auto f = family(r.map);
-    if (f == out.end()) {
-      out.push_back({name_of(r.map), r.map, r.map.step > 0, 0, 0, {}});
-      f = out.end() - 1;
-    }
-    f->layers = std::max(f->layers, row_of(r.map) + 1);
-    f->heads = std::max(f->heads, r.head + 1);
-  }
-  for (auto& f : out) f.mean_tv.assign(size_t(f.layers * f.heads), 0.0);
-  for (const auto& r : rows) {
-    auto f = family(r.map);
-    f->mean_tv[size_t(row_of(r.map) * f->heads + r.head)] = r.mean_tv;
-  }
+  std::vector<HeadValue> values;
+  for (const auto& r : rows) values.push_back({&r.map, r.head, r.mean_tv});
+  std::vector<HeadDifferenceTable> out;
+  for (HeadTable& t : head_tables(values)) out.push_back({t.name, t.map, t.steps, t.layers, t.heads, std::move(t.values)});
   return out;
 }
 

@@ -282,3 +282,18 @@ TEST_CASE("atlas compare: two inputs or two models, table, CSV, JSON and views",
   CHECK_THAT(atlas_cli("compare a b c --text abc").err, Catch::Contains("MODEL_A and optionally MODEL_B"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("atlas search ranks heads by the attention of query tokens on key tokens", "[cli][search]") {
+  Output o = atlas_cli("search demo:induction --text atlasofheadsatlasofheads --query-token s --key-token o --top 3");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("heads by the attention of queries \"s\" on keys \"o\"") &&
+                        Catch::Contains("decoder.layer"));
+  o = atlas_cli("search demo:induction --text atlasofheadsatlasofheads --query-token s --key-token o --json");
+  REQUIRE(o.code == 0);
+  const auto j = nlohmann::json::parse(o.out);
+  REQUIRE(j.size() == 8);
+  for (size_t i = 1; i < j.size(); ++i) CHECK(j[i - 1]["score"].get<double>() >= j[i]["score"].get<double>());
+  CHECK_THAT(atlas_cli("search demo:induction --text abc --query-token z --key-token a").err,
+             Catch::Contains("no token of the input matches \"z\""));
+  CHECK_THAT(atlas_cli("search demo:induction --text abc --query-token a").err, Catch::Contains("--key-token"));
+}

@@ -24,6 +24,7 @@
 #include "ui/run_controller.h"
 #include "ui/positional_view.h"
 #include "ui/score_panel.h"
+#include "ui/search_panel.h"
 #include "ui/sweep_panel.h"
 #include "ui/token_chips.h"
 #include "ui/variant_panel.h"
@@ -58,6 +59,7 @@ void checkViewsShow(const MainWindow& w, const std::string& what) {
   CHECK(w.scorePanel()->trace() == t);
   CHECK(w.sweepPanel()->runTrace() == t);
   CHECK(w.comparePanel()->traceA() == t);
+  CHECK(w.searchPanel()->trace() == t);
   if (!t) {  // a failed run: nothing on screen, and the reason
     CHECK_FALSE(w.lastError().isEmpty());
     CHECK(w.sourceChips()->tokenCount() == 0);
