@@ -57,7 +57,7 @@ void MainWindow::buildVariantPanels() {
       setSelection(s);
     });
     connect(panel, &VariantPanel::tokenPicked, this, &MainWindow::selectQuery);
-    if (provider.needsScores || !provider.autoShow)
+    if (provider.needsScores || provider.needsQk || !provider.autoShow)
       connect(dock, &QDockWidget::visibilityChanged, this, [this] { updatePanelTraceOptions(); });
     if (provider.id == "ablation") {
       auto* controls = new AblationControls;
@@ -222,8 +222,11 @@ void MainWindow::updatePanelTraceOptions(bool force) {
     if (id == "ablation" && m_ablation) ablation = true;
     if (id == "performer" && m_model && m_model->config().performer.enabled) performer = true;
   }
-  // The score grid reads q and k (a recurrent seq2seq model: its encoder and decoder states).
-  const bool qk = m_scoreDock->isVisible();
+  // The score grid reads q and k (a recurrent seq2seq model: its encoder and decoder states),
+  // and so does the query-key embedding.
+  bool qk = m_scoreDock->isVisible();
+  for (const auto& [dock, panel] : m_variantDocks)
+    if (dock->isVisible() && panel->provider().needsQk) qk = true;
   const bool hidden = lens || (qk && m_model && m_model->config().rnn_seq2seq.enabled);
   RunOptions& opts = m_runner->runOptions();
   const bool valueNorms = m_valueWeightedAction && m_valueWeightedAction->isChecked();

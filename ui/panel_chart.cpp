@@ -6,6 +6,7 @@
 #include <QChart>
 #include <QGraphicsScene>
 #include <QLineSeries>
+#include <QScatterSeries>
 #include <QPainter>
 #include <QTextStream>
 #include <QValueAxis>
@@ -36,6 +37,34 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   auto* y = new QValueAxis;
   y->setTitleText(plot.yTitle);
   y->setRange(lo, hi + 0.05 * (hi - lo));
+  if (plot.kind == PanelPlot::Kind::Scatter) {
+    double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    for (int r = 0; r < m.rows; ++r) {
+      x0 = std::min(x0, double(m.at(r, 0))), x1 = std::max(x1, double(m.at(r, 0)));
+      y0 = std::min(y0, double(m.at(r, 1))), y1 = std::max(y1, double(m.at(r, 1)));
+    }
+    const double px = 0.05 * std::max(x1 - x0, 1e-6), py = 0.05 * std::max(y1 - y0, 1e-6);
+    auto* x = new QValueAxis;
+    x->setTitleText(plot.xTitle);
+    x->setRange(x0 - px, x1 + px);
+    y->setRange(y0 - py, y1 + py);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    const QColor colours[] = {QColor(230, 120, 20), QColor(20, 150, 140), QColor(120, 80, 200)};
+    for (int g = 0; g < plot.groupNames.size(); ++g) {
+      auto* s = new QScatterSeries;
+      s->setName(plot.groupNames[g]);
+      s->setColor(colours[g % 3]);
+      s->setBorderColor(colours[g % 3].darker(130));
+      s->setMarkerSize(9);
+      for (int r = 0; r < m.rows; ++r)
+        if (int(m.at(r, 2)) == g) s->append(m.at(r, 0), m.at(r, 1));
+      chart->addSeries(s);
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+    return chart;
+  }
   if (plot.kind == PanelPlot::Kind::Bars) {
     auto* series = new QBarSeries;
     for (int c = 0; c < m.cols; ++c) {
@@ -83,6 +112,10 @@ QVector<QVector<double>> chartSeriesValues(const QChart* chart) {
         for (int i = 0; i < set->count(); ++i) v << set->at(i);
         out << v;
       }
+    } else if (auto* scatter = qobject_cast<QScatterSeries*>(s)) {  // x then y of each point
+      QVector<double> v;
+      for (const QPointF& p : scatter->points()) v << p.x() << p.y();
+      out << v;
     } else if (auto* line = qobject_cast<QLineSeries*>(s)) {
       QVector<double> v;
       for (const QPointF& p : line->points()) v << p.y();
@@ -113,8 +146,9 @@ FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
     };
     return f;
   }
-  f.sizeInches = spec.sizeInches.isEmpty() ? QSizeF(std::clamp(3.0 + 0.25 * plot.matrix.rows, 6.0, 14.0), 4.5)
-                                           : spec.sizeInches;
+  f.sizeInches = !spec.sizeInches.isEmpty()                 ? spec.sizeInches
+                  : plot.kind == PanelPlot::Kind::Scatter ? QSizeF(6.5, 5.5)
+                                                          : QSizeF(std::clamp(3.0 + 0.25 * plot.matrix.rows, 6.0, 14.0), 4.5);
   auto shared = std::make_shared<PanelPlot>(plot);
   f.paint = [shared](QPainter& p, const QRectF& bounds, bool) {
     // The chart lives in a scene only while it is rendered into the export painter.

@@ -4,6 +4,9 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCursor>
+#include <QScatterSeries>
+#include <QToolTip>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -169,14 +172,44 @@ void VariantPanel::showPlot(int index) {
   for (QAbstractSeries* s : chart->series())
     if (auto* bars = qobject_cast<QBarSeries*>(s))
       connect(bars, &QBarSeries::clicked, this, [this, axis = p.rowAxis](int i, QBarSet*) { picked(axis, i); });
+  if (p.kind == PanelPlot::Kind::Scatter) connectScatter(p, chart);
   m_stack->setCurrentWidget(m_chartView);
+}
+
+// Scatter points: hover names the point, a click picks its token. Each series holds its
+// group's rows in order, so a point's index in its series gives the row.
+void VariantPanel::connectScatter(const PanelPlot& p, QChart* chart) {
+  int group = 0;
+  for (QAbstractSeries* s : chart->series()) {
+    auto* scatter = qobject_cast<QScatterSeries*>(s);
+    if (!scatter) continue;
+    std::vector<int> rows;
+    for (int r = 0; r < p.matrix.rows; ++r)
+      if (int(p.matrix.at(r, 2)) == group) rows.push_back(r);
+    ++group;
+    auto rowOf = [scatter, rows](const QPointF& point) {
+      const QList<QPointF> pts = scatter->points();
+      for (int i = 0; i < pts.size() && i < int(rows.size()); ++i)
+        if (pts[i] == point) return rows[size_t(i)];
+      return -1;
+    };
+    connect(scatter, &QScatterSeries::hovered, this, [p, rowOf](const QPointF& point, bool state) {
+      const int r = rowOf(point);
+      if (state && r >= 0) QToolTip::showText(QCursor::pos(), p.matrix.rowLabels.value(r));
+      else QToolTip::hideText();
+    });
+    connect(scatter, &QScatterSeries::clicked, this, [this, p, rowOf](const QPointF& point) {
+      const int r = rowOf(point);
+      if (r >= 0 && r < int(p.rowTokens.size())) picked(p.rowAxis, p.rowTokens[size_t(r)]);
+    });
+  }
 }
 
 QChart* VariantPanel::chart() const {
   const int i = currentPlot();
   if (i < 0) return nullptr;
   const PanelPlot::Kind k = m_plots[static_cast<size_t>(i)].kind;
-  if (k != PanelPlot::Kind::Bars && k != PanelPlot::Kind::Curves) return nullptr;
+  if (k != PanelPlot::Kind::Bars && k != PanelPlot::Kind::Curves && k != PanelPlot::Kind::Scatter) return nullptr;
   return m_chartView->chart();
 }
 

@@ -64,6 +64,7 @@ class VariantPanel : public QWidget {
   void rebuild();
   void showPlot(int index);
   void picked(PlotAxis axis, int index);
+  void connectScatter(const PanelPlot& p, QChart* chart);
   void exportDialog();
 
   PanelProvider m_provider;

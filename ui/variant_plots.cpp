@@ -8,7 +8,7 @@ namespace atlas::ui {
 
 std::vector<PanelProvider> variantProviders() {
   return {spanProvider(), actProvider(), lshProvider(), xlProvider(), gatesProvider(), lensProvider(), ablationProvider(), performerProvider(), predictionsProvider(),
-          headsProvider(), ropeProvider()};
+          headsProvider(), ropeProvider(), qkProvider()};
 }
 
 const Tensor& requireArray(const Trace& trace, const std::string& name) {

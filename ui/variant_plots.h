@@ -17,20 +17,24 @@ namespace atlas::ui {
 enum class PlotAxis { None, Layer, Head, Token, Step, Round, Dimension };
 
 struct PanelPlot {
-  enum class Kind { Matrix, Bars, Curves, Table };
+  enum class Kind { Matrix, Bars, Curves, Table, Scatter };
   QString name;  // the entry in the panel's plot list
   Kind kind = Kind::Matrix;
   // Matrix: drawn as a heatmap. Bars: rows are the categories on the x axis (rowLabels), columns
   // the bar series (colLabels). Curves: rows are the series (rowLabels), columns the x values
   // 0..cols-1. Table: text cells (cellText, [rows, cols]) over the matrix's labels; the matrix
   // holds one number per cell (drawn as the figure's heatmap). In every case the matrix is
-  // what .npy writes; .csv writes the matrix, or the cell text of a Table.
+  // what .npy writes; .csv writes the matrix, or the cell text of a Table. Scatter: one row per
+  // point, columns x, y and a group index (0, 1, ...) named by groupNames; rowLabels name the
+  // points (hover), and a click picks the row's token rowTokens[row] on rowAxis.
   HeatmapData matrix;
   QStringList cellText;
   ColorMapping mapping;  // Matrix only
   PlotAxis rowAxis = PlotAxis::None;
   PlotAxis colAxis = PlotAxis::None;
-  QString xTitle, yTitle;  // chart axis titles (Bars, Curves)
+  QString xTitle, yTitle;  // chart axis titles (Bars, Curves, Scatter)
+  QStringList groupNames;  // Scatter: the series of each group index
+  std::vector<int> rowTokens;  // Scatter: the token position of each point
 };
 
 // The linked selection the panels follow (-1 = none chosen).
@@ -49,6 +53,7 @@ struct PanelProvider {
   std::function<bool(const Trace&)> available;
   std::function<std::vector<PanelPlot>(const Trace&, const PanelContext&)> plots;
   bool needsScores = false;  // the panel reads arrays traced only with TraceOptions::scores
+  bool needsQk = false;      // ... only with TraceOptions::qk (projected queries and keys)
   // Shown by itself when a run has its arrays. The tool panels (logit lens, ablation) compute
   // their arrays only while open, so they wait for the user (View > Variant panels).
   bool autoShow = true;
@@ -65,6 +70,7 @@ PanelProvider performerProvider();  // performer_panel.cpp
 PanelProvider predictionsProvider();  // predictions_panel.cpp
 PanelProvider headsProvider();  // heads_panel.cpp: head statistics
 PanelProvider ropeProvider();   // rope_panel.cpp: rotary frequencies, scores by distance
+PanelProvider qkProvider();     // qk_panel.cpp: query-key embedding (joint PCA)
 // Adds performer.study.{implicit, exact, features, mean_abs, max_tv} to the result's trace
 // (performer_panel.cpp; run on the worker while the Performer panel is open).
 void addPerformerStudy(const ModelConfig& c, RunResult& result);
