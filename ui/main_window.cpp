@@ -66,6 +66,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildUi();
   buildMenus();
   buildVariantPanels();
+  installViewContextMenus();
   connectRunner();
   restoreSettings();
   buildBackendUi();

@@ -45,6 +45,7 @@ class ScorePanel;
 class SweepPanel;
 class ComparePanel;
 class TokenSearchPanel;
+class CommandPalette;
 struct Workspace;
 struct FigureContent;
 struct FigureSpec;
@@ -134,6 +135,10 @@ class MainWindow : public QMainWindow {
   bool saveWorkspace(const QString& path);
   // Edit > Copy ... figure: the view as on screen, PNG and SVG on the clipboard.
   void copyFigure(const QString& view);
+  // View > Command palette (Ctrl+K): every menu action, filtered as you type.
+  CommandPalette* openCommandPalette();
+  // The right-click menu of a main view ("heatmap", "model", "tokens").
+  QMenu* viewContextMenu(const QString& view);
 
  signals:
   void modelReady(const QString& spec);
@@ -156,6 +161,7 @@ class MainWindow : public QMainWindow {
   void onRunFailed(const QString& message);
   void clearRun();  // no result on screen (a failed run): every view empty
   void finishWorkspace();
+  void installViewContextMenus();
   FigureContent viewFigure(const FigureSpec& spec) const;
   void openWorkspaceDialog();
   void saveWorkspaceDialog();

@@ -6,11 +6,11 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
-#include <QDragEnterEvent>
 #include <QClipboard>
-#include <QGuiApplication>
+#include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -25,11 +25,14 @@
 
 #include "core/formats/input_file.h"
 #include "core/tensor/error.h"
+#include "ui/command_palette.h"
 #include "ui/figure_export.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
+#include "ui/model_view.h"
 #include "ui/ntm_panel.h"
 #include "ui/snail_panel.h"
+#include "ui/token_view.h"
 #include "ui/sagan_overlay.h"
 #include "ui/preset_gallery.h"
 #include "core/model/demos.h"
@@ -156,6 +159,7 @@ void MainWindow::buildMenus() {
     panel->show();
   });
   m_viewMenu->addAction("Reset &zoom", QKeySequence("Ctrl+0"), this, [this] { m_heatmap->resetZoom(); });
+  m_viewMenu->addAction("&Command palette\u2026", QKeySequence("Ctrl+K"), this, [this] { openCommandPalette(); });
   // Kobayashi et al. 2020: alpha_ij |f(x_j)| instead of alpha_ij (core/analysis/value_weighted.h).
   m_valueWeightedAction = m_viewMenu->addAction("&Value-weighted attention");
   m_valueWeightedAction->setCheckable(true);
@@ -341,6 +345,43 @@ void MainWindow::copyFigure(const QString& view) {
   } catch (const std::exception& e) {
     showError(QString::fromStdString(e.what()));
   }
+}
+
+// Right-click on the heatmap, the model grid or the token view: copy, export, compare.
+void MainWindow::installViewContextMenus() {
+  const std::pair<QWidget*, QString> views[] = {{m_heatmap, "heatmap"}, {m_modelView, "model"}, {m_tokenView, "tokens"}};
+  for (const auto& [widget, view] : views) {
+    widget->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(widget, &QWidget::customContextMenuRequested, this, [this, widget = widget, view = view](const QPoint& at) {
+      viewContextMenu(view)->popup(widget->mapToGlobal(at));
+    });
+  }
+}
+
+QMenu* MainWindow::viewContextMenu(const QString& view) {
+  auto* menu = new QMenu(this);
+  menu->setAttribute(Qt::WA_DeleteOnClose);
+  menu->setEnabled(m_trace != nullptr);
+  menu->addAction("&Copy figure", this, [this, view] { copyFigure(view); });
+  menu->addAction("&Export figure\u2026", this, [this, view] { exportView(view); });
+  menu->addSeparator();
+  menu->addAction("Compare with another &input or model\u2026", this, [this] {
+    m_compareDock->show();
+    m_compareDock->raise();
+  });
+  menu->addAction("&Ablation sweep of this input\u2026", this, [this] {
+    m_sweepDock->show();
+    m_sweepDock->raise();
+  });
+  return menu;
+}
+
+CommandPalette* MainWindow::openCommandPalette() {
+  auto* palette = new CommandPalette(CommandPalette::menuEntries(menuBar()), this);
+  palette->setAttribute(Qt::WA_DeleteOnClose);
+  palette->show();
+  palette->filterEdit()->setFocus();
+  return palette;
 }
 
 void MainWindow::exportAllHeadsDialog() {

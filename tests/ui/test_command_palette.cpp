@@ -1,0 +1,65 @@
+// The command palette (ui/command_palette.h) lists the window's menu actions with their paths,
+// filters them by every typed word, and runs the chosen one; the views' right-click menus offer
+// copy, export and the compare and sweep panels.
+#include <catch2/catch.hpp>
+
+#include <QAction>
+#include <QClipboard>
+#include <QDockWidget>
+#include <QGuiApplication>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenu>
+#include <QMimeData>
+#include <QTest>
+
+#include "tests/ui/run_window.h"
+#include "ui/command_palette.h"
+#include "ui/main_window.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+
+TEST_CASE("command palette: every word filters, Enter runs the action", "[ui][palette]") {
+  CHECK(CommandPalette::matches("View \u203A Variant panels \u203A Ablation sweep", "abl swe"));
+  CHECK(CommandPalette::matches("View \u203A Variant panels \u203A Ablation sweep", "VIEW sweep"));
+  CHECK_FALSE(CommandPalette::matches("View \u203A Variant panels \u203A Ablation sweep", "sweep zzz"));
+
+  uitest::RunWindow rw("demo:induction", "abab");
+  CommandPalette* palette = rw.w.openCommandPalette();
+  REQUIRE(palette);
+  const int all = palette->list()->count();
+  CHECK(all > 40);  // menus, panels, presets, demos
+  QTest::keyClicks(palette->filterEdit(), "variant ablation sweep");
+  REQUIRE(palette->list()->count() == 1);
+  CHECK(palette->list()->item(0)->text() == "View \u203A Variant panels \u203A Ablation sweep");
+  CHECK_FALSE(rw.w.sweepDock()->isVisible());
+  QTest::keyClick(palette->filterEdit(), Qt::Key_Return);
+  CHECK(rw.w.sweepDock()->isVisible());
+  // Presets are in it too: choosing one loads it.
+  palette = rw.w.openCommandPalette();
+  QTest::keyClicks(palette->filterEdit(), "preset tiny-xl");
+  REQUIRE(palette->list()->count() >= 1);
+  CHECK(palette->list()->currentItem()->text().endsWith("tiny-xl"));
+  REQUIRE(palette->runCurrent());
+  REQUIRE(rw.shown.wait(60000));
+  rw.settle();
+  CHECK(rw.w.modelSpec() == "preset:tiny-xl");
+}
+
+TEST_CASE("right-click menus of the views copy the figure and open the compare panel", "[ui][palette]") {
+  uitest::RunWindow rw("demo:induction", "abab");
+  QMenu* menu = rw.w.viewContextMenu("heatmap");
+  REQUIRE(menu);
+  QStringList texts;
+  for (QAction* a : menu->actions()) texts << a->text().remove('&');
+  CHECK(texts.contains("Copy figure"));
+  CHECK(texts.contains("Export figure\u2026"));
+  for (QAction* a : menu->actions())
+    if (a->text().remove('&') == "Copy figure") a->trigger();
+  CHECK(QGuiApplication::clipboard()->mimeData()->data("image/svg+xml").contains("<svg"));
+  for (QAction* a : menu->actions())
+    if (a->text().remove('&').startsWith("Compare")) a->trigger();
+  CHECK(rw.w.compareDock()->isVisible());
+  delete menu;
+}
