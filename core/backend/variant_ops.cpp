@@ -13,7 +13,7 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
     return ops;
   }
   // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR
-  // pattern (sparse_attention_layer), else Shaw / adaptive span (variant_i_attention).
+  // pattern (sparse_attention_layer), else Shaw / adaptive span (relative_attention_layer).
   if (c.lsh.enabled) {
     ops.push_back(Op::LshAttention);
   } else if (c.performer.enabled) {

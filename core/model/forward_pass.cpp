@@ -144,8 +144,8 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   if (opt_.trace.masks)
     trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
                mask_matrix(mask, lq, lk), DType::I32);
-  if (variant_i_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
-    DTensor o = variant_i_attention(*this, xq, q, k, v, prefix, traced_name, mask);
+  if (relative_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
+    DTensor o = relative_attention_layer(*this, xq, q, k, v, prefix, traced_name, mask);
     return attention_output(o, prefix);
   }
   if (score_function_applies(c_)) {  // seed 004's score functions, host maths

@@ -110,7 +110,7 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   if (c.output == OutputHead::Untied) specs.push_back({"output.weight", {c.vocab_size, c.d_model}});
   if (c.head.bias && c.output != OutputHead::None)
     specs.push_back({"output.bias", {c.vocab_size}, InitKind::Zeros});
-  append_variant_i_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
+  append_relative_attention_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
   append_score_specs(specs, c);      // score function weights (score_functions.cpp)
   return specs;
 }

@@ -1,12 +1,12 @@
 // Adaptive attention span (core/variants/adaptive_span/adaptive_span.cpp, core/variants/relative_attention/relative_attention.cpp) against the
-// naive oracle of naive_variants_i.h, hand-computed mask values, FLOPs and penalty, and the
+// naive oracle of naive_relative_attention.h, hand-computed mask values, FLOPs and penalty, and the
 // invariants: z >= length equals full attention; rows sum to 1; bad values rejected.
 #include <catch2/catch.hpp>
 
 #include "core/config/config.h"
 #include "core/tensor/error.h"
 #include "core/model/model.h"
-#include "tests/core/naive_variants_i.h"
+#include "tests/core/naive_relative_attention.h"
 #include "core/model/presets.h"
 #include "core/variants/relative_attention/relative_attention.h"
 

@@ -1,12 +1,12 @@
 // Shaw et al. relative positions (core/variants/shaw/shaw.cpp, core/variants/relative_attention/relative_attention.cpp) against the naive
-// oracle of naive_variants_i.h, plus the invariants of the variants: all-zero tables give the
+// oracle of naive_relative_attention.h, plus the invariants of the variants: all-zero tables give the
 // vanilla model, rows sum to 1 over allowed keys, bad config values are rejected by key.
 #include <catch2/catch.hpp>
 
 #include "core/config/config.h"
 #include "core/tensor/error.h"
 #include "core/model/model.h"
-#include "tests/core/naive_variants_i.h"
+#include "tests/core/naive_relative_attention.h"
 #include "core/model/presets.h"
 #include "core/variants/relative_attention/relative_attention.h"
 

@@ -29,7 +29,7 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
-void append_variant_i_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
+void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
   if (c.universal.enabled) append_universal_specs(specs, c);  // shared block (universal.cpp)
   if (c.xl.enabled) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
   if (c.xl.enabled && c.gating.enabled) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
@@ -56,13 +56,13 @@ void append_variant_i_specs(std::vector<ParamSpec>& specs, const ModelConfig& c)
       add_for("decoder.layer" + std::to_string(i) + ".self_attn");
 }
 
-bool variant_i_attention_applies(const ModelConfig& c, const std::string& prefix) {
+bool relative_attention_applies(const ModelConfig& c, const std::string& prefix) {
   return (c.shaw.enabled || c.adaptive_span.enabled) && is_self_attention(prefix);
 }
 
-DTensor variant_i_attention(ForwardPass& pass, const DTensor& xq_d, const DTensor& q_d,
-                            const DTensor& k_d, const DTensor& v_d, const std::string& prefix,
-                            const std::string& traced_name, const AttentionMask& mask) {
+DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const DTensor& q_d,
+                                 const DTensor& k_d, const DTensor& v_d, const std::string& prefix,
+                                 const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = pass.config();
   Backend& be = pass.backend();
   const TraceOptions& topt = pass.options().trace;

@@ -18,18 +18,18 @@ namespace atlas {
 class ForwardPass;
 
 // Appends the variant tensors (Shaw tables, span parameters) of every self-attention layer.
-void append_variant_i_specs(std::vector<ParamSpec>& specs, const ModelConfig& c);
+void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c);
 
 // True when the attention sub-layer `prefix` (e.g. "decoder.layer0.self_attn") is a
 // self-attention that Shaw or adaptive span modifies.
-bool variant_i_attention_applies(const ModelConfig& c, const std::string& prefix);
+bool relative_attention_applies(const ModelConfig& c, const std::string& prefix);
 
 // Attention of all heads through Backend::relative_attention: xq [Lq, d] (the sub-layer input, for the dynamic span),
 // q [Lq, H*dh], k, v [Lk, H*dh] -> concatenated heads [Lq, H*dh] (before W^O). Traces
 // `traced_name` (probabilities, scores) and the variant arrays.
-DTensor variant_i_attention(ForwardPass& pass, const DTensor& xq, const DTensor& q,
-                            const DTensor& k, const DTensor& v, const std::string& prefix,
-                            const std::string& traced_name, const AttentionMask& mask);
+DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq, const DTensor& q,
+                                 const DTensor& k, const DTensor& v, const std::string& prefix,
+                                 const std::string& traced_name, const AttentionMask& mask);
 
 // Host results of the relative_attention op; the key / value terms and the span mask are
 // empty tensors unless asked for.
