@@ -28,10 +28,10 @@ struct Piece {
   std::string lead, body;
 };
 
-Piece piece_of(const std::string& label, bool first, const std::string& token_join) {
+Piece piece_of(const std::string& label, const std::string& token_join) {
   if (token_join == "spaces") {
     if (label.size() > 2 && label.compare(0, 2, "##") == 0) return {"", label.substr(2)};
-    return {first ? "" : " ", label};
+    return {" ", label};
   }
   const std::string text = replace_all(label, kSpaceMark, " ");
   const size_t body = text.find_first_not_of(' ');
@@ -43,7 +43,8 @@ std::string render(const std::vector<std::string>& tokens, int64_t lo, int64_t h
                    const std::string& token_join) {
   std::string out;
   for (int64_t t = lo; t <= hi; ++t) {
-    Piece p = piece_of(tokens[size_t(t)], t == lo, token_join);
+    Piece p = piece_of(tokens[size_t(t)], token_join);
+    if (t == lo) p.lead.clear();  // a window starts at its first token, after "... " or nothing
     if (t == key) p.body = "<<" + p.body + ">>";
     if (t == query) p.body = "[[" + p.body + "]]";
     out += p.lead + p.body;
