@@ -47,7 +47,9 @@ void on_interrupt(int) {
   ::signal(SIGINT, SIG_DFL);
 }
 
-std::string shard_name(const CorpusShard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
+std::string shard_name(const CorpusShard& s) {
+  return std::to_string(s.index) + "/" + std::to_string(s.count);
+}
 
 void print_skips(const std::vector<CorpusSkip>& skips) {
   constexpr size_t kShown = 10;
@@ -55,7 +57,8 @@ void print_skips(const std::vector<CorpusSkip>& skips) {
     std::fprintf(stderr, "warning: document %lld skipped: %s\n", (long long)skips[i].document,
                  printable(skips[i].reason).c_str());
   if (skips.size() > kShown)
-    std::fprintf(stderr, "warning: %zu more documents skipped (all are listed in manifest.json)\n", skips.size() - kShown);
+    std::fprintf(stderr, "warning: %zu more documents skipped (all are listed in manifest.json)\n",
+                 skips.size() - kShown);
 }
 
 }  // namespace
@@ -63,27 +66,33 @@ void print_skips(const std::vector<CorpusSkip>& skips) {
 int cmd_corpus(const std::vector<std::string>& args) {
   if (wants_help(args, kCorpusUsage)) return 0;
   Args a(args, {{"--file", "--out", "--shard", "--top", "--max-tokens"}, {"--exclude-self"}});
-  if (a.positionals().size() != 1) throw AtlasError("corpus takes one MODEL (see atlas corpus --help)");
+  if (a.positionals().size() != 1)
+    throw AtlasError("corpus takes one MODEL (see atlas corpus --help)");
   CorpusRunOptions o;
   o.model_argument = a.positionals()[0];
   o.corpus_path = a.require("--file");
   o.out_dir = a.require("--out");
-  if (o.out_dir.empty()) throw AtlasError("--out is empty; give the folder to write the index into");
+  if (o.out_dir.empty())
+    throw AtlasError("--out is empty; give the folder to write the index into");
   if (auto s = a.get("--shard")) o.shard = parse_corpus_shard(*s, "--shard");
   o.settings.top = a.get_int("--top", 100, 1, 10000);
   o.settings.max_tokens = a.get_int("--max-tokens", 0, 1, INT32_MAX);
   o.settings.exclude_self = a.has("--exclude-self");
   const Model model = load_model(o.model_argument);
-  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
-  for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const auto& w : model.warnings())
+    std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const auto& w : weight_warnings(model))
+    std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
 
   const bool tty = isatty(2);
   o.cancel = &g_interrupted;
   o.progress = [tty](int64_t done, int64_t total) {
-    if (tty) std::fprintf(stderr, "\rcorpus: %lld / %lld documents", (long long)done, (long long)total);
+    if (tty)
+      std::fprintf(stderr, "\rcorpus: %lld / %lld documents", (long long)done, (long long)total);
   };
   g_interrupted.store(false);
-  struct sigaction action {}, previous {};
+  struct sigaction action = {};
+  struct sigaction previous = {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, &previous);
@@ -96,18 +105,24 @@ int cmd_corpus(const std::vector<std::string>& args) {
 
   print_skips(r.skipped_now);
   if (r.cancelled) {
-    std::fprintf(stderr, "atlas corpus: stopped after %lld of %lld documents; the state is saved in %s: run the same command to resume\n",
+    std::fprintf(stderr,
+                 "atlas corpus: stopped after %lld of %lld documents; the state is saved in %s: "
+                 "run the same command to resume\n",
                  (long long)r.done, (long long)r.total, printable(o.out_dir).c_str());
     return 130;  // as a shell reports a command ended by SIGINT
   }
   if (r.total > 0 && r.measured == 0)
-    throw AtlasError("no document of " + o.corpus_path + " could be measured (" + std::to_string(r.skipped) +
-                     " skipped; the reasons are in " + o.out_dir + "/manifest.json)");
-  std::printf("%s%lld documents%s: %lld measured, %lld skipped%s\n", r.done_before > 0 ? "resumed; " : "",
-              (long long)r.total, o.shard.count > 1 ? (" of shard " + shard_name(o.shard)).c_str() : "",
-              (long long)r.measured, (long long)r.skipped,
-              r.done_before > 0 ? (" (" + std::to_string(r.done_before) + " were done before)").c_str() : "");
-  std::printf("wrote %s: manifest.json, heads.csv, heads/*.npy, links.csv, documents.jsonl\n", printable(o.out_dir).c_str());
+    throw AtlasError("no document of " + o.corpus_path + " could be measured (" +
+                     std::to_string(r.skipped) + " skipped; the reasons are in " + o.out_dir +
+                     "/manifest.json)");
+  std::printf(
+      "%s%lld documents%s: %lld measured, %lld skipped%s\n", r.done_before > 0 ? "resumed; " : "",
+      (long long)r.total, o.shard.count > 1 ? (" of shard " + shard_name(o.shard)).c_str() : "",
+      (long long)r.measured, (long long)r.skipped,
+      r.done_before > 0 ? (" (" + std::to_string(r.done_before) + " were done before)").c_str()
+                        : "");
+  std::printf("wrote %s: manifest.json, heads.csv, heads/*.npy, links.csv, documents.jsonl\n",
+              printable(o.out_dir).c_str());
   return 0;
 }
 
@@ -115,7 +130,8 @@ int cmd_corpus_merge(const std::vector<std::string>& args) {
   if (wants_help(args, kMergeUsage)) return 0;
   Args a(args, {{}, {"--allow-missing"}});
   if (a.positionals().size() < 2)
-    throw AtlasError("corpus-merge takes OUT_DIR and at least one SHARD_DIR (see atlas corpus-merge --help)");
+    throw AtlasError(
+        "corpus-merge takes OUT_DIR and at least one SHARD_DIR (see atlas corpus-merge --help)");
   const std::vector<std::string> shards(a.positionals().begin() + 1, a.positionals().end());
   const CorpusMergeResult r = merge_corpus(a.positionals()[0], shards, a.has("--allow-missing"));
   if (!r.missing_shards.empty()) {
@@ -123,8 +139,9 @@ int cmd_corpus_merge(const std::vector<std::string>& args) {
     for (int64_t k : r.missing_shards) list += (list.empty() ? "" : ", ") + std::to_string(k);
     std::fprintf(stderr, "warning: the index lacks shards %s (--allow-missing)\n", list.c_str());
   }
-  std::printf("merged %zu folders (%lld documents%s) into %s\n", shards.size(), (long long)r.documents,
-              r.complete ? ", the whole corpus" : "", printable(a.positionals()[0]).c_str());
+  std::printf("merged %zu folders (%lld documents%s) into %s\n", shards.size(),
+              (long long)r.documents, r.complete ? ", the whole corpus" : "",
+              printable(a.positionals()[0]).c_str());
   return 0;
 }
 

@@ -25,13 +25,15 @@ const char* kUsage =
 
 void print_heads(const CorpusIndex& index, const CorpusLinkQuery& q) {
   std::printf("%-28s %4s %9s", "map", "head", "documents");
-  for (int s = 0; s < kHeadStatisticCount; ++s) std::printf(" %15s", head_statistic_name(HeadStatistic(s)));
+  for (int s = 0; s < kHeadStatisticCount; ++s)
+    std::printf(" %15s", head_statistic_name(HeadStatistic(s)));
   std::printf("\n");
   for (const auto& [key, row] : index.state.heads) {
     if ((q.map && map_name(key) != *q.map) || (q.layer && map_layer_row(key) != *q.layer) ||
         (q.head && key.head != *q.head))
       continue;
-    std::printf("%-28s %4lld %9lld", map_name(key).c_str(), (long long)key.head, (long long)row.documents);
+    std::printf("%-28s %4lld %9lld", map_name(key).c_str(), (long long)key.head,
+                (long long)row.documents);
     for (int s = 0; s < kHeadStatisticCount; ++s) std::printf(" %15.4f", row.mean(s));
     std::printf("\n");
   }
@@ -41,12 +43,16 @@ void print_heads(const CorpusIndex& index, const CorpusLinkQuery& q) {
 
 int cmd_corpus_query(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
-  Args a(args, {{"--map", "--layer", "--head", "--query-token", "--key-token", "--top", "--context"}, {"--heads"}});
-  if (a.positionals().size() != 1) throw AtlasError("corpus-query takes one DIR (see atlas corpus-query --help)");
+  Args a(args,
+         {{"--map", "--layer", "--head", "--query-token", "--key-token", "--top", "--context"},
+          {"--heads"}});
+  if (a.positionals().size() != 1)
+    throw AtlasError("corpus-query takes one DIR (see atlas corpus-query --help)");
   if (a.has("--map") && a.has("--layer")) throw AtlasError("give --map or --layer, not both");
   if (a.has("--heads"))
     for (const char* links_only : {"--query-token", "--key-token", "--top", "--context"})
-      if (a.has(links_only)) throw AtlasError(std::string(links_only) + " filters links; --heads prints the head table");
+      if (a.has(links_only))
+        throw AtlasError(std::string(links_only) + " filters links; --heads prints the head table");
   CorpusLinkQuery q;
   q.map = a.get("--map");
   if (a.has("--layer")) q.layer = a.get_int("--layer", 0, 0, INT32_MAX);
@@ -59,10 +65,14 @@ int cmd_corpus_query(const std::vector<std::string>& args) {
   const std::string dir = a.positionals()[0];
   const CorpusIndex index = read_corpus_folder(dir);
   const CorpusIdentity& id = index.identity;
-  std::printf("%s: %s over %s, %lld of %lld documents (%lld measured, %lld skipped)%s\n", printable(dir).c_str(),
-              printable(id.model_argument).c_str(), printable(id.corpus_path).c_str(), (long long)index.documents_done(),
-              (long long)id.documents, (long long)index.state.measured, (long long)index.state.skipped.size(),
-              index.complete() ? "" : index.finished() ? " (some shards only)" : " (unfinished: run atlas corpus again to resume)");
+  std::printf("%s: %s over %s, %lld of %lld documents (%lld measured, %lld skipped)%s\n",
+              printable(dir).c_str(), printable(id.model_argument).c_str(),
+              printable(id.corpus_path).c_str(), (long long)index.documents_done(),
+              (long long)id.documents, (long long)index.state.measured,
+              (long long)index.state.skipped.size(),
+              index.complete()   ? ""
+              : index.finished() ? " (some shards only)"
+                                 : " (unfinished: run atlas corpus again to resume)");
   if (a.has("--heads")) {
     print_heads(index, q);
     return 0;
@@ -76,11 +86,15 @@ int cmd_corpus_query(const std::vector<std::string>& args) {
     const CorpusLinkMatch& m = found[i];
     const CorpusDocumentTokens& doc = index.state.documents.at(m.link.document);
     const auto& tokens = m.side == TokenSide::Source ? doc.source : doc.target;
-    std::printf("%zu. %.6g  %s head %lld  document %lld  query %lld %s -> key %lld %s\n", i + 1, double(m.link.weight),
-                map_name(m.map).c_str(), (long long)m.map.head, (long long)m.link.document, (long long)m.link.query,
+    std::printf("%zu. %.6g  %s head %lld  document %lld  query %lld %s -> key %lld %s\n", i + 1,
+                double(m.link.weight), map_name(m.map).c_str(), (long long)m.map.head,
+                (long long)m.link.document, (long long)m.link.query,
                 printable(tokens[size_t(m.link.query)]).c_str(), (long long)m.link.key,
                 printable(tokens[size_t(m.link.key)]).c_str());
-    std::printf("   %s\n", printable(corpus_link_context(tokens, m.link.query, m.link.key, context, id.token_join), 4096).c_str());
+    std::printf("   %s\n", printable(corpus_link_context(tokens, m.link.query, m.link.key, context,
+                                                         id.token_join),
+                                     4096)
+                               .c_str());
   }
   return 0;
 }

@@ -19,7 +19,8 @@ std::string fingerprint_text(uint64_t h) {
   return buf;
 }
 
-CorpusFile::CorpusFile(const std::string& path) : path_(path), file_(path, "a text file, one document per line") {
+CorpusFile::CorpusFile(const std::string& path)
+    : path_(path), file_(path, "a text file, one document per line") {
   const auto* data = reinterpret_cast<const char*>(file_.data());
   const size_t size = file_.size();
   if (size == 0) throw AtlasError(path + ": is empty; a corpus holds one document per line");

@@ -65,7 +65,7 @@ struct CorpusMergeResult {
 // shards of different models, files, settings or splits, shards given twice or overlapping,
 // unfinished shards, and missing shards unless allow_missing. out_dir may be missing, empty,
 // or hold a finished result of the same run.
-CorpusMergeResult merge_corpus(const std::string& out_dir, const std::vector<std::string>& shard_dirs,
-                               bool allow_missing);
+CorpusMergeResult merge_corpus(const std::string& out_dir,
+                               const std::vector<std::string>& shard_dirs, bool allow_missing);
 
 }  // namespace atlas

@@ -13,7 +13,8 @@ namespace {
 const std::string kSpaceMark = "\u2423";  // "␣": how labels show a space
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -39,8 +40,8 @@ Piece piece_of(const std::string& label, const std::string& token_join) {
   return {text.substr(0, body), text.substr(body)};
 }
 
-std::string render(const std::vector<std::string>& tokens, int64_t lo, int64_t hi, int64_t query, int64_t key,
-                   const std::string& token_join) {
+std::string render(const std::vector<std::string>& tokens, int64_t lo, int64_t hi, int64_t query,
+                   int64_t key, const std::string& token_join) {
   std::string out;
   for (int64_t t = lo; t <= hi; ++t) {
     Piece p = piece_of(tokens[size_t(t)], token_join);
@@ -73,15 +74,19 @@ std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const C
     heads = std::max(heads, key.head + 1);
   }
   if (q.map && !maps.count(*q.map))
-    throw AtlasError("--map " + *q.map + ": the index holds no such map; it holds " + (maps.empty() ? "none" : join_list(maps)));
+    throw AtlasError("--map " + *q.map + ": the index holds no such map; it holds " +
+                     (maps.empty() ? "none" : join_list(maps)));
   if (q.layer && !layers.count(*q.layer))
-    throw AtlasError("--layer " + std::to_string(*q.layer) + ": the index holds no map of that layer (layers 0 to " +
+    throw AtlasError("--layer " + std::to_string(*q.layer) +
+                     ": the index holds no map of that layer (layers 0 to " +
                      std::to_string(layers.empty() ? -1 : *layers.rbegin()) + ")");
   if (q.head && (*q.head < 0 || *q.head >= heads))
-    throw AtlasError("--head " + std::to_string(*q.head) + ": the index's maps have heads 0 to " + std::to_string(heads - 1));
+    throw AtlasError("--head " + std::to_string(*q.head) + ": the index's maps have heads 0 to " +
+                     std::to_string(heads - 1));
   std::vector<CorpusLinkMatch> out;
   for (const auto& [key, list] : s.links) {
-    if ((q.map && map_name(key) != *q.map) || (q.layer && map_layer_row(key) != *q.layer) || (q.head && key.head != *q.head))
+    if ((q.map && map_name(key) != *q.map) || (q.layer && map_layer_row(key) != *q.layer) ||
+        (q.head && key.head != *q.head))
       continue;
     for (const CorpusLink& l : list.links) {
       const CorpusDocumentTokens& doc = s.documents.at(l.document);
@@ -102,17 +107,19 @@ std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const C
   return out;
 }
 
-std::string corpus_link_context(const std::vector<std::string>& tokens, int64_t query, int64_t key, int64_t context,
-                                const std::string& token_join) {
+std::string corpus_link_context(const std::vector<std::string>& tokens, int64_t query, int64_t key,
+                                int64_t context, const std::string& token_join) {
   const int64_t n = int64_t(tokens.size());
   const int64_t first = std::min(query, key), second = std::max(query, key);
   const int64_t lo1 = std::max<int64_t>(0, first - context), hi1 = std::min(n - 1, first + context);
-  const int64_t lo2 = std::max<int64_t>(0, second - context), hi2 = std::min(n - 1, second + context);
+  const int64_t lo2 = std::max<int64_t>(0, second - context),
+                hi2 = std::min(n - 1, second + context);
   std::string out = lo1 > 0 ? "... " : "";
   if (lo2 <= hi1 + 1) {
     out += render(tokens, lo1, hi2, query, key, token_join);
   } else {
-    out += render(tokens, lo1, hi1, query, key, token_join) + " ... " + render(tokens, lo2, hi2, query, key, token_join);
+    out += render(tokens, lo1, hi1, query, key, token_join) + " ... " +
+           render(tokens, lo2, hi2, query, key, token_join);
   }
   return out + (hi2 < n - 1 ? " ..." : "");
 }

@@ -38,7 +38,7 @@ bool corpus_token_matches(const std::string& label, const std::string& wanted);
 // <<label>> (one token both: [[<<label>>]]). Labels are joined as the tokenizer spells text:
 // "none" concatenates them with "␣" read as a space, "spaces" puts a space between words and
 // glues "##" continuations.
-std::string corpus_link_context(const std::vector<std::string>& tokens, int64_t query, int64_t key, int64_t context,
-                                const std::string& token_join);
+std::string corpus_link_context(const std::vector<std::string>& tokens, int64_t query, int64_t key,
+                                int64_t context, const std::string& token_join);
 
 }  // namespace atlas

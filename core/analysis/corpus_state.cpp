@@ -32,7 +32,8 @@ void for_each_row(const Trace& trace, const AttentionMap& m, int64_t h, Row&& ro
     const Tensor& a = trace.find(m.array)->tensor;  // [heads, Lq, Lk]
     if (a.numel() != m.heads * lq * lk)
       throw AtlasError("corpus: " + m.array + " has shape " + shape_str(a.shape));
-    for (int64_t i = 0; i < lq; ++i) row(i, RowWeights{a.data.data() + (h * lq + i) * lk, nullptr, lk});
+    for (int64_t i = 0; i < lq; ++i)
+      row(i, RowWeights{a.data.data() + (h * lq + i) * lk, nullptr, lk});
     return;
   }
   // CSR: indptr [Lq + 1], indices [nnz], values [heads, nnz]
@@ -43,7 +44,8 @@ void for_each_row(const Trace& trace, const AttentionMap& m, int64_t h, Row&& ro
   for (int64_t i = 0; i < lq; ++i) {
     const auto begin = static_cast<int64_t>(indptr.data[size_t(i)]);
     const auto end = static_cast<int64_t>(indptr.data[size_t(i + 1)]);
-    row(i, RowWeights{values.data.data() + h * nnz + begin, indices.data.data() + begin, end - begin});
+    row(i,
+        RowWeights{values.data.data() + h * nnz + begin, indices.data.data() + begin, end - begin});
   }
 }
 
@@ -117,7 +119,9 @@ void CorpusAccumulator::add_document(int64_t id, std::string_view text, const Tr
     }
   }
   ++measured;
-  if (linked) documents[id] = {std::string(text), labels_of(trace.source_tokens), labels_of(trace.target_tokens)};
+  if (linked)
+    documents[id] = {std::string(text), labels_of(trace.source_tokens),
+                     labels_of(trace.target_tokens)};
 }
 
 void CorpusAccumulator::add_skip(int64_t id, std::string reason) {

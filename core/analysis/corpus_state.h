@@ -18,8 +18,8 @@
 namespace atlas {
 
 struct CorpusSettings {
-  int64_t top = 100;         // links kept per (map, head)
-  int64_t max_tokens = 0;    // longer documents are skipped; 0 = the model's max_positions
+  int64_t top = 100;          // links kept per (map, head)
+  int64_t max_tokens = 0;     // longer documents are skipped; 0 = the model's max_positions
   bool exclude_self = false;  // leave out a query's link to its own position
   bool operator==(const CorpusSettings&) const = default;
 };
@@ -34,8 +34,8 @@ struct MapHead {
   auto operator<=>(const MapHead&) const = default;
 };
 MapHead map_head(const AttentionMap& m, int64_t head);
-AttentionMap map_of(const MapHead& k);  // the fields above, for attention_array_name and families
-std::string map_name(const MapHead& k);  // "decoder.layer1.attn"
+AttentionMap map_of(const MapHead& k);    // the fields above, for attention_array_name and families
+std::string map_name(const MapHead& k);   // "decoder.layer1.attn"
 int64_t map_layer_row(const MapHead& k);  // layer, or a Universal Transformer's step - 1
 
 struct CorpusHeadRow {
@@ -79,7 +79,8 @@ struct CorpusAccumulator {
   // Adds one document's head statistics and offers every link of its self-attention maps (the
   // maps head_statistics measures) to the lists. A query row with fewer than two keys of
   // positive weight is not offered: its weight is 1 by construction and says nothing.
-  void add_document(int64_t id, std::string_view text, const Trace& trace, const CorpusSettings& settings);
+  void add_document(int64_t id, std::string_view text, const Trace& trace,
+                    const CorpusSettings& settings);
   void add_skip(int64_t id, std::string reason);
   // Everything of `other`, whose documents are disjoint from this one's; lists keep `top`.
   void merge(const CorpusAccumulator& other, int64_t top);

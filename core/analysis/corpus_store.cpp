@@ -28,8 +28,9 @@ std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_ha
 const char* side_name(TokenSide s) { return token_side_name(s); }
 
 ojson map_fields(const MapHead& k) {
-  return {{"map", map_name(k)}, {"stack", k.stack},     {"sublayer", k.sublayer}, {"segment", k.segment},
-          {"step", k.step},     {"layer", k.layer},     {"head", k.head}};
+  return {{"map", map_name(k)},   {"stack", k.stack}, {"sublayer", k.sublayer},
+          {"segment", k.segment}, {"step", k.step},   {"layer", k.layer},
+          {"head", k.head}};
 }
 
 // Reading: every field checked, every error naming the file and the field.
@@ -43,7 +44,10 @@ struct Reader {
   int64_t integer(const nlohmann::json& j, const char* key, int64_t lo = INT64_MIN) const {
     const auto& v = at(j, key);
     if (!v.is_number_integer() || v.get<int64_t>() < lo)
-      fail(std::string("\"") + key + "\" is not an integer" + (lo == 0 ? " >= 0" : lo == 1 ? " >= 1" : ""));
+      fail(std::string("\"") + key + "\" is not an integer" +
+           (lo == 0   ? " >= 0"
+            : lo == 1 ? " >= 1"
+                      : ""));
     return v.get<int64_t>();
   }
   std::string string(const nlohmann::json& j, const char* key) const {
@@ -104,33 +108,39 @@ void read_state(const Reader& r, const nlohmann::json& j, CorpusIndex& index) {
   const auto& progress = r.at(j, "progress");
   index.next_line = r.integer(progress, "next_line", 0);
   s.measured = r.integer(progress, "measured", 0);
-  for (const auto& k : r.array(j, "skipped")) s.add_skip(r.integer(k, "document", 0), r.string(k, "reason"));
+  for (const auto& k : r.array(j, "skipped"))
+    s.add_skip(r.integer(k, "document", 0), r.string(k, "reason"));
   if (int64_t(s.skipped.size()) != r.integer(progress, "skipped", 0))
-    r.fail("\"progress\" counts " + std::to_string(r.integer(progress, "skipped", 0)) + " skipped documents, \"skipped\" lists " +
-           std::to_string(s.skipped.size()));
+    r.fail("\"progress\" counts " + std::to_string(r.integer(progress, "skipped", 0)) +
+           " skipped documents, \"skipped\" lists " + std::to_string(s.skipped.size()));
   for (const auto& h : r.array(j, "heads")) {
     CorpusHeadRow row;
     row.documents = r.integer(h, "documents", 1);
     const auto& sums = r.at(h, "sums");
     for (int st = 0; st < kHeadStatisticCount; ++st)
-      row.sums[st] = ExactSum::parse(r.string(sums, head_statistic_name(HeadStatistic(st))), r.origin);
-    if (!s.heads.emplace(r.map_head_of(h), row).second) r.fail("\"heads\" lists " + r.string(h, "map") + " head " + std::to_string(r.integer(h, "head")) + " twice");
+      row.sums[st] =
+          ExactSum::parse(r.string(sums, head_statistic_name(HeadStatistic(st))), r.origin);
+    if (!s.heads.emplace(r.map_head_of(h), row).second)
+      r.fail("\"heads\" lists " + r.string(h, "map") + " head " +
+             std::to_string(r.integer(h, "head")) + " twice");
   }
   for (const auto& l : r.array(j, "links")) {
     CorpusLinkList list;
     list.side = r.side(l);
     for (const auto& e : r.array(l, "links")) {
-      if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() || !e[1].is_number_integer() ||
-          !e[2].is_number_integer() || !e[3].is_number() || e[0].get<int64_t>() < 0 || e[1].get<int64_t>() < 0 ||
-          e[2].get<int64_t>() < 0)
+      if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() ||
+          !e[1].is_number_integer() || !e[2].is_number_integer() || !e[3].is_number() ||
+          e[0].get<int64_t>() < 0 || e[1].get<int64_t>() < 0 || e[2].get<int64_t>() < 0)
         r.fail("a link of " + r.string(l, "map") + " is not [document, query, key, weight]");
-      list.links.push_back({e[0].get<int64_t>(), e[1].get<int64_t>(), e[2].get<int64_t>(), e[3].get<float>()});
+      list.links.push_back(
+          {e[0].get<int64_t>(), e[1].get<int64_t>(), e[2].get<int64_t>(), e[3].get<float>()});
     }
     if (!std::is_sorted(list.links.begin(), list.links.end(), better_link) ||
         int64_t(list.links.size()) > index.identity.settings.top)
       r.fail("the links of " + r.string(l, "map") + " are not the best-first top " +
              std::to_string(index.identity.settings.top));
-    if (!s.links.emplace(r.map_head_of(l), std::move(list)).second) r.fail("\"links\" lists " + r.string(l, "map") + " twice");
+    if (!s.links.emplace(r.map_head_of(l), std::move(list)).second)
+      r.fail("\"links\" lists " + r.string(l, "map") + " twice");
   }
 }
 
@@ -158,7 +168,8 @@ void read_documents(const std::string& path, CorpusAccumulator& s) {
       doc.text = r.string(j, "text");
       for (const char* side : {"source", "target"})
         for (const auto& label : r.array(j, side)) {
-          if (!label.is_string()) r.fail(std::string("a token of \"") + side + "\" is not a string");
+          if (!label.is_string())
+            r.fail(std::string("a token of \"") + side + "\" is not a string");
           (side[0] == 's' ? doc.source : doc.target).push_back(label.get<std::string>());
         }
       s.documents[id] = std::move(doc);
@@ -167,23 +178,24 @@ void read_documents(const std::string& path, CorpusAccumulator& s) {
   }
   for (int64_t id : wanted)
     if (!s.documents.count(id))
-      throw AtlasError(path + ": document " + std::to_string(id) + " is missing, but links of the manifest point into it");
+      throw AtlasError(path + ": document " + std::to_string(id) +
+                       " is missing, but links of the manifest point into it");
   for (const auto& [key, list] : s.links)
     for (const CorpusLink& l : list.links) {
       const CorpusDocumentTokens& doc = s.documents[l.document];
       const int64_t n = int64_t((list.side == TokenSide::Source ? doc.source : doc.target).size());
       if (l.query >= n || l.key >= n)
-        throw AtlasError(path + ": document " + std::to_string(l.document) + " has " + std::to_string(n) +
-                         " tokens, but a link of " + map_name(key) + " points to position " +
-                         std::to_string(std::max(l.query, l.key)));
+        throw AtlasError(path + ": document " + std::to_string(l.document) + " has " +
+                         std::to_string(n) + " tokens, but a link of " + map_name(key) +
+                         " points to position " + std::to_string(std::max(l.query, l.key)));
     }
 }
 
 }  // namespace
 
 bool is_corpus_folder_entry(const std::string& name) {
-  return name == "manifest.json" || name == "documents.jsonl" || name == "heads.csv" || name == "links.csv" ||
-         name == "heads";
+  return name == "manifest.json" || name == "documents.jsonl" || name == "heads.csv" ||
+         name == "links.csv" || name == "heads";
 }
 
 std::string encode_manifest(const CorpusIndex& index) {
@@ -191,7 +203,9 @@ std::string encode_manifest(const CorpusIndex& index) {
   const CorpusAccumulator& s = index.state;
   // One key per line; the long arrays one element per line, so the file reads and diffs well.
   std::string out = "{\n";
-  auto field = [&](const char* key, const ojson& v) { out += std::string("  \"") + key + "\": " + dump(v) + ",\n"; };
+  auto field = [&](const char* key, const ojson& v) {
+    out += std::string("  \"") + key + "\": " + dump(v) + ",\n";
+  };
   auto rows = [&](const char* key, const std::vector<ojson>& items, bool last) {
     out += std::string("  \"") + key + "\": [";
     for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n    " : "\n    ") + dump(items[i]);
@@ -200,24 +214,38 @@ std::string encode_manifest(const CorpusIndex& index) {
   };
   field("format", kFormat);
   field("version", kVersion);
-  field("model", {{"argument", id.model_argument}, {"name", id.model_name}, {"fingerprint", id.model_fingerprint},
+  field("model", {{"argument", id.model_argument},
+                  {"name", id.model_name},
+                  {"fingerprint", id.model_fingerprint},
                   {"token_join", id.token_join}});
-  field("corpus", {{"path", id.corpus_path}, {"bytes", id.corpus_bytes}, {"lines", id.lines},
-                   {"documents", id.documents}, {"fingerprint", id.corpus_fingerprint}});
-  field("settings", {{"top", id.settings.top}, {"max_tokens", id.settings.max_tokens},
-                     {"exclude_self", id.settings.exclude_self}, {"token_limit", id.token_limit}});
-  field("shards", {{"count", index.shard_count}, {"covered", index.shards}, {"documents", index.shard_documents}});
-  field("progress", {{"next_line", index.next_line}, {"measured", s.measured}, {"skipped", s.skipped.size()},
-                     {"finished", index.finished()}, {"complete", index.complete()}});
+  field("corpus", {{"path", id.corpus_path},
+                   {"bytes", id.corpus_bytes},
+                   {"lines", id.lines},
+                   {"documents", id.documents},
+                   {"fingerprint", id.corpus_fingerprint}});
+  field("settings", {{"top", id.settings.top},
+                     {"max_tokens", id.settings.max_tokens},
+                     {"exclude_self", id.settings.exclude_self},
+                     {"token_limit", id.token_limit}});
+  field("shards", {{"count", index.shard_count},
+                   {"covered", index.shards},
+                   {"documents", index.shard_documents}});
+  field("progress", {{"next_line", index.next_line},
+                     {"measured", s.measured},
+                     {"skipped", s.skipped.size()},
+                     {"finished", index.finished()},
+                     {"complete", index.complete()}});
   std::vector<ojson> items;
-  for (const CorpusSkip& k : s.skipped) items.push_back({{"document", k.document}, {"reason", k.reason}});
+  for (const CorpusSkip& k : s.skipped)
+    items.push_back({{"document", k.document}, {"reason", k.reason}});
   rows("skipped", items, false);
   items.clear();
   for (const auto& [key, row] : s.heads) {
     ojson h = map_fields(key);
     h["documents"] = row.documents;
     ojson sums = ojson::object();
-    for (int st = 0; st < kHeadStatisticCount; ++st) sums[head_statistic_name(HeadStatistic(st))] = row.sums[st].to_string();
+    for (int st = 0; st < kHeadStatisticCount; ++st)
+      sums[head_statistic_name(HeadStatistic(st))] = row.sums[st].to_string();
     h["sums"] = sums;
     items.push_back(std::move(h));
   }
@@ -227,7 +255,8 @@ std::string encode_manifest(const CorpusIndex& index) {
     ojson l = map_fields(key);
     l["side"] = side_name(list.side);
     ojson links = ojson::array();
-    for (const CorpusLink& k : list.links) links.push_back({k.document, k.query, k.key, double(k.weight)});
+    for (const CorpusLink& k : list.links)
+      links.push_back({k.document, k.query, k.key, double(k.weight)});
     l["links"] = links;
     items.push_back(std::move(l));
   }
@@ -238,7 +267,11 @@ std::string encode_manifest(const CorpusIndex& index) {
 std::string encode_documents(const CorpusAccumulator& state) {
   std::string out;
   for (const auto& [id, doc] : state.documents)
-    out += dump({{"document", id}, {"text", doc.text}, {"source", doc.source}, {"target", doc.target}}) + "\n";
+    out += dump({{"document", id},
+                 {"text", doc.text},
+                 {"source", doc.source},
+                 {"target", doc.target}}) +
+           "\n";
   return out;
 }
 
@@ -249,8 +282,8 @@ CorpusIndex read_corpus_folder(const std::string& dir) {
   if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
     r.fail("not the manifest of a corpus run (its \"format\" is not \"atlas-corpus\")");
   if (r.integer(j, "version") != kVersion)
-    r.fail("corpus format version " + std::to_string(r.integer(j, "version")) + "; this atlas reads version " +
-           std::to_string(kVersion));
+    r.fail("corpus format version " + std::to_string(r.integer(j, "version")) +
+           "; this atlas reads version " + std::to_string(kVersion));
   CorpusIndex index;
   index.identity = read_identity(r, j);
   const auto& shards = r.at(j, "shards");
@@ -276,7 +309,8 @@ void commit_corpus_checkpoint(const std::string& dir, CorpusIndex& index) {
   const std::string documents = (fs::path(dir) / "documents.jsonl").string();
   write_file_atomically(documents, encode_documents(index.state));  // the old and new documents
   write_file_atomically((fs::path(dir) / "manifest.json").string(), encode_manifest(index));
-  if (index.state.drop_unreferenced_documents()) write_file_atomically(documents, encode_documents(index.state));
+  if (index.state.drop_unreferenced_documents())
+    write_file_atomically(documents, encode_documents(index.state));
 }
 
 void remove_corpus_views(const std::string& dir) {

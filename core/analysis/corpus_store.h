@@ -20,7 +20,8 @@ namespace atlas {
 // runs are the same run when the fingerprints and sizes agree, wherever the files are.
 struct CorpusIdentity {
   std::string model_argument, model_name, model_fingerprint;
-  std::string token_join = "none";  // how labels read as text: "none" (they carry their spaces) or "spaces"
+  std::string token_join =
+      "none";  // how labels read as text: "none" (they carry their spaces) or "spaces"
   std::string corpus_path, corpus_fingerprint;
   uint64_t corpus_bytes = 0;
   int64_t lines = 0, documents = 0;  // lines of the file; documents = its non-empty lines

@@ -36,7 +36,8 @@ std::string map_columns(const MapHead& k) {
 
 std::string heads_csv(const CorpusAccumulator& s) {
   std::string out = "map,stack,sublayer,layer,segment,step,head,documents";
-  for (int st = 0; st < kHeadStatisticCount; ++st) out += std::string(",") + head_statistic_name(HeadStatistic(st));
+  for (int st = 0; st < kHeadStatisticCount; ++st)
+    out += std::string(",") + head_statistic_name(HeadStatistic(st));
   out += "\n";
   for (const auto& [key, row] : s.heads) {
     out += map_columns(key) + "," + std::to_string(row.documents);
@@ -47,15 +48,18 @@ std::string heads_csv(const CorpusAccumulator& s) {
 }
 
 std::string links_csv(const CorpusAccumulator& s) {
-  std::string out = "map,stack,sublayer,layer,segment,step,head,rank,document,query,key,query_token,key_token,weight\n";
+  std::string out =
+      "map,stack,sublayer,layer,segment,step,head,rank,document,query,key,query_token,key_token,"
+      "weight\n";
   for (const auto& [key, list] : s.links)
     for (size_t rank = 0; rank < list.links.size(); ++rank) {
       const CorpusLink& l = list.links[rank];
       const CorpusDocumentTokens& doc = s.documents.at(l.document);
       const auto& tokens = list.side == TokenSide::Source ? doc.source : doc.target;
-      out += map_columns(key) + "," + std::to_string(rank + 1) + "," + std::to_string(l.document) + "," +
-             std::to_string(l.query) + "," + std::to_string(l.key) + "," + csv_field(tokens[size_t(l.query)]) + "," +
-             csv_field(tokens[size_t(l.key)]) + "," + shortest(l.weight) + "\n";
+      out += map_columns(key) + "," + std::to_string(rank + 1) + "," + std::to_string(l.document) +
+             "," + std::to_string(l.query) + "," + std::to_string(l.key) + "," +
+             csv_field(tokens[size_t(l.query)]) + "," + csv_field(tokens[size_t(l.key)]) + "," +
+             shortest(l.weight) + "\n";
     }
   return out;
 }
@@ -75,7 +79,9 @@ void write_head_tables(const fs::path& folder, const CorpusAccumulator& s) {
     for (int st = 0; st < kHeadStatisticCount; ++st) {
       Tensor t({f.layers, f.heads});
       for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<float>(f.table[st][i]);
-      write_npy((folder / (f.name + "." + head_statistic_name(HeadStatistic(st)) + ".npy")).string(), t, DType::F32);
+      write_npy(
+          (folder / (f.name + "." + head_statistic_name(HeadStatistic(st)) + ".npy")).string(), t,
+          DType::F32);
     }
 }
 

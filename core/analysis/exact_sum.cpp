@@ -46,9 +46,9 @@ void ExactSum::add(double x) {
     return;
   }
   int e = 0;
-  const double m = std::frexp(std::fabs(x), &e);  // |x| = m 2^e, m in [0.5, 1)
+  const double m = std::frexp(std::fabs(x), &e);             // |x| = m 2^e, m in [0.5, 1)
   auto mantissa = static_cast<uint64_t>(std::ldexp(m, 53));  // exact: 53 bits
-  int64_t bit = int64_t(e) - 53 - kUnitExponent;  // the mantissa's lowest bit, in units
+  int64_t bit = int64_t(e) - 53 - kUnitExponent;             // the mantissa's lowest bit, in units
   if (bit < 0) {  // a subnormal: the bits shifted out are zeros
     mantissa >>= -bit;
     bit = 0;
@@ -62,7 +62,8 @@ void ExactSum::add(const ExactSum& other) {
   nan_ = nan_ || other.nan_;
   uint64_t carry = 0;
   for (int k = 0; k < kLimbs; ++k) {
-    const unsigned __int128 s = static_cast<unsigned __int128>(limbs_[size_t(k)]) + other.limbs_[size_t(k)] + carry;
+    const unsigned __int128 s =
+        static_cast<unsigned __int128>(limbs_[size_t(k)]) + other.limbs_[size_t(k)] + carry;
     limbs_[size_t(k)] = static_cast<uint64_t>(s);
     carry = static_cast<uint64_t>(s >> 64);
   }
@@ -94,7 +95,7 @@ double ExactSum::value() const {
     const bool half = bit(top - 53);
     bool sticky = false;
     for (int64_t i = top - 54; i >= 0 && !sticky; --i) sticky = bit(i);
-    if (half && (sticky || (mantissa & 1))) ++mantissa;  // to nearest, ties to even
+    if (half && (sticky || (mantissa & 1))) ++mantissa;               // to nearest, ties to even
     r = std::ldexp(double(mantissa), int(top - 52 + kUnitExponent));  // 2^53 is exact too
   }
   return negative() ? -r : r;

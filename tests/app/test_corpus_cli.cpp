@@ -22,7 +22,8 @@ using atlas_test::run_atlas;
 namespace {
 
 // Letters only (demo:induction reads a-z): one token per character, no spaces to render.
-const std::vector<std::string> kLines = {"abcdabcd", "", "qwertyqwerty", "hello", "", "zyxwzyxw", "mnopqrmnopq", "abab"};
+const std::vector<std::string> kLines = {"abcdabcd", "",         "qwertyqwerty", "hello",
+                                         "",         "zyxwzyxw", "mnopqrmnopq",  "abab"};
 
 fs::path write_corpus(const fs::path& dir, const std::vector<std::string>& lines = kLines) {
   fs::create_directories(dir);
@@ -56,16 +57,19 @@ std::string corpus_cmd(const fs::path& file, const fs::path& out, const std::str
 
 }  // namespace
 
-TEST_CASE("atlas corpus writes the manifest, head tables and links, and resumes a finished run as a no-op",
-          "[cli][corpus]") {
+TEST_CASE(
+    "atlas corpus writes the manifest, head tables and links, and resumes a finished run as a "
+    "no-op",
+    "[cli][corpus]") {
   const fs::path dir = fresh_dir("corpus-run");
   const fs::path file = write_corpus(dir);
   Output o = run_atlas(corpus_cmd(file, dir / "index", "--top 5"));
   INFO(o.err);
   REQUIRE(o.code == 0);
   CHECK_THAT(o.out, Catch::Contains("6 documents: 6 measured, 0 skipped"));
-  for (const char* f : {"manifest.json", "documents.jsonl", "heads.csv", "links.csv",
-                        "heads/decoder.self_attn.induction.npy", "heads/decoder.self_attn.entropy.npy"})
+  for (const char* f :
+       {"manifest.json", "documents.jsonl", "heads.csv", "links.csv",
+        "heads/decoder.self_attn.induction.npy", "heads/decoder.self_attn.entropy.npy"})
     CHECK(fs::exists(dir / "index" / f));
   const auto manifest = nlohmann::json::parse(read_all(dir / "index" / "manifest.json"));
   CHECK(manifest["format"] == "atlas-corpus");
@@ -94,19 +98,21 @@ TEST_CASE("atlas corpus writes the manifest, head tables and links, and resumes 
   fs::remove_all(dir);
 }
 
-TEST_CASE("atlas corpus --shard runs merged by atlas corpus-merge equal one run byte for byte", "[cli][corpus]") {
+TEST_CASE("atlas corpus --shard runs merged by atlas corpus-merge equal one run byte for byte",
+          "[cli][corpus]") {
   const fs::path dir = fresh_dir("corpus-shards");
   const fs::path file = write_corpus(dir);
   REQUIRE(run_atlas(corpus_cmd(file, dir / "whole", "--top 4 --exclude-self")).code == 0);
   for (int k = 0; k < 3; ++k) {
-    const Output o = run_atlas(corpus_cmd(file, dir / ("s" + std::to_string(k)), "--top 4 --exclude-self --shard " +
-                                                                                   std::to_string(k) + "/3"));
+    const Output o =
+        run_atlas(corpus_cmd(file, dir / ("s" + std::to_string(k)),
+                             "--top 4 --exclude-self --shard " + std::to_string(k) + "/3"));
     INFO(o.err);
     REQUIRE(o.code == 0);
     CHECK_THAT(o.out, Catch::Contains("of shard " + std::to_string(k) + "/3"));
   }
-  Output o = run_atlas("corpus-merge " + (dir / "merged").string() + " " + (dir / "s2").string() + " " +
-                       (dir / "s0").string() + " " + (dir / "s1").string());
+  Output o = run_atlas("corpus-merge " + (dir / "merged").string() + " " + (dir / "s2").string() +
+                       " " + (dir / "s0").string() + " " + (dir / "s1").string());
   INFO(o.err);
   REQUIRE(o.code == 0);
   CHECK_THAT(o.out, Catch::Contains("the whole corpus"));
@@ -116,17 +122,20 @@ TEST_CASE("atlas corpus --shard runs merged by atlas corpus-merge equal one run 
   CHECK(o.code == 1);
   CHECK_THAT(o.err, Catch::Contains("missing shards: 1/3, 2/3"));
   CHECK_FALSE(fs::exists(dir / "part"));
-  o = run_atlas("corpus-merge " + (dir / "part").string() + " " + (dir / "s0").string() + " --allow-missing");
+  o = run_atlas("corpus-merge " + (dir / "part").string() + " " + (dir / "s0").string() +
+                " --allow-missing");
   REQUIRE(o.code == 0);
   CHECK_THAT(o.err, Catch::Contains("lacks shards 1, 2"));
   REQUIRE(run_atlas(corpus_cmd(file, dir / "other", "--top 4 --shard 1/3")).code == 0);
-  o = run_atlas("corpus-merge " + (dir / "m2").string() + " " + (dir / "s0").string() + " " + (dir / "other").string());
+  o = run_atlas("corpus-merge " + (dir / "m2").string() + " " + (dir / "s0").string() + " " +
+                (dir / "other").string());
   CHECK(o.code == 1);
   CHECK_THAT(o.err, Catch::Contains("not shards of one run") && Catch::Contains("--exclude-self"));
   fs::remove_all(dir);
 }
 
-TEST_CASE("atlas corpus-query prints the strongest links in their document and the head table", "[cli][corpus]") {
+TEST_CASE("atlas corpus-query prints the strongest links in their document and the head table",
+          "[cli][corpus]") {
   const fs::path dir = fresh_dir("corpus-query");
   const fs::path file = write_corpus(dir);
   REQUIRE(run_atlas(corpus_cmd(file, dir / "index", "--top 6")).code == 0);
@@ -138,11 +147,13 @@ TEST_CASE("atlas corpus-query prints the strongest links in their document and t
   const auto best = *std::find_if(links.begin() + 1, links.end(), [](const auto& r) {
     return r[0] == "decoder.layer1.self_attn" && r[6] == "2" && r[7] == "1";
   });
-  Output o = run_atlas("corpus-query " + index + " --map decoder.layer1.self_attn --head 2 --top 1 --context 50");
+  Output o = run_atlas("corpus-query " + index +
+                       " --map decoder.layer1.self_attn --head 2 --top 1 --context 50");
   INFO(o.err);
   REQUIRE(o.code == 0);
-  CHECK_THAT(o.out, Catch::Contains("decoder.layer1.self_attn head 2  document " + best[8] + "  query " + best[9] + " " +
-                                    best[11] + " -> key " + best[10] + " " + best[12]));
+  CHECK_THAT(o.out,
+             Catch::Contains("decoder.layer1.self_attn head 2  document " + best[8] + "  query " +
+                             best[9] + " " + best[11] + " -> key " + best[10] + " " + best[12]));
   const std::string line = kLines[std::stoul(best[8])];
   std::string marked;
   for (size_t t = 0; t < line.size(); ++t) {
@@ -154,7 +165,8 @@ TEST_CASE("atlas corpus-query prints the strongest links in their document and t
   CHECK_THAT(o.out, Catch::Contains("\n   " + marked + "\n"));
 
   // A token some layer-0 link has as its query, from links.csv.
-  const std::string token = (*std::find_if(links.begin() + 1, links.end(), [](const auto& r) { return r[3] == "0"; }))[11];
+  const std::string token = (*std::find_if(links.begin() + 1, links.end(),
+                                           [](const auto& r) { return r[3] == "0"; }))[11];
   o = run_atlas("corpus-query " + index + " --layer 0 --query-token " + token + " --top 50");
   REQUIRE(o.code == 0);
   std::istringstream out(o.out);
@@ -162,7 +174,8 @@ TEST_CASE("atlas corpus-query prints the strongest links in their document and t
   for (std::string l; std::getline(out, l);)
     if (l.find(". ") != std::string::npos && l.find(" -> key ") != std::string::npos) {
       ++results;
-      CHECK_THAT(l, Catch::Contains("decoder.layer0.self_attn") && Catch::Contains(" " + token + " -> key "));
+      CHECK_THAT(l, Catch::Contains("decoder.layer0.self_attn") &&
+                        Catch::Contains(" " + token + " -> key "));
     }
   CHECK(results > 0);
 
@@ -204,7 +217,8 @@ TEST_CASE("atlas corpus verbs refuse hostile arguments with a message", "[cli][c
   CHECK_FALSE(fs::exists(dir / "o"));
 
   REQUIRE(run_atlas(corpus_cmd(file, dir / "o", "--top 3")).code == 0);
-  refused(corpus_cmd(file, dir / "o", "--top 4"), "holds a corpus run of another --top (3 there, 4 here)");
+  refused(corpus_cmd(file, dir / "o", "--top 4"),
+          "holds a corpus run of another --top (3 there, 4 here)");
   refused("corpus preset:tiny-decoder --file " + file.string() + " --out " + out, "another model");
   std::ofstream(dir / "o" / "manifest.json") << "{\"format\": \"atlas-corpus\", \"version\": ";
   refused(corpus_cmd(file, dir / "o", "--top 3"), "cannot be resumed");
@@ -217,19 +231,28 @@ TEST_CASE("atlas corpus verbs refuse hostile arguments with a message", "[cli][c
   const fs::path longer = write_corpus(dir / "long", {"abab", std::string(70, 'x')});
   Output o = run_atlas(corpus_cmd(longer, dir / "long" / "o"));
   CHECK(o.code == 0);
-  CHECK_THAT(o.err, Catch::Contains("document 1 skipped: 70 tokens, over the limit of 64 (the model's max_positions)"));
+  CHECK_THAT(
+      o.err,
+      Catch::Contains(
+          "document 1 skipped: 70 tokens, over the limit of 64 (the model's max_positions)"));
   CHECK_THAT(o.out, Catch::Contains("1 measured, 1 skipped"));
   o = run_atlas(corpus_cmd(longer, dir / "long" / "o2", "--max-tokens 2"));
   CHECK(o.code == 1);
-  CHECK_THAT(o.err, Catch::Contains("atlas corpus: no document of") && Catch::Contains("2 skipped"));
+  CHECK_THAT(o.err,
+             Catch::Contains("atlas corpus: no document of") && Catch::Contains("2 skipped"));
 
   refused("corpus-merge " + out, "at least one SHARD_DIR");
-  refused("corpus-merge " + (dir / "m").string() + " " + (dir / "nowhere").string(), "manifest.json: no such file");
+  refused("corpus-merge " + (dir / "m").string() + " " + (dir / "nowhere").string(),
+          "manifest.json: no such file");
   refused("corpus-query " + (dir / "nowhere").string(), "manifest.json: no such file");
-  refused("corpus-query " + (dir / "long" / "o").string() + " --map nope", "no such map; it holds decoder.layer0.self_attn");
+  refused("corpus-query " + (dir / "long" / "o").string() + " --map nope",
+          "no such map; it holds decoder.layer0.self_attn");
   refused("corpus-query " + (dir / "long" / "o").string() + " --head 9", "heads 0 to 3");
-  refused("corpus-query " + (dir / "long" / "o").string() + " --map decoder.layer0.self_attn --layer 0", "not both");
-  refused("corpus-query " + (dir / "long" / "o").string() + " --heads --top 3", "--heads prints the head table");
+  refused(
+      "corpus-query " + (dir / "long" / "o").string() + " --map decoder.layer0.self_attn --layer 0",
+      "not both");
+  refused("corpus-query " + (dir / "long" / "o").string() + " --heads --top 3",
+          "--heads prints the head table");
   for (const char* verb : {"corpus", "corpus-merge", "corpus-query"}) {
     o = run_atlas(std::string(verb) + " --help");
     CHECK(o.code == 0);

@@ -3,8 +3,8 @@
 // the links are the top K of a naive scan of every map of every document; two shards merged,
 // and a run cancelled and resumed, write the same bytes as one uninterrupted run; bad input
 // is refused by name.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("atlas-corpus-" + name + "-" + std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("atlas-corpus-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -88,7 +89,8 @@ RunOptions attention_only() {
   return o;
 }
 
-CorpusRunOptions run_options(const fs::path& corpus, const fs::path& out, int64_t top, bool exclude_self = false) {
+CorpusRunOptions run_options(const fs::path& corpus, const fs::path& out, int64_t top,
+                             bool exclude_self = false) {
   CorpusRunOptions o;
   o.model_argument = "demo:induction";
   o.corpus_path = corpus.string();
@@ -117,13 +119,15 @@ std::vector<float> dense_head(const Trace& t, const AttentionMap& m, int64_t h) 
   const Tensor& values = t.find(m.array + ".values")->tensor;
   for (int64_t i = 0; i < lq; ++i)
     for (auto k = int64_t(indptr.data[size_t(i)]); k < int64_t(indptr.data[size_t(i + 1)]); ++k)
-      p[size_t(i * lk + int64_t(indices.data[size_t(k)]))] = values.data[size_t(h * indices.numel() + k)];
+      p[size_t(i * lk + int64_t(indices.data[size_t(k)]))] =
+          values.data[size_t(h * indices.numel() + k)];
   return p;
 }
 
 }  // namespace
 
-TEST_CASE("corpus head statistics are the mean over documents of each document's head statistics", "[corpus]") {
+TEST_CASE("corpus head statistics are the mean over documents of each document's head statistics",
+          "[corpus]") {
   const Model model = load_model("demo:induction");
   const fs::path dir = fresh_dir("stats");
   const auto lines = induction_lines();
@@ -132,7 +136,8 @@ TEST_CASE("corpus head statistics are the mean over documents of each document's
   CHECK(r.finished);
   CHECK(r.skipped == 0);
 
-  std::map<std::pair<std::string, int64_t>, std::pair<std::vector<double>, int64_t>> oracle;  // sums, documents
+  std::map<std::pair<std::string, int64_t>, std::pair<std::vector<double>, int64_t>>
+      oracle;  // sums, documents
   std::map<std::string, std::string> family_of;
   int64_t documents = 0;
   for (const std::string& line : lines) {
@@ -156,15 +161,17 @@ TEST_CASE("corpus head statistics are the mean over documents of each document's
     for (int s = 0; s < kHeadStatisticCount; ++s)
       CHECK(row.mean(s) == Approx(sums[size_t(s)] / double(n)).epsilon(1e-12).margin(1e-15));
     // The .npy table of the family holds the same mean at [layer, head].
-    const Tensor t = read_npy((dir / "out" / "heads" / (family_of.at(map_name(key)) + ".induction.npy")).string());
+    const Tensor t = read_npy(
+        (dir / "out" / "heads" / (family_of.at(map_name(key)) + ".induction.npy")).string());
     const auto i = HeadStatistic::Induction;
     CHECK(t.data[size_t(key.layer * t.shape[1] + key.head)] == float(row.mean(int(i))));
   }
 }
 
 TEST_CASE("corpus links are the top K of a naive scan of every map of every document", "[corpus]") {
-  auto check_links = [](const Model& model, const std::string& argument, const std::vector<std::string>& lines,
-                        int64_t top, bool exclude_self, const std::string& name) {
+  auto check_links = [](const Model& model, const std::string& argument,
+                        const std::vector<std::string>& lines, int64_t top, bool exclude_self,
+                        const std::string& name) {
     const fs::path dir = fresh_dir(name);
     write_text(dir / "corpus.txt", join_lines(lines));
     CorpusRunOptions o = run_options(dir / "corpus.txt", dir / "out", top, exclude_self);
@@ -184,7 +191,8 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
           auto& list = all[{attention_array_name(m), h}];
           for (int64_t i = 0; i < m.queries.count; ++i) {
             int positive = 0;
-            for (int64_t j = 0; j < m.keys.count; ++j) positive += p[size_t(i * m.keys.count + j)] > 0;
+            for (int64_t j = 0; j < m.keys.count; ++j)
+              positive += p[size_t(i * m.keys.count + j)] > 0;
             if (positive < 2) continue;  // a query with one key: weight 1 by construction
             for (int64_t j = 0; j < m.keys.count; ++j) {
               const float w = p[size_t(i * m.keys.count + j)];
@@ -199,12 +207,14 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
     REQUIRE(index.state.links.size() == all.size());
     for (auto& [where, list] : all) {
       std::sort(list.begin(), list.end(), [](const Candidate& a, const Candidate& b) {
-        return std::tie(b.weight, a.document, a.query, a.key) < std::tie(a.weight, b.document, b.query, b.key);
+        return std::tie(b.weight, a.document, a.query, a.key) <
+               std::tie(a.weight, b.document, b.query, b.key);
       });
       if (int64_t(list.size()) > top) list.resize(size_t(top));
-      const auto found = std::find_if(index.state.links.begin(), index.state.links.end(), [&](const auto& e) {
-        return map_name(e.first) == where.first && e.first.head == where.second;
-      });
+      const auto found =
+          std::find_if(index.state.links.begin(), index.state.links.end(), [&](const auto& e) {
+            return map_name(e.first) == where.first && e.first.head == where.second;
+          });
       REQUIRE(found != index.state.links.end());
       const auto& got = found->second.links;
       REQUIRE(got.size() == list.size());
@@ -220,10 +230,12 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
     const auto& [first_key, first_list] = *index.state.links.begin();
     REQUIRE_FALSE(first_list.links.empty());
     const CorpusLink& l = first_list.links.front();
-    const std::string query_label = labels[l.document][size_t(l.query)], key_label = labels[l.document][size_t(l.key)];
+    const std::string query_label = labels[l.document][size_t(l.query)],
+                      key_label = labels[l.document][size_t(l.key)];
     if ((query_label + key_label).find_first_of(",\"") == std::string::npos) {
       std::string csv = read_text(dir / "out" / "links.csv");
-      const std::string row = csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
+      const std::string row =
+          csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
       CHECK(row.find(map_name(first_key) + ",") == 0);
       CHECK(row.find("," + query_label + "," + key_label + ",") != std::string::npos);
     }
@@ -232,12 +244,14 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
   SECTION("with self links, few kept (ties at the bottom of a list)") {
     check_links(induction, "demo:induction", induction_lines(), 3, false, "links-self");
   }
-  SECTION("without self links") { check_links(induction, "demo:induction", induction_lines(), 25, true, "links-noself"); }
+  SECTION("without self links") {
+    check_links(induction, "demo:induction", induction_lines(), 25, true, "links-noself");
+  }
   SECTION("a sparse model's CSR maps") {
     const ModelConfig c = preset_test::small_preset_config("tiny-sparse-strided");
     const Model sparse(c, init_params(c, 3));
-    check_links(sparse, "preset:tiny-sparse-strided", {"hello there", "", "sparse attention, strided", "ab"}, 7, false,
-                "links-csr");
+    check_links(sparse, "preset:tiny-sparse-strided",
+                {"hello there", "", "sparse attention, strided", "ab"}, 7, false, "links-csr");
   }
 }
 
@@ -271,7 +285,8 @@ TEST_CASE("a corpus split into shards and merged writes the same bytes as one ru
       CHECK(folder_bytes(dir / ("reversed" + std::to_string(n))) == expected);
     }
     SECTION("a partial merge, then the rest merged into it, " + std::to_string(n)) {
-      const fs::path part_dir = dir / ("part" + std::to_string(n)), merged = dir / ("joined" + std::to_string(n));
+      const fs::path part_dir = dir / ("part" + std::to_string(n)),
+                     merged = dir / ("joined" + std::to_string(n));
       const CorpusMergeResult part = merge_corpus(part_dir.string(), {shards.front()}, true);
       CHECK_FALSE(part.complete);
       CHECK(int64_t(part.missing_shards.size()) == n - 1);
@@ -283,12 +298,15 @@ TEST_CASE("a corpus split into shards and merged writes the same bytes as one ru
   }
 }
 
-TEST_CASE("Transformer-XL shards, whose segment maps differ between documents, merge exactly", "[corpus]") {
+TEST_CASE("Transformer-XL shards, whose segment maps differ between documents, merge exactly",
+          "[corpus]") {
   const ModelConfig c = preset_test::small_preset_config("tiny-xl");
   const Model model(c, init_params(c, 5));
   const fs::path dir = fresh_dir("xl");
   // Segments of 16 bytes: the long lines have a seg1 and seg2, the short ones only seg0.
-  write_text(dir / "corpus.txt", "a short one\nthis line is long enough for three segments of XL\n\nmid-sized line here\nx y\n");
+  write_text(dir / "corpus.txt",
+             "a short one\nthis line is long enough for three segments of XL\n\nmid-sized line "
+             "here\nx y\n");
   CorpusRunOptions o = run_options(dir / "corpus.txt", dir / "whole", 5);
   o.model_argument = "preset:tiny-xl";
   run_corpus(model, o);
@@ -309,7 +327,8 @@ TEST_CASE("Transformer-XL shards, whose segment maps differ between documents, m
   CHECK(folder_bytes(dir / "merged") == folder_bytes(dir / "whole"));
 }
 
-TEST_CASE("a corpus run cancelled and resumed writes the same bytes as an uninterrupted run", "[corpus]") {
+TEST_CASE("a corpus run cancelled and resumed writes the same bytes as an uninterrupted run",
+          "[corpus]") {
   const Model model = load_model("demo:induction");
   const fs::path dir = fresh_dir("resume");
   write_text(dir / "corpus.txt", join_lines(induction_lines()));
@@ -318,10 +337,11 @@ TEST_CASE("a corpus run cancelled and resumed writes the same bytes as an uninte
 
   const int64_t stop_at = GENERATE(1, 3, 7);
   std::atomic<bool> cancel{false};
-  CorpusRunOptions o = run_options(dir / "corpus.txt", dir / ("resumed" + std::to_string(stop_at)), 4);
+  CorpusRunOptions o =
+      run_options(dir / "corpus.txt", dir / ("resumed" + std::to_string(stop_at)), 4);
   o.cancel = &cancel;
   o.checkpoint_documents = 2;  // checkpoints before the stop, too
-  fs::remove_all(o.out_dir);    // left by the previous section
+  fs::remove_all(o.out_dir);   // left by the previous section
   o.progress = [&](int64_t done, int64_t) {
     if (done == stop_at) cancel.store(true);
   };
@@ -338,7 +358,8 @@ TEST_CASE("a corpus run cancelled and resumed writes the same bytes as an uninte
   SECTION("resumed after a kill that left documents.jsonl holding an unreferenced document") {
     // The state between a checkpoint's manifest and the documents file's compaction.
     std::ofstream(fs::path(o.out_dir) / "documents.jsonl", std::ios::app)
-        << R"({"document":13,"text":"zz","source":["z","z"],"target":[]})" << "\n";
+        << R"({"document":13,"text":"zz","source":["z","z"],"target":[]})"
+        << "\n";
   }
   cancel.store(false);
   o.progress = nullptr;
@@ -362,7 +383,9 @@ TEST_CASE("a corpus document longer than the token limit is skipped and recorded
   CHECK(r.skipped_now[0].reason == "80 tokens, over the limit of 10 (--max-tokens)");
   CHECK(r.skipped_now[1].document == 2);
   const std::string manifest = read_text(dir / "out" / "manifest.json");
-  CHECK(manifest.find(R"x({"document":2,"reason":"12 tokens, over the limit of 10 (--max-tokens)"})x") != std::string::npos);
+  CHECK(manifest.find(
+            R"x({"document":2,"reason":"12 tokens, over the limit of 10 (--max-tokens)"})x") !=
+        std::string::npos);
   CHECK(manifest.find(R"("token_limit":10)") != std::string::npos);
   SECTION("the model's max_positions (64) when --max-tokens is above it") {
     CorpusRunOptions big = run_options(dir / "corpus.txt", dir / "big", 5);
@@ -381,9 +404,11 @@ TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
     return run_corpus(model, run_options(dir / "corpus.txt", dir / out, top));
   };
   SECTION("a missing, empty or blank corpus file") {
-    CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "nope.txt", dir / "o", 5)), Catch::Contains("no such file"));
+    CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "nope.txt", dir / "o", 5)),
+                      Catch::Contains("no such file"));
     write_text(dir / "empty.txt", "");
-    CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "empty.txt", dir / "o", 5)), Catch::Contains("is empty"));
+    CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "empty.txt", dir / "o", 5)),
+                      Catch::Contains("is empty"));
     write_text(dir / "blank.txt", "\n\r\n\n");
     CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "blank.txt", dir / "o", 5)),
                       Catch::Contains("holds no document (all of its 3 lines are empty)"));
@@ -395,15 +420,18 @@ TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
     CHECK_THROWS_WITH(parse_corpus_shard("-1/2", "--shard"), Catch::Contains("is not K/N"));
     CHECK_THROWS_WITH(parse_corpus_shard("1/", "--shard"), Catch::Contains("is not K/N"));
     CHECK_THROWS_WITH(parse_corpus_shard("0/0", "--shard"), Catch::Contains("at least 1"));
-    CHECK_THROWS_WITH(parse_corpus_shard("99999999999999999999/3", "--shard"), Catch::Contains("is not K/N"));
+    CHECK_THROWS_WITH(parse_corpus_shard("99999999999999999999/3", "--shard"),
+                      Catch::Contains("is not K/N"));
     CHECK(parse_corpus_shard("2/3", "--shard").index == 2);
   }
   SECTION("an output folder holding another run, other files, or a corrupt manifest") {
     run_into("out", 5);
-    CHECK_THROWS_WITH(run_into("out", 6), Catch::Contains("holds a corpus run of another --top (5 there, 6 here)"));
+    CHECK_THROWS_WITH(run_into("out", 6),
+                      Catch::Contains("holds a corpus run of another --top (5 there, 6 here)"));
     const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
     const Model other(c, init_params(c, 1));
-    CHECK_THROWS_WITH(run_corpus(other, run_options(dir / "corpus.txt", dir / "out", 5)), Catch::Contains("another model"));
+    CHECK_THROWS_WITH(run_corpus(other, run_options(dir / "corpus.txt", dir / "out", 5)),
+                      Catch::Contains("another model"));
     write_text(dir / "other.txt", "abcabc\nxyzxyz\nhellO\n");
     CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "other.txt", dir / "out", 5)),
                       Catch::Contains("another corpus file"));
@@ -414,12 +442,14 @@ TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
 
     fs::create_directories(dir / "foreign");
     write_text(dir / "foreign" / "notes.txt", "mine");
-    CHECK_THROWS_WITH(run_into("foreign", 5), Catch::Contains("holds \"notes.txt\", which is no part of a corpus run"));
+    CHECK_THROWS_WITH(run_into("foreign", 5),
+                      Catch::Contains("holds \"notes.txt\", which is no part of a corpus run"));
     CHECK(read_text(dir / "foreign" / "notes.txt") == "mine");
 
     fs::create_directories(dir / "corrupt");
     write_text(dir / "corrupt" / "manifest.json", "{\"format\": \"atlas-corpus\", ");
-    CHECK_THROWS_WITH(run_into("corrupt", 5), Catch::Contains("manifest.json") && Catch::Contains("cannot be resumed"));
+    CHECK_THROWS_WITH(run_into("corrupt", 5),
+                      Catch::Contains("manifest.json") && Catch::Contains("cannot be resumed"));
     write_text(dir / "corrupt" / "manifest.json", "{\"format\": \"atlas-dump\"}");
     CHECK_THROWS_WITH(run_into("corrupt", 5), Catch::Contains("not the manifest of a corpus run"));
     std::string manifest = read_text(dir / "out" / "manifest.json");
@@ -433,11 +463,13 @@ TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
     o.shard = {0, 2};
     o.cancel = &cancel;
     run_corpus(model, o);
-    CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {o.out_dir}, true), Catch::Contains("shard 0/2 is not finished"));
+    CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {o.out_dir}, true),
+                      Catch::Contains("shard 0/2 is not finished"));
     o.cancel = nullptr;
     run_corpus(model, o);
-    CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {o.out_dir}, false),
-                      Catch::Contains("missing shards: 1/2; merge them too, or pass --allow-missing"));
+    CHECK_THROWS_WITH(
+        merge_corpus((dir / "m").string(), {o.out_dir}, false),
+        Catch::Contains("missing shards: 1/2; merge them too, or pass --allow-missing"));
     CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {o.out_dir, o.out_dir}, false),
                       Catch::Contains("both hold shard 0/2 (a folder given twice)"));
     CorpusRunOptions p = run_options(dir / "corpus.txt", dir / "s1", 6);
@@ -445,8 +477,10 @@ TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
     run_corpus(model, p);
     CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {o.out_dir, p.out_dir}, false),
                       Catch::Contains("not shards of one run") && Catch::Contains("another --top"));
-    CHECK_THROWS_WITH(merge_corpus(o.out_dir, {o.out_dir}, true), Catch::Contains("is one of the shards"));
-    CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {}, false), Catch::Contains("nothing to merge"));
+    CHECK_THROWS_WITH(merge_corpus(o.out_dir, {o.out_dir}, true),
+                      Catch::Contains("is one of the shards"));
+    CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {}, false),
+                      Catch::Contains("nothing to merge"));
     CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {(dir / "nowhere").string()}, false),
                       Catch::Contains("manifest.json: no such file"));
     CHECK_FALSE(fs::exists(dir / "m"));

@@ -21,7 +21,8 @@ TEST_CASE("a link's context marks the query and key in the tokenizer's spelling"
   CHECK(corpus_link_context(wp, 4, 0, 1, "spaces") == "<<[CLS]>> the ... ing [[cat]] [SEP]");
 }
 
-TEST_CASE("a query token matches a label with or without its space or continuation mark", "[corpus]") {
+TEST_CASE("a query token matches a label with or without its space or continuation mark",
+          "[corpus]") {
   CHECK(corpus_token_matches("␣the", "the"));
   CHECK(corpus_token_matches("␣the", " the"));
   CHECK(corpus_token_matches("␣the", "␣the"));
@@ -32,7 +33,8 @@ TEST_CASE("a query token matches a label with or without its space or continuati
   CHECK_FALSE(corpus_token_matches("␣", ""));
 }
 
-TEST_CASE("corpus link queries filter by map, layer, head and tokens and rank across maps", "[corpus]") {
+TEST_CASE("corpus link queries filter by map, layer, head and tokens and rank across maps",
+          "[corpus]") {
   CorpusIndex index;
   auto head = [](int64_t layer, int64_t h) {
     AttentionMap m;
@@ -49,14 +51,16 @@ TEST_CASE("corpus link queries filter by map, layer, head and tokens and rank ac
   auto ranks = [&](const CorpusLinkQuery& q) {
     std::vector<std::string> out;
     for (const CorpusLinkMatch& m : find_corpus_links(index, q))
-      out.push_back(map_name(m.map) + "/" + std::to_string(m.map.head) + ":" + std::to_string(m.link.document) + "," +
-                    std::to_string(m.link.query) + "," + std::to_string(m.link.key));
+      out.push_back(map_name(m.map) + "/" + std::to_string(m.map.head) + ":" +
+                    std::to_string(m.link.document) + "," + std::to_string(m.link.query) + "," +
+                    std::to_string(m.link.key));
     return out;
   };
   // Equal weights: document, then map and head, then query and key.
-  CHECK(ranks({}) == std::vector<std::string>{"decoder.layer1.self_attn/0:4,1,1", "decoder.layer0.self_attn/0:0,3,1",
-                                              "decoder.layer0.self_attn/1:0,4,0", "decoder.layer0.self_attn/1:0,4,3",
-                                              "decoder.layer0.self_attn/0:4,1,0"});
+  CHECK(ranks({}) == std::vector<std::string>{
+                         "decoder.layer1.self_attn/0:4,1,1", "decoder.layer0.self_attn/0:0,3,1",
+                         "decoder.layer0.self_attn/1:0,4,0", "decoder.layer0.self_attn/1:0,4,3",
+                         "decoder.layer0.self_attn/0:4,1,0"});
   CorpusLinkQuery q;
   q.layer = 0;
   q.head = 1;

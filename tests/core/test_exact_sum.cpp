@@ -38,7 +38,7 @@ TEST_CASE("the exact sum of two doubles is their IEEE sum", "[corpus][exact-sum]
   for (int i = 0; i < 20000; ++i) {
     double a = any_double(rng), b = any_double(rng);
     if (i % 3 == 0) b = -a * (1 + std::ldexp(rng.uniform(), -40));  // near cancellation
-    if (i % 7 == 0) b = std::ldexp(a, -int(rng.next() % 60));      // overlapping mantissas
+    if (i % 7 == 0) b = std::ldexp(a, -int(rng.next() % 60));       // overlapping mantissas
     const double ieee = a + b;
     if (!std::isfinite(ieee)) continue;
     const ExactSum s = sum_of({a, b});
@@ -46,8 +46,9 @@ TEST_CASE("the exact sum of two doubles is their IEEE sum", "[corpus][exact-sum]
     CHECK(s.value() == ieee);
   }
   CHECK(sum_of({0.1, 0.2}).value() == 0.1 + 0.2);  // a tie, rounded to even
-  CHECK(sum_of({std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::denorm_min()}).value() ==
-        2 * std::numeric_limits<double>::denorm_min());
+  CHECK(
+      sum_of({std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::denorm_min()})
+          .value() == 2 * std::numeric_limits<double>::denorm_min());
 }
 
 TEST_CASE("an exact sum does not depend on the order of its terms", "[corpus][exact-sum]") {
@@ -58,7 +59,8 @@ TEST_CASE("an exact sum does not depend on the order of its terms", "[corpus][ex
   std::reverse(xs.begin(), xs.end());
   CHECK(sum_of(xs) == forward);
   // Split in three and merged: the shards of a corpus.
-  ExactSum a = sum_of({xs.begin(), xs.begin() + 100}), b = sum_of({xs.begin() + 100, xs.begin() + 333}),
+  ExactSum a = sum_of({xs.begin(), xs.begin() + 100}),
+           b = sum_of({xs.begin() + 100, xs.begin() + 333}),
            c = sum_of({xs.begin() + 333, xs.end()});
   c.add(a);
   c.add(b);
@@ -82,7 +84,8 @@ TEST_CASE("an exact sum keeps what a double sum loses", "[corpus][exact-sum]") {
 
 TEST_CASE("an exact sum's text is canonical and reads back exactly", "[corpus][exact-sum]") {
   CHECK(sum_of({1.5}).to_string() == "6p-2");
-  CHECK(sum_of({-3.0}).to_string() == "-cp-2");  // hex digits stand at multiples of 4 bits from 2^-1074
+  CHECK(sum_of({-3.0}).to_string() ==
+        "-cp-2");  // hex digits stand at multiples of 4 bits from 2^-1074
   CHECK(ExactSum().to_string() == "0");
   CHECK(sum_of({std::nan("")}).to_string() == "nan");
   CHECK(sum_of({std::numeric_limits<double>::denorm_min()}).to_string() == "1p-1074");
@@ -95,7 +98,9 @@ TEST_CASE("an exact sum's text is canonical and reads back exactly", "[corpus][e
     CHECK(back == s);
     CHECK(back.to_string() == s.to_string());
   }
-  for (const char* bad : {"", "p0", "06p-2", "60p-6", "6p-3", "6P-2", "6p", "6p-02", "+6p-2", "xp0", "6p-2000", "--6p-2"})
+  for (const char* bad : {"", "p0", "06p-2", "60p-6", "6p-3", "6P-2", "6p", "6p-02", "+6p-2", "xp0",
+                          "6p-2000", "--6p-2"})
     CHECK_THROWS_AS(ExactSum::parse(bad, "test"), AtlasError);
-  CHECK_THROWS_AS(ExactSum::parse(std::string(544, 'f') + "p-1074", "test"), AtlasError);  // beyond 2^2175
+  CHECK_THROWS_AS(ExactSum::parse(std::string(544, 'f') + "p-1074", "test"),
+                  AtlasError);  // beyond 2^2175
 }
