@@ -38,10 +38,10 @@ const char* kUsage =
     "  demos     trained demo models (demo:NAME) with their sample input\n"
     "  train     train a small model on a generated task (copy, sort, parity, ...)\n"
     "  scores    every attention score function (seed 004) on the same queries and keys\n"
-    "  heads     head statistics: entropy, distance, sink, previous-token, duplicate, induction\n"
-    "  ablate    ablation sweep: every head or layer removed in turn, the change of the output\n"
     "  corpus    a model over a text file, one document per line: head statistics and the\n"
     "            strongest attention links, resumable, in shards (corpus-merge, corpus-query)\n"
+    "  heads     head statistics: entropy, distance, sink, previous-token, duplicate, induction\n"
+    "  ablate    ablation sweep: every head or layer removed in turn, the change of the output\n"
     "  ntm       Neural Turing Machine addressing step by step from hand-given controls\n"
     "  sagan     Self-Attention GAN block on an image: where a location attends\n"
     "  snail     SNAIL: causal dilated convolutions + causal attention, receptive field\n"
@@ -67,11 +67,11 @@ const Verb kVerbs[] = {
     {"train", atlas::cli::cmd_train},
     {"demos", atlas::cli::cmd_demos},
     {"scores", atlas::cli::cmd_scores},
-    {"heads", atlas::cli::cmd_heads},
-    {"ablate", atlas::cli::cmd_ablate},
     {"corpus", atlas::cli::cmd_corpus},
     {"corpus-merge", atlas::cli::cmd_corpus_merge},
     {"corpus-query", atlas::cli::cmd_corpus_query},
+    {"heads", atlas::cli::cmd_heads},
+    {"ablate", atlas::cli::cmd_ablate},
     {"ntm", atlas::cli::cmd_ntm},
     {"sagan", atlas::cli::cmd_sagan},
     {"snail", atlas::cli::cmd_snail},
