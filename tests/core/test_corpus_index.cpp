@@ -34,6 +34,16 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
+// A fresh scratch folder, removed with everything in it when the test ends.
+struct ScratchDir : fs::path {
+  explicit ScratchDir(const std::string& name) : fs::path(fresh_dir(name)) {}
+  ScratchDir(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(*this, ec);
+  }
+};
+
 void write_text(const fs::path& p, const std::string& s) {
   std::ofstream(p, std::ios::binary) << s;
 }
@@ -129,7 +139,7 @@ std::vector<float> dense_head(const Trace& t, const AttentionMap& m, int64_t h) 
 TEST_CASE("corpus head statistics are the mean over documents of each document's head statistics",
           "[corpus]") {
   const Model model = load_model("demo:induction");
-  const fs::path dir = fresh_dir("stats");
+  const ScratchDir dir("stats");
   const auto lines = induction_lines();
   write_text(dir / "corpus.txt", join_lines(lines));
   const CorpusRunResult r = run_corpus(model, run_options(dir / "corpus.txt", dir / "out", 10));
@@ -172,7 +182,7 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
   auto check_links = [](const Model& model, const std::string& argument,
                         const std::vector<std::string>& lines, int64_t top, bool exclude_self,
                         const std::string& name) {
-    const fs::path dir = fresh_dir(name);
+    const ScratchDir dir(name);
     write_text(dir / "corpus.txt", join_lines(lines));
     CorpusRunOptions o = run_options(dir / "corpus.txt", dir / "out", top, exclude_self);
     o.model_argument = argument;
@@ -257,7 +267,7 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
 
 TEST_CASE("a corpus split into shards and merged writes the same bytes as one run", "[corpus]") {
   const Model model = load_model("demo:induction");
-  const fs::path dir = fresh_dir("shards");
+  const ScratchDir dir("shards");
   write_text(dir / "corpus.txt", join_lines(induction_lines()));
   const CorpusRunOptions whole = run_options(dir / "corpus.txt", dir / "whole", 4);
   run_corpus(model, whole);
@@ -302,7 +312,7 @@ TEST_CASE("Transformer-XL shards, whose segment maps differ between documents, m
           "[corpus]") {
   const ModelConfig c = preset_test::small_preset_config("tiny-xl");
   const Model model(c, init_params(c, 5));
-  const fs::path dir = fresh_dir("xl");
+  const ScratchDir dir("xl");
   // Segments of 16 bytes: the long lines have a seg1 and seg2, the short ones only seg0.
   write_text(dir / "corpus.txt",
              "a short one\nthis line is long enough for three segments of XL\n\nmid-sized line "
@@ -330,7 +340,7 @@ TEST_CASE("Transformer-XL shards, whose segment maps differ between documents, m
 TEST_CASE("a corpus run cancelled and resumed writes the same bytes as an uninterrupted run",
           "[corpus]") {
   const Model model = load_model("demo:induction");
-  const fs::path dir = fresh_dir("resume");
+  const ScratchDir dir("resume");
   write_text(dir / "corpus.txt", join_lines(induction_lines()));
   run_corpus(model, run_options(dir / "corpus.txt", dir / "whole", 4));
   const auto expected = folder_bytes(dir / "whole");
@@ -371,7 +381,7 @@ TEST_CASE("a corpus run cancelled and resumed writes the same bytes as an uninte
 
 TEST_CASE("a corpus document longer than the token limit is skipped and recorded", "[corpus]") {
   const Model model = load_model("demo:induction");
-  const fs::path dir = fresh_dir("long");
+  const ScratchDir dir("long");
   write_text(dir / "corpus.txt", "abcabc\n" + std::string(80, 'k') + "\nabcdefghijkl\nxyz\n");
   CorpusRunOptions o = run_options(dir / "corpus.txt", dir / "out", 5);
   o.settings.max_tokens = 10;
@@ -398,7 +408,7 @@ TEST_CASE("a corpus document longer than the token limit is skipped and recorded
 
 TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
   const Model model = load_model("demo:induction");
-  const fs::path dir = fresh_dir("refusals");
+  const ScratchDir dir("refusals");
   write_text(dir / "corpus.txt", "abcabc\nxyzxyz\nhello\n");
   auto run_into = [&](const std::string& out, int64_t top) {
     return run_corpus(model, run_options(dir / "corpus.txt", dir / out, top));
