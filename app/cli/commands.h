@@ -25,6 +25,9 @@ int cmd_sagan(const std::vector<std::string>& args);  // SAGAN block on an image
 int cmd_snail(const std::vector<std::string>& args);  // SNAIL conv + attention
 int cmd_generate(const std::vector<std::string>& args);  // GPT-2 decoding
 int cmd_gguf(const std::vector<std::string>& args);  // GGUF files: metadata, tensors, dumps
+int cmd_corpus(const std::vector<std::string>& args);        // corpus mode (cmd_corpus.cpp)
+int cmd_corpus_merge(const std::vector<std::string>& args);  // shards of a corpus run joined
+int cmd_corpus_query(const std::vector<std::string>& args);  // links and heads of a corpus index
 int cmd_heads(const std::vector<std::string>& args);   // head statistics
 int cmd_ablate(const std::vector<std::string>& args);  // ablation sweeps
 int cmd_compare(const std::vector<std::string>& args);  // two runs' attention compared

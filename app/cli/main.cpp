@@ -38,6 +38,8 @@ const char* kUsage =
     "  demos     trained demo models (demo:NAME) with their sample input\n"
     "  train     train a small model on a generated task (copy, sort, parity, ...)\n"
     "  scores    every attention score function (seed 004) on the same queries and keys\n"
+    "  corpus    a model over a text file, one document per line: head statistics and the\n"
+    "            strongest attention links, resumable, in shards (corpus-merge, corpus-query)\n"
     "  heads     head statistics: entropy, distance, sink, previous-token, duplicate, induction\n"
     "  ablate    ablation sweep: every head or layer removed in turn, the change of the output\n"
     "  compare   two inputs or two models: per-head attention distances, difference heatmaps\n"
@@ -67,6 +69,9 @@ const Verb kVerbs[] = {
     {"train", atlas::cli::cmd_train},
     {"demos", atlas::cli::cmd_demos},
     {"scores", atlas::cli::cmd_scores},
+    {"corpus", atlas::cli::cmd_corpus},
+    {"corpus-merge", atlas::cli::cmd_corpus_merge},
+    {"corpus-query", atlas::cli::cmd_corpus_query},
     {"heads", atlas::cli::cmd_heads},
     {"ablate", atlas::cli::cmd_ablate},
     {"compare", atlas::cli::cmd_compare},
