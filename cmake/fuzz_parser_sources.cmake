@@ -7,6 +7,9 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/model/trace.cpp
     ${PROJECT_SOURCE_DIR}/core/model/attention_map.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/dump.cpp
+    ${PROJECT_SOURCE_DIR}/core/analysis/corpus_store.cpp
+    ${PROJECT_SOURCE_DIR}/core/analysis/corpus_state.cpp
+    ${PROJECT_SOURCE_DIR}/core/analysis/exact_sum.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/safetensors.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/npy.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/json_text.cpp
