@@ -46,6 +46,7 @@ class SweepPanel;
 class ComparePanel;
 class TokenSearchPanel;
 class CommandPalette;
+class CorpusPanel;
 struct Workspace;
 struct FigureContent;
 struct FigureSpec;
@@ -111,6 +112,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* compareDock() const { return m_compareDock; }
   TokenSearchPanel* searchPanel() const { return m_searchPanel; }  // View > Variant panels > Token search
   QDockWidget* searchDock() const { return m_searchDock; }
+  CorpusPanel* corpusPanel() const { return m_corpusPanel; }  // View > Variant panels > Corpus
+  QDockWidget* corpusDock() const { return m_corpusDock; }
   QAction* valueWeightedAction() const { return m_valueWeightedAction; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
@@ -262,6 +265,8 @@ class MainWindow : public QMainWindow {
   ComparePanel* m_comparePanel = nullptr;
   TokenSearchPanel* m_searchPanel = nullptr;
   QDockWidget* m_searchDock = nullptr;
+  CorpusPanel* m_corpusPanel = nullptr;
+  QDockWidget* m_corpusDock = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;

@@ -15,6 +15,7 @@
 #include "ui/run_controller.h"
 #include "ui/score_panel.h"
 #include "ui/compare_panel.h"
+#include "ui/corpus_panel.h"
 #include "ui/search_panel.h"
 #include "ui/sweep_panel.h"
 #include "ui/token_chips.h"
@@ -160,6 +161,16 @@ void MainWindow::buildVariantPanels() {
     setSelection(s);
   });
   connect(m_searchPanel, &TokenSearchPanel::matchesChanged, m_sourceChips, &TokenChips::setHighlighted);
+
+  // Corpus mode (corpus_panel.h): the current model over a text file, resumable.
+  m_corpusPanel = new CorpusPanel;
+  m_corpusDock = new QDockWidget("Corpus", this);
+  m_corpusDock->setObjectName("corpusDock");
+  m_corpusDock->setWidget(m_corpusPanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_corpusDock);
+  if (first) tabifyDockWidget(first, m_corpusDock);
+  m_corpusDock->hide();
+  panels->addAction(m_corpusDock->toggleViewAction());
   connect(m_searchDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (!visible) m_sourceChips->setHighlighted({}, {});
     else m_searchPanel->setTrace(m_trace);
@@ -184,6 +195,7 @@ void MainWindow::updateVariantPanels() {
   m_sweepPanel->setRun(m_model, m_trace);
   m_comparePanel->setRun(m_model, m_trace);
   m_searchPanel->setTrace(m_trace);
+  m_corpusPanel->setModel(m_model, m_modelSpec);
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(m_trace);
@@ -207,6 +219,7 @@ void MainWindow::pushPanelContext() {
   m_patternView->setSelection(m_sel);
   m_scorePanel->setSelection(m_sel);
   m_comparePanel->setSelection(m_sel);
+  m_corpusPanel->setSelection(m_sel.layer, m_sel.head);
 }
 
 // Scores and hidden states cost a copy of every [heads, L, L] / [L, d] matrix and the lens and
