@@ -90,6 +90,9 @@ class MainWindow : public QMainWindow {
   // Linked query selection: a token of the heatmap's query side (token chip, variant panels);
   // the heatmap and token view pin its row in the map on screen. -1 = none.
   void selectQuery(int token);
+  // The layer (or step - 1) and the head of the current map family, for the panels' picks.
+  void selectLayer(int layer);
+  void selectHead(int head);
 
   // Accessors for tests and the benchmark.
   HeatmapView* heatmapView() const { return m_heatmap; }

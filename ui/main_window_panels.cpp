@@ -47,16 +47,8 @@ void MainWindow::buildVariantPanels() {
     dock->hide();  // until a model has the arrays
     panels->addAction(dock->toggleViewAction());
     m_variantDocks.push_back({dock, panel});
-    connect(panel, &VariantPanel::layerPicked, this, [this](int layer) {
-      AttentionSelection s = m_sel;
-      s.layer = layer;
-      setSelection(s);
-    });
-    connect(panel, &VariantPanel::headPicked, this, [this](int head) {
-      AttentionSelection s = m_sel;
-      s.head = head;
-      setSelection(s);
-    });
+    connect(panel, &VariantPanel::layerPicked, this, &MainWindow::selectLayer);
+    connect(panel, &VariantPanel::headPicked, this, &MainWindow::selectHead);
     connect(panel, &VariantPanel::tokenPicked, this, &MainWindow::selectQuery);
     if (provider.needsScores || provider.needsQk || !provider.autoShow)
       connect(dock, &QDockWidget::visibilityChanged, this, [this] { updatePanelTraceOptions(); });
@@ -92,17 +84,30 @@ void MainWindow::buildVariantPanels() {
   panels->addAction(m_scoreDock->toggleViewAction());
   connect(m_scoreDock, &QDockWidget::visibilityChanged, this, [this] { updatePanelTraceOptions(); });
 
-  // Ablation sweep: its own worker and result (sweep_panel.h), opened by the user.
+  // Tool panels with a worker or state of their own, opened by the user: ablation sweep
+  // (sweep_panel.h), compare (compare_panel.h), token search (search_panel.h), corpus mode
+  // (corpus_panel.h).
+  auto toolDock = [&](QWidget* panel, const QString& title, const QString& name) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name);
+    dock->setWidget(panel);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    if (first) tabifyDockWidget(first, dock);
+    dock->hide();
+    panels->addAction(dock->toggleViewAction());
+    return dock;
+  };
   m_sweepPanel = new SweepPanel;
-  m_sweepDock = new QDockWidget("Ablation sweep", this);
-  m_sweepDock->setObjectName("sweepDock");
-  m_sweepDock->setWidget(m_sweepPanel);
-  addDockWidget(Qt::BottomDockWidgetArea, m_sweepDock);
-  if (first) tabifyDockWidget(first, m_sweepDock);
-  m_sweepDock->hide();
-  panels->addAction(m_sweepDock->toggleViewAction());
-  // Rows are layers numbered over all stacks: a decoder layer of an encoder-decoder model is
-  // row n_encoder + i.
+  m_sweepDock = toolDock(m_sweepPanel, "Ablation sweep", "sweepDock");
+  m_comparePanel = new ComparePanel;
+  m_compareDock = toolDock(m_comparePanel, "Compare", "compareDock");
+  m_searchPanel = new TokenSearchPanel;
+  m_searchDock = toolDock(m_searchPanel, "Token search", "searchDock");
+  m_corpusPanel = new CorpusPanel;
+  m_corpusDock = toolDock(m_corpusPanel, "Corpus", "corpusDock");
+
+  // The sweep's rows are layers numbered over all stacks: a decoder layer of an encoder-decoder
+  // model is row n_encoder + i.
   connect(m_sweepPanel, &SweepPanel::layerPicked, this, [this](int row) {
     AttentionSelection s = m_sel;
     s.layer = row;
@@ -114,67 +119,29 @@ void MainWindow::buildVariantPanels() {
     }
     setSelection(s);
   });
-  connect(m_sweepPanel, &SweepPanel::headPicked, this, [this](int head) {
-    AttentionSelection s = m_sel;
-    s.head = head;
-    setSelection(s);
-  });
-
-  // Compare: the current run against a second run (compare_panel.h), opened by the user.
-  m_comparePanel = new ComparePanel;
-  m_compareDock = new QDockWidget("Compare", this);
-  m_compareDock->setObjectName("compareDock");
-  m_compareDock->setWidget(m_comparePanel);
-  addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
-  if (first) tabifyDockWidget(first, m_compareDock);
-  m_compareDock->hide();
-  panels->addAction(m_compareDock->toggleViewAction());
-  connect(m_comparePanel, &ComparePanel::layerPicked, this, [this](int layer) {
-    AttentionSelection s = m_sel;
-    s.layer = layer;
-    setSelection(s);
-  });
-  connect(m_comparePanel, &ComparePanel::headPicked, this, [this](int head) {
-    AttentionSelection s = m_sel;
-    s.head = head;
-    setSelection(s);
-  });
+  connect(m_comparePanel, &ComparePanel::layerPicked, this, &MainWindow::selectLayer);
+  connect(m_searchPanel, &TokenSearchPanel::layerPicked, this, &MainWindow::selectLayer);
+  connect(m_sweepPanel, &SweepPanel::headPicked, this, &MainWindow::selectHead);
+  connect(m_comparePanel, &ComparePanel::headPicked, this, &MainWindow::selectHead);
+  connect(m_searchPanel, &TokenSearchPanel::headPicked, this, &MainWindow::selectHead);
   connect(m_comparePanel, &ComparePanel::tokenPicked, this, &MainWindow::selectQuery);
-
-  // Token search (search_panel.h): scores every head for the typed token pair, marks the chips.
-  m_searchPanel = new TokenSearchPanel;
-  m_searchDock = new QDockWidget("Token search", this);
-  m_searchDock->setObjectName("searchDock");
-  m_searchDock->setWidget(m_searchPanel);
-  addDockWidget(Qt::BottomDockWidgetArea, m_searchDock);
-  if (first) tabifyDockWidget(first, m_searchDock);
-  m_searchDock->hide();
-  panels->addAction(m_searchDock->toggleViewAction());
-  connect(m_searchPanel, &TokenSearchPanel::layerPicked, this, [this](int layer) {
-    AttentionSelection s = m_sel;
-    s.layer = layer;
-    setSelection(s);
-  });
-  connect(m_searchPanel, &TokenSearchPanel::headPicked, this, [this](int head) {
-    AttentionSelection s = m_sel;
-    s.head = head;
-    setSelection(s);
-  });
   connect(m_searchPanel, &TokenSearchPanel::matchesChanged, m_sourceChips, &TokenChips::setHighlighted);
-
-  // Corpus mode (corpus_panel.h): the current model over a text file, resumable.
-  m_corpusPanel = new CorpusPanel;
-  m_corpusDock = new QDockWidget("Corpus", this);
-  m_corpusDock->setObjectName("corpusDock");
-  m_corpusDock->setWidget(m_corpusPanel);
-  addDockWidget(Qt::BottomDockWidgetArea, m_corpusDock);
-  if (first) tabifyDockWidget(first, m_corpusDock);
-  m_corpusDock->hide();
-  panels->addAction(m_corpusDock->toggleViewAction());
   connect(m_searchDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (!visible) m_sourceChips->setHighlighted({}, {});
     else m_searchPanel->setTrace(m_trace);
   });
+}
+
+void MainWindow::selectLayer(int layer) {
+  AttentionSelection s = m_sel;
+  s.layer = layer;
+  setSelection(s);
+}
+
+void MainWindow::selectHead(int head) {
+  AttentionSelection s = m_sel;
+  s.head = head;
+  setSelection(s);
 }
 
 VariantPanel* MainWindow::variantPanel(const QString& id) const {
