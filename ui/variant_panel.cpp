@@ -56,8 +56,19 @@ VariantPanel::VariantPanel(PanelProvider provider, QWidget* parent)
   connect(m_table, &QTableWidget::cellClicked, this, [this](int row, int col) {
     const int i = currentPlot();
     if (i < 0) return;
-    picked(m_plots[static_cast<size_t>(i)].rowAxis, row);
-    picked(m_plots[static_cast<size_t>(i)].colAxis, col);
+    const PanelPlot& p = m_plots[static_cast<size_t>(i)];
+    // The row as built (a sorted table shows rows in another order).
+    const QTableWidgetItem* first = m_table->item(row, 0);
+    const int built = first ? first->data(Qt::UserRole).toInt() : row;
+    if (!p.rowPicks.empty()) {
+      if (built >= 0 && built < static_cast<int>(p.rowPicks.size())) {
+        emit layerPicked(p.rowPicks[size_t(built)].first);
+        emit headPicked(p.rowPicks[size_t(built)].second);
+      }
+      return;
+    }
+    picked(p.rowAxis, built);
+    picked(p.colAxis, col);
   });
   connect(m_matrix, &HeatmapView::rowPinned, this, [this](int row) {
     const int i = currentPlot();
@@ -153,14 +164,24 @@ void VariantPanel::showPlot(int index) {
     return;
   }
   if (p.kind == PanelPlot::Kind::Table) {
+    m_table->setSortingEnabled(false);  // while filling: a sorted table would move rows under us
     m_table->clear();
     m_table->setRowCount(p.matrix.rows);
     m_table->setColumnCount(p.matrix.cols);
     m_table->setVerticalHeaderLabels(p.matrix.rowLabels);
     m_table->setHorizontalHeaderLabels(p.matrix.colLabels);
     for (int r = 0; r < p.matrix.rows; ++r)
-      for (int c = 0; c < p.matrix.cols; ++c)
-        m_table->setItem(r, c, new QTableWidgetItem(p.cellText.value(r * p.matrix.cols + c)));
+      for (int c = 0; c < p.matrix.cols; ++c) {
+        auto* item = new QTableWidgetItem;
+        const QString text = p.cellText.value(r * p.matrix.cols + c);
+        bool number = false;
+        const double v = text.toDouble(&number);
+        if (p.sortable && number) item->setData(Qt::DisplayRole, v);  // sorts as a number
+        else item->setText(text);
+        if (c == 0) item->setData(Qt::UserRole, r);
+        m_table->setItem(r, c, item);
+      }
+    m_table->setSortingEnabled(p.sortable);
     m_table->resizeRowsToContents();
     m_stack->setCurrentWidget(m_table);
     return;

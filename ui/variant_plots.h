@@ -35,6 +35,10 @@ struct PanelPlot {
   QString xTitle, yTitle;  // chart axis titles (Bars, Curves, Scatter)
   QStringList groupNames;  // Scatter: the series of each group index
   std::vector<int> rowTokens;  // Scatter: the token position of each point
+  // Table: sortable by any column (numbers sort as numbers); a click on a row picks the layer
+  // and head of rowPicks[row], whatever the sort order.
+  bool sortable = false;
+  std::vector<std::pair<int, int>> rowPicks;
 };
 
 // The linked selection the panels follow (-1 = none chosen).

@@ -215,7 +215,9 @@ TEST_CASE("corpus links are the top K of a naive scan of every map of every docu
     }
     const CorpusIndex index = read_corpus_folder((dir / "out").string());
     REQUIRE(index.state.links.size() == all.size());
-    for (auto& [where, list] : all) {
+    for (auto& entry : all) {  // not a structured binding: clang cannot capture one in a lambda
+      const auto& where = entry.first;
+      auto& list = entry.second;
       std::sort(list.begin(), list.end(), [](const Candidate& a, const Candidate& b) {
         return std::tie(b.weight, a.document, a.query, a.key) <
                std::tie(a.weight, b.document, b.query, b.key);

@@ -493,3 +493,33 @@ TEST_CASE("rotary panel: frequencies, and weight and score by distance worked by
   none.setTrace(std::make_shared<const Trace>(withTokens(2)));
   CHECK_FALSE(none.available());
 }
+
+TEST_CASE("head statistics table: every head, sorted by a statistic, a click selects the row's head",
+          "[ui][panels][heads]") {
+  ensureApp();
+  const Model model = load_model("demo:induction");
+  const RunResult r = model.run("atlasofheadsatlasofheads", "", RunOptions{});
+  VariantPanel panel(headsProvider());
+  panel.resize(700, 500);
+  panel.show();
+  panel.setTrace(std::make_shared<const Trace>(r.trace));
+  panel.ensureBuilt();
+  panel.setCurrentPlot(plotIndex(panel, "all heads"));
+  QTableWidget* table = panel.table();
+  REQUIRE(table->rowCount() == 8);
+  // Sort by induction, highest first: the first row is the head with the largest score.
+  const int induction = 2 + static_cast<int>(HeadStatistic::Induction);
+  table->sortItems(induction, Qt::DescendingOrder);
+  const std::vector<HeadStatisticsRow> rows = head_statistics(r.trace);
+  const auto best = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a[HeadStatistic::Induction] < b[HeadStatistic::Induction];
+  });
+  CHECK(table->item(0, induction)->data(Qt::DisplayRole).toDouble() == Approx(best->value[int(HeadStatistic::Induction)]).margin(1e-4));
+  CHECK(table->item(0, 1)->data(Qt::DisplayRole).toInt() == best->head);
+  QSignalSpy layers(&panel, &VariantPanel::layerPicked), heads(&panel, &VariantPanel::headPicked);
+  emit table->cellClicked(0, 3);
+  REQUIRE(layers.count() == 1);
+  CHECK(layers.at(0).at(0).toInt() == best->map.layer);
+  CHECK(heads.at(0).at(0).toInt() == best->head);
+  checkExports(panel);
+}
