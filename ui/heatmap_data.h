@@ -77,6 +77,9 @@ struct HeatmapData {
   QString rowAxis;  // "query", "position"
   QString colAxis;  // "key", "dimension"
   QString valueName = "attention weight";  // colour bar title
+  // Rows and columns marked by the token search (their labels drawn in its colours); empty =
+  // none marked.
+  std::vector<uint8_t> rowMarks, colMarks;
 
   bool empty() const { return rows == 0 || cols == 0; }
   float at(int r, int c) const { return values[static_cast<size_t>(r) * cols + c]; }

@@ -12,6 +12,10 @@
 
 namespace atlas::ui {
 
+// The token search's colours (the token chips use the same).
+const QColor kQueryMarkColor(230, 120, 20);
+const QColor kKeyMarkColor(20, 150, 140);
+
 HeatmapStyle HeatmapStyle::light() { return HeatmapStyle{}; }
 
 HeatmapStyle HeatmapStyle::dark() {
@@ -322,21 +326,42 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   const QFontMetricsF fm(L.font, p.device());
   if (style.showTokenLabels) {
     const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellH)));
-    for (int r = r0 - r0 % rowStep; r < r1; r += rowStep) {
-      if (r < r0 || r >= data.rowLabels.size()) continue;
+    // Marked labels (the token search's matches) are drawn even between the thinned ones.
+    for (int r = std::max(0, r0); r < r1; ++r) {
+      if (r >= data.rowLabels.size()) continue;
+      const bool marked = r < static_cast<int>(data.rowMarks.size()) && data.rowMarks[size_t(r)];
+      if (r % rowStep != 0 && !marked) continue;
       const qreal y = L.cells.top() + (r + 0.5 - W.top()) * L.cellH;
+      if (marked) {
+        p.setPen(kQueryMarkColor);
+        QFont bold = L.font;
+        bold.setBold(true);
+        p.setFont(bold);
+      }
       p.drawText(QRectF(L.rowLabels.left(), y - fm.height() / 2, L.rowLabels.width() - 0.3 * style.fontSize,
                         fm.height()),
                  Qt::AlignRight | Qt::AlignVCenter, elideChars(data.rowLabels[r], style.maxLabelChars));
+      if (marked) {
+        p.setPen(style.foreground);
+        p.setFont(L.font);
+      }
     }
     const int colStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellW)));
-    for (int c = c0 - c0 % colStep; c < c1; c += colStep) {
-      if (c < c0 || c >= data.colLabels.size()) continue;
+    for (int c = std::max(0, c0); c < c1; ++c) {
+      if (c >= data.colLabels.size()) continue;
+      const bool marked = c < static_cast<int>(data.colMarks.size()) && data.colMarks[size_t(c)];
+      if (c % colStep != 0 && !marked) continue;
       const qreal x = L.cells.left() + (c + 0.5 - W.left()) * L.cellW;
       p.save();
       p.translate(x, L.colLabels.top());
       p.rotate(-90);
       // After the rotation +x points up: the text ends at the matrix and reads upwards.
+      if (marked) {
+        p.setPen(kKeyMarkColor);
+        QFont bold = L.font;
+        bold.setBold(true);
+        p.setFont(bold);
+      }
       p.drawText(QRectF(-L.colLabels.height(), -fm.height() / 2, L.colLabels.height(), fm.height()),
                  Qt::AlignRight | Qt::AlignVCenter, elideChars(data.colLabels[c], style.maxLabelChars));
       p.restore();

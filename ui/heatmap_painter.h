@@ -16,6 +16,10 @@ class QPaintDevice;
 
 namespace atlas::ui {
 
+// Labels of rows and columns the token search marks (HeatmapData::rowMarks / colMarks).
+extern const QColor kQueryMarkColor;
+extern const QColor kKeyMarkColor;
+
 struct HeatmapStyle {
   ColorMapping mapping;
   bool showTitle = true;

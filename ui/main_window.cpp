@@ -432,6 +432,25 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   }
 }
 
+// The token search's matches (source positions) on the rows and columns of `map` that show
+// source tokens (row i is token queries.begin + i; column j token keys.begin + j, Transformer-XL
+// memory columns included: they are the earlier tokens themselves).
+void MainWindow::markSearchMatches(HeatmapData& data, const AttentionMap& map) const {
+  if (m_searchQueries.isEmpty() && m_searchKeys.isEmpty()) return;
+  auto marks = [](const QVector<int>& positions, const TokenSpan& span, int count) {
+    std::vector<uint8_t> out;
+    if (span.side != TokenSide::Source || positions.isEmpty()) return out;
+    out.assign(size_t(count), 0);
+    for (int p : positions) {
+      const int i = p - static_cast<int>(span.begin);
+      if (i >= 0 && i < count) out[size_t(i)] = 1;
+    }
+    return out;
+  };
+  if (data.rows == static_cast<int>(map.queries.count)) data.rowMarks = marks(m_searchQueries, map.queries, data.rows);
+  if (data.cols == static_cast<int>(map.keys.count)) data.colMarks = marks(m_searchKeys, map.keys, data.cols);
+}
+
 void MainWindow::refreshFamilies() {
   m_updatingSelectors = true;
   m_families = m_trace ? attentionFamilies(*m_trace) : std::vector<AttentionFamily>{};
@@ -569,6 +588,7 @@ void MainWindow::updateViews() {
   } catch (const std::exception& e) {
     showError(QString::fromStdString(e.what()));
   }
+  if (map && !data.empty()) markSearchMatches(data, *map);
   m_heatmap->setData(std::move(data));
   m_tokenView->setData(std::move(lines));
   m_modelView->setCurrent(m_sel.layer, m_sel.head);

@@ -168,6 +168,7 @@ class MainWindow : public QMainWindow {
   void clearRun();  // no result on screen (a failed run): every view empty
   void finishWorkspace();
   void installViewContextMenus();
+  void markSearchMatches(HeatmapData& data, const AttentionMap& map) const;
   FigureContent viewFigure(const FigureSpec& spec) const;
   void openWorkspaceDialog();
   void saveWorkspaceDialog();
@@ -269,6 +270,7 @@ class MainWindow : public QMainWindow {
   TokenSearchPanel* m_searchPanel = nullptr;
   QDockWidget* m_searchDock = nullptr;
   CorpusPanel* m_corpusPanel = nullptr;
+  QVector<int> m_searchQueries, m_searchKeys;  // source positions the token search matches
   QDockWidget* m_corpusDock = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run

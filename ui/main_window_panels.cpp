@@ -125,10 +125,23 @@ void MainWindow::buildVariantPanels() {
   connect(m_comparePanel, &ComparePanel::headPicked, this, &MainWindow::selectHead);
   connect(m_searchPanel, &TokenSearchPanel::headPicked, this, &MainWindow::selectHead);
   connect(m_comparePanel, &ComparePanel::tokenPicked, this, &MainWindow::selectQuery);
-  connect(m_searchPanel, &TokenSearchPanel::matchesChanged, m_sourceChips, &TokenChips::setHighlighted);
+  // The matches are marked among the chips and on the heatmap's row and column labels.
+  connect(m_searchPanel, &TokenSearchPanel::matchesChanged, this, [this](const QVector<int>& q, const QVector<int>& k) {
+    m_sourceChips->setHighlighted(q, k);
+    const bool changed = q != m_searchQueries || k != m_searchKeys;
+    m_searchQueries = q;
+    m_searchKeys = k;
+    if (changed) updateViews();
+  });
   connect(m_searchDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    if (!visible) m_sourceChips->setHighlighted({}, {});
-    else m_searchPanel->setTrace(m_trace);
+    if (visible) {
+      m_searchPanel->setTrace(m_trace);
+      return;
+    }
+    m_sourceChips->setHighlighted({}, {});
+    m_searchQueries.clear();
+    m_searchKeys.clear();
+    updateViews();
   });
 }
 

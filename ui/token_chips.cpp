@@ -1,5 +1,7 @@
 #include "ui/token_chips.h"
 
+#include "ui/heatmap_painter.h"
+
 #include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QPainter>
@@ -88,11 +90,11 @@ void TokenChips::paintEvent(QPaintEvent*) {
     p.drawText(r, Qt::AlignCenter, fm.elidedText(m_labels[i], Qt::ElideRight, r.width() - 8));
     // Search matches: orange outline for a query match, teal for a key match (both: two rings).
     if (m_queryMarks.contains(i)) {
-      p.setPen(QPen(QColor(230, 120, 20), 2));
+      p.setPen(QPen(kQueryMarkColor, 2));
       p.drawRoundedRect(r.adjusted(-1, -1, 1, 1), 6, 6);
     }
     if (m_keyMarks.contains(i)) {
-      p.setPen(QPen(QColor(20, 150, 140), 2));
+      p.setPen(QPen(kKeyMarkColor, 2));
       p.drawRoundedRect(r.adjusted(1.5, 1.5, -1.5, -1.5), 4, 4);
     }
   }

@@ -36,6 +36,14 @@ TEST_CASE("token search panel: scores by position, click selects, chips marked",
   // "s" sits at 4, 11, 16 and 23; "o" at 5 and 17 of "atlasofheadsatlasofheads".
   CHECK(rw.w.sourceChips()->highlightedQueries() == QVector<int>{4, 11, 16, 23});
   CHECK(rw.w.sourceChips()->highlightedKeys() == QVector<int>{5, 17});
+  // The main heatmap marks the same rows and columns (a self-attention map over the input).
+  const HeatmapData& shown = rw.w.heatmapView()->data();
+  REQUIRE(shown.rowMarks.size() == 24);
+  REQUIRE(shown.colMarks.size() == 24);
+  for (int i = 0; i < 24; ++i) {
+    CHECK(bool(shown.rowMarks[size_t(i)]) == (i == 4 || i == 11 || i == 16 || i == 23));
+    CHECK(bool(shown.colMarks[size_t(i)]) == (i == 5 || i == 17));
+  }
   QSignalSpy layers(panel, &TokenSearchPanel::layerPicked), heads(panel, &TokenSearchPanel::headPicked);
   HeatmapView* view = plots->matrixView();
   const HeatmapLayout L = layoutHeatmap(view, QRectF(view->rect()), view->data(), view->heatmapStyle(), view->viewWindow());
@@ -53,4 +61,5 @@ TEST_CASE("token search panel: scores by position, click selects, chips marked",
   CHECK(rw.w.sourceChips()->highlightedQueries().isEmpty());
   rw.w.searchDock()->hide();
   CHECK(rw.w.sourceChips()->highlightedKeys().isEmpty());
+  CHECK(rw.w.heatmapView()->data().colMarks.empty());
 }
