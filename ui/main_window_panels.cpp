@@ -4,6 +4,7 @@
 // they are open: Transformer-XL the score terms (TraceOptions::scores), the logit lens the
 // hidden states plus add_logit_lens on the worker, the ablation panel a second (ablated) run
 // on the worker, the score-function grid the projected queries and keys (TraceOptions::qk).
+#include <QAction>
 #include <QDockWidget>
 #include <QMenu>
 
@@ -133,6 +134,12 @@ void MainWindow::buildVariantPanels() {
     m_searchKeys = k;
     if (changed) updateViews();
   });
+  // A panel opened from the menu comes to the front of its tab group (it would otherwise open
+  // behind the tab that was showing).
+  for (QDockWidget* dock : findChildren<QDockWidget*>())
+    connect(dock->toggleViewAction(), &QAction::triggered, dock, [dock](bool on) {
+      if (on) dock->raise();
+    });
   connect(m_searchDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (visible) {
       m_searchPanel->setTrace(m_trace);

@@ -63,3 +63,18 @@ TEST_CASE("right-click menus of the views copy the figure and open the compare p
   CHECK(rw.w.compareDock()->isVisible());
   delete menu;
 }
+
+TEST_CASE("a panel opened from the menu comes to the front of its tab group", "[ui][palette]") {
+  uitest::RunWindow rw("demo:induction", "abab");
+  // Two docks of the bottom tab group: open the first, then the second from the menu.
+  rw.w.sweepDock()->toggleViewAction()->trigger();
+  rw.w.compareDock()->toggleViewAction()->trigger();
+  QTest::qWait(50);
+  CHECK(rw.w.compareDock()->isVisible());
+  CHECK_FALSE(rw.w.compareDock()->visibleRegion().isEmpty());
+  CHECK(rw.w.sweepDock()->visibleRegion().isEmpty());  // behind it in the same tab group
+  rw.w.sweepDock()->toggleViewAction()->trigger();  // closes the sweep dock
+  rw.w.sweepDock()->toggleViewAction()->trigger();  // opens it again, in front
+  QTest::qWait(50);
+  CHECK_FALSE(rw.w.sweepDock()->visibleRegion().isEmpty());
+}
