@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 #include "core/formats/input_file.h"
 #include "core/tensor/error.h"
@@ -180,12 +181,18 @@ void MainWindow::buildMenus() {
   connect(dark, &QAction::triggered, this, [this] { setDarkTheme(true); });
 
   // Navigate: [ ] layers, , . heads. Text boxes claim these keys while they have focus
-  // (ShortcutOverride), so typing is never hijacked.
+  // (ShortcutOverride), so typing is never hijacked; Alt+arrows (which no text box uses) work
+  // whatever has focus: Alt+Up/Down layers, Alt+Left/Right heads.
   QMenu* nav = menuBar()->addMenu("&Navigate");
-  nav->addAction("&Previous layer", QKeySequence(Qt::Key_BracketLeft), this, [this] { nextLayer(-1); });
-  nav->addAction("&Next layer", QKeySequence(Qt::Key_BracketRight), this, [this] { nextLayer(1); });
-  nav->addAction("P&revious head", QKeySequence(Qt::Key_Comma), this, [this] { nextHead(-1); });
-  nav->addAction("N&ext head", QKeySequence(Qt::Key_Period), this, [this] { nextHead(1); });
+  const std::tuple<const char*, Qt::Key, const char*, std::function<void()>> moves[] = {
+      {"&Previous layer", Qt::Key_BracketLeft, "Alt+Up", [this] { nextLayer(-1); }},
+      {"&Next layer", Qt::Key_BracketRight, "Alt+Down", [this] { nextLayer(1); }},
+      {"P&revious head", Qt::Key_Comma, "Alt+Left", [this] { nextHead(-1); }},
+      {"N&ext head", Qt::Key_Period, "Alt+Right", [this] { nextHead(1); }}};
+  for (const auto& [label, key, anywhere, move] : moves) {
+    QAction* a = nav->addAction(label, this, move);
+    a->setShortcuts({QKeySequence(key), QKeySequence(anywhere)});
+  }
   nav->addSeparator();
   nav->addAction("Focus the &input", QKeySequence("Ctrl+L"), this, [this] { m_source->setFocus(); });
   nav->addAction("Focus the &heatmap", QKeySequence("Ctrl+H"), this, [this] { m_heatmap->setFocus(); });
@@ -410,8 +417,12 @@ void MainWindow::exportAllHeadsDialog() {
 void MainWindow::showShortcuts() {
   QMessageBox::information(this, "Keyboard shortcuts",
                            "<table>"
-                           "<tr><td><b>[</b> / <b>]</b></td><td>previous / next layer</td></tr>"
-                           "<tr><td><b>,</b> / <b>.</b></td><td>previous / next head (then mean, max, rollout)</td></tr>"
+                           "<tr><td><b>[</b> / <b>]</b></td><td>previous / next layer (not while typing)</td></tr>"
+                           "<tr><td><b>,</b> / <b>.</b></td><td>previous / next head (then mean, max, rollout, flow)</td></tr>"
+                           "<tr><td>Alt+Up / Alt+Down, Alt+Left / Alt+Right</td><td>layers, heads: whatever has focus</td></tr>"
+                           "<tr><td>Ctrl+K</td><td>command palette: every action, typed</td></tr>"
+                           "<tr><td>Ctrl+S / Ctrl+Shift+W</td><td>save / open a workspace</td></tr>"
+                           "<tr><td>Ctrl+Shift+C</td><td>copy the heatmap figure</td></tr>"
                            "<tr><td>Ctrl+L / Ctrl+H</td><td>focus the input / the heatmap</td></tr>"
                            "<tr><td>wheel, + / -</td><td>zoom the heatmap; drag to pan; double-click or 0 resets</td></tr>"
                            "<tr><td>click a row</td><td>pin a query (Up/Down move it, Esc clears)</td></tr>"

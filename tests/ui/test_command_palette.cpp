@@ -11,6 +11,8 @@
 #include <QListWidget>
 #include <QMenu>
 #include <QMimeData>
+#include <QApplication>
+#include <QPlainTextEdit>
 #include <QTest>
 
 #include "tests/ui/run_window.h"
@@ -77,4 +79,22 @@ TEST_CASE("a panel opened from the menu comes to the front of its tab group", "[
   rw.w.sweepDock()->toggleViewAction()->trigger();  // opens it again, in front
   QTest::qWait(50);
   CHECK_FALSE(rw.w.sweepDock()->visibleRegion().isEmpty());
+}
+
+TEST_CASE("Alt+arrows move the layer and head even while the input has focus, typing nothing", "[ui][palette]") {
+  uitest::RunWindow rw("demo:induction", "abab");
+  auto* input = rw.w.findChild<QPlainTextEdit*>("sourceEdit");
+  REQUIRE(input);
+  input->setFocus();
+  QApplication::setActiveWindow(&rw.w);
+  const AttentionSelection before = rw.w.selection();
+  QTest::keyClick(input, Qt::Key_Down, Qt::AltModifier);
+  QTest::keyClick(input, Qt::Key_Right, Qt::AltModifier);
+  CHECK(rw.w.selection().layer == before.layer + 1);
+  CHECK(rw.w.selection().head == before.head + 1);
+  CHECK(input->toPlainText() == "abab");
+  // "]" while typing is text, not navigation.
+  QTest::keyClick(input, Qt::Key_BracketRight);
+  CHECK(rw.w.selection().layer == before.layer + 1);
+  CHECK(input->toPlainText().contains("]"));
 }
