@@ -368,13 +368,15 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
     }
   }
   if (style.showAxisTitles) {
-    const QRectF below(L.cells.left(), L.colLabels.bottom(), L.cells.width(), fm.height() * 1.4);
+    // Centred on the cells, but as wide as the title needs: a small matrix must not clip it.
+    const qreal colW = std::max(L.cells.width(), fm.horizontalAdvance(data.colAxis) + fm.height());
+    const QRectF below(L.cells.center().x() - colW / 2, L.colLabels.bottom(), colW, fm.height() * 1.4);
     p.drawText(below, Qt::AlignCenter, data.colAxis);
     p.save();
     p.translate(L.rowLabels.left() - fm.height() * 0.9, L.cells.center().y());
     p.rotate(-90);
-    p.drawText(QRectF(-L.cells.height() / 2, -fm.height() / 2, L.cells.height(), fm.height()),
-               Qt::AlignCenter, data.rowAxis);
+    const qreal rowW = std::max(L.cells.height(), fm.horizontalAdvance(data.rowAxis) + fm.height());
+    p.drawText(QRectF(-rowW / 2, -fm.height() / 2, rowW, fm.height()), Qt::AlignCenter, data.rowAxis);
     p.restore();
   }
   if (!L.colorBar.isEmpty())

@@ -5,6 +5,7 @@
 // hidden states plus add_logit_lens on the worker, the ablation panel a second (ablated) run
 // on the worker, the score-function grid the projected queries and keys (TraceOptions::qk).
 #include <QAction>
+#include <algorithm>
 #include <QDockWidget>
 #include <QMenu>
 
@@ -188,7 +189,13 @@ void MainWindow::updateVariantPanels() {
     panel->setTrace(m_trace);
     // Appear when the arrays appear (a newly loaded model); a panel the user closed stays closed
     // for further runs of the same model.
-    if (panel->available() && !before && !m_headless && panel->provider().autoShow) dock->show();
+    // The model's own panel comes to the front of its tab group with room to read its charts
+    // (a screenshot shows what a user would see, so headless runs do the same).
+    if (panel->available() && !before && panel->provider().autoShow) {
+      dock->show();
+      dock->raise();
+      resizeDocks({dock}, {std::max(260, height() * 2 / 5)}, Qt::Vertical);
+    }
     if (!panel->available() && before) dock->hide();
   }
   pushPanelContext();

@@ -37,6 +37,7 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   auto* y = new QValueAxis;
   y->setTitleText(plot.yTitle);
   y->setRange(lo, hi + 0.05 * (hi - lo));
+  y->applyNiceNumbers();  // ticks at round values, the range widened to hold them
   if (plot.kind == PanelPlot::Kind::Scatter) {
     double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
     for (int r = 0; r < m.rows; ++r) {
@@ -48,6 +49,8 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     x->setTitleText(plot.xTitle);
     x->setRange(x0 - px, x1 + px);
     y->setRange(y0 - py, y1 + py);
+    x->applyNiceNumbers();
+    y->applyNiceNumbers();
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     const QColor colours[] = {QColor(230, 120, 20), QColor(20, 150, 140), QColor(120, 80, 200)};
@@ -79,6 +82,10 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     auto* x = new QBarCategoryAxis;
     x->append(positionCategories(m.rowLabels, m.rows));
     x->setTitleText(plot.xTitle);
+    if (m.rows > 16) {  // many tokens: upright labels would elide to "..."
+      x->setLabelsAngle(-90);
+      x->setTruncateLabels(false);
+    }
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
