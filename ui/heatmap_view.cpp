@@ -46,6 +46,11 @@ void HeatmapView::rebuildRaster() {
   m_measures = measureHeatmap(this, m_data, m_style, *m_mapper);
 }
 
+int HeatmapView::rowAt(const QPointF& pos) const {
+  const QPoint cell = currentLayout().cellAt(pos);
+  return cell.y() >= 0 && cell.y() < m_data.rows && cell.x() >= 0 && cell.x() < m_data.cols ? cell.y() : -1;
+}
+
 void HeatmapView::setPinnedRow(int row) {
   if (row < -1 || row >= m_data.rows) row = -1;
   if (row == m_pinnedRow) return;

@@ -32,6 +32,8 @@ class HeatmapView : public QWidget {
   double lastPaintMs() const { return m_lastPaintMs; }
   // The hover tooltip of a cell: query and key (label and index), weight, rank in its row.
   QString describeCell(int row, int col) const;
+  // The matrix row under a widget position, or -1 outside the cells.
+  int rowAt(const QPointF& pos) const;
   QSize sizeHint() const override { return {640, 560}; }
 
  signals:

@@ -144,7 +144,7 @@ class MainWindow : public QMainWindow {
   // View > Command palette (Ctrl+K): every menu action, filtered as you type.
   CommandPalette* openCommandPalette();
   // The right-click menu of a main view ("heatmap", "model", "tokens").
-  QMenu* viewContextMenu(const QString& view);
+  QMenu* viewContextMenu(const QString& view, int row = -1);
 
  signals:
   void modelReady(const QString& spec);

@@ -360,15 +360,23 @@ void MainWindow::installViewContextMenus() {
   for (const auto& [widget, view] : views) {
     widget->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(widget, &QWidget::customContextMenuRequested, this, [this, widget = widget, view = view](const QPoint& at) {
-      viewContextMenu(view)->popup(widget->mapToGlobal(at));
+      viewContextMenu(view, view == "heatmap" ? m_heatmap->rowAt(at) : -1)->popup(widget->mapToGlobal(at));
     });
   }
 }
 
-QMenu* MainWindow::viewContextMenu(const QString& view) {
+QMenu* MainWindow::viewContextMenu(const QString& view, int row) {
   auto* menu = new QMenu(this);
   menu->setAttribute(Qt::WA_DeleteOnClose);
   menu->setEnabled(m_trace != nullptr);
+  // Pin the query row under the cursor (every view follows it), or unpin.
+  if (view == "heatmap" && row >= 0 && row < m_heatmap->data().rows) {
+    const QString label = m_heatmap->data().rowLabels.value(row);
+    menu->addAction(QString("&Pin query %1 %2").arg(row).arg(label), this, [this, row] { m_heatmap->setPinnedRow(row); });
+  }
+  if (view == "heatmap" && m_heatmap->pinnedRow() >= 0)
+    menu->addAction("&Unpin the query", this, [this] { m_heatmap->setPinnedRow(-1); });
+  if (view == "heatmap") menu->addSeparator();
   menu->addAction("&Copy figure", this, [this, view] { copyFigure(view); });
   menu->addAction("&Export figure\u2026", this, [this, view] { exportView(view); });
   menu->addSeparator();

@@ -17,6 +17,7 @@
 
 #include "tests/ui/run_window.h"
 #include "ui/command_palette.h"
+#include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 
 using namespace atlas;
@@ -64,6 +65,20 @@ TEST_CASE("right-click menus of the views copy the figure and open the compare p
     if (a->text().remove('&').startsWith("Compare")) a->trigger();
   CHECK(rw.w.compareDock()->isVisible());
   delete menu;
+  // Pin: the row under the cursor becomes the pinned query; the next menu offers to unpin.
+  QMenu* pin = rw.w.viewContextMenu("heatmap", 2);
+  QAction* pinAction = nullptr;
+  for (QAction* a : pin->actions())
+    if (a->text().remove('&').startsWith("Pin query 2")) pinAction = a;
+  REQUIRE(pinAction);
+  pinAction->trigger();
+  CHECK(rw.w.heatmapView()->pinnedRow() == 2);
+  delete pin;
+  QMenu* unpin = rw.w.viewContextMenu("heatmap", -1);
+  for (QAction* a : unpin->actions())
+    if (a->text().remove('&') == "Unpin the query") a->trigger();
+  CHECK(rw.w.heatmapView()->pinnedRow() == -1);
+  delete unpin;
 }
 
 TEST_CASE("a panel opened from the menu comes to the front of its tab group", "[ui][palette]") {
