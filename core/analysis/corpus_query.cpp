@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/analysis/token_search.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -56,11 +57,7 @@ std::string render(const std::vector<std::string>& tokens, int64_t lo, int64_t h
 }  // namespace
 
 bool corpus_token_matches(const std::string& label, const std::string& wanted) {
-  if (label == wanted || label == replace_all(wanted, " ", kSpaceMark)) return true;
-  std::string bare = label;
-  while (bare.compare(0, kSpaceMark.size(), kSpaceMark) == 0) bare.erase(0, kSpaceMark.size());
-  if (bare.size() > 2 && bare.compare(0, 2, "##") == 0) bare.erase(0, 2);
-  return !bare.empty() && bare == wanted;
+  return token_matches(label, wanted, /*ignore_case=*/false);
 }
 
 std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const CorpusLinkQuery& q) {

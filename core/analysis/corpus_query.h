@@ -29,8 +29,9 @@ struct CorpusLinkMatch {
 // nothing the index holds, listing what it holds.
 std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const CorpusLinkQuery& q);
 
-// Whether a token label is the token a user typed: the label itself, or the label without the
-// marks that show a leading space ("␣the" is "the") or a WordPiece continuation ("##ing").
+// Whether a token label is the token a user typed: token_search.h's rule (the label without
+// the marks of a leading space, "␣the" is "the", or a WordPiece continuation, "##ing"; "run*"
+// by prefix), case-sensitively.
 bool corpus_token_matches(const std::string& label, const std::string& wanted);
 
 // The tokens around a link, `context` on each side of the query and of the key (one window

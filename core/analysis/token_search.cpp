@@ -10,18 +10,18 @@ namespace atlas {
 
 namespace {
 
-// The label without the word-start marks of the tokenizers, lowercased (ASCII).
-std::string normalized(const std::string& label) {
+// The label without the word marks of the tokenizers, lowercased (ASCII) when `lower`.
+std::string normalized(const std::string& label, bool lower) {
   std::string s = label;
   for (bool stripped = true; stripped && !s.empty();) {
     stripped = false;
-    for (const std::string mark : {" ", "\u2423", "\u0120", "\u2581"})  // space, ␣, Ġ, ▁
+    for (const std::string mark : {" ", "\u2423", "\u0120", "\u2581", "##"})  // space, ␣, Ġ, ▁, ##
       if (s.compare(0, mark.size(), mark) == 0 && s.size() > mark.size()) {
         s.erase(0, mark.size());
         stripped = true;
       }
   }
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (lower) std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return s;
 }
 
@@ -33,12 +33,12 @@ std::vector<uint8_t> mask_of(const std::vector<std::string>& labels, const std::
 
 }  // namespace
 
-bool token_matches(const std::string& label, const std::string& pattern) {
+bool token_matches(const std::string& label, const std::string& pattern, bool ignore_case) {
   if (pattern == "*") return true;
-  std::string p = normalized(pattern);
+  std::string p = normalized(pattern, ignore_case);
   const bool prefix = !pattern.empty() && pattern.back() == '*';
   if (prefix) p.pop_back();
-  const std::string l = normalized(label);
+  const std::string l = normalized(label, ignore_case);
   return prefix ? l.compare(0, p.size(), p) == 0 : l == p;
 }
 

@@ -7,10 +7,11 @@
 // strongest single link. The researcher's "where does 'it' look at 'cat'" over every layer and
 // head at once.
 //
-// Patterns match token labels case-insensitively after the marks tokenizers put in front of a
-// word (a space, "␣", GPT-2's "Ġ", SentencePiece's "▁") are dropped: "mary" matches " Mary",
-// "␣Mary" and "ĠMary". A trailing "*" matches by prefix ("run*": "running"), and "*" alone
-// matches every token.
+// Patterns match token labels after the marks tokenizers put on a word are dropped (a leading
+// space, "␣", GPT-2's "Ġ", SentencePiece's "▁", WordPiece's continuation "##"), ignoring case
+// unless asked not to: "mary" matches " Mary", "␣Mary" and "ĠMary". A trailing "*" matches by
+// prefix ("run*": "running"), and "*" alone matches every token. The corpus queries use the
+// same rule, case-sensitively (corpus_query.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@
 namespace atlas {
 
 // Whether `label` matches `pattern` (above).
-bool token_matches(const std::string& label, const std::string& pattern);
+bool token_matches(const std::string& label, const std::string& pattern, bool ignore_case = true);
 // The positions of `tokens` whose labels match.
 std::vector<int64_t> matching_tokens(const std::vector<TokenInfo>& tokens, const std::string& pattern);
 

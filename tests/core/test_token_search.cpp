@@ -17,6 +17,9 @@ TEST_CASE("token patterns ignore word-start marks and case; * is a prefix or any
   CHECK(token_matches("anything", "*"));
   CHECK_FALSE(token_matches("\u2423", "x"));
   CHECK(token_matches("\u2423", "\u2423"));  // a lone space token is itself
+  CHECK(token_matches("##ing", "ing"));        // WordPiece continuation
+  CHECK_FALSE(token_matches("\u0120Mary", "mary", /*ignore_case=*/false));  // the corpus queries' rule
+  CHECK(token_matches("\u0120Mary", "Mary", false));
 }
 
 TEST_CASE("token search scores heads by the attention of matching queries on matching keys", "[analysis][search]") {
