@@ -109,13 +109,23 @@ void ComparePanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<co
   m_resultB.reset();
   m_traceB.reset();
   m_plots->setTrace(m_trace);
-  if (m_active) {
+  if (m_active && !isVisible()) {  // nobody looks: no forward per keystroke until shown
+    m_stale = true;
+  } else if (m_active) {
     if (isRunning()) {
       m_rerun = true;
       if (m_cancelFlag) m_cancelFlag->store(true);
     } else {
       compare();
     }
+  }
+}
+
+void ComparePanel::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  if (m_stale && m_active) {
+    m_stale = false;
+    compare();
   }
 }
 
@@ -180,6 +190,7 @@ bool ComparePanel::compare() {
 void ComparePanel::stop() {
   m_active = false;
   m_rerun = false;
+  m_stale = false;
   if (m_cancelFlag) m_cancelFlag->store(true);
   m_resultB.reset();
   m_traceB.reset();

@@ -7,7 +7,8 @@
 // window's (linked), and a click on the grid selects that layer and head everywhere.
 //
 // B runs on a worker. Once compared, every new run of A re-runs B (B's input follows A's
-// when no other text is given), so the panel never shows B against an older A.
+// when no other text is given), so the panel never shows B against an older A; while the
+// panel is hidden, B waits and runs once when it is shown again.
 #include <QFutureWatcher>
 #include <QWidget>
 #include <atomic>
@@ -60,6 +61,9 @@ class ComparePanel : public QWidget {
   void onRunDone();
   void setStatus(const QString& text);
 
+ protected:
+  void showEvent(QShowEvent* e) override;
+
   std::shared_ptr<const Model> m_model;
   std::shared_ptr<const Trace> m_trace;
   std::shared_ptr<const Model> m_modelB;  // loaded from m_modelBSpec
@@ -69,6 +73,7 @@ class ComparePanel : public QWidget {
   AttentionSelection m_sel;
   bool m_active = false;  // compared at least once and not stopped: re-run B with A
   bool m_rerun = false;   // A changed while B was running
+  bool m_stale = false;   // A changed while the panel was hidden: B runs when it is shown
   QLineEdit* m_modelEdit;
   QLineEdit* m_textEdit;
   QPushButton* m_compare;

@@ -271,6 +271,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_searchDock = nullptr;
   CorpusPanel* m_corpusPanel = nullptr;
   QVector<int> m_searchQueries, m_searchKeys;  // source positions the token search matches
+  bool m_updatingPanels = false;  // inside updateVariantPanels
   QDockWidget* m_corpusDock = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run

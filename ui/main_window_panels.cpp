@@ -129,11 +129,13 @@ void MainWindow::buildVariantPanels() {
   connect(m_comparePanel, &ComparePanel::tokenPicked, this, &MainWindow::selectQuery);
   // The matches are marked among the chips and on the heatmap's row and column labels.
   connect(m_searchPanel, &TokenSearchPanel::matchesChanged, this, [this](const QVector<int>& q, const QVector<int>& k) {
+    if (!m_searchDock->isVisible()) return;  // a closed panel marks nothing
     m_sourceChips->setHighlighted(q, k);
     const bool changed = q != m_searchQueries || k != m_searchKeys;
     m_searchQueries = q;
     m_searchKeys = k;
-    if (changed) updateViews();
+    // During a run's panel update the run's own updateViews follows: no second repaint.
+    if (changed && !m_updatingPanels) updateViews();
   });
   // A panel opened from the menu comes to the front of its tab group (it would otherwise open
   // behind the tab that was showing).
@@ -178,6 +180,7 @@ QDockWidget* MainWindow::variantDock(const QString& id) const {
 }
 
 void MainWindow::updateVariantPanels() {
+  m_updatingPanels = true;
   m_patternView->setRun(m_model, m_trace);
   m_scorePanel->setRun(m_model, m_trace);
   m_sweepPanel->setRun(m_model, m_trace);
@@ -198,6 +201,7 @@ void MainWindow::updateVariantPanels() {
     }
     if (!panel->available() && before) dock->hide();
   }
+  m_updatingPanels = false;
   pushPanelContext();
   updatePanelTraceOptions();
 }

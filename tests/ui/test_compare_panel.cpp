@@ -145,6 +145,16 @@ TEST_CASE("compare panel: B follows A, the selection is linked, other lengths ar
   REQUIRE(done.wait(30000));
   REQUIRE(panel.traceB());
   CHECK(shownPlot(panel.plotPanel(), "A \u2212 B").values == compareDifference(*a2, *b, sel).values);
+  // Hidden, the panel does not run B on every new A; shown again, it runs B once.
+  panel.hide();
+  auto a3 = runOn(*model, "baba");
+  panel.setRun(model, a3);
+  CHECK_FALSE(panel.isRunning());
+  CHECK_FALSE(panel.traceB());
+  panel.show();
+  REQUIRE(done.wait(30000));
+  REQUIRE(panel.traceB());
+  CHECK(shownPlot(panel.plotPanel(), "A \u2212 B").values == compareDifference(*a3, *b, sel).values);
   // B with another length: the reason instead of a picture.
   panel.setB("", "abebab");
   REQUIRE(panel.compare());

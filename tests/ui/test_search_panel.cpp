@@ -62,4 +62,10 @@ TEST_CASE("token search panel: scores by position, click selects, chips marked",
   rw.w.searchDock()->hide();
   CHECK(rw.w.sourceChips()->highlightedKeys().isEmpty());
   CHECK(rw.w.heatmapView()->data().colMarks.empty());
+  // A closed panel marks nothing on later runs either.
+  rw.w.setSourceText("ooss ooss");
+  REQUIRE(rw.shown.wait(30000));
+  rw.settle();
+  CHECK(rw.w.sourceChips()->highlightedKeys().isEmpty());
+  CHECK(rw.w.heatmapView()->data().colMarks.empty());
 }
