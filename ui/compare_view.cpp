@@ -2,6 +2,7 @@
 #include "ui/compare_view.h"
 
 #include "core/tensor/error.h"
+#include "ui/variant_plots.h"
 
 namespace atlas::ui {
 
@@ -80,20 +81,12 @@ HeatmapData compareSideBySide(const Trace& a, const Trace& b, const AttentionSel
 HeatmapData compareHeadGrid(const Trace& a, const Trace& b, const AttentionSelection& sel) {
   const AttentionMap* m = findAttentionMap(a, sel);
   if (!m) throw AtlasError("A has no " + sel.stack.toStdString() + " " + sel.kind.toStdString() + " map");
-  for (const HeadDifferenceTable& t : head_difference_tables(compare_attention(a, b))) {
+  for (const HeadTable& t : head_difference_tables(compare_attention(a, b))) {
     if (t.map.stack != m->stack || t.map.sublayer != m->sublayer || t.map.segment != m->segment) continue;
-    HeatmapData d;
-    d.rows = static_cast<int>(t.layers);
-    d.cols = static_cast<int>(t.heads);
-    d.values.assign(t.mean_tv.begin(), t.mean_tv.end());
-    for (int l = 0; l < d.rows; ++l) d.rowLabels << (t.steps ? QString("S%1").arg(l + 1) : QString("L%1").arg(l));
-    for (int h = 0; h < d.cols; ++h) d.colLabels << QString("H%1").arg(h);
-    d.title = "A vs B per head: " + QString::fromStdString(attention_family_label(t.map)) +
-              (t.map.segment >= 0 ? QString(", segment %1").arg(t.map.segment) : QString());
-    d.rowAxis = t.steps ? "step" : "layer";
-    d.colAxis = "head";
-    d.valueName = "mean total variation distance";
-    return d;
+    return layersByHeads(t.layers, t.heads, t.steps, t.values,
+                         "A vs B per head: " + QString::fromStdString(attention_family_label(t.map)) +
+                             (t.map.segment >= 0 ? QString(", segment %1").arg(t.map.segment) : QString()),
+                         "mean total variation distance");
   }
   throw AtlasError("the " + attention_family_label(*m) + " maps of A and B cannot be compared (other token counts)");
 }

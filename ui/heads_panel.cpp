@@ -17,16 +17,7 @@ std::vector<PanelPlot> headStatisticPlots(const Trace& trace, const PanelContext
       PanelPlot p;
       p.name = label + ": " + QString(head_statistic_name(stat)).replace('_', ' ');
       p.kind = PanelPlot::Kind::Matrix;
-      p.matrix.rows = static_cast<int>(f.layers);
-      p.matrix.cols = static_cast<int>(f.heads);
-      p.matrix.values.assign(f.table[s].begin(), f.table[s].end());
-      for (int64_t l = 0; l < f.layers; ++l)
-        p.matrix.rowLabels << (f.steps ? QString("S%1").arg(l + 1) : QString("L%1").arg(l));
-      p.matrix.colLabels = indexLabels("H", static_cast<int>(f.heads));
-      p.matrix.title = p.name;
-      p.matrix.rowAxis = f.steps ? "step" : "layer";
-      p.matrix.colAxis = "head";
-      p.matrix.valueName = head_statistic_meaning(stat);
+      p.matrix = layersByHeads(f.layers, f.heads, f.steps, f.table[s], p.name, head_statistic_meaning(stat));
       p.rowAxis = f.steps ? PlotAxis::Step : PlotAxis::Layer;
       p.colAxis = PlotAxis::Head;
       out.push_back(std::move(p));

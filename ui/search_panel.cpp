@@ -48,16 +48,8 @@ TokenSearchPanel::TokenSearchPanel(QWidget* parent) : QWidget(parent) {
       QString label = QString::fromStdString(attention_family_label(table.map));
       if (table.map.segment >= 0) label += QString(", segment %1").arg(table.map.segment);
       plot.name = label + ": \u201C" + QString::fromStdString(q) + "\u201D \u2192 \u201C" + QString::fromStdString(k) + "\u201D";
-      plot.matrix.rows = static_cast<int>(table.layers);
-      plot.matrix.cols = static_cast<int>(table.heads);
-      plot.matrix.values.assign(table.values.begin(), table.values.end());
-      for (int64_t l = 0; l < table.layers; ++l)
-        plot.matrix.rowLabels << (table.steps ? QString("S%1").arg(l + 1) : QString("L%1").arg(l));
-      for (int64_t h = 0; h < table.heads; ++h) plot.matrix.colLabels << QString("H%1").arg(h);
-      plot.matrix.title = plot.name;
-      plot.matrix.rowAxis = table.steps ? "step" : "layer";
-      plot.matrix.colAxis = "head";
-      plot.matrix.valueName = "attention on matching keys";
+      plot.matrix = layersByHeads(table.layers, table.heads, table.steps, table.values, plot.name,
+                                  "attention on matching keys");
       plot.rowAxis = table.steps ? PlotAxis::Step : PlotAxis::Layer;
       plot.colAxis = PlotAxis::Head;
       out.push_back(std::move(plot));

@@ -17,6 +17,21 @@ const Tensor& requireArray(const Trace& trace, const std::string& name) {
   return a->tensor;
 }
 
+HeatmapData layersByHeads(int64_t layers, int64_t heads, bool steps, const std::vector<double>& values,
+                          const QString& title, const QString& valueName) {
+  HeatmapData d;
+  d.rows = static_cast<int>(layers);
+  d.cols = static_cast<int>(heads);
+  d.values.assign(values.begin(), values.end());
+  for (int l = 0; l < d.rows; ++l) d.rowLabels << (steps ? QString("S%1").arg(l + 1) : QString("L%1").arg(l));
+  d.colLabels = indexLabels("H", d.cols);
+  d.title = title;
+  d.rowAxis = steps ? "step" : "layer";
+  d.colAxis = "head";
+  d.valueName = valueName;
+  return d;
+}
+
 QStringList indexLabels(const QString& prefix, int n) {
   QStringList out;
   for (int i = 0; i < n; ++i) out << prefix + QString::number(i);

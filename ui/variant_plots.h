@@ -87,6 +87,10 @@ const Tensor& requireArray(const Trace& trace, const std::string& name);
 // `target`), or "0", "1", ... when the trace has fewer tokens than `n`.
 QStringList tokenLabels(const Trace& trace, int n, bool target = false);
 QStringList indexLabels(const QString& prefix, int n);
+// A [layers, heads] grid of per-head values (head statistics, token search, compare): rows
+// "L0".. (or "S1".. for a Universal Transformer's steps), columns "H0"...
+HeatmapData layersByHeads(int64_t layers, int64_t heads, bool steps, const std::vector<double>& values,
+                          const QString& title, const QString& valueName);
 // A [rows, cols] matrix copied from `t` starting at flat element `offset`.
 HeatmapData matrixFrom(const Tensor& t, size_t offset, int rows, int cols);
 // Names of the arrays ending in `suffix`, in recording order.

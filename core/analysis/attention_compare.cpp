@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/analysis/head_table.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -66,12 +65,10 @@ std::vector<HeadDifference> compare_attention(const Trace& a, const Trace& b) {
   return out;
 }
 
-std::vector<HeadDifferenceTable> head_difference_tables(const std::vector<HeadDifference>& rows) {
+std::vector<HeadTable> head_difference_tables(const std::vector<HeadDifference>& rows) {
   std::vector<HeadValue> values;
   for (const auto& r : rows) values.push_back({&r.map, r.head, r.mean_tv});
-  std::vector<HeadDifferenceTable> out;
-  for (HeadTable& t : head_tables(values)) out.push_back({t.name, t.map, t.steps, t.layers, t.heads, std::move(t.values)});
-  return out;
+  return head_tables(values);
 }
 
 Tensor attention_difference(const Trace& a, const Trace& b, const std::string& array, int64_t head) {

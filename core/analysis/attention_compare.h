@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/head_table.h"
 #include "core/model/trace.h"
 
 namespace atlas {
@@ -27,16 +28,8 @@ struct HeadDifference {
 // (different token counts, different architectures).
 std::vector<HeadDifference> compare_attention(const Trace& a, const Trace& b);
 
-// The rows of one map family as a [layers, heads] table of mean_tv (a Universal Transformer's
-// step n at row n - 1), for the per-head figure.
-struct HeadDifferenceTable {
-  std::string name;  // "decoder.self_attn", "decoder.self_attn.seg1"
-  AttentionMap map;  // one map of the family
-  bool steps = false;
-  int64_t layers = 0, heads = 0;
-  std::vector<double> mean_tv;  // [layers * heads]
-};
-std::vector<HeadDifferenceTable> head_difference_tables(const std::vector<HeadDifference>& rows);
+// mean_tv laid out as one [layers, heads] table per map family (head_table.h).
+std::vector<HeadTable> head_difference_tables(const std::vector<HeadDifference>& rows);
 
 // A - B of one head's map [Lq, Lk]: both runs must hold `array` densely with the same shape.
 Tensor attention_difference(const Trace& a, const Trace& b, const std::string& array, int64_t head);

@@ -46,7 +46,7 @@ TEST_CASE("attention compare: total variation and largest difference worked by h
   CHECK(tables[0].name == "decoder.self_attn");
   CHECK(tables[0].layers == 1);
   CHECK(tables[0].heads == 2);
-  CHECK(tables[0].mean_tv == std::vector<double>{0.5, 0.25});
+  CHECK(tables[0].values == std::vector<double>{0.5, 0.25});
   const Tensor d = attention_difference(a, b, "decoder.layer0.self_attn", 1);
   CHECK(d.data == std::vector<float>{0, 0, -0.5f, 0.5f});
   CHECK_THROWS_WITH(attention_difference(a, b, "decoder.layer0.self_attn", 2), Catch::Contains("head 2 does not exist"));

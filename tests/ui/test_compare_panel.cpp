@@ -84,7 +84,7 @@ TEST_CASE("compare views: difference, side by side and per-head grid by value an
   REQUIRE(g.rows == 2);
   REQUIRE(g.cols == 4);
   for (int l = 0; l < 2; ++l)
-    for (int h = 0; h < 4; ++h) CHECK(g.at(l, h) == Approx(table.mean_tv[size_t(l * 4 + h)]));
+    for (int h = 0; h < 4; ++h) CHECK(g.at(l, h) == Approx(table.values[size_t(l * 4 + h)]));
   const auto longer = runOn(model, "ababa");
   CHECK_THROWS_WITH(compareDifference(*a, *longer, sel), Catch::Contains("same number of tokens"));
 }
