@@ -45,13 +45,8 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   cv->addLayout(buttons);
   cv->addWidget(m_status);
 
-  PanelProvider p;
-  p.id = "compare";
-  p.title = "Compare";
-  p.arrays = "a run of the current model";
-  p.available = [](const Trace&) { return true; };
   // Each view that applies; when none does (other token counts for all), the first reason.
-  p.plots = [this](const Trace&, const PanelContext&) {
+  auto plots = [this](const Trace&, const PanelContext&) {
     std::vector<PanelPlot> out;
     if (!m_trace || !m_traceB) return out;
     QString firstError;
@@ -78,12 +73,7 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     if (out.empty() && !firstError.isEmpty()) throw AtlasError(firstError.toStdString());
     return out;
   };
-  p.autoShow = false;
-  m_plots = new VariantPanel(std::move(p));
-  m_plots->setControls(controls);
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  v->addWidget(m_plots);
+  m_plots = embedToolPlots(this, "compare", "Compare", plots, controls);
 
   connect(m_plots, &VariantPanel::layerPicked, this, &ComparePanel::layerPicked);
   connect(m_plots, &VariantPanel::headPicked, this, &ComparePanel::headPicked);

@@ -30,12 +30,7 @@ TokenSearchPanel::TokenSearchPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("Key:", m_key);
   form->addRow(m_status);
 
-  PanelProvider p;
-  p.id = "search";
-  p.title = "Token search";
-  p.arrays = "a run of the current model";
-  p.available = [](const Trace&) { return true; };
-  p.plots = [this](const Trace& t, const PanelContext&) {
+  auto plots = [this](const Trace& t, const PanelContext&) {
     std::vector<PanelPlot> out;
     const std::string q = m_query->text().trimmed().toStdString(), k = m_key->text().trimmed().toStdString();
     if (q.empty() || k.empty()) return out;
@@ -56,12 +51,7 @@ TokenSearchPanel::TokenSearchPanel(QWidget* parent) : QWidget(parent) {
     }
     return out;
   };
-  p.autoShow = false;
-  m_plots = new VariantPanel(std::move(p));
-  m_plots->setControls(controls);
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  v->addWidget(m_plots);
+  m_plots = embedToolPlots(this, "search", "Token search", plots, controls);
   connect(m_plots, &VariantPanel::layerPicked, this, &TokenSearchPanel::layerPicked);
   connect(m_plots, &VariantPanel::headPicked, this, &TokenSearchPanel::headPicked);
   connect(m_query, &QLineEdit::textChanged, this, &TokenSearchPanel::update);

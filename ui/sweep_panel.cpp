@@ -85,12 +85,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   cv->addLayout(buttons);
   cv->addWidget(m_status);
 
-  PanelProvider p;
-  p.id = "sweep";
-  p.title = "Ablation sweep";
-  p.arrays = "a run of the current model";
-  p.available = [](const Trace&) { return true; };
-  p.plots = [this](const Trace&, const PanelContext&) {
+  auto plots = [this](const Trace&, const PanelContext&) {
     std::vector<PanelPlot> out;
     if (!m_result) return out;
     PanelPlot plot;
@@ -103,12 +98,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
     out.push_back(std::move(plot));
     return out;
   };
-  p.autoShow = false;
-  m_plots = new VariantPanel(std::move(p));
-  m_plots->setControls(controls);
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  v->addWidget(m_plots);
+  m_plots = embedToolPlots(this, "sweep", "Ablation sweep", plots, controls);
 
   connect(m_plots, &VariantPanel::layerPicked, this, &SweepPanel::layerPicked);
   connect(m_plots, &VariantPanel::headPicked, this, &SweepPanel::headPicked);

@@ -83,6 +83,24 @@ VariantPanel::VariantPanel(PanelProvider provider, QWidget* parent)
 
 void VariantPanel::setControls(QWidget* controls) { m_layout->insertWidget(1, controls); }
 
+VariantPanel* embedToolPlots(QWidget* owner, const QString& id, const QString& title,
+                             std::function<std::vector<PanelPlot>(const Trace&, const PanelContext&)> plots,
+                             QWidget* controls) {
+  PanelProvider p;
+  p.id = id;
+  p.title = title;
+  p.arrays = "a run of the current model";
+  p.available = [](const Trace&) { return true; };
+  p.plots = std::move(plots);
+  p.autoShow = false;
+  auto* panel = new VariantPanel(std::move(p));
+  panel->setControls(controls);
+  auto* v = new QVBoxLayout(owner);
+  v->setContentsMargins(0, 0, 0, 0);
+  v->addWidget(panel);
+  return panel;
+}
+
 void VariantPanel::setNote(const QString& text) { m_note->setText(text); }
 
 void VariantPanel::setTrace(std::shared_ptr<const Trace> trace) {

@@ -85,4 +85,11 @@ class VariantPanel : public QWidget {
   HeatmapStyle m_style;
 };
 
+// The plot area of a tool panel (sweep, compare, token search) that computes its own results:
+// a VariantPanel whose provider is always available and whose plots come from `plots` (which
+// reads the tool's state, not the trace), with `controls` above, filling `owner`.
+VariantPanel* embedToolPlots(QWidget* owner, const QString& id, const QString& title,
+                             std::function<std::vector<PanelPlot>(const Trace&, const PanelContext&)> plots,
+                             QWidget* controls);
+
 }  // namespace atlas::ui

@@ -10,6 +10,13 @@
 
 namespace atlas::uitest {
 
+// A run of `model` on `text` whose trace shares the result's lifetime, as the window hands
+// traces to its panels.
+inline std::shared_ptr<const Trace> runOn(const Model& model, const std::string& text) {
+  auto r = std::make_shared<RunResult>(model.run(text, "", RunOptions{}));
+  return std::shared_ptr<const Trace>(r, &r->trace);
+}
+
 struct RunWindow {
   bool appReady = ensureApp() != nullptr;  // the QApplication must exist before the window
   ui::MainWindow w;

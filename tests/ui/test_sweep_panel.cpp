@@ -26,13 +26,9 @@
 using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::ensureApp;
+using atlas::uitest::runOn;
 
 namespace {
-
-std::shared_ptr<const Trace> runOn(const Model& model, const std::string& text) {
-  auto r = std::make_shared<RunResult>(model.run(text, "", RunOptions{}));
-  return std::shared_ptr<const Trace>(r, &r->trace);
-}
 
 int distinctColours(const QImage& img) {
   QSet<QRgb> colours;
