@@ -81,6 +81,7 @@ struct RelativeAttentionPC {
   int32_t max_distance;
   float span_ramp;
   int32_t span_max;
+  int32_t span_offset;  // the adaptive-span distance convention (0 paper, 1 reference)
 };
 
 // shaders/sparse_attention.comp: one workgroup per (query row, head).

@@ -140,6 +140,7 @@ RelativeAttentionResult VulkanBackend::relative_attention(const DTensor& q, cons
   pc.max_distance = static_cast<int32_t>(kd);
   pc.span_ramp = static_cast<float>(args.span_ramp);
   pc.span_max = static_cast<int32_t>(args.span_max);
+  pc.span_offset = static_cast<int32_t>(args.span_offset);
   rec_->dispatch(pipes_->get(ShaderId::RelativeAttention), bindings, pc,
                  static_cast<uint32_t>(lq), static_cast<uint32_t>(H));
   return r;

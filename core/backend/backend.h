@@ -101,7 +101,8 @@ struct AttentionResult {
 //   a_ij = softmax_j over m_ij > 0 of e_ij weighted by m_ij         (span inside), or
 //   a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8), p = softmax(e)      (span after), or softmax(e)
 //   o_i  = sum_j a_ij (v_j + [shaw] a^V_{r(i,j)})
-// with r(i, j) = clip(j - (i + Lk - Lq), -k, k) + k and m_ij = m_z(|i + Lk - Lq - j|).
+// with r(i, j) = clip(j - (i + Lk - Lq), -k, k) + k and m_ij = m_z(|i + Lk - Lq - j| - o),
+// o = span_offset (core/variants/adaptive_span/span_mask.h).
 struct RelativeAttentionArgs {
   AttentionArgs attn;          // heads, scale, hard mask, want_probs, want_scores
   DTensor rel_k, rel_v;        // Shaw tables [2k+1, d_head] (empty handles: no Shaw term)
@@ -110,6 +111,7 @@ struct RelativeAttentionArgs {
   std::vector<float> span_z;   // [heads, Lq] span z per head and query; empty: no span mask
   int64_t span_ramp = 32;      // R
   int64_t span_max = 0;        // S: keys farther than S get m = 0
+  int64_t span_offset = 0;     // o: 0 the paper's distance, 1 the reference code's
   bool span_after = false;     // mask after the softmax and renormalise (the reference code)
   bool want_terms = false;     // Shaw key_term (scaled) and value_term
   bool want_span_mask = false;

@@ -45,8 +45,10 @@ void validate_shaw(const ModelConfig& c, const std::string& origin) {
 }
 
 // ---- adaptive_span ----
-const std::vector<std::string> kSpanKeys = {"enabled", "max_span", "ramp", "init_z",
-                                            "mode",    "dynamic",  "loss_coeff"};
+const std::vector<std::string> kSpanKeys = {"enabled", "max_span", "ramp",      "init_z",
+                                            "mode",    "dynamic",  "loss_coeff", "distance"};
+const EnumTable<SpanDistance> kSpanDistances = {{"paper", SpanDistance::Paper},
+                                                {"reference", SpanDistance::Reference}};
 
 void read_span(const Json& o, const Reader& r, ModelConfig& c) {
   check_known_keys(o, kSpanKeys, "adaptive_span", r.origin);
@@ -60,6 +62,8 @@ void read_span(const Json& o, const Reader& r, ModelConfig& c) {
   if (auto it = o.find("dynamic"); it != o.end()) s.dynamic = r.boolean(*it, "adaptive_span.dynamic");
   if (auto it = o.find("loss_coeff"); it != o.end())
     s.loss_coeff = r.number(*it, "adaptive_span.loss_coeff");
+  if (auto it = o.find("distance"); it != o.end())
+    s.distance = r.enumeration(*it, "adaptive_span.distance", kSpanDistances);
 }
 
 OrderedJson write_span(const ModelConfig& c) {
@@ -72,6 +76,7 @@ OrderedJson write_span(const ModelConfig& c) {
   j["mode"] = enum_name(s.mode, kSpanModes, "adaptive_span.mode");
   j["dynamic"] = s.dynamic;
   j["loss_coeff"] = shortest_float(s.loss_coeff);
+  j["distance"] = enum_name(s.distance, kSpanDistances, "adaptive_span.distance");
   return j;
 }
 

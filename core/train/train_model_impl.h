@@ -196,7 +196,7 @@ class Builder {
                                                    S(sc.max_span))
                                : w(prefix + ".span_z");  // [Lq, H] or [1, H]
       span_z_nodes.push_back(z);
-      return out(span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode}));
+      return out(span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode, sc.distance_offset()}));
     }
     if (c_.shaw.enabled && !prefix.ends_with("cross_attn"))  // core/variants/shaw/train_shaw.h
       return out(shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,

@@ -37,6 +37,7 @@ layout(push_constant) uniform PC {
   int max_distance;
   float span_ramp;
   int span_max;
+  int span_offset;
 } pc;
 
 const uint KEY_VALID = 1u, ALLOWED = 2u, CAUSAL = 4u, SHAW = 8u, SPAN = 16u, SPAN_AFTER = 32u,
@@ -62,7 +63,7 @@ uint shaw_row(uint i, uint j) {
 float soft_mask(float z, uint i, uint j) {
   const int x = abs(int(i) + pos_offset() - int(j));
   if (x > pc.span_max) return 0.0;
-  return clamp((pc.span_ramp + z - float(x)) / pc.span_ramp, 0.0, 1.0);
+  return clamp((pc.span_ramp + z - float(x - pc.span_offset)) / pc.span_ramp, 0.0, 1.0);
 }
 
 void main() {

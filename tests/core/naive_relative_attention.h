@@ -56,9 +56,11 @@ inline naive::AttentionOut attention(const Matrix& x, const atlas::ModelConfig& 
         m[j] = 1.0;
         if (sp.enabled) {
           const double dist = std::abs(double(i) - double(j));
+          // The reference convention measures the ramp one step farther (x - 1).
+          const double x = dist - (sp.distance == atlas::SpanDistance::Reference ? 1.0 : 0.0);
           m[j] = dist > double(sp.max_span)
                      ? 0.0
-                     : std::clamp((double(sp.ramp) + z - dist) / double(sp.ramp), 0.0, 1.0);
+                     : std::clamp((double(sp.ramp) + z - x) / double(sp.ramp), 0.0, 1.0);
         }
       }
       const bool after = sp.enabled && sp.mode == atlas::SpanMaskMode::After;

@@ -86,6 +86,12 @@ TEST_CASE("span_mask follows m_z(x) = clamp((R + z - x) / R, 0, 1)", "[adaptive_
   const float want[] = {1, 1, 1, 0.75f, 0.5f, 0.25f, 0, 0};
   for (int x = 0; x < 8; ++x) CHECK(span_mask(2.0f, x, 4, 100) == Approx(want[x]));
   CHECK(span_mask(50.0f, 11, 4, 10) == 0.0f);  // beyond the maximum span S
+  // The reference code's distance convention (offset 1): the ramp ends one step farther,
+  // (7 - x) / 4 -> 1.75, 1.5, 1.25, 1, 0.75, 0.5, 0.25, 0.
+  const float reference[] = {1, 1, 1, 1, 0.75f, 0.5f, 0.25f, 0};
+  for (int x = 0; x < 8; ++x) CHECK(span_mask(2.0f, x, 4, 100, 1) == Approx(reference[x]));
+  CHECK(span_mask(50.0f, 11, 4, 10, 1) == 0.0f);  // S still bounds the raw distance
+  CHECK(span_mask(50.0f, 10, 4, 10, 1) == 1.0f);
   CHECK(span_distance(4, 1, 6, 6) == 3);
   CHECK(span_distance(1, 4, 6, 6) == 3);
 }
@@ -103,6 +109,29 @@ TEST_CASE("adaptive span, reference mode (after softmax, renormalised), matches 
   ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
   c.adaptive_span.mode = SpanMaskMode::After;
   check_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
+}
+
+TEST_CASE("adaptive span with the reference code's distance matches the oracle, in both modes",
+          "[adaptive_span]") {
+  for (SpanMaskMode mode : {SpanMaskMode::Inside, SpanMaskMode::After}) {
+    ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
+    c.adaptive_span.mode = mode;
+    c.adaptive_span.distance = SpanDistance::Reference;
+    check_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
+  }
+  // The two conventions differ: with z = 0 and R = 2 the paper gives the previous key 1/2,
+  // the reference 1 (mask curve of layer 0, head 0).
+  ModelConfig c = span_config(Architecture::Decoder, 0.0f, 2, 64);
+  ParamStore p = with_spans(c, {0.0f, 0.0f, 0.0f, 0.0f});
+  const Tensor paper = array(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
+  c.adaptive_span.distance = SpanDistance::Reference;
+  const Tensor ref = array(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
+  REQUIRE(paper.shape == Shape{2, 4, 4});
+  CHECK(paper.data[1] == 0.5f);
+  CHECK(paper.data[2] == 0.0f);
+  CHECK(ref.data[1] == 1.0f);
+  CHECK(ref.data[2] == 0.5f);
+  CHECK(ref.data[3] == 0.0f);
 }
 
 TEST_CASE("dynamic span z_t = S sigmoid(v . x_t + b) matches the oracle", "[adaptive_span]") {
@@ -200,10 +229,13 @@ TEST_CASE("adaptive span config: bad values rejected naming the key", "[adaptive
   bad(R"("loss_coeff": -0.1)", "adaptive_span.loss_coeff");
   bad(R"("mode": "before")", "adaptive_span.mode");
   bad(R"("rampp": 3)", "ramp");
+  bad(R"("distance": "refrence")", "adaptive_span.distance");
   ModelConfig c = parse_config(
-      R"({"adaptive_span": {"enabled": true, "max_span": 100, "ramp": 8, "init_z": 2.5, "mode": "after", "dynamic": true, "loss_coeff": 0.25}})",
+      R"({"adaptive_span": {"enabled": true, "max_span": 100, "ramp": 8, "init_z": 2.5, "mode": "after", "dynamic": true, "loss_coeff": 0.25, "distance": "reference"}})",
       "t");
   CHECK(c.adaptive_span.mode == SpanMaskMode::After);
+  CHECK(c.adaptive_span.distance == SpanDistance::Reference);
+  CHECK(parse_config(config_to_json(c), "t").adaptive_span.distance == SpanDistance::Reference);
   ModelConfig back = parse_config(config_to_json(c), "t");
   CHECK(back.adaptive_span.max_span == 100);
   CHECK(back.adaptive_span.ramp == 8);

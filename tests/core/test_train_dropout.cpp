@@ -57,6 +57,10 @@ std::vector<OpCase> variant_ops(Rng& rng) {
        [z](Tape<double>& t, int q, int k, int v, const AttentionSpec<double>& s) {
          return span_attention(t, q, k, v, t.constant(z), s, {2, 6, SpanMaskMode::Inside});
        }},
+      {"adaptive span, the reference code's distance", 5, 5,
+       [z](Tape<double>& t, int q, int k, int v, const AttentionSpec<double>& s) {
+         return span_attention(t, q, k, v, t.constant(z), s, {2, 6, SpanMaskMode::After, 1});
+       }},
       {"Shaw (a^V = 0, so a dropped key removes exactly v_j)", 5, 5,
        [rel_k, rel_zero](Tape<double>& t, int q, int k, int v, const AttentionSpec<double>& s) {
          return shaw_attention(t, q, k, v, t.constant(rel_k), t.constant(rel_zero), s, 2);
@@ -160,6 +164,8 @@ TEST_CASE("whole-model gradients with attention dropout and DropHead on every ki
     c.adaptive_span.max_span = 6;
     c.adaptive_span.ramp = 2;
     c.adaptive_span.init_z = 2.5f;
+    check(c, reg);
+    c.adaptive_span.distance = SpanDistance::Reference;
     check(c, reg);
   }
   SECTION("Shaw relative positions") {

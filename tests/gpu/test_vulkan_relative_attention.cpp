@@ -52,8 +52,8 @@ Naive naive(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ak,
         m[size_t(j)] = 1.0;
         if (a.span()) {
           const double x = double(std::abs(pos - j)), z = a.span_z[size_t(h * lq + i)];
-          const double R = double(a.span_ramp);
-          m[size_t(j)] = x > double(a.span_max) ? 0.0 : std::clamp((R + z - x) / R, 0.0, 1.0);
+          const double R = double(a.span_ramp), o = double(a.span_offset);  // o: distance convention
+          m[size_t(j)] = x > double(a.span_max) ? 0.0 : std::clamp((R + z - (x - o)) / R, 0.0, 1.0);
         }
         n.span_mask[at] = m[size_t(j)];
       }
@@ -150,6 +150,7 @@ TEST_CASE("Vulkan relative_attention matches a naive loop and the CPU reference"
       a.span_ramp = 4;
       a.span_max = 14;
       a.span_after = c.after;
+      a.span_offset = c.heads % 2;  // the reference code's distance on the 3-head cases
       a.want_span_mask = true;
     }
     const Naive want = naive(q, k, v, ak, av, a, c.shaw);

@@ -1,6 +1,6 @@
 // Adaptive attention span, Sukhbaatar et al. 2019 (seed 000, "Adaptive Attention Span";
 // REFERENCES.md for facebookresearch/adaptive-span):
-//   m_z(x) = clamp((R + z - x) / R, 0, 1)
+//   m_z(x) = clamp((R + z - x) / R, 0, 1)      (adaptive_span.distance "reference": x - 1)
 //   a_ij   = m_z(i - j) exp(s_ij) / sum_r m_z(i - r) exp(s_ir)      (mask inside the softmax)
 //   dynamic span: z_t = S sigmoid(v . x_t + b)
 // The reference applies the mask after the softmax and renormalises,
@@ -10,14 +10,13 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/variants/adaptive_span/span_mask.h"
 #include "core/variants/relative_attention/relative_attention.h"
 
 namespace atlas {
 
-float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span) {
-  if (x > max_span) return 0.0f;
-  const float r = static_cast<float>(ramp);
-  return std::clamp((r + z - static_cast<float>(x)) / r, 0.0f, 1.0f);
+float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset) {
+  return span_mask_at(z, x, ramp, max_span, offset);
 }
 
 int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk) {

@@ -1,7 +1,7 @@
 #pragma once
 // Adaptive attention span on the tape (Sukhbaatar et al. 2019, seed 000; the inference
 // version is core/variants/relative_attention/relative_attention.cpp + core/variants/adaptive_span/adaptive_span.cpp). Per head h and query i:
-//   m_ij = clamp((R + z - x_ij) / R, 0, 1),  0 when x_ij > S,   x_ij = |i - j|
+//   m_ij = clamp((R + z - x_ij + o) / R, 0, 1),  0 when x_ij > S,   x_ij = |i - j|  (span_mask.h)
 //   inside (paper):     a_ij = m_ij exp(e_ij) / sum_r m_ir exp(e_ir)
 //   after (reference):  a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8),  p = softmax(e)
 // z is [1, H] (one learned span per head, clamped to [0, S] as the engine does) or [Lq, H]
@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "core/train/train_tape.h"
+#include "core/variants/adaptive_span/span_mask.h"
 
 namespace atlas::train {
 
@@ -20,20 +21,17 @@ struct SpanSpec {
   int64_t ramp = 32;
   int64_t max_span = 8192;
   SpanMaskMode mode = SpanMaskMode::Inside;
+  int64_t offset = 0;  // the distance convention (span_mask.h)
 };
 
 template <class S>
 S span_mask_value(S z, int64_t x, const SpanSpec& s) {
-  if (x > s.max_span) return S(0);
-  return std::clamp((S(s.ramp) + z - S(x)) / S(s.ramp), S(0), S(1));
+  return span_mask_at(z, x, s.ramp, s.max_span, s.offset);
 }
 
-// dm/dz: 1/R strictly inside the ramp, else 0.
 template <class S>
 S span_mask_slope(S z, int64_t x, const SpanSpec& s) {
-  if (x > s.max_span) return S(0);
-  const S u = (S(s.ramp) + z - S(x)) / S(s.ramp);
-  return u > S(0) && u < S(1) ? S(1) / S(s.ramp) : S(0);
+  return span_mask_slope_at(z, x, s.ramp, s.max_span, s.offset);
 }
 
 // Self-attention with the span mask: q, k, v as Tape::attention, z a tape node as above.

@@ -119,6 +119,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
     args.span_z.assign(z.data(), z.data() + H * lq);
     args.span_ramp = sc.ramp;
     args.span_max = sc.max_span;
+    args.span_offset = sc.distance_offset();
     args.span_after = sc.mode == SpanMaskMode::After;
     args.want_span_mask = topt.masks;
   }
@@ -146,7 +147,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
       for (int64_t i = 0; i < lq; ++i)
         for (int64_t j = 0; j < lk; ++j)
           if (mask.is_allowed(i, j, lk) &&
-              span_mask(z(h, i), span_distance(i, j, lq, lk), sc.ramp, sc.max_span) == 0.0f)
+              span_mask(z(h, i), span_distance(i, j, lq, lk), sc.ramp, sc.max_span, sc.distance_offset()) == 0.0f)
             flops_saved[size_t(h)] += float(4 * dh);  // q.k and a.v skipped
       mean_z[size_t(h)] = z.row(h).mean();
     }
@@ -155,7 +156,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
     std::vector<float> curve(size_t(H * lk));
     for (int64_t h = 0; h < H; ++h)
       for (int64_t x = 0; x < lk; ++x)
-        curve[size_t(h * lk + x)] = span_mask(mean_z[size_t(h)], x, sc.ramp, sc.max_span);
+        curve[size_t(h * lk + x)] = span_mask(mean_z[size_t(h)], x, sc.ramp, sc.max_span, sc.distance_offset());
     append_trace_row(trace, "span.mask_curve", "mask curve m_z(x) for distance x = 0..Lk-1 [layers, heads, Lk]",
                      curve, {H, lk});
     append_trace_row(trace, "span.flops_saved",

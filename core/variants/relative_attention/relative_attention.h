@@ -53,8 +53,9 @@ Mat shaw_key_term(const Mat& qh, const Mat& ak, int64_t lk, int64_t k, bool effi
 Mat shaw_value_term(const Mat& probs, const Mat& av, int64_t k, bool efficient);
 
 // ---- adaptive span (core/variants/adaptive_span/adaptive_span.cpp) ----
-// m_z(x) = clamp((R + z - x) / R, 0, 1); 0 beyond the maximum span S.
-float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span);
+// m_z(x - o) = clamp((R + z - x + o) / R, 0, 1); 0 beyond the maximum span S
+// (core/variants/adaptive_span/span_mask.h; o = AdaptiveSpanConfig::distance_offset()).
+float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset = 0);
 // Query-key distance the mask sees: i - j for causal stacks, |i - j| otherwise.
 int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk);
 // Appends one row to a stacked summary array (e.g. span.z [layers, heads]), creating it.

@@ -65,7 +65,7 @@ RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor
           m(i, j) = 0.0f;
         } else if (span) {
           m(i, j) = span_mask(args.span_z[size_t(h * lq + i)], span_distance(i, j, lq, lk),
-                              args.span_ramp, args.span_max);
+                              args.span_ramp, args.span_max, args.span_offset);
         }
       }
     Mat a = Mat::Zero(lq, lk);

@@ -1,0 +1,29 @@
+#pragma once
+// The adaptive-span soft mask, one formula for the inference op, the trace summaries and the
+// training tape (Sukhbaatar et al. 2019, seed 000):
+//   m_z(x) = clamp((R + z - (x - o)) / R, 0, 1),   0 when x > S,
+// x the query-key distance, R the ramp, S the maximum span, and o the distance convention:
+// 0 for the paper's m_z(i - j); 1 for facebookresearch/adaptive-span, whose keys are the S
+// previous tokens with the nearest (distance 1) at the top of the ramp, so its ramp ends one
+// step farther away (SpanDistance, core/config/relative_recurrent_config.h).
+#include <algorithm>
+#include <cstdint>
+
+namespace atlas {
+
+template <class S>
+S span_mask_at(S z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset) {
+  if (x > max_span) return S(0);
+  const S r = S(ramp);
+  return std::clamp((r + z - S(x - offset)) / r, S(0), S(1));
+}
+
+// dm/dz: 1/R strictly inside the ramp, else 0 (the clamp passes no gradient).
+template <class S>
+S span_mask_slope_at(S z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset) {
+  if (x > max_span) return S(0);
+  const S u = (S(ramp) + z - S(x - offset)) / S(ramp);
+  return u > S(0) && u < S(1) ? S(1) / S(ramp) : S(0);
+}
+
+}  // namespace atlas
