@@ -112,6 +112,15 @@ QColor evaluateColormap(Colormap cmap, double t) {
   }
 }
 
+QRgb categoryColor(int id) {
+  if (id < 0) return qRgb(128, 128, 128);
+  constexpr double kGoldenAngle = 2.399963229728653;  // radians, pi (3 - sqrt 5)
+  static const double kLightness[] = {0.70, 0.52, 0.84};
+  const double hue = 0.6 + id * kGoldenAngle;
+  const double chroma = 0.13;
+  return oklabToSrgb({kLightness[id % 3], chroma * std::cos(hue), chroma * std::sin(hue)}).rgb();
+}
+
 ColorLut::ColorLut(Colormap cmap) : m_cmap(cmap) {
   for (int i = 0; i < 256; ++i) m_table[i] = evaluateColormap(cmap, i / 255.0).rgb();
 }

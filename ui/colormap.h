@@ -35,4 +35,9 @@ class ColorLut {
 // Direct evaluation (no table), used to build the LUTs and by the tests.
 QColor evaluateColormap(Colormap cmap, double t);
 
+// A colour per id (LSH buckets, cluster ids): categories, not magnitudes, so neighbouring ids
+// must look unlike. Hues step by the golden angle in Oklab (each new id lands in the largest
+// gap so far) over three lightness levels; ids >= 0 only (others get grey).
+QRgb categoryColor(int id);
+
 }  // namespace atlas::ui

@@ -474,6 +474,7 @@ ValueMapper::ValueMapper(const HeatmapData& data, const ColorMapping& mapping)
     m_rowMax[r] = mx;
     m_globalMax = std::max(m_globalMax, mx);
   }
+  if (mapping.fixedMax > 0.0f) m_globalMax = mapping.fixedMax;
 }
 
 float ValueMapper::map(float v, int row) const {
@@ -502,6 +503,12 @@ static double niceStep(double top, int count) {
 }
 
 std::vector<ValueMapper::Tick> ValueMapper::colorBarTicks() const {
+  if (m_data->categories > 0) {  // one tick per id at the centre of its block
+    const int n = m_data->categories;
+    std::vector<Tick> ids;
+    for (int id = 0; id < n; ++id) ids.push_back({float(id), (id + 0.5f) / n, QString::number(id)});
+    return ids;
+  }
   const bool rowNorm = m_mapping.normalization == Normalization::Row;
   const float s = rowNorm ? 1.0f : m_globalMax;
   std::vector<float> fractions;  // of s, non-negative
@@ -549,6 +556,7 @@ std::vector<ValueMapper::Tick> ValueMapper::colorBarTicks() const {
 }
 
 QString ValueMapper::colorBarTitle() const {
+  if (m_data->categories > 0) return m_data->valueName;
   QString t = m_mapping.normalization == Normalization::Row ? "fraction of row max" : m_data->valueName;
   if (m_mapping.scale == ColorScale::Log) t += " (log)";
   return t;

@@ -77,6 +77,9 @@ struct HeatmapData {
   QString rowAxis;  // "query", "position"
   QString colAxis;  // "key", "dimension"
   QString valueName = "attention weight";  // colour bar title
+  // > 0: the values are ids 0..categories-1 (LSH buckets), drawn in categoryColor with a
+  // legend of the ids instead of a colour scale.
+  int categories = 0;
   // Rows and columns marked by the token search (their labels drawn in its colours); empty =
   // none marked.
   std::vector<uint8_t> rowMarks, colMarks;
@@ -130,6 +133,12 @@ struct ColorMapping {
   // Map [-m, m] -> [0, 1] even when no value is negative, so 0 keeps the diverging map's
   // neutral centre (differences and effects whose sign matters).
   bool centreZero = false;
+  // > 0: the top of the (global) scale instead of the data's largest |value| (a grid's tiles
+  // drawn on one shared scale).
+  float fixedMax = 0.0f;
+  // Grids of maps (the layers x heads view): every tile on one scale, the largest value of any
+  // tile (fixedMax), instead of each tile on its own maximum.
+  bool sharedScale = false;
 };
 
 // Maps the values of one HeatmapData to t in [0, 1]. Non-negative data maps [0, max] -> [0, 1];
@@ -141,6 +150,7 @@ class ValueMapper {
   float operator()(int r, int c) const;
   float map(float v, int row) const;
   bool signedData() const { return m_signed; }
+  int categories() const { return m_data->categories; }
   float globalMax() const { return m_globalMax; }  // max |v| over unmasked cells
   // Tick values for the colour bar (in data units, or fractions of the row maximum) and the
   // bar position of each tick in [0, 1].

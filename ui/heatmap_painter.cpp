@@ -2,7 +2,6 @@
 
 #include <QFontMetricsF>
 #include <QLineF>
-#include <QLinearGradient>
 #include <QPaintDevice>
 #include <QPainter>
 #include <QPainterPath>
@@ -45,15 +44,12 @@ QString elideChars(const QString& text, int maxChars) {
 void HeatmapRaster::build(const HeatmapData& data, const ColorMapping& mapping, QColor maskColor) {
   m_levels.clear();
   if (data.empty()) return;
-  const ValueMapper mapper(data, mapping);
-  const ColorLut lut(mapping.colormap);
-  const QRgb masked = maskColor.rgb();
+  const CellColours colour(data, mapping, maskColor);
   QImage img(data.cols, data.rows, QImage::Format_RGB32);
 #pragma omp parallel for schedule(static) if (static_cast<long long>(data.rows) * data.cols > 65536)
   for (int r = 0; r < data.rows; ++r) {
     auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
-    for (int c = 0; c < data.cols; ++c)
-      line[c] = data.masked(r, c) ? masked : lut.rgb(mapper(r, c));
+    for (int c = 0; c < data.cols; ++c) line[c] = colour(r, c);
   }
   m_levels.push_back(std::move(img));
   // Halve until the image is small; each level pixel averages up to 2x2 pixels of the last.
@@ -194,10 +190,10 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
 
 namespace {
 
-void drawCellsAsRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
-                      const HeatmapStyle& style, int r0, int r1, int c0, int c1) {
-  const ValueMapper mapper(data, style.mapping);
-  const ColorLut lut(style.mapping.colormap);
+}  // namespace
+
+void drawCellRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data, const CellColours& colour,
+                   int r0, int r1, int c0, int c1) {
   p.save();
   p.setPen(Qt::NoPen);
   p.setRenderHint(QPainter::Antialiasing, false);
@@ -205,16 +201,24 @@ void drawCellsAsRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& da
     int c = c0;
     while (c < c1) {
       // Merge runs of equal colour: fewer, seam-free rectangles in SVG/PDF.
-      const QRgb col = data.masked(r, c) ? style.maskColor.rgb() : lut.rgb(mapper(r, c));
+      const QRgb col = colour(r, c);
       int e = c + 1;
-      while (e < c1 && (data.masked(r, e) ? style.maskColor.rgb() : lut.rgb(mapper(r, e))) == col) ++e;
+      while (e < c1 && colour(r, e) == col) ++e;
       QRectF a = L.cellRect(r, c), b = L.cellRect(r, e - 1);
-      p.fillRect(QRectF(a.topLeft(), b.bottomRight()), QColor::fromRgb(col));
+      // Each run reaches half a cell into the next run and the next row, which are drawn after
+      // it and cover the overlap: an SVG renderer that antialiases shape edges shows no seam.
+      // The last row and column stay inside the matrix (SVG ignores the clip).
+      QPointF end = b.bottomRight();
+      if (e < c1) end.rx() += 0.5 * L.cellW;
+      if (r + 1 < r1) end.ry() += 0.5 * L.cellH;
+      p.fillRect(QRectF(a.topLeft(), end), QColor::fromRgb(col));
       c = e;
     }
   }
   p.restore();
 }
+
+namespace {
 
 // Diagonal hatching over the masked cells, drawn as line segments cut to each masked run by
 // geometry instead of a clip path: QSvgGenerator ignores clip paths, so a clipped hatch covered
@@ -254,21 +258,53 @@ void drawMaskHatch(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
 
 }  // namespace
 
+std::vector<ValueMapper::Tick> colorBarTicksThatFit(const ValueMapper& mapper, qreal barHeight, qreal lineHeight) {
+  const std::vector<ValueMapper::Tick> ticks = mapper.colorBarTicks();
+  std::vector<ValueMapper::Tick> out;
+  if (ticks.empty()) return out;
+  const qreal gap = lineHeight * 0.95;
+  const qreal top = ticks.back().position * barHeight;
+  for (size_t k = 0; k < ticks.size(); ++k) {
+    const qreal y = ticks[k].position * barHeight;  // up from the bottom
+    const bool last = k + 1 == ticks.size();
+    if (!out.empty() && y - out.back().position * barHeight < gap) continue;
+    if (!last && !out.empty() && top - y < gap) continue;  // keep room for the top tick
+    out.push_back(ticks[k]);
+  }
+  return out;
+}
+
+CellColours::CellColours(const HeatmapData& data, const ColorMapping& mapping, QColor mask)
+    : m_data(&data), m_mapper(data, mapping), m_lut(mapping.colormap), m_mask(mask.rgb()) {}
+
 void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
                    const ColorMapping& mapping, const HeatmapStyle& style, const QFont& font) {
-  const ColorLut lut(mapping.colormap);
-  QLinearGradient g(bar.bottomLeft(), bar.topLeft());
-  for (int i = 0; i <= 32; ++i) g.setColorAt(i / 32.0, lut.color(i / 32.0f));
   p.save();
   p.setPen(Qt::NoPen);
-  p.fillRect(bar, g);
+  if (const int n = mapper.categories(); n > 0) {
+    // A legend of ids: one block per id, id 0 at the bottom.
+    for (int id = 0; id < n; ++id)
+      p.fillRect(QRectF(bar.left(), bar.bottom() - (id + 1) * bar.height() / n, bar.width(), bar.height() / n),
+                 QColor::fromRgb(categoryColor(id)));
+  } else {
+    // Strips of the colour map's own entries rather than a gradient, which PDF and SVG viewers
+    // interpolate each their own way. Each strip reaches up to the bar's top and the next one
+    // covers it, so no viewer shows a seam between strips.
+    const ColorLut lut(mapping.colormap);
+    constexpr int kStrips = 128;
+    p.setRenderHint(QPainter::Antialiasing, false);
+    for (int k = 0; k < kStrips; ++k) {
+      const qreal bottom = bar.bottom() - k * bar.height() / kStrips;
+      p.fillRect(QRectF(bar.left(), bar.top(), bar.width(), bottom - bar.top()), lut.color((k + 0.5f) / kStrips));
+    }
+  }
   p.setPen(QPen(style.foreground, 0.6));
   p.setBrush(Qt::NoBrush);
   p.drawRect(bar);
   p.setFont(font);
   const QFontMetricsF fm(font, p.device());
   qreal textRight = bar.right();
-  for (const auto& t : mapper.colorBarTicks()) {
+  for (const auto& t : colorBarTicksThatFit(mapper, bar.height(), fm.height())) {
     const qreal y = bar.bottom() - t.position * bar.height();
     p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
     const QRectF tr(bar.right() + 5, y - fm.height() / 2, fm.horizontalAdvance(t.text) + 2, fm.height());
@@ -310,7 +346,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   p.save();
   p.setClipRect(L.cells);
   if (style.vectorCells || !raster || raster->isNull())
-    drawCellsAsRects(p, L, data, style, r0, r1, c0, c1);
+    drawCellRects(p, L, data, CellColours(data, style.mapping, style.maskColor), r0, r1, c0, c1);
   else
     raster->draw(p, L.cells, W);
   const qreal scale = p.worldTransform().m11() * (p.device() ? p.device()->devicePixelRatioF() : 1.0);

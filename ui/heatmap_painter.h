@@ -7,6 +7,7 @@
 #include <QFontMetricsF>
 #include <QImage>
 #include <QRectF>
+#include <cmath>
 #include <vector>
 
 #include "ui/heatmap_data.h"
@@ -42,6 +43,30 @@ struct HeatmapStyle {
 // A font of `unitSize` figure units on `device` (points are converted through the device's
 // logical DPI so the same number means the same size on screen, in SVG/PDF and in PNG).
 QFont figureFont(const QPaintDevice* device, qreal unitSize, bool bold = false);
+
+// The colour of each cell of `data`: masked cells in `mask`, ids (HeatmapData::categories) in
+// their categoryColor, values through the mapping's colour map. Every view draws through it.
+class CellColours {
+ public:
+  CellColours(const HeatmapData& data, const ColorMapping& mapping, QColor mask);
+  QRgb operator()(int r, int c) const {
+    if (m_data->masked(r, c)) return m_mask;
+    if (m_data->categories > 0) return categoryColor(static_cast<int>(std::lround(m_data->at(r, c))));
+    return m_lut.rgb(m_mapper(r, c));
+  }
+
+ private:
+  const HeatmapData* m_data;
+  ValueMapper m_mapper;
+  ColorLut m_lut;
+  QRgb m_mask;
+};
+
+struct HeatmapLayout;
+// Cells [r0, r1) x [c0, c1) of `data` as rectangles (vector output), runs of one colour in a
+// row merged, without antialiasing: no seams between cells in SVG and PDF renderers.
+void drawCellRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data, const CellColours& colour,
+                   int r0, int r1, int c0, int c1);
 
 // One colour per cell (masked cells in style.maskColor), then 2x2-averaged levels down to a
 // few pixels: a view zoomed out draws from a level with about one image pixel per device
@@ -104,6 +129,9 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& layout, const HeatmapData& d
 void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
                    const ColorMapping& mapping, const HeatmapStyle& style, const QFont& font);
 qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper);
+// The colour bar's ticks whose labels (lines of `lineHeight`) do not overlap on a bar of
+// `barHeight`: the bottom one, then each at least a line above the last kept, and the top one.
+std::vector<ValueMapper::Tick> colorBarTicksThatFit(const ValueMapper& mapper, qreal barHeight, qreal lineHeight);
 
 // `text` shortened with an ellipsis to at most `maxChars` characters.
 QString elideChars(const QString& text, int maxChars);

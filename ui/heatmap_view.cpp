@@ -232,6 +232,8 @@ QString HeatmapView::describeCell(int row, int col) const {
                            .arg(m_data.rowAxis, QString::number(row), q.toHtmlEscaped(), m_data.colAxis,
                                 QString::number(col), k.toHtmlEscaped());
   if (m_data.masked(row, col)) return text + "masked (this query may not see this key)";
+  if (m_data.categories > 0)  // ids have no rank
+    return text + QString("%1 %2").arg(m_data.valueName).arg(static_cast<int>(std::lround(m_data.at(row, col))));
   int allowed = 0;
   for (int j = 0; j < m_data.cols; ++j) allowed += m_data.masked(row, j) ? 0 : 1;
   return text + QString("%1: %2<br>rank %3 of %4 in its row")

@@ -1,6 +1,8 @@
 // Reformer LSH attention (Kitaev et al. 2020): the bucket of every token in every hash round
-// (rounds x positions), and per round the sorted order (position and bucket of each sorted
-// slot) with the chunk boundaries marked on the axis. Arrays: docs/variants.md "Reformer".
+// (rounds x positions), and per round the sorted order (the bucket of each sorted slot, its
+// position and token in the label) with the chunk boundaries marked on the axis. Buckets are
+// ids, not magnitudes: drawn in categorical colours (HeatmapData::categories), the same id in
+// the same colour in every round and head. Arrays: docs/variants.md "Reformer".
 #include <algorithm>
 
 #include "ui/variant_plots.h"
@@ -20,6 +22,10 @@ std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
     const int heads = static_cast<int>(b0.shape[0]), L = static_cast<int>(b0.shape[1]);
     const int h = std::clamp(ctx.head, 0, heads - 1);
     const QStringList tokens = tokenLabels(trace, L);
+    int buckets = 1;  // ids 0..buckets-1 over every round and head of the layer
+    for (int r = 0; r < rounds; ++r)
+      for (float v : requireArray(trace, name + ".round" + std::to_string(r) + ".buckets").data)
+        buckets = std::max(buckets, static_cast<int>(v) + 1);
 
     PanelPlot grid;
     grid.name = QString("buckets per round, %1, head %2").arg(qname).arg(h);
@@ -36,6 +42,7 @@ std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
     grid.matrix.rowAxis = "hash round";
     grid.matrix.colAxis = "position";
     grid.matrix.valueName = "bucket";
+    grid.matrix.categories = buckets;
     grid.rowAxis = PlotAxis::Round;
     grid.colAxis = PlotAxis::Token;
     out.push_back(std::move(grid));
@@ -51,27 +58,25 @@ std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
       const Tensor& b = requireArray(trace, rn + ".buckets");
       PanelPlot p;
       p.name = QString("sorted order and chunks, %1, head %2, round %3").arg(qname).arg(h).arg(r);
-      p.matrix.rows = 2;
+      p.matrix.rows = 1;
       p.matrix.cols = L;
-      p.matrix.values.resize(static_cast<size_t>(2) * L);
+      p.matrix.values.resize(static_cast<size_t>(L));
       int chunk = 0;
       for (int s = 0; s < L; ++s) {
         const int pos = static_cast<int>(order->tensor.data[static_cast<size_t>(h) * L + s]);
-        p.matrix.values[static_cast<size_t>(s)] = static_cast<float>(pos);
-        p.matrix.values[static_cast<size_t>(L + s)] =
-            pos >= 0 && pos < L ? b.data[static_cast<size_t>(h) * L + pos] : -1.0f;
+        p.matrix.values[static_cast<size_t>(s)] = pos >= 0 && pos < L ? b.data[static_cast<size_t>(h) * L + pos] : -1.0f;
         QString label = pos >= 0 && pos < L ? QString("%1 %2").arg(pos).arg(tokens.value(pos)) : QString::number(pos);
         // "┃c" marks the first sorted slot of chunk c.
         if (std::find(chunkStarts.begin(), chunkStarts.end(), s) != chunkStarts.end() && s < L)
           label = QString("\u2503%1 ").arg(chunk++) + label;
         p.matrix.colLabels << label;
       }
-      p.matrix.rowLabels = {"position", "bucket"};
+      p.matrix.rowLabels = {"bucket"};
       p.matrix.title = p.name;
-      p.matrix.rowAxis = "quantity";
-      p.matrix.colAxis = "sorted slot (\u2503c = chunk c starts)";
-      p.matrix.valueName = "value / row max";
-      p.mapping.normalization = Normalization::Row;  // positions and buckets have different ranges
+      p.matrix.rowAxis = "";
+      p.matrix.colAxis = "sorted slot: position token (\u2503c = chunk c starts)";
+      p.matrix.valueName = "bucket";
+      p.matrix.categories = buckets;
       p.colAxis = PlotAxis::None;
       out.push_back(std::move(p));
     }
