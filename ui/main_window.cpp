@@ -605,6 +605,7 @@ ColorMapping MainWindow::currentMapping() const {
   m.colormap = static_cast<Colormap>(std::max(0, m_cmapCombo->currentIndex()));
   m.scale = m_scaleCombo->currentIndex() == 1 ? ColorScale::Log : ColorScale::Linear;
   m.normalization = m_normCombo->currentIndex() == 1 ? Normalization::Row : Normalization::Global;
+  m.sharedScale = m_sharedScaleAction && m_sharedScaleAction->isChecked();
   return m;
 }
 

@@ -118,6 +118,7 @@ class MainWindow : public QMainWindow {
   CorpusPanel* corpusPanel() const { return m_corpusPanel; }  // View > Variant panels > Corpus
   QDockWidget* corpusDock() const { return m_corpusDock; }
   QAction* valueWeightedAction() const { return m_valueWeightedAction; }
+  QAction* sharedScaleAction() const { return m_sharedScaleAction; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
   bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
@@ -274,6 +275,7 @@ class MainWindow : public QMainWindow {
   bool m_updatingPanels = false;  // inside updateVariantPanels
   QDockWidget* m_corpusDock = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
+  QAction* m_sharedScaleAction = nullptr;    // View > Grid: one colour scale for all tiles
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;
   QDockWidget* m_compareDock = nullptr;

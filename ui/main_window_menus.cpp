@@ -167,6 +167,11 @@ void MainWindow::buildMenus() {
   m_valueWeightedAction->setToolTip("Show each head's weight times the norm of what the key's value adds through "
                                     "the head, |W^O_h v_j| (traces the value norms; re-runs once)");
   connect(m_valueWeightedAction, &QAction::toggled, this, [this] { updatePanelTraceOptions(true); });
+  m_sharedScaleAction = m_viewMenu->addAction("&Grid: one colour scale for all tiles");
+  m_sharedScaleAction->setCheckable(true);
+  m_sharedScaleAction->setToolTip("Draw every tile of the layers \u00D7 heads grid on the largest weight of any tile, "
+                                  "so tiles compare by colour (off: each tile on its own maximum)");
+  connect(m_sharedScaleAction, &QAction::toggled, this, [this] { updateStyles(); });
   QMenu* theme = m_viewMenu->addMenu("&Theme");
   auto* group = new QActionGroup(this);
   QAction* light = theme->addAction("&Light");
@@ -478,6 +483,7 @@ void MainWindow::restoreSettings() {
   m_cmapCombo->setCurrentIndex(std::max<int>(0, colormapNames().indexOf(s.value("view/colormap").toString())));
   m_scaleCombo->setCurrentIndex(s.value("view/scale", 0).toInt());
   m_normCombo->setCurrentIndex(s.value("view/normalization", 0).toInt());
+  m_sharedScaleAction->setChecked(s.value("view/shared_grid_scale", false).toBool());
   setDarkTheme(s.value("view/dark", false).toBool());
 }
 
@@ -489,6 +495,7 @@ void MainWindow::saveSettings() {
   s.setValue("view/colormap", m_cmapCombo->currentText());
   s.setValue("view/scale", m_scaleCombo->currentIndex());
   s.setValue("view/normalization", m_normCombo->currentIndex());
+  s.setValue("view/shared_grid_scale", m_sharedScaleAction->isChecked());
   s.setValue("view/dark", m_dark);
 }
 

@@ -28,6 +28,7 @@ Workspace MainWindow::workspace() const {
   w.scale = m.scale == ColorScale::Log ? "log" : "linear";
   w.normalization = m.normalization == Normalization::Row ? "row" : "global";
   w.valueWeighted = m_valueWeightedAction && m_valueWeightedAction->isChecked();
+  w.sharedGridScale = m.sharedScale;
   for (QDockWidget* dock : findChildren<QDockWidget*>())
     if (dock->isVisible() && !dock->objectName().isEmpty()) w.openPanels << dock->objectName();
   w.windowState = saveState();
@@ -44,6 +45,7 @@ void MainWindow::applyWorkspace(const Workspace& w) {
   m_scaleCombo->setCurrentIndex(w.scale == "log" ? 1 : 0);
   m_normCombo->setCurrentIndex(w.normalization == "row" ? 1 : 0);
   if (m_valueWeightedAction) m_valueWeightedAction->setChecked(w.valueWeighted);
+  if (m_sharedScaleAction) m_sharedScaleAction->setChecked(w.sharedGridScale);
   {
     const QSignalBlocker a(m_source), b(m_target);
     m_source->setPlainText(w.source);

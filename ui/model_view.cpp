@@ -75,6 +75,13 @@ ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, b
       d.thumbnails.push_back(head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
                                                  : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment}));
     }
+  for (size_t i = 0; i < d.thumbnails.size(); ++i) {
+    if (d.columns[i % d.columns.size()] == HeadSink) continue;
+    const HeatmapData& t = d.thumbnails[i];
+    for (size_t k = 0; k < t.values.size(); ++k)
+      if ((t.mask.empty() || t.mask[k]) && std::isfinite(t.values[k]))
+        d.maxValue = std::max(d.maxValue, std::fabs(t.values[k]));
+  }
   d.title = (family.segments > 0 ? QString("%1, segment %2").arg(family.label()).arg(segment) : family.label()) +
             QString(": %1s \u00D7 heads").arg(family.layerWord());
   return d;
@@ -95,17 +102,33 @@ QPoint ModelGridLayout::hit(const QPointF& pos) const {
 
 namespace {
 
+bool sharedScaleApplies(const ModelGridData& data, const ColorMapping& mapping) {
+  return mapping.sharedScale && mapping.normalization == Normalization::Global && data.maxValue > 0.0f;
+}
+
 // The grid's colour bar: each thumbnail is scaled to its own maximum, so the bar reads
-// "fraction of the thumbnail's max" whatever the data.
-HeatmapData unitData(const ColorMapping& mapping) {
+// "fraction of the thumbnail's max" whatever the data; on the shared scale it reads weights
+// from 0 to the largest of any tile.
+HeatmapData colorBarData(const ModelGridData& data, const ColorMapping& mapping) {
   HeatmapData d;
   d.rows = d.cols = 1;
+  if (sharedScaleApplies(data, mapping)) {
+    d.values = {data.maxValue};
+    d.valueName = "attention weight (all tiles)";
+    return d;
+  }
   d.values = {1.0f};
-  d.valueName = mapping.normalization == Normalization::Row ? "fraction of row max" : "fraction of max";
+  d.valueName = mapping.normalization == Normalization::Row ? "fraction of row max" : "fraction of tile max";
   return d;
 }
 
 }  // namespace
+
+ColorMapping tileMapping(const ModelGridData& data, const ColorMapping& mapping) {
+  ColorMapping m = mapping;
+  if (sharedScaleApplies(data, mapping)) m.fixedMax = data.maxValue;
+  return m;
+}
 
 ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds,
                                 const ModelGridData& data, const HeatmapStyle& style) {
@@ -119,27 +142,42 @@ ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds
   const QFontMetricsF tfm(L.titleFont, const_cast<QPaintDevice*>(device));
   const qreal u = style.fontSize;
   const qreal titleH = style.showTitle ? tfm.height() * 1.6 : 0.6 * u;
-  // Column names, and above them the key/value head each group of query heads shares (GQA).
-  const qreal headerH = fm.height() * (data.family.grouped() ? 2.6 : 1.3);
+  // Above the column names, the key/value head each group of query heads shares (GQA).
+  const qreal groupH = data.family.grouped() ? fm.height() * 1.3 : 0.0;
   const qreal rowW = fm.horizontalAdvance("L00") + u;  // layer names
   qreal barSpace = 0;
-  if (style.showColorBar) {
-    const HeatmapData unit = unitData(style.mapping);
-    ValueMapper m(unit, style.mapping);
-    barSpace = 1.2 * u + 1.5 * u + colorBarExtraWidth(fm, m);
-  }
+  const HeatmapData barData = colorBarData(data, style.mapping);
+  const ValueMapper barMapper(barData, style.mapping);
+  if (style.showColorBar) barSpace = 1.2 * u + 1.5 * u + colorBarExtraWidth(fm, barMapper);
   const qreal availW = bounds.width() - rowW - barSpace - 1.2 * u;
-  const qreal availH = bounds.height() - titleH - headerH - 0.6 * u;
   if (L.rows <= 0 || L.cols <= 0) return L;
+  qreal widestName = 0;
+  for (int c = 0; c < L.cols; ++c) widestName = std::max(widestName, fm.horizontalAdvance(headShortName(data.columns[c])));
   // Square slots: thumbnails of self-attention are square matrices.
-  const qreal side = std::max<qreal>(4, std::min(availW / L.cols, availH / L.rows));
+  auto sideFor = [&](qreal headerH) {
+    const qreal availH = bounds.height() - titleH - groupH - headerH - 0.6 * u;
+    return std::max<qreal>(4, std::min(availW / L.cols, availH / L.rows));
+  };
+  L.headerH = fm.height() * 1.3;
+  qreal side = sideFor(L.headerH);
+  if (widestName > side * 0.95) {  // 12-25 heads in a narrow panel: names stand upright
+    L.uprightHeaders = true;
+    L.headerH = widestName + 0.5 * u;
+    side = sideFor(L.headerH);
+    L.headerStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 / side)));
+  }
   L.cellW = L.cellH = side;
   L.gap = std::clamp(side * 0.08, 1.0, 6.0);
   const qreal gridW = side * L.cols, gridH = side * L.rows;
   const qreal left = bounds.left() + rowW + 0.6 * u + std::max<qreal>(0, (availW - gridW) / 2);
   L.title = QRectF(bounds.left(), bounds.top(), bounds.width(), titleH);
-  L.grid = QRectF(left, bounds.top() + titleH + headerH, gridW, gridH);
-  if (style.showColorBar) L.colorBar = QRectF(L.grid.right() + 1.5 * u, L.grid.top(), 1.2 * u, gridH);
+  L.grid = QRectF(left, bounds.top() + titleH + groupH + L.headerH, gridW, gridH);
+  if (style.showColorBar) {
+    // A grid of few layers is short: the bar keeps room for its ticks and title below it.
+    const qreal wanted = std::max(gridH, std::max(6.0 * fm.height(), fm.horizontalAdvance(barMapper.colorBarTitle()) + u));
+    const qreal barH = std::min(wanted, bounds.bottom() - L.grid.top() - 0.3 * u);
+    L.colorBar = QRectF(L.grid.right() + 1.5 * u, L.grid.top(), 1.2 * u, std::max(gridH, barH));
+  }
   return L;
 }
 
@@ -174,7 +212,8 @@ void paintSinkBars(QPainter& p, const QRectF& t, const ModelGridData& data, int 
 
 std::vector<HeatmapRaster> buildGridRasters(const ModelGridData& data, const HeatmapStyle& style) {
   std::vector<HeatmapRaster> out(data.thumbnails.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i].build(data.thumbnails[i], style.mapping, style.maskColor);
+  const ColorMapping mapping = tileMapping(data, style.mapping);
+  for (size_t i = 0; i < out.size(); ++i) out[i].build(data.thumbnails[i], mapping, style.maskColor);
   return out;
 }
 
@@ -196,14 +235,28 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
   }
   p.setFont(L.font);
   const QFontMetricsF fm(L.font, p.device());
+  qreal lastLabel = -1e300;  // upright names: the centre of the last one drawn
   for (int c = 0; c < L.cols; ++c) {
     const QRectF t = L.thumb(0, c);
-    p.drawText(QRectF(t.left() - L.gap, L.grid.top() - fm.height() * 1.2, t.width() + 2 * L.gap, fm.height()),
-               Qt::AlignCenter, fm.elidedText(headShortName(data.columns[c]), Qt::ElideRight, L.cellW + 2));
+    const int column = data.columns[c];
+    const QString name = headShortName(column);
+    if (!L.uprightHeaders) {
+      p.drawText(QRectF(t.left() - L.gap, L.grid.top() - fm.height() * 1.2, t.width() + 2 * L.gap, fm.height()),
+                 Qt::AlignCenter, fm.elidedText(name, Qt::ElideRight, L.cellW + 2));
+      continue;
+    }
+    // Every headerStep-th head and each aggregate, never closer than a line of text.
+    if ((column >= 0 && column % L.headerStep != 0) || t.center().x() - lastLabel < fm.height() * 1.05) continue;
+    lastLabel = t.center().x();
+    p.save();
+    p.translate(t.center().x(), L.grid.top() - 0.25 * style.fontSize);
+    p.rotate(-90);
+    p.drawText(QRectF(0, -fm.height() / 2, L.headerH, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, name);
+    p.restore();
   }
   if (data.family.grouped()) {  // a bracket per key/value head over its query heads
     const int group = data.family.heads / data.family.kvHeads;
-    const qreal y = L.grid.top() - fm.height() * 1.35;
+    const qreal y = L.grid.top() - L.headerH - fm.height() * 0.05;
     for (int g = 0; g < data.family.kvHeads && (g + 1) * group <= L.cols; ++g) {
       const QRectF a = L.thumb(0, g * group), b = L.thumb(0, (g + 1) * group - 1);
       p.drawLine(QPointF(a.left(), y), QPointF(b.right(), y));
@@ -240,20 +293,16 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
         hl.cellH = t.height() / std::max(1, h.rows);
         p.save();
         p.setClipRect(t);
-        const ValueMapper mapper(h, style.mapping);
-        const ColorLut lut(style.mapping.colormap);
-        p.setPen(Qt::NoPen);
-        for (int r = 0; r < h.rows; ++r)
-          for (int k = 0; k < h.cols; ++k)
-            p.fillRect(hl.cellRect(r, k), h.masked(r, k) ? style.maskColor : lut.color(mapper(r, k)));
+        drawCellRects(p, hl, h, CellColours(h, tileMapping(data, style.mapping), style.maskColor), 0, h.rows, 0,
+                      h.cols);
         p.restore();
       } else {
         (*rasters)[static_cast<size_t>(l) * L.cols + c].draw(p, t, QRectF(0, 0, h.cols, h.rows));
       }
     }
   if (!L.colorBar.isEmpty()) {
-    const HeatmapData unit = unitData(style.mapping);
-    const ValueMapper m(unit, style.mapping);
+    const HeatmapData bar = colorBarData(data, style.mapping);
+    const ValueMapper m(bar, style.mapping);
     paintColorBar(p, L.colorBar, m, style.mapping, style, L.font);
   }
   p.restore();

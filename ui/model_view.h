@@ -20,6 +20,9 @@ struct ModelGridData {
   // on the first key (rows that see no key left out), [layers x heads]; shown as the HeadSink
   // column, one bar per head on an absolute 0-1 scale. Empty when the grid has no such column.
   std::vector<float> sink;
+  // The largest value of any map tile (not the sink column): the top of the shared scale when
+  // ColorMapping::sharedScale is on.
+  float maxValue = 0.0f;
   QString title;
   int layers() const { return family.layers; }
   float sinkAt(int layer, int head) const {
@@ -37,11 +40,20 @@ struct ModelGridData {
 // up to that layer, and the attention-sink column (ModelGridData::sink).
 ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, bool aggregates, int segment = 0);
 
+// The mapping a tile of the grid is drawn with: `mapping`, on the grid's shared scale
+// (fixedMax = data.maxValue) when mapping.sharedScale asks for one.
+ColorMapping tileMapping(const ModelGridData& data, const ColorMapping& mapping);
+
 struct ModelGridLayout {
   QRectF bounds, title, grid, colorBar;
   qreal cellW = 0, cellH = 0;  // one thumbnail slot, including its gap
   qreal gap = 0;
   int rows = 0, cols = 0;
+  // Column names: horizontal while the widest fits a slot, else upright (read bottom to top);
+  // upright names thinner than a line of text label every headerStep-th head.
+  bool uprightHeaders = false;
+  int headerStep = 1;
+  qreal headerH = 0;  // the band of column names above the grid
   QFont font, titleFont;
   QRectF thumb(int layer, int col) const;
   QPoint hit(const QPointF& pos) const;  // (col, layer) or (-1, -1)

@@ -58,6 +58,7 @@ QByteArray workspaceToJson(const Workspace& w) {
                 {"scale", w.scale},
                 {"normalization", w.normalization},
                 {"value_weighted", w.valueWeighted},
+                {"shared_grid_scale", w.sharedGridScale},
                 {"open_panels", QJsonArray::fromStringList(w.openPanels)},
                 {"window_state", QString::fromLatin1(w.windowState.toBase64())},
                 {"geometry", QString::fromLatin1(w.geometry.toBase64())}};
@@ -76,7 +77,7 @@ Workspace workspaceFromJson(const QByteArray& json, const QString& origin) {
   if (version != kVersion)
     fail(origin, QString("workspace version %1; this Attention Atlas reads version %2").arg(version).arg(kVersion));
   static const QStringList known = {"format", "version", "model", "source", "target", "selection", "query",
-                                    "colormap", "scale", "normalization", "value_weighted", "open_panels",
+                                    "colormap", "scale", "normalization", "value_weighted", "shared_grid_scale", "open_panels",
                                     "window_state", "geometry"};
   for (const QString& key : o.keys())
     if (!known.contains(key)) fail(origin, QString("unknown key \"%1\"").arg(key));
@@ -104,6 +105,10 @@ Workspace workspaceFromJson(const QByteArray& json, const QString& origin) {
   if (o.contains("value_weighted")) {
     if (!o["value_weighted"].isBool()) fail(origin, "\"value_weighted\" must be true or false");
     w.valueWeighted = o["value_weighted"].toBool();
+  }
+  if (o.contains("shared_grid_scale")) {
+    if (!o["shared_grid_scale"].isBool()) fail(origin, "\"shared_grid_scale\" must be true or false");
+    w.sharedGridScale = o["shared_grid_scale"].toBool();
   }
   if (o.contains("open_panels")) {
     if (!o["open_panels"].isArray()) fail(origin, "\"open_panels\" must be a list of dock names");

@@ -21,6 +21,7 @@ struct Workspace {
   QString scale = "linear";       // "linear" | "log"
   QString normalization = "global";  // "global" | "row"
   bool valueWeighted = false;
+  bool sharedGridScale = false;   // the grid's tiles on one colour scale
   QStringList openPanels;         // object names of the docks on screen ("sweepDock", ...)
   QByteArray windowState;         // QMainWindow::saveState
   QByteArray geometry;            // QWidget::saveGeometry

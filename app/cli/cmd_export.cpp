@@ -38,7 +38,7 @@ const char* kUsage =
     "                    [--value-weighted]\n"
     "                    [--query Q]\n"
     "                    [--colormap viridis|magma|diverging] [--scale linear|log]\n"
-    "                    [--normalize global|row] [--dpi N] [--width IN] [--height IN]\n"
+    "                    [--normalize global|row] [--shared-scale] [--dpi N] [--width IN] [--height IN]\n"
     "                    [--title S] [--seed N] [--backend cpu|vulkan|auto] [--device D]\n"
     "\n"
     "Runs MODEL (preset:NAME, a model folder or a .safetensors file) on the text, or on the image\n"
@@ -49,7 +49,8 @@ const char* kUsage =
     "              rollout and flow run through --layer, by default the last; flow: max-flow,\n"
     "              every row up to 48 tokens, else the decoder's last row or the encoder's first);\n"
     "              --value-weighted: alpha_ij |W^O_h v_j| of the head (Kobayashi et al. 2020)\n"
-    "  model       every layer x head of one stack/kind (and segment); data [layers, heads, Lq, Lk]\n"
+    "  model       every layer x head of one stack/kind (and segment); data [layers, heads, Lq, Lk];\n"
+    "              each tile on its own maximum, or with --shared-scale all on the largest weight\n"
     "  tokens      lines from queries to keys (BertViz style) of one head\n"
     "  positional  the positional encoding P [L, d];  similarity: P P^T [L, L]\n"
     "Which attention: --stack and --kind choose a family (default: the first the run records,\n"
@@ -77,7 +78,7 @@ int cmd_export(const std::vector<std::string>& argv) {
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",
                   "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
                   "--backend", "--device"};
-  spec.flags = {"--value-weighted"};
+  spec.flags = {"--value-weighted", "--shared-scale"};
   const Args args(argv, spec);
   if (args.positionals().size() != 1)
     throw AtlasError("export needs exactly one MODEL (preset:NAME, folder or .safetensors); see atlas export --help");
@@ -120,6 +121,11 @@ int cmd_export(const std::vector<std::string>& argv) {
   const std::string norm = args.get_or("--normalize", "global");
   if (norm != "global" && norm != "row") throw AtlasError("--normalize '" + norm + "' is not global or row");
   fig.mapping.normalization = norm == "row" ? ui::Normalization::Row : ui::Normalization::Global;
+  fig.mapping.sharedScale = args.has("--shared-scale");
+  if (fig.mapping.sharedScale && fig.view != "model")
+    throw AtlasError("--shared-scale is for --view model (one colour scale for every tile of the grid)");
+  if (fig.mapping.sharedScale && norm == "row")
+    throw AtlasError("--shared-scale and --normalize row contradict each other (one scale for all tiles vs one per row)");
 
   auto app = make_headless_app();
   LoadOptions lo;

@@ -173,3 +173,29 @@ TEST_CASE("atlas export --head flow and --value-weighted; atlas run --value-norm
              Catch::Contains("per head"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("atlas export --view model --shared-scale puts every tile on one colour scale", "[cli][export]") {
+  const fs::path dir = fresh_dir("export-shared-scale");
+  fs::create_directories(dir);
+  const std::string run = "export preset:tiny-encoder --text abcab --view model ";
+  Output o = run_atlas(run + "--shared-scale --out " + (dir / "shared.svg").string());
+  if (noUi(o)) return;
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  REQUIRE(run_atlas(run + "--out " + (dir / "own.svg").string()).code == 0);
+  // The colour bar says which scale the tiles are on.
+  CHECK_THAT(read_all(dir / "shared.svg"), Catch::Contains("attention weight (all tiles)"));
+  CHECK_THAT(read_all(dir / "own.svg"), Catch::Contains("fraction of tile max"));
+  // The data are the weights either way.
+  REQUIRE(run_atlas(run + "--shared-scale --out " + (dir / "shared.npy").string()).code == 0);
+  REQUIRE(run_atlas(run + "--out " + (dir / "own.npy").string()).code == 0);
+  CHECK(read_all(dir / "shared.npy") == read_all(dir / "own.npy"));
+  o = run_atlas("export preset:tiny-encoder --text abcab --shared-scale --out " + (dir / "x.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("--view model"));
+  o = run_atlas(run + "--shared-scale --normalize row --out " + (dir / "x.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("contradict"));
+  CHECK_FALSE(fs::exists(dir / "x.svg"));
+  fs::remove_all(dir);
+}

@@ -34,6 +34,7 @@ TEST_CASE("a workspace round-trips: the reopened window shows the same views", "
     rw.w.selectQuery(2);
     rw.w.sweepDock()->show();
     rw.w.valueWeightedAction()->setChecked(true);
+    rw.w.sharedScaleAction()->setChecked(true);
     REQUIRE(rw.shown.wait(30000));
     rw.settle();
     REQUIRE(rw.w.saveWorkspace(path));
@@ -60,6 +61,8 @@ TEST_CASE("a workspace round-trips: the reopened window shows the same views", "
   CHECK(after.selection.head == 3);
   CHECK(after.query == 2);
   CHECK(after.valueWeighted);
+  CHECK(after.sharedGridScale);
+  CHECK(w.sharedScaleAction()->isChecked());
   CHECK(after.openPanels.contains("sweepDock"));
   CHECK(w.heatmapView()->data().values == shownBefore.values);
   CHECK(w.heatmapView()->data().title == shownBefore.title);
@@ -90,6 +93,8 @@ TEST_CASE("hostile workspace files are refused naming the problem", "[ui][worksp
              Catch::Contains("\"layer\""));
   CHECK_THAT(refused(R"({"format": "attention-atlas-workspace", "version": 1, "model": "x", "colormap": "jet"})"),
              Catch::Contains("viridis, magma, diverging"));
+  CHECK_THAT(refused(R"({"format": "attention-atlas-workspace", "version": 1, "model": "x", "shared_grid_scale": 1})"),
+             Catch::Contains("\"shared_grid_scale\" must be true or false"));
   QTemporaryDir dir;
   QFile big(dir.filePath("big.atlas"));
   REQUIRE(big.open(QIODevice::WriteOnly));

@@ -1,0 +1,176 @@
+// Legibility of the views: categorical colours for ids (LSH buckets), colour-bar ticks that
+// do not overlap, the layers x heads grid on one shared colour scale, and grid headers that fit
+// 12-32 heads. Oracles: values worked here by hand or read from the traced arrays in loops.
+#include <catch2/catch.hpp>
+
+#include <QImage>
+#include <QPainter>
+#include <cmath>
+#include <set>
+
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "ui/colormap.h"
+#include "ui/heatmap_painter.h"
+#include "ui/model_view.h"
+#include "tests/ui/ui_test_support.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+using atlas::uitest::ensureApp;
+
+namespace {
+
+double rgbDistance(QRgb a, QRgb b) {
+  const double dr = qRed(a) - qRed(b), dg = qGreen(a) - qGreen(b), db = qBlue(a) - qBlue(b);
+  return std::sqrt(dr * dr + dg * dg + db * db);
+}
+
+// A model like `preset` with `heads` heads (d 64), run on a short text.
+RunResult runWithHeads(int heads, const std::string& preset = "tiny-decoder") {
+  ModelConfig c = preset_config(preset);
+  c.n_heads = heads;
+  const Model m(c, init_params(c, 3));
+  return m.run("attention atlas", "", RunOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("ids get distinct categorical colours, neighbours clearly apart", "[ui][legibility]") {
+  std::set<QRgb> seen;
+  for (int id = 0; id < 64; ++id) {
+    seen.insert(categoryColor(id));
+    if (id > 0) CHECK(rgbDistance(categoryColor(id), categoryColor(id - 1)) > 60);
+  }
+  CHECK(seen.size() == 64);
+  CHECK(categoryColor(-1) == qRgb(128, 128, 128));
+}
+
+TEST_CASE("a categorical heatmap colours each cell by its id, and its bar is a legend of ids",
+          "[ui][legibility]") {
+  ensureApp();
+  HeatmapData d;
+  d.rows = 2;
+  d.cols = 3;
+  d.values = {0, 1, 2, 2, 0, 1};
+  d.categories = 3;
+  d.valueName = "bucket";
+  HeatmapRaster raster;
+  raster.build(d, ColorMapping{}, Qt::gray);
+  const QImage& img = raster.level(0);
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) CHECK(img.pixel(c, r) == categoryColor(static_cast<int>(d.at(r, c))));
+  // A masked cell keeps the mask colour.
+  d.mask = {1, 1, 1, 1, 0, 1};
+  raster.build(d, ColorMapping{}, QColor(168, 168, 168));
+  CHECK(raster.level(0).pixel(1, 1) == QColor(168, 168, 168).rgb());
+
+  const ValueMapper mapper(d, ColorMapping{});
+  const auto ticks = mapper.colorBarTicks();
+  REQUIRE(ticks.size() == 3);
+  for (int id = 0; id < 3; ++id) {
+    CHECK(ticks[id].text == QString::number(id));
+    CHECK(ticks[id].position == Approx((id + 0.5) / 3));
+  }
+  CHECK(mapper.colorBarTitle() == "bucket");
+  // The painted bar: block id from the bottom in the id's colour.
+  QImage bar(60, 90, QImage::Format_RGB32);
+  bar.fill(Qt::white);
+  {
+    QPainter p(&bar);
+    paintColorBar(p, QRectF(5, 0, 20, 90), mapper, ColorMapping{}, HeatmapStyle::light(), QFont());
+  }
+  CHECK(bar.pixel(15, 75) == categoryColor(0));  // bottom third
+  CHECK(bar.pixel(15, 45) == categoryColor(1));
+  CHECK(bar.pixel(15, 15) == categoryColor(2));
+}
+
+TEST_CASE("colour-bar ticks that would overlap are dropped, the ends kept", "[ui][legibility]") {
+  HeatmapData d;
+  d.rows = 1;
+  d.cols = 64;
+  for (int i = 0; i < 64; ++i) d.values.push_back(float(i));
+  d.categories = 64;
+  const ValueMapper mapper(d, ColorMapping{});
+  const auto fit = colorBarTicksThatFit(mapper, 120.0, 12.0);
+  REQUIRE(fit.size() >= 2);
+  CHECK(fit.front().text == "0");
+  CHECK(fit.back().text == "63");
+  CHECK(fit.size() <= 11);  // at most one label per line of the 120-unit bar
+  for (size_t k = 1; k < fit.size(); ++k) CHECK((fit[k].position - fit[k - 1].position) * 120.0 >= 12.0 * 0.95);
+  // A tall bar keeps every tick.
+  CHECK(colorBarTicksThatFit(mapper, 64 * 20.0, 12.0).size() == 64);
+}
+
+TEST_CASE("the grid on one shared scale maps every tile against the largest weight of any tile",
+          "[ui][legibility][grid]") {
+  ensureApp();
+  // An encoder: every causal map's first row is 1, so causal tiles share their maximum anyway.
+  const RunResult r = runWithHeads(4, "tiny-encoder");
+  const auto fams = attentionFamilies(r.trace);
+  REQUIRE_FALSE(fams.empty());
+  const ModelGridData g = modelGridData(r.trace, fams[0], true);
+  // The oracle: the largest weight of any head map of the family, read from the arrays.
+  float largest = 0;
+  for (int l = 0; l < fams[0].layers; ++l) {
+    const Tensor& a = r.trace.find(attentionArrayName(r.trace, {fams[0].stack, fams[0].kind, l, 0}))->tensor;
+    for (float v : a.data) largest = std::max(largest, v);
+  }
+  CHECK(g.maxValue == Approx(largest));  // mean/max/rollout tiles do not exceed the heads' largest
+
+  HeatmapStyle shared = HeatmapStyle::light();
+  shared.mapping.sharedScale = true;
+  const HeatmapStyle own = HeatmapStyle::light();
+  const auto sharedRasters = buildGridRasters(g, shared);
+  const auto ownRasters = buildGridRasters(g, own);
+  const ColorLut lut(Colormap::Viridis);
+  const int col = 1;  // head 1 of layer 1
+  const HeatmapData& tile = g.at(1, col);
+  float tileMax = 0;
+  for (float v : tile.values) tileMax = std::max(tileMax, v);
+  REQUIRE(tileMax < g.maxValue);  // else the two scales coincide for this tile
+  int checked = 0;
+  for (int i = 0; i < tile.rows; ++i)
+    for (int j = 0; j < tile.cols; ++j) {
+      if (tile.masked(i, j)) continue;
+      const size_t at = static_cast<size_t>(1) * g.columnCount() + col;
+      CHECK(sharedRasters[at].level(0).pixel(j, i) == lut.rgb(tile.at(i, j) / g.maxValue));
+      CHECK(ownRasters[at].level(0).pixel(j, i) == lut.rgb(tile.at(i, j) / tileMax));
+      ++checked;
+    }
+  CHECK(checked > 10);
+  // With row normalisation there is no shared scale.
+  shared.mapping.normalization = Normalization::Row;
+  CHECK(tileMapping(g, shared.mapping).fixedMax == 0.0f);
+}
+
+TEST_CASE("grid headers stand upright when 16 or 32 heads do not fit side by side, thinned to fit",
+          "[ui][legibility][grid]") {
+  ensureApp();
+  QImage device(620, 300, QImage::Format_RGB32);
+  const HeatmapStyle style = HeatmapStyle::light();
+  const QFontMetricsF fm(figureFont(&device, style.fontSize), &device);
+  for (int heads : {4, 16, 32}) {
+    CAPTURE(heads);
+    const RunResult r = runWithHeads(heads);
+    const ModelGridData g = modelGridData(r.trace, attentionFamilies(r.trace)[0], true);
+    const ModelGridLayout L = layoutModelGrid(&device, QRectF(0, 0, 620, 300), g, style);
+    qreal widest = 0;
+    for (int c : g.columns) widest = std::max(widest, fm.horizontalAdvance(headShortName(c)));
+    if (heads == 4) {
+      CHECK_FALSE(L.uprightHeaders);
+      CHECK(widest <= L.cellW);
+      continue;
+    }
+    CHECK(L.uprightHeaders);
+    CHECK(L.headerH >= widest);  // every name fits its band
+    CHECK(L.cellW * L.headerStep >= fm.height());  // labelled heads a line apart
+    CHECK(L.grid.top() - L.headerH >= L.title.bottom() - 0.5);  // the band is below the title
+    // The colour bar keeps room for its title although two layers make a short grid.
+    CHECK(L.colorBar.height() >= std::min(6 * fm.height(), 300 - L.grid.top() - 4));
+    // Painting it draws every labelled column (no elided "...").
+    QPainter p(&device);
+    paintModelGrid(p, L, g, style, nullptr);
+  }
+}
