@@ -10,7 +10,9 @@
 #include <QPainter>
 #include <QTextStream>
 #include <QValueAxis>
+#include <QLegend>
 #include <algorithm>
+#include <cmath>
 
 #include "ui/token_view.h"
 
@@ -23,6 +25,27 @@ QStringList positionCategories(const QStringList& labels, int count) {
     out << (labels.value(r).isEmpty() ? QString::number(r) : QString("%1 %2").arg(r).arg(labels.value(r)));
   return out;
 }
+
+namespace {
+
+// A chart's fonts in pixels of the figure (scene units): a point size would be resolved
+// against each export device's own DPI (72 for SVG and PDF, the PNG's --dpi), so text laid out
+// for one size would be drawn at another. The sizes are the screen's (96 DPI) so an export
+// looks like the panel.
+void useFigureFonts(QChart* chart) {
+  auto pixels = [](QFont f) {
+    if (f.pointSizeF() > 0) f.setPixelSize(std::max(1, static_cast<int>(std::lround(f.pointSizeF() * 96.0 / 72.0))));
+    return f;
+  };
+  chart->setTitleFont(pixels(chart->titleFont()));
+  chart->legend()->setFont(pixels(chart->legend()->font()));
+  for (QAbstractAxis* axis : chart->axes()) {
+    axis->setLabelsFont(pixels(axis->labelsFont()));
+    axis->setTitleFont(pixels(axis->titleFont()));
+  }
+}
+
+}  // namespace
 
 QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   auto* chart = new QChart;
@@ -80,9 +103,14 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     // Categories are keyed by position: QBarCategoryAxis drops repeated strings, which would
     // merge tokens that share a label ("0 1 1 0" as two bars). Each category is "i label".
     auto* x = new QBarCategoryAxis;
-    x->append(positionCategories(m.rowLabels, m.rows));
+    const QStringList categories = positionCategories(m.rowLabels, m.rows);
+    x->append(categories);
     x->setTitleText(plot.xTitle);
-    if (m.rows > 16) {  // many tokens: upright labels would elide to "..."
+    qsizetype longest = 0;
+    for (const QString& c : categories) longest = std::max(longest, c.size());
+    // Many tokens, or long names (the predictions' tokens): upright labels, never elided to
+    // "..." (a category axis elides a label wider than its band).
+    if (m.rows > 16 || longest * m.rows > 48) {
       x->setLabelsAngle(-90);
       x->setTruncateLabels(false);
     }
@@ -161,6 +189,7 @@ FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
     // The chart lives in a scene only while it is rendered into the export painter.
     QGraphicsScene scene;
     QChart* chart = buildPanelChart(*shared, false);
+    useFigureFonts(chart);
     scene.addItem(chart);  // the scene owns and deletes it
     chart->setGeometry(QRectF(QPointF(0, 0), bounds.size()));
     scene.setSceneRect(QRectF(QPointF(0, 0), bounds.size()));
