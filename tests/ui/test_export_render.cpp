@@ -1,7 +1,7 @@
 // Exports equal the screen: every figure view (heatmap, model grid, tokens, positional,
 // similarity) and every plot of every variant panel is written as PNG, SVG and PDF; the SVG is
 // rendered with QSvgRenderer and the PDF with pdftoppm (poppler-utils) at the PNG's resolution,
-// and both must match the PNG block by block. A figure element drawn in one format and not
+// and both must match the PNG block by block (charts: also a PNG at twice the DPI, scaled down). A figure element drawn in one format and not
 // the other (an unclipped hatch, a missing legend, a label outside the page) changes whole
 // blocks; antialiasing and font hinting move single pixels, which a block mean absorbs.
 #include <catch2/catch.hpp>
@@ -93,7 +93,9 @@ double differingBlocks(const QImage& a, const QImage& b) {
 }
 
 // Writes `fig` in the three figure formats and compares the SVG and PDF renders with the PNG.
-void checkFormatsAgree(const FigureContent& fig, const QString& name) {
+// With `twiceTheDpi`, a PNG at twice the DPI scaled down must match too (charts: their text is
+// laid out once and must be drawn at the size it was laid out for, whatever the device).
+void checkFormatsAgree(const FigureContent& fig, const QString& name, bool twiceTheDpi = false) {
   INFO("figure: " << name.toStdString());
   QTemporaryDir dir;
   const QString base = dir.filePath("fig");
@@ -107,6 +109,14 @@ void checkFormatsAgree(const FigureContent& fig, const QString& name) {
   // The PDF page is the figure's size in inches: within a pixel of the PNG at the same DPI.
   CHECK(std::abs(pdf.width() - png.width()) <= 1);
   CHECK(std::abs(pdf.height() - png.height()) <= 1);
+  QImage sharp;
+  if (twiceTheDpi) {
+    writeFigure(fig, 2 * kDpi, base + "-2x.png");
+    sharp = QImage(base + "-2x.png")
+                .convertToFormat(QImage::Format_RGB32)
+                .scaled(png.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    CHECK(differingBlocks(png, sharp) < 0.02);
+  }
   const double svgDiff = differingBlocks(png, svg), pdfDiff = differingBlocks(png, pdf);
   // ATLAS_RENDER_DUMP=DIR keeps the three renders of every figure, to look at a failure.
   if (const QString dump = qEnvironmentVariable("ATLAS_RENDER_DUMP"); !dump.isEmpty()) {
@@ -115,6 +125,7 @@ void checkFormatsAgree(const FigureContent& fig, const QString& name) {
     png.save(dump + "/" + file + ".png.png");
     svg.save(dump + "/" + file + ".svg.png");
     pdf.save(dump + "/" + file + ".pdf.png");
+    if (twiceTheDpi) sharp.save(dump + "/" + file + ".2x.png");
   }
   INFO("blocks differing: SVG " << svgDiff * 100 << " %, PDF " << pdfDiff * 100 << " %");
   CHECK(svgDiff < 0.02);
@@ -207,8 +218,9 @@ TEST_CASE("every variant panel's plots export SVG and PDF that render like their
         if (!kinds.insert(static_cast<int>(plot.kind)).second) continue;
         FigureSpec spec;
         spec.dpi = kDpi;
+        const bool chart = plot.kind != PanelPlot::Kind::Matrix && plot.kind != PanelPlot::Kind::Table;
         checkFormatsAgree(panelFigure(plot, spec),
-                          QString::fromStdString(what) + " / " + provider.id + " / " + plot.name);
+                          QString::fromStdString(what) + " / " + provider.id + " / " + plot.name, chart);
         ++plotsPerPanel[provider.id];
       }
     }
