@@ -8,11 +8,13 @@
 #if defined(ATLAS_HAVE_UI)
 #include <QGuiApplication>
 #include <QString>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "app/cli/ablation_args.h"
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
 #include "app/cli/image_file.h"
@@ -20,10 +22,12 @@
 #include "app/cli/headless_qt.h"
 #include "app/cli/map_selection.h"
 #include "app/cli/output_file.h"
+#include "app/cli/panel_export.h"
 #include "core/analysis/weight_check.h"
 #include "core/formats/input_file.h"
 #include "ui/figure_export.h"
 #include "ui/heatmap_data.h"
+#include "ui/panel_chart.h"
 #include "core/formats/model_io.h"
 
 namespace atlas::cli {
@@ -40,6 +44,9 @@ const char* kUsage =
     "                    [--colormap viridis|magma|diverging] [--scale linear|log]\n"
     "                    [--normalize global|row] [--shared-scale] [--dpi N] [--width IN] [--height IN]\n"
     "                    [--title S] [--seed N] [--backend cpu|vulkan|auto] [--device D]\n"
+    "       atlas export MODEL (--text S | ...) --panel ID [--plot K|NAME] [--layer L] [--head H]\n"
+    "                    [--query Q] (--out FILE | --list-plots)\n"
+    "                    [--drop-heads L:H,... | --drop-layers L,... | --layerdrop-rate P]\n"
     "\n"
     "Runs MODEL (preset:NAME, a model folder or a .safetensors file) on the text, or on the image\n"
     "for a ViT or pixel model (as atlas run --image), and writes one\n"
@@ -57,7 +64,36 @@ const char* kUsage =
     "e.g. encoder attn or decoder self_attn), --layer its layer (default 0); a Universal\n"
     "Transformer's steps are chosen by --step N (from 1, the same as --layer N-1), a\n"
     "Transformer-XL's segments by --segment S (from 0, default 0; keys are the cached memory,\n"
-    "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n";
+    "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n"
+    "--panel ID draws a plot of one of the app's variant panels (span, act, lsh, xl, gates, lens,\n"
+    "ablation, performer, predictions, heads, rope, qk) as its Export button does: --plot picks it\n"
+    "by number or by part of its name (default the first; --list-plots prints them), --layer,\n"
+    "--head and --query the selection it follows. The run traces what the panel reads; the\n"
+    "ablation panel compares with the run that --drop-heads / --drop-layers / --layerdrop-rate give.\n";
+
+// The --panel path: the panel's plots for this run and selection, listed or one written.
+int export_panel_plot(const Args& args, const ui::PanelProvider& panel, const Model& model, RunResult& result,
+                      const RunOptions& options, const AblationSpec& ablation, const ui::FigureSpec& fig,
+                      const std::string& out) {
+  add_panel_arrays(panel, model, result, options, ablation);
+  const std::string title = panel.title.toStdString();
+  if (!panel.available(result.trace))
+    throw AtlasError("the " + title + " panel has nothing to draw for this model: it reads " + panel.arrays.toStdString());
+  ui::PanelContext ctx;
+  ctx.layer = static_cast<int>(args.get_int("--layer", 0, 0, 1 << 20));
+  ctx.head = args.has("--head") ? parse_head_flag(*args.get("--head")) : 0;
+  ctx.query = static_cast<int>(args.get_int("--query", -1, -1, 1 << 30));
+  ctx.tokenText = [&model](int32_t id) { return QString::fromStdString(model.tokenizer().label(id)); };
+  const std::vector<ui::PanelPlot> plots = panel.plots(result.trace, ctx);
+  if (args.has("--list-plots")) {
+    for (size_t i = 0; i < plots.size(); ++i) std::printf("%zu: %s\n", i, plots[i].name.toUtf8().constData());
+    return 0;
+  }
+  const ui::PanelPlot& plot = plots[choose_plot(plots, args.get_or("--plot", ""), title)];
+  ui::writeFigure(ui::panelFigure(plot, fig), fig.dpi, QString::fromStdString(out));
+  std::cerr << "wrote " << out << " (" << plot.name.toStdString() << ")\n";
+  return 0;
+}
 
 double parsePositive(const std::string& key, const std::string& s) {
   try {
@@ -77,17 +113,33 @@ int cmd_export(const std::vector<std::string>& argv) {
   spec.options = {"--text",  "--text-file", "--image", "--target", "--out",    "--view",     "--stack",
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",
                   "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
-                  "--backend", "--device"};
-  spec.flags = {"--value-weighted", "--shared-scale"};
+                  "--backend", "--device", "--panel", "--plot", "--drop-heads", "--drop-layers", "--layerdrop-rate"};
+  spec.flags = {"--value-weighted", "--shared-scale", "--list-plots"};
   const Args args(argv, spec);
   if (args.positionals().size() != 1)
     throw AtlasError("export needs exactly one MODEL (preset:NAME, folder or .safetensors); see atlas export --help");
-  const std::string out = args.require("--out");
-  check_output_file("--out", out);
-  // Check the output format before spending a model run on it.
-  const QString ext = QString::fromStdString(out).section('.', -1).toLower();
-  if (!QString::fromStdString(out).contains('.') || !ui::figureFormats().contains(ext))
-    throw AtlasError("--out '" + out + "': use a file name ending in ." + ui::figureFormats().join(", .").toStdString());
+  const bool listPlots = args.has("--list-plots");
+  if (listPlots && !args.has("--panel")) throw AtlasError("--list-plots lists a panel's plots: give --panel ID");
+  if (listPlots && args.has("--out")) throw AtlasError("give --out FILE or --list-plots, not both");
+  std::optional<ui::PanelProvider> panel;
+  if (auto id = args.get("--panel")) {
+    if (args.has("--view")) throw AtlasError("give --view or --panel, not both");
+    for (const char* flag : {"--value-weighted", "--shared-scale", "--segment", "--step", "--stack", "--kind"})
+      if (args.has(flag)) throw AtlasError(std::string(flag) + " is for the attention views (--view), not --panel");
+    panel = panel_provider(*id);
+  } else {
+    for (const char* flag : {"--plot", "--drop-heads", "--drop-layers", "--layerdrop-rate"})
+      if (args.has(flag)) throw AtlasError(std::string(flag) + " goes with --panel ID");
+  }
+  const AblationSpec ablation = ablation_from_args(args);
+  const std::string out = listPlots ? std::string() : args.require("--out");
+  if (!listPlots) {
+    check_output_file("--out", out);
+    // Check the output format before spending a model run on it.
+    const QString ext = QString::fromStdString(out).section('.', -1).toLower();
+    if (!QString::fromStdString(out).contains('.') || !ui::figureFormats().contains(ext))
+      throw AtlasError("--out '" + out + "': use a file name ending in ." + ui::figureFormats().join(", .").toStdString());
+  }
   if (int(args.has("--text")) + int(args.has("--text-file")) + int(args.has("--image")) != 1)
     throw AtlasError("give exactly one of --text, --text-file or --image");
   if (args.has("--image") && args.has("--target"))
@@ -140,9 +192,10 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (valueWeighted && fig.view != "heatmap")
     throw AtlasError("--value-weighted draws the heatmap view; the " + fig.view.toStdString() + " view has no use for it");
   ro.trace.value_norms = valueWeighted;
-  const RunResult result = image ? run_on_image(model, *image, ro).result
-                                 : model.run(text, args.get_or("--target", ""), ro);
+  if (panel) trace_for_panel(*panel, ro.trace);
+  RunResult result = image ? run_on_image(model, *image, ro).result : model.run(text, args.get_or("--target", ""), ro);
   for (const auto& w : output_warnings(result)) std::cerr << "warning: " << w << "\n";
+  if (panel) return export_panel_plot(args, *panel, model, result, ro, ablation, fig, out);
 
   const bool needsAttention = fig.view == "heatmap" || fig.view == "model" || fig.view == "tokens";
   std::string label;

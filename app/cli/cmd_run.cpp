@@ -7,6 +7,7 @@
 
 #include "core/analysis/ablation.h"
 #include "core/analysis/weight_check.h"
+#include "app/cli/ablation_args.h"
 #include "app/cli/commands.h"
 #include "core/formats/dump.h"
 #include "core/formats/input_file.h"
@@ -99,19 +100,6 @@ void print_predictions(const Model& model, const RunResult& result, size_t top) 
   print_prediction(model, result.output, result.output.shape[0] - 1, "prediction at the last position", top);
 }
 
-// --drop-layers / --layerdrop-rate / --drop-heads (core/analysis/ablation.h).
-AblationSpec ablation_from_args(const Args& a) {
-  AblationSpec s;
-  if (auto v = a.get("--drop-layers")) s.drop_layers = parse_layer_list(*v, "--drop-layers");
-  if (auto v = a.get("--drop-heads")) s.drop_heads = parse_head_list(*v, "--drop-heads");
-  if (auto v = a.get("--layerdrop-rate")) {
-    char* end = nullptr;
-    s.layerdrop_rate = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || !(s.layerdrop_rate > 0.0) || s.layerdrop_rate > 1.0)
-      throw AtlasError("--layerdrop-rate must be a number in (0, 1], got \"" + *v + "\"");
-  }
-  return s;
-}
 
 // Runs the pruned model, adds ablation.kl / ablation.cosine to the trace, prints a summary.
 void print_ablation(const Model& model, RunResult& result, const AblationSpec& spec,

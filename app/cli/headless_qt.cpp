@@ -2,6 +2,7 @@
 #include "app/cli/headless_qt.h"
 
 #if defined(ATLAS_HAVE_UI)
+#include <QApplication>
 #include <cstdlib>
 #include <iostream>
 
@@ -30,7 +31,8 @@ std::unique_ptr<QGuiApplication> make_headless_app() {
   static int argc = 1;
   static char name[] = "atlas";
   static char* argv[] = {name, nullptr};
-  return std::make_unique<QGuiApplication>(argc, argv);
+  // A QApplication (widgets), not only a QGuiApplication: the panels' charts are graphics widgets.
+  return std::make_unique<QApplication>(argc, argv);
 }
 
 

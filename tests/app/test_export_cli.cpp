@@ -199,3 +199,48 @@ TEST_CASE("atlas export --view model --shared-scale puts every tile on one colou
   CHECK_FALSE(fs::exists(dir / "x.svg"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("atlas export --panel draws a variant panel's plot; its data are the run's arrays", "[cli][export][panels]") {
+  const fs::path dir = fresh_dir("export-panel");
+  fs::create_directories(dir);
+  const std::string text = " --text 011010-010011 ";  // labels repeat: bars are per position
+  Output o = run_atlas("export preset:tiny-ut-act" + text + "--panel act --list-plots");
+  if (noUi(o)) return;
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::StartsWith("0: ponder steps N(t)") && Catch::Contains("1: halting probability"));
+  o = run_atlas("export preset:tiny-ut-act" + text + "--panel act --plot ponder --out " + (dir / "ponder.npy").string());
+  REQUIRE(o.code == 0);
+  REQUIRE(run_atlas("run preset:tiny-ut-act" + text + "--dump " + (dir / "dump").string()).code == 0);
+  const atlas::Tensor bars = atlas::read_npy((dir / "ponder.npy").string());
+  const atlas::Tensor steps = atlas::read_npy((dir / "dump" / "act.steps.npy").string());
+  const atlas::Tensor rem = atlas::read_npy((dir / "dump" / "act.remainder.npy").string());
+  REQUIRE(bars.shape == atlas::Shape{13, 3});
+  for (size_t i = 0; i < 13; ++i) {
+    CHECK(bars.data[i * 3] == steps.data[i]);
+    CHECK(bars.data[i * 3 + 1] == rem.data[i]);
+  }
+  // Figures, and the panels that compute their arrays after the run.
+  REQUIRE(run_atlas("export preset:tiny-ut-act" + text + "--panel act --plot 1 --out " + (dir / "h.svg").string()).code == 0);
+  CHECK_THAT(read_all(dir / "h.svg"), Catch::Contains("<svg"));
+  o = run_atlas("export preset:tiny-decoder --text abcab --panel ablation --drop-heads 0:1 --out " +
+                (dir / "kl.npy").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(npyHeader(dir / "kl.npy"), Catch::Contains("(5, 1)"));
+  REQUIRE(run_atlas("export preset:tiny-decoder --text abcab --panel lens --out " + (dir / "lens.png").string()).code == 0);
+  // Refusals name the problem; nothing is written.
+  auto refused = [&](const std::string& args, const std::string& why) {
+    const Output r = run_atlas(args + " --out " + (dir / "x.svg").string());
+    CHECK(r.code != 0);
+    CHECK_THAT(r.err, Catch::Contains(why));
+  };
+  refused("export preset:tiny-decoder --text abc --panel lsh", "nothing to draw");
+  refused("export preset:tiny-decoder --text abc --panel foo", "the panels are span, act");
+  refused("export preset:tiny-decoder --text abc --panel heads --plot zzz", "names no plot");
+  refused("export preset:tiny-decoder --text abc --panel heads --plot 99", "--plot 99 does not exist");
+  refused("export preset:tiny-decoder --text abc --panel ablation", "--drop-heads");
+  refused("export preset:tiny-decoder --text abc --panel act --view model", "not both");
+  refused("export preset:tiny-decoder --text abc --view model --plot 1", "goes with --panel");
+  CHECK_FALSE(fs::exists(dir / "x.svg"));
+  fs::remove_all(dir);
+}

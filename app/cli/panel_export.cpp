@@ -1,0 +1,73 @@
+#include "app/cli/panel_export.h"
+
+#if defined(ATLAS_HAVE_UI)
+#include "core/analysis/logit_lens.h"
+#include "core/tensor/error.h"
+
+namespace atlas::cli {
+
+namespace {
+
+std::string plot_list(const std::vector<ui::PanelPlot>& plots) {
+  std::string s;
+  for (size_t i = 0; i < plots.size(); ++i) s += (i ? "; " : " ") + std::to_string(i) + ": " + plots[i].name.toStdString();
+  return s;
+}
+
+}  // namespace
+
+ui::PanelProvider panel_provider(const std::string& id) {
+  std::string ids;
+  for (const ui::PanelProvider& p : ui::variantProviders()) {
+    if (p.id.toStdString() == id) return p;
+    ids += (ids.empty() ? "" : ", ") + p.id.toStdString();
+  }
+  throw AtlasError("--panel '" + id + "' is not a panel; the panels are " + ids);
+}
+
+void trace_for_panel(const ui::PanelProvider& panel, TraceOptions& trace) {
+  trace.scores = trace.scores || panel.needsScores;
+  trace.qk = trace.qk || panel.needsQk;
+  if (panel.id == "lens") trace.hidden = true;  // the lens reads every layer's hidden state
+}
+
+void add_panel_arrays(const ui::PanelProvider& panel, const Model& model, RunResult& result,
+                      const RunOptions& options, const AblationSpec& ablation) {
+  const std::string id = panel.id.toStdString();
+  if (!ablation.empty() && id != "ablation")
+    throw AtlasError("--drop-layers, --drop-heads and --layerdrop-rate are for --panel ablation");
+  if (id == "lens") {
+    if (!result.is_logits) throw AtlasError("the logit lens needs a model with an output head");
+    add_logit_lens(model, result, 5);  // the panel's top-5; refuses models it does not support
+  } else if (id == "performer") {
+    if (!model.config().performer.enabled)
+      throw AtlasError("the Performer panel studies a Performer model's attention (performer.enabled)");
+    ui::addPerformerStudy(model.config(), result);
+  } else if (id == "ablation") {
+    if (ablation.empty())
+      throw AtlasError("--panel ablation compares with an ablated run: give --drop-heads L:H,..., "
+                       "--drop-layers L,... or --layerdrop-rate P");
+    RunOptions second = options;
+    second.trace = TraceOptions::none();  // only the ablated model's output is compared
+    compare_ablation(model, result, ablation, second);
+  }
+}
+
+size_t choose_plot(const std::vector<ui::PanelPlot>& plots, const std::string& which, const std::string& panel) {
+  if (plots.empty()) throw AtlasError("the " + panel + " panel draws nothing for this run");
+  if (which.empty()) return 0;
+  if (which.find_first_not_of("0123456789") == std::string::npos && which.size() < 9) {
+    const size_t i = std::stoul(which);
+    if (i < plots.size()) return i;
+    throw AtlasError("--plot " + which + " does not exist; the " + panel + " panel's plots are" + plot_list(plots));
+  }
+  std::vector<size_t> hits;
+  for (size_t i = 0; i < plots.size(); ++i)
+    if (plots[i].name.contains(QString::fromStdString(which), Qt::CaseInsensitive)) hits.push_back(i);
+  if (hits.size() == 1) return hits[0];
+  throw AtlasError("--plot '" + which + "' names " + (hits.empty() ? "no plot" : "several plots") + "; the " +
+                   panel + " panel's plots are" + plot_list(plots));
+}
+
+}  // namespace atlas::cli
+#endif
