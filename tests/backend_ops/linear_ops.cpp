@@ -73,6 +73,15 @@ const Register linear_case(make_case(OpTest<LinearShape, LinearIn>{
 // ---- add, scale, mul: one IEEE operation per element ---------------------------------
 const std::vector<Shape> kElementShapes = {{1}, {3}, {17}, {63}, {65}, {127}, {129}, {3, 333}, {100003}};
 
+std::string elements(const Shape& s) {
+  std::string out;
+  for (int64_t v : s) {
+    if (!out.empty()) out += 'x';
+    out += std::to_string(v);
+  }
+  return out;
+}
+
 struct PairIn { Tensor a, b; };
 PairIn pair_in(const Shape& s, uint32_t seed) { return {random_tensor(s, seed, -4, 4), random_tensor(s, seed + 1, -4, 4)}; }
 
@@ -86,7 +95,7 @@ std::vector<Want> elementwise(const PairIn& in, float (*f)(float, float)) {
 std::vector<double> exact(const PairIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 0.0); }
 
 const Register add_case(make_case(OpTest<Shape, PairIn>{
-    Op::Add, {"a + b"}, kElementShapes, [](const Shape& s) { return shape_str(s); }, pair_in,
+    Op::Add, {"a + b"}, kElementShapes, elements, pair_in,
     [](Backend& be, const PairIn& in) {
       return std::vector<Tensor>{be.download(be.add(be.upload(in.a), be.upload(in.b)))};
     },
@@ -97,14 +106,14 @@ const Register add_case(make_case(OpTest<Shape, PairIn>{
     }}));
 
 const Register scale_case(make_case(OpTest<Shape, PairIn>{
-    Op::Scale, {"-0.37 a"}, kElementShapes, [](const Shape& s) { return shape_str(s); }, pair_in,
+    Op::Scale, {"-0.37 a"}, kElementShapes, elements, pair_in,
     [](Backend& be, const PairIn& in) { return std::vector<Tensor>{be.download(be.scale(be.upload(in.a), -0.37f))}; },
     [](const PairIn& in) { return elementwise(in, [](float a, float) { return a * -0.37f; }); }, exact,
     {}}));
 
 // One rounding of the exact product: |err| <= u |a b|.
 const Register mul_case(make_case(OpTest<Shape, PairIn>{
-    Op::Mul, {"a * b"}, kElementShapes, [](const Shape& s) { return shape_str(s); }, pair_in,
+    Op::Mul, {"a * b"}, kElementShapes, elements, pair_in,
     [](Backend& be, const PairIn& in) {
       return std::vector<Tensor>{be.download(be.mul(be.upload(in.a), be.upload(in.b)))};
     },
@@ -142,7 +151,7 @@ std::vector<ActShape> activation_shapes() {
 
 const Register activation_case(make_case(OpTest<ActShape, ActIn>{
     Op::Activation, {"y"}, activation_shapes(),
-    [](const ActShape& s) { return std::string(activation_name(s.kind)) + " " + shape_str(s.shape); },
+    [](const ActShape& s) { return std::string(activation_name(s.kind)) + " " + elements(s.shape); },
     [](const ActShape& s, uint32_t seed) { return ActIn{random_tensor(s.shape, seed, -6, 6), s.kind}; },
     [](Backend& be, const ActIn& in) {
       return std::vector<Tensor>{be.download(be.activation(be.upload(in.x), in.kind))};
