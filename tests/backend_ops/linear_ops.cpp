@@ -181,15 +181,16 @@ const Register activation_case(make_case(OpTest<ActShape, ActIn>{
       return tol;
     },
     [](const ActIn& in) -> std::optional<TapeOp> {
-      // ReLU's kink: a probe across 0 is not differentiable; its inputs avoid |x| < 1e-4.
-      for (float v : in.x.data)
-        if (in.kind == Activation::ReLU && std::fabs(v) < 1e-4f) return std::nullopt;
+      // ReLU's kink: a probe across 0 is not differentiable (inputs within 1e-4 of it).
+      bool smooth = true;
+      for (float v : in.x.data) smooth = smooth && !(in.kind == Activation::ReLU && std::fabs(v) < 1e-4f);
       const FfnActivation f = in.kind == Activation::ReLU      ? FfnActivation::ReLU
                               : in.kind == Activation::GeluErf ? FfnActivation::Gelu
                               : in.kind == Activation::GeluTanh ? FfnActivation::GeluTanh
                                                                 : FfnActivation::Silu;
       return TapeOp{{{"x", to_mat(in.x)}},
-                    [f](Tape<double>& t, const ParamsT<double>& p) { return t.activation(P(t, p, "x"), f); }};
+                    [f](Tape<double>& t, const ParamsT<double>& p) { return t.activation(P(t, p, "x"), f); },
+                    smooth};
     }}));
 
 // ---- embedding: rows of the table times a scale, exact ------------------------------------

@@ -113,10 +113,11 @@ const Register scale_norm_case(make_case(OpTest<Rows, NormIn>{
     [](const NormIn& in) { return std::vector<Want>{scaled_rows(in.x, in.g.data[0])}; },
     [](const NormIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 2.5e-6); },
     [](const NormIn& in) -> std::optional<TapeOp> {
-      if (has_zero_row(in.x)) return std::nullopt;  // |x| = eps is a kink a probe would cross
-      return TapeOp{{{"x", to_mat(in.x)}, {"g", to_mat(in.g)}}, [](Tape<double>& t, const ParamsT<double>& p) {
+      return TapeOp{{{"x", to_mat(in.x)}, {"g", to_mat(in.g)}},
+                    [](Tape<double>& t, const ParamsT<double>& p) {
                       return t.scale_norm(P(t, p, "x"), P(t, p, "g"), kNormEps);
-                    }};
+                    },
+                    !has_zero_row(in.x)};  // |x| = eps is a kink a probe would cross
     }}));
 
 const Register row_normalize_case(make_case(OpTest<Rows, NormIn>{
@@ -127,10 +128,11 @@ const Register row_normalize_case(make_case(OpTest<Rows, NormIn>{
     [](const NormIn& in) { return std::vector<Want>{scaled_rows(in.x, 1.0)}; },
     [](const NormIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 1e-6); },
     [](const NormIn& in) -> std::optional<TapeOp> {
-      if (has_zero_row(in.x)) return std::nullopt;
-      return TapeOp{{{"x", to_mat(in.x)}}, [](Tape<double>& t, const ParamsT<double>& p) {
+      return TapeOp{{{"x", to_mat(in.x)}},
+                    [](Tape<double>& t, const ParamsT<double>& p) {
                       return t.scale_norm(P(t, p, "x"), -1, kNormEps);  // FixNorm: g = 1
-                    }};
+                    },
+                    !has_zero_row(in.x)};
     }}));
 
 // ---- rms_norm: x / sqrt(mean x^2 + eps) * w --------------------------------------------------

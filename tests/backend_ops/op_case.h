@@ -45,6 +45,9 @@ inline Want want_absent() { return {absent_shape(), {}}; }
 struct TapeOp {
   train::ParamsT<double> params;
   std::function<int(train::Tape<double>&, const train::ParamsT<double>&)> record;
+  // false: the inputs sit on a kink a finite-difference probe would cross (the forward is
+  // still compared).
+  bool differentiable = true;
 };
 
 // One shape of one op with its inputs generated: what the harness runs.
