@@ -37,7 +37,7 @@ class VulkanBackend : public Backend {
   ~VulkanBackend() override;
 
   std::string name() const override { return "vulkan (" + ctx_->info.name + ")"; }
-  bool supports(Op op) const override;  // vanilla ops; variants with a kernel (vk_variants.cpp)
+  bool supports(Op op) const override;  // the ops of kShaders (vk_pipelines.cpp, has_kernel)
   DTensor upload(const Tensor& host) override;
   Tensor download(const DTensor& t) override;
   std::vector<Tensor> download_all(const std::vector<DTensor>& ts) override;

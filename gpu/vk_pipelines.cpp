@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/backend/backend.h"
 #include "core/formats/atomic_file.h"
 #include "core/tensor/error.h"
 #include "gpu/push_constants.h"
@@ -45,33 +46,37 @@ struct ShaderSpec {
   size_t bytes;
   uint32_t bindings;
   uint32_t push_size;
+  // The backend ops (core/backend/op_registry.h) this kernel computes: supports() reads them,
+  // so an op is supported exactly when it has a line here.
+  Op op;
+  Op also = Op::Count;  // a second op of the same kernel, or none
 };
 
-#define ATLAS_SHADER(name, bindings, pc) \
-  ShaderSpec { #name, spv_##name, sizeof(spv_##name), bindings, sizeof(pc) }
+#define ATLAS_SHADER(name, bindings, pc, ...) \
+  ShaderSpec { #name, spv_##name, sizeof(spv_##name), bindings, sizeof(pc), __VA_ARGS__ }
 
 // Order matches ShaderId.
 const ShaderSpec kShaders[] = {
-    ATLAS_SHADER(add, 3, AddPC),
-    ATLAS_SHADER(scale, 2, ScalePC),
-    ATLAS_SHADER(activation, 2, ActivationPC),
-    ATLAS_SHADER(layer_norm, 4, LayerNormPC),
-    ATLAS_SHADER(scale_norm, 3, ScaleNormPC),
-    ATLAS_SHADER(row_normalize, 2, RowNormalizePC),
-    ATLAS_SHADER(embedding, 3, EmbeddingPC),
-    ATLAS_SHADER(linear, 4, LinearPC),
-    ATLAS_SHADER(attention, 8, AttentionPC),
-    ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC),
-    ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC),
-    ATLAS_SHADER(xl_attention, 13, XlAttentionPC),
-    ATLAS_SHADER(act_step, 9, ActStepPC),
-    ATLAS_SHADER(score_attention, 13, ScoreAttentionPC),
-    ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC),
-    ATLAS_SHADER(performer, 12, PerformerPC),
-    ATLAS_SHADER(rope, 3, RopePC),
-    ATLAS_SHADER(rms_norm, 3, RmsNormPC),
-    ATLAS_SHADER(mul, 3, AddPC),
-    ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC),
+    ATLAS_SHADER(add, 3, AddPC, Op::Add),
+    ATLAS_SHADER(scale, 2, ScalePC, Op::Scale),
+    ATLAS_SHADER(activation, 2, ActivationPC, Op::Activation),
+    ATLAS_SHADER(layer_norm, 4, LayerNormPC, Op::LayerNorm),
+    ATLAS_SHADER(scale_norm, 3, ScaleNormPC, Op::ScaleNorm),
+    ATLAS_SHADER(row_normalize, 2, RowNormalizePC, Op::RowNormalize),
+    ATLAS_SHADER(embedding, 3, EmbeddingPC, Op::Embedding),
+    ATLAS_SHADER(linear, 4, LinearPC, Op::Linear),
+    ATLAS_SHADER(attention, 8, AttentionPC, Op::Attention),
+    ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC, Op::ShawAttention, Op::AdaptiveSpan),
+    ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
+    ATLAS_SHADER(xl_attention, 13, XlAttentionPC, Op::XlAttention),
+    ATLAS_SHADER(act_step, 9, ActStepPC, Op::ActHalting),
+    ATLAS_SHADER(score_attention, 13, ScoreAttentionPC, Op::ScoreFunction),
+    ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC, Op::GtrxlGate),
+    ATLAS_SHADER(performer, 12, PerformerPC, Op::PerformerAttention),
+    ATLAS_SHADER(rope, 3, RopePC, Op::Rope),
+    ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
+    ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
+    ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 
@@ -145,6 +150,12 @@ bool cache_matches(const std::vector<char>& blob, const VkPhysicalDeviceProperti
 }
 
 }  // namespace
+
+bool has_kernel(Op op) {
+  for (const ShaderSpec& s : kShaders)
+    if (s.op == op || s.also == op) return true;
+  return false;
+}
 
 Pipelines::Pipelines(std::shared_ptr<Context> ctx, const std::string& cache_dir)
     : ctx_(std::move(ctx)) {

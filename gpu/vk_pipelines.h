@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/backend/backend.h"
 #include "gpu/vk_context.h"
 
 namespace atlas::vk {
@@ -33,6 +34,10 @@ enum class ShaderId {
   RepeatHeads,
   Count
 };
+
+// Whether a kernel of kShaders (vk_pipelines.cpp) computes `op`: the Vulkan backend's
+// supports(), read from the same table that creates the pipelines.
+bool has_kernel(Op op);
 
 struct Pipeline {
   const char* name = "";

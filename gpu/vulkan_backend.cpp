@@ -191,34 +191,8 @@ Window VulkanBackend::window(const GpuBuffer& b, uint64_t first, uint64_t count)
 
 // ---- fallback to the CPU backend ------------------------------------------------------
 
-bool VulkanBackend::supports(Op op) const {
-  switch (op) {
-    case Op::Linear:
-    case Op::Add:
-    case Op::Scale:
-    case Op::LayerNorm:
-    case Op::ScaleNorm:
-    case Op::Activation:
-    case Op::Embedding:
-    case Op::Attention:
-    case Op::RowNormalize:
-    case Op::ShawAttention:  // vk_relative_attention.cpp
-    case Op::AdaptiveSpan:
-    case Op::SparseAttention:  // vk_sparse_attention.cpp
-    case Op::XlAttention:      // vk_xl_attention.cpp
-    case Op::ActHalting:       // vk_act_step.cpp
-    case Op::ScoreFunction:    // vk_score_attention.cpp
-    case Op::GtrxlGate:        // vk_gtrxl_gate.cpp
-    case Op::PerformerAttention:  // vk_performer.cpp
-    case Op::Rope:                // vk_rope.cpp
-    case Op::RmsNorm:
-    case Op::Mul:
-    case Op::RepeatHeads:         // vk_rope.cpp
-      return true;
-    default:  // variant attention: computed by core/ on the host, reported as a fallback
-      return false;
-  }
-}
+// Variant ops without a kernel are computed by core/ on the host and reported as fallbacks.
+bool VulkanBackend::supports(Op op) const { return vk::has_kernel(op); }
 
 void VulkanBackend::note_fallback(const std::string& line) {
   if (fallback_seen_.insert(line).second) {

@@ -41,7 +41,9 @@ enum class Op {
   GtrxlGate,           // GTrXL gating layers (core/variants/gtrxl/gtrxl.cpp)
   Rope,                // rotary position embedding of q and k (core/variants/rotary/rope.h)
   HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
+  Count                // not an op: how many there are (core/backend/op_registry.cpp has each)
 };
+// Lookups into the op registry (core/backend/op_registry.h).
 const char* op_name(Op op);
 // One line saying what a host computation of `op` costs a device backend (for fallbacks()).
 std::string host_fallback_line(Op op);

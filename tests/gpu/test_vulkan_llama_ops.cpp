@@ -1,6 +1,8 @@
 // Vulkan kernels of the Llama-family block (rms_norm.comp, mul.comp, repeat_heads.comp, SiLU in
-// activation.comp, the sliding window as the attention mask) against naive double-precision
-// loops written here and against the CPU backend, at odd sizes. Inputs in [-1, 1].
+// activation.comp) against naive double-precision loops written here, at odd sizes, and a
+// Llama-layout model on Vulkan. Inputs in [-1, 1]. The same ops on every backend against their
+// host references, and the sliding window as the attention mask, are cases of the backend-ops
+// harness (test_backend_ops.cpp).
 #include "core/model/model.h"
 #include "core/model/presets.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -43,28 +45,6 @@ TEST_CASE("Vulkan rms_norm, mul, SiLU and repeat_heads match naive loops", "[vul
     require_close(got.data, want, 0.0, "repeat_heads");
   }
   CHECK(g.vk->fallbacks().empty());
-}
-
-TEST_CASE("Vulkan attention with a sliding window matches the CPU backend", "[vulkan][llama]") {
-  Gpu g;
-  const int64_t L = 29, H = 2, dh = 8;
-  const Tensor q = random_tensor({L, H * dh}, 4), k = random_tensor({L, H * dh}, 5), v = random_tensor({L, H * dh}, 6);
-  AttentionArgs args;
-  args.heads = H;
-  args.scale = 0.35f;
-  args.mask.causal = true;
-  args.mask.window = 5;
-  args.want_probs = true;
-  const AttentionResult want = g.cpu->attention(g.cpu->upload(q), g.cpu->upload(k), g.cpu->upload(v), args);
-  const AttentionResult got = g.vk->attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), args);
-  const Tensor wp = g.cpu->download(want.probs), gp = g.vk->download(got.probs);
-  for (int64_t i = 0; i < L; ++i)  // the CPU reference itself: zero outside i-4 .. i
-    for (int64_t j = 0; j < L; ++j)
-      if (j > i || i - j >= 5) CHECK(wp.data[size_t(i * L + j)] == 0.0f);
-  require_close(gp.data, std::vector<double>(wp.data.begin(), wp.data.end()), 1e-6, "windowed probs");
-  const Tensor wo = g.cpu->download(want.out);
-  require_close(g.vk->download(got.out).data, std::vector<double>(wo.data.begin(), wo.data.end()), 1e-6,
-                "windowed output");
 }
 
 TEST_CASE("a Llama-layout model runs on Vulkan with no host fallback", "[vulkan][llama]") {

@@ -88,7 +88,9 @@ int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb
         const auto qv = (Q.row(i).segment(h * dh, dh) + VB.row(h)).eval();
         for (Eigen::Index j = 0; j < lk; ++j) {
           const S g = dS(i, j);
-          if (g == S(0)) continue;  // masked (p = 0) or no gradient
+          // Masked keys have no distance row. Their p is not exactly 0: Eigen's vectorised exp
+          // clamps -inf to its lowest argument (a denormal in double), so test the mask itself.
+          if (g == S(0) || !visible(i, j)) continue;
           const Eigen::Index d = dist(i, j);
           const auto kj = K.row(j).segment(h * dh, dh), rd = RK.row(d).segment(h * dh, dh);
           dq.row(i).segment(h * dh, dh) += g * (kj + rd);

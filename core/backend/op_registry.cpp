@@ -1,0 +1,81 @@
+#include "core/backend/op_registry.h"
+
+#include <array>
+#include <string>
+
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+namespace {
+
+constexpr const char* kHost = "computed on the host";
+
+// In enum order (checked below at compile time).
+constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
+    {Op::Linear, "linear", kHost},
+    {Op::Add, "add", kHost},
+    {Op::Scale, "scale", kHost},
+    {Op::LayerNorm, "layer_norm", kHost},
+    {Op::ScaleNorm, "scale_norm", kHost},
+    {Op::Activation, "activation", kHost},
+    {Op::Embedding, "embedding", kHost},
+    {Op::Attention, "attention", kHost},
+    {Op::RowNormalize, "row_normalize", kHost},
+    {Op::RmsNorm, "rms_norm", kHost},
+    {Op::Mul, "mul", kHost},
+    {Op::RepeatHeads, "repeat_heads", kHost},
+    {Op::ShawAttention, "shaw_attention",
+     "Shaw relative-position attention (scores, softmax, value term) computed on the host"},
+    {Op::AdaptiveSpan, "adaptive_span",
+     "adaptive-span masked attention (scores, soft mask, softmax) computed on the host"},
+    {Op::XlAttention, "xl_attention",
+     "Transformer-XL layers (projections, relative attention, memory) computed on the host; "
+     "the norms and feed-forward run on the backend"},
+    {Op::SparseAttention, "sparse_attention", "sparse CSR attention computed on the host"},
+    {Op::LshAttention, "lsh_attention",
+     "LSH attention (hashing, sorting, chunked attention) computed on the host", false},
+    {Op::PerformerAttention, "performer_attention",
+     "Performer FAVOR+ attention (features, linear attention) computed on the host"},
+    {Op::ActHalting, "act_halting",
+     "ACT halting (halting probabilities, weighted state update) computed on the host; the "
+     "per-step block runs on the backend"},
+    {Op::ScoreFunction, "score_function",
+     "attention with a seed-004 score function (scores, softmax) computed on the host"},
+    {Op::GtrxlGate, "gtrxl_gate", "GTrXL gating layers computed on the host"},
+    {Op::Rope, "rope", "rotary position embedding of queries and keys computed on the host"},
+    {Op::HostModel, "host_model",
+     "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
+     "is not used",
+     false},
+}};
+
+constexpr bool in_enum_order() {
+  for (size_t i = 0; i < kOps.size(); ++i)
+    if (kOps[i].op != static_cast<Op>(i)) return false;
+  return true;
+}
+static_assert(in_enum_order(), "kOps: one entry per Op, in the enum's order");
+
+}  // namespace
+
+const std::vector<OpInfo>& op_registry() {
+  static const std::vector<OpInfo> all(kOps.begin(), kOps.end());
+  return all;
+}
+
+const OpInfo& op_info(Op op) {
+  const auto i = static_cast<size_t>(op);
+  if (i >= kOps.size()) throw AtlasError("op id " + std::to_string(i) + " is not a registered op");
+  return kOps[i];
+}
+
+const char* op_name(Op op) { return op_info(op).name; }
+
+std::string host_fallback_line(Op op) {
+  const OpInfo& info = op_info(op);
+  return std::string(info.name) + ": " + info.host_work +
+         " (inputs downloaded, result uploaded: no device kernel)";
+}
+
+}  // namespace atlas

@@ -1,0 +1,50 @@
+// The op registry (core/backend/op_registry.h) has every op once, with the names and fallback
+// lines the CLI prints; every op with a backend method has exactly one test case
+// (tests/backend_ops/), and the CPU backend matches every case's host reference (the same
+// harness runs Vulkan too in tests/gpu/test_backend_ops.cpp).
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "core/backend/op_registry.h"
+#include "tests/backend_ops/harness.h"
+
+using namespace atlas;
+
+TEST_CASE("the op registry lists every op once, in enum order, with a distinct name", "[backend-ops]") {
+  const std::vector<OpInfo>& all = op_registry();
+  REQUIRE(all.size() == static_cast<size_t>(Op::Count));
+  std::set<std::string> names;
+  for (size_t i = 0; i < all.size(); ++i) {
+    CHECK(all[i].op == static_cast<Op>(i));
+    CHECK(names.insert(all[i].name).second);
+    CHECK(std::string(op_name(all[i].op)) == all[i].name);
+  }
+  CHECK_THROWS_WITH(op_info(Op::Count), Catch::Contains("not a registered op"));
+}
+
+TEST_CASE("a fallback line names the op and what the host computes", "[backend-ops]") {
+  CHECK(host_fallback_line(Op::LshAttention) ==
+        "lsh_attention: LSH attention (hashing, sorting, chunked attention) computed on the host "
+        "(inputs downloaded, result uploaded: no device kernel)");
+  CHECK(host_fallback_line(Op::RmsNorm) ==
+        "rms_norm: computed on the host (inputs downloaded, result uploaded: no device kernel)");
+}
+
+TEST_CASE("every op with a backend method has exactly one test case", "[backend-ops]") {
+  const std::vector<int> n = op_test::registrations();
+  for (const OpInfo& info : op_registry()) {
+    INFO(info.name << (info.backend_method ? "" : " (no backend method)"));
+    CHECK(n.at(static_cast<size_t>(info.op)) == (info.backend_method ? 1 : 0));
+  }
+}
+
+TEST_CASE("every registered op matches its host reference on the CPU backend", "[backend-ops]") {
+  for (const op_test::OpCase* c : op_test::op_cases()) {
+    DYNAMIC_SECTION(op_name(c->op)) {
+      const std::unique_ptr<Backend> cpu = make_cpu_backend();
+      op_test::check_op_on_backends(*c, {cpu.get()});
+    }
+  }
+}
