@@ -146,8 +146,9 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
       for (const char* attn : {".attn.wo", ".self_attn.wo", ".cross_attn.wo"}) {
         auto it = p.find(pre + attn);
         if (it == p.end()) continue;
+        const int64_t width = it->second.shape[1];  // n_heads * d_head
         for (int64_t o = 0; o < d; ++o)
-          for (int64_t col = h * dh; col < (h + 1) * dh; ++col) it->second.data[size_t(o * d + col)] = 0.0f;
+          for (int64_t col = h * dh; col < (h + 1) * dh; ++col) it->second.data[size_t(o * width + col)] = 0.0f;
       }
     }
   if (c.universal.enabled) return Model(c, std::move(p));  // one shared block: nothing renumbered

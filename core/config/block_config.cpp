@@ -9,6 +9,7 @@ namespace {
 const FieldTable<AttentionLayout> kAttentionFields = {
     integer_field("kv_heads", &AttentionLayout::kv_heads, 0, 1024),
     integer_field("sliding_window", &AttentionLayout::sliding_window, 0, 1 << 24),
+    integer_field("head_dim", &AttentionLayout::head_dim, 0, 1 << 16),
 };
 
 const FieldTable<FfnOptions> kFfnFields = {
@@ -24,6 +25,11 @@ void check_attention_combinations(const ModelConfig& c, const std::string& origi
                      "), got " + std::to_string(a.kv_heads));
   if (a.sliding_window > 0 && c.architecture == Architecture::Encoder)
     fail(origin, "attention.sliding_window needs causal self-attention (a decoder)");
+  if (a.head_dim > 0 && a.head_dim * c.n_heads != c.d_model)  // plain attention only
+    refuse_combinations(c, "attention.head_dim",
+                        {"shaw", "adaptive_span", "xl", "universal", "lsh", "performer", "sparse",
+                         "score_function", "rnn_seq2seq", "ntm", "sagan", "snail"},
+                        origin);
   if (a.kv_heads == 0 && a.sliding_window == 0) return;
   refuse_combinations(c, "attention.kv_heads and attention.sliding_window",
                       {"shaw", "adaptive_span", "xl", "universal", "lsh", "performer", "sparse",

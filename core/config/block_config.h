@@ -13,6 +13,10 @@ struct AttentionLayout {
   int64_t kv_heads = 0;
   // Causal sliding window (Mistral): query i sees keys j with i - window < j <= i. 0 = none.
   int64_t sliding_window = 0;
+  // Width of a query/key/value head when it is not d_model / n_heads (Gemma 7B: 16 heads of
+  // 256 over d_model 3072; Mistral NeMo): wq is [n_heads * head_dim, d_model], wo
+  // [d_model, n_heads * head_dim]. 0 = d_model / n_heads.
+  int64_t head_dim = 0;
 };
 
 struct FfnOptions {

@@ -479,9 +479,12 @@ void validate_config(const ModelConfig& c, const std::string& origin) {
   check_range(c.vocab_size, 1, kMaxVocab, "vocab_size", origin);
   check_range(c.d_model, 1, kMaxDModel, "d_model", origin);
   check_range(c.n_heads, 1, kMaxHeads, "n_heads", origin);
-  if (c.d_model % c.n_heads != 0)
+  if (c.attention.head_dim == 0 && c.d_model % c.n_heads != 0)
     fail(origin, "d_model " + std::to_string(c.d_model) + " is not divisible by n_heads " +
-                     std::to_string(c.n_heads));
+                     std::to_string(c.n_heads) + " (give attention.head_dim for heads of another width)");
+  if (c.attention.head_dim > 0 && c.attention.head_dim * c.n_heads > kMaxDModel)
+    fail(origin, "n_heads * attention.head_dim = " + std::to_string(c.attention.head_dim * c.n_heads) +
+                     " is above the largest attention width, " + std::to_string(kMaxDModel));
   check_range(c.d_ff, 1, kMaxDff, "d_ff", origin);
   check_range(c.n_layers, 1, kMaxLayers, "n_layers", origin);
   if (c.architecture == Architecture::EncoderDecoder) {

@@ -129,7 +129,10 @@ struct ModelConfig {
   AttentionLayout attention;    // grouped-query heads, sliding window (block_config.h)
   FfnOptions ffn;               // gated feed-forward (block_config.h)
 
-  int64_t d_head() const { return d_model / n_heads; }
+  int64_t d_head() const { return attention.head_dim > 0 ? attention.head_dim : d_model / n_heads; }
+  // The width of the heads side by side: wq's rows and wo's columns (d_model unless head_dim
+  // says otherwise).
+  int64_t attention_width() const { return n_heads * d_head(); }
   int64_t kv_heads() const { return attention.kv_heads > 0 ? attention.kv_heads : n_heads; }
   bool has_encoder() const { return architecture != Architecture::Decoder; }
   bool has_decoder() const { return architecture != Architecture::Encoder; }

@@ -73,13 +73,18 @@ ModelConfig gguf_model_config(const GgufFile& f, const GgufLoadOptions& options)
     fail(f, "token_embd.weight has shape " + shape_str(embedding.shape) + ", expected [vocab, " +
                 std::to_string(c.d_model) + "]");
   c.vocab_size = embedding.shape[0];
-  if (c.n_heads < 1 || c.d_model % c.n_heads != 0)
+  if (c.n_heads < 1) fail(f, key("attention.head_count") + " must be >= 1");
+  // attention.key_length (Gemma 7B, Mistral NeMo) may differ from embedding_length / head_count.
+  const int64_t head_dim =
+      f.get_int_or(key("attention.key_length"), c.d_model % c.n_heads == 0 ? c.d_model / c.n_heads : 0);
+  if (head_dim < 1 || head_dim > (int64_t{1} << 16))
     fail(f, key("embedding_length") + " " + std::to_string(c.d_model) + " is not a multiple of " +
-                key("attention.head_count") + " " + std::to_string(c.n_heads));
-  const int64_t head_dim = f.get_int_or(key("attention.key_length"), c.d_head());
-  if (head_dim != c.d_head() || f.get_int_or(key("attention.value_length"), head_dim) != head_dim)
-    fail(f, key("attention.key_length") + " " + std::to_string(head_dim) +
-                " differs from embedding_length / head_count; such models are not supported");
+                key("attention.head_count") + " " + std::to_string(c.n_heads) + " and " +
+                key("attention.key_length") + " does not give the head width");
+  if (f.get_int_or(key("attention.value_length"), head_dim) != head_dim)
+    fail(f, key("attention.value_length") + " differs from " + key("attention.key_length") +
+                "; heads whose values are wider than their keys are not supported");
+  if (head_dim * c.n_heads != c.d_model) c.attention.head_dim = head_dim;
   const int64_t kv = f.get_int_or(key("attention.head_count_kv"), c.n_heads);
   c.attention.kv_heads = kv == c.n_heads ? 0 : kv;
 
@@ -129,7 +134,7 @@ Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
     std::copy(t.data.begin() + begin * t.shape[1], t.data.begin() + end * t.shape[1], r.data.begin());
     return r;
   };
-  const int64_t d = c.d_model, ff = c.d_ff, q = d, kv = c.kv_heads() * c.d_head();
+  const int64_t d = c.d_model, ff = c.d_ff, q = c.attention_width(), kv = c.kv_heads() * c.d_head();
   ParamStore p;
   p["embed.tokens"] = take("token_embd.weight");
   for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -150,7 +155,12 @@ Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
       p[e + ".ffn.w1"] = rows(up, 0, ff);
       p[e + ".ffn.w3"] = rows(up, ff, 2 * ff);
     } else {
-      p[e + ".self_attn.wq"] = take(b + "attn_q.weight");
+      Tensor wq = take(b + "attn_q.weight");
+      if (wq.shape.size() != 2 || wq.shape[0] != q)  // the head layout the metadata gives
+        fail(f, b + "attn_q.weight has shape " + shape_str(wq.shape) + ", but " + std::to_string(c.n_heads) +
+                    " heads (attention.head_count) of " + std::to_string(c.d_head()) +
+                    " (attention.key_length) need " + std::to_string(q) + " rows");
+      p[e + ".self_attn.wq"] = std::move(wq);
       p[e + ".self_attn.wk"] = take(b + "attn_k.weight");
       p[e + ".self_attn.wv"] = take(b + "attn_v.weight");
       p[e + ".ffn.w1"] = take(b + "ffn_gate.weight");

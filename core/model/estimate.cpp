@@ -42,10 +42,11 @@ CostEstimate estimate_cost(const ModelConfig& c, int64_t L) {
     attn_layers += (c.architecture == Architecture::EncoderDecoder ? 2 : 1) * n;
     ffn_layers += n;
   }
-  // Per attention layer: q and o projections (2 L d d each), k and v (2 L d kv each, kv =
-  // kv_heads d_head), QK^T and PV (2 L L d each); per FFN 2 (3 when gated) matrices of d x ff.
-  const double kv = double(c.kv_heads()) * dh;
-  const double attn_flops = 2 * 2 * l * d * d + 2 * 2 * l * d * kv + 2 * 2 * l * l * d;
+  // Per attention layer: q and o projections (2 L d w each, w = n_heads d_head, d unless
+  // attention.head_dim), k and v (2 L d kv each, kv = kv_heads d_head), QK^T and PV (2 L L w
+  // each); per FFN 2 (3 when gated) matrices of d x ff.
+  const double kv = double(c.kv_heads()) * dh, w = double(c.attention_width());
+  const double attn_flops = 2 * 2 * l * d * w + 2 * 2 * l * d * kv + 2 * 2 * l * l * w;
   const double ffn_flops = (c.ffn.gated ? 3 : 2) * 2 * l * d * ff;
   e.flops = double(attn_layers) * attn_flops + double(ffn_layers) * ffn_flops;
   if (c.output != OutputHead::None) e.flops += 2 * l * d * double(c.vocab_size);

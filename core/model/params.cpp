@@ -33,17 +33,19 @@ void add_norm(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::st
 
 void add_attention(std::vector<ParamSpec>& specs, const ModelConfig& c,
                    const std::string& prefix) {
-  // Grouped-query attention: keys and values have kv_heads heads of d_head.
-  const int64_t kv = c.kv_heads() * c.d_head();
-  for (const char* w : {"wq", "wk", "wv", "wo"}) {
-    const bool shared = w[1] == 'k' || w[1] == 'v';
-    specs.push_back({prefix + "." + w, {shared ? kv : c.d_model, c.d_model}});
+  // Grouped-query attention: keys and values have kv_heads heads of d_head; queries n_heads
+  // (attention_width = n_heads * d_head, d_model unless attention.head_dim is set).
+  const int64_t kv = c.kv_heads() * c.d_head(), q = c.attention_width();
+  specs.push_back({prefix + ".wq", {q, c.d_model}});
+  specs.push_back({prefix + ".wk", {kv, c.d_model}});
+  specs.push_back({prefix + ".wv", {kv, c.d_model}});
+  specs.push_back({prefix + ".wo", {c.d_model, q}});
+  if (c.attention_bias) {
+    specs.push_back({prefix + ".bq", {q}, InitKind::Zeros});
+    specs.push_back({prefix + ".bk", {kv}, InitKind::Zeros});
+    specs.push_back({prefix + ".bv", {kv}, InitKind::Zeros});
+    specs.push_back({prefix + ".bo", {c.d_model}, InitKind::Zeros});
   }
-  if (c.attention_bias)
-    for (const char* b : {"bq", "bk", "bv", "bo"}) {
-      const bool shared = b[1] == 'k' || b[1] == 'v';
-      specs.push_back({prefix + "." + b, {shared ? kv : c.d_model}, InitKind::Zeros});
-    }
 }
 
 void add_ffn(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::string& prefix) {

@@ -74,6 +74,7 @@ RelIn generate(const RelShape& c, uint32_t seed) {
     a.span_ramp = 4;
     a.span_max = 14;
     a.span_after = c.after;
+    a.span_offset = seed % 2;  // both distance conventions (paper, reference code) over the table
     a.want_span_mask = c.traced;
   }
   return in;

@@ -390,7 +390,7 @@ TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
 
 TEST_CASE("validation rejects inconsistent sizes", "[config][errors]") {
   CHECK(error_of(R"({"d_model": 100, "n_heads": 8})") ==
-        "test.json: d_model 100 is not divisible by n_heads 8");
+        "test.json: d_model 100 is not divisible by n_heads 8 (give attention.head_dim for heads of another width)");
   CHECK_THAT(error_of(R"({"d_model": 0})"), Contains("d_model must be >= 1, got 0"));
   CHECK_THAT(error_of(R"({"d_model": -64})"), Contains("d_model must be >= 1, got -64"));
   CHECK_THAT(error_of(R"({"n_heads": 0})"), Contains("n_heads must be >= 1, got 0"));

@@ -35,7 +35,8 @@ struct Arch {
   // `quantized`); K-quant super-blocks are 256 values, so only ffn_down (cols = ff) can hold them.
   uint32_t matrix_type = 0;
   std::vector<float> rope_freqs;  // Llama 3.1 factors, empty: none
-  int64_t dh() const { return d / heads; }
+  int64_t head_dim = 0;  // written as attention.key_length / value_length when set (Gemma 7B)
+  int64_t dh() const { return head_dim > 0 ? head_dim : d / heads; }
 };
 
 // A weight: engine-order [rows, cols] values, exactly as the file will hold them.
@@ -150,6 +151,9 @@ File make_file(const Arch& a) {
       .kv(k + "context_length", u32(64))
       .kv(k + "rope.freq_base", f32(float(a.theta)))
       .kv(k + "attention.layer_norm_rms_epsilon", f32(float(a.eps)));
+  if (a.head_dim > 0)
+    f.writer.kv(k + "attention.key_length", u32(uint32_t(a.head_dim)))
+        .kv(k + "attention.value_length", u32(uint32_t(a.head_dim)));
   uint32_t seed = 1;
   auto add = [&](const std::string& name, Weight w) {
     // A matrix [rows, cols] is ne = {cols, rows}; a vector [n] is ne = {n}.
@@ -409,6 +413,14 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
     a.kv_heads = 1;
     check_against_naive(a);
   }
+  SECTION("gemma 7B's layout: attention.key_length 16 over embedding_length 32 with 4 heads") {
+    Arch a;
+    a.name = "gemma";
+    a.gemma = true;
+    a.tied = true;
+    a.head_dim = 16;
+    check_against_naive(a);
+  }
 }
 
 TEST_CASE("a GGUF model file per tensor type matches the naive decoder on its dequantized weights",
@@ -456,8 +468,11 @@ TEST_CASE("bad GGUF models are refused by name", "[gguf][llama][errors]") {
   yarn.writer.kv("llama.rope.scaling.type", str("yarn"));
   CHECK_THAT(message(yarn, "yarn"), Contains("rope.scaling.type \"yarn\" is not supported"));
   File heads = make_file(Arch{});
-  heads.writer.kv("llama.attention.key_length", u32(16));  // d_head is 32 / 4 = 8
-  CHECK_THAT(message(heads, "heads"), Contains("attention.key_length 16 differs"));
+  heads.writer.kv("llama.attention.key_length", u32(16));  // the tensors have heads of 32 / 4 = 8
+  CHECK_THAT(message(heads, "heads"), Contains("attn_q.weight"));
+  File values = make_file(Arch{});
+  values.writer.kv("llama.attention.value_length", u32(16));
+  CHECK_THAT(message(values, "values"), Contains("attention.value_length differs"));
 }
 
 TEST_CASE("a .gguf path is a MODEL everywhere (load_model), with the tokenizer it carries",

@@ -31,7 +31,8 @@ struct Arch {
   nlohmann::json rope_scaling;  // null: none
   std::string dtype = "F32";
   bool sharded = false;
-  int64_t dh() const { return d / heads; }
+  int64_t head_dim = 0;  // written as config.json's head_dim when set (Gemma 7B, Mistral NeMo)
+  int64_t dh() const { return head_dim > 0 ? head_dim : d / heads; }
 };
 
 HfTensors tensors_of(const Arch& a) {
@@ -84,6 +85,7 @@ nlohmann::json config_of(const Arch& a) {
   if (a.model_type == "llama") j["attention_bias"] = a.qkv_bias && a.o_bias;
   if (a.window > 0) j["sliding_window"] = a.window;
   if (a.partial < 1) j["partial_rotary_factor"] = a.partial;
+  if (a.head_dim > 0) j["head_dim"] = a.head_dim;
   return j;
 }
 
@@ -335,6 +337,22 @@ TEST_CASE("Llama-family HF folders match a naive decoder: logits and every atten
     a.kv_heads = 4;
     check_against_naive(a, "gemma");
   }
+  SECTION("gemma 7B's layout: heads wider than hidden_size / heads (4 x 8 over d 16)") {
+    Arch a;
+    a.model_type = "gemma";
+    a.gemma = true;
+    a.tied = true;
+    a.act = "gelu_pytorch_tanh";
+    a.kv_heads = 4;
+    a.head_dim = 8;
+    check_against_naive(a, "gemma-wide-heads");
+  }
+  SECTION("mistral NeMo's layout: narrower heads (4 x 2 over d 16), grouped 2:1") {
+    Arch a;
+    a.model_type = "mistral";
+    a.head_dim = 2;
+    check_against_naive(a, "mistral-narrow-heads");
+  }
   SECTION("phi3: fused qkv_proj and gate_up_proj, half the head dims rotate") {
     Arch a;
     a.model_type = "phi3";
@@ -364,7 +382,8 @@ TEST_CASE("Llama-family configs that change the maths are refused by name", "[hf
   };
   CHECK_THAT(refused(Arch{}, [](auto& j) { j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; }),
              Contains("config.json (rope_scaling): rope type \"yarn\" is not supported"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = 8; }), Contains("head_dim 8 differs"));
+  // A head_dim the weights do not have: the projection's shape names the mismatch.
+  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = 8; }), Contains("q_proj.weight"));
   CHECK_THAT(refused(Arch{}, [](auto& j) { j["num_key_value_heads"] = 3; }),
              Contains("attention.kv_heads must divide n_heads (4), got 3"));
   CHECK_THAT(refused(Arch{}, [](auto& j) { j["hidden_act"] = "relu2"; }),

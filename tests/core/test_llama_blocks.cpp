@@ -3,6 +3,7 @@
 // central finite differences of their training ops, the training forward against the
 // inference engine, and the config sections' ranges and combinations. The whole forward is
 // checked against the naive double-precision Transformer in test_model.cpp ([llama]).
+#include <map>
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -85,6 +86,19 @@ TEST_CASE("the attention and ffn sections: parse, write, ranges and combinations
   CHECK_THROWS_WITH(parse(R"({"ffn": {"gated": 1}})"), Contains("ffn.gated must be true or false"));
   CHECK_THROWS_WITH(parse(R"({"norm": "rms"})"), Contains("\"rmsnorm\""));
   CHECK(parse(R"({"norm": "rmsnorm", "activation": "silu"})").norm == NormKind::RmsNorm);
+  // Heads of their own width: d_model need not divide by n_heads then.
+  const ModelConfig wide = parse(R"({"architecture": "decoder", "n_heads": 3, "d_model": 64,
+      "attention": {"head_dim": 32}})");
+  CHECK(wide.d_head() == 32);
+  CHECK(wide.attention_width() == 96);
+  CHECK(parse(config_to_json(wide)).attention.head_dim == 32);
+  CHECK_THROWS_WITH(parse(R"({"n_heads": 3, "d_model": 64})"), Contains("give attention.head_dim"));
+  CHECK_THROWS_WITH(parse(R"({"attention": {"head_dim": -1}})"), Contains("attention.head_dim"));
+  CHECK_THROWS_WITH(parse(R"({"n_heads": 1024, "attention": {"head_dim": 65536}})"),
+                    Contains("largest attention width"));
+  CHECK_THROWS_WITH(parse(R"({"architecture": "decoder", "n_heads": 2, "d_model": 64, "attention": {"head_dim": 8},
+                              "shaw": {"enabled": true}})"),
+                    Contains("cannot be combined with shaw"));
 }
 
 TEST_CASE("parameter shapes: k and v projections have kv_heads heads; gated FFN has w3", "[llama]") {
@@ -107,6 +121,17 @@ TEST_CASE("parameter shapes: k and v projections have kv_heads heads; gated FFN 
   // embedding and untied output [256, 64].
   const int64_t layer = 2 * 64 * 64 + 2 * 16 * 64 + 3 * 176 * 64 + 2 * 64;
   CHECK(parameter_count(c) == 2 * layer + 64 + 2 * 256 * 64);
+  // Heads of their own width: q [H D, d], o [d, H D], biases by what they add to.
+  ModelConfig w = c;
+  w.attention.head_dim = 24;  // 4 heads of 24 = 96 over d_model 64
+  w.attention_bias = true;
+  std::map<std::string, Shape> shapes;
+  for (const ParamSpec& s : param_specs(w)) shapes[s.name] = s.shape;
+  CHECK(shapes["decoder.layer0.self_attn.wq"] == Shape{96, 64});
+  CHECK(shapes["decoder.layer0.self_attn.wo"] == Shape{64, 96});
+  CHECK(shapes["decoder.layer0.self_attn.wk"] == Shape{w.kv_heads() * 24, 64});
+  CHECK(shapes["decoder.layer0.self_attn.bq"] == Shape{96});
+  CHECK(shapes["decoder.layer0.self_attn.bo"] == Shape{64});
 }
 
 namespace atlas::train {
@@ -160,6 +185,8 @@ TEST_CASE("Llama-style training forward equals inference; whole-model gradients"
   ParamsT<double> params = testing::noisy_params(c);
   const Example ex{{3, 1, 4, 1, 5, 9}, {}, {1, 4, 1, 5, 9, 2}};
   CHECK(fd::check_gradients(params, testing::cross_entropy_loss(c, ex), 1e-6, 8) > 100);
+  c.attention.head_dim = 6;  // 2 heads of 6 over d_model 16 (the default would be 8)
+  testing::check_same_as_inference(c, {3, 1, 4, 1, 5, 9, 2, 6});
 }
 
 }  // namespace atlas::train

@@ -254,6 +254,22 @@ TEST_CASE("Llama block: RMSNorm, SwiGLU, grouped-query heads (4 on 1) and RoPE m
   check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
 }
 
+TEST_CASE("heads wider and narrower than d_model / n_heads (attention.head_dim) match the oracle",
+          "[model][llama]") {
+  for (int64_t head_dim : {24, 3}) {  // small_config: d_model / n_heads is the default
+    CAPTURE(head_dim);
+    ModelConfig c = small_config(Architecture::Decoder);
+    c.positional = Positional::Rotary;
+    c.norm = NormKind::RmsNorm;
+    c.norm_position = NormPosition::Pre;
+    c.attention.head_dim = head_dim;
+    c.attention.kv_heads = 1;
+    c.init_std = 0.3f;
+    if (head_dim % 2 != 0) c.rope.rotary_dims = 2;  // rotation needs pairs
+    check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3}, {});
+  }
+}
+
 TEST_CASE("Mistral-style sliding window of 3 keys with 2 key/value heads and q/k/v biases matches",
           "[model][llama]") {
   ModelConfig c = small_config(Architecture::Decoder);

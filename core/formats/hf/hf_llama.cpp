@@ -69,13 +69,13 @@ ModelConfig llama_config(const ConfigReader& r) {
   c.n_heads = r.required_integer("num_attention_heads");
   c.d_ff = r.required_integer("intermediate_size");
   c.max_positions = r.integer("max_position_embeddings", 2048);
-  if (c.n_heads < 1 || c.d_model % c.n_heads != 0)
+  if (c.n_heads < 1) r.refuse("num_attention_heads must be >= 1, got " + std::to_string(c.n_heads));
+  // head_dim (Gemma 7B, Mistral NeMo) may differ from hidden_size / num_attention_heads.
+  const int64_t head_dim = r.integer("head_dim", c.d_model % c.n_heads == 0 ? c.d_model / c.n_heads : 0);
+  if (head_dim < 1)
     r.refuse("hidden_size " + std::to_string(c.d_model) + " is not a multiple of num_attention_heads " +
-             std::to_string(c.n_heads));
-  const int64_t head_dim = r.integer("head_dim", c.d_model / c.n_heads);
-  if (head_dim != c.d_model / c.n_heads)
-    r.refuse("head_dim " + std::to_string(head_dim) + " differs from hidden_size / num_attention_heads (" +
-             std::to_string(c.d_model / c.n_heads) + "); such models are not supported");
+             std::to_string(c.n_heads) + " and there is no head_dim");
+  if (head_dim * c.n_heads != c.d_model) c.attention.head_dim = head_dim;
   const int64_t kv = r.integer("num_key_value_heads", c.n_heads);
   c.attention.kv_heads = kv == c.n_heads ? 0 : kv;
   c.positional = Positional::Rotary;
