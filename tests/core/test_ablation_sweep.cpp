@@ -47,7 +47,7 @@ std::vector<double> log_softmax_row(const Tensor& logits, int64_t i) {
 }  // namespace
 
 TEST_CASE("a zeroed head of the sweep equals the per-spec DropHead ablation, every cell", "[ablation][sweep]") {
-  for (const std::string preset : {"tiny-decoder", "tiny-encoder-decoder", "tiny-xl", "tiny-ut-act", "tiny-llama"}) {
+  for (const std::string preset : {"tiny-decoder", "tiny-encoder-decoder", "tiny-xl", "tiny-ut-act", "tiny-llama", "tiny-gemma"}) {
     CAPTURE(preset);
     const ModelConfig c = preset_test::small_preset_config(preset);
     const Model model(c, init_params(c, 11));
