@@ -188,10 +188,6 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
   return L;
 }
 
-namespace {
-
-}  // namespace
-
 void drawCellRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data, const CellColours& colour,
                    int r0, int r1, int c0, int c1) {
   p.save();
@@ -217,8 +213,6 @@ void drawCellRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   }
   p.restore();
 }
-
-namespace {
 
 // Diagonal hatching over the masked cells, drawn as line segments cut to each masked run by
 // geometry instead of a clip path: QSvgGenerator ignores clip paths, so a clipped hatch covered
@@ -256,7 +250,6 @@ void drawMaskHatch(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   p.restore();
 }
 
-}  // namespace
 
 std::vector<ValueMapper::Tick> colorBarTicksThatFit(const ValueMapper& mapper, qreal barHeight, qreal lineHeight) {
   const std::vector<ValueMapper::Tick> ticks = mapper.colorBarTicks();

@@ -68,6 +68,11 @@ struct HeatmapLayout;
 void drawCellRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data, const CellColours& colour,
                    int r0, int r1, int c0, int c1);
 
+// Diagonal hatching over the masked cells in [r0, r1) x [c0, c1), as line segments cut to each
+// masked run (no clip path: SVG ignores it). Every view with masked cells draws it.
+void drawMaskHatch(QPainter& p, const HeatmapLayout& L, const HeatmapData& data, const HeatmapStyle& style,
+                   int r0, int r1, int c0, int c1);
+
 // One colour per cell (masked cells in style.maskColor), then 2x2-averaged levels down to a
 // few pixels: a view zoomed out draws from a level with about one image pixel per device
 // pixel, so a repaint costs the same for 64 and 4096 tokens.

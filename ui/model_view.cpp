@@ -284,21 +284,24 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
         paintSinkBars(p, t, data, l, style);
         continue;
       }
-      if (asRects) {
-        HeatmapLayout hl;
-        hl.bounds = t;
-        hl.cells = t;
-        hl.window = QRectF(0, 0, h.cols, h.rows);
-        hl.cellW = t.width() / std::max(1, h.cols);
-        hl.cellH = t.height() / std::max(1, h.rows);
-        p.save();
-        p.setClipRect(t);
+      HeatmapLayout hl;
+      hl.bounds = t;
+      hl.cells = t;
+      hl.window = QRectF(0, 0, h.cols, h.rows);
+      hl.cellW = t.width() / std::max(1, h.cols);
+      hl.cellH = t.height() / std::max(1, h.rows);
+      p.save();
+      p.setClipRect(t);
+      if (asRects)
         drawCellRects(p, hl, h, CellColours(h, tileMapping(data, style.mapping), style.maskColor), 0, h.rows, 0,
                       h.cols);
-        p.restore();
-      } else {
+      else
         (*rasters)[static_cast<size_t>(l) * L.cols + c].draw(p, t, QRectF(0, 0, h.cols, h.rows));
-      }
+      // Masked cells hatched as in the heatmap, once they are large enough to show it.
+      const qreal scale = p.worldTransform().m11() * (p.device() ? p.device()->devicePixelRatioF() : 1.0);
+      if (!h.mask.empty() && std::min(hl.cellW, hl.cellH) * scale >= 5.0)
+        drawMaskHatch(p, hl, h, style, 0, h.rows, 0, h.cols);
+      p.restore();
     }
   if (!L.colorBar.isEmpty()) {
     const HeatmapData bar = colorBarData(data, style.mapping);

@@ -174,3 +174,36 @@ TEST_CASE("grid headers stand upright when 16 or 32 heads do not fit side by sid
     paintModelGrid(p, L, g, style, nullptr);
   }
 }
+
+TEST_CASE("masked cells of the grid's tiles are hatched like the heatmap's once large enough",
+          "[ui][legibility][grid]") {
+  ensureApp();
+  const RunResult r = runWithHeads(4);  // causal: each tile's upper triangle is masked
+  const ModelGridData g = modelGridData(r.trace, attentionFamilies(r.trace)[0], true);
+  const HeatmapStyle style = HeatmapStyle::light();
+  auto hatchPixels = [&](int width, bool upper) {
+    QImage img(width, width / 2, QImage::Format_RGB32);
+    const ModelGridLayout L = layoutModelGrid(&img, QRectF(0, 0, img.width(), img.height()), g, style);
+    {
+      QPainter p(&img);
+      paintModelGrid(p, L, g, style, nullptr);
+    }
+    // Head 0 of layer 0: count hatch-coloured pixels in the cells above (masked) or below the
+    // diagonal, away from the cell edges.
+    const QRectF t = L.thumb(0, 0);
+    const HeatmapData& h = g.at(0, 0);
+    const qreal cw = t.width() / h.cols, ch = t.height() / h.rows;
+    int count = 0;
+    for (int i = 0; i < h.rows; ++i)
+      for (int j = 0; j < h.cols; ++j) {
+        if ((j > i) != upper) continue;
+        for (int y = int(t.top() + i * ch + 1); y < int(t.top() + (i + 1) * ch - 1); ++y)
+          for (int x = int(t.left() + j * cw + 1); x < int(t.left() + (j + 1) * cw - 1); ++x)
+            count += rgbDistance(img.pixel(x, y), style.hatchColor.rgb()) < 40 ? 1 : 0;
+      }
+    return count;
+  };
+  CHECK(hatchPixels(3000, true) > 100);  // large tiles: the masked triangle is hatched
+  CHECK(hatchPixels(3000, false) == 0);  // and nothing else
+  CHECK(hatchPixels(400, true) == 0);    // cells of a few pixels: plain grey, as the heatmap
+}
