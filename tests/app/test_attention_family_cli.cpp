@@ -1,4 +1,4 @@
-// Issue 8 (seed 004's attention family) through the real `atlas` executable: the scores verb,
+// Seed 004's attention family through the real `atlas` executable: the scores verb,
 // the seq2seq and pointer presets, dumped arrays with their documented shapes. The .npy header
 // and data are read here by hand, independently of core/npy.
 #include <catch2/catch.hpp>

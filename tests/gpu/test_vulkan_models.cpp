@@ -20,7 +20,7 @@ TEST_CASE("every preset gives the same outputs and traces on Vulkan as on the CP
   for (const PresetInfo& info : list_presets()) {
     const ModelConfig c = small_preset_config(info.name);
     INFO("preset " << info.name);
-    // Issue 8's non-Transformer models (recurrent seq2seq, NTM, SAGAN, SNAIL) have no backend ops: they
+    // Seed 004's non-Transformer models (recurrent seq2seq, NTM, SAGAN, SNAIL) have no backend ops: they
     // run on the host and say so (checked in the next test case).
     if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) continue;
     Model model(c, init_params(c, 5));
