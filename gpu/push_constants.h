@@ -59,6 +59,7 @@ struct AttentionPC {
   int32_t causal_offset;
   float scale;
   uint32_t probs_base, scores_base;
+  int32_t window;  // with causal: keys j > i + causal_offset - window only (Mistral); 0 = none
 };
 
 // shaders/relative_attention.comp: one workgroup per (query row, head).

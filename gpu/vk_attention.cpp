@@ -66,7 +66,7 @@ AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, con
   if (lq == 0) return r;
 
   uint32_t flags = 0;
-  const MaskBuffers masks = upload_mask(mask, lq, lk);
+  const MaskBuffers masks = upload_mask(mask, lq, lk, /*window_in_kernel=*/true);
   const std::shared_ptr<GpuBuffer>& key_valid = masks.key_valid;
   const std::shared_ptr<GpuBuffer>& allowed = masks.allowed;
   if (key_valid) flags |= kAttnKeyValid;
@@ -101,6 +101,8 @@ AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, con
   pc.dv = static_cast<uint32_t>(dv);
   pc.flags = flags;
   pc.causal_offset = static_cast<int32_t>(off);
+  // A window wider than every distance hides nothing; clamped like the offset.
+  pc.window = mask.causal ? static_cast<int32_t>(std::clamp<int64_t>(mask.window, 0, lq + lk + 2)) : 0;
   pc.scale = args.scale;
   const Binding fixed[] = {whole(bq, q.numel()), whole(bk, k.numel()), whole(bv, v.numel()),
                            whole(bkv, key_valid ? lk : 1),

@@ -106,7 +106,9 @@ class VulkanBackend : public Backend {
   struct MaskBuffers {
     std::shared_ptr<GpuBuffer> key_valid, allowed;
   };
-  MaskBuffers upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk);
+  // The masks as device buffers; a sliding window becomes part of the dense pattern unless the
+  // kernel tests it itself (`window_in_kernel`: attention.comp).
+  MaskBuffers upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk, bool window_in_kernel = false);
 
   // Binding of a whole tensor of n floats (caller checked fits()).
   Binding whole(const GpuBuffer& b, uint64_t n) const;

@@ -145,7 +145,8 @@ std::vector<Tensor> VulkanBackend::download_all(const std::vector<DTensor>& ts) 
 
 // ---- windows -------------------------------------------------------------------------
 
-VulkanBackend::MaskBuffers VulkanBackend::upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk) {
+VulkanBackend::MaskBuffers VulkanBackend::upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk,
+                                                      bool window_in_kernel) {
   MaskBuffers m;
   if (!mask.key_valid.empty() &&
       std::any_of(mask.key_valid.begin(), mask.key_valid.end(), [](uint8_t b) { return !b; })) {
@@ -158,7 +159,7 @@ VulkanBackend::MaskBuffers VulkanBackend::upload_mask(const AttentionMask& mask,
       if (mask.allowed[idx]) bits[idx >> 5] |= 1u << (idx & 31);
     m.allowed = upload_bytes(bits.data(), bits.size() * 4);
   }
-  if (mask.causal && mask.window > 0 && lk > 0) {  // the sliding window as the dense pattern
+  if (mask.causal && mask.window > 0 && lk > 0 && !window_in_kernel) {  // the window as the dense pattern
     std::vector<uint32_t> bits(static_cast<size_t>((lq * lk + 31) / 32), 0u);
     for (int64_t i = 0; i < lq; ++i)
       for (int64_t j = 0; j < lk; ++j)

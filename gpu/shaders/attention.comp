@@ -35,6 +35,7 @@ layout(push_constant) uniform PC {
   int causal_offset;
   float scale;
   uint probs_base; uint scores_base;
+  int window;
 } pc;
 
 const uint KEY_VALID = 1u, ALLOWED = 2u, WANT_PROBS = 4u, WANT_SCORES = 8u, CAUSAL = 16u;
@@ -48,6 +49,8 @@ shared float alpha_sh[BR];
 
 bool key_allowed(uint i, uint j) {
   if ((pc.flags & CAUSAL) != 0u && int(j) - int(i) > pc.causal_offset) return false;
+  // The sliding window: only the last `window` keys up to the query's own position.
+  if ((pc.flags & CAUSAL) != 0u && pc.window > 0 && int(j) - int(i) <= pc.causal_offset - pc.window) return false;
   if ((pc.flags & KEY_VALID) != 0u && key_valid[j] == 0u) return false;
   if ((pc.flags & ALLOWED) != 0u) {
     const uint idx = i * pc.lk + j;
@@ -82,8 +85,12 @@ void main() {
 
     for (uint c0 = 0u; c0 < pc.lk; c0 += BC) {
       const uint cn = min(BC, pc.lk - c0);
-      if ((pc.flags & CAUSAL) != 0u && int(c0) - int(i_last) > pc.causal_offset) {
-        // Every key of this block is after every query of the tile: all masked.
+      const bool after_every_query = (pc.flags & CAUSAL) != 0u && int(c0) - int(i_last) > pc.causal_offset;
+      const bool before_every_window = (pc.flags & CAUSAL) != 0u && pc.window > 0 &&
+                                       int(c0 + cn - 1u) - int(i0) <= pc.causal_offset - pc.window;
+      if (after_every_query || before_every_window) {
+        // Every key of this block is after every query of the tile, or before every query's
+        // window: all masked.
         if (first_pass && (want_probs || want_scores)) {
           for (uint a = 0u; a < 4u; ++a) {
             const uint i = i0 + tr + 4u * a;

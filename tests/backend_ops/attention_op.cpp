@@ -38,6 +38,11 @@ const Register attention_case(make_case(OpTest<AttentionCase, AttentionIn>{
         {2, 5, 9, 4, 0, true, 2, 0, 0, true, false, 1.0f},       // no value dims: probs only
         {2, 3, 200, 4, 3, false, 0, 0, 0, false, true, 3.0f},    // large scores, scores only
         {2, 29, 29, 8, 8, true, 0, 0, 0, true, false, 0.35f, 5}, // sliding window of 5 keys
+        // Windows spanning several 64-key blocks, so whole blocks before a tile's windows are
+        // skipped by the kernel: long rows, a cached prefix (offset), a pattern on top.
+        {2, 200, 200, 8, 8, true, 0, 0, 0, true, true, 0.3f, 70},
+        {1, 40, 300, 8, 6, true, 260, 0, 0, true, false, 0.3f, 100},
+        {2, 65, 130, 8, 8, true, 65, 1, 1, true, true, 0.3f, 9},
         {2, 128, 128, 16, 16, true, 0, 1, 0, true, true, 0.25f}, // one full tile, causal + padding
         {1, 7, 7, 3, 3, false, 0, 1, 0, true, true, 0.6f},       // small enough to probe every entry
     },
