@@ -384,6 +384,8 @@ TEST_CASE("Llama-family configs that change the maths are refused by name", "[hf
              Contains("config.json (rope_scaling): rope type \"yarn\" is not supported"));
   // A head_dim the weights do not have: the projection's shape names the mismatch.
   CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = 8; }), Contains("q_proj.weight"));
+  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = -4; }), Contains("head_dim must be in 1 .. 65536, got -4"));
+  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = 1 << 20; }), Contains("head_dim"));
   CHECK_THAT(refused(Arch{}, [](auto& j) { j["num_key_value_heads"] = 3; }),
              Contains("attention.kv_heads must divide n_heads (4), got 3"));
   CHECK_THAT(refused(Arch{}, [](auto& j) { j["hidden_act"] = "relu2"; }),

@@ -72,6 +72,8 @@ ModelConfig llama_config(const ConfigReader& r) {
   if (c.n_heads < 1) r.refuse("num_attention_heads must be >= 1, got " + std::to_string(c.n_heads));
   // head_dim (Gemma 7B, Mistral NeMo) may differ from hidden_size / num_attention_heads.
   const int64_t head_dim = r.integer("head_dim", c.d_model % c.n_heads == 0 ? c.d_model / c.n_heads : 0);
+  if (r.j.contains("head_dim") && !r.j["head_dim"].is_null() && (head_dim < 1 || head_dim > (1 << 16)))
+    r.refuse("head_dim must be in 1 .. 65536, got " + std::to_string(head_dim));
   if (head_dim < 1)
     r.refuse("hidden_size " + std::to_string(c.d_model) + " is not a multiple of num_attention_heads " +
              std::to_string(c.n_heads) + " and there is no head_dim");
