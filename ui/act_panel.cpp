@@ -2,8 +2,7 @@
 // remainder R(t) and ponder cost per token as bars, the halting probability and the update
 // weights as steps x positions heatmaps, and the attention of every recurrent step.
 // Arrays: docs/variants.md "Universal Transformer with ACT".
-#include <QRegularExpression>
-
+#include "core/variants/universal/act_arrays.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -29,11 +28,11 @@ PanelPlot stepsByPositions(const Trace& trace, const std::string& name, const QS
 
 std::vector<PanelPlot> actPlots(const Trace& trace, const PanelContext& ctx) {
   std::vector<PanelPlot> out;
-  if (trace.find("act.steps")) {
-    const Tensor& n = requireArray(trace, "act.steps");
+  if (trace.find(act_arrays::kSteps)) {
+    const Tensor& n = requireArray(trace, act_arrays::kSteps);
     const int L = static_cast<int>(n.shape[0]);
-    const Tensor* r = trace.find("act.remainder") ? &requireArray(trace, "act.remainder") : nullptr;
-    const Tensor* rho = trace.find("act.ponder") ? &requireArray(trace, "act.ponder") : nullptr;
+    const Tensor* r = trace.find(act_arrays::kRemainder) ? &requireArray(trace, act_arrays::kRemainder) : nullptr;
+    const Tensor* rho = trace.find(act_arrays::kPonder) ? &requireArray(trace, act_arrays::kPonder) : nullptr;
     PanelPlot p;
     p.name = "ponder steps N(t), remainder R(t), ponder cost per token";
     p.kind = PanelPlot::Kind::Bars;
@@ -56,24 +55,27 @@ std::vector<PanelPlot> actPlots(const Trace& trace, const PanelContext& ctx) {
     p.yTitle = "steps";
     out.push_back(std::move(p));
   }
-  if (trace.find("act.halting"))
-    out.push_back(stepsByPositions(trace, "act.halting", "halting probability h per step", "h"));
-  if (trace.find("act.weights"))
-    out.push_back(stepsByPositions(trace, "act.weights", "update weight p per step", "p"));
-  static const QRegularExpression re(R"(^([a-z_]+)\.step(\d+)\.(attn|self_attn)$)");
-  for (const auto& a : trace.arrays) {
-    const auto m = re.match(QString::fromStdString(a.name));
-    if (!m.hasMatch() || a.tensor.shape.size() != 3) continue;
+  if (trace.find(act_arrays::kHalting))
+    out.push_back(stepsByPositions(trace, act_arrays::kHalting, "halting probability h per step", "h"));
+  if (trace.find(act_arrays::kWeights))
+    out.push_back(stepsByPositions(trace, act_arrays::kWeights, "update weight p per step", "p"));
+  // Every step's self-attention, from the catalogue (AttentionMap::step).
+  for (const AttentionMap& map : trace.attention_maps) {
+    const TracedArray* a = trace.find(map.array);
+    if (map.step < 1 || map.kind == AttentionMapKind::Cross || !map.dense || !a || a->tensor.shape.size() != 3) continue;
     PanelPlot p;
-    p.matrix = headSlice(a.tensor, ctx.head);
-    p.name = QString("attention at step %1 (%2), %3").arg(m.captured(2), m.captured(1), headName(ctx.head < 0 ? HeadMean : ctx.head));
+    p.matrix = headSlice(a->tensor, ctx.head);
+    p.name = QString("attention at step %1 (%2), %3")
+                 .arg(map.step)
+                 .arg(QString::fromStdString(map.stack), headName(ctx.head < 0 ? HeadMean : ctx.head));
     p.matrix.title = p.name;
-    if (const TracedArray* mask = trace.find(a.name + ".mask"); mask && mask->tensor.data.size() == p.matrix.values.size()) {
+    if (const TracedArray* mask = map.mask.empty() ? nullptr : trace.find(map.mask);
+        mask && mask->tensor.data.size() == p.matrix.values.size()) {
       p.matrix.mask.resize(mask->tensor.data.size());
       for (size_t k = 0; k < p.matrix.mask.size(); ++k) p.matrix.mask[k] = mask->tensor.data[k] != 0.0f;
     }
-    p.matrix.rowLabels = tokenLabels(trace, p.matrix.rows);
-    p.matrix.colLabels = tokenLabels(trace, p.matrix.cols);
+    p.matrix.rowLabels = queryLabelsOf(trace, map);
+    p.matrix.colLabels = keyLabelsOf(trace, map);
     p.matrix.rowAxis = "query";
     p.matrix.colAxis = "key";
     p.rowAxis = PlotAxis::Token;
@@ -89,8 +91,12 @@ PanelProvider actProvider() {
   PanelProvider p;
   p.id = "act";
   p.title = "ACT (Universal Transformer)";
-  p.arrays = "act.halting, act.weights, act.steps, act.remainder, act.ponder, <stack>.step<n>.<attn>";
-  p.available = [](const Trace& t) { return t.find("act.steps") != nullptr || t.find("act.halting") != nullptr; };
+  p.arrays = QString("%1, %2, %3, %4, %5, the attention of every step")
+                 .arg(act_arrays::kHalting, act_arrays::kWeights, act_arrays::kSteps, act_arrays::kRemainder,
+                      act_arrays::kPonder);
+  p.available = [](const Trace& t) {
+    return t.find(act_arrays::kSteps) != nullptr || t.find(act_arrays::kHalting) != nullptr;
+  };
   p.plots = actPlots;
   return p;
 }

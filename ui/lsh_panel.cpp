@@ -5,6 +5,7 @@
 // the same colour in every round and head. Arrays: docs/variants.md "Reformer".
 #include <algorithm>
 
+#include "core/variants/reformer/lsh_arrays.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -12,19 +13,19 @@ namespace {
 
 std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
   std::vector<PanelPlot> out;
-  const std::string suffix = ".round0.buckets";
+  const std::string suffix = lsh_arrays::kFirstRoundSuffix;
   for (const std::string& first : arraysEndingWith(trace, suffix)) {
     const std::string name = first.substr(0, first.size() - suffix.size());
     const QString qname = QString::fromStdString(name);
     int rounds = 0;
-    while (trace.find(name + ".round" + std::to_string(rounds) + ".buckets")) ++rounds;
+    while (trace.find(lsh_arrays::round_buckets(name, rounds))) ++rounds;
     const Tensor& b0 = requireArray(trace, first);  // [heads, L]
     const int heads = static_cast<int>(b0.shape[0]), L = static_cast<int>(b0.shape[1]);
     const int h = std::clamp(ctx.head, 0, heads - 1);
     const QStringList tokens = tokenLabels(trace, L);
     int buckets = 1;  // ids 0..buckets-1 over every round and head of the layer
     for (int r = 0; r < rounds; ++r)
-      for (float v : requireArray(trace, name + ".round" + std::to_string(r) + ".buckets").data)
+      for (float v : requireArray(trace, lsh_arrays::round_buckets(name, r)).data)
         buckets = std::max(buckets, static_cast<int>(v) + 1);
 
     PanelPlot grid;
@@ -32,7 +33,7 @@ std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
     grid.matrix.rows = rounds;
     grid.matrix.cols = L;
     for (int r = 0; r < rounds; ++r) {
-      const Tensor& b = requireArray(trace, name + ".round" + std::to_string(r) + ".buckets");
+      const Tensor& b = requireArray(trace, lsh_arrays::round_buckets(name, r));
       const HeatmapData row = matrixFrom(b, static_cast<size_t>(h) * L, 1, L);
       grid.matrix.values.insert(grid.matrix.values.end(), row.values.begin(), row.values.end());
       grid.matrix.rowLabels << QString("round %1").arg(r);
@@ -49,13 +50,12 @@ std::vector<PanelPlot> lshPlots(const Trace& trace, const PanelContext& ctx) {
 
     // Chunk starts in sorted order (the last entry is L).
     std::vector<int> chunkStarts;
-    if (const TracedArray* c = trace.find(name + ".chunks"))
+    if (const TracedArray* c = trace.find(lsh_arrays::chunks(name)))
       for (float v : c->tensor.data) chunkStarts.push_back(static_cast<int>(v));
     for (int r = 0; r < rounds; ++r) {
-      const std::string rn = name + ".round" + std::to_string(r);
-      const TracedArray* order = trace.find(rn + ".order");
+      const TracedArray* order = trace.find(lsh_arrays::round_order(name, r));
       if (!order) continue;
-      const Tensor& b = requireArray(trace, rn + ".buckets");
+      const Tensor& b = requireArray(trace, lsh_arrays::round_buckets(name, r));
       PanelPlot p;
       p.name = QString("sorted order and chunks, %1, head %2, round %3").arg(qname).arg(h).arg(r);
       p.matrix.rows = 1;
@@ -91,7 +91,7 @@ PanelProvider lshProvider() {
   p.id = "lsh";
   p.title = "LSH (Reformer)";
   p.arrays = "<attn>.round<r>.buckets, <attn>.round<r>.order, <attn>.chunks";
-  p.available = [](const Trace& t) { return !arraysEndingWith(t, ".round0.buckets").empty(); };
+  p.available = [](const Trace& t) { return !arraysEndingWith(t, lsh_arrays::kFirstRoundSuffix).empty(); };
   p.plots = lshPlots;
   return p;
 }

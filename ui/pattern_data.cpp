@@ -1,3 +1,4 @@
+#include "core/variants/adaptive_span/span_arrays.h"
 #include "ui/pattern_data.h"
 
 #include <algorithm>
@@ -77,7 +78,7 @@ PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
   PatternImage out;
   std::vector<uint8_t> allowed;
   int64_t rows = 0, cols = 0;
-  const TracedArray* span = trace.find(name + ".span.mask");
+  const TracedArray* span = trace.find(span_arrays::mask(name));
   const TracedArray* csr = trace.find(name + ".indptr");
   const TracedArray* mask = trace.find(name + ".mask");
   const TracedArray* attn = trace.find(name);

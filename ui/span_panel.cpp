@@ -3,6 +3,7 @@
 // span, z_t per head and position. Arrays: docs/variants.md "Adaptive attention span".
 #include <algorithm>
 
+#include "core/variants/adaptive_span/span_arrays.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -31,8 +32,9 @@ PanelPlot bars(const QString& name, const Tensor& t, const QString& yTitle) {
 
 std::vector<PanelPlot> spanPlots(const Trace& trace, const PanelContext& ctx) {
   std::vector<PanelPlot> out;
-  if (trace.find("span.z")) out.push_back(bars("span z per layer and head", requireArray(trace, "span.z"), "z (tokens)"));
-  if (const TracedArray* c = trace.find("span.mask_curve"); c && c->tensor.shape.size() == 3) {
+  if (trace.find(span_arrays::kZ))
+    out.push_back(bars("span z per layer and head", requireArray(trace, span_arrays::kZ), "z (tokens)"));
+  if (const TracedArray* c = trace.find(span_arrays::kMaskCurve); c && c->tensor.shape.size() == 3) {
     const Tensor& t = c->tensor;  // [layers, heads, Lk]
     const int layers = static_cast<int>(t.shape[0]), heads = static_cast<int>(t.shape[1]),
               lk = static_cast<int>(t.shape[2]);
@@ -53,7 +55,7 @@ std::vector<PanelPlot> spanPlots(const Trace& trace, const PanelContext& ctx) {
     out.push_back(std::move(p));
   }
   int layer = 0;
-  for (const std::string& name : arraysEndingWith(trace, ".span.dynamic_z")) {
+  for (const std::string& name : arraysEndingWith(trace, span_arrays::kDynamicZSuffix)) {
     const Tensor& t = requireArray(trace, name);  // [heads, Lq]
     if (t.shape.size() != 2) continue;
     const int heads = static_cast<int>(t.shape[0]), lq = static_cast<int>(t.shape[1]);
@@ -72,10 +74,10 @@ std::vector<PanelPlot> spanPlots(const Trace& trace, const PanelContext& ctx) {
     out.push_back(std::move(p));
     ++layer;
   }
-  if (trace.find("span.flops_saved"))
-    out.push_back(bars("FLOPs saved per layer and head", requireArray(trace, "span.flops_saved"), "FLOPs saved"));
-  if (trace.find("span.penalty"))
-    out.push_back(bars("L1 span penalty per layer", requireArray(trace, "span.penalty"), "penalty"));
+  if (trace.find(span_arrays::kFlopsSaved))
+    out.push_back(bars("FLOPs saved per layer and head", requireArray(trace, span_arrays::kFlopsSaved), "FLOPs saved"));
+  if (trace.find(span_arrays::kPenalty))
+    out.push_back(bars("L1 span penalty per layer", requireArray(trace, span_arrays::kPenalty), "penalty"));
   return out;
 }
 
@@ -85,8 +87,10 @@ PanelProvider spanProvider() {
   PanelProvider p;
   p.id = "span";
   p.title = "Adaptive span";
-  p.arrays = "span.z, span.mask_curve, span.flops_saved, span.penalty, <attn>.span.dynamic_z";
-  p.available = [](const Trace& t) { return t.find("span.z") != nullptr; };
+  p.arrays = QString("%1, %2, %3, %4, <attn>%5")
+                 .arg(span_arrays::kZ, span_arrays::kMaskCurve, span_arrays::kFlopsSaved, span_arrays::kPenalty,
+                      span_arrays::kDynamicZSuffix);
+  p.available = [](const Trace& t) { return t.find(span_arrays::kZ) != nullptr; };
   p.plots = spanPlots;
   return p;
 }

@@ -5,18 +5,26 @@
 // with TraceOptions::scores, which the window turns on while this panel is open.
 #include <algorithm>
 
+#include "core/variants/transformer_xl/xl_arrays.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
 namespace {
 
-std::string segName(int s, int layer) {
-  return "decoder.seg" + std::to_string(s) + ".layer" + std::to_string(layer) + ".self_attn";
+// The segment maps of the catalogue (AttentionMap::segment), by segment, of one layer; and the
+// number of layers segment 0 has.
+std::vector<const AttentionMap*> segmentMaps(const Trace& trace, int layer) {
+  std::vector<const AttentionMap*> out;
+  for (const AttentionMap& m : trace.attention_maps)
+    if (m.segment >= 0 && m.layer == layer && m.dense && m.kind != AttentionMapKind::Cross) out.push_back(&m);
+  std::sort(out.begin(), out.end(), [](const AttentionMap* a, const AttentionMap* b) { return a->segment < b->segment; });
+  return out;
 }
 
 int countLayers(const Trace& trace) {
   int n = 0;
-  while (trace.find(segName(0, n))) ++n;
+  for (const AttentionMap& m : trace.attention_maps)
+    if (m.segment == 0) n = std::max(n, static_cast<int>(m.layer) + 1);
   return n;
 }
 
@@ -25,29 +33,27 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
   const int layers = countLayers(trace);
   if (layers == 0) return out;
   const int l = std::clamp(ctx.layer, 0, layers - 1);
-  const int nTokens = static_cast<int>(trace.source_tokens.size());
-  int q0 = 0;  // absolute position of the segment's first query
-  for (int s = 0; trace.find(segName(s, l)); ++s) {
-    const Tensor& a = requireArray(trace, segName(s, l));  // [heads, Lq, Lk]
+  for (const AttentionMap* map : segmentMaps(trace, l)) {
+    const int s = static_cast<int>(map->segment);
+    const Tensor& a = requireArray(trace, map->array);  // [heads, Lq, Lk]
     const int heads = static_cast<int>(a.shape[0]), lq = static_cast<int>(a.shape[1]),
               lk = static_cast<int>(a.shape[2]);
     const int h = std::clamp(ctx.head, 0, heads - 1);
     const int mem = lk - lq;
-    const TracedArray* seg = trace.find("xl.seg" + std::to_string(s) + ".key_segment");
+    const TracedArray* seg = trace.find(xl_arrays::key_segment(s));
+    const std::vector<std::string> keyTokens = key_labels(trace, *map), queryTokens = query_labels(trace, *map);
     QStringList keys;
     for (int j = 0; j < lk; ++j) {
-      const int pos = q0 - mem + j;
-      QString label = pos >= 0 && pos < nTokens ? displayLabel(trace.source_tokens[static_cast<size_t>(pos)].label)
-                                                : QString::number(pos);
+      QString label = j < static_cast<int>(keyTokens.size()) ? displayLabel(keyTokens[static_cast<size_t>(j)]) : QString::number(j);
       const int from = seg && j < static_cast<int>(seg->tensor.data.size()) ? static_cast<int>(seg->tensor.data[static_cast<size_t>(j)]) : s;
       if (from < s) label = QString("[mem s%1] ").arg(from) + label;  // a memory column
       keys << label;
     }
     QStringList queries;
-    for (int i = 0; i < lq; ++i)
-      queries << (q0 + i < nTokens ? displayLabel(trace.source_tokens[static_cast<size_t>(q0 + i)].label) : QString::number(q0 + i));
+    for (const std::string& q : queryTokens) queries << displayLabel(q);
     std::vector<uint8_t> mask;
-    if (const TracedArray* m = trace.find(segName(s, l) + ".mask"); m && m->tensor.data.size() == static_cast<size_t>(lq) * lk)
+    if (const TracedArray* m = map->mask.empty() ? nullptr : trace.find(map->mask);
+        m && m->tensor.data.size() == static_cast<size_t>(lq) * lk)
       for (float v : m->tensor.data) mask.push_back(v != 0.0f);
 
     PanelPlot p;
@@ -62,16 +68,15 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
     p.rowAxis = PlotAxis::Token;
     out.push_back(std::move(p));
 
-    const std::string tp = "xl.seg" + std::to_string(s) + ".layer" + std::to_string(l) + ".terms.";
-    if (trace.find(tp + "a")) {
+    if (trace.find(xl_arrays::term(s, l, 'a'))) {
       PanelPlot t;
       t.name = QString("segment %1, layer %2, head %3: score terms a | b | c | d").arg(s).arg(l).arg(h);
       t.matrix.rows = lq;
       t.matrix.cols = 4 * lk;
       t.matrix.values.assign(static_cast<size_t>(lq) * 4 * lk, 0.0f);
-      const char* names[4] = {"a", "b", "c", "d"};
+      const char names[4] = {'a', 'b', 'c', 'd'};
       for (int k = 0; k < 4; ++k) {
-        const HeatmapData term = headSlice(requireArray(trace, tp + names[k]), h);
+        const HeatmapData term = headSlice(requireArray(trace, xl_arrays::term(s, l, names[k])), h);
         for (int i = 0; i < lq; ++i)
           for (int j = 0; j < lk; ++j)
             t.matrix.values[static_cast<size_t>(i) * 4 * lk + k * lk + j] = term.at(i, j);
@@ -93,7 +98,6 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
       t.rowAxis = PlotAxis::Token;
       out.push_back(std::move(t));
     }
-    q0 += lq;
   }
   return out;
 }
@@ -104,8 +108,8 @@ PanelProvider xlProvider() {
   PanelProvider p;
   p.id = "xl";
   p.title = "Transformer-XL";
-  p.arrays = "decoder.seg<s>.layer<i>.self_attn, xl.seg<s>.key_segment, xl.seg<s>.layer<i>.terms.a..d (with scores)";
-  p.available = [](const Trace& t) { return t.find("xl.seg0.key_segment") != nullptr || t.find(segName(0, 0)) != nullptr; };
+  p.arrays = "the attention of every segment, xl.seg<s>.key_segment, xl.seg<s>.layer<i>.terms.a..d (with scores)";
+  p.available = [](const Trace& t) { return t.find(xl_arrays::key_segment(0)) != nullptr || countLayers(t) > 0; };
   p.plots = xlPlots;
   p.needsScores = true;
   return p;

@@ -175,6 +175,8 @@ TEST_CASE("ACT panel shows ponder bars, halting per step and per-step attention"
   std::vector<float> att(2 * 3 * 3);
   for (size_t k = 0; k < att.size(); ++k) att[k] = 0.01f * static_cast<float>(k);
   t.add("decoder.step2.self_attn", "", filled({2, 3, 3}, att));
+  t.attention_maps = derive_attention_maps(t);  // the catalogue a run writes, from the names
+  t.finalize_attention_maps();
   VariantPanel panel(actProvider());
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
@@ -260,6 +262,8 @@ TEST_CASE("Transformer-XL panel marks memory columns and shows the four terms", 
     for (int e = 0; e < 8; ++e) v[static_cast<size_t>(e)] = static_cast<float>(10 * k + e) - 15.0f;
     t.add(std::string("xl.seg1.layer0.terms.") + "abcd"[k], "", filled({1, 2, 4}, v));
   }
+  t.attention_maps = derive_attention_maps(t);  // the catalogue a run writes, from the names
+  t.finalize_attention_maps();
   VariantPanel panel(xlProvider());
   CHECK(panel.provider().needsScores);
   panel.resize(700, 500);

@@ -3,6 +3,7 @@
 //   h(x) = argmax([x R ; -x R]);  sort by (bucket, position);  chunk c attends to chunks c and
 //   c - 1;  o_i = sum_r exp(lse_r(i) - logsumexp_r lse_r(i)) o_r(i).
 #include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/reformer/lsh_arrays.h"
 
 #include <algorithm>
 #include <cmath>
@@ -208,14 +209,13 @@ DTensor lsh_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& v,
           b.data[size_t(h * L + i)] = float(traces[size_t(h)].buckets[size_t(r)][size_t(i)]);
           o.data[size_t(h * L + i)] = float(traces[size_t(h)].order[size_t(r)][size_t(i)]);
         }
-      const std::string rn = traced_name + ".round" + std::to_string(r);
-      t.add(rn + ".buckets", "LSH bucket of every position, per head [heads, L]", std::move(b), DType::I32);
-      t.add(rn + ".order", "positions sorted by (bucket, position), per head [heads, L]", std::move(o), DType::I32);
+      t.add(lsh_arrays::round_buckets(traced_name, r), "LSH bucket of every position, per head [heads, L]", std::move(b), DType::I32);
+      t.add(lsh_arrays::round_order(traced_name, r), "positions sorted by (bucket, position), per head [heads, L]", std::move(o), DType::I32);
     }
     const int64_t m = std::min(p.chunk_length, L), n_chunks = (L + m - 1) / m;
     Tensor ch({n_chunks + 1});
     for (int64_t n = 0; n <= n_chunks; ++n) ch.data[size_t(n)] = float(std::min(L, n * m));
-    t.add(traced_name + ".chunks", "chunk boundaries in sorted order [n_chunks + 1]", std::move(ch), DType::I32);
+    t.add(lsh_arrays::chunks(traced_name), "chunk boundaries in sorted order [n_chunks + 1]", std::move(ch), DType::I32);
     std::vector<CsrPattern> heads;
     std::vector<std::vector<float>> probs;
     for (auto& tr : traces) {

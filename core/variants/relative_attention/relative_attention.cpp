@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/tensor/error.h"
+#include "core/variants/adaptive_span/span_arrays.h"
 #include "core/model/forward_pass.h"
 #include "core/variants/gtrxl/gtrxl.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
@@ -110,7 +111,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < lq; ++i)
           z(h, i) = float(sc.max_span) * sigmoid(logits(i, h) + sb.data[size_t(h)]);
-      trace.add(prefix + ".span.dynamic_z", "dynamic span z_t = S sigmoid(v . x_t + b) [heads, Lq]",
+      trace.add(span_arrays::dynamic_z(prefix), "dynamic span z_t = S sigmoid(v . x_t + b) [heads, Lq]",
                 Tensor::from_mat(z));
     } else {
       const Tensor zs = be.download(pass.weight(prefix + ".span_z"));
@@ -140,7 +141,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
   }
   if (span) {
     if (args.want_span_mask)
-      pass.trace_later(prefix + ".span.mask", "soft span mask m_z(i - j) per head [heads, Lq, Lk]",
+      pass.trace_later(span_arrays::mask(prefix), "soft span mask m_z(i - j) per head [heads, Lq, Lk]",
                        r.span_mask);
     std::vector<float> flops_saved(size_t(H), 0.0f), mean_z(size_t(H), 0.0f);
     for (int64_t h = 0; h < H; ++h) {
@@ -151,20 +152,20 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
             flops_saved[size_t(h)] += float(4 * dh);  // q.k and a.v skipped
       mean_z[size_t(h)] = z.row(h).mean();
     }
-    append_trace_row(trace, "span.z", "span z per self-attention layer and head (dynamic: mean over positions) [layers, heads]",
+    append_trace_row(trace, span_arrays::kZ, "span z per self-attention layer and head (dynamic: mean over positions) [layers, heads]",
                      mean_z, {H});
     std::vector<float> curve(size_t(H * lk));
     for (int64_t h = 0; h < H; ++h)
       for (int64_t x = 0; x < lk; ++x)
         curve[size_t(h * lk + x)] = span_mask(mean_z[size_t(h)], x, sc.ramp, sc.max_span, sc.distance_offset());
-    append_trace_row(trace, "span.mask_curve", "mask curve m_z(x) for distance x = 0..Lk-1 [layers, heads, Lk]",
+    append_trace_row(trace, span_arrays::kMaskCurve, "mask curve m_z(x) for distance x = 0..Lk-1 [layers, heads, Lk]",
                      curve, {H, lk});
-    append_trace_row(trace, "span.flops_saved",
+    append_trace_row(trace, span_arrays::kFlopsSaved,
                      "FLOPs a head saves by skipping keys with m_z = 0 (4 d_head per skipped pair) [layers, heads]",
                      flops_saved, {H});
     float sum_z = 0;
     for (float zz : mean_z) sum_z += zz;
-    append_trace_row(trace, "span.penalty", "L1 span penalty loss_coeff * sum_h z_h per layer [layers]",
+    append_trace_row(trace, span_arrays::kPenalty, "L1 span penalty loss_coeff * sum_h z_h per layer [layers]",
                      {sc.loss_coeff * sum_z}, {});
   }
   return r.out;

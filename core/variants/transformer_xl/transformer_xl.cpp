@@ -11,6 +11,7 @@
 // The reference keeps n_layer + 1 memories (the last one, the stack output, is never read at
 // inference); only the n_layer memories that are attended to are kept here.
 #include "core/variants/transformer_xl/transformer_xl.h"
+#include "core/variants/transformer_xl/xl_arrays.h"
 
 #include <algorithm>
 #include <cmath>
@@ -110,17 +111,16 @@ DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, i
   }
   if (topt.scores) {
     pass.trace_later(name + ".scores", "pre-softmax scores (a + b + c + d), -inf where masked [heads, Lq, Lk]", a.scores);
-    const std::string t = "xl.seg" + std::to_string(seg) + ".layer" + std::to_string(l) + ".terms.";
-    pass.trace_later(t + "a", "(a) content q_i.k_j / sqrt(d_head), 0 where masked [heads, Lq, Lk]", a.term_a);
-    pass.trace_later(t + "b", "(b) content-dependent position q_i.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_b);
-    pass.trace_later(t + "c", "(c) global content bias u.k_j / sqrt(d_head) [heads, Lq, Lk]", a.term_c);
-    pass.trace_later(t + "d", "(d) global position bias v.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_d);
+    pass.trace_later(xl_arrays::term(seg, l, 'a'), "(a) content q_i.k_j / sqrt(d_head), 0 where masked [heads, Lq, Lk]", a.term_a);
+    pass.trace_later(xl_arrays::term(seg, l, 'b'), "(b) content-dependent position q_i.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_b);
+    pass.trace_later(xl_arrays::term(seg, l, 'c'), "(c) global content bias u.k_j / sqrt(d_head) [heads, Lq, Lk]", a.term_c);
+    pass.trace_later(xl_arrays::term(seg, l, 'd'), "(d) global position bias v.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_d);
   }
   if (topt.masks && l == 0) {
     Tensor ks({lk});
     for (int64_t j = 0; j < lk; ++j)
       ks.data[size_t(j)] = float((first_key_pos + j) / x.segment_length);
-    pass.trace().add("xl.seg" + std::to_string(seg) + ".key_segment",
+    pass.trace().add(xl_arrays::key_segment(seg),
                      "segment each key column came from (< seg: memory) [Lk]", std::move(ks), DType::I32);
   }
   return pass.attention_output(a.out, p);

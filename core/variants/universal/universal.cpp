@@ -15,6 +15,7 @@
 // tensor2tensor leaves their weights summing to less than 1) and the threshold test is
 // sum >= 1 - eps (tensor2tensor: >).
 #include "core/variants/universal/universal.h"
+#include "core/variants/universal/act_arrays.h"
 
 #include <cmath>
 
@@ -123,8 +124,8 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
       w[i] = host[0].data[2 * i + 1];
       any_running |= host[1].data[4 * i + 3] == 0.0f;
     }
-    append_trace_row(trace, "act.halting", "halting probability h per step and position (0 once halted) [steps, L]", p, {L});
-    append_trace_row(trace, "act.weights", "update weight p (h, or the remainder R at the halting step) [steps, L]", w, {L});
+    append_trace_row(trace, act_arrays::kHalting, "halting probability h per step and position (0 once halted) [steps, L]", p, {L});
+    append_trace_row(trace, act_arrays::kWeights, "update weight p (h, or the remainder R at the halting step) [steps, L]", w, {L});
     if (topt.hidden)
       pass.trace_later(stack + ".step" + std::to_string(n) + ".hidden", "state after the step [L, d]", act.state);
     pass.step("universal step " + std::to_string(n));
@@ -137,9 +138,9 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
     rem.data[i] = halting.data[4 * i + 1];
     ponder.data[i] = steps.data[i] + rem.data[i];
   }
-  trace.add("act.steps", "N(t): steps each position took [L]", std::move(steps), DType::I32);
-  trace.add("act.remainder", "R(t): remainder at the halting step [L]", std::move(rem));
-  trace.add("act.ponder", "ponder cost N(t) + R(t) [L]", std::move(ponder));
+  trace.add(act_arrays::kSteps, "N(t): steps each position took [L]", std::move(steps), DType::I32);
+  trace.add(act_arrays::kRemainder, "R(t): remainder at the halting step [L]", std::move(rem));
+  trace.add(act_arrays::kPonder, "ponder cost N(t) + R(t) [L]", std::move(ponder));
   DTensor y = act.y;
   if (c.norm_position == NormPosition::Pre) y = pass.norm(y, stack + ".final_norm");
   return y;
