@@ -2,6 +2,8 @@
 // logit_lens.h): for every layer (Universal Transformer: step) and position the top-k next
 // tokens and their probabilities as a table. The arrays are computed on the run's worker
 // while this panel is open (the window traces the hidden states and calls add_logit_lens).
+#include <algorithm>
+
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -16,7 +18,9 @@ std::vector<PanelPlot> lensPlots(const Trace& trace, const PanelContext& ctx) {
     if (ids.shape.size() != 3 || probs.shape != ids.shape) continue;
     const int layers = static_cast<int>(ids.shape[0]), L = static_cast<int>(ids.shape[1]),
               K = static_cast<int>(ids.shape[2]);
-    const bool steps = trace.find(stack + ".step1.self_attn") || trace.find(stack + ".step1.attn");
+    // A Universal Transformer's lens rows are its steps (the catalogue's maps of the stack have steps).
+    const bool steps = std::any_of(trace.attention_maps.begin(), trace.attention_maps.end(),
+                                   [&](const AttentionMap& m) { return m.stack == stack && m.step >= 1; });
     PanelPlot p;
     p.kind = PanelPlot::Kind::Table;
     p.name = QString("%1: top-%2 next tokens per %3 and position").arg(QString::fromStdString(stack)).arg(K).arg(steps ? "step" : "layer");
