@@ -11,8 +11,8 @@
 
 #include "ui/ablation_controls.h"
 #include "core/tensor/error.h"
-#include "core/analysis/logit_lens.h"
 #include "ui/main_window.h"
+#include "ui/panel_run_extras.h"
 #include "ui/pattern_view.h"
 #include "ui/run_controller.h"
 #include "ui/score_panel.h"
@@ -253,22 +253,15 @@ void MainWindow::updatePanelTraceOptions(bool force) {
   m_postRunLens = lens;
   m_postRunAblation = ablation;
   m_postRunPerformer = performer;
-  const auto spec = ablation ? m_ablation : nullptr;
-  if (!lens && !spec && !performer) {
+  PanelRunExtras extras;
+  extras.lens = lens;
+  extras.performer = performer;
+  if (ablation) extras.ablation = m_ablation;
+  if (!extras.any()) {
     m_runner->setPostRun({});
   } else {
-    m_runner->setPostRun([lens, spec, performer](const Model& model, RunResult& result, const RunOptions& options) {
-      if (performer) addPerformerStudy(model.config(), result);
-      // The lens is an extra view: a model it does not support (Transformer-XL) keeps its run.
-      if (lens && result.is_logits) try {
-          add_logit_lens(model, result, 5);
-        } catch (const AtlasError&) {
-        }
-      if (spec) {
-        RunOptions second = options;
-        second.trace = TraceOptions::none();  // only the output of the ablated model is compared
-        compare_ablation(model, result, *spec, second);
-      }
+    m_runner->setPostRun([extras](const Model& model, RunResult& result, const RunOptions& options) {
+      addPanelRunExtras(extras, model, result, options);
     });
   }
   // Fetch the newly wanted arrays; a panel closing needs no run.

@@ -1,8 +1,8 @@
 #include "app/cli/panel_export.h"
 
 #if defined(ATLAS_HAVE_UI)
-#include "core/analysis/logit_lens.h"
 #include "core/tensor/error.h"
+#include "ui/panel_run_extras.h"
 
 namespace atlas::cli {
 
@@ -36,21 +36,21 @@ void add_panel_arrays(const ui::PanelProvider& panel, const Model& model, RunRes
   const std::string id = panel.id.toStdString();
   if (!ablation.empty() && id != "ablation")
     throw AtlasError("--drop-layers, --drop-heads and --layerdrop-rate are for --panel ablation");
-  if (id == "lens") {
-    if (!result.is_logits) throw AtlasError("the logit lens needs a model with an output head");
-    add_logit_lens(model, result, 5);  // the panel's top-5; refuses models it does not support
-  } else if (id == "performer") {
+  ui::PanelRunExtras extras;  // as the app's post-run step adds them while the panel is open
+  extras.lensOptional = false;  // the lens refuses a model it does not support
+  if (id == "lens") extras.lens = true;
+  if (id == "performer") {
     if (!model.config().performer.enabled)
       throw AtlasError("the Performer panel studies a Performer model's attention (performer.enabled)");
-    ui::addPerformerStudy(model.config(), result);
-  } else if (id == "ablation") {
+    extras.performer = true;
+  }
+  if (id == "ablation") {
     if (ablation.empty())
       throw AtlasError("--panel ablation compares with an ablated run: give --drop-heads L:H,..., "
                        "--drop-layers L,... or --layerdrop-rate P");
-    RunOptions second = options;
-    second.trace = TraceOptions::none();  // only the ablated model's output is compared
-    compare_ablation(model, result, ablation, second);
+    extras.ablation = std::make_shared<const AblationSpec>(ablation);
   }
+  ui::addPanelRunExtras(extras, model, result, options);
 }
 
 size_t choose_plot(const std::vector<ui::PanelPlot>& plots, const std::string& which, const std::string& panel) {
