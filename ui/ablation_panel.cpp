@@ -10,8 +10,9 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "ui/ablation_controls.h"
+#include "core/analysis/ablation.h"
 #include "core/tensor/error.h"
+#include "ui/ablation_controls.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -19,20 +20,20 @@ namespace {
 
 std::vector<PanelPlot> ablationPlots(const Trace& trace, const PanelContext&) {
   std::vector<PanelPlot> out;
-  for (const char* metric : {"kl", "cosine"}) {
-    const TracedArray* a = trace.find(std::string("ablation.") + metric);
+  for (const char* metric : {ablation_arrays::kKl, ablation_arrays::kCosine}) {
+    const TracedArray* a = trace.find(metric);
     if (!a) continue;
     const int L = static_cast<int>(a->tensor.shape[0]);
     double mean = 0;
     for (float v : a->tensor.data) mean += v;
     mean /= std::max(1, L);
     QStringList dropped;
-    if (const TracedArray* l = trace.find("ablation.layers"))
+    if (const TracedArray* l = trace.find(ablation_arrays::kLayers))
       for (float v : l->tensor.data) dropped << QString("layer %1").arg(static_cast<int>(v));
-    if (const TracedArray* h = trace.find("ablation.heads"))
+    if (const TracedArray* h = trace.find(ablation_arrays::kHeads))
       for (size_t k = 0; k + 1 < h->tensor.data.size(); k += 2)
         dropped << QString("head %1:%2").arg(static_cast<int>(h->tensor.data[k])).arg(static_cast<int>(h->tensor.data[k + 1]));
-    const bool kl = std::string(metric) == "kl";
+    const bool kl = metric == ablation_arrays::kKl;
     PanelPlot p;
     p.kind = PanelPlot::Kind::Bars;
     p.name = kl ? "KL(full || ablated) per position" : "cosine(full, ablated) per position";
@@ -57,7 +58,8 @@ PanelProvider ablationProvider() {
   PanelProvider p;
   p.id = "ablation";
   p.title = "Ablations";
-  p.arrays = "ablation.kl or ablation.cosine, ablation.layers, ablation.heads";
+  p.arrays = QString("%1 or %2, %3, %4")
+                 .arg(ablation_arrays::kKl, ablation_arrays::kCosine, ablation_arrays::kLayers, ablation_arrays::kHeads);
   p.available = [](const Trace& t) { return !t.arrays.empty(); };
   p.plots = ablationPlots;
   p.autoShow = false;

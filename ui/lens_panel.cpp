@@ -4,6 +4,7 @@
 // while this panel is open (the window traces the hidden states and calls add_logit_lens).
 #include <algorithm>
 
+#include "core/analysis/logit_lens.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -11,10 +12,10 @@ namespace {
 
 std::vector<PanelPlot> lensPlots(const Trace& trace, const PanelContext& ctx) {
   std::vector<PanelPlot> out;
-  for (const std::string& idsName : arraysEndingWith(trace, ".logit_lens.ids")) {
-    const std::string stack = idsName.substr(0, idsName.size() - 15);
-    const Tensor& ids = requireArray(trace, idsName);                          // [layers, L, K]
-    const Tensor& probs = requireArray(trace, stack + ".logit_lens.probs");  // [layers, L, K]
+  for (const std::string& idsName : arraysEndingWith(trace, kLogitLensIdsSuffix)) {
+    const std::string stack = idsName.substr(0, idsName.size() - std::string(kLogitLensIdsSuffix).size());
+    const Tensor& ids = requireArray(trace, idsName);                    // [layers, L, K]
+    const Tensor& probs = requireArray(trace, logit_lens_probs(stack));  // [layers, L, K]
     if (ids.shape.size() != 3 || probs.shape != ids.shape) continue;
     const int layers = static_cast<int>(ids.shape[0]), L = static_cast<int>(ids.shape[1]),
               K = static_cast<int>(ids.shape[2]);

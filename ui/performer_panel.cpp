@@ -11,6 +11,15 @@
 
 namespace atlas::ui {
 
+namespace {
+// The study's arrays, written by addPerformerStudy and read by the panel.
+constexpr const char* kImplicit = "performer.study.implicit";
+constexpr const char* kExact = "performer.study.exact";
+constexpr const char* kFeatures = "performer.study.features";
+constexpr const char* kMeanAbs = "performer.study.mean_abs";
+constexpr const char* kMaxTv = "performer.study.max_tv";
+}  // namespace
+
 void addPerformerStudy(const ModelConfig& c, RunResult& result) {
   const int64_t L = std::min<int64_t>(1024, std::max<int64_t>(1, static_cast<int64_t>(result.trace.source_tokens.size())));
   const int64_t d = c.d_head();
@@ -39,11 +48,11 @@ void addPerformerStudy(const ModelConfig& c, RunResult& result) {
   for (int64_t r = 0; r < L; ++r)
     for (int64_t s = 0; s < L; ++s) exactT.data[static_cast<size_t>(r * L + s)] = exact(r, s);
   Trace& t = result.trace;
-  t.add("performer.study.implicit", "FAVOR+ implicit attention of synthetic q, k at the model's m [L, L]", implicitT);
-  t.add("performer.study.exact", "exact softmax attention of the same q, k [L, L]", exactT);
-  t.add("performer.study.features", "numbers of random features m [n]", features, DType::I32);
-  t.add("performer.study.mean_abs", "mean |implicit - exact| per m [n]", meanAbs);
-  t.add("performer.study.max_tv", "max row total variation per m [n]", maxTv);
+  t.add(kImplicit, "FAVOR+ implicit attention of synthetic q, k at the model's m [L, L]", implicitT);
+  t.add(kExact, "exact softmax attention of the same q, k [L, L]", exactT);
+  t.add(kFeatures, "numbers of random features m [n]", features, DType::I32);
+  t.add(kMeanAbs, "mean |implicit - exact| per m [n]", meanAbs);
+  t.add(kMaxTv, "max row total variation per m [n]", maxTv);
 }
 
 namespace {
@@ -64,12 +73,12 @@ PanelPlot square(const Trace& trace, const Tensor& t, const QString& name) {
 
 std::vector<PanelPlot> performerPlots(const Trace& trace, const PanelContext&) {
   std::vector<PanelPlot> out;
-  const TracedArray* f = trace.find("performer.study.features");
+  const TracedArray* f = trace.find(kFeatures);
   if (!f) return out;
-  const Tensor& implicit = requireArray(trace, "performer.study.implicit");
-  const Tensor& exact = requireArray(trace, "performer.study.exact");
-  const Tensor& meanAbs = requireArray(trace, "performer.study.mean_abs");
-  const Tensor& maxTv = requireArray(trace, "performer.study.max_tv");
+  const Tensor& implicit = requireArray(trace, kImplicit);
+  const Tensor& exact = requireArray(trace, kExact);
+  const Tensor& meanAbs = requireArray(trace, kMeanAbs);
+  const Tensor& maxTv = requireArray(trace, kMaxTv);
   const int n = static_cast<int>(f->tensor.shape[0]);
   PanelPlot e;
   e.name = "error vs number of random features m";

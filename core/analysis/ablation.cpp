@@ -200,14 +200,14 @@ std::vector<double> compare_ablation(const Model& model, RunResult& full, const 
     t.data[size_t(i)] = float(v);
   }
   if (full.is_logits)
-    full.trace.add("ablation.kl", "KL(full || ablated) of the next-token distributions per position [L]", std::move(t));
+    full.trace.add(ablation_arrays::kKl, "KL(full || ablated) of the next-token distributions per position [L]", std::move(t));
   else
-    full.trace.add("ablation.cosine", "cosine of full and ablated final hidden states per position [L]", std::move(t));
+    full.trace.add(ablation_arrays::kCosine, "cosine of full and ablated final hidden states per position [L]", std::move(t));
   const std::vector<int64_t> layers = ablated_layers(model.config(), spec);
   if (!layers.empty()) {
     Tensor lt({int64_t(layers.size())});
     for (size_t i = 0; i < layers.size(); ++i) lt.data[i] = float(layers[i]);
-    full.trace.add("ablation.layers", "dropped layers, numbered over all stacks [n]", std::move(lt), DType::I32);
+    full.trace.add(ablation_arrays::kLayers, "dropped layers, numbered over all stacks [n]", std::move(lt), DType::I32);
   }
   if (!spec.drop_heads.empty()) {
     Tensor ht({int64_t(spec.drop_heads.size()), 2});
@@ -215,7 +215,7 @@ std::vector<double> compare_ablation(const Model& model, RunResult& full, const 
       ht.data[2 * i] = float(spec.drop_heads[i].first);
       ht.data[2 * i + 1] = float(spec.drop_heads[i].second);
     }
-    full.trace.add("ablation.heads", "dropped (layer, head) pairs [n, 2]", std::move(ht), DType::I32);
+    full.trace.add(ablation_arrays::kHeads, "dropped (layer, head) pairs [n, 2]", std::move(ht), DType::I32);
   }
   return per;
 }

@@ -38,6 +38,14 @@ std::vector<int64_t> ablated_layers(const ModelConfig& c, const AblationSpec& sp
 // inference).
 Model ablated_model(const Model& model, const AblationSpec& spec);
 
+// The arrays compare_ablation adds, named once for it and its readers (the ablation panel).
+namespace ablation_arrays {
+inline constexpr const char* kKl = "ablation.kl";
+inline constexpr const char* kCosine = "ablation.cosine";
+inline constexpr const char* kLayers = "ablation.layers";
+inline constexpr const char* kHeads = "ablation.heads";
+}  // namespace ablation_arrays
+
 // Runs the ablated model on the full run's tokens and adds to `full.trace`:
 //   ablation.kl [L]      KL(P_full || P_ablated) of the next-token distributions (logits), or
 //   ablation.cosine [L]  cosine of full and ablated final hidden states (no output head),

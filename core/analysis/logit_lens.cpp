@@ -124,9 +124,9 @@ void add_logit_lens(const Model& model, RunResult& result, int64_t top_k) {
       }
     }
   }
-  result.trace.add(stack + ".logit_lens.ids", "top-k next-token ids each layer would predict [layers, L, k]",
+  result.trace.add(logit_lens_ids(stack), "top-k next-token ids each layer would predict [layers, L, k]",
                    std::move(ids), DType::I32);
-  result.trace.add(stack + ".logit_lens.probs", "their probabilities [layers, L, k]", std::move(probs));
+  result.trace.add(logit_lens_probs(stack), "their probabilities [layers, L, k]", std::move(probs));
 }
 
 }  // namespace atlas

@@ -3,6 +3,7 @@
 // layer of a deep character model is asked to predict the next token): each layer's hidden
 // state is passed through the stack's final norm (pre-norm models) and the output head.
 #include <cstdint>
+#include <string>
 
 #include "core/model/model.h"
 
@@ -15,5 +16,10 @@ namespace atlas {
 // For a Universal Transformer the rows are the steps run (state after step n, final norm of
 // pre-norm models applied; with ACT the model's output is the weighted y, not the last step).
 void add_logit_lens(const Model& model, RunResult& result, int64_t top_k);
+
+// The arrays' names, for add_logit_lens and its readers (the lens panel).
+inline constexpr const char* kLogitLensIdsSuffix = ".logit_lens.ids";
+inline std::string logit_lens_ids(const std::string& stack) { return stack + kLogitLensIdsSuffix; }
+inline std::string logit_lens_probs(const std::string& stack) { return stack + ".logit_lens.probs"; }
 
 }  // namespace atlas
