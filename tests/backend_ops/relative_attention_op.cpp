@@ -12,6 +12,7 @@
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/shaw/train_shaw.h"
 #include "tests/backend_ops/compare.h"
+#include "tests/backend_ops/test_masks.h"
 #include "tests/backend_ops/op_case.h"
 
 namespace atlas::op_test {
@@ -51,17 +52,10 @@ RelIn generate(const RelShape& c, uint32_t seed) {
   a.attn.want_probs = a.attn.want_scores = c.traced;
   a.attn.mask.causal = c.causal;
   a.attn.mask.causal_offset = c.lk - c.lq;
-  if (c.padding) {
-    a.attn.mask.key_valid.assign(size_t(c.lk), 1);
-    a.attn.mask.key_valid[size_t(c.lk - 1)] = 0;
-    if (c.lk > 3) a.attn.mask.key_valid[size_t(c.lk / 2)] = 0;
-  }
-  if (c.pattern) {  // a band with a hole, so some rows keep one key and none keep all
-    a.attn.mask.allowed.assign(size_t(c.lq * c.lk), 0);
-    for (int64_t i = 0; i < c.lq; ++i)
-      for (int64_t j = 0; j < c.lk; ++j)
-        a.attn.mask.allowed[size_t(i * c.lk + j)] = std::abs(i + c.lk - c.lq - j) <= 6 && (i + j) % 5 != 1;
-  }
+  if (c.padding)
+    a.attn.mask.key_valid = c.lk > 3 ? test_masks::keys_without(c.lk, {c.lk - 1, c.lk / 2})
+                                     : test_masks::keys_without(c.lk, {c.lk - 1});
+  if (c.pattern) a.attn.mask.allowed = test_masks::band_with_holes(c.lq, c.lk, 6, 5);
   if (c.shaw) {
     a.max_distance = c.max_distance;
     a.want_terms = c.traced;

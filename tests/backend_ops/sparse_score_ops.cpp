@@ -13,6 +13,7 @@
 #include "core/variants/score_functions/score_attention_op.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/sparse/sparse_pattern.h"
+#include "tests/backend_ops/test_masks.h"
 #include "tests/backend_ops/compare.h"
 #include "tests/backend_ops/op_case.h"
 
@@ -32,21 +33,7 @@ struct SparseIn {
   bool probs;
 };
 
-CsrPattern random_pattern(int64_t lq, int64_t lk, double density, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  CsrPattern p;
-  p.rows = lq;
-  p.cols = lk;
-  p.indptr.push_back(0);
-  for (int64_t i = 0; i < lq; ++i) {
-    if (i % 7 != 3)  // every 7th row keeps no key at all
-      for (int64_t j = 0; j < lk; ++j)
-        if (u(gen) < density) p.indices.push_back(int32_t(j));
-    p.indptr.push_back(int64_t(p.indices.size()));
-  }
-  return p;
-}
+using test_masks::random_pattern;
 
 const Register sparse_case(make_case(OpTest<SparseShape, SparseIn>{
     Op::SparseAttention,
@@ -134,17 +121,9 @@ const Register score_case(make_case(OpTest<ScoreShape, ScoreIn>{
       a.attn.want_probs = a.attn.want_scores = true;
       a.attn.mask.causal = c.causal;
       a.attn.mask.causal_offset = c.lk - c.lq;
-      if (c.padding) {
-        a.attn.mask.key_valid.assign(size_t(c.lk), 1);
-        a.attn.mask.key_valid[0] = 0;  // with causal, query 0 has no key: a zero row
-        a.attn.mask.key_valid[size_t(c.lk / 2)] = 0;
-      }
-      if (c.pattern) {  // a band with holes
-        a.attn.mask.allowed.assign(size_t(c.lq * c.lk), 0);
-        for (int64_t i = 0; i < c.lq; ++i)
-          for (int64_t j = 0; j < c.lk; ++j)
-            a.attn.mask.allowed[size_t(i * c.lk + j)] = std::abs(i + c.lk - c.lq - j) <= 5 && (i + j) % 4 != 1;
-      }
+      // With causal, query 0 has no key once key 0 is padding: a zero row.
+      if (c.padding) a.attn.mask.key_valid = test_masks::keys_without(c.lk, {0, c.lk / 2});
+      if (c.pattern) a.attn.mask.allowed = test_masks::band_with_holes(c.lq, c.lk, 5, 4);
       return in;
     },
     [](Backend& be, const ScoreIn& in) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/backend_ops/test_masks.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;
@@ -130,17 +131,10 @@ TEST_CASE("Vulkan relative_attention matches a naive loop and the CPU reference"
     a.attn.want_probs = a.attn.want_scores = true;
     a.attn.mask.causal = c.causal;
     a.attn.mask.causal_offset = c.lk - c.lq;
-    if (c.padding) {
-      a.attn.mask.key_valid.assign(size_t(c.lk), 1);
-      a.attn.mask.key_valid[size_t(c.lk - 1)] = 0;
-      if (c.lk > 3) a.attn.mask.key_valid[size_t(c.lk / 2)] = 0;
-    }
-    if (c.pattern) {  // a band with a hole, so some rows keep one key and none keep all
-      a.attn.mask.allowed.assign(size_t(c.lq * c.lk), 0);
-      for (int64_t i = 0; i < c.lq; ++i)
-        for (int64_t j = 0; j < c.lk; ++j)
-          a.attn.mask.allowed[size_t(i * c.lk + j)] = std::abs(i + c.lk - c.lq - j) <= 6 && (i + j) % 5 != 1;
-    }
+    if (c.padding)
+      a.attn.mask.key_valid = c.lk > 3 ? test_masks::keys_without(c.lk, {c.lk - 1, c.lk / 2})
+                                       : test_masks::keys_without(c.lk, {c.lk - 1});
+    if (c.pattern) a.attn.mask.allowed = test_masks::band_with_holes(c.lq, c.lk, 6, 5);
     if (c.shaw) {
       a.max_distance = c.max_distance;
       a.want_terms = true;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/backend_ops/test_masks.h"
 #include "core/variants/score_functions/score_attention_op.h"
 #include "core/variants/score_functions/score_functions.h"
 
@@ -123,17 +124,9 @@ TEST_CASE("Vulkan score_attention matches a naive loop for every score function"
     a.attn.want_probs = a.attn.want_scores = true;
     a.attn.mask.causal = c.causal;
     a.attn.mask.causal_offset = c.lk - c.lq;
-    if (c.padding) {
-      a.attn.mask.key_valid.assign(size_t(c.lk), 1);
-      a.attn.mask.key_valid[0] = 0;  // with causal, query 0 has no key: a zero row
-      a.attn.mask.key_valid[size_t(c.lk / 2)] = 0;
-    }
-    if (c.pattern) {  // a band with holes
-      a.attn.mask.allowed.assign(size_t(c.lq * c.lk), 0);
-      for (int64_t i = 0; i < c.lq; ++i)
-        for (int64_t j = 0; j < c.lk; ++j)
-          a.attn.mask.allowed[size_t(i * c.lk + j)] = std::abs(i + c.lk - c.lq - j) <= 5 && (i + j) % 4 != 1;
-    }
+    // With causal, query 0 has no key once key 0 is padding: a zero row.
+    if (c.padding) a.attn.mask.key_valid = test_masks::keys_without(c.lk, {0, c.lk / 2});
+    if (c.pattern) a.attn.mask.allowed = test_masks::band_with_holes(c.lq, c.lk, 5, 4);
     const NaiveScore want = naive_score(q, k, v, w, w1, w2, va, a);
     for (Backend* be : {g.vk.get(), g.cpu.get()}) {
       const std::string n = std::string(c.name) + (be == g.vk.get() ? " vulkan" : " cpu");

@@ -7,27 +7,14 @@
 
 #include "tests/gpu/gpu_test_util.h"
 #include "core/variants/sparse/sparse_pattern.h"
+#include "tests/backend_ops/test_masks.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;
 
 namespace {
 
-CsrPattern random_pattern(int64_t lq, int64_t lk, double density, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  CsrPattern p;
-  p.rows = lq;
-  p.cols = lk;
-  p.indptr.push_back(0);
-  for (int64_t i = 0; i < lq; ++i) {
-    if (i % 7 != 3)  // every 7th row keeps no key at all
-      for (int64_t j = 0; j < lk; ++j)
-        if (u(gen) < density) p.indices.push_back(int32_t(j));
-    p.indptr.push_back(int64_t(p.indices.size()));
-  }
-  return p;
-}
+using test_masks::random_pattern;
 
 }  // namespace
 
