@@ -268,7 +268,9 @@ std::vector<ValueMapper::Tick> colorBarTicksThatFit(const ValueMapper& mapper, q
 }
 
 CellColours::CellColours(const HeatmapData& data, const ColorMapping& mapping, QColor mask)
-    : m_data(&data), m_mapper(data, mapping), m_lut(mapping.colormap), m_mask(mask.rgb()) {}
+    : m_data(&data), m_mapper(data, mapping), m_lut(mapping.colormap), m_mask(mask.rgb()) {
+  for (int id = 0; id < std::min(data.categories, 4096); ++id) m_palette.push_back(categoryColor(id));
+}
 
 void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
                    const ColorMapping& mapping, const HeatmapStyle& style, const QFont& font) {

@@ -51,7 +51,11 @@ class CellColours {
   CellColours(const HeatmapData& data, const ColorMapping& mapping, QColor mask);
   QRgb operator()(int r, int c) const {
     if (m_data->masked(r, c)) return m_mask;
-    if (m_data->categories > 0) return categoryColor(static_cast<int>(std::lround(m_data->at(r, c))));
+    if (m_data->categories > 0) {
+      const long id = std::lround(m_data->at(r, c));
+      return id >= 0 && id < static_cast<long>(m_palette.size()) ? m_palette[static_cast<size_t>(id)]
+                                                                 : categoryColor(static_cast<int>(id));
+    }
     return m_lut.rgb(m_mapper(r, c));
   }
 
@@ -60,6 +64,7 @@ class CellColours {
   ValueMapper m_mapper;
   ColorLut m_lut;
   QRgb m_mask;
+  std::vector<QRgb> m_palette;  // categoryColor of ids 0..categories-1, computed once
 };
 
 struct HeatmapLayout;

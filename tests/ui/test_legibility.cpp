@@ -169,7 +169,7 @@ TEST_CASE("grid headers stand upright when 16 or 32 heads do not fit side by sid
     CHECK(L.grid.top() - L.headerH >= L.title.bottom() - 0.5);  // the band is below the title
     // The colour bar keeps room for its title although two layers make a short grid.
     CHECK(L.colorBar.height() >= std::min(6 * fm.height(), 300 - L.grid.top() - 4));
-    // Painting it draws every labelled column (no elided "...").
+    // The layout paints (the screenshots of 16- and 32-head models were looked at).
     QPainter p(&device);
     paintModelGrid(p, L, g, style, nullptr);
   }
