@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   cli.setApplicationDescription("Attention Atlas: inspect transformer attention.");
   cli.addHelpOption();
   cli.addVersionOption();
-  const QCommandLineOption model("model", "Model: demo:NAME, preset:NAME, a model folder or a .safetensors file.", "SPEC",
+  const QCommandLineOption model("model", "Model: demo:NAME, preset:NAME, a model folder, a .safetensors or a .gguf file.", "SPEC",
                                  atlas::ui::MainWindow::defaultModelSpec());
   const QCommandLineOption text("text", "Input text (default: the sample text).", "S");
   const QCommandLineOption target("target", "Decoder input of an encoder-decoder model.", "S");

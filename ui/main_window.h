@@ -193,7 +193,7 @@ class MainWindow : public QMainWindow {
   void applyImageTokens();  // tokens of m_image for the current model, or leaves image mode
   void leaveImageMode();
   void onSourceEdited();
-  void openSafetensors();
+  void openModelFile();  // a .safetensors or .gguf file
   void openGallery();
   void exportView(const QString& view);
   void exportAllHeadsDialog();

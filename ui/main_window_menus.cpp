@@ -47,16 +47,18 @@ namespace atlas::ui {
 namespace {
 constexpr int kMaxRecent = 8;
 
-// A dropped or chosen path is a model when it is a folder with config.json or a .safetensors.
 bool isImageFile(const QString& path) {
   static const QStringList kSuffixes = {"png", "jpg", "jpeg", "bmp", "gif", "ppm", "pgm", "webp"};
   return kSuffixes.contains(QFileInfo(path).suffix().toLower());
 }
 
+// A dropped or chosen path is a model when it is a folder with config.json, a .safetensors
+// file or a llama.cpp .gguf file.
 bool looksLikeModel(const QString& path) {
   const QFileInfo fi(path);
   if (fi.isDir()) return QFileInfo(fi.filePath() + "/config.json").exists();
-  return fi.suffix().compare("safetensors", Qt::CaseInsensitive) == 0;
+  const QString suffix = fi.suffix().toLower();
+  return suffix == "safetensors" || suffix == "gguf";
 }
 }  // namespace
 
@@ -89,7 +91,8 @@ void MainWindow::buildMenus() {
   // Model
   QMenu* model = menuBar()->addMenu("&Model");
   model->addAction("Open model &folder\u2026", QKeySequence::Open, this, &MainWindow::openFolder);
-  model->addAction("Open .&safetensors file\u2026", QKeySequence("Ctrl+Shift+O"), this, &MainWindow::openSafetensors);
+  model->addAction("Open model &file (.safetensors, .gguf)\u2026", QKeySequence("Ctrl+Shift+O"), this,
+                   &MainWindow::openModelFile);
   model->addAction("Open &image as input\u2026", QKeySequence("Ctrl+I"), this, &MainWindow::openImageDialog);
   model->addAction("Preset &gallery\u2026", QKeySequence("Ctrl+G"), this, &MainWindow::openGallery);
   model->addAction("&Train a model\u2026", this, [this] {
@@ -240,10 +243,11 @@ void MainWindow::openFolder() {
   loadModel(dir);
 }
 
-void MainWindow::openSafetensors() {
-  const QString f = QFileDialog::getOpenFileName(this, "Open .safetensors model",
+void MainWindow::openModelFile() {
+  const QString f = QFileDialog::getOpenFileName(this, "Open model file",
                                                  QSettings().value("lastModelDir").toString(),
-                                                 "safetensors (*.safetensors);;All files (*)");
+                                                 "Model files (*.safetensors *.gguf);;safetensors (*.safetensors);;"
+                                                 "llama.cpp GGUF (*.gguf);;All files (*)");
   if (f.isEmpty()) return;
   QSettings().setValue("lastModelDir", QFileInfo(f).absolutePath());
   loadModel(f);
@@ -440,7 +444,7 @@ void MainWindow::showShortcuts() {
                            "<tr><td>wheel, + / -</td><td>zoom the heatmap; drag to pan; double-click or 0 resets</td></tr>"
                            "<tr><td>click a row</td><td>pin a query (Up/Down move it, Esc clears)</td></tr>"
                            "<tr><td>Ctrl+E</td><td>export the heatmap figure</td></tr>"
-                           "<tr><td>Ctrl+O / Ctrl+Shift+O / Ctrl+G</td><td>open a folder / a .safetensors / the preset gallery</td></tr>"
+                           "<tr><td>Ctrl+O / Ctrl+Shift+O / Ctrl+G</td><td>open a folder / a .safetensors or .gguf file / the preset gallery</td></tr>"
                            "</table>");
 }
 
