@@ -8,14 +8,14 @@
 
 #include "core/tensor/error.h"
 #include "core/model/forward_pass.h"
+#include "core/variants/sparse/block_sparse_attention.h"
 #include "core/variants/reformer/lsh_attention.h"
 #include "core/variants/performer/performer.h"
 
 namespace atlas {
 
-Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
-                        const std::vector<CsrPattern>& patterns,
-                        std::vector<std::vector<float>>* probs) {
+void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+                                   const std::vector<CsrPattern>& patterns) {
   const int64_t H = heads;
   if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2 ||
       q.shape[1] != k.shape[1] || q.shape[1] % H || v.shape[1] % H || k.shape[0] != v.shape[0])
@@ -24,12 +24,19 @@ Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int h
                      std::to_string(H) + " heads");
   if (static_cast<int64_t>(patterns.size()) != H)
     throw AtlasError("sparse_attention: need one pattern per head");
-  const int64_t L = q.shape[0], lk = k.shape[0], dk = q.shape[1] / H, dv = v.shape[1] / H;
   for (const auto& p : patterns)
-    if (p.rows != L || p.cols != lk)
+    if (p.rows != q.shape[0] || p.cols != k.shape[0])
       throw AtlasError("sparse_attention: pattern is " + std::to_string(p.rows) + "x" +
-                       std::to_string(p.cols) + ", attention is " + std::to_string(L) + "x" +
-                       std::to_string(lk));
+                       std::to_string(p.cols) + ", attention is " + std::to_string(q.shape[0]) + "x" +
+                       std::to_string(k.shape[0]));
+}
+
+Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
+                        const std::vector<CsrPattern>& patterns,
+                        std::vector<std::vector<float>>* probs) {
+  check_sparse_attention_shapes(q, k, v, heads, patterns);
+  const int64_t H = heads;
+  const int64_t L = q.shape[0], dk = q.shape[1] / H, dv = v.shape[1] / H;
   Tensor out({L, H * dv});
   if (probs) {
     probs->assign(static_cast<size_t>(H), {});
@@ -81,8 +88,8 @@ SparseAttentionResult Backend::sparse_attention(const DTensor& q, const DTensor&
   note_host_compute(Op::SparseAttention);
   std::vector<std::vector<float>> probs;
   SparseAttentionResult r;
-  r.out = upload(atlas::sparse_attention(download(q), download(k), download(v), heads, scale,
-                                         patterns, want_probs ? &probs : nullptr));
+  r.out = upload(block_sparse_attention(download(q), download(k), download(v), heads, scale, patterns,
+                                        want_probs ? &probs : nullptr));
   if (want_probs) {
     Tensor all({0});
     for (const auto& p : probs) all.data.insert(all.data.end(), p.begin(), p.end());

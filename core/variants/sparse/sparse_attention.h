@@ -14,12 +14,18 @@ namespace atlas {
 
 class ForwardPass;
 
-// q [L, H*dh], k [L, H*dh], v [L, H*dv] (host) -> [L, H*dv]. patterns: one CSR per head.
-// A query with no key gets a zero output (as the dense backend does for fully masked rows).
-// probs (optional): per head, the probabilities aligned with that head's CSR indices.
+// The host reference, one dot product per nonzero: q [L, H*dh], k [L, H*dh], v [L, H*dv] ->
+// [L, H*dv]. patterns: one CSR per head. A query with no key gets a zero output (as the dense
+// backend does for fully masked rows). probs (optional): per head, the probabilities aligned
+// with that head's CSR indices. Runs use block_sparse_attention (block_sparse_attention.h), the
+// same sums in dense tiles; this loop is what the backend-ops harness checks them against.
 Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
                         const std::vector<CsrPattern>& patterns,
                         std::vector<std::vector<float>>* probs = nullptr);
+
+// Throws AtlasError unless q, k, v fit `heads` heads and there is one [Lq, Lk] pattern per head.
+void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+                                   const std::vector<CsrPattern>& patterns);
 
 // The pattern of every head of one self-attention layer at length L, intersected with the
 // mask's causal and padding constraints (mask.causal selects the causal pattern variants).

@@ -1,0 +1,40 @@
+#pragma once
+// Sparse attention in dense tiles: the same result as sparse_attention (sparse_attention.h, the
+// per-nonzero host reference) computed with matrix products instead of one dot product per
+// nonzero. The rows of a head are processed in groups; a group gathers the keys any of its rows
+// sees (their union U), computes the group's scores against U with one GEMM, keeps each row's
+// own nonzeros (softmax over them, zero elsewhere) and multiplies the probabilities by the values
+// of U with a second GEMM. The work is rows x |U| per group, so the rows of a group should see
+// mostly the same keys: consecutive rows for block-local, banded and summary-column patterns
+// (fixed, local, strided's window), the rows of one residue modulo the stride for strided's
+// column factor. Per head, the grouping with the least estimated work is chosen; a group whose
+// nonzeros fill less than kMinTileDensity of its tile is computed per nonzero.
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor/tensor.h"
+#include "core/variants/sparse/sparse_pattern.h"
+
+namespace atlas {
+
+constexpr int64_t kMaxRowsPerGroup = 128;
+constexpr double kMinTileDensity = 1.0 / 16;
+
+// q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv] -> [Lq, H*dv]; patterns: one CSR [Lq, Lk] per head.
+// probs (optional): per head, the probabilities aligned with that head's CSR indices. Shapes are
+// checked as sparse_attention checks them.
+Tensor block_sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
+                              const std::vector<CsrPattern>& patterns,
+                              std::vector<std::vector<float>>* probs = nullptr);
+
+// How block_sparse_attention groups one head's rows: group g is order[starts[g] .. starts[g+1]).
+struct RowGrouping {
+  std::vector<int64_t> order;
+  std::vector<int64_t> starts;
+  int64_t period = 0;      // 0: consecutive rows; else the rows of each residue modulo period
+  int64_t tile_cells = 0;  // sum over groups of rows x |U| (score cells computed; nnz of them used)
+  int64_t union_keys = 0;  // sum over groups of |U| (key and value rows gathered)
+};
+RowGrouping group_rows(const CsrPattern& pattern);
+
+}  // namespace atlas
