@@ -318,3 +318,27 @@ TEST_CASE("bad tile requests are rejected", "[sparse]") {
   CHECK_THROWS_WITH(pattern_tile(rows, TileRequest{0, 0, 10, 10, 0}), Catch::Contains("zoom"));
   CHECK_THROWS_WITH(PatternRows(s, 0, 0, 0, true), Catch::Contains("length"));
 }
+
+TEST_CASE("csr_union holds every key of any head once, ascending", "[sparse]") {
+  // Two heads' rows by hand, one head repeated (the heads of one factor are equal copies).
+  auto csr = [](std::vector<std::vector<int32_t>> rows) {
+    CsrPattern p;
+    p.rows = int64_t(rows.size());
+    p.cols = 10;
+    p.indptr.push_back(0);
+    for (const auto& r : rows) {
+      p.indices.insert(p.indices.end(), r.begin(), r.end());
+      p.indptr.push_back(int64_t(p.indices.size()));
+    }
+    return p;
+  };
+  const CsrPattern a = csr({{0, 2, 4}, {}, {1, 9}, {3}});
+  const CsrPattern b = csr({{1, 2, 5}, {7}, {}, {3}});
+  const CsrPattern u = csr_union({a, b, a, b});
+  CHECK(u.indptr == std::vector<int64_t>{0, 5, 6, 8, 9});
+  CHECK(u.indices == std::vector<int32_t>{0, 1, 2, 4, 5, 7, 1, 9, 3});
+  const CsrPattern same = csr_union({a, a});
+  CHECK(same.indptr == a.indptr);
+  CHECK(same.indices == a.indices);
+  CHECK_THROWS(csr_union({}));
+}

@@ -159,6 +159,11 @@ void trace_sparse_attention(Trace& trace, const std::string& name,
                             const std::vector<CsrPattern>& heads,
                             const std::vector<std::vector<float>>& probs, bool want_dense,
                             bool want_mask) {
+  // Nothing to trace: over the dense limit, and CSR indices that float32 can't hold exactly
+  // (the union has at least the nonzeros of its largest head).
+  int64_t largest = 0;
+  for (const CsrPattern& p : heads) largest = std::max(largest, p.nnz());
+  if ((!want_dense || largest >= kMaxTracedIndex) && heads.at(0).rows > kDenseTraceLimit) return;
   const CsrPattern u = csr_union(heads);
   const int64_t H = static_cast<int64_t>(heads.size()), L = u.rows, nnz = u.nnz();
   if (want_dense && nnz < kMaxTracedIndex) {  // want_dense = probabilities were computed

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/tensor/error.h"
 
@@ -168,19 +169,27 @@ CsrPattern build_csr(const PatternRows& p) {
 
 CsrPattern csr_union(const std::vector<CsrPattern>& ps) {
   if (ps.empty()) throw AtlasError("csr_union: no patterns");
-  if (ps.size() == 1) return ps[0];
+  // The distinct patterns only: the heads of one factor are equal copies.
+  std::vector<const CsrPattern*> distinct;
+  for (const CsrPattern& p : ps)
+    if (std::none_of(distinct.begin(), distinct.end(), [&](const CsrPattern* d) {
+          return d->indptr == p.indptr && d->indices == p.indices;
+        }))
+      distinct.push_back(&p);
+  if (distinct.size() == 1) return *distinct[0];
   CsrPattern u;
   u.rows = ps[0].rows;
   u.cols = ps[0].cols;
   u.indptr.assign(static_cast<size_t>(u.rows) + 1, 0);
-  std::vector<int32_t> row;
-  for (int64_t i = 0; i < u.rows; ++i) {
+  std::vector<int32_t> row, merged;
+  for (int64_t i = 0; i < u.rows; ++i) {  // rows are ascending and unique: merge them
     row.clear();
-    for (const auto& p : ps)
-      row.insert(row.end(), p.indices.begin() + p.indptr[size_t(i)],
-                 p.indices.begin() + p.indptr[size_t(i) + 1]);
-    std::sort(row.begin(), row.end());
-    row.erase(std::unique(row.begin(), row.end()), row.end());
+    for (const CsrPattern* p : distinct) {
+      const auto b = p->indices.begin() + p->indptr[size_t(i)], e = p->indices.begin() + p->indptr[size_t(i) + 1];
+      merged.clear();
+      std::set_union(row.begin(), row.end(), b, e, std::back_inserter(merged));
+      row.swap(merged);
+    }
     u.indices.insert(u.indices.end(), row.begin(), row.end());
     u.indptr[size_t(i) + 1] = static_cast<int64_t>(u.indices.size());
   }
