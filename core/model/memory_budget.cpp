@@ -9,21 +9,46 @@
 
 #include "core/formats/input_file.h"  // format_bytes
 #include "core/tensor/error.h"
-#include "core/variants/sparse/sparse_attention.h"  // kDenseTraceLimit
+#include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced
+#include "core/variants/sparse/sparse_pattern.h"
 
 namespace atlas {
 
 namespace {
 
-// Key positions per query of one attention map of a self-attention layer over L positions.
-// Dense maps are L x L; the sparse kernels trace dense maps only up to kDenseTraceLimit and
-// CSR rows beyond it (about 2 sqrt(L) keys per query for the strided and fixed patterns).
+// Key positions per query of one dense traced attention map of a self-attention layer over L
+// positions (0: no dense map; sparse layers' CSR arrays are counted by sparse_trace_bytes).
 double keys_per_query(const ModelConfig& c, double L) {
-  const bool sparse = c.sparse.pattern != SparsePattern::None || c.lsh.enabled ||
-                      c.performer.enabled;
-  if (sparse && L > double(kDenseTraceLimit)) return std::min(L, 2.0 * std::ceil(std::sqrt(L)) + 16);
+  if (c.sparse.pattern != SparsePattern::None || c.lsh.enabled)
+    return sparse_dense_copy_traced(c.n_heads, int64_t(L)) ? L : 0.0;
+  if (c.performer.enabled) return L <= double(kDenseTraceLimit) ? L : 0.0;
   if (c.xl.enabled) return std::min(L, double(c.xl.segment_length + c.xl.mem_len));
   return L;
+}
+
+// Nonzeros of the union of one sparse layer's heads at length L, bounded by the sum over the
+// distinct head patterns of layer 0 (exact counts, sparse_pattern.h); LSH: about 2 sqrt(L) + 16
+// keys per query (a few buckets' chunks).
+double sparse_nonzeros(const ModelConfig& c, int64_t L) {
+  if (c.sparse.pattern == SparsePattern::None) return double(L) * std::min(double(L), 2.0 * std::ceil(std::sqrt(double(L))) + 16);
+  const bool causal = c.architecture == Architecture::Decoder;
+  double nnz = 0;
+  std::vector<std::pair<int, int64_t>> seen;  // (factor, summary offset) of the heads counted
+  for (int64_t h = 0; h < c.n_heads; ++h) {
+    const PatternRows rows(c.sparse, L, 0, h, causal);
+    const std::pair<int, int64_t> key{rows.factor(), rows.summary_offset()};
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    nnz += double(pattern_stats(rows).nnz);
+  }
+  return std::min(nnz, double(L) * double(L));
+}
+
+// Bytes one sparse or LSH self-attention layer traces beyond its dense copy: the CSR of the
+// heads' union (row pointers, indices) and per head its probabilities and membership flags.
+double sparse_trace_bytes(const ModelConfig& c, int64_t L, const TraceOptions& t) {
+  if (!t.attention || (c.sparse.pattern == SparsePattern::None && !c.lsh.enabled)) return 0.0;
+  return 4.0 * (double(L) + 1 + (2.0 * double(c.n_heads) + 1) * sparse_nonzeros(c, L));
 }
 
 // Bytes per traced query-key cell of one layer: probabilities and scores per head, one mask.
@@ -76,17 +101,24 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     cells += layers * queries * keys;
     largest = std::max(largest, queries * keys);
   };
+  double csr = 0;  // sparse layers' CSR arrays
   if (c.architecture == Architecture::EncoderDecoder) {
     add_layers(enc_layers, S, keys_per_query(c, S));
     add_layers(dec_layers, T, keys_per_query(c, T));  // decoder self-attention
     add_layers(dec_layers, T, S);                     // cross-attention
+    csr = enc_layers * sparse_trace_bytes(c, source_len, t) + dec_layers * sparse_trace_bytes(c, target_len, t);
     positions = S * enc_layers + T * dec_layers;
   } else {
     const double layers = c.has_encoder() ? enc_layers : dec_layers;
     add_layers(layers, S, keys_per_query(c, S));
+    csr = layers * sparse_trace_bytes(c, source_len, t);
     positions = S * layers;
   }
-  e.attention_maps = cells * per_cell + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
+  // The layer in flight: a dense layer's scores and probabilities, a sparse layer's CSR probabilities.
+  largest = std::max(largest, (c.sparse.pattern != SparsePattern::None || c.lsh.enabled)
+                                  ? sparse_nonzeros(c, std::max(source_len, target_len))
+                                  : 0.0);
+  e.attention_maps = cells * per_cell + csr + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
   e.working = 2.0 * 4.0 * heads * largest;  // scores and probabilities of the layer in flight
   const double L = std::max(S, T);
   const double hidden_traced = t.hidden || t.logit_lens > 0 ? 4.0 * d * positions : 0.0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/model/memory_budget.h"
+#include "core/variants/sparse/sparse_attention.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -155,4 +156,24 @@ TEST_CASE("token budget: a long text is refused before it is tokenized whole", "
   std::string cjk;
   while (cjk.size() < 200000) cjk += "\xE6\xBC\xA2";
   CHECK_NOTHROW(check_token_budget(recording, cjk, int64_t(cjk.size()), "t"));
+}
+
+TEST_CASE("memory estimate: sparse layers over the dense-copy limit trace CSR only, and it is counted",
+          "[memory-budget][sparse]") {
+  for (const char* name : {"tiny-sparse-strided", "tiny-sparse-fixed"}) {
+    INFO(name);
+    const int64_t L = 2100;  // 4 heads x 2100^2 cells is over kDenseTraceCells
+    const Model model = preset_model(name, L);
+    REQUIRE_FALSE(sparse_dense_copy_traced(model.config().n_heads, L));
+    const RunResult r = model.run(std::string(size_t(L), 'a'), "", RunOptions{});
+    REQUIRE(int64_t(r.trace.source_tokens.size()) == L);
+    const std::string layer0 = "decoder.layer0.self_attn";
+    CHECK(r.trace.find(layer0 + ".values") != nullptr);
+    CHECK(r.trace.find(layer0) == nullptr);          // no dense copy
+    CHECK(r.trace.find(layer0 + ".mask") == nullptr);
+    const double actual = traced_attention_bytes(r.trace);
+    const RunMemoryEstimate e = estimate_run_memory(model.config(), L, 0, RunOptions{}.trace);
+    CHECK(e.attention_maps >= 0.9 * actual);
+    CHECK(e.attention_maps <= 4.0 * actual);
+  }
 }

@@ -163,7 +163,8 @@ void trace_sparse_attention(Trace& trace, const std::string& name,
   // (the union has at least the nonzeros of its largest head).
   int64_t largest = 0;
   for (const CsrPattern& p : heads) largest = std::max(largest, p.nnz());
-  if ((!want_dense || largest >= kMaxTracedIndex) && heads.at(0).rows > kDenseTraceLimit) return;
+  const bool dense_copy = sparse_dense_copy_traced(int64_t(heads.size()), heads.at(0).rows);
+  if ((!want_dense || largest >= kMaxTracedIndex) && !dense_copy) return;
   const CsrPattern u = csr_union(heads);
   const int64_t H = static_cast<int64_t>(heads.size()), L = u.rows, nnz = u.nnz();
   if (want_dense && nnz < kMaxTracedIndex) {  // want_dense = probabilities were computed
@@ -193,7 +194,7 @@ void trace_sparse_attention(Trace& trace, const std::string& name,
     trace.add(name + ".allowed", "1 where the nonzero belongs to the head's own pattern [heads, nnz]",
               std::move(allowed), DType::I32);
   }
-  if (L > kDenseTraceLimit) return;
+  if (!dense_copy) return;
   if (want_mask) {
     Tensor m({L, L});
     for (int64_t i = 0; i < L; ++i)

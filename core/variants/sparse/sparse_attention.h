@@ -41,16 +41,26 @@ int64_t layer_index_of(const std::string& prefix);
 
 // ForwardPass::attention's sparse path: attention of q, k, v (device tensors, [L, H*dh]) under
 // the config's pattern, traced as `traced_name.{indptr,indices,values,allowed}` (+ the dense
-// `traced_name` and `.mask` when L <= kDenseTraceLimit). Returns [L, H*dv] before W_o.
+// `traced_name` and `.mask` when sparse_dense_copy_traced). Returns [L, H*dv] before W_o.
 DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
                                const DTensor& v, const std::string& prefix,
                                const std::string& traced_name, const AttentionMask& mask);
 
+// Dense copies of implicit and sparse maps are traced only up to this length (Performer's
+// implicit maps, and the masks of sparse layers).
 constexpr int64_t kDenseTraceLimit = 4096;
+// A sparse layer's dense copy [heads, L, L] (and its [L, L] mask) is traced beside its CSR arrays
+// only while it stays within kDenseTraceCells cells (64 MB: 8 heads up to L 1448, one head up to
+// 4096). Views and dumps read the CSR arrays; beyond that the copies are mostly zeros, and a
+// 30-layer model at 4096 tokens held 15 GB of them.
+constexpr int64_t kDenseTraceCells = int64_t(1) << 24;
+inline bool sparse_dense_copy_traced(int64_t heads, int64_t length) {
+  return length <= kDenseTraceLimit && heads * length * length <= kDenseTraceCells;
+}
 
 // Records per-head sparse probabilities (one CSR + probs per head) as
 // `<name>.indptr/.indices/.values/.allowed` over the union of the heads' patterns, plus the
-// dense `<name>` (with_values) and `<name>.mask` (with_mask) when L <= kDenseTraceLimit.
+// dense `<name>` (with_values) and `<name>.mask` (with_mask) when sparse_dense_copy_traced.
 void trace_sparse_attention(Trace& trace, const std::string& name,
                             const std::vector<CsrPattern>& heads,
                             const std::vector<std::vector<float>>& probs, bool with_values,
