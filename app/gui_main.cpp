@@ -4,6 +4,7 @@
 //                   [--quit-after-run]
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QEventLoop>
 #include <QMessageBox>
 #include <QPixmap>
 #include <QTimer>
@@ -14,6 +15,7 @@
 #include "core/tensor/error.h"
 #include "ui/atomic_file_device.h"
 #include "ui/main_window.h"
+#include "ui/model_view.h"
 
 int main(int argc, char** argv) {
   atlas::keep_freed_memory_for_reuse();
@@ -51,6 +53,15 @@ int main(int argc, char** argv) {
   if (headless) {
     const QString shotPath = cli.value(shot);
     QObject::connect(&window, &atlas::ui::MainWindow::firstRunShown, &window, [&window, shotPath] {
+      // The layers x heads grid builds on a worker thread: on a long input it can still be
+      // building when the run is shown. Wait for it (at most 60 s) so the picture shows it.
+      atlas::ui::ModelView* grid = window.modelView();
+      if (grid && grid->isVisible() && grid->building()) {
+        QEventLoop wait;
+        QObject::connect(grid, &atlas::ui::ModelView::built, &wait, &QEventLoop::quit);
+        QTimer::singleShot(60000, &wait, &QEventLoop::quit);
+        wait.exec();
+      }
       // Let the layout settle and every view paint once before grabbing.
       QTimer::singleShot(200, &window, [&window, shotPath] {
         if (!shotPath.isEmpty()) {

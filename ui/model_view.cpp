@@ -347,12 +347,14 @@ struct BuiltGrid {
 
 void ModelView::startBuild() {
   m_dirty = false;
+  m_building = true;
   const quint64 generation = ++m_generation;
   auto* watcher = new QFutureWatcher<BuiltGrid>(this);
   connect(watcher, &QFutureWatcher<BuiltGrid>::finished, this, [this, watcher, generation] {
     watcher->deleteLater();
     if (generation != m_generation) return;  // a newer trace or style is being built
     BuiltGrid b = watcher->result();
+    m_building = false;
     m_data = std::move(b.data);
     m_rasters = std::move(b.rasters);
     update();
@@ -380,6 +382,12 @@ void ModelView::setCurrent(int layer, int head) {
 
 void ModelView::paintEvent(QPaintEvent*) {
   QPainter p(this);
+  if (m_building && m_data.thumbnails.empty()) {  // the first grid of this trace is on its way
+    p.fillRect(rect(), m_style.background);
+    p.setPen(m_style.foreground);
+    p.drawText(rect(), Qt::AlignCenter, "building the layers \u00d7 heads grid\u2026");
+    return;
+  }
   const ModelGridLayout L = layoutModelGrid(this, QRectF(rect()), m_data, m_style);
   paintModelGrid(p, L, m_data, m_style, &m_rasters);
   const auto it = std::find(m_data.columns.begin(), m_data.columns.end(), m_head);

@@ -77,6 +77,8 @@ class ModelView : public QWidget {
   // The grid last built. Building (matrices, rollout, images) runs on a worker thread when a
   // new trace arrives and the view is visible, so the heatmap never waits for it.
   const ModelGridData& gridData() const { return m_data; }
+  // A grid for the current trace or style is being built (built() follows).
+  bool building() const { return m_building; }
   QSize sizeHint() const override { return {420, 420}; }
 
  signals:
@@ -99,6 +101,7 @@ class ModelView : public QWidget {
   HeatmapStyle m_style;
   int m_layer = 0, m_head = 0;
   bool m_dirty = false;
+  bool m_building = false;
   quint64 m_generation = 0;
 };
 

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/model/params.h"
+#include "core/model/presets.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/model_view.h"
@@ -326,4 +328,24 @@ TEST_CASE("the run controller reuses the previous keystroke's keys, also with a 
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - want[i])));
   CHECK(worst < 1e-5);
+}
+
+TEST_CASE("the model grid says it is building until its first grid of a trace is on screen", "[ui][grid]") {
+  ensureApp();
+  const ModelConfig c = preset_config("tiny-decoder");
+  const Model model(c, init_params(c, 3));
+  auto r = std::make_shared<RunResult>(model.run("abcabcabc", "", RunOptions{}));
+  const std::shared_ptr<const Trace> trace(r, &r->trace);
+  ModelView view;
+  view.resize(400, 400);
+  view.show();
+  QSignalSpy built(&view, &ModelView::built);
+  const std::vector<AttentionFamily> families = attentionFamilies(*trace);
+  REQUIRE_FALSE(families.empty());
+  view.setTrace(trace, families.front());
+  CHECK(view.building());
+  CHECK(view.gridData().thumbnails.empty());
+  REQUIRE(built.wait(30000));
+  CHECK_FALSE(view.building());
+  CHECK(view.gridData().layers() == 2);
 }
