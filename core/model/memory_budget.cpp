@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/formats/input_file.h"  // format_bytes
+#include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
 #include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced
 #include "core/variants/sparse/sparse_pattern.h"
@@ -150,6 +151,9 @@ uint64_t available_memory_bytes() {
     const uint64_t room = limit > used ? limit - used : 0;
     if (available == 0 || room < available) available = room;
   }
+  // Freed heap this process keeps (a cgroup counts it as used, MemAvailable as taken): a new
+  // run reuses it first, so a run after a large one is not refused for memory already held.
+  if (available > 0) available += freed_memory_held();
   return available;
 }
 

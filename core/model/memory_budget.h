@@ -24,8 +24,10 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& config, int64_t source_
                                       int64_t target_len, const TraceOptions& trace);
 
 // Bytes this process may still allocate: MemAvailable of /proc/meminfo, lowered by a cgroup
-// memory limit when there is one. ATLAS_MEMORY_BUDGET (bytes, or with K/M/G suffix) sets it
-// instead, e.g. to keep headroom for other work or to test the guard.
+// memory limit when there is one, plus what the allocator holds free for this process (earlier
+// runs' buffers kept for reuse, core/tensor/allocation_policy.h). ATLAS_MEMORY_BUDGET (bytes,
+// or with K/M/G suffix) sets it instead, e.g. to keep headroom for other work or to test the
+// guard.
 uint64_t available_memory_bytes();
 
 // Throws AtlasError when the estimate exceeds 90% of available_memory_bytes(), naming the

@@ -13,4 +13,9 @@ void keep_freed_memory_for_reuse() {
   mallopt(M_ARENA_MAX, 1);
 }
 
+uint64_t freed_memory_held() {
+  const struct mallinfo2 info = mallinfo2();  // every arena; fordblks: free chunks, top included
+  return static_cast<uint64_t>(info.fordblks);
+}
+
 }  // namespace atlas

@@ -8,8 +8,15 @@
 // them: large blocks come from one heap shared by all threads and up to 1 GB of freed memory is
 // kept for reuse (the price: the process's resident size shrinks only when more than that is
 // free).
+#include <cstdint>
+
 namespace atlas {
 
 void keep_freed_memory_for_reuse();
+
+// Bytes the allocator holds free for this process (freed blocks not returned to the kernel):
+// memory a new run can use although the system does not count it as available (the memory
+// guard adds it, core/model/memory_budget.h). 0 where the allocator does not say (sanitizers).
+uint64_t freed_memory_held();
 
 }  // namespace atlas
