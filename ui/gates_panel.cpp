@@ -1,11 +1,12 @@
 // GTrXL gating layers (Parisotto et al. 2020): every gate g in {input, output, highway, r, z}
-// of every attention / FFN sub-layer, `<stack>.seg<s>.layer<i>.<sub>.gate.<g>` [L, d_model]
-// with values in (0, 1). Shows the mean over dimensions per layer x position (segments
+// of every attention / FFN sub-layer, [L, d_model] with values in (0, 1), found by their names
+// (core/variants/gtrxl/gate_arrays.h). Shows the mean over dimensions per layer x position (segments
 // concatenated in order) and, for the selected position, every dimension per layer.
-#include <QRegularExpression>
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "core/variants/gtrxl/gate_arrays.h"
 #include "ui/variant_plots.h"
 
 namespace atlas::ui {
@@ -18,18 +19,17 @@ struct GateFamily {
 };
 
 std::vector<GateFamily> gateFamilies(const Trace& trace) {
-  static const QRegularExpression re(R"(^([a-z_]+)\.(?:seg(\d+)\.)?layer(\d+)\.([a-z_]+)\.gate\.([a-z]+)$)");
   std::vector<GateFamily> out;
   for (const auto& a : trace.arrays) {
-    const auto m = re.match(QString::fromStdString(a.name));
-    if (!m.hasMatch() || a.tensor.shape.size() != 2) continue;
-    const QString stack = m.captured(1), sub = m.captured(4), gate = m.captured(5);
+    const std::optional<gate_arrays::GateArray> g = gate_arrays::parse(a.name);
+    if (!g || a.tensor.shape.size() != 2) continue;
+    const QString stack = QString::fromStdString(g->stack), sub = QString::fromStdString(g->sublayer),
+                  gate = QString::fromStdString(g->gate);
     auto it = std::find_if(out.begin(), out.end(), [&](const GateFamily& f) {
       return f.stack == stack && f.sub == sub && f.gate == gate;
     });
     if (it == out.end()) it = out.insert(out.end(), GateFamily{stack, sub, gate, {}});
-    const int seg = m.captured(2).isEmpty() ? -1 : m.captured(2).toInt();
-    it->parts[m.captured(3).toInt()][seg] = &a.tensor;
+    it->parts[static_cast<int>(g->layer)][static_cast<int>(g->segment)] = &a.tensor;
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/tensor/error.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas::ui {
 
@@ -419,7 +420,7 @@ HeatmapData valueWeightedHeatmap(const Trace& trace, const AttentionSelection& s
 }
 
 HeatmapData positionalHeatmap(const Trace& trace) {
-  const TracedArray& p = requireArray(trace, "positional");
+  const TracedArray& p = requireArray(trace, model_arrays::kPositional);
   if (p.tensor.shape.size() != 2)
     throw AtlasError("array 'positional' has shape " + shape_str(p.tensor.shape) +
                      ", expected [L, d]");
@@ -430,7 +431,7 @@ HeatmapData positionalHeatmap(const Trace& trace) {
   for (int i = 0; i < d.rows; ++i) d.rowLabels << QString::number(i);
   for (int j = 0; j < d.cols; ++j) d.colLabels << QString::number(j);
   // RoPE traces its rotation angles instead of an added encoding (core/model/forward_pass.cpp).
-  const bool rotary = trace.find("positional.frequencies") != nullptr;
+  const bool rotary = trace.find(model_arrays::kRopeFrequencies) != nullptr;
   d.title = rotary ? "RoPE rotation table: cos(p wᵢ) | sin(p wᵢ)" : "positional encoding P";
   d.valueName = "value";
   d.rowAxis = "position";
@@ -448,7 +449,7 @@ HeatmapData positionalSimilarity(const Trace& trace) {
   d.rowLabels = d.colLabels = p.rowLabels;
   // For RoPE, P P^T [m, n] = sum_i cos((m - n) w_i): how a query-key pair's score turns with
   // their distance alone.
-  d.title = trace.find("positional.frequencies")
+  d.title = trace.find(model_arrays::kRopeFrequencies)
                 ? "RoPE distance kernel \u03A3\u1D62 cos((m \u2212 n) w\u1D62)"
                 : "positional similarity P P\u1D40";
   d.valueName = "dot product";

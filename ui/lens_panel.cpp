@@ -6,6 +6,7 @@
 
 #include "core/analysis/logit_lens.h"
 #include "ui/variant_plots.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas::ui {
 namespace {
@@ -61,7 +62,7 @@ PanelProvider lensProvider() {
   p.id = "lens";
   p.title = "Per-layer predictions";
   p.arrays = "<stack>.logit_lens.ids, <stack>.logit_lens.probs (models with an output head)";
-  p.available = [](const Trace& t) { return t.find("logits") != nullptr; };
+  p.available = [](const Trace& t) { return t.find(model_arrays::kLogits) != nullptr; };
   p.plots = lensPlots;
   p.autoShow = false;
   return p;

@@ -38,6 +38,7 @@
 #include "ui/preset_gallery.h"
 #include "core/model/demos.h"
 #include "core/model/presets.h"
+#include "core/variants/ntm/ntm_arrays.h"
 #include "ui/run_controller.h"
 #include "ui/theme.h"
 #include "ui/training_panel.h"
@@ -141,7 +142,7 @@ void MainWindow::buildMenus() {
     auto* panel = new NtmPanel(this);
     panel->setWindowFlag(Qt::Window);
     panel->setAttribute(Qt::WA_DeleteOnClose);
-    if (trace() && trace()->find("ntm.memory")) {  // start from the NTM model's own controls
+    if (trace() && trace()->find(ntm_arrays::kMemory)) {  // start from the NTM model's own controls
       try {
         panel->loadTrace(*trace());
       } catch (const AtlasError& e) {

@@ -18,8 +18,9 @@
 #include <cmath>
 
 #include "core/tensor/error.h"
-#include "ui/ntm_figure.h"
 #include "core/tensor/random.h"
+#include "core/variants/ntm/ntm_arrays.h"
+#include "ui/ntm_figure.h"
 
 namespace atlas::ui {
 
@@ -206,18 +207,16 @@ void NtmPanel::setHeads(std::vector<NtmHeadSpec> heads) {
 }
 
 void NtmPanel::loadTrace(const Trace& trace) {
-  const TracedArray* mem = trace.find("ntm.memory");
+  const TracedArray* mem = trace.find(ntm_arrays::kMemory);
   if (!mem || mem->tensor.shape.size() != 3)
-    throw AtlasError("this run has no ntm.memory array (run an NTM model such as preset:ntm-small)");
+    throw AtlasError(std::string("this run has no ") + ntm_arrays::kMemory +
+                     " array (run an NTM model such as preset:ntm-small)");
   const int64_t T = mem->tensor.shape[0] - 1, N = mem->tensor.shape[1], M = mem->tensor.shape[2];
   if (T < 1 || T > 256) throw AtlasError("the NTM explorer shows 1..256 steps; this run has " + std::to_string(T));
   std::vector<NtmHeadSpec> heads;
   for (const auto& a : trace.arrays) {
-    const std::string& n = a.name;
-    if (n.rfind("ntm.", 0) == 0 && n.size() > 12 && n.compare(n.size() - 8, 8, ".weights") == 0) {
-      const std::string head = n.substr(4, n.size() - 12);
-      heads.push_back({head, head.rfind("write", 0) == 0});
-    }
+    const std::string head = ntm_arrays::head_of_weights(a.name);
+    if (!head.empty()) heads.push_back({head, head.rfind("write", 0) == 0});
   }
   auto rows = [&](const std::string& name, int64_t t, int64_t width) -> RowVec {
     const TracedArray* a = trace.find(name);
@@ -227,23 +226,23 @@ void NtmPanel::loadTrace(const Trace& trace) {
   std::vector<std::vector<NtmHeadControls>> controls(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t)
     for (const auto& h : heads) {
-      const std::string p = "ntm." + h.name;
-      const TracedArray* shift = trace.find(p + ".shift");
+      auto p = [&](const char* what) { return ntm_arrays::head_array(h.name, what); };
+      const TracedArray* shift = trace.find(p("shift"));
       if (!shift || shift->tensor.shape.size() != 2 || shift->tensor.shape[1] != 3)
-        throw AtlasError("the explorer's sliders edit shifts -1, 0, +1; " + p + ".shift has another range");
+        throw AtlasError("the explorer's sliders edit shifts -1, 0, +1; " + p("shift") + " has another range");
       NtmHeadControls c;
-      c.key = rows(p + ".key", t, M);
-      c.beta = rows(p + ".beta", t, 1)[0];
-      c.gate = rows(p + ".gate", t, 1)[0];
-      c.shift = rows(p + ".shift", t, 3);
-      c.gamma = rows(p + ".gamma", t, 1)[0];
+      c.key = rows(p("key"), t, M);
+      c.beta = rows(p("beta"), t, 1)[0];
+      c.gate = rows(p("gate"), t, 1)[0];
+      c.shift = rows(p("shift"), t, 3);
+      c.gamma = rows(p("gamma"), t, 1)[0];
       if (h.write) {
-        c.erase = rows(p + ".erase", t, M);
-        c.add = rows(p + ".add", t, M);
+        c.erase = rows(p("erase"), t, M);
+        c.add = rows(p("add"), t, M);
       }
       controls[size_t(t)].push_back(std::move(c));
     }
-  if (heads.empty()) throw AtlasError("this run has no ntm.<head>.weights arrays");
+  if (heads.empty()) throw AtlasError("this run has no " + ntm_arrays::head_array("<head>", "weights") + " arrays");
   m_slots = int(N);
   m_width = int(M);
   m_memory0 = Eigen::Map<const Mat>(mem->tensor.data.data(), N, M);

@@ -9,6 +9,7 @@
 
 #include "ui/chart_adapter.h"
 #include "ui/token_view.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas::ui {
 
@@ -62,7 +63,7 @@ void PositionalView::rebuildVisible() {
   const int tab = m_tabs->currentIndex();
   if (tab < 0 || tab > 2 || !m_dirty[tab]) return;
   m_dirty[tab] = false;
-  const bool has = m_trace && m_trace->find("positional");
+  const bool has = m_trace && m_trace->find(model_arrays::kPositional);
   if (!has) {
     m_encoding->setData({});
     m_similarity->setData({});
@@ -73,8 +74,8 @@ void PositionalView::rebuildVisible() {
   if (tab == 0) m_encoding->setData(positionalHeatmap(*m_trace));
   if (tab == 1) updateCurves();  // builds P first when it is stale
   if (tab == 2) m_similarity->setData(positionalSimilarity(*m_trace));
-  const TracedArray* p = m_trace->find("positional");
-  if (m_trace->find("positional.frequencies"))
+  const TracedArray* p = m_trace->find(model_arrays::kPositional);
+  if (m_trace->find(model_arrays::kRopeFrequencies))
     m_note->setText(QString("Rotary positions (RoPE): nothing is added to the embeddings; each head's q "
                             "and k are rotated by the angles p w\u1D62 of this %1 table. P P\u1D40 "
                             "[m, n] = \u03A3\u1D62 cos((m \u2212 n) w\u1D62): it depends on the "
@@ -106,7 +107,7 @@ QList<int> PositionalView::chosenDimensions() const {
 }
 
 void PositionalView::updateCurves() {
-  if (m_dirty[0] && m_trace && m_trace->find("positional")) {
+  if (m_dirty[0] && m_trace && m_trace->find(model_arrays::kPositional)) {
     m_encoding->setData(positionalHeatmap(*m_trace));
     m_dirty[0] = false;
   }

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "ui/variant_plots.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas::ui {
 namespace {
@@ -79,7 +80,7 @@ QString tokenName(const PanelContext& ctx, int32_t id) {
 
 std::vector<PanelPlot> predictionPlots(const Trace& trace, const PanelContext& ctx) {
   std::vector<PanelPlot> out;
-  const Tensor& logits = requireArray(trace, "logits");
+  const Tensor& logits = requireArray(trace, model_arrays::kLogits);
   if (logits.shape.size() != 2 || logits.shape[0] < 1) return out;
   const int L = static_cast<int>(logits.shape[0]);
   const bool target = !trace.target_tokens.empty() && static_cast<int>(trace.target_tokens.size()) == L;
@@ -149,7 +150,7 @@ PanelProvider predictionsProvider() {
   p.title = "Predictions";
   p.arrays = "logits [L, vocab] (models with an output head)";
   p.available = [](const Trace& t) {
-    const TracedArray* a = t.find("logits");
+    const TracedArray* a = t.find(model_arrays::kLogits);
     return a && a->tensor.shape.size() == 2;
   };
   p.plots = predictionPlots;

@@ -22,6 +22,7 @@
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "core/variants/sagan/sagan.h"
+#include "core/variants/sagan/sagan_arrays.h"
 
 namespace atlas::ui {
 
@@ -46,8 +47,8 @@ QImage imageOf(const Tensor& img) {  // [S, S, 3] in [0, 1]
 
 // The query's attention row as a key grid [Hk, Wk] (keys are square grids: S or S/2).
 Tensor attentionGrid(const Trace& t, SaganOverlaySpec spec) {
-  const Tensor& img = need(t, "sagan.image").tensor;
-  const Tensor& att = need(t, "sagan.attention").tensor;
+  const Tensor& img = need(t, sagan_arrays::kImage).tensor;
+  const Tensor& att = need(t, sagan_arrays::kAttention).tensor;
   const int64_t S = img.shape[0], Nk = att.shape[2];
   const int64_t k = int64_t(std::lround(std::sqrt(double(Nk))));
   const int64_t row = std::clamp<int64_t>(spec.row, 0, S - 1), col = std::clamp<int64_t>(spec.col, 0, S - 1);
@@ -60,7 +61,7 @@ Tensor attentionGrid(const Trace& t, SaganOverlaySpec spec) {
 
 void paintSaganOverlay(QPainter& p, const QRectF& rect, const Trace& trace, SaganOverlaySpec spec) {
   p.fillRect(rect, Qt::white);
-  const Tensor& img = need(trace, "sagan.image").tensor;
+  const Tensor& img = need(trace, sagan_arrays::kImage).tensor;
   const int S = int(img.shape[0]);
   const QImage image = imageOf(img);
   const Tensor grid = attentionGrid(trace, spec);
@@ -114,7 +115,7 @@ SaganOverlay::SaganOverlay(QWidget* parent) : QWidget(parent) {
   m_spec.row = m_spec.col = gridSize() / 2;
 }
 
-int SaganOverlay::gridSize() const { return int(need(m_result.trace, "sagan.image").tensor.shape[0]); }
+int SaganOverlay::gridSize() const { return int(need(m_result.trace, sagan_arrays::kImage).tensor.shape[0]); }
 
 void SaganOverlay::setImage(const QImage& image) {
   m_image = image;

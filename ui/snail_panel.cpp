@@ -16,6 +16,7 @@
 #include "core/tensor/error.h"
 #include "ui/export_dialog.h"
 #include "ui/heatmap_view.h"
+#include "core/variants/snail/snail_arrays.h"
 
 namespace atlas::ui {
 
@@ -135,7 +136,7 @@ QString SnailPanel::summary() const {
   const auto L = static_cast<int64_t>(m_trace.source_tokens.size());
   QStringList dil;
   for (int64_t d : snail_dilations(L, m_spec.paper_dilations)) dil << QString::number(d);
-  const Tensor& rf = m_trace.find("snail.receptive_field")->tensor;
+  const Tensor& rf = m_trace.find(snail_arrays::kReceptiveField)->tensor;
   int64_t reach = 0;
   for (int64_t j = 0; j < L; ++j) reach += rf.data[static_cast<size_t>((L - 1) * L + j)] > 0;
   return QString("%1 steps; each of %2 TC blocks has dense blocks with dilations %3. Through the "
@@ -156,9 +157,9 @@ void SnailPanel::showBlock() {
     return;
   }
   const int b = std::max(m_block->currentIndex(), 0);
-  m_attention->setData(causalHeatmap(m_trace, "snail.attn" + std::to_string(b),
+  m_attention->setData(causalHeatmap(m_trace, snail_arrays::attention(b),
                                      QString("SNAIL attention block %1 (causal)").arg(b), "attention weight"));
-  m_field->setData(causalHeatmap(m_trace, "snail.receptive_field",
+  m_field->setData(causalHeatmap(m_trace, snail_arrays::kReceptiveField,
                                  "receptive field of the causal convolutions",
                                  "1 = reachable through the convolutions"));
 }

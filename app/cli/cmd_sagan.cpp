@@ -12,6 +12,7 @@
 #include "core/analysis/weight_check.h"
 #include "core/formats/model_io.h"
 #include "core/variants/sagan/sagan.h"
+#include "core/variants/sagan/sagan_arrays.h"
 
 namespace atlas::cli {
 
@@ -56,7 +57,7 @@ int cmd_sagan(const std::vector<std::string>& args) {
   RunOptions options;
   const RunResult result = sagan_forward(c, model.params(), image, options);
   for (const auto& w : output_warnings(result)) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  const Tensor& att = result.trace.find("sagan.attention")->tensor;
+  const Tensor& att = result.trace.find(sagan_arrays::kAttention)->tensor;
   const int64_t Nk = att.shape[2], kw = c.sagan.pool_keys ? S / 2 : S;
   std::printf("model: %s\nimage: %s, %lld x %lld, resampled to %lld x %lld\n", printable(c.name).c_str(),
               a.has("--image") ? printable(a.require("--image")).c_str() : "built-in test card",

@@ -7,6 +7,7 @@
 #include "core/formats/dump.h"
 #include "core/tensor/error.h"
 #include "core/variants/snail/snail.h"
+#include "core/variants/snail/snail_arrays.h"
 
 namespace atlas::cli {
 
@@ -41,7 +42,7 @@ int cmd_snail(const std::vector<std::string>& args) {
   snail_forward(s, x, &trace);
   std::printf("SNAIL: %lld steps, %lld TC blocks, dilations", static_cast<long long>(L), static_cast<long long>(s.tc_blocks));
   for (int64_t d : snail_dilations(L, s.paper_dilations)) std::printf(" %lld", static_cast<long long>(d));
-  const Tensor& rf = trace.find("snail.receptive_field")->tensor;
+  const Tensor& rf = trace.find(snail_arrays::kReceptiveField)->tensor;
   int64_t reach = 0;
   for (int64_t j = 0; j < L; ++j) reach += rf.data[size_t((L - 1) * L + j)] > 0;
   std::printf("\nthe last position reaches %lld of %lld inputs through the convolutions\n",

@@ -9,6 +9,7 @@
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/rotary/rope.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -245,7 +246,7 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
                  first > 0 ? rope_table(table.frequencies, first, L) : table.host);
       Tensor f({static_cast<int64_t>(table.frequencies.size())});
       f.data = table.frequencies;
-      trace_.add(positional_name + ".frequencies", "RoPE frequencies w_i (radians per position) [r/2]",
+      trace_.add(model_arrays::frequencies_of(positional_name), "RoPE frequencies w_i (radians per position) [r/2]",
                  std::move(f));
     }
   } else if (c_.positional == Positional::Learned) {

@@ -22,6 +22,7 @@
 #include "core/variants/seq2seq/seq2seq.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
 #include "core/variants/universal/universal.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -218,22 +219,22 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     DTensor x;
     if (is_patch_model(c)) {  // ViT: the patch projection is the backend's linear op
       const PatchMatrices m = patch_matrices(c, params_, source);
-      x = pass.embed_patches(m.pixels, m.cls_fix, source, "positional");
+      x = pass.embed_patches(m.pixels, m.cls_fix, source, model_arrays::kPositional);
     } else {
-      x = pass.embed(source, "positional");
+      x = pass.embed(source, model_arrays::kPositional);
     }
     h = pass.encoder(x, key_validity(source, c.pad_id));
   } else if (c.architecture == Architecture::Decoder) {
     trace.source_tokens = source;
     if (cache) pass.continue_after(&reuse.keys, reuse.past, &prefix.keys);
     const std::vector<TokenInfo> fresh(source.begin() + reuse.past, source.end());
-    h = pass.decoder(pass.embed(fresh, "positional"), nullptr, key_validity(source, c.pad_id), {});
+    h = pass.decoder(pass.embed(fresh, model_arrays::kPositional), nullptr, key_validity(source, c.pad_id), {});
   } else {
     trace.source_tokens = source;
     trace.target_tokens = target;
     const auto src_valid = key_validity(source, c.pad_id);
-    DTensor memory = pass.encoder(pass.embed(source, "positional"), src_valid);
-    h = pass.decoder(pass.embed(target, "decoder.positional"), &memory,
+    DTensor memory = pass.encoder(pass.embed(source, model_arrays::kPositional), src_valid);
+    h = pass.decoder(pass.embed(target, model_arrays::kDecoderPositional), &memory,
                      key_validity(target, c.pad_id), src_valid);
   }
 
@@ -242,7 +243,7 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   result.output = pass.download_pending(logits ? logits : h);
   if (logits) {
     result.is_logits = true;
-    trace.add("logits", "output logits per position [L, vocab]", result.output);
+    trace.add(model_arrays::kLogits, "output logits per position [L, vocab]", result.output);
   } else {
     trace.add("output", "final hidden states [L, d]", result.output);
   }

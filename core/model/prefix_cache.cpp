@@ -8,6 +8,7 @@
 #include "core/config/variant_choices.h"
 #include "core/model/model.h"
 #include "core/tensor/error.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -62,7 +63,7 @@ void PrefixCache::store(Pending pending, std::shared_ptr<const RunResult> result
 namespace {
 
 // Arrays of a decoder-only trace that do not hold a row per token.
-bool per_token_rows(const std::string& name) { return name != "positional.frequencies"; }
+bool per_token_rows(const std::string& name) { return name != model_arrays::kRopeFrequencies; }
 
 // Rows [0, past) of `cached` then every row of `fresh`, along the first dimension.
 Tensor splice_rows(const Tensor& cached, const Tensor& fresh, int64_t past,

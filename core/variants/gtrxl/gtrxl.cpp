@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/model/forward_pass.h"
+#include "core/variants/gtrxl/gate_arrays.h"
 
 namespace atlas {
 
@@ -121,11 +122,10 @@ DTensor gtrxl_combine(ForwardPass& pass, const DTensor& x, const DTensor& y, int
   if (g.type != GateType::None) args.w_g = pass.weight(p + ".w_g");
   if (has_bias(g.type)) args.b_g = pass.weight(p + ".b_g");
   const GateResult r = pass.backend().gtrxl_gate(x, y, args);  // host reference: apply_gate
-  const std::string name = "decoder.seg" + std::to_string(seg) + ".layer" + std::to_string(layer) + "." +
-                           sublayer_trace_name(sublayer) + ".gate.";
   const std::vector<std::string> gates = gate_activation_names(g.type);
   for (size_t i = 0; i < gates.size(); ++i)
-    pass.trace_later(name + gates[i], gate_meaning(gates[i]), i == 0 ? r.gate : r.z);
+    pass.trace_later(gate_arrays::name_of({"decoder", seg, layer, sublayer_trace_name(sublayer), gates[i]}),
+                     gate_meaning(gates[i]), i == 0 ? r.gate : r.z);
   return r.out;
 }
 

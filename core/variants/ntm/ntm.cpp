@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/tensor/error.h"
+#include "core/variants/ntm/ntm_arrays.h"
 
 namespace atlas {
 
@@ -180,21 +181,25 @@ void trace_ntm_run(const NtmRun& run, Trace& trace) {
   for (int64_t t = 0; t < T; ++t) {
     const NtmStep& s = run.steps[size_t(t)];
     for (size_t h = 0; h < run.heads.size(); ++h) {
-      const std::string p = "ntm.step" + std::to_string(t) + "." + run.heads[h].name;
+      const std::string& head = run.heads[h].name;
       const NtmAddressing& a = s.addressing[h];
-      trace.add(p + ".content", "content weights softmax(beta cos(k, M_i)) [N]", tensor_of_row(a.content));
-      trace.add(p + ".gated", "interpolated weights g w_c + (1 - g) w_prev [N]", tensor_of_row(a.gated));
-      trace.add(p + ".shifted", "after the circular shift convolution [N]", tensor_of_row(a.shifted));
-      trace.add(p + ".sharpened", "final weights w~^gamma / sum [N]", tensor_of_row(a.sharpened));
+      trace.add(ntm_arrays::step_array(t, head, "content"), "content weights softmax(beta cos(k, M_i)) [N]",
+                tensor_of_row(a.content));
+      trace.add(ntm_arrays::step_array(t, head, "gated"), "interpolated weights g w_c + (1 - g) w_prev [N]",
+                tensor_of_row(a.gated));
+      trace.add(ntm_arrays::step_array(t, head, "shifted"), "after the circular shift convolution [N]",
+                tensor_of_row(a.shifted));
+      trace.add(ntm_arrays::step_array(t, head, "sharpened"), "final weights w~^gamma / sum [N]",
+                tensor_of_row(a.sharpened));
     }
   }
   Tensor mem({T + 1, N, M});
   for (int64_t t = 0; t <= T; ++t)
     std::copy(run.memory[size_t(t)].data(), run.memory[size_t(t)].data() + N * M, mem.data.begin() + t * N * M);
-  trace.add("ntm.memory", "memory before step 0 and after every step [T+1, N, M]", std::move(mem));
+  trace.add(ntm_arrays::kMemory, "memory before step 0 and after every step [T+1, N, M]", std::move(mem));
   size_t read_index = 0;
   for (size_t h = 0; h < run.heads.size(); ++h) {
-    const std::string p = "ntm." + run.heads[h].name;
+    auto p = [&](const char* what) { return ntm_arrays::head_array(run.heads[h].name, what); };
     std::vector<RowVec> weights, keys, shifts, erase, add, reads;
     Tensor beta({T}), gate({T}), gamma({T});
     for (int64_t t = 0; t < T; ++t) {
@@ -214,18 +219,18 @@ void trace_ntm_run(const NtmRun& run, Trace& trace) {
       }
     }
     const int64_t S = shifts.empty() ? 1 : shifts[0].size();
-    trace.add(p + ".weights", std::string(run.heads[h].write ? "write" : "read") + " weights per step [T, N]",
+    trace.add(p("weights"), std::string(run.heads[h].write ? "write" : "read") + " weights per step [T, N]",
               tensor_of_rows(weights, N));
-    trace.add(p + ".key", "key k per step [T, M]", tensor_of_rows(keys, M));
-    trace.add(p + ".beta", "key strength beta per step [T]", std::move(beta));
-    trace.add(p + ".gate", "interpolation gate g per step [T]", std::move(gate));
-    trace.add(p + ".shift", "shift weights over offsets -R..R per step [T, 2R+1]", tensor_of_rows(shifts, S));
-    trace.add(p + ".gamma", "sharpening gamma per step [T]", std::move(gamma));
+    trace.add(p("key"), "key k per step [T, M]", tensor_of_rows(keys, M));
+    trace.add(p("beta"), "key strength beta per step [T]", std::move(beta));
+    trace.add(p("gate"), "interpolation gate g per step [T]", std::move(gate));
+    trace.add(p("shift"), "shift weights over offsets -R..R per step [T, 2R+1]", tensor_of_rows(shifts, S));
+    trace.add(p("gamma"), "sharpening gamma per step [T]", std::move(gamma));
     if (run.heads[h].write) {
-      trace.add(p + ".erase", "erase vector e per step [T, M]", tensor_of_rows(erase, M));
-      trace.add(p + ".add", "add vector a per step [T, M]", tensor_of_rows(add, M));
+      trace.add(p("erase"), "erase vector e per step [T, M]", tensor_of_rows(erase, M));
+      trace.add(p("add"), "add vector a per step [T, M]", tensor_of_rows(add, M));
     } else {
-      trace.add(p + ".reads", "read vector r = sum_i w(i) M(i) per step [T, M]", tensor_of_rows(reads, M));
+      trace.add(p("reads"), "read vector r = sum_i w(i) M(i) per step [T, M]", tensor_of_rows(reads, M));
       ++read_index;
     }
   }

@@ -5,6 +5,7 @@
 
 #include "core/tensor/error.h"
 #include "core/variants/ntm/ntm.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -126,7 +127,7 @@ RunResult ntm_forward(const ModelConfig& c, const ParamStore& p, const std::vect
   if (options.trace.attention) trace_ntm_run(machine.run(), result.trace);
   result.output = logits;
   result.is_logits = true;
-  result.trace.add("logits", "output logits per position [L, vocab]", std::move(logits));
+  result.trace.add(model_arrays::kLogits, "output logits per position [L, vocab]", std::move(logits));
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/tensor/error.h"
+#include "core/variants/sagan/sagan_arrays.h"
 
 namespace atlas {
 
@@ -118,17 +119,17 @@ RunResult sagan_forward(const ModelConfig& c, const ParamStore& p, const RgbImag
   if (options.trace.attention) {
     Tensor img({S, S, 3});
     for (size_t i = 0; i < img.data.size(); ++i) img.data[i] = float(image.rgb[i]) / 255.0f;
-    t.add("sagan.image", "input image resized, RGB in [0, 1] [H, W, 3]", std::move(img));
-    t.add("sagan.features", "stem features x [C, H, W]", channel_major(x, S, S));
+    t.add(sagan_arrays::kImage, "input image resized, RGB in [0, 1] [H, W, 3]", std::move(img));
+    t.add(sagan_arrays::kFeatures, "stem features x [C, H, W]", channel_major(x, S, S));
     Tensor att({1, N, r.attention.cols()});
     std::copy(r.attention.data(), r.attention.data() + r.attention.size(), att.data.begin());
     const int64_t keys = att.shape[2];
-    t.add("sagan.attention",
+    t.add(sagan_arrays::kAttention,
           "attention beta_{j,i} of query location j over key location i (raster order; pooled keys "
           "when sagan.pool_keys) [1, HW, HWk]",
           std::move(att));
     AttentionMap m;  // rows: the query locations' "tokens"; columns: the same, unless pooled
-    m.array = "sagan.attention";
+    m.array = sagan_arrays::kAttention;
     m.stack = "sagan";
     m.sublayer = "attn";
     m.queries = {TokenSide::Source, 0, N};

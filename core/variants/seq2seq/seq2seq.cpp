@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/tensor/error.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -346,7 +347,7 @@ RunResult seq2seq_forward(const ModelConfig& c, const ParamStore& p,
   } else {
     result.output = Tensor::from_mat(logits);
     result.is_logits = true;
-    trace.add("logits", "output logits per target step [Lt, vocab]", result.output);
+    trace.add(model_arrays::kLogits, "output logits per target step [Lt, vocab]", result.output);
   }
   return result;
 }

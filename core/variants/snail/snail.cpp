@@ -5,6 +5,7 @@
 
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
+#include "core/variants/snail/snail_arrays.h"
 
 namespace atlas {
 
@@ -108,7 +109,7 @@ int64_t snail_visit_weights(const SnailSpec& s,
   const std::vector<int64_t> dilations = snail_dilations(s.length, s.paper_dilations);
   int64_t c = s.d_input;
   for (int64_t b = 0; b <= s.tc_blocks; ++b) {
-    const std::string a = "snail.attn" + std::to_string(b);
+    const std::string a = snail_arrays::attention(b);  // its traced map and its weights' prefix
     visit(a + ".wq", s.key_size, c);
     visit(a + ".wk", s.key_size, c);
     visit(a + ".wv", s.value_size, c);
@@ -144,7 +145,7 @@ Mat snail_forward(const SnailSpec& s, const Mat& x_in, Trace* trace, const Snail
   std::vector<int64_t> all_dilations;
   Mat x = x_in;
   for (int64_t b = 0; b <= s.tc_blocks; ++b) {
-    const std::string a = "snail.attn" + std::to_string(b);
+    const std::string a = snail_arrays::attention(b);  // its traced map and its weights' prefix
     const int64_t c = x.cols();
     Mat probs;
     x = snail_attention_block(x, weights(a + ".wq", s.key_size, c), weights(a + ".wk", s.key_size, c),
@@ -174,10 +175,10 @@ Mat snail_forward(const SnailSpec& s, const Mat& x_in, Trace* trace, const Snail
     }
   }
   if (trace) {
-    trace->add("snail.receptive_field",
+    trace->add(snail_arrays::kReceptiveField,
                "1 where input j reaches output i through the causal convolutions (not attention) [L, L]",
                tensor_of(snail_receptive_field(L, all_dilations), {L, L}));
-    trace->add("snail.output", "final features [L, channels]", tensor_of(x, {L, x.cols()}));
+    trace->add(snail_arrays::kOutput, "final features [L, channels]", tensor_of(x, {L, x.cols()}));
   }
   return x;
 }

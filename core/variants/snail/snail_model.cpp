@@ -2,6 +2,7 @@
 #include "core/variants/snail/snail_model.h"
 
 #include "core/tensor/error.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -62,7 +63,7 @@ RunResult snail_model_forward(const ModelConfig& c, const ParamStore& p, const s
                      Eigen::Map<const RowVec>(tensor("snail.output.b").data.data(), c.vocab_size);
   result.output = Tensor::from_mat(logits);
   result.is_logits = true;
-  result.trace.add("logits", "output logits per position [L, vocab]", result.output);
+  result.trace.add(model_arrays::kLogits, "output logits per position [L, vocab]", result.output);
   if (options.progress) options.progress(1.0, "SNAIL");
   return result;
 }

@@ -22,6 +22,7 @@
 #include "core/model/positional.h"
 #include "core/variants/transformer_xl/xl_act_ops.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/model/model_arrays.h"
 
 namespace atlas {
 
@@ -74,7 +75,7 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
   if (c.fixnorm) table = be.row_normalize(table, 1e-5f);
   DTensor state = be.embedding(table, ids, c.scale_embedding ? std::sqrt(float(d)) : 1.0f);
   const Tensor pos = sinusoid_table(L, d, c.sinusoid_layout);
-  if (topt.positional) trace.add("positional", "position signal added at every step [L, d]", pos);
+  if (topt.positional) trace.add(model_arrays::kPositional, "position signal added at every step [L, d]", pos);
   auto signal = [&](int64_t n) {  // P_pos + P_time(n), the same time row for every position
     Tensor s = pos;
     const Tensor time = sinusoid_table(1, d, c.sinusoid_layout, n);
