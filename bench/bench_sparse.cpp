@@ -5,7 +5,10 @@
 // (sparse_attention) and the dense-tile kernel the CPU backend runs (block_sparse_attention),
 // as GFLOP/s counted on the nonzeros only (2 nnz (d_k + d_v) per head), and that rate as a
 // fraction of float32 GEMM ([L, 512] x [512, 512] through the CPU backend's linear).
-// Usage: bench_sparse [--lengths 4096,16384] [--skip-reference] [--only TEXT (cases whose name has it)]   (figures in docs/PERFORMANCE.md)
+// With --backend vulkan: the Vulkan backend's sparse_attention (upload of the patterns, dispatch,
+// download of the output) against the same backend's linear op ([L, 512] x [512, 512]).
+// Usage: bench_sparse [--lengths 4096,16384] [--skip-reference] [--only TEXT (cases whose name has it)]
+//                     [--backend cpu|vulkan]   (figures in docs/PERFORMANCE.md)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +21,7 @@
 #include "core/backend/backend.h"
 #include "core/variants/sparse/block_sparse_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
+#include "gpu/vulkan_backend.h"
 
 using namespace atlas;
 
@@ -51,10 +55,9 @@ Tensor random_tensor(Shape shape, uint32_t seed) {
   return t;
 }
 
-double gemm_gflops(int64_t rows) {
-  auto be = make_cpu_backend();
-  const DTensor x = be->upload(random_tensor({rows, 512}, 1)), w = be->upload(random_tensor({512, 512}, 2));
-  const double ms = bench::median_ms(5, [&] { be->linear(x, w, {}); });
+double gemm_gflops(Backend& be, int64_t rows) {
+  const DTensor x = be.upload(random_tensor({rows, 512}, 1)), w = be.upload(random_tensor({512, 512}, 2));
+  const double ms = bench::median_ms(5, [&] { be.download(be.linear(x, w, {})); });
   return 2.0 * double(rows) * 512 * 512 / (ms * 1e-3) / 1e9;
 }
 
@@ -63,7 +66,7 @@ double gemm_gflops(int64_t rows) {
 int main(int argc, char** argv) {
   std::vector<int64_t> lengths = {4096, 16384};
   bool reference = true;
-  std::string only;
+  std::string only, backend = "cpu";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--lengths") && i + 1 < argc) {
       lengths.clear();
@@ -73,18 +76,22 @@ int main(int argc, char** argv) {
       reference = false;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--backend") && i + 1 < argc) {
+      backend = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_sparse [--lengths 4096,16384] [--skip-reference] [--only TEXT]\n");
+      std::fprintf(stderr, "usage: bench_sparse [--lengths 4096,16384] [--skip-reference] [--only TEXT] [--backend cpu|vulkan]\n");
       return 2;
     }
   }
   const Case cases[] = {{"fixed l 128 c 32, per head (enwik8)", SparsePattern::Fixed, SparseCombine::PerHead},
                         {"fixed l 128 c 32, union", SparsePattern::Fixed, SparseCombine::Union},
                         {"strided l 128, per head", SparsePattern::Strided, SparseCombine::PerHead}};
-  std::printf("| pattern | L | nnz (all heads) | GEMM GFLOP/s | per-nonzero: ms, GFLOP/s (of GEMM) | dense tiles: ms, GFLOP/s (of GEMM) | speed-up |\n");
+  const std::unique_ptr<Backend> be = backend == "vulkan" ? make_vulkan_backend(VulkanOptions{}) : make_cpu_backend();
+  std::printf("backend: %s\n\n", be->name().c_str());
+  std::printf("| pattern | L | nnz (all heads) | GEMM GFLOP/s | per-nonzero host reference: ms, GFLOP/s (of GEMM) | the backend's kernel: ms, GFLOP/s (of GEMM) | speed-up |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
   for (int64_t L : lengths) {
-    const double gemm = gemm_gflops(L);
+    const double gemm = gemm_gflops(*be, L);
     const Tensor q = random_tensor({L, kHeads * kHeadDim}, 3), k = random_tensor({L, kHeads * kHeadDim}, 4),
                  v = random_tensor({L, kHeads * kHeadDim}, 5);
     const float scale = 1.0f / std::sqrt(float(kHeadDim));
@@ -94,7 +101,15 @@ int main(int argc, char** argv) {
       double nnz = 0;
       for (const CsrPattern& p : pats) nnz += double(p.nnz());
       const double flops = 2.0 * nnz * 2 * kHeadDim;
-      const double tiles_ms = bench::median_ms(3, [&] { block_sparse_attention(q, k, v, int(kHeads), scale, pats); });
+      double tiles_ms = 0;
+      if (backend == "vulkan") {
+        const DTensor dq = be->upload(q), dk = be->upload(k), dv = be->upload(v);
+        tiles_ms = bench::median_ms(3, [&] {
+          be->download(be->sparse_attention(dq, dk, dv, int(kHeads), scale, pats, false).out);
+        });
+      } else {
+        tiles_ms = bench::median_ms(3, [&] { block_sparse_attention(q, k, v, int(kHeads), scale, pats); });
+      }
       const double tiles = flops / (tiles_ms * 1e-3) / 1e9;
       char ref_cell[96] = "not run";
       double ref_ms = 0;

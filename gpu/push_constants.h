@@ -91,6 +91,13 @@ struct SparseAttentionPC {
   float scale;
 };
 
+// shaders/sparse_tiles.comp: one workgroup per tile of up to 64 rows (sparse_tiles plan).
+struct SparseTilesPC {
+  uint32_t lq, lk, heads, dh, dv;
+  float scale;
+  uint32_t tile_count, want_probs;
+};
+
 // shaders/xl_attention.comp: one workgroup per (query row, head).
 enum XlAttentionFlags : uint32_t {
   kXlSameLength = 1,  // keys j <= p - mem_len are hidden too
@@ -163,7 +170,7 @@ static_assert(sizeof(RopePC) <= 128 && sizeof(RepeatHeadsPC) <= 128);
 static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
               sizeof(ScoreAttentionPC) <= 128 && sizeof(GtrxlGatePC) <= 128 &&
               sizeof(PerformerPC) <= 128);
-static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128);
+static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);
 static_assert(sizeof(AttentionPC) <= 128, "Vulkan guarantees only 128 bytes of push constants");

@@ -34,6 +34,7 @@
 #include "scale_spv.h"
 #include "score_attention_spv.h"
 #include "sparse_attention_spv.h"
+#include "sparse_tiles_spv.h"
 #include "xl_attention_spv.h"
 
 namespace atlas::vk {
@@ -77,6 +78,7 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),
+    ATLAS_SHADER(sparse_tiles, 11, SparseTilesPC, Op::SparseAttention),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

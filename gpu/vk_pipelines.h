@@ -32,6 +32,7 @@ enum class ShaderId {
   RmsNorm,
   Mul,
   RepeatHeads,
+  SparseTiles,
   Count
 };
 

@@ -1,18 +1,23 @@
-// Sparse CSR attention on the device (shaders/sparse_attention.comp): the heads' patterns are
-// uploaded as 32-bit CSR (indptr relative to each head's first nonzero), one dispatch of
-// (Lq, heads) workgroups computes softmax over each row's nonzeros only. Patterns or tensors
-// beyond one storage-buffer binding run the host reference, reported as a fallback.
+// Sparse CSR attention on the device: the heads' patterns are uploaded as 32-bit CSR (indptr
+// relative to each head's first nonzero). Heads of up to 128 dimensions run in tiles
+// (shaders/sparse_tiles.comp: the host's plan of row groups and their key unions, one workgroup
+// per tile); wider heads run one workgroup per (row, head) over the row's nonzeros
+// (shaders/sparse_attention.comp). Patterns or tensors beyond one storage-buffer binding run
+// on the host, reported as a fallback.
 #include <algorithm>
 
 #include "core/tensor/error.h"
-#include "gpu/push_constants.h"
+#include "core/variants/sparse/block_sparse_attention.h"
 #include "core/variants/sparse/sparse_pattern.h"
+#include "gpu/push_constants.h"
 #include "gpu/vk_backend_impl.h"
 
 namespace atlas::vk {
 
 namespace {
 
+constexpr int64_t kTileRows = 64;     // sparse_tiles.comp's workgroup: one row per invocation
+constexpr int64_t kMaxTileDims = 128;  // its MAXD
 
 [[noreturn]] void fail(const std::string& what) {
   throw AtlasError("vulkan backend: sparse_attention: " + what);
@@ -84,6 +89,65 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
 
   const GpuBuffer& bo = buf(r.out, "sparse_attention", "output");
   const GpuBuffer& bp = buf(probs, "sparse_attention", "probs");
+  if (dh <= kMaxTileDims && dv <= kMaxTileDims) {
+    // The tiles of every head (heads with equal patterns share one plan), as 5 words per tile:
+    // head, rows [first, end) in `rows`, keys [first, end) in `keys`.
+    std::vector<uint32_t> tiles, rows, keys;
+    std::vector<SparseTiles> plans;
+    std::vector<size_t> plan_of(static_cast<size_t>(H));
+    for (int64_t h = 0; h < H; ++h) {
+      const CsrPattern& p = patterns[static_cast<size_t>(h)];
+      size_t same = plans.size();
+      for (int64_t g = 0; g < h && same == plans.size(); ++g)
+        if (patterns[static_cast<size_t>(g)].indptr == p.indptr && patterns[static_cast<size_t>(g)].indices == p.indices)
+          same = plan_of[static_cast<size_t>(g)];
+      if (same == plans.size()) plans.push_back(sparse_tiles(p, kTileRows));
+      plan_of[static_cast<size_t>(h)] = same;
+      const SparseTiles& plan = plans[same];
+      for (int64_t t = 0; t < plan.count(); ++t) {
+        tiles.push_back(static_cast<uint32_t>(h));
+        tiles.push_back(static_cast<uint32_t>(rows.size()));
+        for (int64_t x = plan.row_begin[size_t(t)]; x < plan.row_begin[size_t(t) + 1]; ++x)
+          rows.push_back(static_cast<uint32_t>(plan.rows[size_t(x)]));
+        tiles.push_back(static_cast<uint32_t>(rows.size()));
+        tiles.push_back(static_cast<uint32_t>(keys.size()));
+        for (int64_t x = plan.key_begin[size_t(t)]; x < plan.key_begin[size_t(t) + 1]; ++x)
+          keys.push_back(static_cast<uint32_t>(plan.keys[size_t(x)]));
+        tiles.push_back(static_cast<uint32_t>(keys.size()));
+      }
+    }
+    const uint64_t tile_count = tiles.size() / 5;
+    if (tile_count < uint64_t(kMaxWorkgroups) * kMaxWorkgroups && fits(std::max<size_t>(tiles.size(), 1)) &&
+        fits(std::max<size_t>(rows.size(), 1)) && fits(std::max<size_t>(keys.size(), 1))) {
+      // Every row is in one tile; a row without keys gets a zero output there.
+      for (auto* list : {&tiles, &rows, &keys})
+        if (list->empty()) list->push_back(0);  // a binding needs at least one element
+      auto b_tiles = upload_bytes(tiles.data(), tiles.size() * 4);
+      auto b_rows = upload_bytes(rows.data(), rows.size() * 4);
+      auto b_keys = upload_bytes(keys.data(), keys.size() * 4);
+      rec_->access({&bq, &bk, &bv, b_indptr.get(), b_indices.get(), b_base.get(), b_tiles.get(), b_rows.get(),
+                    b_keys.get()},
+                   {&bo, &bp});
+      SparseTilesPC pc{};
+      pc.lq = static_cast<uint32_t>(lq);
+      pc.lk = static_cast<uint32_t>(lk);
+      pc.heads = static_cast<uint32_t>(H);
+      pc.dh = static_cast<uint32_t>(dh);
+      pc.dv = static_cast<uint32_t>(dv);
+      pc.scale = scale;
+      pc.tile_count = static_cast<uint32_t>(tile_count);
+      pc.want_probs = want_probs ? 1u : 0u;
+      if (tile_count > 0)
+        rec_->dispatch(pipes_->get(ShaderId::SparseTiles),
+                       {whole(bq, q.numel()), whole(bk, k.numel()), whole(bv, v.numel()),
+                        whole(*b_indptr, indptr.size()), whole(*b_indices, indices.size()),
+                        whole(*b_base, base.size()), whole(*b_tiles, tiles.size()), whole(*b_rows, rows.size()),
+                        whole(*b_keys, keys.size()), whole(bo, lq * H * dv), whole(bp, total)},
+                       pc, static_cast<uint32_t>(std::min<uint64_t>(tile_count, kMaxWorkgroups)),
+                       static_cast<uint32_t>((tile_count + kMaxWorkgroups - 1) / kMaxWorkgroups));
+      return r;
+    }
+  }
   rec_->access({&bq, &bk, &bv, b_indptr.get(), b_indices.get(), b_base.get(), &bp}, {&bo, &bp});
   SparseAttentionPC pc{};
   pc.lq = static_cast<uint32_t>(lq);

@@ -1,11 +1,14 @@
 // Vulkan sparse_attention (softmax over CSR nonzeros) against a naive double-precision loop
 // and the CPU backend (the host reference), over random per-head patterns with empty rows,
-// odd sizes, rows longer than the workgroup and Lq != Lk.
-// Bounds (inputs in [-1, 1], d_head <= 70, <= 150 keys per row):
+// odd sizes, rows longer than the workgroup and Lq != Lk; more rows than one tile of 64 and heads
+// wider than the tile kernel's 128 dimensions (the per-row kernel); and the Sparse
+// Transformer's patterns (strided's column factor tiles rows by residue) against the host
+// reference. Bounds (inputs in [-1, 1], d_head <= 130, <= 150 keys per row):
 //   output |err| <= 1e-5, probabilities |err| <= 2e-6.
 #include <cmath>
 
 #include "tests/gpu/gpu_test_util.h"
+#include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/sparse/sparse_pattern.h"
 #include "tests/backend_ops/test_masks.h"
 
@@ -25,7 +28,8 @@ TEST_CASE("Vulkan sparse_attention matches a naive loop and the CPU reference",
     double density;
   };
   const Case cases[] = {{1, 1, 1, 1, 1, 1.0}, {13, 13, 3, 5, 5, 0.4}, {37, 37, 2, 7, 3, 0.2},
-                        {9, 150, 2, 13, 70, 0.9}, {50, 21, 4, 6, 6, 0.6}};
+                        {9, 150, 2, 13, 70, 0.9}, {50, 21, 4, 6, 6, 0.6}, {150, 140, 2, 64, 64, 0.3},
+                        {20, 30, 1, 130, 8, 0.5}};
   Gpu g;
   uint32_t seed = 7;
   for (const Case& c : cases) {
@@ -74,6 +78,35 @@ TEST_CASE("Vulkan sparse_attention matches a naive loop and the CPU reference",
         g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(c.heads), scale, pats, false);
     CHECK(!untraced.probs);
     require_close(g.vk->download(untraced.out).data, out, 1e-5, "sparse out, no probs");
+  }
+  CHECK(g.vk->fallbacks().empty());
+}
+
+TEST_CASE("Vulkan sparse_attention on the Sparse Transformer's patterns equals the host reference",
+          "[vulkan][sparse]") {
+  Gpu g;
+  const int64_t L = 300, H = 4, dh = 16;
+  for (SparsePattern pattern : {SparsePattern::Strided, SparsePattern::Fixed}) {
+    INFO("pattern " << int(pattern));
+    SparseConfig s;
+    s.pattern = pattern;
+    s.combine = SparseCombine::PerHead;
+    s.stride = 16;
+    s.block = 32;
+    s.summary = 4;
+    AttentionMask mask;
+    mask.causal = true;
+    const std::vector<CsrPattern> pats = layer_patterns(s, L, 0, H, mask);
+    const Tensor q = random_tensor({L, H * dh}, 3), k = random_tensor({L, H * dh}, 4), v = random_tensor({L, H * dh}, 5);
+    std::vector<std::vector<float>> probs;
+    const Tensor want = sparse_attention(q, k, v, int(H), 0.25f, pats, &probs);
+    const SparseAttentionResult r = g.vk->sparse_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(H),
+                                                           0.25f, pats, true);
+    require_close(g.vk->download(r.out).data, std::vector<double>(want.data.begin(), want.data.end()), 1e-5,
+                  "tiles out");
+    std::vector<double> all;
+    for (const auto& p : probs) all.insert(all.end(), p.begin(), p.end());
+    require_close(g.vk->download(r.probs).data, all, 2e-6, "tiles probs");
   }
   CHECK(g.vk->fallbacks().empty());
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/backend/backend.h"
+#include "core/tensor/error.h"
 #include "core/variants/sparse/sparse_attention.h"
 
 namespace atlas {
@@ -273,6 +274,27 @@ struct HeadPlan {
 }  // namespace
 
 RowGrouping group_rows(const CsrPattern& p) { return choose_grouping(p, key_runs(p)); }
+
+SparseTiles sparse_tiles(const CsrPattern& p, int64_t max_rows) {
+  if (max_rows < 1) throw AtlasError("sparse_tiles: max_rows must be at least 1");
+  const PatternRuns runs = key_runs(p);
+  const RowGrouping g = choose_grouping(p, runs);
+  SparseTiles t;
+  t.row_begin.push_back(0);
+  t.key_begin.push_back(0);
+  std::vector<int32_t> cover, keys;
+  for (size_t k = 0; k + 1 < g.starts.size(); ++k)
+    for (int64_t first = g.starts[k]; first < g.starts[k + 1]; first += max_rows) {
+      const int64_t n = std::min(max_rows, g.starts[k + 1] - first);
+      const int64_t* rows = g.order.data() + first;
+      key_union(runs, rows, n, cover, keys, nullptr);
+      t.rows.insert(t.rows.end(), rows, rows + n);
+      t.row_begin.push_back(int64_t(t.rows.size()));
+      t.keys.insert(t.keys.end(), keys.begin(), keys.end());
+      t.key_begin.push_back(int64_t(t.keys.size()));
+    }
+  return t;
+}
 
 Tensor block_sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
                               const std::vector<CsrPattern>& patterns,

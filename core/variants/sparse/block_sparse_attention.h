@@ -37,4 +37,17 @@ struct RowGrouping {
 };
 RowGrouping group_rows(const CsrPattern& pattern);
 
+// A head's row groups as data, for kernels that take the plan from the host (the Vulkan
+// backend's tile kernel): tile t is the rows rows[row_begin[t] .. row_begin[t+1]) (at most
+// max_rows, groups of group_rows cut to fit) and the union of their keys, ascending,
+// keys[key_begin[t] .. key_begin[t+1]). Every row is in exactly one tile (a tile of rows
+// without keys has no keys).
+struct SparseTiles {
+  std::vector<int64_t> rows, row_begin;
+  std::vector<int32_t> keys;
+  std::vector<int64_t> key_begin;
+  int64_t count() const { return int64_t(row_begin.size()) - 1; }
+};
+SparseTiles sparse_tiles(const CsrPattern& pattern, int64_t max_rows);
+
 }  // namespace atlas
