@@ -310,8 +310,8 @@ class Backend {
   virtual AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                     const AttentionArgs& args) = 0;
   // Sparse attention: q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv], one pattern [Lq, Lk] per
-  // head. A row without nonzeros gives a zero output. The default runs the host reference
-  // (download, compute, upload), reported by note_host_compute.
+  // head. A row without nonzeros gives a zero output. The default runs the host kernel in dense
+  // tiles (block_sparse_attention; download, compute, upload), reported by note_host_compute.
   virtual SparseAttentionResult sparse_attention(const DTensor& q, const DTensor& k,
                                                  const DTensor& v, int heads, float scale,
                                                  const std::vector<CsrPattern>& patterns,
