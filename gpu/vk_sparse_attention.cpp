@@ -89,6 +89,14 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
 
   const GpuBuffer& bo = buf(r.out, "sparse_attention", "output");
   const GpuBuffer& bp = buf(probs, "sparse_attention", "probs");
+  auto shapes = [&](auto& pc) {  // the fields both kernels' push constants start with
+    pc.lq = static_cast<uint32_t>(lq);
+    pc.lk = static_cast<uint32_t>(lk);
+    pc.heads = static_cast<uint32_t>(H);
+    pc.dh = static_cast<uint32_t>(dh);
+    pc.dv = static_cast<uint32_t>(dv);
+    pc.scale = scale;
+  };
   if (dh <= kMaxTileDims && dv <= kMaxTileDims) {
     // The tiles of every head (heads with equal patterns share one plan), as 5 words per tile:
     // head, rows [first, end) in `rows`, keys [first, end) in `keys`.
@@ -129,12 +137,7 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
                     b_keys.get()},
                    {&bo, &bp});
       SparseTilesPC pc{};
-      pc.lq = static_cast<uint32_t>(lq);
-      pc.lk = static_cast<uint32_t>(lk);
-      pc.heads = static_cast<uint32_t>(H);
-      pc.dh = static_cast<uint32_t>(dh);
-      pc.dv = static_cast<uint32_t>(dv);
-      pc.scale = scale;
+      shapes(pc);
       pc.tile_count = static_cast<uint32_t>(tile_count);
       pc.want_probs = want_probs ? 1u : 0u;
       if (tile_count > 0)
@@ -150,12 +153,7 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
   }
   rec_->access({&bq, &bk, &bv, b_indptr.get(), b_indices.get(), b_base.get(), &bp}, {&bo, &bp});
   SparseAttentionPC pc{};
-  pc.lq = static_cast<uint32_t>(lq);
-  pc.lk = static_cast<uint32_t>(lk);
-  pc.heads = static_cast<uint32_t>(H);
-  pc.dh = static_cast<uint32_t>(dh);
-  pc.dv = static_cast<uint32_t>(dv);
-  pc.scale = scale;
+  shapes(pc);
   rec_->dispatch(pipes_->get(ShaderId::SparseAttention),
                  {whole(bq, q.numel()), whole(bk, k.numel()), whole(bv, v.numel()),
                   whole(*b_indptr, indptr.size()), whole(*b_indices, indices.size()),

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "core/model/array_name_parts.h"
 #include "core/model/trace.h"
 
 namespace atlas {
@@ -78,25 +79,8 @@ struct ParsedName {
   int64_t layer = 0, segment = -1, step = -1;
 };
 
-std::optional<int64_t> number_after(const std::string& part, const char* prefix) {
-  const size_t n = std::char_traits<char>::length(prefix);
-  if (part.size() <= n || part.compare(0, n, prefix) != 0) return std::nullopt;
-  int64_t v = 0;
-  for (size_t i = n; i < part.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(part[i])) || v > 1000000000) return std::nullopt;
-    v = v * 10 + (part[i] - '0');
-  }
-  return v;
-}
-
 std::optional<ParsedName> parse_name(const std::string& name) {
-  std::vector<std::string> parts;
-  for (size_t b = 0;;) {
-    const size_t e = name.find('.', b);
-    parts.push_back(name.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
+  const std::vector<std::string> parts = dotted_parts(name);
   if (parts.size() < 3 || parts.size() > 4) return std::nullopt;
   ParsedName p;
   p.stack = parts[0];

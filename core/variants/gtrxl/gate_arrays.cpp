@@ -3,6 +3,8 @@
 #include <cctype>
 #include <vector>
 
+#include "core/model/array_name_parts.h"
+
 namespace atlas::gate_arrays {
 
 namespace {
@@ -14,18 +16,6 @@ bool lower_word(const std::string& s) {
   return true;
 }
 
-// The digits of `s` after `prefix`, or nothing.
-std::optional<int64_t> number_after(const std::string& s, const std::string& prefix) {
-  if (s.size() <= prefix.size() || s.compare(0, prefix.size(), prefix) != 0 || s.size() - prefix.size() > 9)
-    return std::nullopt;
-  int64_t n = 0;
-  for (size_t i = prefix.size(); i < s.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
-    n = n * 10 + (s[i] - '0');
-  }
-  return n;
-}
-
 }  // namespace
 
 std::string name_of(const GateArray& a) {
@@ -35,13 +25,7 @@ std::string name_of(const GateArray& a) {
 }
 
 std::optional<GateArray> parse(const std::string& name) {
-  std::vector<std::string> parts;
-  for (size_t at = 0;;) {
-    const size_t dot = name.find('.', at);
-    parts.push_back(name.substr(at, dot == std::string::npos ? std::string::npos : dot - at));
-    if (dot == std::string::npos) break;
-    at = dot + 1;
-  }
+  const std::vector<std::string> parts = dotted_parts(name);
   // stack [seg<s>] layer<i> sub gate g
   if (parts.size() != 5 && parts.size() != 6) return std::nullopt;
   GateArray a;
