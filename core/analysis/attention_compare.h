@@ -23,15 +23,15 @@ struct HeadDifference {
   double max_abs = 0.0;
 };
 
-// Every dense map of A that B has under the same name with the same shape, per head, in A's
-// catalogue order. Throws AtlasError naming the first mismatch when no map can be compared
-// (different token counts, different architectures).
+// Every stored map of A (dense, or the CSR nonzeros of a sparse map) that B has under the same
+// name with the same shape, per head, in A's catalogue order. Throws AtlasError naming the first
+// mismatch when no map can be compared (different token counts, different architectures).
 std::vector<HeadDifference> compare_attention(const Trace& a, const Trace& b);
 
 // mean_tv laid out as one [layers, heads] table per map family (head_table.h).
 std::vector<HeadTable> head_difference_tables(const std::vector<HeadDifference>& rows);
 
-// A - B of one head's map [Lq, Lk]: both runs must hold `array` densely with the same shape.
+// A - B of one head's map [Lq, Lk]: both runs must store `array` (dense or CSR) with the same shape.
 Tensor attention_difference(const Trace& a, const Trace& b, const std::string& array, int64_t head);
 
 }  // namespace atlas

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/analysis/stored_rows.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -13,40 +14,6 @@ int stack_rank(const std::string& stack) {
   if (stack == "encoder") return 0;
   if (stack == "decoder") return 1;
   return 2;
-}
-
-// One query row of a head: its stored weights and the key index of each (all keys of a dense
-// map; the nonzeros of a CSR map, whose column indices are stored as floats).
-struct RowWeights {
-  const float* weights = nullptr;
-  const float* keys = nullptr;  // nullptr: weight t is key t
-  int64_t count = 0;
-  int64_t key(int64_t t) const { return keys ? static_cast<int64_t>(keys[t]) : t; }
-};
-
-// Calls row(i, RowWeights) for every query row of head `h` of map `m`.
-template <class Row>
-void for_each_row(const Trace& trace, const AttentionMap& m, int64_t h, Row&& row) {
-  const int64_t lq = m.queries.count, lk = m.keys.count;
-  if (m.dense) {
-    const Tensor& a = trace.find(m.array)->tensor;  // [heads, Lq, Lk]
-    if (a.numel() != m.heads * lq * lk)
-      throw AtlasError("corpus: " + m.array + " has shape " + shape_str(a.shape));
-    for (int64_t i = 0; i < lq; ++i)
-      row(i, RowWeights{a.data.data() + (h * lq + i) * lk, nullptr, lk});
-    return;
-  }
-  // CSR: indptr [Lq + 1], indices [nnz], values [heads, nnz]
-  const Tensor& indptr = trace.find(m.array + ".indptr")->tensor;
-  const Tensor& indices = trace.find(m.array + ".indices")->tensor;
-  const Tensor& values = trace.find(m.array + ".values")->tensor;
-  const int64_t nnz = indices.numel();
-  for (int64_t i = 0; i < lq; ++i) {
-    const auto begin = static_cast<int64_t>(indptr.data[size_t(i)]);
-    const auto end = static_cast<int64_t>(indptr.data[size_t(i + 1)]);
-    row(i,
-        RowWeights{values.data.data() + h * nnz + begin, indices.data.data() + begin, end - begin});
-  }
 }
 
 // Inserts `c` into the best-first list when it ranks among the `top` best; true when it did.
@@ -101,13 +68,15 @@ void CorpusAccumulator::add_document(int64_t id, std::string_view text, const Tr
   bool linked = false;
   for (const AttentionMap& m : trace.attention_maps) {
     if (!head_statistics_apply(m)) continue;
+    const StoredRows rows(trace, m);
     for (int64_t h = 0; h < m.heads; ++h) {
       CorpusLinkList& list = links[map_head(m, h)];
       list.side = m.queries.side;
-      for_each_row(trace, m, h, [&](int64_t i, const RowWeights& row) {
+      for (int64_t i = 0; i < rows.queries(); ++i) {
+        const RowWeights row = rows.row(h, i);
         int64_t keys_seen = 0;
         for (int64_t t = 0; t < row.count; ++t) keys_seen += row.weights[t] > 0;
-        if (keys_seen < 2) return;
+        if (keys_seen < 2) continue;
         const int64_t query = m.queries.begin + i;
         for (int64_t t = 0; t < row.count; ++t) {
           const float w = row.weights[t];
@@ -115,7 +84,7 @@ void CorpusAccumulator::add_document(int64_t id, std::string_view text, const Tr
           if (!(w > 0) || (settings.exclude_self && key == query)) continue;
           linked |= offer(list.links, {id, query, key, w}, settings.top);
         }
-      });
+      }
     }
   }
   ++measured;

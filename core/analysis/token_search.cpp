@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/analysis/stored_rows.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -60,26 +61,26 @@ std::vector<TokenLinkScore> search_token_links(const Trace& trace, const std::st
     if (none_match(p)) throw AtlasError("token search: no token of the input matches \"" + p + "\"");
   std::vector<TokenLinkScore> out;
   for (const AttentionMap& m : trace.attention_maps) {
-    if (!m.dense || m.round >= 0) continue;
-    const TracedArray* a = trace.find(m.array);
-    if (!a || a->tensor.shape.size() != 3) continue;
+    if (!StoredRows::stored(m) || m.round >= 0) continue;
     const std::vector<uint8_t> q = mask_of(query_labels(trace, m), query_pattern);
     const std::vector<uint8_t> k = mask_of(key_labels(trace, m), key_pattern);
     if (std::none_of(q.begin(), q.end(), [](uint8_t x) { return x; }) ||
         std::none_of(k.begin(), k.end(), [](uint8_t x) { return x; }))
       continue;
-    const int64_t H = a->tensor.shape[0], lq = a->tensor.shape[1], lk = a->tensor.shape[2];
-    for (int64_t h = 0; h < H; ++h) {
+    const StoredRows rows(trace, m);  // dense, or the nonzeros of a sparse map (the rest weigh 0)
+    for (int64_t h = 0; h < rows.heads(); ++h) {
       TokenLinkScore s;
       s.map = m;
       s.head = h;
       double total = 0;
-      for (int64_t i = 0; i < lq; ++i) {
+      for (int64_t i = 0; i < rows.queries(); ++i) {
         if (!q[size_t(i)]) continue;
+        const RowWeights row = rows.row(h, i);
         double mass = 0;
-        for (int64_t j = 0; j < lk; ++j) {
+        for (int64_t t = 0; t < row.count; ++t) {
+          const int64_t j = row.key(t);
           if (!k[size_t(j)]) continue;
-          const double w = a->tensor.data[size_t((h * lq + i) * lk + j)];
+          const double w = row.weights[t];
           mass += w;
           if (w > s.best_weight) {
             s.best_weight = w;
