@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/stored_rows.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 
@@ -118,23 +119,17 @@ std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
     const std::vector<int32_t> tokens =
         ids_of(m.queries.side == TokenSide::Source ? trace.source_tokens : trace.target_tokens);
     const MapRows shape{m.queries.count, m.keys.count, m.queries.begin, m.keys.begin};
+    const StoredRows stored(trace, m);  // checks the arrays against the map
     for (int64_t h = 0; h < m.heads; ++h) {
       HeadStatisticsRow r;
       r.map = m;
       r.head = h;
-      if (m.dense) {
-        const Tensor& a = trace.find(m.array)->tensor;  // [heads, Lq, Lk]
-        if (a.numel() != m.heads * shape.lq * shape.lk)
-          throw AtlasError("head statistics: " + m.array + " has shape " + shape_str(a.shape));
-        map_head_statistics(a.data.data() + h * shape.lq * shape.lk, shape, tokens, r.value);
-      } else {  // CSR: indptr [Lq + 1], indices [nnz], values [heads, nnz]
-        const Tensor& indptr = trace.find(m.array + ".indptr")->tensor;
-        const Tensor& indices = trace.find(m.array + ".indices")->tensor;
-        const Tensor& values = trace.find(m.array + ".values")->tensor;
-        const int64_t nnz = indices.numel();
+      if (m.dense) {  // the head's [Lq, Lk] block
+        map_head_statistics(stored.row(h, 0).weights, shape, tokens, r.value);
+      } else {  // CSR: each row's nonzeros
         accumulate(shape, tokens, [&](int64_t i, auto&& visit) {
-          for (auto k = int64_t(indptr.data[size_t(i)]); k < int64_t(indptr.data[size_t(i + 1)]); ++k)
-            visit(int64_t(indices.data[size_t(k)]), values.data[size_t(h * nnz + k)]);
+          const RowWeights row = stored.row(h, i);
+          for (int64_t t = 0; t < row.count; ++t) visit(row.key(t), row.weights[t]);
         }, r.value);
       }
       rows.push_back(std::move(r));
