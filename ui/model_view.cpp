@@ -15,19 +15,53 @@ namespace atlas::ui {
 
 namespace {
 
-// Fills layer l's sink masses from its head thumbnails (already in d.thumbnails) and returns
-// them as the sink column's thumbnail: one row, a column per head.
-HeatmapData sinkStrip(ModelGridData& d, int l) {
-  const size_t rowStart = static_cast<size_t>(l) * d.columns.size();
+// A thumbnail is drawn at most a few hundred pixels wide, so maps larger than kThumbnailCells
+// per side are max-pooled to that (largest weight of each block; a pooled cell is masked only
+// when its whole block is): a 30-layer model at 4096 tokens kept 330 full maps, 22 GB.
+constexpr int kThumbnailCells = 256;
+// The rollout column multiplies every layer's L x L map into the next: layers x L^3 work. Above
+// this it is left out of the grid (2^35: 30 layers at 1024 tokens, about a second here); the
+// heatmap's head list still offers rollout of one layer.
+constexpr double kGridRolloutWork = 34359738368.0;
+
+HeatmapData thumbnailOf(HeatmapData full) {
+  if (full.rows <= kThumbnailCells && full.cols <= kThumbnailCells) return full;
+  const int br = (full.rows + kThumbnailCells - 1) / kThumbnailCells;
+  const int bc = (full.cols + kThumbnailCells - 1) / kThumbnailCells;
+  HeatmapData t;
+  t.title = full.title;
+  t.rowAxis = full.rowAxis;
+  t.colAxis = full.colAxis;
+  t.valueName = full.valueName;
+  t.categories = full.categories;
+  t.rows = (full.rows + br - 1) / br;
+  t.cols = (full.cols + bc - 1) / bc;
+  t.values.assign(static_cast<size_t>(t.rows) * t.cols, 0.0f);
+  t.mask.assign(full.mask.empty() ? 0 : t.values.size(), 0);
+  t.rowLabels.clear();
+  t.colLabels.clear();
+  for (int r = 0; r < t.rows; ++r) t.rowLabels << (r * br < full.rowLabels.size() ? full.rowLabels[r * br] : QString());
+  for (int c = 0; c < t.cols; ++c) t.colLabels << (c * bc < full.colLabels.size() ? full.colLabels[c * bc] : QString());
+  for (int r = 0; r < full.rows; ++r)
+    for (int c = 0; c < full.cols; ++c) {
+      const size_t from = static_cast<size_t>(r) * full.cols + c, to = static_cast<size_t>(r / br) * t.cols + c / bc;
+      if (!full.mask.empty() && !full.mask[from]) continue;
+      const float v = full.values[from];
+      const bool first = t.mask.empty() ? false : !t.mask[to];
+      if (!t.mask.empty()) t.mask[to] = 1;
+      if (std::isfinite(v) && (first || v > t.values[to])) t.values[to] = v;
+    }
+  return t;
+}
+
+// Layer l's sink column: one row, a column per head, from the sink masses of its heads' full
+// maps (d.sink, filled before the maps were pooled to thumbnails).
+HeatmapData sinkStrip(const ModelGridData& d, int l) {
   HeatmapData strip;
   strip.rows = 1;
   strip.cols = d.family.heads;
   for (int h = 0; h < d.family.heads; ++h) {
-    const auto col = std::find(d.columns.begin(), d.columns.end(), h) - d.columns.begin();
-    const HeatmapData& head = d.thumbnails[rowStart + static_cast<size_t>(col)];
-    const float m = static_cast<float>(attention_sink(head.values.data(), head.rows, head.cols));
-    d.sink[static_cast<size_t>(l) * d.family.heads + h] = m;
-    strip.values.push_back(m);
+    strip.values.push_back(d.sinkAt(l, h));
     strip.colLabels << headShortName(h);
   }
   strip.rowLabels << "first key";
@@ -51,7 +85,10 @@ ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, b
   ModelGridData d;
   d.family = family;
   d.segment = segment;
-  const bool rollout = aggregates && rolloutApplies(trace, family, segment);
+  const AttentionMap* first = findAttentionMap(trace, {family.stack, family.kind, 0, 0, segment});
+  const double n = first ? double(first->queries.count) : 0.0;
+  const bool rollout = aggregates && rolloutApplies(trace, family, segment) &&
+                       double(family.layers) * n * n * n <= kGridRolloutWork;
   for (int h = 0; h < family.heads; ++h) d.columns.push_back(h);
   if (aggregates) {
     d.columns.push_back(HeadMean);
@@ -62,18 +99,23 @@ ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, b
   // Rollout of every layer prefix in one pass (not one product chain per layer).
   std::vector<HeatmapData> rollouts;
   if (rollout) rollouts = rolloutHeatmaps(trace, {family.stack, family.kind, 0, HeadRollout, segment}, family.layers - 1);
-  if (aggregates && family.heads > 0) {
+  const bool sinks = aggregates && family.heads > 0;
+  if (sinks) {
     d.columns.push_back(HeadSink);
     d.sink.assign(static_cast<size_t>(family.layers) * family.heads, 0.0f);
   }
   for (int l = 0; l < family.layers; ++l)
     for (int head : d.columns) {
-      if (head == HeadSink) {  // after the layer's heads: computed from their thumbnails
+      if (head == HeadSink) {  // after the layer's heads, whose sink masses are filled by then
         d.thumbnails.push_back(sinkStrip(d, l));
         continue;
       }
-      d.thumbnails.push_back(head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
-                                                 : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment}));
+      HeatmapData full = head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
+                                             : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment});
+      if (sinks && head >= 0)
+        d.sink[static_cast<size_t>(l) * family.heads + head] =
+            static_cast<float>(attention_sink(full.values.data(), full.rows, full.cols));
+      d.thumbnails.push_back(thumbnailOf(std::move(full)));
     }
   for (size_t i = 0; i < d.thumbnails.size(); ++i) {
     if (d.columns[i % d.columns.size()] == HeadSink) continue;
