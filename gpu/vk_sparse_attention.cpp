@@ -98,30 +98,28 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
     pc.scale = scale;
   };
   if (dh <= kMaxTileDims && dv <= kMaxTileDims) {
-    // The tiles of every head (heads with equal patterns share one plan), as 5 words per tile:
-    // head, rows [first, end) in `rows`, keys [first, end) in `keys`.
+    // The tiles of every head as 5 words per tile: head, rows [first, end) in `rows`, keys
+    // [first, end) in `keys`. Heads with equal patterns share one plan and its row and key lists.
     std::vector<uint32_t> tiles, rows, keys;
-    std::vector<SparseTiles> plans;
-    std::vector<size_t> plan_of(static_cast<size_t>(H));
+    const std::vector<size_t> first = first_equal_patterns(patterns);
+    std::vector<SparseTiles> plans(patterns.size());           // for the first head of each pattern
+    std::vector<uint32_t> rows_at(patterns.size()), keys_at(patterns.size());  // its lists' offsets
     for (int64_t h = 0; h < H; ++h) {
-      const CsrPattern& p = patterns[static_cast<size_t>(h)];
-      size_t same = plans.size();
-      for (int64_t g = 0; g < h && same == plans.size(); ++g)
-        if (patterns[static_cast<size_t>(g)].indptr == p.indptr && patterns[static_cast<size_t>(g)].indices == p.indices)
-          same = plan_of[static_cast<size_t>(g)];
-      if (same == plans.size()) plans.push_back(sparse_tiles(p, kTileRows));
-      plan_of[static_cast<size_t>(h)] = same;
-      const SparseTiles& plan = plans[same];
+      const size_t f = first[static_cast<size_t>(h)];
+      SparseTiles& plan = plans[f];
+      if (f == static_cast<size_t>(h)) {
+        plan = sparse_tiles(patterns[f], kTileRows);
+        rows_at[f] = static_cast<uint32_t>(rows.size());
+        keys_at[f] = static_cast<uint32_t>(keys.size());
+        for (int64_t r : plan.rows) rows.push_back(static_cast<uint32_t>(r));
+        for (int32_t j : plan.keys) keys.push_back(static_cast<uint32_t>(j));
+      }
       for (int64_t t = 0; t < plan.count(); ++t) {
         tiles.push_back(static_cast<uint32_t>(h));
-        tiles.push_back(static_cast<uint32_t>(rows.size()));
-        for (int64_t x = plan.row_begin[size_t(t)]; x < plan.row_begin[size_t(t) + 1]; ++x)
-          rows.push_back(static_cast<uint32_t>(plan.rows[size_t(x)]));
-        tiles.push_back(static_cast<uint32_t>(rows.size()));
-        tiles.push_back(static_cast<uint32_t>(keys.size()));
-        for (int64_t x = plan.key_begin[size_t(t)]; x < plan.key_begin[size_t(t) + 1]; ++x)
-          keys.push_back(static_cast<uint32_t>(plan.keys[size_t(x)]));
-        tiles.push_back(static_cast<uint32_t>(keys.size()));
+        tiles.push_back(rows_at[f] + static_cast<uint32_t>(plan.row_begin[size_t(t)]));
+        tiles.push_back(rows_at[f] + static_cast<uint32_t>(plan.row_begin[size_t(t) + 1]));
+        tiles.push_back(keys_at[f] + static_cast<uint32_t>(plan.key_begin[size_t(t)]));
+        tiles.push_back(keys_at[f] + static_cast<uint32_t>(plan.key_begin[size_t(t) + 1]));
       }
     }
     const uint64_t tile_count = tiles.size() / 5;

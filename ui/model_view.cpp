@@ -22,7 +22,7 @@ constexpr int kThumbnailCells = 256;
 // The rollout column multiplies every layer's L x L map into the next: layers x L^3 work. Above
 // this it is left out of the grid (2^35: 30 layers at 1024 tokens, about a second here); the
 // heatmap's head list still offers rollout of one layer.
-constexpr double kGridRolloutWork = 34359738368.0;
+constexpr double kGridRolloutWork = double(int64_t(1) << 35);
 
 HeatmapData thumbnailOf(HeatmapData full) {
   if (full.rows <= kThumbnailCells && full.cols <= kThumbnailCells) return full;

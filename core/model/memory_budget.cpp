@@ -45,11 +45,11 @@ double sparse_nonzeros(const ModelConfig& c, int64_t L) {
   return std::min(nnz, double(L) * double(L));
 }
 
-// Bytes one sparse or LSH self-attention layer traces beyond its dense copy: the CSR of the
-// heads' union (row pointers, indices) and per head its probabilities and membership flags.
-double sparse_trace_bytes(const ModelConfig& c, int64_t L, const TraceOptions& t) {
-  if (!t.attention || (c.sparse.pattern == SparsePattern::None && !c.lsh.enabled)) return 0.0;
-  return 4.0 * (double(L) + 1 + (2.0 * double(c.n_heads) + 1) * sparse_nonzeros(c, L));
+// Bytes one sparse or LSH self-attention layer of L positions and `nnz` nonzeros traces beyond
+// its dense copy: the CSR of the heads' union (row pointers, indices) and per head its
+// probabilities and membership flags.
+double sparse_trace_bytes(const ModelConfig& c, int64_t L, double nnz, const TraceOptions& t) {
+  return t.attention ? 4.0 * (double(L) + 1 + (2.0 * double(c.n_heads) + 1) * nnz) : 0.0;
 }
 
 // Bytes per traced query-key cell of one layer: probabilities and scores per head, one mask.
@@ -102,23 +102,26 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     cells += layers * queries * keys;
     largest = std::max(largest, queries * keys);
   };
-  double csr = 0;  // sparse layers' CSR arrays
+  // Sparse and LSH layers: their CSR arrays, and the probabilities of the layer in flight.
+  const bool sparse = c.sparse.pattern != SparsePattern::None || c.lsh.enabled;
+  const double nnz_source = sparse ? sparse_nonzeros(c, source_len) : 0.0;
+  const double nnz_target = sparse && target_len > 0 ? sparse_nonzeros(c, target_len) : 0.0;
+  double csr = 0;
   if (c.architecture == Architecture::EncoderDecoder) {
     add_layers(enc_layers, S, keys_per_query(c, S));
     add_layers(dec_layers, T, keys_per_query(c, T));  // decoder self-attention
     add_layers(dec_layers, T, S);                     // cross-attention
-    csr = enc_layers * sparse_trace_bytes(c, source_len, t) + dec_layers * sparse_trace_bytes(c, target_len, t);
+    if (sparse)
+      csr = enc_layers * sparse_trace_bytes(c, source_len, nnz_source, t) +
+            dec_layers * sparse_trace_bytes(c, target_len, nnz_target, t);
     positions = S * enc_layers + T * dec_layers;
   } else {
     const double layers = c.has_encoder() ? enc_layers : dec_layers;
     add_layers(layers, S, keys_per_query(c, S));
-    csr = layers * sparse_trace_bytes(c, source_len, t);
+    if (sparse) csr = layers * sparse_trace_bytes(c, source_len, nnz_source, t);
     positions = S * layers;
   }
-  // The layer in flight: a dense layer's scores and probabilities, a sparse layer's CSR probabilities.
-  largest = std::max(largest, (c.sparse.pattern != SparsePattern::None || c.lsh.enabled)
-                                  ? sparse_nonzeros(c, std::max(source_len, target_len))
-                                  : 0.0);
+  largest = std::max({largest, nnz_source, nnz_target});
   e.attention_maps = cells * per_cell + csr + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
   e.working = 2.0 * 4.0 * heads * largest;  // scores and probabilities of the layer in flight
   const double L = std::max(S, T);

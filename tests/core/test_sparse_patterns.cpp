@@ -334,6 +334,7 @@ TEST_CASE("csr_union holds every key of any head once, ascending", "[sparse]") {
   };
   const CsrPattern a = csr({{0, 2, 4}, {}, {1, 9}, {3}});
   const CsrPattern b = csr({{1, 2, 5}, {7}, {}, {3}});
+  CHECK(first_equal_patterns({a, b, a, b}) == std::vector<size_t>{0, 1, 0, 1});
   const CsrPattern u = csr_union({a, b, a, b});
   CHECK(u.indptr == std::vector<int64_t>{0, 5, 6, 8, 9});
   CHECK(u.indices == std::vector<int32_t>{0, 1, 2, 4, 5, 7, 1, 9, 3});

@@ -173,32 +173,6 @@ struct Scratch {
   AlignedFloats qg, kg, vg, s, p, o;
 };
 
-// One row by its nonzeros (the groups too sparse for a tile).
-void attend_row(const Problem& pr, const CsrPattern& p, int64_t h, int64_t i, float* P, std::vector<float>& s) {
-  const int64_t b = p.indptr[size_t(i)], e = p.indptr[size_t(i) + 1];
-  if (b == e) return;  // no key: zero output
-  s.resize(size_t(e - b));
-  const float* qi = pr.Q + (i * pr.H + h) * pr.dk;
-  float mx = -INFINITY;
-  for (int64_t n = b; n < e; ++n) {
-    const float* kj = pr.K + (int64_t(p.indices[size_t(n)]) * pr.H + h) * pr.dk;
-    float dot = 0;
-    for (int64_t t = 0; t < pr.dk; ++t) dot += qi[t] * kj[t];
-    s[size_t(n - b)] = dot * pr.scale;
-    mx = std::max(mx, s[size_t(n - b)]);
-  }
-  float sum = 0;
-  for (float& x : s) sum += (x = std::exp(x - mx));
-  const float inv = 1.0f / sum;
-  float* o = pr.out + (i * pr.H + h) * pr.dv;
-  for (int64_t n = b; n < e; ++n) {
-    const float w = s[size_t(n - b)] * inv;
-    if (P) P[n] = w;
-    const float* vj = pr.V + (int64_t(p.indices[size_t(n)]) * pr.H + h) * pr.dv;
-    for (int64_t t = 0; t < pr.dv; ++t) o[t] += w * vj[t];
-  }
-}
-
 // The group's probabilities from its scores s [n, |U|]: row r's runs of keys are runs of
 // columns of U (both ascending), so their scaled scores are copied into a row of -inf and the
 // softmax is taken over the whole row with vector operations (exp(-inf) = 0 off the pattern).
@@ -237,7 +211,9 @@ void attend_group(const Problem& pr, const CsrPattern& p, const PatternRuns& run
   const int64_t u = int64_t(sc.keys.size());
   if (nnz == 0) return;
   if (double(nnz) < kMinTileDensity * double(n * u)) {
-    for (int64_t r = 0; r < n; ++r) attend_row(pr, p, h, rows[r], P, sc.row);
+    for (int64_t r = 0; r < n; ++r)
+      sparse_attention_row(pr.Q, pr.K, pr.V, pr.H, pr.dk, pr.dv, pr.scale, p, h, rows[r],
+                           pr.out + (rows[r] * pr.H + h) * pr.dv, P, sc.row);
     return;
   }
   MatMap qg(grow(sc.qg, n * pr.dk), n, pr.dk), s(grow(sc.s, n * u), n, u), o(grow(sc.o, n * pr.dv), n, pr.dv);
@@ -310,21 +286,16 @@ Tensor block_sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   }
   // Heads with the same pattern (layer_patterns gives the heads of one factor equal copies) share
   // a plan; the tasks are (head, group) pairs.
-  std::vector<HeadPlan> plans;
-  std::vector<size_t> plan_of(static_cast<size_t>(H));
+  const std::vector<size_t> first = first_equal_patterns(patterns);
+  std::vector<HeadPlan> plans(patterns.size());  // filled for the first head of each pattern
   std::vector<std::pair<int64_t, int64_t>> tasks;
   for (int64_t h = 0; h < H; ++h) {
-    const CsrPattern& p = patterns[size_t(h)];
-    size_t same = plans.size();
-    for (int64_t g = 0; g < h && same == plans.size(); ++g)
-      if (patterns[size_t(g)].indptr == p.indptr && patterns[size_t(g)].indices == p.indices) same = plan_of[size_t(g)];
-    if (same == plans.size()) {
-      PatternRuns runs = key_runs(p);
-      RowGrouping grouping = choose_grouping(p, runs);
-      plans.push_back({std::move(runs), std::move(grouping)});
+    HeadPlan& plan = plans[first[size_t(h)]];
+    if (first[size_t(h)] == size_t(h)) {
+      plan.runs = key_runs(patterns[size_t(h)]);
+      plan.grouping = choose_grouping(patterns[size_t(h)], plan.runs);
     }
-    plan_of[size_t(h)] = same;
-    for (size_t g = 0; g + 1 < plans[same].grouping.starts.size(); ++g) tasks.emplace_back(h, int64_t(g));
+    for (size_t g = 0; g + 1 < plan.grouping.starts.size(); ++g) tasks.emplace_back(h, int64_t(g));
   }
 #pragma omp parallel num_threads(cpu_threads())
   {
@@ -332,7 +303,7 @@ Tensor block_sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 #pragma omp for schedule(dynamic, 1)
     for (size_t t = 0; t < tasks.size(); ++t) {
       const auto [h, g] = tasks[t];
-      const HeadPlan& plan = plans[plan_of[size_t(h)]];
+      const HeadPlan& plan = plans[first[size_t(h)]];
       const int64_t first = plan.grouping.starts[size_t(g)], n = plan.grouping.starts[size_t(g) + 1] - first;
       attend_group(pr, patterns[size_t(h)], plan.runs, h, plan.grouping.order.data() + first, n,
                    probs ? (*probs)[size_t(h)].data() : nullptr, scratch);

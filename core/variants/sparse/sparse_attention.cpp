@@ -31,6 +31,32 @@ void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tenso
                        std::to_string(k.shape[0]));
 }
 
+void sparse_attention_row(const float* q, const float* k, const float* v, int64_t heads, int64_t dk, int64_t dv,
+                          float scale, const CsrPattern& p, int64_t h, int64_t i, float* out_row, float* probs,
+                          std::vector<float>& s) {
+  const int64_t b = p.indptr[size_t(i)], e = p.indptr[size_t(i) + 1];
+  if (b == e) return;  // no key: zero output
+  s.resize(size_t(e - b));
+  const float* qi = q + (i * heads + h) * dk;
+  float mx = -INFINITY;
+  for (int64_t n = b; n < e; ++n) {
+    const float* kj = k + (int64_t(p.indices[size_t(n)]) * heads + h) * dk;
+    float dot = 0;
+    for (int64_t t = 0; t < dk; ++t) dot += qi[t] * kj[t];
+    s[size_t(n - b)] = dot * scale;
+    mx = std::max(mx, s[size_t(n - b)]);
+  }
+  float sum = 0;
+  for (float& x : s) sum += (x = std::exp(x - mx));
+  const float inv = 1.0f / sum;
+  for (int64_t n = b; n < e; ++n) {
+    const float w = s[size_t(n - b)] * inv;
+    if (probs) probs[n] = w;
+    const float* vj = v + (int64_t(p.indices[size_t(n)]) * heads + h) * dv;
+    for (int64_t t = 0; t < dv; ++t) out_row[t] += w * vj[t];
+  }
+}
+
 Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
                         const std::vector<CsrPattern>& patterns,
                         std::vector<std::vector<float>>* probs) {
@@ -42,40 +68,15 @@ Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int h
     probs->assign(static_cast<size_t>(H), {});
     for (int64_t h = 0; h < H; ++h) (*probs)[size_t(h)].resize(size_t(patterns[size_t(h)].nnz()));
   }
-  const float* Q = q.data.data();
-  const float* K = k.data.data();
-  const float* V = v.data.data();
   for (int64_t h = 0; h < H; ++h) {
-    const CsrPattern& p = patterns[size_t(h)];
     float* P = probs ? (*probs)[size_t(h)].data() : nullptr;
 #pragma omp parallel
     {
       std::vector<float> s;  // scores of one row, reused
 #pragma omp for schedule(dynamic, 64)
-      for (int64_t i = 0; i < L; ++i) {
-        const int64_t b = p.indptr[size_t(i)], e = p.indptr[size_t(i) + 1];
-        float* o = out.data.data() + i * H * dv + h * dv;
-        if (b == e) continue;  // no key: zero output
-        s.resize(size_t(e - b));
-        const float* qi = Q + i * H * dk + h * dk;
-        float mx = -INFINITY;
-        for (int64_t n = b; n < e; ++n) {
-          const float* kj = K + int64_t(p.indices[size_t(n)]) * H * dk + h * dk;
-          float dot = 0;
-          for (int64_t t = 0; t < dk; ++t) dot += qi[t] * kj[t];
-          s[size_t(n - b)] = dot * scale;
-          mx = std::max(mx, s[size_t(n - b)]);
-        }
-        float sum = 0;
-        for (auto& x : s) sum += (x = std::exp(x - mx));
-        const float inv = 1.0f / sum;
-        for (int64_t n = b; n < e; ++n) {
-          const float w = s[size_t(n - b)] * inv;
-          if (P) P[n] = w;
-          const float* vj = V + int64_t(p.indices[size_t(n)]) * H * dv + h * dv;
-          for (int64_t t = 0; t < dv; ++t) o[t] += w * vj[t];
-        }
-      }
+      for (int64_t i = 0; i < L; ++i)
+        sparse_attention_row(q.data.data(), k.data.data(), v.data.data(), H, dk, dv, scale, patterns[size_t(h)], h, i,
+                             out.data.data() + (i * H + h) * dv, P, s);
     }
   }
   return out;

@@ -23,6 +23,14 @@ Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int h
                         const std::vector<CsrPattern>& patterns,
                         std::vector<std::vector<float>>* probs = nullptr);
 
+// Row i of head h by its nonzeros, the reference's loop body (also block_sparse_attention's for
+// groups too sparse for a tile): q, k, v as above (host data, heads side by side), out_row the
+// row's [d_v] output (added to), probs (optional) the head's probabilities by CSR position;
+// scores is scratch.
+void sparse_attention_row(const float* q, const float* k, const float* v, int64_t heads, int64_t dk, int64_t dv,
+                          float scale, const CsrPattern& pattern, int64_t h, int64_t i, float* out_row,
+                          float* probs, std::vector<float>& scores);
+
 // Throws AtlasError unless q, k, v fit `heads` heads and there is one [Lq, Lk] pattern per head.
 void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
                                    const std::vector<CsrPattern>& patterns);

@@ -167,15 +167,26 @@ CsrPattern build_csr(const PatternRows& p) {
   return csr;
 }
 
+std::vector<size_t> first_equal_patterns(const std::vector<CsrPattern>& ps) {
+  std::vector<size_t> first(ps.size());
+  for (size_t h = 0; h < ps.size(); ++h) {
+    first[h] = h;
+    for (size_t g = 0; g < h; ++g)
+      if (first[g] == g && ps[g].rows == ps[h].rows && ps[g].cols == ps[h].cols && ps[g].indptr == ps[h].indptr &&
+          ps[g].indices == ps[h].indices) {
+        first[h] = g;
+        break;
+      }
+  }
+  return first;
+}
+
 CsrPattern csr_union(const std::vector<CsrPattern>& ps) {
   if (ps.empty()) throw AtlasError("csr_union: no patterns");
-  // The distinct patterns only: the heads of one factor are equal copies.
+  const std::vector<size_t> first = first_equal_patterns(ps);
   std::vector<const CsrPattern*> distinct;
-  for (const CsrPattern& p : ps)
-    if (std::none_of(distinct.begin(), distinct.end(), [&](const CsrPattern* d) {
-          return d->indptr == p.indptr && d->indices == p.indices;
-        }))
-      distinct.push_back(&p);
+  for (size_t h = 0; h < ps.size(); ++h)
+    if (first[h] == h) distinct.push_back(&ps[h]);
   if (distinct.size() == 1) return *distinct[0];
   CsrPattern u;
   u.rows = ps[0].rows;

@@ -53,6 +53,10 @@ struct CsrPattern {
 
 CsrPattern build_csr(const PatternRows& p);
 CsrPattern csr_union(const std::vector<CsrPattern>& patterns);  // same shape, merged rows
+// For each pattern, the index of the first one equal to it (itself when none before is): the
+// heads of one factor get equal copies from layer_patterns, and work per distinct pattern is
+// done once (the union, the kernels' row plans).
+std::vector<size_t> first_equal_patterns(const std::vector<CsrPattern>& patterns);
 
 struct PatternStats {
   int64_t length = 0, nnz = 0, min_row = 0, max_row = 0;
