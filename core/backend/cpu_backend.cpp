@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/backend/attention_rows.h"
 #include "core/backend/backend.h"
 #include "core/tensor/error.h"
 
@@ -72,34 +73,6 @@ void require(bool ok, const char* op, const std::string& what) {
   if (!ok) throw AtlasError(std::string("cpu backend: ") + op + ": " + what);
 }
 
-const float kInf = std::numeric_limits<float>::infinity();
-
-// Keys [lo, hi) that query i may see under the causal mask and its sliding window (all keys
-// without causal); the per-key constraints of the mask are applied inside this span.
-std::pair<int64_t, int64_t> causal_span(const AttentionMask& m, int64_t i, int64_t lk) {
-  if (!m.causal) return {0, lk};
-  const int64_t last = i + m.causal_offset;  // the query's own position among the keys
-  const int64_t hi = std::clamp<int64_t>(last + 1, 0, lk);
-  const int64_t lo = m.window > 0 ? std::clamp<int64_t>(last - m.window + 1, 0, hi) : 0;
-  return {lo, hi};
-}
-
-// Row blocks of a map with the keys [k0, k1) their rows can see under the causal span: the
-// whole map as one block without causal, blocks of 64 rows otherwise (spans only grow with i).
-struct KeyBlock {
-  int64_t r0, rows, k0, k1;
-};
-std::vector<KeyBlock> causal_key_blocks(const AttentionMask& m, int64_t lq, int64_t lk) {
-  if (!m.causal || lq < 128) return {{0, lq, 0, lk}};
-  constexpr int64_t kRows = 64;
-  std::vector<KeyBlock> out;
-  for (int64_t r0 = 0; r0 < lq; r0 += kRows) {
-    const int64_t rows = std::min(kRows, lq - r0);
-    const int64_t k0 = causal_span(m, r0, lk).first, k1 = causal_span(m, r0 + rows - 1, lk).second;
-    if (k1 > k0) out.push_back({r0, rows, k0, k1});
-  }
-  return out;
-}
 
 std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
 
@@ -304,7 +277,6 @@ class CpuBackend : public Backend {
             "attention", "key_valid length");
     require(mask.allowed.empty() || static_cast<int64_t>(mask.allowed.size()) == lq * lk,
             "attention", "allowed mask size");
-    const bool per_key_mask = !mask.key_valid.empty() || !mask.allowed.empty();
 
     AttentionResult r;
     r.out = make({lq, H * dv});
@@ -318,63 +290,22 @@ class CpuBackend : public Backend {
     MatMap O = rows_of(r.out, H * dv);
 
     // One head per thread; Eigen's products inside stay single-threaded in a parallel region.
+    // Rows go block by block (attention_rows.h): a head needs at most one block of scores at a
+    // time when its probabilities are not kept, and keys above the causal span are never multiplied.
+    const std::vector<KeyBlock> key_blocks = attention_key_blocks(mask, lq, lk);
 #pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (H > 1 && lq * lk > 4096)
     for (int64_t h = 0; h < H; ++h) {
       Mat local;
-      float* sp;
-      if (args.want_probs) {
-        sp = ptr(r.probs) + h * lq * lk;
-      } else {
-        local.resize(lq, lk);
-        sp = local.data();
-      }
-      MatMap S(sp, lq, lk);  // [Lq, Lk]
-      // The product straight into S, then scaled in place: Eigen evaluated the scaled product
-      // into a column-major temporary and copied it over with strided scalar loads, which
-      // was a fifth of GPT-2's forward at 1024 tokens.
-      // A causal map is computed in row blocks over the keys the block can see (the upper
-      // triangle is neither multiplied nor, below, multiplied into V); the rest is masked.
-      const auto Qh = Q.middleCols(h * dk, dk);
-      const auto Kh = K.middleCols(h * dk, dk);
-      const auto key_blocks = causal_key_blocks(mask, lq, lk);
+      if (!args.want_probs) local.resize(std::min(lq, 2 * kAttentionBlockRows), lk);
+      const HeadRows Qh = head_rows(Q.data(), lq, h, dk, H), Kh = head_rows(K.data(), lk, h, dk, H);
       for (const KeyBlock& b : key_blocks) {
-        auto block = S.block(b.r0, b.k0, b.rows, b.k1 - b.k0);
-        block.noalias() = Qh.middleRows(b.r0, b.rows) * Kh.middleRows(b.k0, b.k1 - b.k0).transpose();
-        block *= args.scale;
-      }
-      // Row by row: keys outside the causal / sliding-window span are masked as a block, the
-      // per-key constraints (padding, patterns) are checked inside it, and the softmax runs
-      // over the span only (half of a causal map is never exponentiated).
-      std::vector<std::pair<int64_t, int64_t>> spans(static_cast<size_t>(lq));
-      for (int64_t i = 0; i < lq; ++i) {
-        const auto [lo, hi] = causal_span(mask, i, lk);
-        spans[static_cast<size_t>(i)] = {lo, hi};
-        float* row = sp + i * lk;
-        std::fill(row, row + lo, -kInf);
-        std::fill(row + hi, row + lk, -kInf);
-        if (per_key_mask)
-          for (int64_t j = lo; j < hi; ++j)
-            if (!mask.is_allowed(i, j, lk)) row[j] = -kInf;
-      }
-      if (args.want_scores)
-        std::copy(sp, sp + lq * lk, ptr(r.scores) + h * lq * lk);
-      for (int64_t i = 0; i < lq; ++i) {
-        const auto [lo, hi] = spans[static_cast<size_t>(i)];
-        auto span = S.row(i).segment(lo, hi - lo);
-        const float mx = hi > lo ? span.maxCoeff() : -kInf;
-        if (mx == -kInf) {  // no allowed key: the row attends to nothing
-          S.row(i).setZero();
-          continue;
-        }
-        span = (span.array() - mx).exp();
-        span /= span.sum();
-        S.row(i).head(lo).setZero();
-        S.row(i).tail(lk - hi).setZero();
-      }
-      if (dv > 0)
-        for (const KeyBlock& b : key_blocks)  // weights outside a block's keys are zero
+        float* P = args.want_probs ? ptr(r.probs) + (h * lq + b.r0) * lk : local.data();
+        float* S = args.want_scores ? ptr(r.scores) + (h * lq + b.r0) * lk : nullptr;
+        attention_block(Qh, Kh, mask, args.scale, b, P, S);
+        if (dv > 0 && b.k1 > b.k0)  // weights outside a block's keys are zero
           O.block(b.r0, h * dv, b.rows, dv).noalias() =
-              S.block(b.r0, b.k0, b.rows, b.k1 - b.k0) * V.block(b.k0, h * dv, b.k1 - b.k0, dv);
+              MatMap(P, b.rows, lk).middleCols(b.k0, b.k1 - b.k0) * V.block(b.k0, h * dv, b.k1 - b.k0, dv);
+      }
     }
     return r;
   }
