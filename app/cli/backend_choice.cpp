@@ -57,4 +57,11 @@ int cmd_devices(const std::vector<std::string>& args) {
 #endif
 }
 
+MapStorage map_storage_arg(const std::optional<std::string>& value) {
+  if (!value || *value == "auto") return MapStorage::Auto;
+  if (*value == "stored") return MapStorage::Stored;
+  if (*value == "on-demand") return MapStorage::OnDemand;
+  throw AtlasError("--maps '" + *value + "' is not one of auto, stored, on-demand");
+}
+
 }  // namespace atlas::cli

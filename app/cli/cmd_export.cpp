@@ -44,6 +44,7 @@ const char* kUsage =
     "                    [--colormap viridis|magma|diverging] [--scale linear|log]\n"
     "                    [--normalize global|row] [--shared-scale] [--dpi N] [--width IN] [--height IN]\n"
     "                    [--title S] [--seed N] [--backend cpu|vulkan|auto] [--device D]\n"
+    "                    [--maps auto|stored|on-demand]\n"
     "       atlas export MODEL (--text S | ...) --panel ID [--plot K|NAME] [--layer L] [--head H]\n"
     "                    [--query Q] (--out FILE | --list-plots)\n"
     "                    [--drop-heads L:H,... | --drop-layers L,... | --layerdrop-rate P]\n"
@@ -113,7 +114,8 @@ int cmd_export(const std::vector<std::string>& argv) {
   spec.options = {"--text",  "--text-file", "--image", "--target", "--out",    "--view",     "--stack",
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",
                   "--height", "--title",    "--colormap", "--scale", "--normalize", "--seed",
-                  "--backend", "--device", "--panel", "--plot", "--drop-heads", "--drop-layers", "--layerdrop-rate"};
+                  "--backend", "--device", "--panel", "--plot", "--drop-heads", "--drop-layers", "--layerdrop-rate",
+                  "--maps"};
   spec.flags = {"--value-weighted", "--shared-scale", "--list-plots"};
   const Args args(argv, spec);
   if (args.positionals().size() != 1)
@@ -188,6 +190,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   const std::unique_ptr<Backend> backend = choose_backend(args.get_or("--backend", "cpu"), args.get_or("--device", ""));
   RunOptions ro;
   ro.backend = backend.get();
+  ro.trace.maps = map_storage_arg(args.get("--maps"));  // on request: figures read through OnDemandMap
   const bool valueWeighted = args.has("--value-weighted");
   if (valueWeighted && fig.view != "heatmap")
     throw AtlasError("--value-weighted draws the heatmap view; the " + fig.view.toStdString() + " view has no use for it");
@@ -220,6 +223,13 @@ int cmd_export(const std::vector<std::string>& argv) {
   else
     ui::exportFigure(fig, result.trace, QString::fromStdString(out));
   std::cerr << "wrote " << out << "\n";
+  const AttentionMap* shown = needsAttention ? ui::findAttentionMap(result.trace, fig.selection) : nullptr;
+  if (shown && shown->on_demand && shown->queries.count * shown->keys.count > ui::kExactHeatmapCells &&
+      fig.view == "heatmap" && !valueWeighted)
+    std::cerr << "note: " << shown->array << " is " << shown->queries.count << " x " << shown->keys.count
+              << " and computed on request: the figure and its data are the overview (each cell the largest "
+                 "weight of a block); atlas run --dump writes the queries and keys every weight comes from "
+                 "(docs/dump-format.md)\n";
   return 0;
 }
 

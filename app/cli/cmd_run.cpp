@@ -25,7 +25,8 @@ namespace {
 const char* kUsage =
     "usage: atlas run MODEL (--text S | --text-file F | --image FILE) [--target S] [--seed N]\n"
     "                 [--dump DIR]\n"
-    "                 [--scores] [--hidden] [--value-norms] [--pad-to N] [--threads T]\n"
+    "                 [--scores] [--hidden] [--value-norms] [--maps auto|stored|on-demand]\n"
+    "                 [--pad-to N] [--threads T]\n"
     "                 [--backend cpu|vulkan|auto] [--device D]\n"
     "  Runs MODEL on the text and prints the tokens and the traced arrays.\n"
     "  --image FILE  an image for a ViT (patches, e.g. preset:tiny-vit or a HF ViT directory) or a\n"
@@ -36,6 +37,9 @@ const char* kUsage =
     "  --seed N      weight seed of a preset:NAME model\n"
     "  --dump DIR    write DIR/manifest.json and one .npy per traced array\n"
     "  --scores      also trace pre-softmax scores; --hidden: hidden states per layer\n"
+    "  --maps M      full-attention maps stored [heads, Lq, Lk] or computed on request from the\n"
+    "                traced queries and keys (<map>.q, <map>.k); auto: on request above 2^28\n"
+    "                weights in all (docs/dump-format.md)\n"
     "  --value-norms also trace <map>.value_norms [heads, Lk]: |W^O_h v_j|, for value-weighted\n"
     "                attention (alpha_ij times entry j; docs/aggregates.md)\n"
     "  --pad-to N    pad the input with the model's pad token (shows the padding mask)\n"
@@ -155,7 +159,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (wants_help(args, kUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--image", "--target", "--seed", "--dump", "--pad-to", "--threads",
                  "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
-                 "--backend", "--device"},
+                 "--backend", "--device", "--maps"},
                 {"--scores", "--hidden", "--value-norms"}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);
@@ -180,6 +184,7 @@ int cmd_run(const std::vector<std::string>& args) {
   options.trace.scores = a.has("--scores");
   options.trace.hidden = a.has("--hidden");
   options.trace.value_norms = a.has("--value-norms");
+  options.trace.maps = map_storage_arg(a.get("--maps"));
   options.threads = static_cast<int>(a.get_int("--threads", 0, 0, 1024));
   options.pad_to = a.get_int("--pad-to", 0, 0, model.config().max_positions);
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));

@@ -1,11 +1,13 @@
 #pragma once
 // The verbs of `atlas`. Each returns the process exit code and throws AtlasError on failure.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/cli/args.h"
 #include "core/backend/backend.h"
+#include "core/model/trace.h"
 
 namespace atlas::cli {
 
@@ -39,6 +41,9 @@ int cmd_export(const std::vector<std::string>& args);
 // `--backend cpu|vulkan|auto` and `--device NAME|INDEX`. Returns nullptr for the CPU
 // reference backend (the model's own). Prints one line to stderr when auto falls back.
 std::unique_ptr<Backend> choose_backend(const std::string& backend, const std::string& device);
+
+// `--maps auto|stored|on-demand` (TraceOptions::maps); auto when absent.
+MapStorage map_storage_arg(const std::optional<std::string>& value);
 
 // True when `--help`/`-h` is among the args; prints `usage` to stdout.
 bool wants_help(const std::vector<std::string>& args, const char* usage);

@@ -109,7 +109,7 @@ double attention_sink(const float* p, int64_t lq, int64_t lk) {
 
 bool head_statistics_apply(const AttentionMap& m) {
   return m.kind != AttentionMapKind::Cross && m.queries.side == m.keys.side &&
-         m.queries.side != TokenSide::Positions && (m.dense || m.csr);
+         m.queries.side != TokenSide::Positions && StoredRows::stored(m);
 }
 
 std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
@@ -126,7 +126,7 @@ std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
       r.head = h;
       if (m.dense) {  // the head's [Lq, Lk] block
         map_head_statistics(stored.row(h, 0).weights, shape, tokens, r.value);
-      } else {  // CSR: each row's nonzeros
+      } else {  // CSR: each row's nonzeros; on demand: each computed row
         accumulate(shape, tokens, [&](int64_t i, auto&& visit) {
           const RowWeights row = stored.row(h, i);
           for (int64_t t = 0; t < row.count; ++t) visit(row.key(t), row.weights[t]);

@@ -1,5 +1,7 @@
 #include "core/analysis/stored_rows.h"
 
+#include <algorithm>
+
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -18,7 +20,11 @@ StoredRows::StoredRows(const Trace& trace, const AttentionMap& m)
                        shape_str({heads_, lq_, lk_}));
     return;
   }
-  if (!m.csr) throw AtlasError(m.array + " stores no weights (neither dense nor CSR)");
+  if (!m.csr && m.on_demand) {
+    on_demand_ = std::make_unique<OnDemandMap>(trace, m);
+    return;
+  }
+  if (!m.csr) throw AtlasError(m.array + " stores no weights (neither dense nor CSR nor queries and keys)");
   indptr_ = &array(m.array + ".indptr");
   indices_ = &array(m.array + ".indices");
   values_ = &array(m.array + ".values");
@@ -37,6 +43,16 @@ StoredRows::StoredRows(const Trace& trace, const AttentionMap& m)
 
 RowWeights StoredRows::row(int64_t h, int64_t i) const {
   if (dense_) return {dense_->data.data() + (h * lq_ + i) * lk_, nullptr, lk_};
+  if (on_demand_) {
+    if (h != chunk_head_ || i < chunk_r0_ || i >= chunk_r0_ + chunk_rows_) {
+      constexpr int64_t kChunkRows = 256;  // a few attention blocks, computed in parallel
+      chunk_head_ = h;
+      chunk_r0_ = i / kChunkRows * kChunkRows;
+      chunk_rows_ = std::min(kChunkRows, lq_ - chunk_r0_);
+      chunk_ = on_demand_->rows(h, chunk_r0_, chunk_r0_ + chunk_rows_);
+    }
+    return {chunk_.data() + (i - chunk_r0_) * lk_, nullptr, lk_};
+  }
   const auto begin = static_cast<int64_t>(indptr_->data[size_t(i)]);
   const auto end = static_cast<int64_t>(indptr_->data[size_t(i + 1)]);
   return {values_->data.data() + h * nnz_ + begin, indices_->data.data() + begin, end - begin};

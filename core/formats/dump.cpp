@@ -1,5 +1,6 @@
 #include "core/formats/dump.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -32,7 +33,7 @@ nlohmann::json span_json(const TokenSpan& s) {
 }
 
 nlohmann::json map_json(const AttentionMap& m) {
-  std::string storage = m.dense && m.csr ? "dense+csr" : m.dense ? "dense" : "csr";
+  std::string storage = m.dense && m.csr ? "dense+csr" : m.dense ? "dense" : m.csr ? "csr" : "on-demand";
   nlohmann::json j = {{"array", m.array},
                       {"stack", m.stack},
                       {"sublayer", m.sublayer},
@@ -49,6 +50,9 @@ nlohmann::json map_json(const AttentionMap& m) {
   if (m.memory_keys > 0) j["memory_keys"] = m.memory_keys;
   if (m.kv_heads > 0) j["kv_heads"] = m.kv_heads;
   if (!m.mask.empty()) j["mask"] = m.mask;
+  if (m.on_demand)  // computed from array.q and array.k with this rule (attention_on_demand.h)
+    j["on_demand"] = {{"scale", m.scale}, {"causal", m.causal}, {"causal_offset", m.causal_offset},
+                      {"window", m.window}};
   return j;
 }
 
@@ -109,6 +113,22 @@ AttentionMap map_from(const nlohmann::json& j, const std::string& path) {
                          (m.kv_heads > j["heads"].get<int64_t>() || j["heads"].get<int64_t>() % m.kv_heads != 0)))
     bad_manifest(path, "kv_heads " + std::to_string(m.kv_heads) + " does not divide the heads");
   if (j.contains("normalized")) m.normalized = r.boolean(j["normalized"], "normalized");
+  if (j.contains("on_demand")) {
+    const nlohmann::json& o = j["on_demand"];
+    m.on_demand = true;
+    m.heads = integer(j, "heads", path);
+    m.scale = r.number(member(o, "scale", path), "scale");
+    m.causal = r.boolean(member(o, "causal", path), "causal");
+    m.causal_offset = integer(o, "causal_offset", path);
+    m.window = integer(o, "window", path);
+    // Offsets and windows beyond the map's size change nothing; refusing them keeps i + offset
+    // far from overflow.
+    const int64_t reach = m.queries.count + m.keys.count + 1;
+    if (m.heads < 1 || m.window < 0 || m.window > reach || m.causal_offset < -reach || m.causal_offset > reach ||
+        !std::isfinite(m.scale))
+      bad_manifest(path, m.array + ": on-demand map with " + std::to_string(m.heads) + " heads, causal offset " +
+                             std::to_string(m.causal_offset) + ", window " + std::to_string(m.window));
+  }
   return m;
 }
 

@@ -51,6 +51,14 @@ struct AttentionMap {
   // 0 = one key/value head per query head.
   int64_t kv_heads = 0;
   bool normalized = true;   // rows sum to one over the allowed keys
+  // Computed on request (core/model/attention_on_demand.h) rather than stored: the run traced
+  // the queries and keys, array + ".q" [Lq, heads * d_head] and ".k" [Lk, heads * d_head] (and
+  // ".key_valid" [Lk] when some keys are padding), and the rule below gives the mask.
+  bool on_demand = false;
+  float scale = 0.0f;          // multiplies q . k before the softmax
+  bool causal = false;         // query i sees keys j <= i + causal_offset...
+  int64_t causal_offset = 0;
+  int64_t window = 0;          // ...and j > i + causal_offset - window when window > 0
   // Filled by Trace::finalize_attention_maps() from what the run stored:
   bool dense = false;  // `array` holds [heads, Lq, Lk]
   bool csr = false;    // array + ".indptr", ".indices", ".values" hold the nonzeros

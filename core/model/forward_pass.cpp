@@ -1,5 +1,6 @@
 #include "core/model/forward_pass.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/tensor/error.h"
@@ -83,6 +84,12 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     site.queries = {TokenSide::Source, 0, past + xq.shape[0]};
     site.keys = site.queries;
   }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
+  // Full attention above the size budget (attention_on_demand.h): the queries and keys are
+  // traced instead of the maps, which are computed from them on request.
+  const bool on_demand = maps_on_demand_ && opt_.trace.attention && !sparse && !continues &&
+                         mask.allowed.empty() && !relative_attention_applies(c_, prefix) &&
+                         !score_function_applies(c_);
   if (opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -97,6 +104,15 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
                                                : AttentionMapKind::Sparse;
     site.array = traced_name;
     if (c_.kv_heads() != c_.n_heads) site.kv_heads = c_.kv_heads();
+    if (on_demand) {
+      site.on_demand = true;
+      site.heads = c_.n_heads;
+      site.scale = scale;
+      site.causal = mask.causal;
+      site.causal_offset = mask.causal_offset;
+      // A window wider than every distance hides nothing (kept within the map's reach).
+      site.window = std::min<int64_t>(mask.window, xq.shape[0] + xkv.shape[0] + 1);
+    }
     trace_.describe_attention(std::move(site));
   }
   DTensor q = be_.linear(xq, weight(prefix + ".wq"), optional_weight(prefix + ".bq"));
@@ -129,12 +145,13 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   }
   AttentionArgs args;
   args.heads = static_cast<int>(c_.n_heads);
-  args.scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
-  args.want_probs = opt_.trace.attention;
-  args.want_scores = opt_.trace.scores;
+  args.scale = scale;
+  args.want_probs = opt_.trace.attention && !on_demand;
+  args.want_scores = opt_.trace.scores && !on_demand;
   const int64_t lq = xq.shape[0], lk = k.shape[0];
   if (opt_.trace.value_norms) trace_value_norms(traced_name, v, prefix);
-  if (opt_.trace.qk) {  // `atlas scores` recomputes every score function from these
+  // `atlas scores` recomputes every score function from these; on-demand maps are computed from them.
+  if (opt_.trace.qk || on_demand) {
     trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
     trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
   }
@@ -142,7 +159,12 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
     return attention_output(o, prefix);
   }
-  if (opt_.trace.masks)
+  if (on_demand && !mask.key_valid.empty()) {
+    Tensor valid({lk});
+    for (int64_t j = 0; j < lk; ++j) valid.data[size_t(j)] = mask.key_valid[size_t(j)] ? 1.0f : 0.0f;
+    trace_.add(traced_name + ".key_valid", "1 for a real key, 0 for padding [Lk]", std::move(valid), DType::I32);
+  }
+  if (opt_.trace.masks && !on_demand)  // an on-demand map's mask is its rule (AttentionMap)
     trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
                mask_matrix(mask, lq, lk), DType::I32);
   if (relative_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths

@@ -35,6 +35,10 @@ class ForwardPass {
   // past is 0); the keys and values of all past + new tokens are written to `record`.
   void continue_after(const PrefixCache::Keys* keys, int64_t past, PrefixCache::Keys* record);
 
+  // Full-attention maps computed on request (attention_on_demand.h, maps_on_demand): their
+  // sub-layers trace queries, keys and the mask's rule instead of the probabilities.
+  void compute_maps_on_demand(bool on) { maps_on_demand_ = on; }
+
   // Checks the cancel flag and reports progress; call once per layer.
   void step(const std::string& stage);
 
@@ -109,6 +113,7 @@ class ForwardPass {
   const PrefixCache::Keys* past_keys_ = nullptr;
   int64_t past_ = 0;
   PrefixCache::Keys* record_ = nullptr;
+  bool maps_on_demand_ = false;
 };
 
 // The description of one attention sub-layer before its spans and kind are known.

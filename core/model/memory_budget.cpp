@@ -1,5 +1,7 @@
 #include "core/model/memory_budget.h"
 
+#include "core/model/attention_on_demand.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "core/formats/input_file.h"  // format_bytes
+#include "core/model/attention_on_demand.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
 #include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced
@@ -122,8 +125,15 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     positions = S * layers;
   }
   largest = std::max({largest, nnz_source, nnz_target});
-  e.attention_maps = cells * per_cell + csr + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
-  e.working = 2.0 * 4.0 * heads * largest;  // scores and probabilities of the layer in flight
+  if (maps_on_demand(c, t, source_len, target_len)) {
+    // Queries and keys per layer instead of the maps (attention_on_demand.h); while a layer
+    // runs, each head in flight holds two blocks of rows over every key.
+    e.attention_maps = 2.0 * 4.0 * heads * dh * positions;
+    e.working = 4.0 * heads * 2.0 * 64.0 * std::max(S, T);
+  } else {
+    e.attention_maps = cells * per_cell + csr + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
+    e.working = 2.0 * 4.0 * heads * largest;  // scores and probabilities of the layer in flight
+  }
   const double L = std::max(S, T);
   const double hidden_traced = t.hidden || t.logit_lens > 0 ? 4.0 * d * positions : 0.0;
   const double logits = c.output != OutputHead::None ? 4.0 * L * double(c.vocab_size) : 0.0;
@@ -184,6 +194,8 @@ void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_l
   message += lo > 0 ? "; an input of at most " + std::to_string(lo) + " tokens fits"
                     : "; even one token does not fit";
   if (t.scores) message += ", and tracing without --scores halves the maps";
+  if (e.attention_maps > 0.5 * e.total() && on_demand_maps_apply(c) && !maps_on_demand(c, t, source_len, target_len))
+    message += "; computing the maps on request (--maps on-demand) stores queries and keys instead";
   throw AtlasError(message + " (the limit can be set with ATLAS_MEMORY_BUDGET)");
 }
 

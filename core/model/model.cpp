@@ -12,6 +12,7 @@
 #include "core/tensor/error.h"
 #include "core/analysis/attention_rollout.h"
 #include "core/model/forward_pass.h"
+#include "core/model/attention_on_demand.h"
 #include "core/model/memory_budget.h"
 #include "core/tokenizers/token_budget.h"
 #include "core/input/patch_input.h"
@@ -187,8 +188,11 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     weights = slot.weights;
   }
 
-  // A causal model continuing the input of its previous run computes only the new tokens.
-  PrefixCache* cache = options.prefix_cache && incremental_forward_applies(c, options)
+  const bool on_demand = maps_on_demand(c, options.trace, static_cast<int64_t>(source.size()),
+                                        static_cast<int64_t>(target.size()));
+  // A causal model continuing the input of its previous run computes only the new tokens (not
+  // when its maps are computed on request: the traced keys are not row-wise).
+  PrefixCache* cache = options.prefix_cache && !on_demand && incremental_forward_applies(c, options)
                            ? options.prefix_cache
                            : nullptr;
   PrefixCache::Reuse reuse;
@@ -206,6 +210,8 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
                    c.universal.enabled ? c.universal.max_steps
                    : c.xl.enabled ? xl_segments(c, int64_t(source.size())) * c.n_layers
                    : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
+
+  pass.compute_maps_on_demand(on_demand);
 
   DTensor h;
   if (c.universal.enabled) {  // one shared block applied recurrently (core/variants/universal/universal.cpp)

@@ -58,8 +58,9 @@ void Trace::finalize_attention_maps() {
     } else if (m.csr) {
       m.heads = values->tensor.shape[0];
     }
+    if (m.on_demand) m.on_demand = !m.dense && find(m.array + ".q") && find(m.array + ".k");
   }
-  std::erase_if(attention_maps, [](const AttentionMap& m) { return !m.dense && !m.csr; });
+  std::erase_if(attention_maps, [](const AttentionMap& m) { return !m.dense && !m.csr && !m.on_demand; });
 }
 
 }  // namespace atlas

@@ -29,6 +29,9 @@ struct TracedArray {
   Tensor tensor;
 };
 
+// How full-attention maps are kept (TraceOptions::maps).
+enum class MapStorage { Auto, Stored, OnDemand };
+
 // What a caller wants recorded. Tracing nothing keeps the forward on its fast path.
 struct TraceOptions {
   bool attention = true;   // probabilities per stack/layer/head
@@ -43,6 +46,9 @@ struct TraceOptions {
   // Per attention map, <map>.value_norms [heads, Lk]: |W^O_h v_j|, the size of what key j's
   // value adds through head h (value-weighted attention, core/analysis/value_weighted.h).
   bool value_norms = false;
+  // Full-attention maps stored [heads, Lq, Lk], or traced as queries and keys and computed on
+  // request (core/model/attention_on_demand.h); Auto: on request above kStoredMapCellsLimit.
+  MapStorage maps = MapStorage::Auto;
   static TraceOptions none() { return {false, false, false, false, false, 0, false}; }
   static TraceOptions all() { return {true, true, true, true, true, 0, false}; }
   bool operator==(const TraceOptions&) const = default;

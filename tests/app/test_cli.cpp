@@ -297,3 +297,36 @@ TEST_CASE("atlas search ranks heads by the attention of query tokens on key toke
              Catch::Contains("no token of the input matches \"z\""));
   CHECK_THAT(atlas_cli("search demo:induction --text abc --query-token a").err, Catch::Contains("--key-token"));
 }
+
+TEST_CASE("atlas run --maps on-demand dumps queries, keys and the rule; export says it drew an overview",
+          "[cli][on-demand]") {
+  fs::path dir = fresh_dir("on_demand");
+  Output o = atlas_cli("run preset:tiny-llama --text 'hello hello' --maps on-demand --dump " + dir.string());
+  REQUIRE(o.code == 0);
+  const auto manifest = nlohmann::json::parse(read_all(dir / "manifest.json"));
+  std::set<std::string> names;
+  for (const auto& a : manifest["arrays"]) names.insert(a["name"].get<std::string>());
+  CHECK(names.count("decoder.layer0.self_attn.q"));
+  CHECK(names.count("decoder.layer0.self_attn.k"));
+  CHECK_FALSE(names.count("decoder.layer0.self_attn"));       // no [heads, L, L] maps...
+  CHECK_FALSE(names.count("decoder.layer0.self_attn.mask"));  // ...nor masks
+  const auto& m = manifest["attention_maps"][0];
+  CHECK(m["storage"] == "on-demand");
+  CHECK(m["on_demand"]["causal"] == true);
+  CHECK(m["on_demand"]["scale"].get<double>() == Approx(0.25));  // 1 / sqrt(d_head 16)
+  fs::remove_all(dir);
+  Output bad = atlas_cli("run preset:tiny-llama --text hi --maps sometimes");
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--maps 'sometimes' is not one of auto, stored, on-demand"));
+  // Over 2048 x 2048 cells the heatmap export draws the overview of block maxima, and says so.
+  fs::path work = fresh_dir("on_demand_export");
+  fs::create_directories(work);
+  std::ofstream(work / "t.txt") << std::string(2100, 'a');
+  const fs::path png = work / "h.png";
+  Output e = atlas_cli("export preset:tiny-rope --text-file " + (work / "t.txt").string() +
+                       " --maps on-demand --view heatmap --out " + png.string());
+  CHECK(e.code == 0);
+  CHECK(fs::file_size(png) > 1000);
+  CHECK_THAT(e.err, Catch::Contains("computed on request: the figure and its data are the overview"));
+  fs::remove_all(work);
+}

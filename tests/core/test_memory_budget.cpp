@@ -127,12 +127,17 @@ TEST_CASE("memory guard: refuses an over-budget run with advice that holds", "[m
 
 TEST_CASE("memory guard: a 64k-position full-attention run is refused up front", "[memory-budget]") {
   // 65536 tokens, 2 layers x 4 heads of 65536^2 floats = 137 GB of maps: no machine here has it.
+  // Stored maps are refused with the setting that makes the run fit; by default (Auto) such
+  // maps are computed on request (attention_on_demand.h) and only queries and keys are counted.
   const Model model = preset_model("tiny-decoder", 65536);
-  CHECK_THROWS_WITH(model.run(std::string(65536, 'a'), "", RunOptions{}),
-                    Contains("this run needs about") && Contains("GB"));
-  const RunMemoryEstimate e =
-      estimate_run_memory(model.config(), 65536, 0, TraceOptions{});
+  RunOptions stored;
+  stored.trace.maps = MapStorage::Stored;
+  CHECK_THROWS_WITH(model.run(std::string(65536, 'a'), "", stored),
+                    Contains("this run needs about") && Contains("GB") && Contains("--maps on-demand"));
+  const RunMemoryEstimate e = estimate_run_memory(model.config(), 65536, 0, stored.trace);
   CHECK(e.attention_maps == Approx(2 * 4.0 * (4.0 * 65536 * 65536 + 65536.0 * 65536)));
+  const RunMemoryEstimate on = estimate_run_memory(model.config(), 65536, 0, TraceOptions{});
+  CHECK(on.attention_maps == Approx(2 * 2 * 4.0 * 65536 * 64));
 }
 
 TEST_CASE("token budget: a long text is refused before it is tokenized whole", "[memory-budget]") {
