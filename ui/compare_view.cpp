@@ -31,6 +31,10 @@ QStringList mergedLabels(const QStringList& a, const QStringList& b) {
 HeatmapData compareDifference(const Trace& a, const Trace& b, const AttentionSelection& sel) {
   const HeatmapData A = attentionHeatmap(a, sel);
   const HeatmapData B = attentionHeatmap(b, sel);
+  // Overviews hold block maxima: their difference is not the maps' difference.
+  if (A.pooled() || B.pooled())
+    throw AtlasError("the maps are over 2048 x 2048 and computed on request: their difference is not drawn "
+                     "(atlas compare computes it exactly, row by row)");
   requireSameShape(A, B);
   HeatmapData d = A;
   for (size_t k = 0; k < d.values.size(); ++k) d.values[k] = A.values[k] - B.values[k];

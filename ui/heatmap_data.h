@@ -4,6 +4,7 @@
 #include <QString>
 #include <QStringList>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ui/colormap.h"
@@ -66,6 +67,18 @@ inline const QString kMemoryKeyMark = QStringLiteral("\u21BA ");
 QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map);
 QStringList keyLabelsOf(const Trace& trace, const AttentionMap& map);
 
+struct HeatmapData;
+
+// The exact cells of any part of a map too large to hold whole (an on-demand map,
+// core/model/attention_on_demand.h, at long lengths), computed when a view zooms in.
+class HeatmapDetail {
+ public:
+  virtual ~HeatmapDetail() = default;
+  // Rows [r0, r1) x columns [c0, c1) of the full matrix, every cell exact, labelled, with
+  // rowOrigin / colOrigin set.
+  virtual HeatmapData window(int r0, int r1, int c0, int c1) const = 0;
+};
+
 struct HeatmapData {
   int rows = 0;
   int cols = 0;
@@ -84,6 +97,22 @@ struct HeatmapData {
   // none marked.
   std::vector<uint8_t> rowMarks, colMarks;
 
+  // Where these cells lie in the full matrix (fullRows x fullCols; 0 = rows x cols): cell (r, c)
+  // covers rows rowOrigin + r * rowStep .. + rowStep and likewise columns. An overview of a
+  // map too large to hold has steps > 1 (each cell the largest weight of its block) and a
+  // `detail` that computes exact windows; a window of it has steps 1 and its origin.
+  int rowOrigin = 0, colOrigin = 0, rowStep = 1, colStep = 1, fullRows = 0, fullCols = 0;
+  std::shared_ptr<const HeatmapDetail> detail;
+  // > 0: the top of the colour scale instead of these cells' largest value (the whole map's
+  // largest weight, so a window keeps the overview's colours).
+  float valueMax = 0.0f;
+  // An overview's attention sink (attention_sink of the full map: the mean weight on key 0 of
+  // the rows that see a key), read while it was pooled; < 0 when not computed.
+  double sink = -1.0;
+  int totalRows() const { return fullRows > 0 ? fullRows : rows; }
+  int totalCols() const { return fullCols > 0 ? fullCols : cols; }
+  bool pooled() const { return rowStep > 1 || colStep > 1; }
+
   bool empty() const { return rows == 0 || cols == 0; }
   float at(int r, int c) const { return values[static_cast<size_t>(r) * cols + c]; }
   bool masked(int r, int c) const {
@@ -97,8 +126,11 @@ struct HeatmapData {
 QString displayLabel(const std::string& label);
 
 // The [Lq, Lk] matrix of one map (findAttentionMap) and head or aggregate: the dense array's
-// slice, or a CSR-only map's nonzeros spread over masked cells. Throws AtlasError naming the
+// slice, a CSR-only map's nonzeros spread over masked cells, or an on-demand map's weights
+// computed from its queries and keys; an on-demand map over kExactHeatmapCells comes as an
+// overview of block maxima with a `detail` for exact windows. Throws AtlasError naming the
 // missing map or head.
+constexpr int64_t kExactHeatmapCells = int64_t(2048) * 2048;
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
 // Attention rollout (Abnar & Zuidema 2020) of sel's family and segment, layers 0..sel.layer.
 HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel);

@@ -113,8 +113,8 @@ ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, b
       HeatmapData full = head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
                                              : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment});
       if (sinks && head >= 0)
-        d.sink[static_cast<size_t>(l) * family.heads + head] =
-            static_cast<float>(attention_sink(full.values.data(), full.rows, full.cols));
+        d.sink[static_cast<size_t>(l) * family.heads + head] = static_cast<float>(
+            full.pooled() ? full.sink : attention_sink(full.values.data(), full.rows, full.cols));
       d.thumbnails.push_back(thumbnailOf(std::move(full)));
     }
   for (size_t i = 0; i < d.thumbnails.size(); ++i) {

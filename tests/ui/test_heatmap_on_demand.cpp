@@ -1,0 +1,139 @@
+// The heatmap of maps computed on request (core/model/attention_on_demand.h): small ones exactly
+// as stored maps; one too large to hold as an overview of block maxima that the widget swaps
+// for exact windows as it zooms in and pans, the cells by value and by position (repeated
+// token labels) against the stored map of the same run.
+#include <catch2/catch.hpp>
+
+#include <QSignalSpy>
+
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/presets.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/heatmap_data.h"
+#include "ui/heatmap_view.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+using atlas::uitest::ensureApp;
+
+namespace {
+
+RunResult runWith(const Model& model, size_t length, MapStorage maps) {
+  std::string text;
+  while (text.size() < length) text += "to be or not to be, ";
+  RunOptions o;
+  o.trace.maps = maps;
+  return model.run(text.substr(0, length), "", o);
+}
+
+Model tinyDecoder() {
+  ModelConfig c = preset_config("tiny-decoder");
+  c.max_positions = 4096;
+  return Model(c, init_params(c, 5));
+}
+
+// The cells of `shown` (a window of the full matrix) against the full heatmap `full`.
+int64_t cellsDiffering(const HeatmapData& shown, const HeatmapData& full) {
+  int64_t wrong = 0;
+  for (int r = 0; r < shown.rows; ++r)
+    for (int c = 0; c < shown.cols; ++c) {
+      const int i = shown.rowOrigin + r, j = shown.colOrigin + c;
+      wrong += shown.at(r, c) != full.at(i, j) || shown.masked(r, c) != full.masked(i, j);
+    }
+  for (int r = 0; r < shown.rows; ++r) wrong += shown.rowLabels[r] != full.rowLabels[shown.rowOrigin + r];
+  for (int c = 0; c < shown.cols; ++c) wrong += shown.colLabels[c] != full.colLabels[shown.colOrigin + c];
+  return wrong;
+}
+
+// Windows are computed on a worker thread: the overview stands in until one is ready.
+void waitForWindow(HeatmapView& view) {
+  if (!view.data().pooled()) return;
+  REQUIRE(view.detailPending());
+  QSignalSpy ready(&view, &HeatmapView::detailReady);
+  REQUIRE(ready.wait(30000));
+}
+
+}  // namespace
+
+TEST_CASE("heatmap of a small on-demand map equals the stored map's", "[ui][on-demand]") {
+  const Model model = tinyDecoder();
+  const RunResult stored = runWith(model, 180, MapStorage::Stored);
+  const RunResult computed = runWith(model, 180, MapStorage::OnDemand);
+  for (int head : {0, 3, int(HeadMean), int(HeadMax)}) {
+    INFO(head);
+    const AttentionSelection sel{"decoder", "self_attn", 1, head, 0};
+    const HeatmapData a = attentionHeatmap(stored.trace, sel), b = attentionHeatmap(computed.trace, sel);
+    CHECK_FALSE(b.pooled());
+    CHECK(b.detail == nullptr);
+    REQUIRE(a.rows == b.rows);
+    CHECK(a.values == b.values);
+    CHECK(a.mask == b.mask);
+    CHECK(a.rowLabels == b.rowLabels);
+  }
+}
+
+TEST_CASE("a large on-demand map: overview of block maxima, exact windows as the view zooms and pans",
+          "[ui][on-demand]") {
+  ensureApp();
+  const Model model = tinyDecoder();
+  constexpr int L = 2100;  // 2100^2 cells > kExactHeatmapCells: an overview of 3 x 3 blocks
+  const RunResult stored = runWith(model, L, MapStorage::Stored);
+  const RunResult computed = runWith(model, L, MapStorage::OnDemand);
+  const AttentionSelection sel{"decoder", "self_attn", 0, 2, 0};
+  const HeatmapData full = attentionHeatmap(stored.trace, sel);
+  const HeatmapData overview = attentionHeatmap(computed.trace, sel);
+  REQUIRE(overview.pooled());
+  REQUIRE(overview.detail);
+  CHECK(overview.rowStep == 3);
+  CHECK(overview.rows == 700);
+  CHECK(overview.totalRows() == L);
+  CHECK(overview.rowLabels[5] == "15\u201317");
+  // Every overview cell is the largest allowed weight of its 3 x 3 block; a block above the
+  // causal diagonal is masked.
+  int64_t wrong = 0;
+  for (int r = 0; r < overview.rows; ++r)
+    for (int c = 0; c < overview.cols; ++c) {
+      float mx = 0;
+      bool any = false;
+      for (int i = 3 * r; i < std::min(L, 3 * r + 3); ++i)
+        for (int j = 3 * c; j < std::min(L, 3 * c + 3); ++j)
+          if (!full.masked(i, j)) any = true, mx = std::max(mx, full.at(i, j));
+      wrong += overview.masked(r, c) != !any || (any && overview.at(r, c) != mx);
+    }
+  CHECK(wrong == 0);
+
+  HeatmapView view;
+  view.resize(800, 700);
+  view.setData(overview);
+  view.show();
+  CHECK(view.data().pooled());
+  // Zoomed in to 300 x 300 tokens around (1500, 1200): an exact window around them.
+  view.setMatrixWindow(QRectF(1200, 1500, 300, 300));
+  view.setViewWindow(view.viewWindow());
+  CHECK(view.data().pooled());  // at once: the overview, zoomed
+  waitForWindow(view);
+  REQUIRE_FALSE(view.data().pooled());
+  CHECK(view.data().rowOrigin <= 1500);
+  CHECK(view.data().rowOrigin + view.data().rows >= 1800);
+  CHECK(view.matrixWindow().top() == Approx(1500));
+  CHECK(cellsDiffering(view.data(), full) == 0);
+  CHECK(view.data().valueMax == overview.valueMax);  // the overview's colour scale
+  // Pinned rows are the full matrix's.
+  view.setPinnedRow(1650);
+  CHECK(view.pinnedRow() == 1650);
+  // Panning far away fetches another window.
+  view.setMatrixWindow(QRectF(10, 40, 200, 200));
+  view.setViewWindow(view.viewWindow());
+  waitForWindow(view);
+  REQUIRE_FALSE(view.data().pooled());
+  CHECK(view.data().rowOrigin <= 40);
+  CHECK(cellsDiffering(view.data(), full) == 0);
+  CHECK(view.describeCell(5, 7).contains(QString("query %1").arg(view.data().rowOrigin + 5)));
+  // Zooming out past the detail size returns to the overview.
+  view.zoomBy(0.1, QPointF(400, 350));
+  CHECK(view.data().pooled());
+  view.resetZoom();
+  CHECK(view.matrixWindow() == QRectF(0, 0, L, L));
+  CHECK(view.pinnedRow() == 1650);
+}
