@@ -315,20 +315,28 @@ QStringList blockLabels(int total, int step) {
 
 // An on-demand map too large to hold whole: block maxima over at most kOverviewCells cells a
 // side (one pass over the map), with a detail that computes exact windows.
-HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const AttentionSelection& sel) {
-  constexpr int64_t kOverviewCells = 1024;
-  if (sel.head >= m.heads)
-    throw AtlasError("'" + m.array + "' has " + std::to_string(m.heads) + " heads; head " +
-                     std::to_string(sel.head) + " does not exist");
-  const int64_t head = sel.head >= 0 ? sel.head : sel.head == HeadMean ? OnDemandMap::kMeanOfHeads
-                                                                       : OnDemandMap::kMaxOfHeads;
-  auto map = std::make_shared<const OnDemandMap>(trace, m, /*own_copy=*/true);
-  const int64_t lq = m.queries.count, lk = m.keys.count;
-  const int64_t step = (std::max(lq, lk) + kOverviewCells - 1) / kOverviewCells;
+constexpr int64_t kOverviewCells = 1024;
+
+int64_t overviewStep(const AttentionMap& m) {
+  return (std::max(m.queries.count, m.keys.count) + kOverviewCells - 1) / kOverviewCells;
+}
+
+int64_t headSelector(int head) {
+  return head >= 0 ? head : head == HeadMean ? OnDemandMap::kMeanOfHeads : OnDemandMap::kMaxOfHeads;
+}
+
+// The overview of `head` from its block maxima and first-key weights (OnDemandMap::pooled).
+HeatmapData overviewOf(const Trace& trace, const AttentionMap& m, const std::shared_ptr<const OnDemandMap>& map,
+                       int head, std::vector<float> values, const std::vector<uint8_t>& masked,
+                       const std::vector<float>& firstKey) {
+  const int64_t lq = m.queries.count, lk = m.keys.count, step = overviewStep(m);
   HeatmapData d;
-  std::vector<uint8_t> masked;
-  std::vector<float> firstKey;
-  d.values = map->block_max(head, step, step, &masked, &firstKey);
+  d.values = std::move(values);
+  d.rows = static_cast<int>((lq + step - 1) / step);
+  d.cols = static_cast<int>((lk + step - 1) / step);
+  d.mask.resize(masked.size());
+  for (size_t t = 0; t < masked.size(); ++t) d.mask[t] = masked[t] ? 0 : 1;
+  if (std::find(masked.begin(), masked.end(), uint8_t(1)) == masked.end()) d.mask.clear();
   // The sink as attention_sink computes it: over the rows that see any key (their weights sum
   // to one; a row seeing none is all zero).
   double sinkSum = 0;
@@ -341,11 +349,6 @@ HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const At
     ++seeing;
   }
   d.sink = seeing > 0 ? sinkSum / double(seeing) : 0.0;
-  d.rows = static_cast<int>((lq + step - 1) / step);
-  d.cols = static_cast<int>((lk + step - 1) / step);
-  d.mask.resize(masked.size());
-  for (size_t t = 0; t < masked.size(); ++t) d.mask[t] = masked[t] ? 0 : 1;
-  if (std::find(masked.begin(), masked.end(), uint8_t(1)) == masked.end()) d.mask.clear();
   d.rowStep = d.colStep = static_cast<int>(step);
   d.fullRows = static_cast<int>(lq);
   d.fullCols = static_cast<int>(lk);
@@ -355,11 +358,26 @@ HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const At
   d.colAxis = "keys";
   d.valueName = "largest weight in block";
   d.valueMax = d.values.empty() ? 0.0f : *std::max_element(d.values.begin(), d.values.end());
-  const QString title = QString("%1, %2").arg(QString::fromStdString(attention_map_title(m)), headName(sel.head));
+  const QString title = QString("%1, %2").arg(QString::fromStdString(attention_map_title(m)), headName(head));
   d.title = title + QString(" (blocks of %1 x %1 tokens; zoom in for every weight)").arg(step);
-  d.detail = std::make_shared<OnDemandDetail>(map, head, queryLabelsOf(trace, m), keyLabelsOf(trace, m), title,
-                                              d.valueMax);
+  d.detail = std::make_shared<OnDemandDetail>(map, headSelector(head), queryLabelsOf(trace, m), keyLabelsOf(trace, m),
+                                              title, d.valueMax);
   return d;
+}
+
+bool overviewApplies(const AttentionMap& m) {
+  return m.on_demand && !m.dense && m.queries.count * m.keys.count > kExactHeatmapCells;
+}
+
+HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const AttentionSelection& sel) {
+  if (sel.head >= m.heads)
+    throw AtlasError("'" + m.array + "' has " + std::to_string(m.heads) + " heads; head " +
+                     std::to_string(sel.head) + " does not exist");
+  auto map = std::make_shared<const OnDemandMap>(trace, m, /*own_copy=*/true);
+  std::vector<uint8_t> masked;
+  std::vector<float> firstKey;
+  std::vector<float> values = map->block_max(headSelector(sel.head), overviewStep(m), overviewStep(m), &masked, &firstKey);
+  return overviewOf(trace, m, map, sel.head, std::move(values), masked, firstKey);
 }
 
 }  // namespace
@@ -369,7 +387,7 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) 
   if (sel.head == HeadFlow) return flowHeatmap(trace, sel);
   const AttentionMap& m = requireMap(trace, sel);
   const int64_t H = m.heads, n = m.queries.count * m.keys.count;
-  if (m.on_demand && !m.dense && n > kExactHeatmapCells) return onDemandOverview(trace, m, sel);
+  if (overviewApplies(m)) return onDemandOverview(trace, m, sel);
   HeatmapData d;
   d.rows = static_cast<int>(m.queries.count);
   d.cols = static_cast<int>(m.keys.count);
@@ -400,6 +418,21 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) 
   setMapLabels(d, trace, m);
   d.title = QString("%1, %2").arg(QString::fromStdString(attention_map_title(m)), headName(sel.head));
   return d;
+}
+
+std::vector<HeatmapData> onDemandOverviews(const Trace& trace, const AttentionSelection& sel) {
+  const AttentionMap& m = requireMap(trace, sel);
+  if (!overviewApplies(m)) return {};
+  auto map = std::make_shared<const OnDemandMap>(trace, m, /*own_copy=*/true);
+  std::vector<uint8_t> masked;
+  std::vector<std::vector<float>> firstKeys;
+  std::vector<std::vector<float>> all = map->block_max_all(overviewStep(m), overviewStep(m), &masked, &firstKeys);
+  std::vector<HeatmapData> out;
+  for (size_t s = 0; s < all.size(); ++s) {
+    const int head = s < size_t(m.heads) ? int(s) : s == size_t(m.heads) ? int(HeadMean) : int(HeadMax);
+    out.push_back(overviewOf(trace, m, map, head, std::move(all[s]), masked, firstKeys[s]));
+  }
+  return out;
 }
 
 std::vector<std::vector<float>> attentionRolloutPrefixes(const std::vector<std::vector<float>>& layers,

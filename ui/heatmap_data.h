@@ -132,6 +132,10 @@ QString displayLabel(const std::string& label);
 // missing map or head.
 constexpr int64_t kExactHeatmapCells = int64_t(2048) * 2048;
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
+// The overviews attentionHeatmap gives for every head of sel's map, then for HeadMean and
+// HeadMax, computed in one pass over the map; empty unless the map is computed on request and
+// over kExactHeatmapCells. (The model grid's tiles of a long input.)
+std::vector<HeatmapData> onDemandOverviews(const Trace& trace, const AttentionSelection& sel);
 // Attention rollout (Abnar & Zuidema 2020) of sel's family and segment, layers 0..sel.layer.
 HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel);
 // Attention flow (core/analysis/attention_flow.h) of sel's family through layers 0..sel.layer,

@@ -572,7 +572,11 @@ void MainWindow::updateViews() {
     const bool weighted = m_valueWeightedAction && m_valueWeightedAction->isChecked() && m_sel.head >= 0 && map &&
                           m_trace->find(map->array + ".value_norms");
     if (!m_families.empty()) data = weighted ? valueWeightedHeatmap(*m_trace, m_sel) : attentionHeatmap(*m_trace, m_sel);
-    if (!data.empty() && map && m_tokenHeads->currentIndex() == 1) {
+    if (data.pooled()) {  // an overview of blocks: lines between blocks would read as tokens
+      lines.title = QString("%1 × %2 tokens, computed on request: too many for token lines (zoom the heatmap)")
+                        .arg(data.totalRows())
+                        .arg(data.totalCols());
+    } else if (!data.empty() && map && m_tokenHeads->currentIndex() == 1) {
       for (int h = 0; h < static_cast<int>(map->heads); ++h) {
         AttentionSelection s = m_sel;
         s.head = h;

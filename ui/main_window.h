@@ -119,6 +119,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* corpusDock() const { return m_corpusDock; }
   QAction* valueWeightedAction() const { return m_valueWeightedAction; }
   QAction* sharedScaleAction() const { return m_sharedScaleAction; }
+  // View > Attention maps: automatic, always stored, always computed on request (TraceOptions::maps).
+  QAction* mapStorageAction(MapStorage storage) const { return m_mapStorageActions[static_cast<int>(storage)]; }
   // Compute backend (Settings > Compute backend, stored in QSettings). Returns false and
   // keeps the current backend when the choice cannot start, with the reason in lastError().
   bool applyBackendChoice(const BackendChoice& choice, bool rerun = true);
@@ -276,6 +278,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_corpusDock = nullptr;
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   QAction* m_sharedScaleAction = nullptr;    // View > Grid: one colour scale for all tiles
+  QAction* m_mapStorageActions[3] = {};      // View > Attention maps, by MapStorage
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;
   QDockWidget* m_compareDock = nullptr;

@@ -176,6 +176,28 @@ void MainWindow::buildMenus() {
   m_sharedScaleAction->setToolTip("Draw every tile of the layers \u00D7 heads grid on the largest weight of any tile, "
                                   "so tiles compare by colour (off: each tile on its own maximum)");
   connect(m_sharedScaleAction, &QAction::toggled, this, [this] { updateStyles(); });
+  // Full-attention maps past 2^28 weights are computed on request from the traced queries and
+  // keys (core/model/attention_on_demand.h); a user may keep every map or never keep one.
+  QMenu* maps = m_viewMenu->addMenu("Attention &maps");
+  auto* mapGroup = new QActionGroup(this);
+  const std::pair<MapStorage, const char*> storages[] = {
+      {MapStorage::Auto, "&Automatic (computed on request past 2^28 weights)"},
+      {MapStorage::Stored, "Always &stored (every map in memory)"},
+      {MapStorage::OnDemand, "Always computed on &request (queries and keys kept)"}};
+  const int saved = QSettings().value("attentionMaps", 0).toInt();
+  for (const auto& [storage, label] : storages) {
+    QAction* a = maps->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(static_cast<int>(storage) == saved);
+    mapGroup->addAction(a);
+    m_mapStorageActions[static_cast<int>(storage)] = a;
+    connect(a, &QAction::triggered, this, [this, storage = storage] {
+      QSettings().setValue("attentionMaps", static_cast<int>(storage));
+      m_runner->runOptions().trace.maps = storage;
+      if (m_trace && m_runner->model()) onTextChanged();  // run again with the new storage
+    });
+  }
+  if (saved >= 0 && saved <= 2) m_runner->runOptions().trace.maps = static_cast<MapStorage>(saved);
   QMenu* theme = m_viewMenu->addMenu("&Theme");
   auto* group = new QActionGroup(this);
   QAction* light = theme->addAction("&Light");

@@ -104,19 +104,30 @@ ModelGridData modelGridData(const Trace& trace, const AttentionFamily& family, b
     d.columns.push_back(HeadSink);
     d.sink.assign(static_cast<size_t>(family.layers) * family.heads, 0.0f);
   }
-  for (int l = 0; l < family.layers; ++l)
+  for (int l = 0; l < family.layers; ++l) {
+    // A long map computed on request: every head's overview, the mean's and the max's in one
+    // pass over the map instead of one pass per column (and per head again for mean and max).
+    std::vector<HeatmapData> overviews = onDemandOverviews(trace, {family.stack, family.kind, l, 0, segment});
+    auto overviewOf = [&](int head) -> HeatmapData* {
+      const int heads = static_cast<int>(overviews.size()) - 2;
+      const int index = head >= 0 ? head : head == HeadMean ? heads : head == HeadMax ? heads + 1 : -1;
+      return heads > 0 && index >= 0 && index < heads + 2 ? &overviews[static_cast<size_t>(index)] : nullptr;
+    };
     for (int head : d.columns) {
       if (head == HeadSink) {  // after the layer's heads, whose sink masses are filled by then
         d.thumbnails.push_back(sinkStrip(d, l));
         continue;
       }
+      HeatmapData* overview = overviewOf(head);
       HeatmapData full = head == HeadRollout ? std::move(rollouts[static_cast<size_t>(l)])
+                         : overview          ? std::move(*overview)
                                              : attentionHeatmap(trace, {family.stack, family.kind, l, head, segment});
       if (sinks && head >= 0)
         d.sink[static_cast<size_t>(l) * family.heads + head] = static_cast<float>(
             full.pooled() ? full.sink : attention_sink(full.values.data(), full.rows, full.cols));
       d.thumbnails.push_back(thumbnailOf(std::move(full)));
     }
+  }
   for (size_t i = 0; i < d.thumbnails.size(); ++i) {
     if (d.columns[i % d.columns.size()] == HeadSink) continue;
     const HeatmapData& t = d.thumbnails[i];

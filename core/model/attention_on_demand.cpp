@@ -120,28 +120,76 @@ std::vector<float> OnDemandMap::tile(int64_t head, int64_t r0, int64_t r1, int64
 
 std::vector<float> OnDemandMap::block_max(int64_t head, int64_t row_step, int64_t col_step,
                                           std::vector<uint8_t>* masked, std::vector<float>* first_key) const {
+  std::vector<std::vector<float>> first;
+  std::vector<std::vector<float>> out = pooled({head}, row_step, col_step, masked, first_key ? &first : nullptr);
+  if (first_key) *first_key = std::move(first.at(0));
+  return std::move(out.at(0));
+}
+
+std::vector<std::vector<float>> OnDemandMap::block_max_all(int64_t row_step, int64_t col_step,
+                                                           std::vector<uint8_t>* masked,
+                                                           std::vector<std::vector<float>>* first_keys) const {
+  std::vector<int64_t> selectors;
+  for (int64_t h = 0; h < heads_; ++h) selectors.push_back(h);
+  selectors.push_back(kMeanOfHeads);
+  selectors.push_back(kMaxOfHeads);
+  return pooled(selectors, row_step, col_step, masked, first_keys);
+}
+
+std::vector<std::vector<float>> OnDemandMap::pooled(const std::vector<int64_t>& selectors, int64_t row_step,
+                                                    int64_t col_step, std::vector<uint8_t>* masked,
+                                                    std::vector<std::vector<float>>* first_keys) const {
   if (row_step < 1 || col_step < 1) throw AtlasError("on-demand map: block steps must be positive");
+  // selectors is either one selector, or every head then the mean and the maximum.
+  const size_t n = selectors.size();
+  const bool every_head = n == size_t(heads_) + 2;
   const int64_t rows = (lq_ + row_step - 1) / row_step, cols = (lk_ + col_step - 1) / col_step;
-  std::vector<float> out(size_t(rows * cols), 0.0f);
+  std::vector<std::vector<float>> out(n, std::vector<float>(size_t(rows * cols), 0.0f));
   std::vector<uint8_t> any_allowed(size_t(rows * cols), 0);
+  if (first_keys) first_keys->assign(n, std::vector<float>(size_t(lq_), 0.0f));
   // Attention blocks and overview rows need not line up: blocks sharing an overview row write
   // it one after the other.
   std::vector<std::mutex> row_locks(static_cast<size_t>(rows));
-  if (first_key) first_key->assign(size_t(lq_), 0.0f);
-  for_each_block(head, 0, lq_, [&](const KeyBlock& b, const float* probs) {
+  for_each_block(every_head ? 0 : selectors[0], 0, lq_, [&](const KeyBlock& b, const float* first) {
+    // The block's weights per selector. Every head: each head computed once, the mean and the
+    // maximum made from them as block_weights makes them (summed in head order, then divided).
+    const size_t cells = size_t(b.rows * lk_);
+    std::vector<std::vector<float>> more;
+    std::vector<const float*> weights{first};
+    if (every_head) {
+      more.assign(size_t(heads_) + 1, std::vector<float>(cells));
+      for (int64_t h = 1; h < heads_; ++h) {
+        block_weights(h, b, more[size_t(h - 1)].data());
+        weights.push_back(more[size_t(h - 1)].data());
+      }
+      float* mean = more[size_t(heads_ - 1)].data();
+      float* most = more[size_t(heads_)].data();
+      std::copy(first, first + cells, mean);
+      std::copy(first, first + cells, most);
+      for (int64_t h = 1; h < heads_; ++h)
+        for (size_t t = 0; t < cells; ++t) {
+          mean[t] += weights[size_t(h)][t];
+          most[t] = std::max(most[t], weights[size_t(h)][t]);
+        }
+      for (size_t t = 0; t < cells; ++t) mean[t] /= float(heads_);
+      weights.push_back(mean);
+      weights.push_back(most);
+    }
     for (int64_t i = b.r0; i < b.r0 + b.rows; ++i) {
-      if (first_key) (*first_key)[size_t(i)] = probs[(i - b.r0) * lk_];
       const int64_t r = i / row_step;
       std::lock_guard<std::mutex> lock(row_locks[size_t(r)]);
-      float* o = out.data() + r * cols;
       uint8_t* a = any_allowed.data() + r * cols;
-      const float* p = probs + (i - b.r0) * lk_;
       const auto [lo, hi] = causal_span(mask_, i, lk_);
-      for (int64_t j = lo; j < hi; ++j) {
-        if (!mask_.key_valid.empty() && !mask_.key_valid[size_t(j)]) continue;
-        const int64_t c = j / col_step;
-        o[c] = std::max(o[c], p[j]);
-        a[c] = 1;
+      for (size_t s = 0; s < n; ++s) {
+        float* o = out[s].data() + r * cols;
+        const float* p = weights[s] + (i - b.r0) * lk_;
+        if (first_keys) (*first_keys)[s][size_t(i)] = p[0];
+        for (int64_t j = lo; j < hi; ++j) {
+          if (!mask_.key_valid.empty() && !mask_.key_valid[size_t(j)]) continue;
+          const int64_t c = j / col_step;
+          o[c] = std::max(o[c], p[j]);
+          a[c] = 1;
+        }
       }
     }
   });

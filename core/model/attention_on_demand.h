@@ -56,6 +56,10 @@ class OnDemandMap {
   std::vector<float> block_max(int64_t head, int64_t row_step, int64_t col_step,
                                std::vector<uint8_t>* masked = nullptr,
                                std::vector<float>* first_key = nullptr) const;
+  // The block maxima of every head, then of the head mean and of the head maximum, in one pass
+  // (heads + 2 overviews, each as block_max gives it); first_keys[h] as block_max's first_key.
+  std::vector<std::vector<float>> block_max_all(int64_t row_step, int64_t col_step, std::vector<uint8_t>* masked,
+                                                std::vector<std::vector<float>>* first_keys) const;
 
  private:
   // Calls f(block, probs [block.rows, Lk]) for every block of attention_key_blocks holding a
@@ -64,6 +68,11 @@ class OnDemandMap {
   void for_each_block(int64_t head, int64_t r0, int64_t r1, F&& f) const;
 
 
+  // Block maxima of `selectors`: one head index / kMeanOfHeads / kMaxOfHeads, or every head
+  // followed by the mean and the maximum (block_max_all).
+  std::vector<std::vector<float>> pooled(const std::vector<int64_t>& selectors, int64_t row_step, int64_t col_step,
+                                         std::vector<uint8_t>* masked,
+                                         std::vector<std::vector<float>>* first_keys) const;
   // Block b's weights of `head` (an index, kMeanOfHeads or kMaxOfHeads) into probs [b.rows, Lk].
   void block_weights(int64_t head, const KeyBlock& b, float* probs) const;
 

@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <QSignalSpy>
+#include <QTest>
 
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
+#include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/heatmap_data.h"
 #include "ui/heatmap_view.h"
@@ -136,4 +138,71 @@ TEST_CASE("a large on-demand map: overview of block maxima, exact windows as the
   view.resetZoom();
   CHECK(view.matrixWindow() == QRectF(0, 0, L, L));
   CHECK(view.pinnedRow() == 1650);
+}
+
+TEST_CASE("a window still computing when the view gets other data is dropped", "[ui][on-demand]") {
+  ensureApp();
+  const Model model = tinyDecoder();
+  const RunResult computed = runWith(model, 2100, MapStorage::OnDemand);
+  const HeatmapData overview = attentionHeatmap(computed.trace, {"decoder", "self_attn", 1, 0, 0});
+  REQUIRE(overview.detail);
+  HeatmapView view;
+  view.resize(700, 600);
+  view.setData(overview);
+  view.setMatrixWindow(QRectF(900, 1000, 200, 200));
+  view.setViewWindow(view.viewWindow());
+  REQUIRE(view.detailPending());
+  // Another model's small map arrives before the window: the window must not replace it.
+  HeatmapData small;
+  small.rows = small.cols = 3;
+  small.values = {1, 0, 0, 0.5f, 0.5f, 0, 0.2f, 0.3f, 0.5f};
+  small.rowLabels = small.colLabels = QStringList{"a", "a", "b"};
+  view.setData(small);
+  QSignalSpy ready(&view, &HeatmapView::detailReady);
+  for (int i = 0; i < 200 && view.detailPending(); ++i) QTest::qWait(10);
+  CHECK_FALSE(view.detailPending());
+  CHECK(ready.isEmpty());
+  CHECK(view.data().rows == 3);
+  CHECK(view.data().values == small.values);
+  CHECK(view.matrixWindow() == QRectF(0, 0, 3, 3));
+}
+
+TEST_CASE("the grid's one-pass overviews equal each column's own overview", "[ui][on-demand]") {
+  const Model model = tinyDecoder();
+  const RunResult computed = runWith(model, 2100, MapStorage::OnDemand);
+  const std::vector<HeatmapData> all = onDemandOverviews(computed.trace, {"decoder", "self_attn", 1, 0, 0});
+  REQUIRE(all.size() == 4 + 2);
+  for (int head : {0, 1, 2, 3, int(HeadMean), int(HeadMax)}) {
+    INFO(head);
+    const HeatmapData one = attentionHeatmap(computed.trace, {"decoder", "self_attn", 1, head, 0});
+    const HeatmapData& mine = all[size_t(head >= 0 ? head : head == HeadMean ? 4 : 5)];
+    CHECK(mine.values == one.values);
+    CHECK(mine.mask == one.mask);
+    CHECK(mine.sink == one.sink);
+    CHECK(mine.title == one.title);
+  }
+  // A map small enough to show whole has no overviews.
+  const RunResult small = runWith(model, 300, MapStorage::OnDemand);
+  CHECK(onDemandOverviews(small.trace, {"decoder", "self_attn", 1, 0, 0}).empty());
+}
+
+TEST_CASE("View > Attention maps switches the app between stored and on-demand maps", "[ui][on-demand]") {
+  uitest::RunWindow rw("preset:tiny-decoder", "abcabcabc the cat");
+  auto rerunWith = [&](MapStorage storage) {
+    rw.shown.clear();
+    rw.w.mapStorageAction(storage)->trigger();
+    REQUIRE(rw.shown.wait(60000));
+    rw.settle();
+  };
+  rerunWith(MapStorage::OnDemand);
+  REQUIRE(rw.w.trace());
+  for (const AttentionMap& m : rw.w.trace()->attention_maps) CHECK(m.on_demand);
+  const HeatmapData onDemand = rw.w.heatmapView()->data();
+  REQUIRE_FALSE(onDemand.empty());
+  rerunWith(MapStorage::Stored);
+  for (const AttentionMap& m : rw.w.trace()->attention_maps) CHECK((m.dense && !m.on_demand));
+  CHECK(rw.w.heatmapView()->data().values == onDemand.values);  // the same weights, bit for bit
+  CHECK(rw.w.heatmapView()->data().mask == onDemand.mask);
+  rerunWith(MapStorage::Auto);  // the setting persists: leave the default for other tests
+  CHECK(rw.w.mapStorageAction(MapStorage::Auto)->isChecked());
 }
