@@ -42,11 +42,6 @@ Output run_atlas_limited(int kib, const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, error};
 }
 
-// A build without the Qt UI (the sanitizer build) has no export verb.
-bool noUi(const Output& o) {
-  return o.code != 0 && o.err.find("unknown verb \"export\"") != std::string::npos;
-}
-
 // 30 tokens: every export format is well above the 1 KiB limit.
 const std::string kExport = "export preset:tiny-encoder --text abcdefghijklmnopqrstuvwxyzabcd ";
 
@@ -54,7 +49,7 @@ void old_export_survives_failed_write(const std::string& format) {
   const fs::path dir = write_failure::fresh_dir("cli-export-" + format);
   const fs::path out = dir / ("figure." + format);
   const Output first = run_atlas(kExport + "--head 0 --out " + out.string());
-  if (noUi(first)) {
+  if (atlas_test::no_ui(first)) {
     WARN("atlas was built without the Qt UI: export not tested");
     return;
   }

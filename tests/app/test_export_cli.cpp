@@ -22,11 +22,6 @@ namespace {
 // (16 memory tokens) then its own 16.
 const std::string kText = "abababababababababababababababababab";
 
-// A build without the Qt UI (the sanitizer build) has no export verb; nothing to test there.
-bool noUi(const Output& o) {
-  return o.code != 0 && o.err.find("unknown verb \"export\"") != std::string::npos;
-}
-
 std::string npyHeader(const fs::path& p) {
   const std::string npy = read_all(p);
   REQUIRE(npy.size() > 10);
@@ -41,7 +36,7 @@ TEST_CASE("atlas export --segment draws a Transformer-XL segment; a missing one 
   fs::create_directories(dir);
   const std::string run = "export preset:tiny-xl --text " + kText + " ";  // heatmap: the default view
   const Output o = run_atlas(run + "--segment 1 --out " + (dir / "seg1.svg").string());
-  if (noUi(o)) {
+  if (atlas_test::no_ui(o)) {
     WARN("atlas was built without the Qt UI: export not tested");
     return;
   }
@@ -76,7 +71,7 @@ TEST_CASE("atlas export --step N draws a Universal Transformer step, the same as
   fs::create_directories(dir);
   const std::string run = "export preset:tiny-ut-act --text " + kText + " ";
   const Output o = run_atlas(run + "--step 1 --out " + (dir / "step1.svg").string());
-  if (noUi(o)) {
+  if (atlas_test::no_ui(o)) {
     WARN("atlas was built without the Qt UI: export not tested");
     return;
   }
@@ -112,7 +107,7 @@ TEST_CASE("atlas export --image draws a ViT's map of an image; the data equal at
   }
   const std::string model = "preset:tiny-vit --image " + ppm.string() + " ";
   const Output o = run_atlas("export " + model + "--layer 1 --head 2 --out " + (dir / "map.npy").string());
-  if (noUi(o)) {
+  if (atlas_test::no_ui(o)) {
     WARN("atlas was built without the Qt UI: export not tested");
     return;
   }
@@ -150,7 +145,7 @@ TEST_CASE("atlas export --head flow and --value-weighted; atlas run --value-norm
   CHECK(norms.shape == atlas::Shape{4, 5});
   o = run_atlas("export preset:tiny-decoder --text abcab --head 2 --layer 1 --value-weighted --out " +
                 (dir / "vw.npy").string());
-  if (noUi(o)) return;
+  if (atlas_test::no_ui(o)) return;
   REQUIRE(o.code == 0);
   // The figure's data: alpha_ij times the norm of key j, by position.
   const atlas::Tensor vw = atlas::read_npy((dir / "vw.npy").string());
@@ -179,7 +174,7 @@ TEST_CASE("atlas export --view model --shared-scale puts every tile on one colou
   fs::create_directories(dir);
   const std::string run = "export preset:tiny-encoder --text abcab --view model ";
   Output o = run_atlas(run + "--shared-scale --out " + (dir / "shared.svg").string());
-  if (noUi(o)) return;
+  if (atlas_test::no_ui(o)) return;
   INFO(o.err);
   REQUIRE(o.code == 0);
   REQUIRE(run_atlas(run + "--out " + (dir / "own.svg").string()).code == 0);
@@ -205,7 +200,7 @@ TEST_CASE("atlas export --panel draws a variant panel's plot; its data are the r
   fs::create_directories(dir);
   const std::string text = " --text 011010-010011 ";  // labels repeat: bars are per position
   Output o = run_atlas("export preset:tiny-ut-act" + text + "--panel act --list-plots");
-  if (noUi(o)) return;
+  if (atlas_test::no_ui(o)) return;
   INFO(o.err);
   REQUIRE(o.code == 0);
   CHECK_THAT(o.out, Catch::StartsWith("0: ponder steps N(t)") && Catch::Contains("1: halting probability"));
