@@ -87,9 +87,8 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   const float scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
   // Full attention above the size budget (attention_on_demand.h): the queries and keys are
   // traced instead of the maps, which are computed from them on request.
-  const bool on_demand = maps_on_demand_ && opt_.trace.attention && !sparse && !continues &&
-                         mask.allowed.empty() && !relative_attention_applies(c_, prefix) &&
-                         !score_function_applies(c_);
+  const bool on_demand = maps_on_demand_ && opt_.trace.attention && !sparse && mask.allowed.empty() &&
+                         !relative_attention_applies(c_, prefix) && !score_function_applies(c_);
   if (opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -108,10 +107,12 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
       site.on_demand = true;
       site.heads = c_.n_heads;
       site.scale = scale;
+      // Of the whole map: after a cached prefix its query rows start at 0 again (the trace is
+      // spliced, prefix_cache.h), so the offset loses the prefix.
       site.causal = mask.causal;
-      site.causal_offset = mask.causal_offset;
+      site.causal_offset = mask.causal_offset - past;
       // A window wider than every distance hides nothing (kept within the map's reach).
-      site.window = std::min<int64_t>(mask.window, xq.shape[0] + xkv.shape[0] + 1);
+      site.window = std::min<int64_t>(mask.window, site.queries.count + site.keys.count + 1);
     }
     trace_.describe_attention(std::move(site));
   }
@@ -150,8 +151,13 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   args.want_scores = opt_.trace.scores && !on_demand;
   const int64_t lq = xq.shape[0], lk = k.shape[0];
   if (opt_.trace.value_norms) trace_value_norms(traced_name, v, prefix);
-  // `atlas scores` recomputes every score function from these; on-demand maps are computed from them.
-  if (opt_.trace.qk || on_demand) {
+  // `atlas scores` recomputes every score function from these; on-demand maps are computed from
+  // them. After a cached prefix only this call's rows are traced (the rest are spliced in).
+  if (on_demand && past > 0) {
+    trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
+    trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]",
+                be_.slice_rows(k, past, k.shape[0] - past));
+  } else if (opt_.trace.qk || on_demand) {
     trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
     trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
   }
@@ -160,8 +166,8 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     return attention_output(o, prefix);
   }
   if (on_demand && !mask.key_valid.empty()) {
-    Tensor valid({lk});
-    for (int64_t j = 0; j < lk; ++j) valid.data[size_t(j)] = mask.key_valid[size_t(j)] ? 1.0f : 0.0f;
+    Tensor valid({lk - past});  // after a cached prefix, this call's keys (spliced like .k)
+    for (int64_t j = past; j < lk; ++j) valid.data[size_t(j - past)] = mask.key_valid[size_t(j)] ? 1.0f : 0.0f;
     trace_.add(traced_name + ".key_valid", "1 for a real key, 0 for padding [Lk]", std::move(valid), DType::I32);
   }
   if (opt_.trace.masks && !on_demand)  // an on-demand map's mask is its rule (AttentionMap)

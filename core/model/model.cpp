@@ -190,15 +190,14 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
 
   const bool on_demand = maps_on_demand(c, options.trace, static_cast<int64_t>(source.size()),
                                         static_cast<int64_t>(target.size()));
-  // A causal model continuing the input of its previous run computes only the new tokens (not
-  // when its maps are computed on request: the traced keys are not row-wise).
-  PrefixCache* cache = options.prefix_cache && !on_demand && incremental_forward_applies(c, options)
+  // A causal model continuing the input of its previous run computes only the new tokens.
+  PrefixCache* cache = options.prefix_cache && incremental_forward_applies(c, options)
                            ? options.prefix_cache
                            : nullptr;
   PrefixCache::Reuse reuse;
   if (cache) {
     prefix.cache = cache;
-    prefix.who = {weights, be.instance_id(), options.trace, options.pad_to};
+    prefix.who = {weights, be.instance_id(), options.trace, options.pad_to, on_demand};
     for (const TokenInfo& t : source) prefix.ids.push_back(t.id);
     reuse = cache->reuse(prefix.who, prefix.ids);
     prefix.reused = reuse.past;

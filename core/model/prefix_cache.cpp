@@ -20,7 +20,8 @@ bool incremental_forward_applies(const ModelConfig& c, const RunOptions& options
 bool PrefixCache::Identity::same_as(const Identity& o) const {
   const bool same_weights = !weights.expired() && !weights.owner_before(o.weights) &&
                             !o.weights.owner_before(weights);
-  return same_weights && backend == o.backend && pad_to == o.pad_to && trace == o.trace;
+  return same_weights && backend == o.backend && pad_to == o.pad_to && trace == o.trace &&
+         maps_on_demand == o.maps_on_demand;
 }
 
 int64_t PrefixCache::reused_tokens() const {

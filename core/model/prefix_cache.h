@@ -49,6 +49,7 @@ class PrefixCache {
     uint64_t backend = 0;               // Backend::instance_id()
     TraceOptions trace;
     int64_t pad_to = 0;
+    bool maps_on_demand = false;  // the run's maps were computed on request (maps_on_demand)
     bool same_as(const Identity& o) const;
   };
   // What a run with `who` over `ids` can take: `past` leading tokens (the common prefix with

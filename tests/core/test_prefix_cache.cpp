@@ -46,6 +46,9 @@ void require_same_result(const RunResult& got, const RunResult& want, const std:
     CHECK(got.trace.attention_maps[i].array == want.trace.attention_maps[i].array);
     CHECK(got.trace.attention_maps[i].queries.count == want.trace.attention_maps[i].queries.count);
     CHECK(got.trace.attention_maps[i].keys.count == want.trace.attention_maps[i].keys.count);
+    CHECK(got.trace.attention_maps[i].on_demand == want.trace.attention_maps[i].on_demand);
+    CHECK(got.trace.attention_maps[i].causal_offset == want.trace.attention_maps[i].causal_offset);
+    CHECK(got.trace.attention_maps[i].window == want.trace.attention_maps[i].window);
   }
 }
 
@@ -92,6 +95,10 @@ TEST_CASE("Incremental forward equals a full forward on every causal preset", "[
     const Model model(c, init_params(c, 7));
     check_edits(model, kTyping, TraceOptions::all(), info.name);
     check_edits(model, {{"the cat sat", 0}, {"the cat sat on", 10}}, TraceOptions{}, info.name);
+    // Maps computed on request: the spliced queries and keys are a full run's, so are its maps.
+    TraceOptions on_demand;
+    on_demand.maps = MapStorage::OnDemand;
+    check_edits(model, kTyping, on_demand, info.name + " (maps on request)");
     ++covered;
   }
   // tiny-decoder, tiny-rope, tiny-llama (grouped heads), tiny-mistral (sliding window), GPT-2
