@@ -401,6 +401,7 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   clearError();
   m_result = std::move(result);
   m_trace = std::shared_ptr<const Trace>(m_result, &m_result->trace);  // shares the result's lifetime
+  m_overviews.clear();  // the last trace's (heatmapOf)
   m_sourceChips->setTokens(m_trace->source_tokens);
   m_targetChips->setTokens(m_trace->target_tokens);
   refreshFamilies();
@@ -561,6 +562,22 @@ void MainWindow::selectQuery(int token) {
   pushPanelContext();
 }
 
+HeatmapData MainWindow::heatmapOf(const AttentionSelection& sel) {
+  const AttentionMap* map = findAttentionMap(*m_trace, sel);
+  const bool overview = map && map->on_demand && !map->dense && sel.head >= HeadMax &&
+                        map->queries.count * map->keys.count > kExactHeatmapCells;
+  if (!overview) return attentionHeatmap(*m_trace, sel);
+  if (m_overviewsOf.lock() != m_trace) {
+    m_overviews.clear();
+    m_overviewsOf = m_trace;
+  }
+  const auto key = std::make_pair(map->array, sel.head);
+  if (auto it = m_overviews.find(key); it != m_overviews.end()) return it->second;
+  constexpr size_t kKept = 16;  // about 5 MB each
+  if (m_overviews.size() >= kKept) m_overviews.clear();
+  return m_overviews[key] = attentionHeatmap(*m_trace, sel);
+}
+
 void MainWindow::updateViews() {
   if (!m_trace) return;
   HeatmapData data;
@@ -571,7 +588,7 @@ void MainWindow::updateViews() {
     // Value-weighted applies to one head; aggregates (mean, rollout, flow) stay as they are.
     const bool weighted = m_valueWeightedAction && m_valueWeightedAction->isChecked() && m_sel.head >= 0 && map &&
                           m_trace->find(map->array + ".value_norms");
-    if (!m_families.empty()) data = weighted ? valueWeightedHeatmap(*m_trace, m_sel) : attentionHeatmap(*m_trace, m_sel);
+    if (!m_families.empty()) data = weighted ? valueWeightedHeatmap(*m_trace, m_sel) : heatmapOf(m_sel);
     if (data.pooled()) {  // an overview of blocks: lines between blocks would read as tokens
       lines.title = QString("%1 × %2 tokens, computed on request: too many for token lines (zoom the heatmap)")
                         .arg(data.totalRows())
@@ -580,7 +597,7 @@ void MainWindow::updateViews() {
       for (int h = 0; h < static_cast<int>(map->heads); ++h) {
         AttentionSelection s = m_sel;
         s.head = h;
-        lines.heads.push_back(attentionHeatmap(*m_trace, s));
+        lines.heads.push_back(heatmapOf(s));
         lines.headIndex.push_back(h);
       }
       lines.title = QString::fromStdString(attention_map_title(*map)) + ", all heads";

@@ -4,7 +4,10 @@
 // view reads the Trace of the latest run; none recomputes the model.
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "ui/heatmap_data.h"
 #include "core/model/model.h"
@@ -182,6 +185,10 @@ class MainWindow : public QMainWindow {
   void updateModelView();
   int rowOfQuery(int token) const;  // the token's row in the map on screen, or -1
   void updateViews();
+  // attentionHeatmap of the trace on screen; the overviews of maps computed on request (a pass
+  // over the map each: half a second a head at 16k tokens) are kept for that trace, so going
+  // back to a head is instant.
+  HeatmapData heatmapOf(const AttentionSelection& sel);
   void updateStyles();
   ColorMapping currentMapping() const;
   void showError(const QString& message);
@@ -279,6 +286,8 @@ class MainWindow : public QMainWindow {
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   QAction* m_sharedScaleAction = nullptr;    // View > Grid: one colour scale for all tiles
   QAction* m_mapStorageActions[3] = {};      // View > Attention maps, by MapStorage
+  std::map<std::pair<std::string, int>, HeatmapData> m_overviews;  // by (array, head): heatmapOf
+  std::weak_ptr<const Trace> m_overviewsOf;
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;
   QDockWidget* m_compareDock = nullptr;

@@ -206,3 +206,26 @@ TEST_CASE("View > Attention maps switches the app between stored and on-demand m
   rerunWith(MapStorage::Auto);  // the setting persists: leave the default for other tests
   CHECK(rw.w.mapStorageAction(MapStorage::Auto)->isChecked());
 }
+
+TEST_CASE("the app's kept overviews belong to the run on screen", "[ui][on-demand]") {
+  const QString a = QString(2100, 'a'), b = QString("ab").repeated(1050);
+  uitest::RunWindow rw("preset:tiny-rope", a);
+  auto waitRun = [&](auto&& start) {
+    rw.shown.clear();
+    start();
+    REQUIRE(rw.shown.wait(60000));
+    rw.settle();
+  };
+  waitRun([&] { rw.w.mapStorageAction(MapStorage::OnDemand)->trigger(); });
+  const HeatmapData first = rw.w.heatmapView()->data();
+  REQUIRE(first.pooled());
+  const AttentionMap m = rw.w.trace()->attention_maps.front();  // a copy: the trace goes with the run
+  const AttentionSelection sel{QString::fromStdString(m.stack), QString::fromStdString(m.sublayer), 0, 0, 0};
+  CHECK(first.values == attentionHeatmap(*rw.w.trace(), sel).values);
+  waitRun([&] { rw.w.setSourceText(b); });
+  const HeatmapData second = rw.w.heatmapView()->data();
+  REQUIRE(second.pooled());
+  CHECK(second.values != first.values);  // another text: not the last run's overview
+  CHECK(second.values == attentionHeatmap(*rw.w.trace(), sel).values);
+  waitRun([&] { rw.w.mapStorageAction(MapStorage::Auto)->trigger(); });
+}
