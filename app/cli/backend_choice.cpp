@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "app/cli/commands.h"
+#include "core/model/attention_on_demand.h"
 #include "core/tensor/error.h"
 #ifdef ATLAS_HAVE_VULKAN
 #include "gpu/vulkan_backend.h"
@@ -57,10 +58,17 @@ int cmd_devices(const std::vector<std::string>& args) {
 #endif
 }
 
-MapStorage map_storage_arg(const std::optional<std::string>& value) {
+MapStorage map_storage_arg(const std::optional<std::string>& value, const ModelConfig& config) {
   if (!value || *value == "auto") return MapStorage::Auto;
   if (*value == "stored") return MapStorage::Stored;
-  if (*value == "on-demand") return MapStorage::OnDemand;
+  if (*value == "on-demand") {
+    if (!on_demand_maps_apply(config))
+      std::fprintf(stderr, "warning: --maps on-demand computes full softmax attention on request; %s's "
+                           "attention (sparse, LSH, Performer, relative positions, spans, score functions, "
+                           "XL or a recurrent model) keeps its own storage\n",
+                   config.name.c_str());
+    return MapStorage::OnDemand;
+  }
   throw AtlasError("--maps '" + *value + "' is not one of auto, stored, on-demand");
 }
 

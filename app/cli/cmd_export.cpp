@@ -190,7 +190,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   const std::unique_ptr<Backend> backend = choose_backend(args.get_or("--backend", "cpu"), args.get_or("--device", ""));
   RunOptions ro;
   ro.backend = backend.get();
-  ro.trace.maps = map_storage_arg(args.get("--maps"));  // on request: figures read through OnDemandMap
+  ro.trace.maps = map_storage_arg(args.get("--maps"), model.config());  // on request: figures read through OnDemandMap
   const bool valueWeighted = args.has("--value-weighted");
   if (valueWeighted && fig.view != "heatmap")
     throw AtlasError("--value-weighted draws the heatmap view; the " + fig.view.toStdString() + " view has no use for it");

@@ -184,7 +184,7 @@ int cmd_run(const std::vector<std::string>& args) {
   options.trace.scores = a.has("--scores");
   options.trace.hidden = a.has("--hidden");
   options.trace.value_norms = a.has("--value-norms");
-  options.trace.maps = map_storage_arg(a.get("--maps"));
+  options.trace.maps = map_storage_arg(a.get("--maps"), model.config());
   options.threads = static_cast<int>(a.get_int("--threads", 0, 0, 1024));
   options.pad_to = a.get_int("--pad-to", 0, 0, model.config().max_positions);
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));

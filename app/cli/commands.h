@@ -7,6 +7,7 @@
 
 #include "app/cli/args.h"
 #include "core/backend/backend.h"
+#include "core/config/config.h"
 #include "core/model/trace.h"
 
 namespace atlas::cli {
@@ -42,8 +43,9 @@ int cmd_export(const std::vector<std::string>& args);
 // reference backend (the model's own). Prints one line to stderr when auto falls back.
 std::unique_ptr<Backend> choose_backend(const std::string& backend, const std::string& device);
 
-// `--maps auto|stored|on-demand` (TraceOptions::maps); auto when absent.
-MapStorage map_storage_arg(const std::optional<std::string>& value);
+// `--maps auto|stored|on-demand` (TraceOptions::maps); auto when absent. Warns on stderr when
+// on-demand cannot apply to `config`'s attention.
+MapStorage map_storage_arg(const std::optional<std::string>& value, const ModelConfig& config);
 
 // True when `--help`/`-h` is among the args; prints `usage` to stdout.
 bool wants_help(const std::vector<std::string>& args, const char* usage);

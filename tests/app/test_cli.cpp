@@ -315,6 +315,12 @@ TEST_CASE("atlas run --maps on-demand dumps queries, keys and the rule; export s
   CHECK(m["on_demand"]["causal"] == true);
   CHECK(m["on_demand"]["scale"].get<double>() == Approx(0.25));  // 1 / sqrt(d_head 16)
   fs::remove_all(dir);
+  // A model whose attention keeps its own storage says the flag does not apply to it.
+  Output sparse = atlas_cli("run preset:tiny-sparse-fixed --text 'hello hello' --maps on-demand");
+  CHECK(sparse.code == 0);
+  CHECK_THAT(sparse.err, Catch::Contains("warning: --maps on-demand computes full softmax attention on request; "
+                                         "tiny-sparse-fixed's attention"));
+  CHECK_THAT(atlas_cli("run preset:tiny-llama --text hi --maps on-demand").err, !Catch::Contains("warning"));
   Output bad = atlas_cli("run preset:tiny-llama --text hi --maps sometimes");
   CHECK(bad.code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--maps 'sometimes' is not one of auto, stored, on-demand"));
