@@ -152,14 +152,11 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   const int64_t lq = xq.shape[0], lk = k.shape[0];
   if (opt_.trace.value_norms) trace_value_norms(traced_name, v, prefix);
   // `atlas scores` recomputes every score function from these; on-demand maps are computed from
-  // them. After a cached prefix only this call's rows are traced (the rest are spliced in).
-  if (on_demand && past > 0) {
+  // them. After a cached prefix only this call's key rows are traced (the rest are spliced in).
+  if (opt_.trace.qk || on_demand) {
     trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
     trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]",
-                be_.slice_rows(k, past, k.shape[0] - past));
-  } else if (opt_.trace.qk || on_demand) {
-    trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
-    trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]", k);
+                past > 0 ? be_.slice_rows(k, past, k.shape[0] - past) : k);
   }
   if (sparse) {  // CSR pattern, never a dense L x L mask
     DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
