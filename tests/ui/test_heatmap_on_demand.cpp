@@ -181,6 +181,37 @@ TEST_CASE("the grid's one-pass overviews equal each column's own overview", "[ui
     CHECK(mine.sink == one.sink);
     CHECK(mine.title == one.title);
   }
+  // Both sides above run OnDemandMap::pooled: against the stored run, by loops over its dense
+  // maps, each overview cell is its 3 x 3 block's largest weight (heads, their mean summed in
+  // head order then divided, their max) and the sink the mean weight on key 0.
+  const RunResult stored = runWith(model, 2100, MapStorage::Stored);
+  const Tensor& dense = stored.trace.find(stored.trace.attention_maps.back().array)->tensor;
+  const int L = 2100, H = 4;
+  auto weight = [&](int which, int i, int j) {
+    if (which < H) return dense.data[(size_t(which) * L + i) * L + j];
+    float sum = 0, most = 0;
+    for (int h = 0; h < H; ++h) {
+      sum += dense.data[(size_t(h) * L + i) * L + j];
+      most = std::max(most, dense.data[(size_t(h) * L + i) * L + j]);
+    }
+    return which == H ? sum / float(H) : most;
+  };
+  for (int which = 0; which < H + 2; ++which) {
+    INFO("overview " << which);
+    const HeatmapData& o = all[size_t(which)];
+    int64_t wrong = 0;
+    for (int r = 0; r < o.rows; ++r)
+      for (int c = 0; c < o.cols; ++c) {
+        float mx = 0;
+        for (int i = 3 * r; i < std::min(L, 3 * r + 3); ++i)
+          for (int j = 3 * c; j < std::min({L, 3 * c + 3, i + 1}); ++j) mx = std::max(mx, weight(which, i, j));
+        wrong += o.at(r, c) != mx;
+      }
+    CHECK(wrong == 0);
+    double sink = 0;
+    for (int i = 0; i < L; ++i) sink += weight(which, i, 0);
+    CHECK(o.sink == Approx(sink / L).epsilon(1e-9));
+  }
   // A map small enough to show whole has no overviews.
   const RunResult small = runWith(model, 300, MapStorage::OnDemand);
   CHECK(onDemandOverviews(small.trace, {"decoder", "self_attn", 1, 0, 0}).empty());
