@@ -179,8 +179,10 @@ TEST_CASE("block-sparse rows of strided's column factor are grouped by residue (
   CHECK(r.order[0] == 0);
   CHECK(r.order[1] == 16);
   CHECK(r.order[16] == 1);
-  // A block-local pattern keeps consecutive rows: 4 groups of 64, each sees its own 64 keys
-  // (groups of 128 would compute twice the cells).
+  // A block-local pattern keeps consecutive rows, in groups of 128: each tile of 16 rows touches
+  // only the four 16-key blocks of its own 64 keys, so the kernel computes 16 tiles x 16 x 64
+  // cells whatever the group size, and groups of 128 pack no more keys per row than groups of 64
+  // (2 x 128 = 4 x 64) with half the groups' bookkeeping.
   CsrPattern local;
   local.rows = local.cols = 256;
   local.indptr.push_back(0);
@@ -190,8 +192,63 @@ TEST_CASE("block-sparse rows of strided's column factor are grouped by residue (
   }
   const RowGrouping lr = group_rows(local);
   CHECK(lr.period == 0);
-  CHECK(lr.tile_cells == 4 * 64 * 64);
-  CHECK(lr.starts == std::vector<int64_t>{0, 64, 128, 192, 256});
+  CHECK(lr.tile_cells == 16 * 16 * 64);
+  CHECK(lr.union_keys == 256);
+  CHECK(lr.starts == std::vector<int64_t>{0, 128, 256});
+}
+
+TEST_CASE("block-sparse plans are shared by recipe, kept across calls, and never confuse two patterns",
+          "[sparse][block]") {
+  SparseConfig s;
+  s.pattern = SparsePattern::Strided;
+  s.combine = SparseCombine::PerHead;
+  s.stride = 16;
+  AttentionMask causal;
+  causal.causal = true;
+  const std::vector<CsrPattern> pats = layer_patterns(s, 300, 0, 4, causal);
+  // Heads 0 and 2 (window factor) and 1 and 3 (column factor) are copies with equal recipes.
+  REQUIRE(!pats[0].recipe.empty());
+  CHECK(pats[0].recipe == pats[2].recipe);
+  CHECK(pats[0].recipe != pats[1].recipe);
+  CHECK(first_equal_patterns(pats) == std::vector<size_t>{0, 1, 0, 1});
+  // A pattern without a recipe is compared by its nonzeros.
+  CsrPattern anonymous = pats[1];
+  anonymous.recipe.clear();
+  CHECK(first_equal_patterns({pats[0], pats[1], anonymous}) == std::vector<size_t>{0, 1, 1});
+  // Another length, stride, mask rule or padding: another recipe.
+  AttentionMask padded = causal;
+  padded.key_valid.assign(300, 1);
+  padded.key_valid[7] = 0;
+  AttentionMask padded_elsewhere = padded;
+  padded_elsewhere.key_valid[7] = 1;
+  padded_elsewhere.key_valid[8] = 0;
+  SparseConfig wider = s;
+  wider.stride = 17;
+  for (const CsrPattern& other :
+       {layer_patterns(s, 301, 0, 4, causal)[0], layer_patterns(wider, 300, 0, 4, causal)[0],
+        layer_patterns(s, 300, 0, 4, AttentionMask{})[0], layer_patterns(s, 300, 0, 4, padded)[0],
+        layer_patterns(s, 300, 0, 4, padded_elsewhere)[0]})
+    CHECK(other.recipe != pats[0].recipe);
+  CHECK(layer_patterns(s, 300, 0, 4, padded)[0].recipe != layer_patterns(s, 300, 0, 4, padded_elsewhere)[0].recipe);
+
+  // Run after run with cached plans: the same outputs, bit for bit, and each against the loop,
+  // alternating two padded variants of the same config (one recipe each).
+  const Tensor q = random_tensor({300, 4 * 16}, 41, -2, 2), k = random_tensor({300, 4 * 16}, 42, -2, 2),
+               v = random_tensor({300, 4 * 16}, 43, -2, 2);
+  const Tensor first = block_sparse_attention(q, k, v, 4, 0.25f, pats);
+  for (int round = 0; round < 2; ++round) {
+    CHECK(block_sparse_attention(q, k, v, 4, 0.25f, pats).data == first.data);
+    check_against_naive(layer_patterns(s, 300, 0, 4, padded), 300, 16, 16, 50 + uint32_t(round));
+    check_against_naive(layer_patterns(s, 300, 0, 4, padded_elsewhere), 300, 16, 16, 60 + uint32_t(round));
+  }
+  // A pattern edited without clearing its recipe (a caller's bug) is not given the cached plan
+  // of the original when its rows changed: the plan cache compares the rows' extents.
+  std::vector<CsrPattern> edited = pats;
+  for (CsrPattern& p : edited) {
+    p.indices.resize(size_t(p.indptr[1]));  // keep row 0, empty every other row
+    std::fill(p.indptr.begin() + 2, p.indptr.end(), p.indptr[1]);
+  }
+  check_against_naive(edited, 300, 16, 16, 70);
 }
 
 TEST_CASE("block-sparse attention refuses shapes that do not fit", "[sparse][block][errors]") {

@@ -1,14 +1,15 @@
 #pragma once
 // Sparse attention in dense tiles: the same result as sparse_attention (sparse_attention.h, the
-// per-nonzero host reference) computed with matrix products instead of one dot product per
-// nonzero. The rows of a head are processed in groups; a group gathers the keys any of its rows
-// sees (their union U), computes the group's scores against U with one GEMM, keeps each row's
-// own nonzeros (softmax over them, zero elsewhere) and multiplies the probabilities by the values
-// of U with a second GEMM. The work is rows x |U| per group, so the rows of a group should see
-// mostly the same keys: consecutive rows for block-local, banded and summary-column patterns
+// per-nonzero host reference) computed sixteen rows at a time against blocks of sixteen keys
+// (sparse_tile_kernel.h) instead of one dot product per nonzero. The rows of a head are processed
+// in groups; a group packs the keys any of its rows sees (their union U) once, and each tile of
+// 16 of its rows computes the 16-key blocks of U its rows touch, keeps each row's own nonzeros
+// (softmax over them, zero elsewhere) and multiplies by the values. The rows of a group should
+// see mostly the same keys: consecutive rows for block-local, banded and summary-column patterns
 // (fixed, local, strided's window), the rows of one residue modulo the stride for strided's
-// column factor. Per head, the grouping with the least estimated work is chosen; a group whose
-// nonzeros fill less than kMinTileDensity of its tile is computed per nonzero.
+// column factor. Per head, the grouping with the least estimated work is chosen
+// (block_sparse_plan.h, which also keeps plans between calls); a group whose nonzeros fill less
+// than kMinTileDensity of rows x |U| is computed per nonzero.
 #include <cstdint>
 #include <vector>
 
@@ -32,8 +33,14 @@ struct RowGrouping {
   std::vector<int64_t> order;
   std::vector<int64_t> starts;
   int64_t period = 0;      // 0: consecutive rows; else the rows of each residue modulo period
-  int64_t tile_cells = 0;  // sum over groups of rows x |U| (score cells computed; nnz of them used)
+  // Score cells the tile kernel computes (nnz of them used): per tile of 16 rows, 16 x 16 for
+  // each block of 16 columns of its group's union that one of its rows sees.
+  int64_t tile_cells = 0;
   int64_t union_keys = 0;  // sum over groups of |U| (key and value rows gathered)
+  // Group g's key union U, ascending: keys[key_begin[g] .. key_begin[g+1]); nnz[g]: the nonzeros
+  // of its rows.
+  std::vector<int32_t> keys;
+  std::vector<int64_t> key_begin, nnz;
 };
 RowGrouping group_rows(const CsrPattern& pattern);
 

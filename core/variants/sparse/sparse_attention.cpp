@@ -105,6 +105,11 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
   std::vector<CsrPattern> out;
   out.reserve(size_t(n_heads));
   const bool any_mask = mask.causal || !mask.key_valid.empty() || !mask.allowed.empty();
+  // The mask's part of the patterns' recipe: its rule and the padded keys.
+  std::string mask_recipe = " mask " + std::to_string(int(mask.causal)) + " " + std::to_string(mask.causal_offset) +
+                            " " + std::to_string(mask.window) + " padding";
+  for (size_t j = 0; j < mask.key_valid.size(); ++j)
+    if (!mask.key_valid[j]) mask_recipe += " " + std::to_string(j);
   for (int64_t h = 0; h < n_heads; ++h) {
     // Heads with identical patterns share the work (all of them unless per-head choices).
     PatternRows rows(s, length, layer, h, mask.causal);
@@ -118,6 +123,7 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
     }
     if (reused) continue;
     CsrPattern p = build_csr(rows);
+    p.recipe = mask.allowed.empty() ? rows.recipe() + mask_recipe : "";
     if (any_mask) {  // keep only keys the mask allows (causal, padding), compacting in place
       int64_t w = 0;
       for (int64_t i = 0; i < p.rows; ++i) {

@@ -65,6 +65,17 @@ PatternRows::PatternRows(const SparseConfig& s, int64_t length, int64_t layer, i
   }
 }
 
+std::string PatternRows::recipe() const {
+  // Every field of SparseConfig the rows may read, resolved values included.
+  const SparseConfig& s = s_;
+  std::string r = "pattern " + std::to_string(int(s.pattern)) + " combine " + std::to_string(int(s.combine));
+  for (const int64_t x : {L_, l_, off_, int64_t(factor_), int64_t(causal_), s.stride, s.block, s.summary,
+                          int64_t(s.per_head_summary), s.block_length, s.filter_width, s.query_h, s.query_w,
+                          s.flange_h, s.flange_w, s.image_width, s.image_channels})
+    r += " " + std::to_string(x);
+  return r;
+}
+
 void PatternRows::row(int64_t i, std::vector<KeyRun>& runs) const {
   runs.clear();
   const int64_t L = L_;
@@ -171,12 +182,16 @@ std::vector<size_t> first_equal_patterns(const std::vector<CsrPattern>& ps) {
   std::vector<size_t> first(ps.size());
   for (size_t h = 0; h < ps.size(); ++h) {
     first[h] = h;
-    for (size_t g = 0; g < h; ++g)
-      if (first[g] == g && ps[g].rows == ps[h].rows && ps[g].cols == ps[h].cols && ps[g].indptr == ps[h].indptr &&
-          ps[g].indices == ps[h].indices) {
+    for (size_t g = 0; g < h; ++g) {
+      if (first[g] != g || ps[g].rows != ps[h].rows || ps[g].cols != ps[h].cols) continue;
+      const bool equal = !ps[g].recipe.empty() && !ps[h].recipe.empty()
+                             ? ps[g].recipe == ps[h].recipe
+                             : ps[g].indptr == ps[h].indptr && ps[g].indices == ps[h].indices;
+      if (equal) {
         first[h] = g;
         break;
       }
+    }
   }
   return first;
 }

@@ -8,6 +8,7 @@
 // A row is a list of disjoint KeyRuns, so counts over any column range are O(runs): that is
 // what makes statistics and zoomed-out tiles of a 1M-position pattern instant.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/config/config.h"
@@ -34,6 +35,8 @@ class PatternRows {
   int64_t stride() const { return l_; }          // strided l after "auto"
   int64_t summary_offset() const { return off_; }  // fixed: this head's shift of the summary
   void row(int64_t i, std::vector<KeyRun>& runs) const;  // disjoint runs of query i
+  // Everything the rows depend on, as text (a CsrPattern's recipe): equal recipes, equal rows.
+  std::string recipe() const;
 
  private:
   const SparseConfig& s_;
@@ -47,6 +50,11 @@ struct CsrPattern {
   int64_t rows = 0, cols = 0;
   std::vector<int64_t> indptr;   // [rows + 1]
   std::vector<int32_t> indices;  // [nnz]
+  // What the pattern was generated from, when its generator vouches for it (layer_patterns: the
+  // sparse config, length, factor, summary shift and mask): equal non-empty recipes mean equal
+  // patterns, so sharing and cached plans need not compare nonzeros. Empty: unknown. Code that
+  // edits indptr or indices of a pattern with a recipe must clear it.
+  std::string recipe;
   int64_t nnz() const { return indptr.empty() ? 0 : indptr.back(); }
   bool contains(int64_t i, int64_t j) const;  // binary search in row i
 };

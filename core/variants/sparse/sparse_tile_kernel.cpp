@@ -1,0 +1,200 @@
+// Sixteen rows against blocks of sixteen keys (sparse_tile_kernel.h), written with GCC's generic
+// vectors so the same source compiles to one AVX-512 register per vector with -march=native
+// and to narrower registers elsewhere.
+#include "core/variants/sparse/sparse_tile_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace atlas::tile_kernel {
+
+namespace {
+
+typedef float Vec __attribute__((vector_size(64)));
+typedef int32_t Bits __attribute__((vector_size(64)));
+
+inline Vec load(const float* p) {
+  Vec x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+inline void store(float* p, Vec x) { std::memcpy(p, &x, sizeof x); }
+
+constexpr Bits kLaneBit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+
+// Lanes of the rows that see a column: all ones where bit r of `rows` is set.
+inline Bits lanes_of(uint16_t rows) { return (kLaneBit & int32_t(rows)) != 0; }
+
+// Swaps the h x h blocks off the diagonal of every 2h x 2h block of rows top / bottom: h = 8, 4,
+// 2, 1 in turn transposes a 16 x 16 matrix held as 16 row vectors.
+template <int h>
+inline void swap_blocks(Vec& top, Vec& bottom) {
+#define ATLAS_TOP(c) (((c) & h) ? 16 + (c) - h : (c))
+#define ATLAS_BOTTOM(c) (((c) & h) ? 16 + (c) : (c) + h)
+  constexpr Bits to_top = {ATLAS_TOP(0),  ATLAS_TOP(1),  ATLAS_TOP(2),  ATLAS_TOP(3),  ATLAS_TOP(4),  ATLAS_TOP(5),
+                           ATLAS_TOP(6),  ATLAS_TOP(7),  ATLAS_TOP(8),  ATLAS_TOP(9),  ATLAS_TOP(10), ATLAS_TOP(11),
+                           ATLAS_TOP(12), ATLAS_TOP(13), ATLAS_TOP(14), ATLAS_TOP(15)};
+  constexpr Bits to_bottom = {ATLAS_BOTTOM(0),  ATLAS_BOTTOM(1),  ATLAS_BOTTOM(2),  ATLAS_BOTTOM(3),
+                              ATLAS_BOTTOM(4),  ATLAS_BOTTOM(5),  ATLAS_BOTTOM(6),  ATLAS_BOTTOM(7),
+                              ATLAS_BOTTOM(8),  ATLAS_BOTTOM(9),  ATLAS_BOTTOM(10), ATLAS_BOTTOM(11),
+                              ATLAS_BOTTOM(12), ATLAS_BOTTOM(13), ATLAS_BOTTOM(14), ATLAS_BOTTOM(15)};
+#undef ATLAS_TOP
+#undef ATLAS_BOTTOM
+  const Vec t = __builtin_shuffle(top, bottom, to_top);
+  bottom = __builtin_shuffle(top, bottom, to_bottom);
+  top = t;
+}
+
+template <int h>
+inline void swap_stage(Vec* m) {
+  for (int i = 0; i < kLanes; ++i)
+    if (!(i & h)) swap_blocks<h>(m[i], m[i + h]);
+}
+
+inline void transpose(Vec* m) {
+  swap_stage<8>(m);
+  swap_stage<4>(m);
+  swap_stage<2>(m);
+  swap_stage<1>(m);
+}
+
+// dst[d][r] = rows[r][d] for d < width (a multiple of 16 read as vectors, the rest one by one),
+// r < n; lanes of absent rows are 0. dst has room for `width` vectors of 16.
+void transpose_rows(const float* const* rows, int n, int64_t width, float* dst) {
+  int64_t d0 = 0;
+  for (; d0 + kLanes <= width; d0 += kLanes) {
+    Vec m[kLanes];
+    for (int r = 0; r < kLanes; ++r) m[r] = r < n ? load(rows[r] + d0) : Vec{};
+    transpose(m);
+    for (int i = 0; i < kLanes; ++i) store(dst + (d0 + i) * kLanes, m[i]);
+  }
+  for (int64_t d = d0; d < width; ++d)
+    for (int r = 0; r < kLanes; ++r) dst[d * kLanes + r] = r < n ? rows[r][d] : 0.0f;
+}
+
+// S for one key block, acc[j] (lanes = rows) = sum_d qt[d] * kt[d][j], stored as scale S where
+// the row sees the column and -inf elsewhere; the rows' running maxima in mx.
+void block_scores(const float* qt, const float* kt, int64_t dk, const uint16_t* column_rows, float scale,
+                  float* out, Vec& mx) {
+  Vec acc[kLanes] = {};
+  for (int64_t d = 0; d < dk; ++d) {
+    const Vec q = load(qt + d * kLanes);
+    const float* kd = kt + d * kLanes;
+#pragma GCC unroll 16
+    for (int j = 0; j < kLanes; ++j) acc[j] += q * kd[j];
+  }
+  const Vec minus_inf = Vec{} - INFINITY;
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j) {
+    const Vec s = lanes_of(column_rows[j]) ? acc[j] * scale : minus_inf;
+    mx = s > mx ? s : mx;
+    store(out + j * kLanes, s);
+  }
+}
+
+// exp(s - max) over the used blocks, lane-wise: columns a row does not see become exactly 0.
+// Returns the rows' 1 / sum (0 for a row that sees nothing).
+Vec exponentials(float* p, const std::vector<int32_t>& blocks, const uint16_t* column_rows, Vec mx) {
+  mx = mx == Vec{} - INFINITY ? Vec{} : mx;
+  Vec sum = {};
+  for (const int32_t b : blocks) {
+    float* block = p + int64_t(b) * kLanes * kLanes;
+    for (int j = 0; j < kLanes; ++j) store(block + j * kLanes, load(block + j * kLanes) - mx);
+    // Eigen's vectorised exp over the 64-byte-aligned block (256 floats, no scalar tail).
+    Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64> e(block, kLanes * kLanes);
+    e = e.exp();
+    // exp(-inf) may come back as a denormal rather than 0: off-pattern cells are set to 0.
+    const uint16_t* rows = column_rows + int64_t(b) * kLanes;
+    for (int j = 0; j < kLanes; ++j) {
+      const Vec x = lanes_of(rows[j]) ? load(block + j * kLanes) : Vec{};
+      sum += x;
+      store(block + j * kLanes, x);
+    }
+  }
+  return sum > 0 ? 1.0f / sum : Vec{};
+}
+
+}  // namespace
+
+void pack_keys(const float* k, int64_t k_stride, const float* v, int64_t v_stride, const int32_t* keys,
+               int64_t n, int64_t dk, int64_t dv, PackedKeys& out) {
+  out.keys = n;
+  out.blocks = (n + kLanes - 1) / kLanes;
+  out.dk = dk;
+  out.dv = dv;
+  out.value_stride = (dv + kLanes - 1) / kLanes * kLanes;
+  out.kt.resize(size_t(out.blocks * dk * kLanes));
+  out.v.resize(size_t(out.blocks * kLanes * out.value_stride));
+  const float* rows[kLanes];
+  const auto prefetch_rows = [&](const float* base, int64_t stride, int64_t width, int64_t b) {
+    for (int64_t c = b * kLanes; c < std::min(n, (b + 1) * kLanes); ++c)
+      for (int64_t d = 0; d < width; d += kLanes) __builtin_prefetch(base + int64_t(keys[c]) * stride + d, 0, 3);
+  };
+  prefetch_rows(k, k_stride, dk, 0);
+  for (int64_t b = 0; b < out.blocks; ++b) {
+    // The next block's keys are fetched while this one is transposed (rows far apart in memory
+    // defeat the hardware's prefetcher).
+    prefetch_rows(k, k_stride, dk, b + 1);
+    prefetch_rows(v, v_stride, dv, b);
+    const int m = int(std::min<int64_t>(kLanes, n - b * kLanes));
+    for (int j = 0; j < m; ++j) rows[j] = k + int64_t(keys[b * kLanes + j]) * k_stride;
+    transpose_rows(rows, m, dk, out.kt.data() + b * dk * kLanes);
+  }
+  for (int64_t c = 0; c < out.blocks * kLanes; ++c) {
+    float* dst = out.v.data() + c * out.value_stride;
+    const float* src = c < n ? v + int64_t(keys[c]) * v_stride : nullptr;
+    int64_t d = 0;
+    if (src)
+      for (; d + kLanes <= dv; d += kLanes) store(dst + d, load(src + d));
+    for (; d < out.value_stride; ++d) dst[d] = src && d < dv ? src[d] : 0.0f;
+  }
+}
+
+void attend_tile(const PackedKeys& keys, const float* const* q_rows, int n, const uint16_t* column_rows,
+                 float scale, float* const* out_rows, TileScratch& sc) {
+  const int64_t dk = keys.dk, dv = keys.dv;
+  sc.used_blocks.clear();
+  for (int64_t b = 0; b < keys.blocks; ++b) {
+    uint16_t any = 0;
+    for (int j = 0; j < kLanes; ++j) any |= column_rows[b * kLanes + j];
+    if (any) sc.used_blocks.push_back(int32_t(b));
+  }
+  if (sc.used_blocks.empty()) {
+    for (int r = 0; r < n; ++r) std::fill_n(out_rows[r], dv, 0.0f);
+    return;
+  }
+  sc.qt.resize(size_t(dk * kLanes));
+  transpose_rows(q_rows, n, dk, sc.qt.data());
+  if (sc.p.size() < size_t(keys.blocks * kLanes * kLanes)) sc.p.resize(size_t(keys.blocks * kLanes * kLanes));
+  float* p = sc.p.data();
+  Vec mx = Vec{} - INFINITY;
+  for (const int32_t b : sc.used_blocks)
+    block_scores(sc.qt.data(), keys.kt.data() + int64_t(b) * dk * kLanes, dk, column_rows + int64_t(b) * kLanes,
+                 scale, p + int64_t(b) * kLanes * kLanes, mx);
+  const Vec inverse_sum = exponentials(p, sc.used_blocks, column_rows, mx);
+  store(sc.inverse_sum, inverse_sum);
+  // out[r, v0 .. v0 + 16) = sum_c P[r, c] v[c, v0 .. v0 + 16): the output's columns as lanes, so
+  // each accumulator is a piece of one row's output, normalised once at the end.
+  for (int64_t v0 = 0; v0 < dv; v0 += kLanes) {
+    Vec acc[kLanes] = {};
+    for (const int32_t b : sc.used_blocks)
+      for (int64_t c = int64_t(b) * kLanes; c < (int64_t(b) + 1) * kLanes; ++c) {
+        const Vec vc = load(keys.v.data() + c * keys.value_stride + v0);
+        const float* pc = p + c * kLanes;
+#pragma GCC unroll 16
+        for (int r = 0; r < kLanes; ++r) acc[r] += pc[r] * vc;
+      }
+    const int64_t width = std::min<int64_t>(kLanes, dv - v0);
+    for (int r = 0; r < n; ++r) {
+      acc[r] *= sc.inverse_sum[r];
+      if (width == kLanes) {
+        store(out_rows[r] + v0, acc[r]);
+      } else {
+        for (int64_t j = 0; j < width; ++j) out_rows[r][v0 + j] = acc[r][j];
+      }
+    }
+  }
+}
+
+}  // namespace atlas::tile_kernel
