@@ -11,6 +11,8 @@
 // download of the output) against the same backend's linear op ([L, 512] x [512, 512]).
 // Usage: bench_sparse [--lengths 4096,16384] [--skip-reference] [--only TEXT (cases whose name has it)]
 //                     [--backend cpu|vulkan]   (figures in docs/PERFORMANCE.md)
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -57,6 +59,16 @@ Tensor random_tensor(Shape shape, uint32_t seed) {
   return t;
 }
 
+// The median over enough runs to fill about half a second (at least 5, at most 100): a 5 ms
+// kernel measured three times moved by 15 % from run to run on this machine.
+template <class F>
+double median_of_enough(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const double once = bench::ms_since(t0);
+  return bench::median_ms(int(std::clamp(500.0 / std::max(once, 0.01), 5.0, 100.0)), f);
+}
+
 // Waits for a recording backend's work by reading the result back (the Vulkan backend; the GEMM
 // baseline reads its output back the same way); the CPU backend has finished already.
 void finish(Backend& be, const DTensor& result) {
@@ -65,7 +77,7 @@ void finish(Backend& be, const DTensor& result) {
 
 double gemm_gflops(Backend& be, int64_t rows) {
   const DTensor x = be.upload(random_tensor({rows, 512}, 1)), w = be.upload(random_tensor({512, 512}, 2));
-  const double ms = bench::median_ms(5, [&] { finish(be, be.linear(x, w, {})); });
+  const double ms = median_of_enough([&] { finish(be, be.linear(x, w, {})); });
   return 2.0 * double(rows) * 512 * 512 / (ms * 1e-3) / 1e9;
 }
 
@@ -116,7 +128,7 @@ int main(int argc, char** argv) {
           finish(*be, be->sparse_attention(dq, dk, dv, int(kHeads), scale, pats, false).out);
         });
       } else {
-        tiles_ms = bench::median_ms(3, [&] { block_sparse_attention(q, k, v, int(kHeads), scale, pats); });
+        tiles_ms = median_of_enough([&] { block_sparse_attention(q, k, v, int(kHeads), scale, pats); });
       }
       const double tiles = flops / (tiles_ms * 1e-3) / 1e9;
       // The CPU kernel keeps a pattern's plan (block_sparse_plan.h) for the next call with the same
@@ -125,7 +137,7 @@ int main(int argc, char** argv) {
       if (backend != "vulkan") {
         std::vector<CsrPattern> anonymous = pats;
         for (CsrPattern& p : anonymous) p.recipe.clear();
-        const double ms = bench::median_ms(3, [&] { block_sparse_attention(q, k, v, int(kHeads), scale, anonymous); });
+        const double ms = median_of_enough([&] { block_sparse_attention(q, k, v, int(kHeads), scale, anonymous); });
         char cell[96];
         std::snprintf(cell, sizeof cell, "%.0f ms, %.1f (%.0f %%)", ms, flops / (ms * 1e-3) / 1e9,
                       100 * flops / (ms * 1e-3) / 1e9 / gemm);

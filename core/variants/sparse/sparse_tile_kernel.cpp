@@ -21,6 +21,9 @@ inline Vec load(const float* p) {
 }
 inline void store(float* p, Vec x) { std::memcpy(p, &x, sizeof x); }
 
+// Heads this wide keep their keys as rows (block_scores_rows); others are transposed.
+constexpr int kRowMajorWidth = 64;
+
 constexpr Bits kLaneBit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
 
 // Lanes of the rows that see a column: all ones where bit r of `rows` is set.
@@ -73,6 +76,18 @@ void transpose_rows(const float* const* rows, int n, int64_t width, float* dst) 
     for (int r = 0; r < kLanes; ++r) dst[d * kLanes + r] = r < n ? rows[r][d] : 0.0f;
 }
 
+// Stores a block's scores as scale S where the row sees the column and -inf elsewhere, and takes
+// the rows' running maxima in mx.
+inline void store_scores(const Vec* acc, const uint16_t* column_rows, float scale, float* out, Vec& mx) {
+  const Vec minus_inf = Vec{} - INFINITY;
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j) {
+    const Vec s = lanes_of(column_rows[j]) ? acc[j] * scale : minus_inf;
+    mx = s > mx ? s : mx;
+    store(out + j * kLanes, s);
+  }
+}
+
 // S for one key block, acc[j] (lanes = rows) = sum_d qt[d] * kt[d][j], stored as scale S where
 // the row sees the column and -inf elsewhere; the rows' running maxima in mx.
 void block_scores(const float* qt, const float* kt, int64_t dk, const uint16_t* column_rows, float scale,
@@ -84,13 +99,43 @@ void block_scores(const float* qt, const float* kt, int64_t dk, const uint16_t* 
 #pragma GCC unroll 16
     for (int j = 0; j < kLanes; ++j) acc[j] += q * kd[j];
   }
-  const Vec minus_inf = Vec{} - INFINITY;
+  store_scores(acc, column_rows, scale, out, mx);
+}
+
+// The same with the block's keys as rows of DK floats (kb[j][d]), for the head width most
+// models have: the keys are then copied rather than transposed when packed, and key j's
+// element d is at a fixed offset the compiler folds into the broadcast.
+template <int DK>
+void block_scores_rows(const float* qt, const float* kb, const uint16_t* column_rows, float scale, float* out,
+                       Vec& mx) {
+  Vec acc[kLanes] = {};
+  for (int d = 0; d < DK; ++d) {
+    const Vec q = load(qt + d * kLanes);
 #pragma GCC unroll 16
-  for (int j = 0; j < kLanes; ++j) {
-    const Vec s = lanes_of(column_rows[j]) ? acc[j] * scale : minus_inf;
-    mx = s > mx ? s : mx;
-    store(out + j * kLanes, s);
+    for (int j = 0; j < kLanes; ++j) acc[j] += q * kb[j * DK + d];
   }
+  store_scores(acc, column_rows, scale, out, mx);
+}
+
+// exp(x) lane-wise for x <= 0 (Cephes' expf: x = n ln 2 + r, |r| <= ln 2 / 2, a degree-6
+// polynomial in r, times 2^n; relative error ~1e-7). Below -87.3 (-inf included) it gives
+// ~1e-38, not 0: callers zero the lanes they mask.
+inline Vec exp_nonpositive(Vec x) {
+  x = x < -87.3f ? Vec{} - 87.3f : x;
+  const Vec round = Vec{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const Vec n = (x * 1.44269504f + round) - round;
+  const Vec r = x - n * 0.693359375f - n * -2.12194440e-4f;
+  Vec p = Vec{} + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const Bits two_to_n = (__builtin_convertvector(n, Bits) + 127) << 23;
+  Vec scale;
+  std::memcpy(&scale, &two_to_n, sizeof scale);
+  return p * scale;
 }
 
 // exp(s - max) over the used blocks, lane-wise: columns a row does not see become exactly 0.
@@ -98,20 +143,12 @@ void block_scores(const float* qt, const float* kt, int64_t dk, const uint16_t* 
 Vec exponentials(float* p, const std::vector<int32_t>& blocks, const uint16_t* column_rows, Vec mx) {
   mx = mx == Vec{} - INFINITY ? Vec{} : mx;
   Vec sum = {};
-  for (const int32_t b : blocks) {
-    float* block = p + int64_t(b) * kLanes * kLanes;
-    for (int j = 0; j < kLanes; ++j) store(block + j * kLanes, load(block + j * kLanes) - mx);
-    // Eigen's vectorised exp over the 64-byte-aligned block (256 floats, no scalar tail).
-    Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64> e(block, kLanes * kLanes);
-    e = e.exp();
-    // exp(-inf) may come back as a denormal rather than 0: off-pattern cells are set to 0.
-    const uint16_t* rows = column_rows + int64_t(b) * kLanes;
-    for (int j = 0; j < kLanes; ++j) {
-      const Vec x = lanes_of(rows[j]) ? load(block + j * kLanes) : Vec{};
-      sum += x;
-      store(block + j * kLanes, x);
+  for (const int32_t b : blocks)
+    for (int64_t c = int64_t(b) * kLanes; c < (int64_t(b) + 1) * kLanes; ++c) {
+      const Vec e = lanes_of(column_rows[c]) ? exp_nonpositive(load(p + c * kLanes) - mx) : Vec{};
+      sum += e;
+      store(p + c * kLanes, e);
     }
-  }
   return sum > 0 ? 1.0f / sum : Vec{};
 }
 
@@ -139,7 +176,13 @@ void pack_keys(const float* k, int64_t k_stride, const float* v, int64_t v_strid
     prefetch_rows(v, v_stride, dv, b);
     const int m = int(std::min<int64_t>(kLanes, n - b * kLanes));
     for (int j = 0; j < m; ++j) rows[j] = k + int64_t(keys[b * kLanes + j]) * k_stride;
-    transpose_rows(rows, m, dk, out.kt.data() + b * dk * kLanes);
+    float* block = out.kt.data() + b * dk * kLanes;
+    if (dk == kRowMajorWidth) {
+      for (int j = 0; j < kLanes; ++j)
+        for (int64_t d = 0; d < dk; d += kLanes) store(block + j * dk + d, j < m ? load(rows[j] + d) : Vec{});
+    } else {
+      transpose_rows(rows, m, dk, block);
+    }
   }
   for (int64_t c = 0; c < out.blocks * kLanes; ++c) {
     float* dst = out.v.data() + c * out.value_stride;
@@ -170,8 +213,12 @@ void attend_tile(const PackedKeys& keys, const float* const* q_rows, int n, cons
   float* p = sc.p.data();
   Vec mx = Vec{} - INFINITY;
   for (const int32_t b : sc.used_blocks)
-    block_scores(sc.qt.data(), keys.kt.data() + int64_t(b) * dk * kLanes, dk, column_rows + int64_t(b) * kLanes,
-                 scale, p + int64_t(b) * kLanes * kLanes, mx);
+    if (dk == kRowMajorWidth)
+      block_scores_rows<kRowMajorWidth>(sc.qt.data(), keys.kt.data() + int64_t(b) * dk * kLanes,
+                                        column_rows + int64_t(b) * kLanes, scale, p + int64_t(b) * kLanes * kLanes, mx);
+    else
+      block_scores(sc.qt.data(), keys.kt.data() + int64_t(b) * dk * kLanes, dk, column_rows + int64_t(b) * kLanes,
+                   scale, p + int64_t(b) * kLanes * kLanes, mx);
   const Vec inverse_sum = exponentials(p, sc.used_blocks, column_rows, mx);
   store(sc.inverse_sum, inverse_sum);
   // out[r, v0 .. v0 + 16) = sum_c P[r, c] v[c, v0 .. v0 + 16): the output's columns as lanes, so
