@@ -62,6 +62,13 @@ int main(int argc, char** argv) {
         QTimer::singleShot(60000, &wait, &QEventLoop::quit);
         wait.exec();
       }
+      // Likewise the heatmap's overview of a map computed on request (long inputs).
+      if (window.overviewPending()) {
+        QEventLoop wait;
+        QObject::connect(&window, &atlas::ui::MainWindow::overviewShown, &wait, &QEventLoop::quit);
+        QTimer::singleShot(60000, &wait, &QEventLoop::quit);
+        wait.exec();
+      }
       // Let the layout settle and every view paint once before grabbing.
       QTimer::singleShot(200, &window, [&window, shotPath] {
         if (!shotPath.isEmpty()) {

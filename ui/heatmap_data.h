@@ -90,6 +90,8 @@ struct HeatmapData {
   QString rowAxis;  // "query", "position"
   QString colAxis;  // "key", "dimension"
   QString valueName = "attention weight";  // colour bar title
+  // Said instead of "no data" when there are no cells (e.g. while an overview is computed).
+  QString emptyText;
   // > 0: the values are ids 0..categories-1 (LSH buckets), drawn in categoryColor with a
   // legend of the ids instead of a colour scale.
   int categories = 0;

@@ -327,7 +327,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   }
   if (data.empty()) {
     p.setFont(L.font);
-    p.drawText(L.bounds, Qt::AlignCenter, "no data");
+    p.drawText(L.bounds, Qt::AlignCenter, data.emptyText.isEmpty() ? QString("no data") : data.emptyText);
     p.restore();
     return;
   }

@@ -17,6 +17,7 @@
 #include <QStatusBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cstdio>
 
@@ -402,6 +403,8 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   m_result = std::move(result);
   m_trace = std::shared_ptr<const Trace>(m_result, &m_result->trace);  // shares the result's lifetime
   m_overviews.clear();  // the last trace's (heatmapOf)
+  for (auto& [key, job] : m_overviewJobs) job->deleteLater();
+  m_overviewJobs.clear();
   m_sourceChips->setTokens(m_trace->source_tokens);
   m_targetChips->setTokens(m_trace->target_tokens);
   refreshFamilies();
@@ -569,13 +572,44 @@ HeatmapData MainWindow::heatmapOf(const AttentionSelection& sel) {
   if (!overview) return attentionHeatmap(*m_trace, sel);
   if (m_overviewsOf.lock() != m_trace) {
     m_overviews.clear();
+    for (auto& [key, job] : m_overviewJobs) job->deleteLater();  // its result is dropped
+    m_overviewJobs.clear();
     m_overviewsOf = m_trace;
   }
   const auto key = std::make_pair(map->array, sel.head);
   if (auto it = m_overviews.find(key); it != m_overviews.end()) return it->second;
-  constexpr size_t kKept = 16;  // about 5 MB each
-  if (m_overviews.size() >= kKept) m_overviews.clear();
-  return m_overviews[key] = attentionHeatmap(*m_trace, sel);
+  // An overview reads every weight of the map (0.5 s a head at 16k tokens, the mean of 4 heads
+  // 2 s): computed on a worker thread, the views say so meanwhile and stay responsive.
+  if (!m_overviewJobs.count(key)) {
+    auto* job = new QFutureWatcher<HeatmapData>(this);
+    m_overviewJobs[key] = job;
+    connect(job, &QFutureWatcher<HeatmapData>::finished, this, [this, job, key, trace = m_trace] {
+      job->deleteLater();
+      auto it = m_overviewJobs.find(key);
+      if (it == m_overviewJobs.end() || it->second != job) return;  // another run's
+      m_overviewJobs.erase(it);
+      constexpr size_t kKept = 16;  // about 5 MB each
+      if (m_overviews.size() >= kKept) m_overviews.clear();
+      m_overviews[key] = job->result();
+      if (trace == m_trace) updateViews();
+      emit overviewShown();
+    });
+    job->setFuture(QtConcurrent::run([trace = m_trace, sel] {
+      try {
+        return attentionHeatmap(*trace, sel);
+      } catch (const std::exception& e) {  // said in the view, and kept so it is not retried
+        HeatmapData failed;
+        failed.emptyText = QString::fromStdString(e.what());
+        return failed;
+      }
+    }));
+  }
+  HeatmapData pending;
+  pending.title = QString::fromStdString(attention_map_title(*map));
+  pending.emptyText = QString("computing an overview of %1 × %2 weights…")
+                          .arg(map->queries.count)
+                          .arg(map->keys.count);
+  return pending;
 }
 
 void MainWindow::updateViews() {

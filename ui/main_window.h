@@ -3,6 +3,7 @@
 // the centre, the model grid, token view and positional encodings as dockable panels. Every
 // view reads the Trace of the latest run; none recomputes the model.
 #include <QElapsedTimer>
+#include <QFutureWatcher>
 #include <QMainWindow>
 #include <map>
 #include <memory>
@@ -99,6 +100,8 @@ class MainWindow : public QMainWindow {
 
   // Accessors for tests and the benchmark.
   HeatmapView* heatmapView() const { return m_heatmap; }
+  // An overview of an on-demand map is being computed for the views (overviewShown follows).
+  bool overviewPending() const { return !m_overviewJobs.empty(); }
   ModelView* modelView() const { return m_modelView; }
   TokenView* tokenView() const { return m_tokenView; }
   TokenChips* sourceChips() const { return m_sourceChips; }
@@ -155,6 +158,7 @@ class MainWindow : public QMainWindow {
  signals:
   void modelReady(const QString& spec);
   void traceShown();     // after every run's views are updated
+  void overviewShown();  // an overview computed on a worker thread has reached the views
   void firstRunShown();  // once
   void runError(const QString& message);
 
@@ -288,6 +292,8 @@ class MainWindow : public QMainWindow {
   QAction* m_mapStorageActions[3] = {};      // View > Attention maps, by MapStorage
   std::map<std::pair<std::string, int>, HeatmapData> m_overviews;  // by (array, head): heatmapOf
   std::weak_ptr<const Trace> m_overviewsOf;
+  // Overviews being computed on a worker thread for the trace m_overviewsOf (heatmapOf).
+  std::map<std::pair<std::string, int>, QFutureWatcher<HeatmapData>*> m_overviewJobs;
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;
   QDockWidget* m_compareDock = nullptr;

@@ -21,6 +21,7 @@ struct RunWindow {
   bool appReady = ensureApp() != nullptr;  // the QApplication must exist before the window
   ui::MainWindow w;
   QSignalSpy shown{&w, &ui::MainWindow::traceShown};
+  QSignalSpy overviews{&w, &ui::MainWindow::overviewShown};
 
   RunWindow(const QString& model, const QString& text, QSize size = {1100, 800}) {
     w.resize(size);
@@ -32,9 +33,13 @@ struct RunWindow {
     INFO(w.lastError().toStdString());
     REQUIRE(w.lastError().isEmpty());
   }
-  // Waits out any further run (a panel asking for more arrays re-runs once).
+  // Waits out any further run (a panel asking for more arrays re-runs once) and any overview
+  // still being computed for the views.
   void settle() {
-    while (shown.wait(300)) {
+    for (;;) {
+      if (shown.wait(300)) continue;
+      if (!w.overviewPending()) return;
+      REQUIRE(overviews.wait(60000));
     }
   }
   // An array of the run on screen, read directly from its Trace.

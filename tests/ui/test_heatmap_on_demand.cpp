@@ -253,6 +253,19 @@ TEST_CASE("the app's kept overviews belong to the run on screen", "[ui][on-deman
   const AttentionMap m = rw.w.trace()->attention_maps.front();  // a copy: the trace goes with the run
   const AttentionSelection sel{QString::fromStdString(m.stack), QString::fromStdString(m.sublayer), 0, 0, 0};
   CHECK(first.values == attentionHeatmap(*rw.w.trace(), sel).values);
+  // Another head's first overview is computed off the GUI thread: the view says so at once,
+  // then shows it; going back to a head seen before is immediate.
+  rw.w.selectHead(1);
+  CHECK(rw.w.overviewPending());
+  CHECK(rw.w.heatmapView()->data().empty());
+  CHECK(rw.w.heatmapView()->data().emptyText.startsWith("computing an overview of 2100"));
+  REQUIRE(rw.overviews.wait(60000));
+  AttentionSelection head1 = sel;
+  head1.head = 1;
+  CHECK(rw.w.heatmapView()->data().values == attentionHeatmap(*rw.w.trace(), head1).values);
+  rw.w.selectHead(0);
+  CHECK_FALSE(rw.w.overviewPending());
+  CHECK(rw.w.heatmapView()->data().values == first.values);
   waitRun([&] { rw.w.setSourceText(b); });
   const HeatmapData second = rw.w.heatmapView()->data();
   REQUIRE(second.pooled());
