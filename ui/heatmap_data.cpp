@@ -369,11 +369,15 @@ bool overviewApplies(const AttentionMap& m) {
   return m.on_demand && !m.dense && m.queries.count * m.keys.count > kExactHeatmapCells;
 }
 
-HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const AttentionSelection& sel) {
+// `shared` (optional): the trace as shared, so the overview's exact windows read its queries and
+// keys in place (keeping it alive) instead of a copy of their own.
+HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const AttentionSelection& sel,
+                             const std::shared_ptr<const Trace>& shared) {
   if (sel.head >= m.heads)
     throw AtlasError("'" + m.array + "' has " + std::to_string(m.heads) + " heads; head " +
                      std::to_string(sel.head) + " does not exist");
-  auto map = std::make_shared<const OnDemandMap>(trace, m, /*own_copy=*/true);
+  auto map = shared ? std::make_shared<const OnDemandMap>(shared, m)
+                    : std::make_shared<const OnDemandMap>(trace, m, /*own_copy=*/true);
   std::vector<uint8_t> masked;
   std::vector<float> firstKey;
   std::vector<float> values = map->block_max(headSelector(sel.head), overviewStep(m), overviewStep(m), &masked, &firstKey);
@@ -382,12 +386,18 @@ HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const At
 
 }  // namespace
 
+HeatmapData attentionHeatmap(const std::shared_ptr<const Trace>& trace, const AttentionSelection& sel) {
+  if (sel.head >= HeadMax)
+    if (const AttentionMap& m = requireMap(*trace, sel); overviewApplies(m)) return onDemandOverview(*trace, m, sel, trace);
+  return attentionHeatmap(*trace, sel);
+}
+
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) {
   if (sel.head == HeadRollout) return rolloutHeatmap(trace, sel);
   if (sel.head == HeadFlow) return flowHeatmap(trace, sel);
   const AttentionMap& m = requireMap(trace, sel);
   const int64_t H = m.heads, n = m.queries.count * m.keys.count;
-  if (overviewApplies(m)) return onDemandOverview(trace, m, sel);
+  if (overviewApplies(m)) return onDemandOverview(trace, m, sel, nullptr);
   HeatmapData d;
   d.rows = static_cast<int>(m.queries.count);
   d.cols = static_cast<int>(m.keys.count);

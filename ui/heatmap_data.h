@@ -134,6 +134,9 @@ QString displayLabel(const std::string& label);
 // missing map or head.
 constexpr int64_t kExactHeatmapCells = int64_t(2048) * 2048;
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
+// The same; an overview of a map computed on request then shares the trace (its exact windows
+// read the trace's queries and keys, keeping it alive) instead of copying them.
+HeatmapData attentionHeatmap(const std::shared_ptr<const Trace>& trace, const AttentionSelection& sel);
 // The overviews attentionHeatmap gives for every head of sel's map, then for HeadMean and
 // HeadMax, computed in one pass over the map; empty unless the map is computed on request and
 // over kExactHeatmapCells. (The model grid's tiles of a long input.)

@@ -596,7 +596,7 @@ HeatmapData MainWindow::heatmapOf(const AttentionSelection& sel) {
     });
     job->setFuture(QtConcurrent::run([trace = m_trace, sel] {
       try {
-        return attentionHeatmap(*trace, sel);
+        return attentionHeatmap(trace, sel);  // shares the trace: no copy of q and k per kept overview
       } catch (const std::exception& e) {  // said in the view, and kept so it is not retried
         HeatmapData failed;
         failed.emptyText = QString::fromStdString(e.what());

@@ -62,6 +62,10 @@ OnDemandMap::OnDemandMap(const Trace& trace, const AttentionMap& m, bool own_cop
   }
 }
 
+OnDemandMap::OnDemandMap(std::shared_ptr<const Trace> trace, const AttentionMap& m) : OnDemandMap(*trace, m) {
+  owner_ = std::move(trace);
+}
+
 void OnDemandMap::block_weights(int64_t head, const KeyBlock& b, float* probs) const {
   auto one = [&](int64_t h, float* out) {
     attention_block(head_rows(q_, lq_, h, d_, heads_), head_rows(k_, lk_, h, d_, heads_), mask_, scale_, b, out);

@@ -6,6 +6,7 @@
 // overview are computed from them here with the forward's own block routine
 // (core/backend/attention_rows.h), so they equal what a run storing the maps holds, bit for bit.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/backend/attention_rows.h"
@@ -39,6 +40,9 @@ class OnDemandMap {
   // queries and keys `m` describes. With `own_copy` the queries and keys are copied, so the map
   // outlives the trace (a view keeping it); otherwise the trace must outlive it.
   OnDemandMap(const Trace& trace, const AttentionMap& m, bool own_copy = false);
+  // Reads the trace's queries and keys in place and keeps the trace alive (views sharing one
+  // run's trace, without a copy per view).
+  OnDemandMap(std::shared_ptr<const Trace> trace, const AttentionMap& m);
   int64_t heads() const { return heads_; }
   int64_t queries() const { return lq_; }
   int64_t keys() const { return lk_; }
@@ -77,6 +81,7 @@ class OnDemandMap {
   void block_weights(int64_t head, const KeyBlock& b, float* probs) const;
 
   std::vector<float> own_q_, own_k_;
+  std::shared_ptr<const Trace> owner_;
   const float *q_ = nullptr, *k_ = nullptr;
   int64_t heads_ = 0, lq_ = 0, lk_ = 0, d_ = 0;
   float scale_ = 0.0f;

@@ -273,3 +273,24 @@ TEST_CASE("the app's kept overviews belong to the run on screen", "[ui][on-deman
   CHECK(second.values == attentionHeatmap(*rw.w.trace(), sel).values);
   waitRun([&] { rw.w.mapStorageAction(MapStorage::Auto)->trigger(); });
 }
+
+TEST_CASE("an overview made from a shared trace reads its queries and keys in place and keeps it alive",
+          "[ui][on-demand]") {
+  const Model model = tinyDecoder();
+  auto trace = std::make_shared<const Trace>(runWith(model, 2100, MapStorage::OnDemand).trace);
+  const std::weak_ptr<const Trace> watch = trace;
+  const AttentionSelection sel{"decoder", "self_attn", 1, 2, 0};
+  HeatmapData shared = attentionHeatmap(trace, sel);
+  const HeatmapData copied = attentionHeatmap(*trace, sel);  // its own copy of q and k
+  REQUIRE(shared.pooled());
+  REQUIRE(shared.detail);
+  CHECK(shared.values == copied.values);
+  trace.reset();
+  CHECK_FALSE(watch.expired());  // the overview holds the run's trace
+  const HeatmapData a = shared.detail->window(1000, 1040, 990, 1030), b = copied.detail->window(1000, 1040, 990, 1030);
+  CHECK(a.values == b.values);
+  CHECK(a.mask == b.mask);
+  CHECK(a.rowLabels == b.rowLabels);
+  shared = HeatmapData{};
+  CHECK(watch.expired());  // and lets it go with the overview
+}
