@@ -54,8 +54,6 @@ int64_t key_union(const PatternRuns& pr, const int64_t* rows, int64_t n, std::ve
   return nnz;
 }
 
-
-
 // Estimated cost in score cells (a cell is 2 (d_k + d_v) flops): the cells the tile kernel
 // computes; packing a key's and value's rows costs about 8 cells; a group about 64 (its
 // bookkeeping).
@@ -223,8 +221,11 @@ RowGrouping choose_grouping(const CsrPattern& p, const PatternRuns& pr) {
 
 namespace {
 
-// Plans of patterns with a recipe, most recently used first, within kPlanCacheBytes.
-constexpr size_t kPlanCacheBytes = size_t(512) << 20;
+// Plans of patterns with a recipe, most recently used first: at most kPlanCacheEntries within
+// kPlanCacheBytes (a model has a few distinct patterns per length; a plan at 16k tokens is
+// 10-30 MB).
+constexpr size_t kPlanCacheEntries = 16;
+constexpr size_t kPlanCacheBytes = size_t(256) << 20;
 
 size_t bytes_of(const HeadPlan& p) {
   return p.runs.runs.size() * sizeof(KeyRange) + p.runs.row_begin.size() * 8 + p.grouping.order.size() * 8 +
@@ -269,7 +270,7 @@ std::shared_ptr<const HeadPlan> head_plan(const CsrPattern& pattern) {
   std::lock_guard<std::mutex> lock(cache.mutex);
   cache.recent.emplace_front(pattern.recipe, plan);
   cache.bytes += bytes_of(*plan);
-  while (cache.bytes > kPlanCacheBytes && cache.recent.size() > 1) {
+  while ((cache.bytes > kPlanCacheBytes || cache.recent.size() > kPlanCacheEntries) && cache.recent.size() > 1) {
     cache.bytes -= bytes_of(*cache.recent.back().second);
     cache.recent.pop_back();
   }
