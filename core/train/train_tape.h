@@ -52,6 +52,14 @@ MatT<S> with_keep(const MatT<S>& p, const std::vector<S>& prob_keep, int h) {
   return p.cwiseProduct(Eigen::Map<const MatT<S>>(prob_keep.data() + h * p.size(), p.rows(), p.cols()));
 }
 
+// The gradient through softmax rows, P = softmax(S) row by row: dL/dS = P .* (dP - rowsum(dP .* P)).
+// Every attention op of the tape (dense, span, Shaw, additive, Transformer-XL) backs through it.
+template <class S>
+MatT<S> softmax_backward(const MatT<S>& p, const MatT<S>& dp) {
+  const auto rows = dp.cwiseProduct(p).rowwise().sum().eval();
+  return p.cwiseProduct(MatT<S>(dp.colwise() - rows));
+}
+
 template <class S>
 class Tape {
  public:
@@ -339,9 +347,7 @@ class Tape {
         dvm.middleCols(h * dv, dv).noalias() += used.transpose() * dO;
         M dP = dO * V.middleCols(h * dv, dv).transpose();  // [Lq, Lk]
         if (keep.size()) dP = dP.cwiseProduct(keep);
-        // softmax backward: dS = P (dP - rowsum(dP P))
-        const auto rows = dP.cwiseProduct(P[h]).rowwise().sum().eval();
-        M dS = P[h].cwiseProduct(M(dP.colwise() - rows)) * spec.scale;
+        M dS = softmax_backward(P[h], dP) * spec.scale;
         if (spec.self_constant)  // a constant score: no gradient to q or k
           for (Eigen::Index i = 0; i < std::min(lq, lk); ++i) dS(i, i) = S(0);
         dq.middleCols(h * dk, dk).noalias() += dS * K.middleCols(h * dk, dk);

@@ -137,8 +137,7 @@ int additive_attention(Tape<S>& t, int q, int k, int v, int w1, int w2, int va, 
       const M dO = dout.middleCols(h * dh, dh);
       dvm.middleCols(h * dh, dh).noalias() += with_keep(P, spec.prob_keep, h).transpose() * dO;
       const M dP = with_keep(M(dO * V.middleCols(h * dh, dh).transpose()), spec.prob_keep, h);
-      const auto rows = dP.cwiseProduct(P).rowwise().sum().eval();
-      const M dS = P.cwiseProduct(M(dP.colwise() - rows));
+      const M dS = softmax_backward(P, dP);
       const M a = Q.middleCols(h * dh, dh) * weights(W1, h).transpose();
       const M b = K.middleCols(h * dh, dh) * weights(W2, h).transpose();
       const auto vh = VA.row(h);

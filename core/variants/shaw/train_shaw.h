@@ -72,8 +72,7 @@ int shaw_attention(Tape<S>& t, int q, int k, int v, int rel_k, int rel_v, const 
           dav.row(r) += used(i, j) * dO.row(i);
         }
       dP = with_keep(dP, spec.prob_keep, h);
-      const auto rows = dP.cwiseProduct(P).rowwise().sum().eval();
-      const M dS = P.cwiseProduct(M(dP.colwise() - rows)) * spec.scale;
+      const M dS = softmax_backward(P, dP) * spec.scale;
       dq.middleCols(h * dh, dh).noalias() += dS * K.middleCols(h * dh, dh);
       dkm.middleCols(h * dh, dh).noalias() += dS.transpose() * Q.middleCols(h * dh, dh);
       M ds_buckets = M::Zero(lq, AK.rows());  // sum of ds over the keys at each distance

@@ -81,8 +81,7 @@ int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb
       const M dO = dout.middleCols(h * dh, dh);
       dvm.middleCols(h * dh, dh).noalias() += with_keep(P, prob_keep, h).transpose() * dO;
       const M dP = with_keep(M(dO * V.middleCols(h * dh, dh).transpose()), prob_keep, h);
-      const auto rows = dP.cwiseProduct(P).rowwise().sum().eval();
-      const M dS = P.cwiseProduct(M(dP.colwise() - rows)) * scale;
+      const M dS = softmax_backward(P, dP) * scale;
       for (Eigen::Index i = 0; i < lq; ++i) {
         const auto qu = (Q.row(i).segment(h * dh, dh) + U.row(h)).eval();
         const auto qv = (Q.row(i).segment(h * dh, dh) + VB.row(h)).eval();
