@@ -30,29 +30,46 @@ double keys_per_query(const ModelConfig& c, double L) {
   return L;
 }
 
-// Nonzeros of the union of one sparse layer's heads at length L, bounded by the sum over the
-// distinct head patterns of layer 0 (exact counts, sparse_pattern.h); LSH: about 2 sqrt(L) + 16
-// keys per query (a few buckets' chunks).
-double sparse_nonzeros(const ModelConfig& c, int64_t L) {
-  if (c.sparse.pattern == SparsePattern::None) return double(L) * std::min(double(L), 2.0 * std::ceil(std::sqrt(double(L))) + 16);
+// Nonzeros of one sparse layer at length L: the union of its heads, bounded by the sum over the
+// distinct head patterns of layer 0 (exact counts, sparse_pattern.h), and the largest head's
+// (the union has at least that many); LSH: about 2 sqrt(L) + 16 keys per query (a few buckets'
+// chunks), its heads hashing apart.
+struct SparseNonzeros {
+  double union_bound = 0, largest_head = 0;
+  bool heads_differ = false;  // else the trace leaves out the per-head membership flags
+};
+
+SparseNonzeros sparse_nonzeros(const ModelConfig& c, int64_t L) {
+  SparseNonzeros n;
+  if (c.sparse.pattern == SparsePattern::None) {
+    n.union_bound = n.largest_head = double(L) * std::min(double(L), 2.0 * std::ceil(std::sqrt(double(L))) + 16);
+    n.heads_differ = true;
+    return n;
+  }
   const bool causal = c.architecture == Architecture::Decoder;
-  double nnz = 0;
   std::vector<std::pair<int, int64_t>> seen;  // (factor, summary offset) of the heads counted
   for (int64_t h = 0; h < c.n_heads; ++h) {
     const PatternRows rows(c.sparse, L, 0, h, causal);
     const std::pair<int, int64_t> key{rows.factor(), rows.summary_offset()};
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
-    nnz += double(pattern_stats(rows).nnz);
+    const double nnz = double(pattern_stats(rows).nnz);
+    n.union_bound += nnz;
+    n.largest_head = std::max(n.largest_head, nnz);
   }
-  return std::min(nnz, double(L) * double(L));
+  n.union_bound = std::min(n.union_bound, double(L) * double(L));
+  n.heads_differ = seen.size() > 1;
+  return n;
 }
 
-// Bytes one sparse or LSH self-attention layer of L positions and `nnz` nonzeros traces beyond
-// its dense copy: the CSR of the heads' union (row pointers, indices) and per head its
-// probabilities and membership flags.
-double sparse_trace_bytes(const ModelConfig& c, int64_t L, double nnz, const TraceOptions& t) {
-  return t.attention ? 4.0 * (double(L) + 1 + (2.0 * double(c.n_heads) + 1) * nnz) : 0.0;
+// Bytes one sparse or LSH self-attention layer of L positions traces beyond its dense copy: the
+// CSR of the heads' union (row pointers, indices), per head its probabilities and, when the heads'
+// patterns differ, their membership flags; nothing when even one head's indices are past what
+// float32 arrays hold exactly (trace_sparse_attention then traces no CSR).
+double sparse_trace_bytes(const ModelConfig& c, int64_t L, const SparseNonzeros& n, const TraceOptions& t) {
+  if (!t.attention || n.largest_head >= double(kMaxTracedIndex)) return 0.0;
+  const double per_nonzero = 1.0 + double(c.n_heads) * (n.heads_differ ? 2.0 : 1.0);
+  return 4.0 * (double(L) + 1 + per_nonzero * n.union_bound);
 }
 
 // Bytes per traced query-key cell of one layer: probabilities and scores per head, one mask.
@@ -107,8 +124,8 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
   };
   // Sparse and LSH layers: their CSR arrays, and the probabilities of the layer in flight.
   const bool sparse = c.sparse.pattern != SparsePattern::None || c.lsh.enabled;
-  const double nnz_source = sparse ? sparse_nonzeros(c, source_len) : 0.0;
-  const double nnz_target = sparse && target_len > 0 ? sparse_nonzeros(c, target_len) : 0.0;
+  const SparseNonzeros nnz_source = sparse ? sparse_nonzeros(c, source_len) : SparseNonzeros{};
+  const SparseNonzeros nnz_target = sparse && target_len > 0 ? sparse_nonzeros(c, target_len) : SparseNonzeros{};
   double csr = 0;
   if (c.architecture == Architecture::EncoderDecoder) {
     add_layers(enc_layers, S, keys_per_query(c, S));
@@ -124,7 +141,7 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     if (sparse) csr = layers * sparse_trace_bytes(c, source_len, nnz_source, t);
     positions = S * layers;
   }
-  largest = std::max({largest, nnz_source, nnz_target});
+  largest = std::max({largest, nnz_source.union_bound, nnz_target.union_bound});
   if (maps_on_demand(c, t, source_len, target_len)) {
     // Queries and keys per layer instead of the maps (attention_on_demand.h); while a layer
     // runs, each head in flight holds two blocks of rows over every key.

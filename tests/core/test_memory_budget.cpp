@@ -186,6 +186,51 @@ TEST_CASE("memory estimate: sparse layers over the dense-copy limit trace CSR on
   }
 }
 
+TEST_CASE("memory estimate: heads sharing one pattern trace no membership flags, and it is counted",
+          "[memory-budget][sparse]") {
+  for (const char* name : {"tiny-local1d", "tiny-local1d-unmasked"}) {
+    INFO(name);
+    const int64_t L = 2100;
+    const Model model = preset_model(name, L);
+    const RunResult r = model.run(std::string(size_t(L), 'a'), "", RunOptions{});
+    int with_values = 0;
+    for (const AttentionMap& m : r.trace.attention_maps) {
+      with_values += r.trace.find(m.array + ".values") != nullptr;
+      CHECK(r.trace.find(m.array + ".allowed") == nullptr);  // one pattern: every nonzero is every head's
+    }
+    CHECK(with_values == 2);  // both layers traced their CSR
+    const double actual = traced_attention_bytes(r.trace);
+    const RunMemoryEstimate e = estimate_run_memory(model.config(), L, 0, RunOptions{}.trace);
+    CHECK(e.attention_maps >= 0.9 * actual);
+    CHECK(e.attention_maps <= 4.0 * actual);
+  }
+  // Per-head factors keep them.
+  const Model fixed = preset_model("tiny-sparse-fixed", 300);
+  const RunResult r = fixed.run(std::string(300, 'a'), "", RunOptions{});
+  CHECK(r.trace.find("decoder.layer0.self_attn.allowed") != nullptr);
+}
+
+TEST_CASE("memory estimate: a sparse layer past the traceable nonzeros counts no CSR arrays, as the run traces none",
+          "[memory-budget][sparse]") {
+  // local1d_unmasked with one block over the whole input: every query sees every key, so each of
+  // the 4 heads has L^2 = 16,810,000 nonzeros, past the 2^24 that float32 indices hold exactly.
+  ModelConfig c = preset_config("tiny-local1d-unmasked");
+  const int64_t L = 4100;
+  REQUIRE(L * L >= kMaxTracedIndex);
+  c.sparse.block_length = L;
+  c.n_layers = 1;
+  const Model model(c, init_params(c, 1));
+  const RunResult r = model.run(std::string(size_t(L), 'a'), "", RunOptions{});
+  for (const TracedArray& a : r.trace.arrays) {
+    INFO(a.name);
+    CHECK(a.name.find(".values") == std::string::npos);
+    CHECK(a.name.find(".indices") == std::string::npos);
+  }
+  const RunMemoryEstimate e = estimate_run_memory(c, L, 0, RunOptions{}.trace);
+  // The CSR arrays would be 4 bytes x (1 + 2 x 4 heads) x 16.8 M = 605 MB; counted before, 0 now.
+  CHECK(e.attention_maps < 50e6);
+}
+
 TEST_CASE("memory guard: freed blocks the allocator keeps count as available", "[memory-budget]") {
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -113,17 +113,16 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
   for (int64_t h = 0; h < n_heads; ++h) {
     // Heads with identical patterns share the work (all of them unless per-head choices).
     PatternRows rows(s, length, layer, h, mask.causal);
+    const std::string recipe = rows.recipe();
     bool reused = false;
-    for (int64_t g = 0; g < h && !reused; ++g) {
-      PatternRows other(s, length, layer, g, mask.causal);
-      if (other.factor() == rows.factor() && other.summary_offset() == rows.summary_offset()) {
+    for (int64_t g = 0; g < h && !reused; ++g)
+      if (PatternRows(s, length, layer, g, mask.causal).recipe() == recipe) {
         out.push_back(out[size_t(g)]);
         reused = true;
       }
-    }
     if (reused) continue;
     CsrPattern p = build_csr(rows);
-    p.recipe = mask.allowed.empty() ? rows.recipe() + mask_recipe : "";
+    p.recipe = mask.allowed.empty() ? recipe + mask_recipe : "";
     if (any_mask) {  // keep only keys the mask allows (causal, padding), compacting in place
       int64_t w = 0;
       for (int64_t i = 0; i < p.rows; ++i) {
@@ -158,9 +157,6 @@ int64_t layer_index_of(const std::string& prefix) {
   }
   return any ? n : 0;
 }
-
-// Trace arrays hold integers in float32: exact only below 2^24.
-constexpr int64_t kMaxTracedIndex = int64_t(1) << 24;
 
 void trace_sparse_attention(Trace& trace, const std::string& name,
                             const std::vector<CsrPattern>& heads,
@@ -198,8 +194,11 @@ void trace_sparse_attention(Trace& trace, const std::string& name,
               std::move(indices), DType::I32);
     trace.add(name + ".values", "sparse attention probabilities per head at each nonzero [heads, nnz]",
               std::move(values));
-    trace.add(name + ".allowed", "1 where the nonzero belongs to the head's own pattern [heads, nnz]",
-              std::move(allowed), DType::I32);
+    const std::vector<size_t> first = first_equal_patterns(heads);
+    const bool one_pattern = std::all_of(first.begin(), first.end(), [](size_t f) { return f == 0; });
+    if (!one_pattern)  // readers take a missing .allowed as every nonzero being every head's
+      trace.add(name + ".allowed", "1 where the nonzero belongs to the head's own pattern [heads, nnz]",
+                std::move(allowed), DType::I32);
   }
   if (!dense_copy) return;
   if (want_mask) {

@@ -54,6 +54,10 @@ DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor&
                                const DTensor& v, const std::string& prefix,
                                const std::string& traced_name, const AttentionMask& mask);
 
+// Trace arrays hold integers in float32, exact only below 2^24: a layer whose union of head
+// patterns has this many nonzeros or more traces no CSR arrays.
+constexpr int64_t kMaxTracedIndex = int64_t(1) << 24;
+
 // Dense copies of implicit and sparse maps are traced only up to this length (Performer's
 // implicit maps, and the masks of sparse layers).
 constexpr int64_t kDenseTraceLimit = 4096;
@@ -67,7 +71,8 @@ inline bool sparse_dense_copy_traced(int64_t heads, int64_t length) {
 }
 
 // Records per-head sparse probabilities (one CSR + probs per head) as
-// `<name>.indptr/.indices/.values/.allowed` over the union of the heads' patterns, plus the
+// `<name>.indptr/.indices/.values/.allowed` over the union of the heads' patterns (`.allowed`
+// only when the heads' patterns differ: with one pattern every nonzero is every head's), plus the
 // dense `<name>` (with_values) and `<name>.mask` (with_mask) when sparse_dense_copy_traced.
 void trace_sparse_attention(Trace& trace, const std::string& name,
                             const std::vector<CsrPattern>& heads,

@@ -66,12 +66,15 @@ PatternRows::PatternRows(const SparseConfig& s, int64_t length, int64_t layer, i
 }
 
 std::string PatternRows::recipe() const {
-  // Every field of SparseConfig the rows may read, resolved values included.
+  // Every field of SparseConfig the rows may read, resolved values included. The factor and the
+  // summary shift only where row() reads them (strided and fixed; fixed), so the heads of a local
+  // pattern, which all have the same rows, have the same recipe.
   const SparseConfig& s = s_;
-  std::string r = "pattern " + std::to_string(int(s.pattern)) + " combine " + std::to_string(int(s.combine));
-  for (const int64_t x : {L_, l_, off_, int64_t(factor_), int64_t(causal_), s.stride, s.block, s.summary,
-                          int64_t(s.per_head_summary), s.block_length, s.filter_width, s.query_h, s.query_w,
-                          s.flange_h, s.flange_w, s.image_width, s.image_channels})
+  const bool factored = s.pattern == SparsePattern::Strided || s.pattern == SparsePattern::Fixed;
+  std::string r = "pattern " + std::to_string(int(s.pattern));
+  for (const int64_t x : {L_, l_, factored ? int64_t(factor_) : -1, s.pattern == SparsePattern::Fixed ? off_ : -1,
+                          int64_t(causal_), s.stride, s.block, s.summary, s.block_length, s.filter_width,
+                          s.query_h, s.query_w, s.flange_h, s.flange_w, s.image_width, s.image_channels})
     r += " " + std::to_string(x);
   return r;
 }
