@@ -47,12 +47,12 @@ SparseNonzeros sparse_nonzeros(const ModelConfig& c, int64_t L) {
     return n;
   }
   const bool causal = c.architecture == Architecture::Decoder;
-  std::vector<std::pair<int, int64_t>> seen;  // (factor, summary offset) of the heads counted
+  std::vector<std::string> seen;  // recipes of the head patterns counted (as layer_patterns shares them)
   for (int64_t h = 0; h < c.n_heads; ++h) {
     const PatternRows rows(c.sparse, L, 0, h, causal);
-    const std::pair<int, int64_t> key{rows.factor(), rows.summary_offset()};
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-    seen.push_back(key);
+    std::string recipe = rows.recipe();
+    if (std::find(seen.begin(), seen.end(), recipe) != seen.end()) continue;
+    seen.push_back(std::move(recipe));
     const double nnz = double(pattern_stats(rows).nnz);
     n.union_bound += nnz;
     n.largest_head = std::max(n.largest_head, nnz);
