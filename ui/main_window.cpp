@@ -1,4 +1,5 @@
 #include "ui/main_window.h"
+#include "core/model/memory_budget.h"
 #include "ui/compare_panel.h"
 #include "ui/search_panel.h"
 #include "ui/sweep_panel.h"
@@ -418,7 +419,10 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   if (m_modelSpec.startsWith("preset:")) text += " \u00B7 random weights (seeded, untrained)";
   if (!m_trace->target_tokens.empty()) text += QString(" \u2192 %1 target tokens").arg(m_trace->target_tokens.size());
   text += QString(" \u00B7 forward %1 ms").arg(ms, 0, 'f', 1);
-  if (m_families.empty()) text += " \u00B7 this model records no attention over tokens";
+  if (m_families.empty()) {
+    const std::string why = m_model ? untraced_sparse_maps_reason(m_model->config(), n) : std::string();
+    text += " \u00B7 " + (why.empty() ? QString("this model records no attention over tokens") : QString::fromStdString(why));
+  }
   // NaN/Inf in the output: the views would show garbage without saying why.
   const std::vector<std::string> overflow = output_warnings(*m_result);
   if (!overflow.empty()) {

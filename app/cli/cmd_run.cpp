@@ -7,6 +7,7 @@
 
 #include "core/analysis/ablation.h"
 #include "core/analysis/weight_check.h"
+#include "core/model/memory_budget.h"
 #include "app/cli/ablation_args.h"
 #include "app/cli/commands.h"
 #include "core/formats/dump.h"
@@ -211,6 +212,9 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!result.trace.target_tokens.empty()) print_tokens("target tokens", result.trace.target_tokens);
   for (const auto& arr : result.trace.arrays)
     std::printf("  %-36s %s\n", arr.name.c_str(), shape_str(arr.tensor.shape).c_str());
+  if (const std::string why = untraced_sparse_maps_reason(model.config(), int64_t(result.trace.source_tokens.size()));
+      !why.empty())
+    std::fprintf(stderr, "note: %s\n", why.c_str());
   // NaN/Inf logits would print as NaN probabilities: say what happened instead.
   const std::vector<std::string> overflow = output_warnings(result);
   for (const auto& w : overflow) std::fprintf(stderr, "warning: %s\n", w.c_str());

@@ -106,6 +106,15 @@ uint64_t read_number(const char* path) {
 
 }  // namespace
 
+std::string untraced_sparse_maps_reason(const ModelConfig& c, int64_t source_len) {
+  if (c.sparse.pattern == SparsePattern::None || source_len < 1) return "";
+  const SparseNonzeros n = sparse_nonzeros(c, source_len);
+  if (n.largest_head < double(kMaxTracedIndex)) return "";
+  return "its sparse maps at " + std::to_string(source_len) + " tokens have " +
+         std::to_string(int64_t(n.largest_head)) + " nonzeros in one head, more than a trace can index (" +
+         std::to_string(kMaxTracedIndex) + "): none recorded; shorter inputs show them";
+}
+
 RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
                                       int64_t target_len, const TraceOptions& t) {
   RunMemoryEstimate e;

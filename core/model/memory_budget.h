@@ -30,6 +30,11 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& config, int64_t source_
 // guard.
 uint64_t available_memory_bytes();
 
+// Why a run of `config` over `source_len` tokens records no sparse attention maps, or "" when it
+// does: a layer whose head pattern has kMaxTracedIndex nonzeros or more traces no CSR arrays
+// (trace_sparse_attention), so its maps are missing from the views.
+std::string untraced_sparse_maps_reason(const ModelConfig& config, int64_t source_len);
+
 // Throws AtlasError when the estimate exceeds 90% of available_memory_bytes(), naming the
 // estimate, what is available, and the longest input that would fit.
 void check_run_memory(const ModelConfig& config, int64_t source_len, int64_t target_len,

@@ -229,6 +229,9 @@ TEST_CASE("memory estimate: a sparse layer past the traceable nonzeros counts no
   const RunMemoryEstimate e = estimate_run_memory(c, L, 0, RunOptions{}.trace);
   // The CSR arrays would be 4 bytes x (1 + 2 x 4 heads) x 16.8 M = 605 MB; counted before, 0 now.
   CHECK(e.attention_maps < 50e6);
+  // And the views can say why: 4100^2 nonzeros in one head.
+  CHECK(untraced_sparse_maps_reason(c, L).find("16810000 nonzeros in one head") != std::string::npos);
+  CHECK(untraced_sparse_maps_reason(c, 4000).empty());  // 16,000,000: traced
 }
 
 TEST_CASE("memory guard: freed blocks the allocator keeps count as available", "[memory-budget]") {
