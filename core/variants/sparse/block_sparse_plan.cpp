@@ -279,8 +279,6 @@ std::shared_ptr<const HeadPlan> head_plan(const CsrPattern& pattern) {
 
 }  // namespace block_sparse
 
-using block_sparse::KeyRange;
-using block_sparse::PatternRuns;
 using block_sparse::key_runs;
 using block_sparse::choose_grouping;
 using block_sparse::key_union;
@@ -289,8 +287,10 @@ RowGrouping group_rows(const CsrPattern& p) { return choose_grouping(p, key_runs
 
 SparseTiles sparse_tiles(const CsrPattern& p, int64_t max_rows) {
   if (max_rows < 1) throw AtlasError("sparse_tiles: max_rows must be at least 1");
-  const PatternRuns runs = key_runs(p);
-  const RowGrouping g = choose_grouping(p, runs);
+  // The CPU kernel's plan (cached by recipe): a group that fits one tile keeps its union; a
+  // larger one is cut, each piece with the union of its own rows.
+  const std::shared_ptr<const block_sparse::HeadPlan> plan = block_sparse::head_plan(p);
+  const RowGrouping& g = plan->grouping;
   SparseTiles t;
   t.row_begin.push_back(0);
   t.key_begin.push_back(0);
@@ -299,7 +299,10 @@ SparseTiles sparse_tiles(const CsrPattern& p, int64_t max_rows) {
     for (int64_t first = g.starts[k]; first < g.starts[k + 1]; first += max_rows) {
       const int64_t n = std::min(max_rows, g.starts[k + 1] - first);
       const int64_t* rows = g.order.data() + first;
-      key_union(runs, rows, n, cover, keys, nullptr);
+      if (n == g.starts[k + 1] - g.starts[k])
+        keys.assign(g.keys.begin() + g.key_begin[k], g.keys.begin() + g.key_begin[k + 1]);
+      else
+        key_union(plan->runs, rows, n, cover, keys, nullptr);
       t.rows.insert(t.rows.end(), rows, rows + n);
       t.row_begin.push_back(int64_t(t.rows.size()));
       t.keys.insert(t.keys.end(), keys.begin(), keys.end());

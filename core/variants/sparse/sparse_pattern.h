@@ -63,7 +63,9 @@ CsrPattern build_csr(const PatternRows& p);
 CsrPattern csr_union(const std::vector<CsrPattern>& patterns);  // same shape, merged rows
 // For each pattern, the index of the first one equal to it (itself when none before is): the
 // heads of one factor get equal copies from layer_patterns, and work per distinct pattern is
-// done once (the union, the kernels' row plans).
+// done once (the union, the kernels' row plans). Two patterns with recipes are equal when their
+// recipes are (nonzeros not compared; different recipes count as different); otherwise their
+// nonzeros are compared.
 std::vector<size_t> first_equal_patterns(const std::vector<CsrPattern>& patterns);
 
 struct PatternStats {
