@@ -55,20 +55,16 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &atlas::ui::MainWindow::firstRunShown, &window, [&window, shotPath] {
       // The layers x heads grid builds on a worker thread: on a long input it can still be
       // building when the run is shown. Wait for it (at most 60 s) so the picture shows it.
-      atlas::ui::ModelView* grid = window.modelView();
-      if (grid && grid->isVisible() && grid->building()) {
-        QEventLoop wait;
-        QObject::connect(grid, &atlas::ui::ModelView::built, &wait, &QEventLoop::quit);
-        QTimer::singleShot(60000, &wait, &QEventLoop::quit);
-        wait.exec();
-      }
       // Likewise the heatmap's overview of a map computed on request (long inputs).
-      if (window.overviewPending()) {
+      const auto waitFor = [](auto* sender, auto signal) {
         QEventLoop wait;
-        QObject::connect(&window, &atlas::ui::MainWindow::overviewShown, &wait, &QEventLoop::quit);
+        QObject::connect(sender, signal, &wait, &QEventLoop::quit);
         QTimer::singleShot(60000, &wait, &QEventLoop::quit);
         wait.exec();
-      }
+      };
+      atlas::ui::ModelView* grid = window.modelView();
+      if (grid && grid->isVisible() && grid->building()) waitFor(grid, &atlas::ui::ModelView::built);
+      if (window.overviewPending()) waitFor(&window, &atlas::ui::MainWindow::overviewShown);
       // Let the layout settle and every view paint once before grabbing.
       QTimer::singleShot(200, &window, [&window, shotPath] {
         if (!shotPath.isEmpty()) {

@@ -365,10 +365,6 @@ HeatmapData overviewOf(const Trace& trace, const AttentionMap& m, const std::sha
   return d;
 }
 
-bool overviewApplies(const AttentionMap& m) {
-  return m.on_demand && !m.dense && m.queries.count * m.keys.count > kExactHeatmapCells;
-}
-
 // `shared` (optional): the trace as shared, so the overview's exact windows read its queries and
 // keys in place (keeping it alive) instead of a copy of their own.
 HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const AttentionSelection& sel,
@@ -386,9 +382,14 @@ HeatmapData onDemandOverview(const Trace& trace, const AttentionMap& m, const At
 
 }  // namespace
 
+bool heatmapIsOverview(const AttentionMap& m, int head) {
+  return head >= HeadMax && m.on_demand && !m.dense && m.queries.count * m.keys.count > kExactHeatmapCells;
+}
+
 HeatmapData attentionHeatmap(const std::shared_ptr<const Trace>& trace, const AttentionSelection& sel) {
   if (sel.head >= HeadMax)
-    if (const AttentionMap& m = requireMap(*trace, sel); overviewApplies(m)) return onDemandOverview(*trace, m, sel, trace);
+    if (const AttentionMap& m = requireMap(*trace, sel); heatmapIsOverview(m, sel.head))
+      return onDemandOverview(*trace, m, sel, trace);
   return attentionHeatmap(*trace, sel);
 }
 
@@ -397,7 +398,7 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) 
   if (sel.head == HeadFlow) return flowHeatmap(trace, sel);
   const AttentionMap& m = requireMap(trace, sel);
   const int64_t H = m.heads, n = m.queries.count * m.keys.count;
-  if (overviewApplies(m)) return onDemandOverview(trace, m, sel, nullptr);
+  if (heatmapIsOverview(m, sel.head)) return onDemandOverview(trace, m, sel, nullptr);
   HeatmapData d;
   d.rows = static_cast<int>(m.queries.count);
   d.cols = static_cast<int>(m.keys.count);
@@ -432,7 +433,7 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) 
 
 std::vector<HeatmapData> onDemandOverviews(const Trace& trace, const AttentionSelection& sel) {
   const AttentionMap& m = requireMap(trace, sel);
-  if (!overviewApplies(m)) return {};
+  if (!heatmapIsOverview(m, HeadMean)) return {};
   auto map = std::make_shared<const OnDemandMap>(trace, m, /*own_copy=*/true);
   std::vector<uint8_t> masked;
   std::vector<std::vector<float>> firstKeys;

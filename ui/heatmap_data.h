@@ -133,6 +133,9 @@ QString displayLabel(const std::string& label);
 // overview of block maxima with a `detail` for exact windows. Throws AtlasError naming the
 // missing map or head.
 constexpr int64_t kExactHeatmapCells = int64_t(2048) * 2048;
+// Whether attentionHeatmap gives head `head` (a head index, HeadMean or HeadMax) of `m` as an
+// overview of block maxima: a map computed on request with more than kExactHeatmapCells cells.
+bool heatmapIsOverview(const AttentionMap& m, int head);
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
 // The same; an overview of a map computed on request then shares the trace (its exact windows
 // read the trace's queries and keys, keeping it alive) instead of copying them.

@@ -375,9 +375,16 @@ void MainWindow::onRunFailed(const QString& message) {
   emit runError(message);
 }
 
+void MainWindow::dropOverviews() {
+  m_overviews.clear();
+  for (auto& [key, job] : m_overviewJobs) job->deleteLater();  // a job still running: its result is dropped
+  m_overviewJobs.clear();
+}
+
 void MainWindow::clearRun() {
   m_result.reset();
   m_trace.reset();
+  dropOverviews();
   m_sourceChips->setTokens({});
   m_targetChips->setTokens({});
   refreshFamilies();
@@ -403,9 +410,7 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
   clearError();
   m_result = std::move(result);
   m_trace = std::shared_ptr<const Trace>(m_result, &m_result->trace);  // shares the result's lifetime
-  m_overviews.clear();  // the last trace's (heatmapOf)
-  for (auto& [key, job] : m_overviewJobs) job->deleteLater();
-  m_overviewJobs.clear();
+  dropOverviews();  // the last trace's (heatmapOf)
   m_sourceChips->setTokens(m_trace->source_tokens);
   m_targetChips->setTokens(m_trace->target_tokens);
   refreshFamilies();
@@ -571,15 +576,7 @@ void MainWindow::selectQuery(int token) {
 
 HeatmapData MainWindow::heatmapOf(const AttentionSelection& sel) {
   const AttentionMap* map = findAttentionMap(*m_trace, sel);
-  const bool overview = map && map->on_demand && !map->dense && sel.head >= HeadMax &&
-                        map->queries.count * map->keys.count > kExactHeatmapCells;
-  if (!overview) return attentionHeatmap(*m_trace, sel);
-  if (m_overviewsOf.lock() != m_trace) {
-    m_overviews.clear();
-    for (auto& [key, job] : m_overviewJobs) job->deleteLater();  // its result is dropped
-    m_overviewJobs.clear();
-    m_overviewsOf = m_trace;
-  }
+  if (!map || !heatmapIsOverview(*map, sel.head)) return attentionHeatmap(*m_trace, sel);
   const auto key = std::make_pair(map->array, sel.head);
   if (auto it = m_overviews.find(key); it != m_overviews.end()) return it->second;
   // An overview reads every weight of the map (0.5 s a head at 16k tokens, the mean of 4 heads
@@ -587,15 +584,15 @@ HeatmapData MainWindow::heatmapOf(const AttentionSelection& sel) {
   if (!m_overviewJobs.count(key)) {
     auto* job = new QFutureWatcher<HeatmapData>(this);
     m_overviewJobs[key] = job;
-    connect(job, &QFutureWatcher<HeatmapData>::finished, this, [this, job, key, trace = m_trace] {
+    connect(job, &QFutureWatcher<HeatmapData>::finished, this, [this, job, key] {
       job->deleteLater();
       auto it = m_overviewJobs.find(key);
-      if (it == m_overviewJobs.end() || it->second != job) return;  // another run's
+      if (it == m_overviewJobs.end() || it->second != job) return;  // an earlier run's (dropOverviews)
       m_overviewJobs.erase(it);
       constexpr size_t kKept = 16;  // about 5 MB each
       if (m_overviews.size() >= kKept) m_overviews.clear();
       m_overviews[key] = job->result();
-      if (trace == m_trace) updateViews();
+      updateViews();
       emit overviewShown();
     });
     job->setFuture(QtConcurrent::run([trace = m_trace, sel] {

@@ -193,6 +193,7 @@ class MainWindow : public QMainWindow {
   // over the map each: half a second a head at 16k tokens) are kept for that trace, so going
   // back to a head is instant.
   HeatmapData heatmapOf(const AttentionSelection& sel);
+  void dropOverviews();
   void updateStyles();
   ColorMapping currentMapping() const;
   void showError(const QString& message);
@@ -290,9 +291,9 @@ class MainWindow : public QMainWindow {
   QAction* m_valueWeightedAction = nullptr;  // View > Value-weighted attention
   QAction* m_sharedScaleAction = nullptr;    // View > Grid: one colour scale for all tiles
   QAction* m_mapStorageActions[3] = {};      // View > Attention maps, by MapStorage
-  std::map<std::pair<std::string, int>, HeatmapData> m_overviews;  // by (array, head): heatmapOf
-  std::weak_ptr<const Trace> m_overviewsOf;
-  // Overviews being computed on a worker thread for the trace m_overviewsOf (heatmapOf).
+  // The trace on screen's overviews (heatmapOf), by (array, head), and those being computed on a
+  // worker thread; a new run or a cleared one drops both (dropOverviews).
+  std::map<std::pair<std::string, int>, HeatmapData> m_overviews;
   std::map<std::pair<std::string, int>, QFutureWatcher<HeatmapData>*> m_overviewJobs;
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspacePath;
