@@ -267,6 +267,10 @@ class Backend {
     for (const DTensor& t : ts) out.push_back(download(t));
     return out;
   }
+  // Downloads of tensors whose caller lets go of them (`ts` holds the last handles): a backend
+  // whose outputs live in host memory may hand a buffer over instead of copying it (the CPU
+  // backend does for its largest outputs: attention maps, logits). Otherwise download_all.
+  virtual std::vector<Tensor> take_all(std::vector<DTensor> ts) { return download_all(ts); }
   // Start recorded work without waiting (no-op for eager backends).
   virtual void flush() {}
   // Queue submissions so far (0 for eager backends); tested to catch per-op waits.

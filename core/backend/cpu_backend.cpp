@@ -40,18 +40,35 @@ struct UninitAllocator : Eigen::aligned_allocator<T> {
 struct CpuStorage : DeviceStorage {
   std::vector<float, UninitAllocator<float>> data;
   const float* borrowed = nullptr;  // a model weight read in place (upload_weight)
+  // An output large enough to be worth handing to the trace without a copy (take_all): held as
+  // a host Tensor from the start. Used instead of `data` when not empty.
+  Tensor host;
 };
 
 // Ops only write the tensors they make, so a borrowed weight is never written through this.
 float* ptr(const DTensor& t) {
   auto* s = static_cast<CpuStorage*>(t.storage.get());
-  return s->borrowed ? const_cast<float*>(s->borrowed) : s->data.data();
+  if (s->borrowed) return const_cast<float*>(s->borrowed);
+  return s->host.data.empty() ? s->data.data() : s->host.data.data();
 }
 
 // An output the op writes in full.
 DTensor make_uninit(Shape shape) {
   auto s = std::make_shared<CpuStorage>();
   s->data.resize(static_cast<size_t>(numel_of(shape)));
+  return DTensor{std::move(shape), std::move(s)};
+}
+
+// Outputs of at least this many floats (16 MB: attention maps, logits) are made as host Tensors:
+// zero-filling them costs less than the copy a download would make, which take_all then skips
+// (and the second buffer's page faults with it: at 1024 tokens GPT-2's maps are 600 MB).
+constexpr int64_t kHandOverFloats = int64_t{1} << 22;
+
+// An output the op writes in full, which the trace will likely keep.
+DTensor make_hand_over(Shape shape) {
+  if (numel_of(shape) < kHandOverFloats) return make_uninit(std::move(shape));
+  auto s = std::make_shared<CpuStorage>();
+  s->host = Tensor(shape);
   return DTensor{std::move(shape), std::move(s)};
 }
 
@@ -75,6 +92,22 @@ void require(bool ok, const char* op, const std::string& what) {
 
 
 std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
+
+// GPT-2's GELU, 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), with Eigen's vectorised tanh
+// (the scalar std::tanh was 4 % of a 1024-token forward). Computed in place in y (aligned as
+// Eigen packets) in chunks that start at multiples of 16, so which elements take the scalar tail
+// depends only on n, not on the thread split or on where x lies.
+void gelu_tanh(const float* x, float* y, int64_t n) {
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
+    std::copy(x + i0, x + i0 + len, y + i0);
+    Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> v(y + i0, len);
+    v = 0.5f * v * (1.0f + (0.7978845608028654f * (v + 0.044715f * v.cube())).tanh());
+  }
+}
 
 class CpuBackend : public Backend {
  public:
@@ -101,13 +134,30 @@ class CpuBackend : public Backend {
     return host;
   }
 
+  std::vector<Tensor> take_all(std::vector<DTensor> ts) override {
+    std::vector<Tensor> out;
+    out.reserve(ts.size());
+    for (DTensor& t : ts) {
+      auto* s = t.storage ? static_cast<CpuStorage*>(t.storage.get()) : nullptr;
+      // Only the last handle may give the buffer away: another holder would see it emptied.
+      if (s && !s->borrowed && !s->host.data.empty() && t.storage.use_count() == 1) {
+        out.push_back(std::move(s->host));
+        out.back().shape = t.shape;
+      } else {
+        out.push_back(t ? download(t) : Tensor{});
+      }
+      t = DTensor{};
+    }
+    return out;
+  }
+
   DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override {
     require(w.shape.size() == 2, "linear", "weight must be 2-D, got " + shape_str(w.shape));
     const int64_t in = w.shape[1], out = w.shape[0];
     require(last_dim(x) == in, "linear",
             "input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
     const int64_t m = x.numel() / in;
-    DTensor y = make_uninit({m, out});  // every column block is assigned below
+    DTensor y = make_hand_over({m, out});  // every column block is assigned below
     MatMap Y = rows_of(y, out);
     MatMap X = rows_of(x, in), Wt = rows_of(w, in);
     // Threads take whole blocks of output columns (one join per op) rather than letting
@@ -134,7 +184,7 @@ class CpuBackend : public Backend {
 
   DTensor add(const DTensor& a, const DTensor& b) override {
     require(a.shape == b.shape, "add", shape_str(a.shape) + " + " + shape_str(b.shape));
-    DTensor c = make(a.shape);
+    DTensor c = make_uninit(a.shape);
     const float *pa = ptr(a), *pb = ptr(b);
     float* pc = ptr(c);
     for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] + pb[i];
@@ -142,7 +192,7 @@ class CpuBackend : public Backend {
   }
 
   DTensor scale(const DTensor& x, float s) override {
-    DTensor y = make(x.shape);
+    DTensor y = make_uninit(x.shape);
     const float* px = ptr(x);
     float* py = ptr(y);
     for (int64_t i = 0; i < x.numel(); ++i) py[i] = px[i] * s;
@@ -153,7 +203,7 @@ class CpuBackend : public Backend {
                      float eps) override {
     const int64_t d = last_dim(x);
     require(gamma.numel() == d && beta.numel() == d, "layer_norm", "gamma/beta size");
-    DTensor y = make(x.shape);
+    DTensor y = make_uninit(x.shape);  // every row is assigned
     MatMap X = rows_of(x, d), Y = rows_of(y, d);
     auto g = rows_of(gamma, d).row(0), bt = rows_of(beta, d).row(0);
     for (int64_t r = 0; r < X.rows(); ++r) {
@@ -169,7 +219,7 @@ class CpuBackend : public Backend {
     const int64_t d = last_dim(x);
     require(g.numel() == 1, "scale_norm", "g must have one element");
     const float gv = ptr(g)[0];
-    DTensor y = make(x.shape);
+    DTensor y = make_uninit(x.shape);
     MatMap X = rows_of(x, d), Y = rows_of(y, d);
     for (int64_t r = 0; r < X.rows(); ++r)
       Y.row(r) = X.row(r) * (gv / std::max(X.row(r).norm(), eps));
@@ -178,14 +228,14 @@ class CpuBackend : public Backend {
 
   DTensor row_normalize(const DTensor& x, float eps) override {
     const int64_t d = last_dim(x);
-    DTensor y = make(x.shape);
+    DTensor y = make_uninit(x.shape);
     MatMap X = rows_of(x, d), Y = rows_of(y, d);
     for (int64_t r = 0; r < X.rows(); ++r) Y.row(r) = X.row(r) / std::max(X.row(r).norm(), eps);
     return y;
   }
 
   DTensor activation(const DTensor& x, Activation kind) override {
-    DTensor y = make(x.shape);
+    DTensor y = make_uninit(x.shape);
     const float* px = ptr(x);
     float* py = ptr(y);
     const int64_t n = x.numel();
@@ -199,11 +249,7 @@ class CpuBackend : public Backend {
           py[i] = 0.5f * px[i] * (1.0f + std::erf(px[i] * 0.70710678118654752f));
         break;
       case Activation::GeluTanh:
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
-        for (int64_t i = 0; i < n; ++i) {
-          const float v = px[i];
-          py[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-        }
+        gelu_tanh(px, py, n);
         break;
       case Activation::Silu:
 #pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > 65536)
@@ -216,7 +262,7 @@ class CpuBackend : public Backend {
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override {
     const int64_t d = last_dim(x);
     require(w.numel() == d, "rms_norm", "weight " + shape_str(w.shape) + " for input " + shape_str(x.shape));
-    DTensor y = make(x.shape);
+    DTensor y = make_uninit(x.shape);
     MatMap X = rows_of(x, d), Y = rows_of(y, d);
     auto g = rows_of(w, d).row(0);
     for (int64_t r = 0; r < X.rows(); ++r) {
@@ -228,7 +274,7 @@ class CpuBackend : public Backend {
 
   DTensor mul(const DTensor& a, const DTensor& b) override {
     require(a.shape == b.shape, "mul", shape_str(a.shape) + " * " + shape_str(b.shape));
-    DTensor c = make(a.shape);
+    DTensor c = make_uninit(a.shape);
     const float *pa = ptr(a), *pb = ptr(b);
     float* pc = ptr(c);
     for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] * pb[i];
@@ -240,7 +286,7 @@ class CpuBackend : public Backend {
             "repeat_heads", shape_str(x.shape) + " in heads of " + std::to_string(d_head));
     if (groups == 1) return x;
     const int64_t L = x.shape[0], kv = x.shape[1] / d_head;
-    DTensor y = make({L, kv * groups * d_head});
+    DTensor y = make_uninit({L, kv * groups * d_head});  // every head of every row is copied
     const float* px = ptr(x);
     float* py = ptr(y);
     for (int64_t l = 0; l < L; ++l)
@@ -252,7 +298,7 @@ class CpuBackend : public Backend {
   DTensor embedding(const DTensor& table, const std::vector<int32_t>& ids, float s) override {
     require(table.shape.size() == 2, "embedding", "table must be 2-D");
     const int64_t v = table.shape[0], d = table.shape[1];
-    DTensor y = make({static_cast<int64_t>(ids.size()), d});
+    DTensor y = make_uninit({static_cast<int64_t>(ids.size()), d});  // every row is assigned
     MatMap T = rows_of(table, d), Y = rows_of(y, d);
     for (size_t i = 0; i < ids.size(); ++i) {
       require(ids[i] >= 0 && ids[i] < v, "embedding",

@@ -374,14 +374,15 @@ void ForwardPass::trace_later(std::string name, std::string meaning, DTensor t, 
   trace_.add(std::move(name), std::move(meaning), Tensor{}, dtype);
 }
 
-Tensor ForwardPass::download_pending(const DTensor& also) {
+Tensor ForwardPass::download_pending(DTensor also) {
   std::vector<DTensor> wanted;
-  for (const Pending& p : pending_) wanted.push_back(p.tensor);
-  if (also) wanted.push_back(also);
-  std::vector<Tensor> got = be_.download_all(wanted);
+  for (Pending& p : pending_) wanted.push_back(std::move(p.tensor));
+  const bool with_also = static_cast<bool>(also);
+  if (with_also) wanted.push_back(std::move(also));
+  std::vector<Tensor> got = be_.take_all(std::move(wanted));
   for (size_t i = 0; i < pending_.size(); ++i) trace_.arrays[pending_[i].index].tensor = std::move(got[i]);
   pending_.clear();
-  return also ? got.back() : Tensor{};
+  return with_also ? std::move(got.back()) : Tensor{};
 }
 
 DTensor ForwardPass::output_logits(const DTensor& h) {

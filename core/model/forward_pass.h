@@ -81,8 +81,9 @@ class ForwardPass {
   // download_pending(), so a recording backend submits the whole forward once instead of once
   // per traced layer.
   void trace_later(std::string name, std::string meaning, DTensor t, DType dtype = DType::F32);
-  // Downloads every pending array, and `also` (returned), in one batch.
-  Tensor download_pending(const DTensor& also);
+  // Downloads every pending array, and `also` (returned), in one batch. The pass lets go of
+  // them, so the CPU backend hands its buffers over instead of copying (Backend::take_all).
+  Tensor download_pending(DTensor also);
 
  private:
   // Positions (sinusoidal or learned), token types and the embedding norm on top of x.

@@ -244,9 +244,10 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   }
 
   DTensor logits = pass.output_logits(h);
+  const bool has_logits = static_cast<bool>(logits);
   // One batch: a recording backend submits the whole forward and its traced copies once.
-  result.output = pass.download_pending(logits ? logits : h);
-  if (logits) {
+  result.output = pass.download_pending(has_logits ? std::move(logits) : std::move(h));
+  if (has_logits) {
     result.is_logits = true;
     trace.add(model_arrays::kLogits, "output logits per position [L, vocab]", result.output);
   } else {

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>  // wall-clock-ok: waitUntil's deadline
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cstdio>
@@ -31,6 +32,9 @@ inline QApplication* ensureApp() {
     auto* a = new QApplication(argc, argv);
     QApplication::setOrganizationName("AttentionAtlasTests");
     QApplication::setApplicationName("atlas_ui_tests");
+    // Every run starts from the defaults: a run that crashed mid-test would otherwise leave its
+    // choices (a Vulkan backend, maps on request) to the next run in the build tree's config.
+    QSettings().clear();
     return a;
   }();
   return app;
