@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/backend/cpu_gemm.h"
+
 namespace atlas {
 
 namespace {
@@ -61,11 +63,12 @@ void attention_block(const HeadRows& q, const HeadRows& k, const AttentionMask& 
   const int64_t lk = k.rows();
   MatMap P(probs, b.rows, lk);
   if (b.k1 > b.k0) {
-    // The product straight into P, then scaled in place (a scaled product is evaluated into a
-    // column-major temporary and copied over with strided loads).
-    auto block = P.middleCols(b.k0, b.k1 - b.k0);
-    block.noalias() = q.middleRows(b.r0, b.rows) * k.middleRows(b.k0, b.k1 - b.k0).transpose();
-    block *= scale;
+    // The product straight into P, then scaled in place. The packed kernel gives each score the
+    // same value whatever the block's shape (cpu_gemm.h), as Eigen does for these fixed shapes.
+    const int64_t dk = q.cols();
+    cpu_gemm::multiply(b.rows, b.k1 - b.k0, dk, {q.data() + b.r0 * q.outerStride(), q.outerStride(), 1},
+                       {k.data() + b.k0 * k.outerStride(), 1, k.outerStride()}, probs + b.k0, lk);
+    P.middleCols(b.k0, b.k1 - b.k0) *= scale;
   }
   const bool per_key_mask = !mask.key_valid.empty() || !mask.allowed.empty();
   for (int64_t t = 0; t < b.rows; ++t) {

@@ -2,9 +2,11 @@
 // One head's scaled dot-product attention, computed block by block of query rows. The CPU
 // backend's attention and the maps computed on request (core/model/attention_on_demand.h) both
 // call attention_block with the blocks of attention_key_blocks, so a map computed again from the
-// traced queries and keys equals the one the forward computed, bit for bit: Eigen's products
-// round differently for other block shapes, and its exp differently for unaligned elements,
-// which is why the block shapes are fixed here and the exp runs on aligned chunks.
+// traced queries and keys equals the one the forward computed, bit for bit. The scores' product
+// (cpu_gemm.h) gives every score the same value whatever the block's shape with AVX-512, but
+// Eigen's product (its fallback elsewhere) rounds differently for other shapes, and Eigen's exp
+// differently for unaligned elements: so the block shapes are fixed here and the exp runs on
+// aligned chunks.
 #include <Eigen/Core>
 #include <cstdint>
 #include <utility>

@@ -1,5 +1,6 @@
-// The Eigen CPU backend: the reference every other backend is tested against, and the
-// fallback. Ops run eagerly; Eigen's GEMM is multi-threaded through OpenMP.
+// The CPU backend: the reference every other backend is tested against, and the fallback. Ops
+// run eagerly on Eigen, with the packed matrix product of cpu_gemm.h for linear layers and
+// attention scores; work is split over OpenMP threads by this backend.
 #include <omp.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "core/backend/attention_rows.h"
 #include "core/backend/backend.h"
+#include "core/backend/cpu_gemm.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -93,6 +95,8 @@ void require(bool ok, const char* op, const std::string& what) {
 
 std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
 
+constexpr int64_t kPackedMinRows = 24;  // two of the packed kernel's row tiles
+
 // GPT-2's GELU, 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), with Eigen's vectorised tanh
 // (the scalar std::tanh was 4 % of a 1024-token forward). Computed in place in y (aligned as
 // Eigen packets) in chunks that start at multiples of 16, so which elements take the scalar tail
@@ -163,16 +167,25 @@ class CpuBackend : public Backend {
     // Threads take whole blocks of output columns (one join per op) rather than letting
     // Eigen's GEMM split itself: its inner spin-barriers stall badly whenever another process
     // holds a core, which made a 128-token forward 10x slower on a busy 2-core machine.
+    // Output columns [c0, c0 + n): the packed kernel (cpu_gemm.h) from a few row tiles up; for
+    // a keystroke's one or two new rows, packing the weight would cost more than Eigen's
+    // matrix-vector product reading it once.
+    auto columns = [&](int64_t c0, int64_t n) {
+      if (m >= kPackedMinRows)
+        cpu_gemm::multiply(m, n, in, {ptr(x), in, 1}, {ptr(w) + c0 * in, 1, in}, ptr(y) + c0, out);
+      else
+        Y.middleCols(c0, n).noalias() = X * Wt.middleRows(c0, n).transpose();
+    };
     const int threads = cpu_threads();
     if (threads > 1 && m * in * out >= (int64_t{1} << 22)) {
       const int64_t block = (out + threads - 1) / threads;
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (int t = 0; t < threads; ++t) {
         const int64_t c0 = t * block, n = std::min(block, out - c0);
-        if (n > 0) Y.middleCols(c0, n).noalias() = X * Wt.middleRows(c0, n).transpose();
+        if (n > 0) columns(c0, n);
       }
     } else {
-      Y.noalias() = X * Wt.transpose();
+      columns(0, out);
     }
     if (b) {
       require(b.numel() == out, "linear", "bias " + shape_str(b.shape) + " for " +
@@ -327,8 +340,8 @@ class CpuBackend : public Backend {
     AttentionResult r;
     r.out = make({lq, H * dv});
     // Every row of these is written below (a softmax or zeros; scores with -inf where masked).
-    if (args.want_probs) r.probs = make_uninit({H, lq, lk});
-    if (args.want_scores) r.scores = make_uninit({H, lq, lk});
+    if (args.want_probs) r.probs = make_hand_over({H, lq, lk});
+    if (args.want_scores) r.scores = make_hand_over({H, lq, lk});
     // No key to attend to: all-zero rows (the fully-masked rule), without reaching Eigen's
     // reductions over empty rows.
     if (lk == 0 || lq == 0) return r;

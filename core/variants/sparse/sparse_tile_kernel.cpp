@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/tensor/vec16.h"
+
 // Without AVX-512 (the portable preset) the 64-byte vectors are passed between this file's own
 // functions in pieces; the compilers warn that the ABI differs, which no caller outside sees.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -16,15 +18,11 @@ namespace atlas::tile_kernel {
 
 namespace {
 
-typedef float Vec __attribute__((vector_size(64)));
+using vec16::Vec;
+using vec16::load;
+using vec16::store;
+using vec16::transpose;
 typedef int32_t Bits __attribute__((vector_size(64)));
-
-inline Vec load(const float* p) {
-  Vec x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-inline void store(float* p, Vec x) { std::memcpy(p, &x, sizeof x); }
 
 // Heads this wide keep their keys as rows (block_scores_rows); others are transposed.
 constexpr int kRowMajorWidth = 64;
@@ -33,29 +31,6 @@ constexpr Bits kLaneBit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 40
 
 // Lanes of the rows that see a column: all ones where bit r of `rows` is set.
 inline Bits lanes_of(uint16_t rows) { return (kLaneBit & int32_t(rows)) != 0; }
-
-// Swaps the h x h blocks off the diagonal of every 2h x 2h block of rows top / bottom: h = 8, 4,
-// 2, 1 in turn transposes a 16 x 16 matrix held as 16 row vectors. (__builtin_shufflevector:
-// GCC 12 and Clang both have it; lane c of the result is lane `index` of top:bottom.)
-template <int h, int... c>
-inline void swap_blocks(Vec& top, Vec& bottom, std::integer_sequence<int, c...>) {
-  const Vec t = __builtin_shufflevector(top, bottom, ((c & h) ? 16 + c - h : c)...);
-  bottom = __builtin_shufflevector(top, bottom, ((c & h) ? 16 + c : c + h)...);
-  top = t;
-}
-
-template <int h>
-inline void swap_stage(Vec* m) {
-  for (int i = 0; i < kLanes; ++i)
-    if (!(i & h)) swap_blocks<h>(m[i], m[i + h], std::make_integer_sequence<int, kLanes>{});
-}
-
-inline void transpose(Vec* m) {
-  swap_stage<8>(m);
-  swap_stage<4>(m);
-  swap_stage<2>(m);
-  swap_stage<1>(m);
-}
 
 // dst[d][r] = rows[r][d] for d < width (a multiple of 16 read as vectors, the rest one by one),
 // r < n; lanes of absent rows are 0. dst has room for `width` vectors of 16.
