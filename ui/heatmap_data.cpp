@@ -545,7 +545,7 @@ HeatmapData flowHeatmap(const Trace& trace, const AttentionSelection& sel) {
   const Tensor f = attention_flow(mixed, full ? std::vector<int64_t>{} : std::vector<int64_t>{row});
   HeatmapData d;
   d.rows = d.cols = n;
-  d.values = f.data;
+  d.values.assign(f.data.begin(), f.data.end());
   if (!full) {
     d.mask.assign(d.values.size(), 0);
     for (int j = 0; j < n; ++j) d.mask[size_t(row) * n + j] = 1;
@@ -583,7 +583,7 @@ HeatmapData positionalHeatmap(const Trace& trace) {
   HeatmapData d;
   d.rows = static_cast<int>(p.tensor.dim(0));
   d.cols = static_cast<int>(p.tensor.dim(1));
-  d.values = p.tensor.data;
+  d.values.assign(p.tensor.data.begin(), p.tensor.data.end());
   for (int i = 0; i < d.rows; ++i) d.rowLabels << QString::number(i);
   for (int j = 0; j < d.cols; ++j) d.colLabels << QString::number(j);
   // RoPE traces its rotation angles instead of an added encoding (core/model/forward_pass.cpp).

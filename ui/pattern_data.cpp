@@ -61,7 +61,7 @@ PatternImage configPattern(const ModelConfig& c, const PatternWindow& w, int lay
   HeatmapData& d = out.tile;
   d.rows = static_cast<int>(t.rows);
   d.cols = static_cast<int>(t.cols);
-  d.values = tile.data;
+  d.values.assign(tile.data.begin(), tile.data.end());
   for (int64_t y = 0; y < t.rows; ++y) d.rowLabels << QString::number((t.r0 + y) * t.zoom);
   for (int64_t x = 0; x < t.cols; ++x) d.colLabels << QString::number((t.c0 + x) * t.zoom);
   d.title = QString("connectivity, %1, L %2%3").arg(out.stats.source).arg(w.length)

@@ -16,69 +16,30 @@ namespace atlas {
 
 namespace {
 
-// Aligned to Eigen's widest packet: with unaligned buffers Eigen peels a different number of
-// scalar elements per allocation, so sums would round differently from run to run.
-// Leaves floats uninitialised on resize, so an op that writes every element of its output
-// does not pay a zero-fill first (make_uninit); make() still zero-fills.
-template <class T>
-struct UninitAllocator : Eigen::aligned_allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitAllocator<U>;
-  };
-  UninitAllocator() = default;
-  template <class U>
-  UninitAllocator(const UninitAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... A>
-  void construct(U* p, A&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
-  }
-};
-
+// An op's output is a host Tensor (aligned, tensor.h), so a download the caller lets go of hands
+// the buffer over instead of copying it (take_all): at 1024 tokens GPT-2's maps are 600 MB.
 struct CpuStorage : DeviceStorage {
-  std::vector<float, UninitAllocator<float>> data;
+  Tensor values;
   const float* borrowed = nullptr;  // a model weight read in place (upload_weight)
-  // An output large enough to be worth handing to the trace without a copy (take_all): held as
-  // a host Tensor from the start. Used instead of `data` when not empty.
-  Tensor host;
 };
 
 // Ops only write the tensors they make, so a borrowed weight is never written through this.
 float* ptr(const DTensor& t) {
   auto* s = static_cast<CpuStorage*>(t.storage.get());
-  if (s->borrowed) return const_cast<float*>(s->borrowed);
-  return s->host.data.empty() ? s->data.data() : s->host.data.data();
+  return s->borrowed ? const_cast<float*>(s->borrowed) : s->values.data.data();
 }
 
-// An output the op writes in full.
+// An output the op writes in full: no zero-fill first.
 DTensor make_uninit(Shape shape) {
   auto s = std::make_shared<CpuStorage>();
-  s->data.resize(static_cast<size_t>(numel_of(shape)));
-  return DTensor{std::move(shape), std::move(s)};
-}
-
-// Outputs of at least this many floats (16 MB: attention maps, logits) are made as host Tensors:
-// zero-filling them costs less than the copy a download would make, which take_all then skips
-// (and the second buffer's page faults with it: at 1024 tokens GPT-2's maps are 600 MB).
-constexpr int64_t kHandOverFloats = int64_t{1} << 22;
-
-// An output the op writes in full, which the trace will likely keep.
-DTensor make_hand_over(Shape shape) {
-  if (numel_of(shape) < kHandOverFloats) return make_uninit(std::move(shape));
-  auto s = std::make_shared<CpuStorage>();
-  s->host = Tensor(shape);
+  s->values = Tensor::uninitialized(shape);
   return DTensor{std::move(shape), std::move(s)};
 }
 
 DTensor make(Shape shape) {  // zero-filled
-  DTensor t = make_uninit(std::move(shape));
-  auto* s = static_cast<CpuStorage*>(t.storage.get());
-  std::fill(s->data.begin(), s->data.end(), 0.0f);
-  return t;
+  auto s = std::make_shared<CpuStorage>();
+  s->values = Tensor(shape);
+  return DTensor{std::move(shape), std::move(s)};
 }
 
 // Rows x cols view of a tensor whose last dimension is the row length.
@@ -96,6 +57,9 @@ void require(bool ok, const char* op, const std::string& what) {
 std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
 
 constexpr int64_t kPackedMinRows = 24;  // two of the packed kernel's row tiles
+// Element-wise ops and row norms split over the threads above this many elements (each element
+// or row is computed the same way whichever thread takes it).
+constexpr int64_t kParallelElements = int64_t{1} << 18;
 
 // GPT-2's GELU, 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), with Eigen's vectorised tanh
 // (the scalar std::tanh was 4 % of a 1024-token forward). Computed in place in y (aligned as
@@ -133,7 +97,7 @@ class CpuBackend : public Backend {
   }
 
   Tensor download(const DTensor& t) override {
-    Tensor host(t.shape);
+    Tensor host = Tensor::uninitialized(t.shape);
     std::copy(ptr(t), ptr(t) + t.numel(), host.data.begin());
     return host;
   }
@@ -144,8 +108,8 @@ class CpuBackend : public Backend {
     for (DTensor& t : ts) {
       auto* s = t.storage ? static_cast<CpuStorage*>(t.storage.get()) : nullptr;
       // Only the last handle may give the buffer away: another holder would see it emptied.
-      if (s && !s->borrowed && !s->host.data.empty() && t.storage.use_count() == 1) {
-        out.push_back(std::move(s->host));
+      if (s && !s->borrowed && t.storage.use_count() == 1) {
+        out.push_back(std::move(s->values));
         out.back().shape = t.shape;
       } else {
         out.push_back(t ? download(t) : Tensor{});
@@ -161,7 +125,7 @@ class CpuBackend : public Backend {
     require(last_dim(x) == in, "linear",
             "input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
     const int64_t m = x.numel() / in;
-    DTensor y = make_hand_over({m, out});  // every column block is assigned below
+    DTensor y = make_uninit({m, out});  // every column block is assigned below
     MatMap Y = rows_of(y, out);
     MatMap X = rows_of(x, in), Wt = rows_of(w, in);
     // Threads take whole blocks of output columns (one join per op) rather than letting
@@ -200,7 +164,9 @@ class CpuBackend : public Backend {
     DTensor c = make_uninit(a.shape);
     const float *pa = ptr(a), *pb = ptr(b);
     float* pc = ptr(c);
-    for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] + pb[i];
+    const int64_t n = a.numel();
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) pc[i] = pa[i] + pb[i];
     return c;
   }
 
@@ -208,7 +174,9 @@ class CpuBackend : public Backend {
     DTensor y = make_uninit(x.shape);
     const float* px = ptr(x);
     float* py = ptr(y);
-    for (int64_t i = 0; i < x.numel(); ++i) py[i] = px[i] * s;
+    const int64_t n = x.numel();
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) py[i] = px[i] * s;
     return y;
   }
 
@@ -219,6 +187,7 @@ class CpuBackend : public Backend {
     DTensor y = make_uninit(x.shape);  // every row is assigned
     MatMap X = rows_of(x, d), Y = rows_of(y, d);
     auto g = rows_of(gamma, d).row(0), bt = rows_of(beta, d).row(0);
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (X.size() > kParallelElements)
     for (int64_t r = 0; r < X.rows(); ++r) {
       const float mean = X.row(r).mean();
       const float var = (X.row(r).array() - mean).square().mean();
@@ -278,6 +247,7 @@ class CpuBackend : public Backend {
     DTensor y = make_uninit(x.shape);
     MatMap X = rows_of(x, d), Y = rows_of(y, d);
     auto g = rows_of(w, d).row(0);
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (X.size() > kParallelElements)
     for (int64_t r = 0; r < X.rows(); ++r) {
       const float inv = 1.0f / std::sqrt(X.row(r).squaredNorm() / float(d) + eps);
       Y.row(r) = (X.row(r).array() * inv * g.array()).matrix();
@@ -290,7 +260,9 @@ class CpuBackend : public Backend {
     DTensor c = make_uninit(a.shape);
     const float *pa = ptr(a), *pb = ptr(b);
     float* pc = ptr(c);
-    for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] * pb[i];
+    const int64_t n = a.numel();
+#pragma omp parallel for num_threads(cpu_threads()) schedule(static) if (n > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) pc[i] = pa[i] * pb[i];
     return c;
   }
 
@@ -340,8 +312,8 @@ class CpuBackend : public Backend {
     AttentionResult r;
     r.out = make({lq, H * dv});
     // Every row of these is written below (a softmax or zeros; scores with -inf where masked).
-    if (args.want_probs) r.probs = make_hand_over({H, lq, lk});
-    if (args.want_scores) r.scores = make_hand_over({H, lq, lk});
+    if (args.want_probs) r.probs = make_uninit({H, lq, lk});
+    if (args.want_scores) r.scores = make_uninit({H, lq, lk});
     // No key to attend to: all-zero rows (the fully-masked rule), without reaching Eigen's
     // reductions over empty rows.
     if (lk == 0 || lq == 0) return r;

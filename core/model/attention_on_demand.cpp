@@ -45,8 +45,8 @@ OnDemandMap::OnDemandMap(const Trace& trace, const AttentionMap& m, bool own_cop
                      std::to_string(heads_) + " heads, " + std::to_string(lq_) + " queries and " +
                      std::to_string(lk_) + " keys");
   if (own_copy) {
-    own_q_ = q->tensor.data;
-    own_k_ = k->tensor.data;
+    own_q_.assign(q->tensor.data.begin(), q->tensor.data.end());
+    own_k_.assign(k->tensor.data.begin(), k->tensor.data.end());
   }
   q_ = own_copy ? own_q_.data() : q->tensor.data.data();
   k_ = own_copy ? own_k_.data() : k->tensor.data.data();

@@ -270,7 +270,7 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
                  "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
                  first > 0 ? rope_table(table.frequencies, first, L) : table.host);
       Tensor f({static_cast<int64_t>(table.frequencies.size())});
-      f.data = table.frequencies;
+      f.data.assign(table.frequencies.begin(), table.frequencies.end());
       trace_.add(model_arrays::frequencies_of(positional_name), "RoPE frequencies w_i (radians per position) [r/2]",
                  std::move(f));
     }

@@ -26,6 +26,15 @@ Tensor::Tensor(Shape s, float fill) : shape(std::move(s)) {
   data.assign(static_cast<size_t>(numel_of(shape)), fill);
 }
 
+Tensor Tensor::uninitialized(Shape s) {
+  for (int64_t d : s)
+    if (d < 0) throw AtlasError("negative dimension in tensor shape " + shape_str(s));
+  Tensor t;
+  t.data.resize(static_cast<size_t>(numel_of(s)));  // default-initialised: not written
+  t.shape = std::move(s);
+  return t;
+}
+
 Tensor Tensor::from_mat(const Mat& m) {
   Tensor t({m.rows(), m.cols()});
   MatMap(t.data.data(), m.rows(), m.cols()) = m;

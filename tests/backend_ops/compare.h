@@ -17,8 +17,10 @@ constexpr double kU = 1.0 / (1 << 24);
 
 // Passes when every |got[i] - want[i]| <= tol[i]; reports the worst element and the max
 // absolute and relative errors either way (shown with -s).
-inline void require_close(const std::vector<float>& got, const std::vector<double>& want,
-                          const std::vector<double>& tol, const std::string& what) {
+// (got: any float vector: a Tensor's data or a plain std::vector<float>.)
+template <class Floats>
+void require_close(const Floats& got, const std::vector<double>& want,
+                   const std::vector<double>& tol, const std::string& what) {
   INFO(what);
   REQUIRE(got.size() == want.size());
   REQUIRE(tol.size() == want.size());
@@ -52,8 +54,9 @@ inline void require_close(const std::vector<float>& got, const std::vector<doubl
                 got.size(), max_abs, max_rel, worst_ratio);
 }
 
-inline void require_close(const std::vector<float>& got, const std::vector<double>& want,
-                          double abs_tol, const std::string& what) {
+template <class Floats>
+void require_close(const Floats& got, const std::vector<double>& want, double abs_tol,
+                   const std::string& what) {
   require_close(got, want, std::vector<double>(want.size(), abs_tol), what);
 }
 
@@ -64,7 +67,8 @@ inline std::vector<double> rel_tol(const std::vector<double>& want, double abs, 
   return t;
 }
 
-inline std::vector<double> to_double(const std::vector<float>& v) {
+template <class Floats>  // a Tensor's data or a plain std::vector<float>
+std::vector<double> to_double(const Floats& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 

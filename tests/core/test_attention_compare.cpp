@@ -20,7 +20,7 @@ Trace one_map_trace(int64_t heads, int64_t n, std::vector<float> values, int64_t
   Trace t;
   for (int64_t i = 0; i < n; ++i) t.source_tokens.push_back({int32_t(i), std::string(1, char('a' + i))});
   Tensor a({heads, n, n});
-  a.data = std::move(values);
+  a.data.assign(values.begin(), values.end());
   t.add("decoder.layer" + std::to_string(layer) + ".self_attn", "", std::move(a));
   for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
   t.finalize_attention_maps();

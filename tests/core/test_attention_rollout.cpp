@@ -12,7 +12,7 @@ namespace {
 
 Tensor heads(std::vector<float> values, int64_t h, int64_t L) {
   Tensor t({h, L, L});
-  t.data = std::move(values);
+  t.data.assign(values.begin(), values.end());
   return t;
 }
 

@@ -29,7 +29,7 @@ ModelConfig parse(const std::string& json) { return parse_config(json, "test.jso
 
 Tensor tensor(Shape shape, std::vector<float> values) {
   Tensor t(std::move(shape));
-  t.data = std::move(values);
+  t.data.assign(values.begin(), values.end());
   return t;
 }
 

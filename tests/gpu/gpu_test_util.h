@@ -84,7 +84,8 @@ inline std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.0
 
 inline Tensor random_tensor(Shape shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   Tensor t(shape);
-  t.data = random_values(t.data.size(), seed, lo, hi);
+  const std::vector<float> v = random_values(t.data.size(), seed, lo, hi);
+  t.data.assign(v.begin(), v.end());
   return t;
 }
 

@@ -66,7 +66,7 @@ TEST_CASE("vulkan GELU (erf and tanh forms) is accurate over a dense sweep", "[g
       xs.push_back(-(a * 1.41421356f + d * 1e-6f));
     }
   Tensor x({static_cast<int64_t>(xs.size())});
-  x.data = xs;
+  x.data.assign(xs.begin(), xs.end());
   std::vector<double> erf_want(xs.size()), tanh_want(xs.size()), tol(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
     const double v = xs[i];

@@ -93,7 +93,7 @@ TEST_CASE("vulkan reuses pooled buffers inside one recording without hazards",
   Tensor x = random_tensor({4099}, 11);
   DTensor t = g.vk->upload(x);
   std::vector<double> want(x.data.begin(), x.data.end());
-  std::vector<float> f(x.data);
+  std::vector<float> f(x.data.begin(), x.data.end());
   for (int i = 0; i < 20; ++i) {
     t = g.vk->scale(t, 1.01f);
     for (float& v : f) v *= 1.01f;

@@ -230,7 +230,7 @@ TEST_CASE("Vulkan slice_rows and concat_rows copy on the device", "[vulkan][rows
   const DTensor none = g.vk->concat_rows(g.vk->upload(Tensor({0, 5})), db);
   const std::vector<Tensor> got = g.vk->download_all({cat, mid, again, none});
   CHECK(g.vk->submission_count() - before <= 2);  // the uploads' batch and the download's
-  std::vector<float> want_cat = a.data;
+  std::vector<float> want_cat(a.data.begin(), a.data.end());
   want_cat.insert(want_cat.end(), b.data.begin(), b.data.end());
   CHECK(got[0].data == want_cat);
   const std::vector<float> want_mid(want_cat.begin() + 20, want_cat.begin() + 45);

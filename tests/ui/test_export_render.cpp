@@ -188,7 +188,7 @@ TEST_CASE("every variant panel's plots export SVG and PDF that render like their
   Trace extra = runPreset("tiny-decoder", "abab", all).trace;
   auto add = [&](const std::string& name, Shape shape, std::vector<float> v, DType dt = DType::F32) {
     Tensor t(shape);
-    t.data = std::move(v);
+    t.data.assign(v.begin(), v.end());
     extra.add(name, "", std::move(t), dt);
   };
   add("ablation.kl", {4}, {0.25f, 0.5f, 1.5f, 0.1f});

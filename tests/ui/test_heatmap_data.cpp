@@ -42,7 +42,7 @@ TEST_CASE("segments and steps: families, maps and errors from hand-described map
   t.source_tokens = {{1, "a"}, {2, "b"}, {1, "a"}, {2, "b"}};
   auto xl = [&](int s, int lk, std::vector<float> v) {
     Tensor a({1, 2, lk});
-    a.data = std::move(v);
+    a.data.assign(v.begin(), v.end());
     const std::string name = "decoder.seg" + std::to_string(s) + ".layer0.self_attn";
     t.add(name, "", a);
     AttentionMap m;

@@ -170,7 +170,7 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
   REQUIRE(panel->start());
   auto shown = [&] {
     const TracedArray* a = win.trace() ? win.trace()->find("act.ponder") : nullptr;
-    return a ? a->tensor.data : std::vector<float>{};
+    return a ? std::vector<float>(a->tensor.data.begin(), a->tensor.data.end()) : std::vector<float>{};
   };
   auto expected = [&] {
     std::shared_ptr<const Model> model = win.runController()->model();
@@ -178,7 +178,7 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
     const RunResult r = model->run(win.sourceText().toStdString(), "", RunOptions{});
     const TracedArray* a = r.trace.find("act.ponder");
     REQUIRE(a != nullptr);
-    return a->tensor.data;
+    return std::vector<float>(a->tensor.data.begin(), a->tensor.data.end());
   };
 
   // Paused early: the window runs that step's weights.

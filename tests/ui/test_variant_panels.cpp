@@ -32,7 +32,7 @@ namespace {
 Tensor filled(Shape shape, std::vector<float> values) {
   Tensor t(std::move(shape));
   REQUIRE(t.data.size() == values.size());
-  t.data = std::move(values);
+  t.data.assign(values.begin(), values.end());
   return t;
 }
 

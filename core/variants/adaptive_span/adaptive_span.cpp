@@ -34,7 +34,7 @@ void append_trace_row(Trace& trace, const std::string& name, const std::string& 
   Shape shape{1};
   shape.insert(shape.end(), row_shape.begin(), row_shape.end());
   Tensor t(shape);
-  t.data = row;
+  t.data.assign(row.begin(), row.end());
   trace.add(name, meaning, std::move(t));
 }
 
