@@ -18,6 +18,7 @@
 #include "ui/heatmap_painter.h"
 #include "ui/model_view.h"
 #include "core/formats/npy.h"
+#include "core/model/attention_on_demand.h"
 #include "ui/token_view.h"
 
 namespace atlas::ui {
@@ -195,7 +196,30 @@ void exportFigure(const FigureSpec& spec, const Trace& trace, const QString& pat
                      figureFormats().join(", .").toStdString());
   if (spec.dpi < 10 || spec.dpi > 2400)
     throw AtlasError("--dpi " + std::to_string(spec.dpi) + " is out of range (10 to 2400)");
+  if (ext == "npy" && writeExactHeatmapNpy(spec, trace, path)) return;
   writeFigure(makeFigure(spec, trace), spec.dpi, path);
+}
+
+bool writeExactHeatmapNpy(const FigureSpec& spec, const Trace& trace, const QString& path) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".npy '<f4' data is written as the host's floats");
+  if (spec.view != "heatmap") return false;
+  const AttentionMap* map = findAttentionMap(trace, spec.selection);
+  const int head = spec.selection.head;
+  if (!map || !(head >= 0 || head == HeadMean || head == HeadMax) || !heatmapIsOverview(*map, head)) return false;
+  const OnDemandMap weights(trace, *map);
+  if (head >= weights.heads())
+    throw AtlasError(map->array + " has " + std::to_string(weights.heads()) + " heads, not head " + std::to_string(head));
+  const int64_t selector = head >= 0 ? head : head == HeadMean ? OnDemandMap::kMeanOfHeads : OnDemandMap::kMaxOfHeads;
+  const std::vector<uint8_t> header = npy_header({weights.queries(), weights.keys()}, DType::F32);
+  writeFileAtomically(path, [&](AtomicFileDevice& out) {
+    out.write(reinterpret_cast<const char*>(header.data()), static_cast<qint64>(header.size()));
+    constexpr int64_t kRowsPerWrite = 256;  // 16 MB of weights at 16k keys
+    for (int64_t r0 = 0; r0 < weights.queries() && !out.failed(); r0 += kRowsPerWrite) {
+      const std::vector<float> rows = weights.rows(selector, r0, std::min(weights.queries(), r0 + kRowsPerWrite));
+      out.write(reinterpret_cast<const char*>(rows.data()), static_cast<qint64>(rows.size() * sizeof(float)));
+    }
+  });
+  return true;
 }
 
 FigureContent figureContent(const FigureSpec& spec, const Trace& trace) { return makeFigure(spec, trace); }

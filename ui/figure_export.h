@@ -56,6 +56,13 @@ QImage figureImage(const FigureContent& fig, int dpi);
 QByteArray figureSvg(const FigureContent& fig);
 // Writes `fig` to `path` (format from the extension), as exportFigure does.
 void writeFigure(const FigureContent& fig, int dpi, const QString& path);
+// The .npy of a heatmap that is drawn as an overview (a map computed on request with more than
+// kExactHeatmapCells cells, selection a head, the head mean or the head maximum): every weight of
+// the selection [Lq, Lk], computed block by block from the traced queries and keys and streamed
+// to `path` (never held whole: 1 GB at 16k tokens), the same numbers a run storing its maps
+// holds. Returns false, writing nothing, where the heatmap is not such an overview. exportFigure
+// and the app's export call it for .npy.
+bool writeExactHeatmapNpy(const FigureSpec& spec, const Trace& trace, const QString& path);
 // The heatmap figure of any matrix (title, labels and colour bar from `data`).
 FigureContent heatmapFigureContent(HeatmapData data, const FigureSpec& spec);
 

@@ -352,7 +352,12 @@ void MainWindow::exportView(const QString& view) {
     settings.setValue("exportDpi", spec.dpi);
   }
   try {
-    writeFigure(viewFigure(spec), spec.dpi, path);
+    // An overview on screen (a long input's map computed on request): its .npy holds every
+    // weight, not the overview's block maxima.
+    const bool overviewShown = spec.view == "heatmap" && m_heatmap->data().detail != nullptr;
+    const bool exact = overviewShown && QFileInfo(path).suffix().toLower() == "npy" && m_trace &&
+                       writeExactHeatmapNpy(spec, *m_trace, path);
+    if (!exact) writeFigure(viewFigure(spec), spec.dpi, path);
     statusBar()->showMessage("Wrote " + path, 5000);
   } catch (const std::exception& e) {
     QMessageBox::critical(this, "Export failed", QString::fromStdString(e.what()));

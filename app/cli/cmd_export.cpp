@@ -6,6 +6,7 @@
 #include "core/tensor/error.h"
 
 #if defined(ATLAS_HAVE_UI)
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QString>
 #include <cstdio>
@@ -224,12 +225,12 @@ int cmd_export(const std::vector<std::string>& argv) {
     ui::exportFigure(fig, result.trace, QString::fromStdString(out));
   std::cerr << "wrote " << out << "\n";
   const AttentionMap* shown = needsAttention ? ui::findAttentionMap(result.trace, fig.selection) : nullptr;
+  const bool npy = QFileInfo(QString::fromStdString(out)).suffix().toLower() == "npy";
   if (shown && shown->on_demand && shown->queries.count * shown->keys.count > ui::kExactHeatmapCells &&
-      fig.view == "heatmap" && !valueWeighted)
+      fig.view == "heatmap" && !valueWeighted && !npy)
     std::cerr << "note: " << shown->array << " is " << shown->queries.count << " x " << shown->keys.count
-              << " and computed on request: the figure and its data are the overview (each cell the largest "
-                 "weight of a block); atlas run --dump writes the queries and keys every weight comes from "
-                 "(docs/dump-format.md)\n";
+              << " and computed on request: the figure is its overview (each cell the largest weight of a "
+                 "block); a .npy export writes every weight\n";
   return 0;
 }
 

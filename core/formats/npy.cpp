@@ -280,14 +280,10 @@ const PyValue* find_key(const std::vector<std::pair<std::string, PyValue>>& dict
 
 // ---- writing ------------------------------------------------------------------------------
 
-std::vector<uint8_t> encode_npy(const Tensor& t, DType dtype) {
-  uint64_t numel = 0;
-  if (!checked_numel(t.shape, numel) || numel != t.data.size())
-    throw AtlasError("cannot write .npy: tensor shape " + shape_str(t.shape) + " does not match " +
-                     std::to_string(t.data.size()) + " values");
+std::vector<uint8_t> npy_header(const Shape& shape, DType dtype) {
   const bool is_int = dtype == DType::I32;
   std::string dict = std::string("{'descr': '") + (is_int ? "<i4" : "<f4") +
-                     "', 'fortran_order': False, 'shape': " + shape_tuple(t.shape) + ", }";
+                     "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   // Version 1 stores the header length in a u16; only absurdly many dims need version 2.
   auto padded = [&](size_t prefix) {
     const size_t pad = (kAlign - (prefix + dict.size() + 1) % kAlign) % kAlign;
@@ -302,7 +298,16 @@ std::vector<uint8_t> encode_npy(const Tensor& t, DType dtype) {
   out.push_back(0);
   for (size_t i = 0; i < prefix - 8; ++i) out.push_back(uint8_t(header.size() >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
+  return out;
+}
 
+std::vector<uint8_t> encode_npy(const Tensor& t, DType dtype) {
+  uint64_t numel = 0;
+  if (!checked_numel(t.shape, numel) || numel != t.data.size())
+    throw AtlasError("cannot write .npy: tensor shape " + shape_str(t.shape) + " does not match " +
+                     std::to_string(t.data.size()) + " values");
+  const bool is_int = dtype == DType::I32;
+  std::vector<uint8_t> out = npy_header(t.shape, dtype);
   out.reserve(out.size() + 4 * numel);
   for (size_t i = 0; i < t.data.size(); ++i) {
     const float v = t.data[i];

@@ -338,6 +338,23 @@ TEST_CASE("atlas run --maps on-demand dumps queries, keys and the rule; export s
   }
   CHECK(e.code == 0);
   CHECK(fs::file_size(png) > 1000);
-  CHECK_THAT(e.err, Catch::Contains("computed on request: the figure and its data are the overview"));
+  CHECK_THAT(e.err, Catch::Contains("computed on request: the figure is its overview"));
+  // Its .npy holds every weight: byte for byte the export of the same head from a run that
+  // stores its maps (head 1, the head mean and the head maximum).
+  for (const std::string head : {"1", "mean", "max"}) {
+    INFO("head " << head);
+    const fs::path exact = work / ("exact_" + head + ".npy"), stored = work / ("stored_" + head + ".npy");
+    const std::string common = "export preset:tiny-rope --text-file " + (work / "t.txt").string() +
+                               " --view heatmap --layer 1 --head " + head;
+    Output on_demand = atlas_cli(common + " --maps on-demand --out " + exact.string());
+    Output kept = atlas_cli(common + " --maps stored --out " + stored.string());
+    REQUIRE(on_demand.code == 0);
+    REQUIRE(kept.code == 0);
+    CHECK_THAT(on_demand.err, !Catch::Contains("overview"));
+    const std::string a = read_all(exact), b = read_all(stored);
+    CHECK_THAT(a, Catch::Contains("'shape': (2100, 2100)"));
+    CHECK(a.size() > 2100u * 2100u * 4u);
+    CHECK(a == b);
+  }
   fs::remove_all(work);
 }
