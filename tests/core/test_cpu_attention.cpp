@@ -8,17 +8,12 @@
 
 #include "core/backend/backend.h"
 #include "core/tensor/random.h"
+#include "tests/core/random_tensor.h"
 
 using namespace atlas;
+using atlas::test::random_tensor;
 
 namespace {
-
-Tensor random_tensor(Shape shape, uint64_t seed) {
-  Tensor t(std::move(shape));
-  Rng rng(seed);
-  for (float& v : t.data) v = static_cast<float>(rng.normal());
-  return t;
-}
 
 void check_against_naive(int64_t lq, int64_t lk, const AttentionMask& mask) {
   const int64_t H = 2, dk = 8;

@@ -6,19 +6,10 @@
 
 #include "core/backend/backend.h"
 #include "core/tensor/random.h"
+#include "tests/core/random_tensor.h"
 
 using namespace atlas;
-
-namespace {
-
-Tensor random_tensor(Shape shape, uint64_t seed) {
-  Tensor t(std::move(shape));
-  Rng rng(seed);
-  for (float& v : t.data) v = static_cast<float>(rng.normal());
-  return t;
-}
-
-}  // namespace
+using atlas::test::random_tensor;
 
 TEST_CASE("take_all hands over what download copies, and only from the last handle") {
   auto be = make_cpu_backend();
