@@ -63,8 +63,7 @@ void pack_rows(const Operand& a, int64_t i0, int64_t rows, int64_t k0, int64_t k
     if (a.col_stride == 1)
       for (; k + kLanes <= kc; k += kLanes) {
         Vec m[kLanes];
-        for (int64_t r = 0; r < kLanes; ++r) m[r] = r < live ? vec16::load(src[r] + k) : Vec{};
-        vec16::transpose(m);
+        vec16::load_transposed(src, live, k, m);
         for (int64_t t = 0; t < kLanes; ++t) std::memcpy(dst + (k + t) * kRows, &m[t], kRows * sizeof(float));
       }
     for (; k < kc; ++k)
@@ -96,8 +95,7 @@ void pack_cols(const Operand& b, int64_t k0, int64_t kc, int64_t j0, int64_t col
       if (b.row_stride == 1)
         for (; k + kLanes <= kc; k += kLanes) {
           Vec m[kLanes];
-          for (int64_t j = 0; j < kLanes; ++j) m[j] = j < n ? vec16::load(col[j] + k) : Vec{};
-          vec16::transpose(m);
+          vec16::load_transposed(col, n, k, m);
           for (int64_t t = 0; t < kLanes; ++t) vec16::store(dst + (k + t) * kCols + half, m[t]);
         }
       for (; k < kc; ++k)

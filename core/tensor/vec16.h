@@ -4,6 +4,7 @@
 // sanitizers). Shared by the kernels that work on 16-lane tiles: the sparse tile kernel
 // (core/variants/sparse/sparse_tile_kernel.cpp) and the packed matrix product
 // (core/backend/cpu_gemm.cpp).
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -46,6 +47,13 @@ inline void transpose(Vec* m) {
   swap_stage<4>(m);
   swap_stage<2>(m);
   swap_stage<1>(m);
+}
+
+// The 16 x 16 block at offset `at` of up to 16 rows, transposed: lane r of m[t] is rows[r][at + t]
+// for r < n, 0 for the rows past n. Every row must hold at least at + 16 floats.
+inline void load_transposed(const float* const* rows, int64_t n, int64_t at, Vec* m) {
+  for (int64_t r = 0; r < kLanes; ++r) m[r] = r < n ? load(rows[r] + at) : Vec{};
+  transpose(m);
 }
 
 }  // namespace atlas::vec16

@@ -11,7 +11,10 @@
 using namespace atlas;
 using atlas::test::random_tensor;
 
-TEST_CASE("take_all hands over what download copies, and only from the last handle") {
+// Whether the buffer moved or was copied is not visible here (bench_gpt2_torch shows it: the
+// copies were 600 MB a forward at 1024 tokens); what is checked is that either way the values
+// are right and a buffer another handle holds is never taken.
+TEST_CASE("take_all returns what download copies, and leaves a tensor another handle holds readable") {
   auto be = make_cpu_backend();
   // 4 heads x 1040 x 1040 probabilities: past the 2^22 floats the backend hands over.
   const int64_t H = 4, L = 1040, dk = 8;

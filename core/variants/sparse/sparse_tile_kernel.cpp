@@ -21,7 +21,6 @@ namespace {
 using vec16::Vec;
 using vec16::load;
 using vec16::store;
-using vec16::transpose;
 typedef int32_t Bits __attribute__((vector_size(64)));
 
 // Heads this wide keep their keys as rows (block_scores_rows); others are transposed.
@@ -38,8 +37,7 @@ void transpose_rows(const float* const* rows, int n, int64_t width, float* dst) 
   int64_t d0 = 0;
   for (; d0 + kLanes <= width; d0 += kLanes) {
     Vec m[kLanes];
-    for (int r = 0; r < kLanes; ++r) m[r] = r < n ? load(rows[r] + d0) : Vec{};
-    transpose(m);
+    vec16::load_transposed(rows, n, d0, m);
     for (int i = 0; i < kLanes; ++i) store(dst + (d0 + i) * kLanes, m[i]);
   }
   for (int64_t d = d0; d < width; ++d)
