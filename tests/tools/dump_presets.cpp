@@ -1,12 +1,15 @@
 // Dumps every preset's traced run into OUT_DIR/<preset>/ (manifest.json + one .npy per array),
 // each preset run as the tests run it (tests/core/preset_test_util.h: shrunk when large, weights
-// of seed 3, its own kind of input), with every optional array traced. Used by
+// of seed 3, its own kind of input), and every trained demo's run on its sample into
+// OUT_DIR/demo-<name>/, with every optional array traced. Used by
 // scripts/compare_preset_dumps.sh to show that a refactoring leaves every output bit-identical.
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "core/formats/dump.h"
+#include "core/formats/model_io.h"
+#include "core/model/demos.h"
 #include "core/model/presets.h"
 #include "tests/core/preset_test_util.h"
 
@@ -34,6 +37,17 @@ int main(int argc, char** argv) {
       std::printf("%-32s %zu arrays\n", info.name.c_str(), r.trace.arrays.size());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s: %s\n", info.name.c_str(), e.what());
+      ++failures;
+    }
+  }
+  for (const DemoInfo& info : list_demos()) {
+    try {
+      const Model model = load_model("demo:" + info.name);
+      const RunResult r = model.run(info.sample, "", options);
+      write_dump(out + "/demo-" + info.name, model, r);
+      std::printf("demo-%-27s %zu arrays\n", info.name.c_str(), r.trace.arrays.size());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "demo %s: %s\n", info.name.c_str(), e.what());
       ++failures;
     }
   }
