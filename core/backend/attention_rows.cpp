@@ -12,7 +12,7 @@ namespace {
 
 const float kInf = std::numeric_limits<float>::infinity();
 
-// exp(x - mx) over row[0, n) in place; returns the sum. The span is copied into a 64-byte-
+// exp(x - mx) over row[0, n) in place, exactly 0 where x is -inf; returns the sum. The span is copied into a 64-byte-
 // aligned buffer padded with -inf to a multiple of 16, so every element goes through the same
 // vectorised exp wherever the row lies in memory (on an unaligned row Eigen computes the first
 // and last few elements with the scalar exp, which rounds differently) and the sum's order
@@ -25,6 +25,11 @@ float exp_shifted_in_place(float* row, int64_t n, float mx) {
   std::fill(buffer.data() + n, buffer.data() + padded, -kInf);  // exp(-inf) = 0 adds nothing
   Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64> chunk(buffer.data(), padded);
   chunk = (chunk - mx).exp();
+  // A masked key (-inf) must weigh exactly 0: Eigen's vectorised exp clamps its argument at
+  // about -88.4 and returns a denormal (~1e-39) for -inf on AVX2, not 0.
+  for (int64_t j = 0; j < n; ++j)
+    if (row[j] == -kInf) buffer[size_t(j)] = 0.0f;
+  std::fill(buffer.data() + n, buffer.data() + padded, 0.0f);
   const float sum = chunk.sum();
   std::copy(buffer.data(), buffer.data() + n, row);
   return sum;
