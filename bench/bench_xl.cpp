@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       char buf[256];
       const int n = std::snprintf(buf, sizeof buf, "%lld %lld %lld %.3f %zu",
-                                  (long long)((L + c.xl.segment_length - 1) / c.xl.segment_length),
-                                  (long long)c.xl.mem_len, (long long)r.output.shape[0], s,
+                                  (long long)((L + c.xl()->segment_length - 1) / c.xl()->segment_length),
+                                  (long long)c.xl()->mem_len, (long long)r.output.shape[0], s,
                                   r.output.data.size());
       if (write(fds[1], buf, size_t(n)) != n) _exit(1);
       _exit(0);

@@ -238,7 +238,7 @@ void MainWindow::updatePanelTraceOptions(bool force) {
   bool qk = m_scoreDock->isVisible();
   for (const auto& [dock, panel] : m_variantDocks)
     if (dock->isVisible() && panel->provider().needsQk) qk = true;
-  const bool hidden = lens || (qk && m_model && m_model->config().rnn_seq2seq.enabled);
+  const bool hidden = lens || (qk && m_model && m_model->config().rnn_seq2seq());
   RunOptions& opts = m_runner->runOptions();
   const bool valueNorms = m_valueWeightedAction && m_valueWeightedAction->isChecked();
   const bool changed = opts.trace.scores != scores || opts.trace.hidden != hidden || opts.trace.qk != qk ||

@@ -137,8 +137,8 @@ void SaganOverlay::setQuery(int row, int col) {
 
 void SaganOverlay::rerun() {
   ModelConfig c = preset_config("sagan-small");
-  c.sagan.pool_keys = m_pool;
-  RgbImage rgb = sagan_synthetic_image(c.sagan.image_size);
+  c.sagan()->pool_keys = m_pool;
+  RgbImage rgb = sagan_synthetic_image(c.sagan()->image_size);
   if (!m_image.isNull()) {
     const QImage img = m_image.convertToFormat(QImage::Format_RGB888);
     rgb = RgbImage{img.height(), img.width(), std::vector<uint8_t>(size_t(img.width()) * img.height() * 3)};

@@ -138,7 +138,7 @@ constexpr int64_t kLensBudget = int64_t(1) << 30;
 int64_t logit_lens_k(const Args& a, const ModelConfig& c) {
   if (!a.has("--logit-lens")) return 0;
   int64_t layers = std::max(c.n_layers, c.decoder_layers());
-  if (c.universal.enabled) layers = std::max(layers, c.universal.max_steps);
+  if (c.universal()) layers = std::max(layers, c.universal()->max_steps);
   const int64_t per_k = checked_mul(checked_mul(std::max<int64_t>(1, layers), std::max<int64_t>(1, c.max_positions),
                                                 "layers", "max_positions"),
                                     8, "--logit-lens cells", "bytes");

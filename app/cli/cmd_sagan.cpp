@@ -45,8 +45,8 @@ int cmd_sagan(const std::vector<std::string>& args) {
   for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   const ModelConfig& c = model.config();
-  if (!c.sagan.enabled) throw AtlasError(printable(c.name) + " is not a SAGAN model (sagan.enabled is false)");
-  const int64_t S = c.sagan.image_size;
+  if (!c.sagan()) throw AtlasError(printable(c.name) + " is not a SAGAN model (sagan.enabled is false)");
+  const int64_t S = c.sagan()->image_size;
   const RgbImage image = file_image ? *file_image : sagan_synthetic_image(S);
   int64_t row = S / 2, col = S / 2;
   if (auto q = a.get("--query")) {  // a location of the S x S feature map
@@ -58,7 +58,7 @@ int cmd_sagan(const std::vector<std::string>& args) {
   const RunResult result = sagan_forward(c, model.params(), image, options);
   for (const auto& w : output_warnings(result)) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const Tensor& att = result.trace.find(sagan_arrays::kAttention)->tensor;
-  const int64_t Nk = att.shape[2], kw = c.sagan.pool_keys ? S / 2 : S;
+  const int64_t Nk = att.shape[2], kw = c.sagan()->pool_keys ? S / 2 : S;
   std::printf("model: %s\nimage: %s, %lld x %lld, resampled to %lld x %lld\n", printable(c.name).c_str(),
               a.has("--image") ? printable(a.require("--image")).c_str() : "built-in test card",
               static_cast<long long>(image.height), static_cast<long long>(image.width),
@@ -70,7 +70,7 @@ int cmd_sagan(const std::vector<std::string>& args) {
   std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
                     [&](int64_t x, int64_t y) { return rowp[x] > rowp[y]; });
   std::printf("query (%lld,%lld) attends most to key locations%s:", static_cast<long long>(row),
-              static_cast<long long>(col), c.sagan.pool_keys ? " (2x2-pooled grid)" : "");
+              static_cast<long long>(col), c.sagan()->pool_keys ? " (2x2-pooled grid)" : "");
   for (size_t i = 0; i < top; ++i)
     std::printf(" (%lld,%lld) %.4f", static_cast<long long>(order[i] / kw), static_cast<long long>(order[i] % kw),
                 double(rowp[order[i]]));

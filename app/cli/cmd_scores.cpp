@@ -60,7 +60,7 @@ int cmd_scores(const std::vector<std::string>& args) {
     if (v->empty() || *end != '\0' || !(strength > 0.0f) || !std::isfinite(strength))
       throw AtlasError("--strength must be a positive number, got \"" + printable(*v) + "\"");
   }
-  const int64_t head = a.get_int("--head", 0, 0, c.rnn_seq2seq.enabled ? 0 : c.n_heads - 1);
+  const int64_t head = a.get_int("--head", 0, 0, c.rnn_seq2seq() ? 0 : c.n_heads - 1);
   const int64_t layer = a.get_int("--layer", 0, 0, 1 << 20);
   RunResult run = model.run(a.require("--text"), a.get_or("--target", ""), score_comparison_options(model));
   for (const auto& w : output_warnings(run)) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -71,7 +71,7 @@ int cmd_scores(const std::vector<std::string>& args) {
     throw AtlasError((a.has("--attn") ? "--attn: " : a.has("--layer") ? "--layer: " : "") + std::string(e.what()));
   }
 
-  if (c.rnn_seq2seq.enabled)
+  if (c.rnn_seq2seq())
     std::printf("model: %s (recurrent: queries = decoder states s_t [%lld], keys = encoder states "
                 "h_i [%lld]; global softmax, no window)\n",
                 c.name.c_str(), (long long)cmp.dq, (long long)cmp.dk);

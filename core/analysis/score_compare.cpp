@@ -27,7 +27,7 @@ RunOptions score_comparison_options(const Model& model) {
   o.trace = TraceOptions::none();
   o.trace.masks = true;
   o.trace.qk = true;
-  o.trace.hidden = model.config().rnn_seq2seq.enabled;  // decoder / encoder states
+  o.trace.hidden = model.config().rnn_seq2seq();  // decoder / encoder states
   return o;
 }
 
@@ -35,13 +35,13 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
                                         const std::string& attention, int64_t layer,
                                         int64_t head, float strength) {
   const ModelConfig& c = model.config();
-  const bool recurrent = c.rnn_seq2seq.enabled;
+  const bool recurrent = c.rnn_seq2seq();
   ScoreComparison out;
   Mat q, k;
   AttentionMask mask;
   std::string weight_prefix;  // where the model keeps this layer's score weights
   if (recurrent) {
-    const std::string kind = c.rnn_seq2seq.output == Seq2SeqOutput::Pointer ? "pointer" : "seq2seq";
+    const std::string kind = c.rnn_seq2seq()->output == Seq2SeqOutput::Pointer ? "pointer" : "seq2seq";
     out.attention = kind == "pointer" ? "pointer.probs" : "seq2seq.alignment";
     q = require(tr, kind + ".decoder_states").tensor.mat();
     k = require(tr, kind + ".encoder_states").tensor.mat();

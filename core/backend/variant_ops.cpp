@@ -4,12 +4,12 @@ namespace atlas {
 
 std::vector<Op> variant_ops(const ModelConfig& c) {
   std::vector<Op> ops;
-  if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) return {Op::HostModel};
-  if (c.universal.enabled && c.universal.act) ops.push_back(Op::ActHalting);
+  if (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()) return {Op::HostModel};
+  if (c.universal() && c.universal()->act) ops.push_back(Op::ActHalting);
   // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
-  if (c.xl.enabled) {
+  if (c.xl()) {
     ops.push_back(Op::XlAttention);
-    if (c.gating.enabled && c.gating.type != GateType::None) ops.push_back(Op::GtrxlGate);
+    if (c.gating() && c.gating()->type != GateType::None) ops.push_back(Op::GtrxlGate);
     return ops;
   }
   // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR

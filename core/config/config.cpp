@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/config/config_json.h"
+#include "core/config/variant_choices.h"
 #include "core/formats/json_text.h"
 #include "core/tensor/error.h"
 
@@ -514,6 +515,7 @@ void validate_config(const ModelConfig& c, const std::string& origin) {
                        std::to_string(c.vocab_size - 1) + ")");
   validate_tokenizer(c, origin);
   for (const ConfigSection& section : config_sections()) section.validate(c, origin);
+  config_json::check_compatibility(c, origin);  // after each section's own checks
   double parameters = estimate_parameters(c);
   if (parameters > kMaxParameters) {
     char buf[64];

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/stack_kind.h"
 #include "core/config/score_seq2seq_config.h"
 #include "core/config/memory_network_config.h"
 #include "core/config/config_embeddings.h"
@@ -110,24 +111,38 @@ struct ModelConfig {
   int64_t bos_id = -1;  // prepended to the decoder input of encoder-decoder models; -1 = none
   uint64_t seed = 0;
   float init_std = 0.02f;
-  ShawConfig shaw;                  // Shaw, span, XL, gating, UT (relative_recurrent_config.h)
+  // The standard stacks, or the Universal Transformer, Transformer-XL / GTrXL, the recurrent
+  // seq2seq, NTM, SAGAN or SNAIL in their place: one choice (core/config/stack_kind.h).
+  StackKind stack;
+  ShawConfig shaw;                  // Shaw, adaptive span (relative_recurrent_config.h)
   SparseConfig sparse;              // efficient attention (efficient_attention_config.h)
   LshConfig lsh;                    // efficient attention (efficient_attention_config.h)
   PerformerConfig performer;        // efficient attention (efficient_attention_config.h)
   AdaptiveSpanConfig adaptive_span;
-  UniversalConfig universal;
-  XLConfig xl;
-  GatingConfig gating;  // GTrXL gates on the XL blocks (relative_recurrent_config.h)
   ScoreConfig score;                // seed 004 (score_seq2seq_config.h)
-  Seq2SeqConfig rnn_seq2seq;        // seed 004 (score_seq2seq_config.h)
-  NtmConfig ntm;                    // seed 004 (memory_network_config.h)
-  SaganConfig sagan;                // seed 004 (memory_network_config.h)
-  SnailConfig snail;                // seed 004 (memory_network_config.h)
   EmbeddingOptions embeddings;  // BERT token types, embedding norm, ViT patches
   HeadOptions head;             // BERT's MLM head transform, output bias
   RopeConfig rope;              // positional "rotary" (core/variants/rotary/rope_config.h)
   AttentionLayout attention;    // grouped-query heads, sliding window (block_config.h)
   FfnOptions ffn;               // gated feed-forward (block_config.h)
+
+  // The stack kind's config when the stack is of that kind, else nullptr.
+  const UniversalConfig* universal() const { return std::get_if<UniversalConfig>(&stack); }
+  UniversalConfig* universal() { return std::get_if<UniversalConfig>(&stack); }
+  const XLConfig* xl() const { return std::get_if<XLConfig>(&stack); }
+  XLConfig* xl() { return std::get_if<XLConfig>(&stack); }
+  const Seq2SeqConfig* rnn_seq2seq() const { return std::get_if<Seq2SeqConfig>(&stack); }
+  Seq2SeqConfig* rnn_seq2seq() { return std::get_if<Seq2SeqConfig>(&stack); }
+  const NtmConfig* ntm() const { return std::get_if<NtmConfig>(&stack); }
+  NtmConfig* ntm() { return std::get_if<NtmConfig>(&stack); }
+  const SaganConfig* sagan() const { return std::get_if<SaganConfig>(&stack); }
+  SaganConfig* sagan() { return std::get_if<SaganConfig>(&stack); }
+  const SnailConfig* snail() const { return std::get_if<SnailConfig>(&stack); }
+  SnailConfig* snail() { return std::get_if<SnailConfig>(&stack); }
+  // GTrXL's gates: set on a Transformer-XL stack with gating, else nullptr.
+  const GatingConfig* gating() const { return xl() && xl()->gating ? &*xl()->gating : nullptr; }
+  GatingConfig* gating() { return xl() && xl()->gating ? &*xl()->gating : nullptr; }
+  bool standard_stack() const { return std::holds_alternative<StandardStack>(stack); }
 
   int64_t d_head() const { return attention.head_dim > 0 ? attention.head_dim : d_model / n_heads; }
   // The width of the heads side by side: wq's rows and wo's columns (d_model unless head_dim

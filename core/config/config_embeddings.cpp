@@ -99,12 +99,6 @@ void validate_patches(const ModelConfig& c, const std::string& origin) {
   if (c.output == OutputHead::Tied)
     fail(origin, "an image model has no token embedding to tie its output to: use output "
                  "\"untied\" (a classifier) or \"none\"");
-  if (c.embeddings.token_types > 0)
-    fail(origin, "embeddings.token_types and embeddings.patches cannot be combined");
-  if (c.xl.enabled || c.universal.enabled || c.lsh.enabled || c.sparse.enabled() || c.shaw.enabled ||
-      c.performer.enabled)
-    fail(origin, "embeddings.patches works with the plain encoder only (no xl, universal, lsh, "
-                 "sparse, shaw or performer)");
 }
 
 void validate_embeddings(const ModelConfig& c, const std::string& origin) {
@@ -128,10 +122,6 @@ OrderedJson write_head(const ModelConfig& c) {
 void validate_head(const ModelConfig& c, const std::string& origin) {
   if ((c.head.transform || c.head.bias) && c.output == OutputHead::None)
     fail(origin, "head.transform and head.bias need an output head; output is \"none\"");
-  if ((c.head.transform || c.head.bias) &&
-      (c.xl.enabled || c.universal.enabled || c.rnn_seq2seq.enabled || c.ntm.enabled ||
-       c.snail.enabled || c.sagan.enabled))
-    fail(origin, "head.transform and head.bias apply to the standard Transformer stacks only");
 }
 
 }  // namespace

@@ -155,8 +155,6 @@ void validate_lsh(const ModelConfig& c, const std::string& origin) {
                      " is longer than the longest sequence (max_positions " +
                      std::to_string(c.max_positions) + ")");
   check_range(l.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", origin);
-  if (l.enabled && c.sparse.enabled())
-    fail(origin, "lsh.enabled and sparse.pattern are exclusive: pick one attention variant");
   if (l.reversible && c.norm_position != NormPosition::Pre)
     fail(origin, "lsh.reversible needs \"norm_position\": \"pre\" (a norm after the residual "
                  "sum would make the block non-invertible)");
@@ -189,9 +187,6 @@ OrderedJson write_performer(const ModelConfig& c) {
 
 void validate_performer(const ModelConfig& c, const std::string& origin) {
   check_range(c.performer.features, 1, 1 << 20, "performer.features", origin);
-  if (c.performer.enabled && (c.sparse.enabled() || c.lsh.enabled))
-    fail(origin, "performer.enabled excludes sparse.pattern and lsh.enabled: pick one attention "
-                 "variant");
 }
 
 }  // namespace

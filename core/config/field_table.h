@@ -13,6 +13,7 @@
 // stands), so files written before a field existed still parse.
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/config/config_json.h"
@@ -68,6 +69,19 @@ Field<S> number_field(std::string key, float S::*member, double lo, double hi) {
               fail(origin, path + " must be in [" + format_float(float(lo)) + ", " +
                                format_float(float(hi)) + "], got " + format_float(s.*member));
           }};
+}
+
+// A float in the open interval (lo, hi) (finite; NaN refused).
+template <class S>
+Field<S> open_number_field(std::string key, float S::*member, double lo, double hi) {
+  Field<S> f = number_field(key, member, lo, hi);
+  f.validate = [member, lo, hi](const S& s, const std::string& path, const std::string& origin) {
+    const double v = s.*member;
+    if (!(v > lo && v < hi))
+      fail(origin, path + " must be in (" + format_float(float(lo)) + ", " +
+                       format_float(float(hi)) + "), got " + format_float(s.*member));
+  };
+  return f;
 }
 
 template <class S, class E>
@@ -139,6 +153,59 @@ ConfigSection table_section(const char* key, const FieldTable<S>* table,
           [](const ModelConfig& c, const std::string& origin) {
             validate_fields(*Bound::table, c.*Member, Bound::key, origin);
             if (Bound::combinations) Bound::combinations(c, origin);
+          }};
+}
+
+// The ConfigSection of a stack kind T (core/config/stack_kind.h): "enabled" and T's field table.
+// Read: the fields go into a T of their own and are range-checked; "enabled": true makes that
+// T the config's stack (a second enabled kind is refused: the stack is one choice), false drops
+// it. Written: "enabled" and the fields of the config's T, or of a default T when the stack is
+// another kind. Validated when the stack is a T: ranges, then `combinations` (may be null).
+template <class T>
+struct StackBinding {
+  static inline const char* key = nullptr;
+  static inline const FieldTable<T>* table = nullptr;
+  static inline void (*combinations)(const ModelConfig&, const T&, const std::string&) = nullptr;
+};
+
+template <class T>
+ConfigSection stack_section(const char* key, const FieldTable<T>* table,
+                            void (*combinations)(const ModelConfig&, const T&, const std::string&)) {
+  using Bound = StackBinding<T>;
+  Bound::key = key;
+  Bound::table = table;
+  Bound::combinations = combinations;
+  return {key,
+          [](const Json& o, const Reader& r, ModelConfig& c) {
+            const std::string section = Bound::key;
+            std::vector<std::string> keys = field_keys(*Bound::table);
+            keys.insert(keys.begin(), "enabled");
+            check_known_keys(o, keys, section, r.origin);
+            bool enabled = false;
+            if (auto it = o.find("enabled"); it != o.end())
+              enabled = r.boolean(*it, section + ".enabled");
+            T kind;
+            for (const Field<T>& f : *Bound::table)
+              if (auto it = o.find(f.key); it != o.end()) f.read(*it, r, kind, section + "." + f.key);
+            validate_fields(*Bound::table, kind, section, r.origin);
+            if (!enabled) return;
+            if (!c.standard_stack())
+              fail(r.origin, section + ".enabled and " + stack_kind_name(c.stack) +
+                                 ".enabled each choose what the model's layers are: enable one");
+            c.stack = std::move(kind);
+          },
+          [](const ModelConfig& c) {
+            const T* kind = std::get_if<T>(&c.stack);
+            OrderedJson j = OrderedJson::object();
+            j["enabled"] = kind != nullptr;
+            for (const Field<T>& f : *Bound::table) f.write(kind ? *kind : T{}, j);
+            return j;
+          },
+          [](const ModelConfig& c, const std::string& origin) {
+            const T* kind = std::get_if<T>(&c.stack);
+            if (!kind) return;
+            validate_fields(*Bound::table, *kind, Bound::key, origin);
+            if (Bound::combinations) Bound::combinations(c, *kind, origin);
           }};
 }
 

@@ -9,8 +9,7 @@ namespace atlas {
 
 // A Neural Turing Machine with a seeded feed-forward controller (core/variants/ntm/ntm_model.cpp) that
 // replaces the Transformer stack of a "decoder" model: each token is one time step.
-struct NtmConfig {
-  bool enabled = false;
+struct NtmConfig {  // a stack kind (core/config/stack_kind.h)
   int64_t memory_slots = 16;     // N
   int64_t memory_width = 8;      // M
   int64_t controller_size = 32;  // hidden units of the controller
@@ -22,8 +21,7 @@ struct NtmConfig {
 // A Self-Attention GAN block on an image (core/variants/sagan/sagan.cpp): a seeded 1x1 stem lifts RGB to
 // `channels`, then f, g (channels / 8) and h (channels / 2) 1x1 projections, attention over
 // locations, W_v and y = x + gamma o. Replaces the Transformer of an "encoder" model.
-struct SaganConfig {
-  bool enabled = false;
+struct SaganConfig {  // a stack kind (core/config/stack_kind.h)
   int64_t channels = 32;    // C (>= 8 so that C / 8 >= 1)
   int64_t image_size = 32;  // the image is resampled to image_size x image_size locations
   bool pool_keys = true;    // 2x2 max-pool keys and values (the authors' code does)
@@ -33,8 +31,7 @@ struct SaganConfig {
 // SNAIL (Mishra et al. 2018, core/variants/snail/snail.h): causal dilated temporal-convolution blocks
 // interleaved with causal attention blocks over the token embeddings (d_model channels), then
 // a linear output head to the vocabulary. Replaces the Transformer of a "decoder" model.
-struct SnailConfig {
-  bool enabled = false;
+struct SnailConfig {  // a stack kind (core/config/stack_kind.h)
   int64_t length = 64;      // T: each TC block has ceil(log2 T) dense blocks; longer inputs refused
   int64_t filters = 8;      // D of every dense block
   int64_t key_size = 16;    // K of every attention block

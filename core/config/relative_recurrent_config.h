@@ -2,6 +2,7 @@
 // Config of Shaw relative positions, adaptive span, Transformer-XL, GTrXL gating and the Universal Transformer (docs/variants.md), held by ModelConfig. Parsed, written
 // and validated by core/config/relative_recurrent_config.cpp as nested objects ("shaw", "adaptive_span").
 #include <cstdint>
+#include <optional>
 
 namespace atlas {
 
@@ -33,27 +34,28 @@ struct AdaptiveSpanConfig {
   int64_t distance_offset() const { return distance == SpanDistance::Reference ? 1 : 0; }
 };
 
-// Transformer-XL (Dai et al., seeds 000/001/003; REFERENCES.md): segment recurrence with
-// per-layer memory of the previous segment's layer inputs, and relative positions with u, v,
-// W_kR. Decoder-only, no absolute positions (core/variants/transformer_xl/transformer_xl.cpp).
-struct XLConfig {
-  bool enabled = false;
-  int64_t segment_length = 150;  // tgt_len
-  int64_t mem_len = 150;         // memory rows kept per layer (0: segments are independent)
-  int64_t clamp_len = -1;        // clamp relative distances to this; <= 0 = no clamp (reference)
-  bool same_length = false;      // every query sees the last mem_len keys (reference mask)
-};
-
 // GTrXL (Parisotto et al. 2019; seeds 000, 001): on top of Transformer-XL, layer norm on the
 // sub-layer input only with a ReLU on the sub-layer output (identity-map reordering, TrXL-I),
 // and the residual x + y of both sub-layers replaced by a gate g(x, y) (core/variants/gtrxl/gtrxl.cpp).
 enum class GateType { None, Input, Output, Highway, Gru };
 
 struct GatingConfig {
-  bool enabled = false;
   GateType type = GateType::Gru;     // none = plain residual x + y (TrXL-I with the reordering)
   float bias_init = 2.0f;            // b_g at initialisation (output, highway, GRU); paper: 2
   bool identity_map_reorder = true;  // TrXL-I: needs norm_position "pre"; adds the ReLU
+};
+
+// Transformer-XL (Dai et al., seeds 000/001/003; REFERENCES.md): segment recurrence with
+// per-layer memory of the previous segment's layer inputs, and relative positions with u, v,
+// W_kR. Decoder-only, no absolute positions (core/variants/transformer_xl/transformer_xl.cpp).
+// A stack kind (core/config/stack_kind.h).
+struct XLConfig {
+  int64_t segment_length = 150;  // tgt_len
+  int64_t mem_len = 150;         // memory rows kept per layer (0: segments are independent)
+  int64_t clamp_len = -1;        // clamp relative distances to this; <= 0 = no clamp (reference)
+  bool same_length = false;      // every query sees the last mem_len keys (reference mask)
+  // GTrXL: the blocks' residuals gated (the config's "gating" section); none = Transformer-XL.
+  std::optional<GatingConfig> gating;
 };
 
 }  // namespace atlas
@@ -63,9 +65,9 @@ namespace atlas {
 enum class ActUpdate { Interpolate, WeightedSum };
 
 // Universal Transformer (Dehghani et al., seed 000): one shared block applied recurrently with
-// a position + time signal, optionally halted per position by ACT (Graves 2016).
+// a position + time signal, optionally halted per position by ACT (Graves 2016). A stack kind
+// (core/config/stack_kind.h).
 struct UniversalConfig {
-  bool enabled = false;
   bool act = true;           // false: fixed number of steps (max_steps)
   int64_t max_steps = 8;     // M (tensor2tensor: 2 x num_hidden_layers)
   float epsilon = 0.01f;     // halting threshold 1 - eps

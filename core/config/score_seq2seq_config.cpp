@@ -2,6 +2,7 @@
 // alignment score function of every attention layer) and "rnn_seq2seq" (recurrent
 // encoder-decoder with attention, Pointer Network). Keys are documented in docs/variants.md.
 #include "core/config/config_json.h"
+#include "core/config/field_table.h"
 
 namespace atlas::config_json {
 
@@ -45,71 +46,27 @@ void validate_score(const ModelConfig& c, const std::string& origin) {
   if (!(c.score.strength > 0.0f))
     fail(origin, "score.strength (cosine key strength beta) must be > 0, got " +
                      format_float(c.score.strength));
-  if (c.score.function == ScoreFunction::ScaledDot || c.rnn_seq2seq.enabled) return;
-  // These variants compute their own scores; a second score function would be silently dropped.
-  if (c.sparse.enabled() || c.lsh.enabled || c.lsh.reversible || c.performer.enabled ||
-      c.shaw.enabled || c.adaptive_span.enabled || c.xl.enabled)
-    fail(origin, "score.function " + enum_name(c.score.function, kScoreFunctions, "score") +
-                     " cannot be combined with sparse, lsh, performer, shaw, adaptive_span or xl "
-                     "(they compute their own scores); use \"scaled_dot\"");
 }
 
 // ---- rnn_seq2seq ----
-const std::vector<std::string> kSeq2SeqKeys = {"enabled", "cell",   "bidirectional", "hidden_size",
-                                               "style",   "alignment", "window",     "selection",
-                                               "output"};
+// window: D >= 1 keeps Luong's window non-empty for any predicted centre p_t in [0, S].
+const FieldTable<Seq2SeqConfig> kSeq2SeqFields = {
+    enum_field("cell", &Seq2SeqConfig::cell, kCells),
+    bool_field("bidirectional", &Seq2SeqConfig::bidirectional),
+    integer_field("hidden_size", &Seq2SeqConfig::hidden_size, 1, 4096),
+    enum_field("style", &Seq2SeqConfig::style, kStyles),
+    enum_field("alignment", &Seq2SeqConfig::alignment, kAlignments),
+    integer_field("window", &Seq2SeqConfig::window, 1, 65536),
+    enum_field("selection", &Seq2SeqConfig::selection, kSelections),
+    enum_field("output", &Seq2SeqConfig::output, kOutputs)};
 
-void read_seq2seq(const Json& o, const Reader& r, ModelConfig& c) {
-  check_known_keys(o, kSeq2SeqKeys, "rnn_seq2seq", r.origin);
-  Seq2SeqConfig& s = c.rnn_seq2seq;
-  if (auto it = o.find("enabled"); it != o.end()) s.enabled = r.boolean(*it, "rnn_seq2seq.enabled");
-  if (auto it = o.find("cell"); it != o.end()) s.cell = r.enumeration(*it, "rnn_seq2seq.cell", kCells);
-  if (auto it = o.find("bidirectional"); it != o.end())
-    s.bidirectional = r.boolean(*it, "rnn_seq2seq.bidirectional");
-  if (auto it = o.find("hidden_size"); it != o.end())
-    s.hidden_size = r.integer(*it, "rnn_seq2seq.hidden_size");
-  if (auto it = o.find("style"); it != o.end())
-    s.style = r.enumeration(*it, "rnn_seq2seq.style", kStyles);
-  if (auto it = o.find("alignment"); it != o.end())
-    s.alignment = r.enumeration(*it, "rnn_seq2seq.alignment", kAlignments);
-  if (auto it = o.find("window"); it != o.end()) s.window = r.integer(*it, "rnn_seq2seq.window");
-  if (auto it = o.find("selection"); it != o.end())
-    s.selection = r.enumeration(*it, "rnn_seq2seq.selection", kSelections);
-  if (auto it = o.find("output"); it != o.end())
-    s.output = r.enumeration(*it, "rnn_seq2seq.output", kOutputs);
-}
-
-OrderedJson write_seq2seq(const ModelConfig& c) {
-  const Seq2SeqConfig& s = c.rnn_seq2seq;
-  OrderedJson j;
-  j["enabled"] = s.enabled;
-  j["cell"] = enum_name(s.cell, kCells, "rnn_seq2seq.cell");
-  j["bidirectional"] = s.bidirectional;
-  j["hidden_size"] = s.hidden_size;
-  j["style"] = enum_name(s.style, kStyles, "rnn_seq2seq.style");
-  j["alignment"] = enum_name(s.alignment, kAlignments, "rnn_seq2seq.alignment");
-  j["window"] = s.window;
-  j["selection"] = enum_name(s.selection, kSelections, "rnn_seq2seq.selection");
-  j["output"] = enum_name(s.output, kOutputs, "rnn_seq2seq.output");
-  return j;
-}
-
-void validate_seq2seq(const ModelConfig& c, const std::string& origin) {
-  const Seq2SeqConfig& s = c.rnn_seq2seq;
-  check_range(s.hidden_size, 1, 4096, "rnn_seq2seq.hidden_size", origin);
-  // D >= 1 keeps Luong's window non-empty for any predicted centre p_t in [0, S].
-  check_range(s.window, 1, 65536, "rnn_seq2seq.window", origin);
-  if (!s.enabled) return;
+void seq2seq_combinations(const ModelConfig& c, const Seq2SeqConfig& s, const std::string& origin) {
   if (c.architecture != Architecture::EncoderDecoder)
     fail(origin, "rnn_seq2seq.enabled needs architecture \"encoder-decoder\" (a source and a "
                  "target text)");
   if (c.bos_id >= 0)
     fail(origin, "rnn_seq2seq.enabled starts the decoder from a learned start vector; set "
                  "bos_id to -1 (got " + std::to_string(c.bos_id) + ")");
-  if (c.universal.enabled || c.xl.enabled || c.shaw.enabled || c.adaptive_span.enabled ||
-      c.sparse.enabled() || c.lsh.enabled || c.lsh.reversible || c.performer.enabled)
-    fail(origin, "rnn_seq2seq.enabled replaces the Transformer stacks; it cannot be combined "
-                 "with universal, xl, shaw, adaptive_span, sparse, lsh or performer");
   const int64_t dec = s.hidden_size, enc = s.hidden_size * (s.bidirectional ? 2 : 1);
   const ScoreFunction f = c.score.function;
   if ((f == ScoreFunction::ScaledDot || f == ScoreFunction::Dot || f == ScoreFunction::Cosine) &&
@@ -125,7 +82,7 @@ void validate_seq2seq(const ModelConfig& c, const std::string& origin) {
 
 std::vector<ConfigSection> score_seq2seq_sections() {
   return {{"score", read_score, write_score, validate_score},
-          {"rnn_seq2seq", read_seq2seq, write_seq2seq, validate_seq2seq}};
+          stack_section("rnn_seq2seq", &kSeq2SeqFields, seq2seq_combinations)};
 }
 
 }  // namespace atlas::config_json

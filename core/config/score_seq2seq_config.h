@@ -26,8 +26,7 @@ enum class Seq2SeqOutput { Vocab, Pointer };
 // Recurrent encoder-decoder with attention (Bahdanau et al. 2015; Luong et al. 2015) and the
 // Pointer Network (Vinyals et al. 2015): core/variants/seq2seq/seq2seq.cpp. Replaces the Transformer stacks of an
 // "encoder-decoder" model; d_model is the embedding size, the score function is `score`.
-struct Seq2SeqConfig {
-  bool enabled = false;
+struct Seq2SeqConfig {  // a stack kind (core/config/stack_kind.h)
   RnnCell cell = RnnCell::Gru;
   bool bidirectional = true;   // encoder state h_i = [forward_i; backward_i]
   int64_t hidden_size = 32;    // per direction; also the decoder state size

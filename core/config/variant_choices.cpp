@@ -6,20 +6,119 @@
 
 namespace atlas::config_json {
 
+namespace {
+
+// A choice a config can make that some other choice excludes: its name in the table, the
+// config key a message names it by, and whether this config makes it.
+struct Choice {
+  const char* name;
+  const char* key;
+  bool (*on)(const ModelConfig&);
+};
+
+const Choice kChoices[] = {
+    {"shaw", "shaw.enabled", [](const ModelConfig& c) { return c.shaw.enabled; }},
+    {"adaptive_span", "adaptive_span.enabled", [](const ModelConfig& c) { return c.adaptive_span.enabled; }},
+    {"xl", "xl.enabled", [](const ModelConfig& c) { return c.xl() != nullptr; }},
+    {"universal", "universal.enabled", [](const ModelConfig& c) { return c.universal() != nullptr; }},
+    {"lsh", "lsh.enabled", [](const ModelConfig& c) { return c.lsh.enabled; }},
+    {"reversible", "lsh.reversible", [](const ModelConfig& c) { return c.lsh.reversible; }},
+    {"performer", "performer.enabled", [](const ModelConfig& c) { return c.performer.enabled; }},
+    {"sparse", "sparse.pattern", [](const ModelConfig& c) { return c.sparse.enabled(); }},
+    {"score_function", "score.function",
+     [](const ModelConfig& c) { return c.score.function != ScoreFunction::ScaledDot; }},
+    {"rnn_seq2seq", "rnn_seq2seq.enabled", [](const ModelConfig& c) { return c.rnn_seq2seq() != nullptr; }},
+    {"ntm", "ntm.enabled", [](const ModelConfig& c) { return c.ntm() != nullptr; }},
+    {"sagan", "sagan.enabled", [](const ModelConfig& c) { return c.sagan() != nullptr; }},
+    {"snail", "snail.enabled", [](const ModelConfig& c) { return c.snail() != nullptr; }},
+    {"patches", "embeddings.patches", [](const ModelConfig& c) { return c.embeddings.patches.enabled(); }},
+    {"token_types", "embeddings.token_types", [](const ModelConfig& c) { return c.embeddings.token_types > 0; }},
+    {"rotary", "positional \"rotary\"", [](const ModelConfig& c) { return c.positional == Positional::Rotary; }},
+    // heads of another width than d_model / n_heads
+    {"head_dim", "attention.head_dim",
+     [](const ModelConfig& c) { return c.attention.head_dim > 0 && c.attention.head_dim * c.n_heads != c.d_model; }},
+    {"kv_heads", "attention.kv_heads", [](const ModelConfig& c) { return c.attention.kv_heads > 0; }},
+    {"sliding_window", "attention.sliding_window", [](const ModelConfig& c) { return c.attention.sliding_window > 0; }},
+    {"gated_ffn", "ffn.gated", [](const ModelConfig& c) { return c.ffn.gated; }},
+    {"head_options", "head.transform / head.bias", [](const ModelConfig& c) { return c.head.transform || c.head.bias; }},
+};
+
+// The compatibility table: a row's choice cannot be combined with any choice it lists, for the
+// reason given. A pair is listed once (in the row of the choice that brings the restriction).
+using Names = std::vector<const char*>;
+struct Exclusion {
+  const char* choice;
+  Names excludes;
+  const char* why;
+};
+
+Names operator+(Names a, const Names& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+// Every attention variant that replaces the softmax attention sub-layer's scores or pattern.
+const Names kEfficient = {"sparse", "lsh", "reversible", "performer"};
+// The models that replace the Transformer stacks altogether.
+const Names kReplacing = {"rnn_seq2seq", "ntm", "sagan", "snail"};
+// What plain softmax attention with a standard key layout and mask excludes.
+const Names kNotPlain = Names{"shaw", "adaptive_span", "xl", "universal"} + kEfficient +
+                        Names{"score_function"} + kReplacing;
+
+const std::vector<Exclusion> kExclusions = {
+    {"shaw", kEfficient,
+     "sparse, LSH and Performer attention take over the sub-layer Shaw's relative positions live in"},
+    {"adaptive_span", kEfficient,
+     "sparse, LSH and Performer attention take over the sub-layer the span mask lives in"},
+    {"universal", Names{"shaw", "adaptive_span"} + kEfficient,
+     "the Universal Transformer's shared block runs plain softmax attention"},
+    {"xl", Names{"shaw", "adaptive_span"} + kEfficient,
+     "Transformer-XL's attention has relative positions and memory of its own"},
+    {"lsh", {"sparse"}, "each is a different attention sub-layer: pick one"},
+    {"performer", {"sparse", "lsh"}, "each is a different attention sub-layer: pick one"},
+    {"score_function", Names{"shaw", "adaptive_span", "xl"} + kEfficient,
+     "they compute their own scores; use \"scaled_dot\""},
+    {"rnn_seq2seq", Names{"shaw", "adaptive_span"} + kEfficient, "it replaces the Transformer stacks"},
+    {"ntm", Names{"shaw", "adaptive_span"} + kEfficient, "it replaces the Transformer stack"},
+    {"sagan", Names{"shaw", "adaptive_span"} + kEfficient, "it replaces the Transformer stack"},
+    {"snail", Names{"shaw", "adaptive_span"} + kEfficient, "it replaces the Transformer stack"},
+    {"patches", {"token_types", "xl", "universal", "lsh", "sparse", "shaw", "performer"},
+     "a ViT runs the plain encoder"},
+    {"rotary", Names{"shaw", "xl", "universal", "lsh", "reversible", "performer", "sparse", "patches"} + kReplacing,
+     "Shaw and XL bring relative positions of their own, Universal a position and time signal, "
+     "LSH shares q and k; the others are not rotated by the attention sub-layer RoPE hooks into"},
+    {"head_dim", kNotPlain,
+     "heads of another width run in the plain softmax attention only"},
+    {"kv_heads", kNotPlain,
+     "grouped-query heads change the key layout the plain softmax attention sees; these bring their own"},
+    {"sliding_window", kNotPlain,
+     "the window masks the plain softmax attention; these bring masks of their own"},
+    {"gated_ffn", kReplacing, "these models have no Transformer feed-forward sub-layer"},
+    {"head_options", Names{"xl", "universal"} + kReplacing,
+     "the output head's transform and bias belong to the standard Transformer stacks"},
+};
+
+const Choice& choice(const std::string& name) {
+  for (const Choice& c : kChoices)
+    if (name == c.name) return c;
+  throw AtlasError("internal: the compatibility table names an unknown choice " + name);
+}
+
+}  // namespace
+
 std::vector<std::string> active_variants(const ModelConfig& c) {
   const std::pair<bool, const char*> choices[] = {
       {c.shaw.enabled, "shaw"},
       {c.adaptive_span.enabled, "adaptive_span"},
-      {c.xl.enabled, "xl"},
-      {c.universal.enabled, "universal"},
+      {c.xl() != nullptr, "xl"},
+      {c.universal() != nullptr, "universal"},
       {c.lsh.enabled || c.lsh.reversible, "lsh"},
       {c.performer.enabled, "performer"},
       {c.sparse.enabled(), "sparse"},
       {c.score.function != ScoreFunction::ScaledDot, "score_function"},
-      {c.rnn_seq2seq.enabled, "rnn_seq2seq"},
-      {c.ntm.enabled, "ntm"},
-      {c.sagan.enabled, "sagan"},
-      {c.snail.enabled, "snail"},
+      {c.rnn_seq2seq() != nullptr, "rnn_seq2seq"},
+      {c.ntm() != nullptr, "ntm"},
+      {c.sagan() != nullptr, "sagan"},
+      {c.snail() != nullptr, "snail"},
       {c.embeddings.patches.enabled(), "patches"},
   };
   std::vector<std::string> on;
@@ -28,11 +127,16 @@ std::vector<std::string> active_variants(const ModelConfig& c) {
   return on;
 }
 
-void refuse_combinations(const ModelConfig& c, const std::string& what,
-                         const std::vector<std::string>& incompatible, const std::string& origin) {
-  for (const std::string& v : active_variants(c))
-    if (std::find(incompatible.begin(), incompatible.end(), v) != incompatible.end())
-      fail(origin, what + " cannot be combined with " + v);
+void check_compatibility(const ModelConfig& c, const std::string& origin) {
+  for (const Exclusion& row : kExclusions) {
+    const Choice& a = choice(row.choice);
+    if (!a.on(c)) continue;
+    for (const char* excluded : row.excludes) {
+      const Choice& b = choice(excluded);
+      if (b.on(c))
+        fail(origin, std::string(a.key) + " cannot be combined with " + b.key + " (" + row.why + ")");
+    }
+  }
 }
 
 }  // namespace atlas::config_json

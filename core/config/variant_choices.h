@@ -1,7 +1,8 @@
 #pragma once
-// The variant choices a config makes, by name, so that a module states what it cannot be
-// combined with as a list of names (its row of the compatibility table) instead of reading
-// every other variant's flags itself.
+// The variant choices a config makes, by name, and the one compatibility table that says which
+// of them cannot be combined. Two stack kinds never meet here: the stack is one choice held as
+// a type (core/config/stack_kind.h). A module's own requirements on the rest of the config (an
+// architecture, a norm position) stay with the module's config section.
 #include <string>
 #include <vector>
 
@@ -10,12 +11,13 @@
 namespace atlas::config_json {
 
 // "shaw", "adaptive_span", "xl", "universal", "lsh", "performer", "sparse", "score_function",
-// "rnn_seq2seq", "ntm", "sagan", "snail", "patches": the ones this config turns on.
+// "rnn_seq2seq", "ntm", "sagan", "snail", "patches": the ones this config turns on ("lsh" also
+// for reversible layers without LSH attention).
 std::vector<std::string> active_variants(const ModelConfig& c);
 
-// Fails naming `what` and the first active variant listed in `incompatible`:
-// "positional \"rotary\" cannot be combined with xl".
-void refuse_combinations(const ModelConfig& c, const std::string& what,
-                         const std::vector<std::string>& incompatible, const std::string& origin);
+// Fails naming the first pair of chosen options the compatibility table excludes, both by their
+// config keys: "positional \"rotary\" cannot be combined with xl.enabled (...)". Run by
+// validate_config after every section's own checks.
+void check_compatibility(const ModelConfig& c, const std::string& origin);
 
 }  // namespace atlas::config_json

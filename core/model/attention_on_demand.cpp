@@ -13,16 +13,16 @@ namespace atlas {
 
 bool on_demand_maps_apply(const ModelConfig& c) {
   return !c.sparse.enabled() && !c.lsh.enabled && !c.performer.enabled && !c.shaw.enabled &&
-         !c.adaptive_span.enabled && !c.xl.enabled && !c.ntm.enabled && !c.snail.enabled &&
-         !c.sagan.enabled && !score_function_applies(c);
+         !c.adaptive_span.enabled && !c.xl() && !c.ntm() && !c.snail() &&
+         !c.sagan() && !score_function_applies(c);
 }
 
 bool maps_on_demand(const ModelConfig& c, const TraceOptions& t, int64_t source_len, int64_t target_len) {
   if (!t.attention || t.maps == MapStorage::Stored || !on_demand_maps_apply(c)) return false;
   if (t.maps == MapStorage::OnDemand) return true;
   const double S = double(source_len), T = double(target_len);
-  const double enc = c.universal.enabled ? double(c.universal.max_steps) : double(c.n_layers);
-  const double dec = c.universal.enabled ? double(c.universal.max_steps) : double(c.decoder_layers());
+  const double enc = c.universal() ? double(c.universal()->max_steps) : double(c.n_layers);
+  const double dec = c.universal() ? double(c.universal()->max_steps) : double(c.decoder_layers());
   double cells = 0;
   if (c.architecture == Architecture::EncoderDecoder) cells = enc * S * S + dec * (T * T + T * S);
   else cells = (c.has_encoder() ? enc : dec) * S * S;

@@ -26,7 +26,7 @@ double keys_per_query(const ModelConfig& c, double L) {
   if (c.sparse.pattern != SparsePattern::None || c.lsh.enabled)
     return sparse_dense_copy_traced(c.n_heads, int64_t(L)) ? L : 0.0;
   if (c.performer.enabled) return L <= double(kDenseTraceLimit) ? L : 0.0;
-  if (c.xl.enabled) return std::min(L, double(c.xl.segment_length + c.xl.mem_len));
+  if (c.xl()) return std::min(L, double(c.xl()->segment_length + c.xl()->mem_len));
   return L;
 }
 
@@ -122,9 +122,9 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
   const double heads = double(c.n_heads), dh = double(c.d_head()), ff = double(c.d_ff);
   // Universal Transformers trace every ponder step of their one shared layer.
   const double enc_layers =
-      c.universal.enabled ? double(c.universal.max_steps) : double(c.n_layers);
+      c.universal() ? double(c.universal()->max_steps) : double(c.n_layers);
   const double dec_layers =
-      c.universal.enabled ? double(c.universal.max_steps) : double(c.decoder_layers());
+      c.universal() ? double(c.universal()->max_steps) : double(c.decoder_layers());
   const double per_cell = traced_bytes_per_cell(c, t);
   double cells = 0, largest = 0, positions = 0;
   auto add_layers = [&](double layers, double queries, double keys) {

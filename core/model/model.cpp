@@ -167,16 +167,16 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     source.resize(static_cast<size_t>(options.pad_to), pad);
   }
   // The non-Transformer models of seed 004 compute everything on the host; a device backend says so.
-  if (options.backend && (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled))
+  if (options.backend && (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()))
     options.backend->note_host_compute(Op::HostModel);
-  if (c.rnn_seq2seq.enabled)  // recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
+  if (c.rnn_seq2seq())  // recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
     return seq2seq_forward(c, params_, source, target, options);
-  if (c.ntm.enabled)  // Neural Turing Machine, one step per token (ntm_model.cpp)
+  if (c.ntm())  // Neural Turing Machine, one step per token (ntm_model.cpp)
     return ntm_forward(c, params_, source, options);
-  if (c.snail.enabled)  // SNAIL, causal TC + attention blocks (snail_model.cpp)
+  if (c.snail())  // SNAIL, causal TC + attention blocks (snail_model.cpp)
     return snail_model_forward(c, params_, source, options);
-  if (c.sagan.enabled)  // SAGAN block on the built-in test card; text unused (sagan.h)
-    return sagan_forward(c, params_, sagan_synthetic_image(c.sagan.image_size), options);
+  if (c.sagan())  // SAGAN block on the built-in test card; text unused (sagan.h)
+    return sagan_forward(c, params_, sagan_synthetic_image(c.sagan()->image_size), options);
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
   check_tokens(c, source, enc_dec ? "source text" : "input text");
   if (enc_dec) check_tokens(c, target, "target text");
@@ -219,17 +219,17 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   RunResult result;
   Trace& trace = result.trace;
   ForwardPass pass(c, be, *weights, options, trace,
-                   c.universal.enabled ? c.universal.max_steps
-                   : c.xl.enabled ? xl_segments(c, int64_t(source.size())) * c.n_layers
+                   c.universal() ? c.universal()->max_steps
+                   : c.xl() ? xl_segments(c, int64_t(source.size())) * c.n_layers
                    : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
 
   pass.compute_maps_on_demand(on_demand);
 
   DTensor h;
-  if (c.universal.enabled) {  // one shared block applied recurrently (core/variants/universal/universal.cpp)
+  if (c.universal()) {  // one shared block applied recurrently (core/variants/universal/universal.cpp)
     trace.source_tokens = source;
     h = universal_forward(pass, source, key_validity(source, c.pad_id));
-  } else if (c.xl.enabled) {  // segment recurrence with memory (core/variants/transformer_xl/transformer_xl.cpp)
+  } else if (c.xl()) {  // segment recurrence with memory (core/variants/transformer_xl/transformer_xl.cpp)
     trace.source_tokens = source;
     h = xl_forward(pass, source);
   } else if (c.architecture == Architecture::Encoder) {

@@ -62,10 +62,10 @@ void add_ffn(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::str
 }  // namespace
 
 std::vector<ParamSpec> param_specs(const ModelConfig& c) {
-  if (c.rnn_seq2seq.enabled) return seq2seq_param_specs(c);  // recurrent (seq2seq.cpp)
-  if (c.ntm.enabled) return ntm_param_specs(c);  // Neural Turing Machine (ntm_model.cpp)
-  if (c.sagan.enabled) return sagan_param_specs(c);  // Self-Attention GAN block (sagan.cpp)
-  if (c.snail.enabled) return snail_param_specs(c);  // SNAIL (snail_model.cpp)
+  if (c.rnn_seq2seq()) return seq2seq_param_specs(c);  // recurrent (seq2seq.cpp)
+  if (c.ntm()) return ntm_param_specs(c);  // Neural Turing Machine (ntm_model.cpp)
+  if (c.sagan()) return sagan_param_specs(c);  // Self-Attention GAN block (sagan.cpp)
+  if (c.snail()) return snail_param_specs(c);  // SNAIL (snail_model.cpp)
   std::vector<ParamSpec> specs;
   const PatchOptions& patches = c.embeddings.patches;
   if (patches.enabled()) {  // ViT: patches replace the token table (patch_input.h)

@@ -311,7 +311,7 @@ class Builder {
   // rows, detached: a constant on the tape, the reference's stop-gradient) and the segment,
   // with relative positions only (no absolute encoding is added to the embeddings).
   int xl(const std::vector<int32_t>& ids) {
-    const int64_t L = static_cast<int64_t>(ids.size()), seg_len = c_.xl.segment_length, d = c_.d_model;
+    const int64_t L = static_cast<int64_t>(ids.size()), seg_len = c_.xl()->segment_length, d = c_.d_model;
     const bool pre = c_.norm_position == NormPosition::Pre;
     const S emb_scale = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(d))) : S(1);
     std::vector<M> mem(size_t(c_.n_layers), M(0, d));
@@ -324,11 +324,11 @@ class Builder {
         const std::string p = "decoder.layer" + std::to_string(l);
         const int cat = stack_rows(t_, t_.constant(mem[size_t(l)]), x);  // [m + Lq, d]
         const Eigen::Index rows = t_.value(cat).rows();
-        mem[size_t(l)] = t_.value(cat).bottomRows(std::min<Eigen::Index>(c_.xl.mem_len, rows));
+        mem[size_t(l)] = t_.value(cat).bottomRows(std::min<Eigen::Index>(c_.xl()->mem_len, rows));
         // GTrXL replaces the residual x + y of both sub-layers by a gate (core/variants/gtrxl/train_gates.h).
         auto residual = [&](int stream, int out, const std::string& gate_prefix) {
-          if (!c_.gating.enabled) return t_.add(stream, out);
-          return gate<S>(t_, c_.gating, stream, out, [&](const char* n) { return w(gate_prefix + n); });
+          if (!c_.gating()) return t_.add(stream, out);
+          return gate<S>(t_, *c_.gating(), stream, out, [&](const char* n) { return w(gate_prefix + n); });
         };
         int y;
         if (pre) {
@@ -339,7 +339,7 @@ class Builder {
           y = norm(residual(x, dropout(xl_attention(x, cat, p), reg_.dropout), p + ".self_attn_gate"),
                    p + ".self_attn_norm");
         }
-        if (c_.gating.enabled) {
+        if (c_.gating()) {
           const int f = dropout(ffn(pre ? norm(y, p + ".ffn_norm") : y, p + ".ffn"), reg_.dropout);
           x = residual(y, f, p + ".ffn_gate");
           if (!pre) x = norm(x, p + ".ffn_norm");
@@ -358,7 +358,7 @@ class Builder {
     const int k = t_.linear(xkv, w(p + ".wk"), opt(p + ".bk"));
     const int v = t_.linear(xkv, w(p + ".wv"), opt(p + ".bv"));
     const int64_t lk = t_.value(xkv).rows();
-    const int64_t max_dist = xl_max_distance(lk, c_.xl.clamp_len);
+    const int64_t max_dist = xl_max_distance(lk, c_.xl()->clamp_len);
     const Tensor r = sinusoid_table(max_dist + 1, c_.d_model, SinusoidLayout::Concatenated);
     M rm(r.shape[0], r.shape[1]);
     for (int64_t i = 0; i < r.numel(); ++i) rm.data()[i] = static_cast<S>(r.data[size_t(i)]);
@@ -366,7 +366,7 @@ class Builder {
     std::vector<S> keep = attention_keep(t_.value(xq).rows(), lk);
     const std::vector<S> heads_kept = head_keep();
     const int o = drop_heads(xl_relative_attention(t_, q, k, v, rk, w("xl.u"), w("xl.v"),
-                                                   static_cast<int>(c_.n_heads), c_.xl, std::move(keep)),
+                                                   static_cast<int>(c_.n_heads), *c_.xl(), std::move(keep)),
                              heads_kept);
     attention_nodes.push_back(o);
     return t_.linear(o, w(p + ".wo"), opt(p + ".bo"));
@@ -524,7 +524,7 @@ class Builder {
   // M times to the state plus the position and time signal, with ACT halting per position or
   // a fixed number of steps. The token embedding carries no positions; the signal does.
   int universal(const std::vector<int32_t>& ids, const std::vector<uint8_t>& valid) {
-    const UniversalConfig& u = c_.universal;
+    const UniversalConfig& u = std::get<UniversalConfig>(c_.stack);
     const bool dec = c_.architecture == Architecture::Decoder;
     const std::string stack = dec ? "decoder" : "encoder", pre = stack + ".universal",
                       attn = dec ? "self_attn" : "attn";
@@ -619,9 +619,9 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
   ForwardResult<S> r;
   int h;
   const auto src_valid = b.validity(ex.source);
-  if (c.xl.enabled) {
+  if (c.xl()) {
     h = b.xl(ex.source);
-  } else if (c.universal.enabled) {
+  } else if (c.universal()) {
     h = b.universal(ex.source, src_valid);
   } else if (c.architecture == Architecture::Encoder) {
     h = b.encoder(b.embed(ex.source), src_valid);

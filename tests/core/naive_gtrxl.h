@@ -116,10 +116,10 @@ inline Matrix rel_attention(const atlas::ModelConfig& c, const atlas::ParamStore
       double mx = -1e300;
       for (size_t j = 0; j < lk; ++j) {
         if (int64_t(j) > pos) continue;
-        if (c.xl.same_length && int64_t(j) <= pos - c.xl.mem_len) continue;
+        if (c.xl()->same_length && int64_t(j) <= pos - c.xl()->mem_len) continue;
         ok[j] = true;
         int64_t dist = pos - int64_t(j);
-        if (c.xl.clamp_len >= 0) dist = std::min(dist, c.xl.clamp_len);
+        if (c.xl()->clamp_len >= 0) dist = std::min(dist, c.xl()->clamp_len);
         const Matrix rk = naive::linear({rel_sinusoid(dist, d)}, naive::P(p, a + ".wr"), nullptr);
         double e = 0;
         for (size_t t = 0; t < dh; ++t) {
@@ -145,10 +145,10 @@ struct Result {
 };
 
 inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p, const std::vector<int>& ids) {
-  const size_t d = size_t(c.d_model), S = size_t(c.xl.segment_length);
+  const size_t d = size_t(c.d_model), S = size_t(c.xl()->segment_length);
   const bool pre = c.norm_position == atlas::NormPosition::Pre;
-  const bool relu = c.gating.identity_map_reorder;
-  const atlas::GateType type = c.gating.enabled ? c.gating.type : atlas::GateType::None;
+  const bool relu = c.gating()->identity_map_reorder;
+  const atlas::GateType type = c.gating() ? c.gating()->type : atlas::GateType::None;
   std::vector<Matrix> mem(size_t(c.n_layers));
   Result r;
   Matrix all;
@@ -178,7 +178,7 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p, c
         y = naive::norm(combine(x, rel_attention(c, p, pl + ".self_attn", x, cat), pl + ".self_attn_gate", tr + ".attn"),
                         c, p, pl + ".self_attn_norm");
       }
-      const size_t keep = std::min(size_t(c.xl.mem_len), cat.size());
+      const size_t keep = std::min(size_t(c.xl()->mem_len), cat.size());
       mem[size_t(l)] = Matrix(cat.end() - long(keep), cat.end());
       const Matrix f = naive::ffn(pre ? naive::norm(y, c, p, pl + ".ffn_norm") : y, c, p, pl + ".ffn");
       x = combine(y, f, pl + ".ffn_gate", tr + ".ffn");

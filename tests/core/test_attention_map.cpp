@@ -68,7 +68,7 @@ TEST_CASE("every preset describes every attention array it traces", "[attention_
     const Model model(c, init_params(c, 3));
     const RunResult r = preset_test::run_preset_input(model, kText, RunOptions{});
     const Trace& t = r.trace;
-    if (c.ntm.enabled) {  // addressing weights over memory rows, no attention over tokens
+    if (c.ntm()) {  // addressing weights over memory rows, no attention over tokens
       CHECK(t.attention_maps.empty());
       continue;
     }
@@ -96,8 +96,8 @@ TEST_CASE("every preset describes every attention array it traces", "[attention_
       if (!m.mask.empty()) CHECK(t.find(m.mask)->tensor.shape == Shape{m.queries.count, m.keys.count});
       // Every dense kind traces its allowed keys (default trace options), Performer's included.
       // (SNAIL and SAGAN blocks and the recurrent seq2seq alignment have no mask to trace.)
-      if (m.dense && m.kind != AttentionMapKind::Cross && !c.sagan.enabled && !c.snail.enabled &&
-          !c.rnn_seq2seq.enabled)
+      if (m.dense && m.kind != AttentionMapKind::Cross && !c.sagan() && !c.snail() &&
+          !c.rnn_seq2seq())
         CHECK_FALSE(m.mask.empty());
     }
     // Every array the dump's naming scheme calls attention is in the catalogue, described as
@@ -115,7 +115,7 @@ TEST_CASE("every preset describes every attention array it traces", "[attention_
 TEST_CASE("Transformer-XL maps: each segment's queries over memory + segment, by hand",
           "[attention_map][xl]") {
   const ModelConfig c = preset_config("tiny-xl");
-  const int64_t S = c.xl.segment_length, M = c.xl.mem_len;
+  const int64_t S = c.xl()->segment_length, M = c.xl()->mem_len;
   const Model model(c, init_params(c, 1));
   std::string text;
   while (int64_t(text.size()) < 3 * S + 2) text += "ab";

@@ -85,8 +85,8 @@ TEST_CASE("induction demo continues a repeated random string (induction head)", 
 
 TEST_CASE("parity-act demo computes running parity and ponders a varying number of steps", "[demos][act]") {
   const Model m = load_model("demo:parity-act");
-  CHECK(m.config().universal.enabled);
-  CHECK(m.config().universal.act);
+  CHECK(m.config().universal());
+  CHECK(m.config().universal()->act);
   // The rule, evaluated here: after "|", output bit i is the XOR of input bits 0..i. Position
   // n + i (the "|" or output bit i - 1) predicts output bit i.
   const int64_t n = 6;
@@ -116,7 +116,7 @@ TEST_CASE("parity-act demo computes running parity and ponders a varying number 
     REQUIRE(steps);
     for (float v : steps->tensor.data) {
       CHECK(v >= 1.0f);
-      CHECK(v <= float(m.config().universal.max_steps));
+      CHECK(v <= float(m.config().universal()->max_steps));
       varied |= v != steps->tensor.data[0];
     }
   }

@@ -108,9 +108,9 @@ TEST_CASE("logit lens needs an output head, traced hidden states and a valid k",
 
 TEST_CASE("logit lens of a Universal Transformer reads every step's state", "[logit_lens]") {
   ModelConfig c = lens_config(NormPosition::Post, NormKind::LayerNorm);
-  c.universal.enabled = true;
-  c.universal.act = false;
-  c.universal.max_steps = 4;
+  c.stack = UniversalConfig{};
+  c.universal()->act = false;
+  c.universal()->max_steps = 4;
   Model m(c, init_params(c, 2));
   RunOptions o;
   o.trace.hidden = true;

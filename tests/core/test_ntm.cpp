@@ -197,16 +197,16 @@ TEST_CASE("NTM config errors name the key", "[ntm]") {
       Contains("ntm.enabled") && Contains("decoder"));
   const ModelConfig c = preset_config("ntm-small");
   const ModelConfig again = parse_config(config_to_json(c), "round-trip");
-  REQUIRE(again.ntm.enabled);
-  REQUIRE(again.ntm.memory_slots == c.ntm.memory_slots);
-  REQUIRE(again.ntm.shift_range == 1);
+  REQUIRE(again.ntm());
+  REQUIRE(again.ntm()->memory_slots == c.ntm()->memory_slots);
+  REQUIRE(again.ntm()->shift_range == 1);
 }
 
 TEST_CASE("NTM model (preset ntm-small): every traced stage follows the equations", "[ntm]") {
   const ModelConfig c = preset_config("ntm-small");
   Model model(c, init_params(c, c.seed));
   const RunResult r = model.run("copy me", "", RunOptions{});
-  const int64_t T = 7, N = c.ntm.memory_slots, M = c.ntm.memory_width;
+  const int64_t T = 7, N = c.ntm()->memory_slots, M = c.ntm()->memory_width;
   REQUIRE(r.is_logits);
   REQUIRE(r.output.shape == Shape{T, 256});
   const Tensor& mem = r.trace.find("ntm.memory")->tensor;

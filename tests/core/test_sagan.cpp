@@ -97,7 +97,7 @@ TEST_CASE("SAGAN with gamma = 0 is the identity", "[sagan]") {
   }
   // The model path with gamma 0: traced output == traced features.
   ModelConfig c = preset_config("sagan-small");
-  c.sagan.gamma = 0.0f;
+  c.sagan()->gamma = 0.0f;
   Model model(c, init_params(c, c.seed));
   const RunResult run = model.run("", "", RunOptions{});
   REQUIRE(run.trace.find("sagan.output")->tensor.data == run.trace.find("sagan.features")->tensor.data);

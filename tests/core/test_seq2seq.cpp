@@ -94,8 +94,8 @@ ModelConfig small_seq2seq() {
   c.output = OutputHead::None;
   c.max_positions = 32;
   c.score.function = ScoreFunction::Additive;
-  c.rnn_seq2seq.enabled = true;
-  c.rnn_seq2seq.hidden_size = 2;
+  c.stack = Seq2SeqConfig{};
+  c.rnn_seq2seq()->hidden_size = 2;
   return c;
 }
 
@@ -295,8 +295,8 @@ TEST_CASE("GRU and LSTM presets: alignment rows sum to 1, shapes", "[seq2seq]") 
     ModelConfig c = parse_config(preset_json(name), "preset");
     for (RnnCell cell : {RnnCell::Gru, RnnCell::Lstm})
       for (AttentionStyle style : {AttentionStyle::Bahdanau, AttentionStyle::Luong}) {
-        c.rnn_seq2seq.cell = cell;
-        c.rnn_seq2seq.style = style;
+        c.rnn_seq2seq()->cell = cell;
+        c.rnn_seq2seq()->style = style;
         Model m(c, init_params(c, 1));
         RunOptions o;
         o.trace.hidden = true;
@@ -383,8 +383,8 @@ TEST_CASE("pointer probabilities sum to 1 over input positions", "[pointer]") {
 
 TEST_CASE("greedy pointer with a local window still gives a permutation", "[pointer]") {
   ModelConfig c = parse_config(preset_json("pointer-net"), "preset");
-  c.rnn_seq2seq.alignment = Alignment::LocalM;
-  c.rnn_seq2seq.window = 1;  // p_t = t: the window [t - 1, t + 1] runs out of unpointed positions
+  c.rnn_seq2seq()->alignment = Alignment::LocalM;
+  c.rnn_seq2seq()->window = 1;  // p_t = t: the window [t - 1, t + 1] runs out of unpointed positions
   Model m(c, init_params(c, 9));
   const RunResult r = m.run("6 5 4 3 2 1 9 8", "", RunOptions{});
   const Tensor& g = r.trace.find("pointer.indices")->tensor;

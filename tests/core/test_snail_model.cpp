@@ -55,7 +55,7 @@ TEST_CASE("the SNAIL model is causal end to end and traces its blocks as layers"
   REQUIRE(a.is_logits);
   const int64_t L = static_cast<int64_t>(text.size()), V = c.vocab_size;
   REQUIRE(a.output.shape == Shape{L, V});
-  for (int b = 0; b <= c.snail.tc_blocks; ++b) {
+  for (int b = 0; b <= c.snail()->tc_blocks; ++b) {
     const Tensor& p = array(a, "decoder.layer" + std::to_string(b) + ".self_attn");
     REQUIRE(p.shape == Shape{1, L, L});
     for (int64_t i = 0; i < L; ++i) {
@@ -87,7 +87,7 @@ TEST_CASE("the SNAIL model is causal end to end and traces its blocks as layers"
 
 TEST_CASE("SNAIL paper dilations leave odd distances to the attention", "[snail][model]") {
   ModelConfig c = preset_config("snail-small");
-  c.snail.paper_dilations = true;
+  c.snail()->paper_dilations = true;
   const Model model(c, init_params(c, 1));
   const RunResult r = model.forward(bytes("0123456789"), {}, {});
   const Tensor& rf = array(r, "snail.receptive_field");
@@ -100,10 +100,10 @@ TEST_CASE("SNAIL config errors name the problem, and the section round-trips", "
   c.architecture = Architecture::Encoder;
   CHECK_THROWS_WITH(validate_config(c, "test"), Catch::Contains("needs architecture \"decoder\""));
   c = preset_config("snail-small");
-  c.snail.length = 128;  // max_positions is 64
+  c.snail()->length = 128;  // max_positions is 64
   CHECK_THROWS_WITH(validate_config(c, "test"), Catch::Contains("snail.length 128 exceeds max_positions 64"));
   c = preset_config("snail-small");
-  c.snail.tc_blocks = 9;
+  c.snail()->tc_blocks = 9;
   CHECK_THROWS_WITH(validate_config(c, "test"), Catch::Contains("snail.tc_blocks"));
   CHECK_THROWS_WITH(parse_config(R"({"architecture": "decoder", "d_model": 16, "n_heads": 1, "d_ff": 16,
       "n_layers": 1, "vocab_size": 256, "snail": {"enabled": true, "filter": 8}})", "cfg.json"),
@@ -111,15 +111,15 @@ TEST_CASE("SNAIL config errors name the problem, and the section round-trips", "
 
   // Save and load: the same config section and weights give the same logits.
   c = preset_config("snail-small");
-  c.snail.tc_blocks = 1;
-  c.snail.paper_dilations = true;
+  c.snail()->tc_blocks = 1;
+  c.snail()->paper_dilations = true;
   const Model model(c, init_params(c, 3));
   const auto dir = std::filesystem::temp_directory_path() / ("atlas-snail-roundtrip-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   save_model(model, dir.string());
   const Model back = load_model(dir.string());
-  CHECK(back.config().snail.tc_blocks == 1);
-  CHECK(back.config().snail.paper_dilations);
+  CHECK(back.config().snail()->tc_blocks == 1);
+  CHECK(back.config().snail()->paper_dilations);
   const RunResult x = model.forward(bytes("hello"), {}, {}), y = back.forward(bytes("hello"), {}, {});
   CHECK(x.output.data == y.output.data);
   std::filesystem::remove_all(dir);

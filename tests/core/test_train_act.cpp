@@ -35,11 +35,11 @@ ModelConfig ut_config(Architecture arch, bool act, ActUpdate update) {
   c.n_layers = 1;
   c.max_positions = 32;
   c.norm_position = NormPosition::Pre;
-  c.universal.enabled = true;
-  c.universal.act = act;
-  c.universal.max_steps = 5;
-  c.universal.update = update;
-  c.universal.halting_bias_init = -1.0f;  // several steps per position at initialisation
+  c.stack = UniversalConfig{};
+  c.universal()->act = act;
+  c.universal()->max_steps = 5;
+  c.universal()->update = update;
+  c.universal()->halting_bias_init = -1.0f;  // several steps per position at initialisation
   return c;
 }
 
@@ -69,7 +69,7 @@ void check_same_as_inference(const ModelConfig& c, const std::vector<int32_t>& s
   for (int64_t i = 0; i < ref.output.numel(); ++i)
     worst = std::max(worst, double(std::abs(got.data()[i] - ref.output.data[i])));
   CHECK(worst < 1e-4);
-  if (!c.universal.act) {
+  if (!c.universal()->act) {
     CHECK(r.act_steps.empty());
     return;
   }

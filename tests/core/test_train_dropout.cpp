@@ -192,9 +192,9 @@ TEST_CASE("whole-model gradients with attention dropout and DropHead on every ki
   SECTION("Transformer-XL, one segment") {
     ModelConfig c = base;
     c.positional = Positional::None;
-    c.xl.enabled = true;
-    c.xl.segment_length = 8;
-    c.xl.mem_len = 4;
+    c.stack = XLConfig{};
+    c.xl()->segment_length = 8;
+    c.xl()->mem_len = 4;
     check(c, reg);
   }
   SECTION("Performer: DropHead only") {
@@ -218,8 +218,8 @@ TEST_CASE("DropHead with every head dropped zeroes every kind of head's output",
   performer.performer.enabled = true;
   performer.performer.features = 8;
   xl.positional = Positional::None;
-  xl.xl.enabled = true;
-  xl.xl.segment_length = 3;
+  xl.stack = XLConfig{};
+  xl.xl()->segment_length = 3;
   for (const ModelConfig* c : {&shaw, &span, &performer, &xl}) {
     Tape<double> tape;
     Rng rng(11);

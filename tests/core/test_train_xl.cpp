@@ -35,9 +35,9 @@ ModelConfig xl_config(int64_t segment, int64_t mem_len, NormPosition norm) {
   c.max_positions = 32;
   c.positional = Positional::None;
   c.norm_position = norm;
-  c.xl.enabled = true;
-  c.xl.segment_length = segment;
-  c.xl.mem_len = mem_len;
+  c.stack = XLConfig{};
+  c.xl()->segment_length = segment;
+  c.xl()->mem_len = mem_len;
   return c;
 }
 
@@ -50,8 +50,8 @@ TEST_CASE("Transformer-XL training forward equals the inference engine", "[train
     CHECK(gap_to_inference(xl_config(3, 4, norm), text, {}) < 1e-4);
     CHECK(gap_to_inference(xl_config(3, 0, norm), text, {}) < 1e-4);
     ModelConfig clamped = xl_config(4, 6, norm);
-    clamped.xl.clamp_len = 2;
-    clamped.xl.same_length = true;
+    clamped.xl()->clamp_len = 2;
+    clamped.xl()->same_length = true;
     CHECK(gap_to_inference(clamped, text, {}) < 1e-4);
   }
 }
@@ -69,7 +69,7 @@ TEST_CASE("XL gradients match finite differences where no memory is involved", "
   }
   SECTION("segments without memory (mem_len 0), clamped distances") {
     ModelConfig c = xl_config(3, 0, NormPosition::Post);
-    c.xl.clamp_len = 1;
+    c.xl()->clamp_len = 1;
     ParamsT<double> params = noisy_params(c);
     CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 6) > 80);
   }
@@ -115,8 +115,8 @@ TEST_CASE("XL learns to copy across segments through its memory, and not without
     ModelConfig c = preset_config("tiny-xl");
     c.d_model = 32;
     c.d_ff = 64;
-    c.xl.segment_length = 8;
-    c.xl.mem_len = mem_len;
+    c.xl()->segment_length = 8;
+    c.xl()->mem_len = mem_len;
     Trainer t(c, o);
     for (int i = 0; i < o.steps; ++i) t.step();
     return t.evaluate(200, 9).accuracy;
@@ -135,12 +135,12 @@ TEST_CASE("GTrXL gates train: same logits as the engine, gradients by finite dif
     for (bool pre : {true, false}) {
       INFO("gate " << int(type) << (pre ? " pre-norm, identity-map reordering" : " post-norm"));
       ModelConfig c = xl_config(3, 3, pre ? NormPosition::Pre : NormPosition::Post);
-      c.gating.enabled = true;
-      c.gating.type = type;
-      c.gating.identity_map_reorder = pre;
-      c.gating.bias_init = 0.5f;  // gates away from saturation, so every path carries gradient
+      c.xl()->gating = GatingConfig{};
+      c.gating()->type = type;
+      c.gating()->identity_map_reorder = pre;
+      c.gating()->bias_init = 0.5f;  // gates away from saturation, so every path carries gradient
       CHECK(gap_to_inference(c, text, {}) < 1e-4);
-      c.xl.segment_length = 8;  // one segment: no path through the detached memory
+      c.xl()->segment_length = 8;  // one segment: no path through the detached memory
       ParamsT<double> params = noisy_params(c);
       CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 4) > 60);
     }

@@ -32,10 +32,10 @@ ModelConfig ut_config(Architecture arch, bool act) {
   c.max_positions = 128;
   c.scale_embedding = false;
   c.init_std = 0.5f;
-  c.universal.enabled = true;
-  c.universal.act = act;
-  c.universal.max_steps = 5;
-  c.universal.halting_bias_init = -0.5f;
+  c.stack = UniversalConfig{};
+  c.universal()->act = act;
+  c.universal()->max_steps = 5;
+  c.universal()->halting_bias_init = -0.5f;
   return c;
 }
 
@@ -56,7 +56,7 @@ Oracle oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>&
   const std::string stack = dec ? "decoder" : "encoder", pre = stack + ".universal";
   const std::string an = dec ? ".self_attn" : ".attn";
   const size_t L = ids.size(), d = size_t(c.d_model);
-  const auto& u = c.universal;
+  const auto& u = std::get<UniversalConfig>(c.stack);
   naive::Matrix state = naive::zeros(L, d), y = naive::zeros(L, d);
   for (size_t i = 0; i < L; ++i)
     for (size_t k = 0; k < d; ++k) state[i][k] = p.at("embed.tokens").data[size_t(ids[i]) * d + k];
@@ -124,7 +124,7 @@ void check(const ModelConfig& c, const std::vector<int>& ids, uint64_t seed = 3)
   for (size_t i = 0; i < ids.size(); ++i)
     for (size_t v = 0; v < V; ++v) worst = std::max(worst, std::abs(o.out[i][v] - r.output.data[i * V + v]));
   CHECK(worst < 5e-4);
-  if (!c.universal.act) return;
+  if (!c.universal()->act) return;
   const Tensor& w = r.trace.find("act.weights")->tensor;
   REQUIRE(w.shape == Shape{int64_t(o.weights.size()), int64_t(ids.size())});
   for (size_t n = 0; n < o.weights.size(); ++n)
@@ -139,18 +139,18 @@ TEST_CASE("Universal Transformer + ACT matches the naive oracle, both update rul
   for (ActUpdate upd : {ActUpdate::Interpolate, ActUpdate::WeightedSum})
     for (NormPosition np : {NormPosition::Pre, NormPosition::Post}) {
       ModelConfig c = ut_config(Architecture::Decoder, true);
-      c.universal.update = upd;
+      c.universal()->update = upd;
       c.norm_position = np;
       check(c, {5, 9, 200, 31, 7, 7, 100});
     }
   ModelConfig e = ut_config(Architecture::Encoder, true);
-  e.universal.halting_bias_init = 0.0f;
+  e.universal()->halting_bias_init = 0.0f;
   check(e, {1, 2, 3, 4, 5, 6});
 }
 
 TEST_CASE("Universal Transformer fixed-step mode matches the naive oracle", "[universal]") {
   ModelConfig c = ut_config(Architecture::Encoder, false);
-  c.universal.max_steps = 3;
+  c.universal()->max_steps = 3;
   check(c, {10, 20, 30, 40});
   Model m(c, init_params(c, 1));
   RunResult r = m.forward(tokens({1, 2, 3}), {}, RunOptions{});
@@ -162,7 +162,7 @@ TEST_CASE("Universal Transformer fixed-step mode matches the naive oracle", "[un
 TEST_CASE("ACT weights of each position sum to 1, N(t) <= M, ponder = N + R", "[universal]") {
   for (float bias : {-3.0f, -0.5f, 0.5f, 6.0f}) {
     ModelConfig c = ut_config(Architecture::Decoder, true);
-    c.universal.halting_bias_init = bias;
+    c.universal()->halting_bias_init = bias;
     Model m(c, init_params(c, 11));
     RunResult r = m.forward(tokens({3, 1, 4, 1, 5, 9, 2, 6}), {}, RunOptions{});
     const Tensor& w = r.trace.find("act.weights")->tensor;
@@ -212,11 +212,11 @@ TEST_CASE("universal config: bad values rejected naming the key", "[universal][c
       R"({"universal": {"enabled": true, "act": false, "max_steps": 7, "epsilon": 0.05, "update": "weighted_sum", "halting_bias_init": 2}})",
       "t");
   ModelConfig back = parse_config(config_to_json(c), "t");
-  CHECK(back.universal.max_steps == 7);
-  CHECK_FALSE(back.universal.act);
-  CHECK(back.universal.update == ActUpdate::WeightedSum);
-  CHECK(back.universal.epsilon == 0.05f);
-  CHECK(back.universal.halting_bias_init == 2.0f);
+  CHECK(back.universal()->max_steps == 7);
+  CHECK_FALSE(back.universal()->act);
+  CHECK(back.universal()->update == ActUpdate::WeightedSum);
+  CHECK(back.universal()->epsilon == 0.05f);
+  CHECK(back.universal()->halting_bias_init == 2.0f);
 }
 
 TEST_CASE("Universal Transformer presets load and run", "[universal]") {
@@ -226,5 +226,5 @@ TEST_CASE("Universal Transformer presets load and run", "[universal]") {
     RunResult r = m.run("hello", "", RunOptions{});
     CHECK(r.output.shape[0] == 5);
   }
-  CHECK(preset_config("ut-act-base").universal.max_steps == 12);
+  CHECK(preset_config("ut-act-base").universal()->max_steps == 12);
 }

@@ -38,9 +38,9 @@ ModelConfig xl_config(NormPosition np, int64_t seg, int64_t mem) {
   c.scale_embedding = false;
   c.norm_position = np;
   c.init_std = 0.5f;
-  c.xl.enabled = true;
-  c.xl.segment_length = seg;
-  c.xl.mem_len = mem;
+  c.stack = XLConfig{};
+  c.xl()->segment_length = seg;
+  c.xl()->mem_len = mem;
   return c;
 }
 
@@ -78,11 +78,11 @@ naive::Matrix oracle(const ModelConfig& c, const ParamStore& p, const std::vecto
         std::vector<bool> ok(L, false);
         double mx = -1e300;
         for (size_t j = 0; j <= i; ++j) {
-          if (c.xl.same_length && int64_t(j) <= int64_t(i) - c.xl.mem_len) continue;
+          if (c.xl()->same_length && int64_t(j) <= int64_t(i) - c.xl()->mem_len) continue;
           ok[j] = true;
           int64_t dist = int64_t(i - j);
           // The reference clamps only when clamp_len > 0 (mem_transformer.py).
-          if (c.xl.clamp_len > 0 && dist > c.xl.clamp_len) dist = c.xl.clamp_len;
+          if (c.xl()->clamp_len > 0 && dist > c.xl()->clamp_len) dist = c.xl()->clamp_len;
           const naive::Matrix rk = naive::linear({rel_sinusoid(dist, d)}, naive::P(p, a + ".wr"), nullptr);
           double e = 0;
           for (size_t t = 0; t < dh; ++t) {
@@ -163,8 +163,8 @@ TEST_CASE("xl with memory matches a naive causal relative model over the whole t
                  Case{NormPosition::Post, 4, 2, false}, Case{NormPosition::Pre, 4, -1, true},
                  Case{NormPosition::Post, 3, 1, true}, Case{NormPosition::Pre, 4, 0, false}}) {
     ModelConfig c = xl_config(k.np, 4, k.mem);
-    c.xl.clamp_len = k.clamp;
-    c.xl.same_length = k.same;
+    c.xl()->clamp_len = k.clamp;
+    c.xl()->same_length = k.same;
     ParamStore p = init_params(c, 5);
     // Non-zero u, v and biases so every term is exercised.
     for (auto& [name, t] : p)
@@ -238,20 +238,20 @@ TEST_CASE("xl config: bad values are rejected naming the key", "[xl][config]") {
   ModelConfig c = xl_config(NormPosition::Post, 4, 4);
   REQUIRE_NOTHROW(validate_config(c, "t"));
   ModelConfig b = c;
-  b.xl.mem_len = -1;
+  b.xl()->mem_len = -1;
   rejects(b, "xl.mem_len");
   b = c;
-  b.xl.mem_len = 1'000'000;
+  b.xl()->mem_len = 1'000'000;
   rejects(b, "xl.mem_len");
   b = c;
-  b.xl.segment_length = 0;
+  b.xl()->segment_length = 0;
   rejects(b, "xl.segment_length");
   b = c;
-  b.xl.clamp_len = -2;
+  b.xl()->clamp_len = -2;
   rejects(b, "xl.clamp_len");
   b = c;
-  b.xl.mem_len = 0;
-  b.xl.same_length = true;
+  b.xl()->mem_len = 0;
+  b.xl()->same_length = true;
   rejects(b, "xl.same_length");
   b = c;
   b.positional = Positional::Sinusoidal;
@@ -275,8 +275,8 @@ TEST_CASE("xl presets parse and tiny-xl runs two segments", "[xl][presets]") {
   CHECK(base.d_model == 410);
   CHECK(base.d_head() == 41);
   CHECK(base.d_ff == 2100);
-  CHECK(base.xl.segment_length == 150);
-  CHECK(base.xl.mem_len == 150);
+  CHECK(base.xl()->segment_length == 150);
+  CHECK(base.xl()->mem_len == 150);
   const ModelConfig c = preset_config("tiny-xl");
   Model m(c, init_params(c, c.seed));
   RunOptions o;

@@ -22,7 +22,7 @@ TEST_CASE("every preset gives the same outputs and traces on Vulkan as on the CP
     INFO("preset " << info.name);
     // Seed 004's non-Transformer models (recurrent seq2seq, NTM, SAGAN, SNAIL) have no backend ops: they
     // run on the host and say so (checked in the next test case).
-    if (c.rnn_seq2seq.enabled || c.ntm.enabled || c.sagan.enabled || c.snail.enabled) continue;
+    if (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()) continue;
     Model model(c, init_params(c, 5));
     // A ViT reads an image: its patches of a colour gradient.
     auto run = [&](const RunOptions& o) {
@@ -78,7 +78,7 @@ TEST_CASE("host-only models report themselves as a fallback on Vulkan", "[vulkan
     Model model(c, init_params(c, 5));
     RunOptions options;
     options.backend = g.vk.get();
-    const std::string target = c.rnn_seq2seq.enabled ? "the cat" : "";
+    const std::string target = c.rnn_seq2seq() ? "the cat" : "";
     RunResult want = model.run("the cat sat", target, RunOptions{});
     RunResult got = model.run("the cat sat", target, options);
     CHECK(got.output.data == want.output.data);  // same host maths, bit for bit
@@ -116,7 +116,7 @@ TEST_CASE("a Transformer-XL forward over several segments is one queue submissio
     o.backend = g.vk.get();
     o.trace = TraceOptions::all();
     model.run("warm up", "", o);
-    const std::string text(size_t(3 * c.xl.segment_length + 5), 'a');  // four segments
+    const std::string text(size_t(3 * c.xl()->segment_length + 5), 'a');  // four segments
     const uint64_t before = g.vk->submission_count();
     RunResult r = model.run(text, "", o);
     // Memory slicing and stacking are device copies, the terms and the gates kernels: nothing
@@ -141,7 +141,7 @@ TEST_CASE("a Universal Transformer with ACT submits once per ponder step on Vulk
   // One read of the [L, 4] halting state per step decides whether to go on; then the final
   // halting state and the deferred trace arrays.
   const int64_t steps_run = r.trace.find("act.halting")->tensor.shape[0];
-  CHECK(steps_run <= c.universal.max_steps);
+  CHECK(steps_run <= c.universal()->max_steps);
   CHECK(g.vk->submission_count() - before == uint64_t(steps_run) + 2);
   CHECK(g.vk->fallbacks().empty());
 }

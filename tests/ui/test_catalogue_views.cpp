@@ -79,7 +79,7 @@ TEST_CASE("every preset's attention families show the traced maps by position", 
     const RunResult r = preset_test::run_preset_input(model, kText, RunOptions{});
     const Trace& t = r.trace;
     const std::vector<AttentionFamily> families = attentionFamilies(t);
-    if (c.ntm.enabled) {  // addressing over memory rows: no attention over tokens to show
+    if (c.ntm()) {  // addressing over memory rows: no attention over tokens to show
       CHECK(families.empty());
       continue;
     }

@@ -44,7 +44,7 @@ std::string gate_tensor_prefix(int64_t layer, GatedSublayer s) {
 }
 
 void append_gtrxl_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
-  const GateType t = c.gating.type;
+  const GateType t = c.gating()->type;
   if (t == GateType::None) return;
   const int64_t d = c.d_model;
   for (int64_t l = 0; l < c.n_layers; ++l)
@@ -54,7 +54,7 @@ void append_gtrxl_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
         for (const char* n : {".w_r", ".u_r", ".w_z", ".u_z", ".w_g", ".u_g"}) specs.push_back({p + n, {d, d}});
       else
         specs.push_back({p + ".w_g", {d, d}});
-      if (has_bias(t)) specs.push_back({p + ".b_g", {d}, InitKind::Constant, c.gating.bias_init});
+      if (has_bias(t)) specs.push_back({p + ".b_g", {d}, InitKind::Constant, c.gating()->bias_init});
     }
 }
 
@@ -105,7 +105,7 @@ Mat apply_gate(GateType type, const GateWeights& w, const Mat& x, const Mat& y,
 
 DTensor gtrxl_combine(ForwardPass& pass, const DTensor& x, const DTensor& y, int64_t layer,
                       int64_t seg, GatedSublayer sublayer) {
-  const GatingConfig& g = pass.config().gating;
+  const GatingConfig& g = *pass.config().gating();
   GateArgs args;
   args.type = g.type;
   // The reordering leaves two linear maps in a row on the identity path; the paper adds a ReLU

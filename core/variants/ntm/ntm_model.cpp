@@ -11,11 +11,11 @@ namespace atlas {
 
 namespace {
 
-int64_t shift_size(const ModelConfig& c) { return 2 * c.ntm.shift_range + 1; }
+int64_t shift_size(const ModelConfig& c) { return 2 * c.ntm()->shift_range + 1; }
 
 // Outputs of one head's linear layer: k, beta, g, s, gamma (+ e, a for write heads).
 int64_t head_outputs(const ModelConfig& c, bool write) {
-  const int64_t M = c.ntm.memory_width;
+  const int64_t M = c.ntm()->memory_width;
   return M + 3 + shift_size(c) + (write ? 2 * M : 0);
 }
 
@@ -31,7 +31,7 @@ float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 NtmHeadControls controls_from(const ModelConfig& c, const RowVec& raw, bool write) {
-  const int64_t M = c.ntm.memory_width, S = shift_size(c);
+  const int64_t M = c.ntm()->memory_width, S = shift_size(c);
   NtmHeadControls h;
   int64_t at = 0;
   h.key = raw.segment(at, M).array().tanh();
@@ -55,13 +55,13 @@ NtmHeadControls controls_from(const ModelConfig& c, const RowVec& raw, bool writ
 
 std::vector<std::string> ntm_head_names(const ModelConfig& c) {
   std::vector<std::string> names;
-  for (int64_t i = 0; i < c.ntm.read_heads; ++i) names.push_back("read" + std::to_string(i));
-  for (int64_t i = 0; i < c.ntm.write_heads; ++i) names.push_back("write" + std::to_string(i));
+  for (int64_t i = 0; i < c.ntm()->read_heads; ++i) names.push_back("read" + std::to_string(i));
+  for (int64_t i = 0; i < c.ntm()->write_heads; ++i) names.push_back("write" + std::to_string(i));
   return names;
 }
 
 std::vector<ParamSpec> ntm_param_specs(const ModelConfig& c) {
-  const NtmConfig& n = c.ntm;
+  const NtmConfig& n = std::get<NtmConfig>(c.stack);
   const int64_t H = n.controller_size, reads = n.read_heads * n.memory_width;
   std::vector<ParamSpec> specs;
   specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
@@ -88,7 +88,7 @@ RunResult ntm_forward(const ModelConfig& c, const ParamStore& p, const std::vect
     if (t.id < 0 || t.id >= c.vocab_size)
       throw AtlasError("input text: token id " + std::to_string(t.id) + " is outside the vocabulary of " +
                        std::to_string(c.vocab_size));
-  const NtmConfig& n = c.ntm;
+  const NtmConfig& n = std::get<NtmConfig>(c.stack);
   const int64_t M = n.memory_width, H = n.controller_size, V = c.vocab_size;
   const int64_t L = static_cast<int64_t>(tokens.size());
   std::vector<NtmHeadSpec> heads;

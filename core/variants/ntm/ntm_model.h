@@ -1,5 +1,5 @@
 #pragma once
-// The Neural Turing Machine as a model (config.ntm.enabled, dispatched from Model::forward):
+// The Neural Turing Machine as a model (config.ntm(), dispatched from Model::forward):
 // a seeded feed-forward controller drives the addressing of core/variants/ntm/ntm.h, one step per token.
 //   h_t = tanh(W_c [x_t; r_{t-1}] + b_c)          x_t = embedding of token t, r = all reads
 //   per head: raw = W_head h_t + b_head, split into

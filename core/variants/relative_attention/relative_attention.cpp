@@ -31,9 +31,9 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 }  // namespace
 
 void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
-  if (c.universal.enabled) append_universal_specs(specs, c);  // shared block (universal.cpp)
-  if (c.xl.enabled) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
-  if (c.xl.enabled && c.gating.enabled) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
+  if (c.universal()) append_universal_specs(specs, c);  // shared block (universal.cpp)
+  if (c.xl()) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
+  if (c.xl() && c.gating()) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
   if (!c.shaw.enabled && !c.adaptive_span.enabled) return;
   auto add_for = [&](const std::string& p) {
     if (c.shaw.enabled) {

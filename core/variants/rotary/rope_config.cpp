@@ -1,7 +1,6 @@
 // The "rope" config section, declared once as a field table (core/config/field_table.h): its
 // keys, their ranges, and how rotary positions combine with the rest of the config.
 #include "core/config/field_table.h"
-#include "core/config/variant_choices.h"
 
 namespace atlas::config_json {
 
@@ -26,8 +25,8 @@ const FieldTable<RopeConfig> kRopeFields = {
 };
 
 // What the field ranges cannot say. The rotation replaces absolute positions and is applied to
-// the q and k of plain softmax self-attention; the variants below bring positions of their own,
-// share q and k, or never form q and k, so a combination would silently drop one of the two.
+// the q and k of plain softmax self-attention; which variants that excludes is a row of the
+// compatibility table (core/config/variant_choices.cpp).
 void check_rope_combinations(const ModelConfig& c, const std::string& origin) {
   const RopeConfig& r = c.rope;
   if (r.scaling == RopeScaling::Llama3 && !(r.high_freq_factor > r.low_freq_factor))
@@ -42,13 +41,6 @@ void check_rope_combinations(const ModelConfig& c, const std::string& origin) {
   if (r.scaling == RopeScaling::Dynamic && dims < 4)
     fail(origin, "rope.scaling \"dynamic\" needs at least 4 rotated dimensions, got " +
                      std::to_string(dims));
-  // Shaw and XL bring relative positions of their own, Universal a position and time signal;
-  // LSH shares q and k; Performer and sparse patterns, the recurrent and memory models and ViT
-  // patches are not rotated by the attention sub-layer this module hooks into.
-  refuse_combinations(c, "positional \"rotary\"",
-                      {"shaw", "xl", "universal", "lsh", "performer", "sparse", "rnn_seq2seq",
-                       "ntm", "sagan", "snail", "patches"},
-                      origin);
 }
 
 }  // namespace

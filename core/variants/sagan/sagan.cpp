@@ -17,8 +17,8 @@ const Tensor& param(const ParamStore& p, const std::string& name) {
   return it->second;
 }
 
-int64_t qk_channels(const ModelConfig& c) { return std::max<int64_t>(1, c.sagan.channels / 8); }
-int64_t value_channels(const ModelConfig& c) { return std::max<int64_t>(1, c.sagan.channels / 2); }
+int64_t qk_channels(const ModelConfig& c) { return std::max<int64_t>(1, c.sagan()->channels / 8); }
+int64_t value_channels(const ModelConfig& c) { return std::max<int64_t>(1, c.sagan()->channels / 2); }
 
 // [H W, C] -> [C, H, W] (channel-major, as image feature maps are usually stored).
 Tensor channel_major(const Mat& x, int64_t height, int64_t width) {
@@ -85,30 +85,30 @@ SaganResult sagan_block(const Mat& x, int64_t height, int64_t width, const Sagan
 }
 
 std::vector<ParamSpec> sagan_param_specs(const ModelConfig& c) {
-  const int64_t C = c.sagan.channels, d = qk_channels(c), cv = value_channels(c);
+  const int64_t C = c.sagan()->channels, d = qk_channels(c), cv = value_channels(c);
   return {{"sagan.stem.w", {C, 3}},
           {"sagan.stem.b", {C}, InitKind::Zeros},
           {"sagan.f.w", {d, C}},
           {"sagan.g.w", {d, C}},
           {"sagan.h.w", {cv, C}},
           {"sagan.v.w", {C, cv}},
-          {"sagan.gamma", {1}, InitKind::Constant, c.sagan.gamma}};
+          {"sagan.gamma", {1}, InitKind::Constant, c.sagan()->gamma}};
 }
 
 RunResult sagan_forward(const ModelConfig& c, const ParamStore& p, const RgbImage& image_in,
                         const RunOptions& options) {
-  const int64_t S = c.sagan.image_size, N = S * S;
+  const int64_t S = c.sagan()->image_size, N = S * S;
   const RgbImage image = resize_rgb(image_in, S);
   Mat rgb(N, 3);
   for (int64_t n = 0; n < N; ++n)
     for (int k = 0; k < 3; ++k) rgb(n, k) = float(image.rgb[size_t(n * 3 + k)]) / 255.0f;
   const ConstMatMap stem = param(p, "sagan.stem.w").mat();
-  const Eigen::Map<const RowVec> stem_b(param(p, "sagan.stem.b").data.data(), c.sagan.channels);
+  const Eigen::Map<const RowVec> stem_b(param(p, "sagan.stem.b").data.data(), c.sagan()->channels);
   const Mat x = (rgb * stem.transpose()).rowwise() + stem_b;  // [N, C]
   SaganWeights w{param(p, "sagan.f.w").mat(), param(p, "sagan.g.w").mat(), param(p, "sagan.h.w").mat(),
                  param(p, "sagan.v.w").mat(), param(p, "sagan.gamma").data[0]};
   if (options.cancel && options.cancel->load()) throw Cancelled();
-  const SaganResult r = sagan_block(x, S, S, w, c.sagan.pool_keys);
+  const SaganResult r = sagan_block(x, S, S, w, c.sagan()->pool_keys);
 
   RunResult result;
   result.output = Tensor::from_mat(r.output);

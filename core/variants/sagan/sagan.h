@@ -40,7 +40,7 @@ Mat max_pool_2x2(const Mat& x, int64_t height, int64_t width);
 SaganResult sagan_block(const Mat& x, int64_t height, int64_t width, const SaganWeights& w, bool pool);
 
 std::vector<ParamSpec> sagan_param_specs(const ModelConfig& c);
-// Runs the stem and the block on `image` (resized to config.sagan.image_size) and traces
+// Runs the stem and the block on `image` (resized to config.sagan()->image_size) and traces
 // sagan.image [H, W, 3], sagan.features [C, H, W], sagan.attention [1, HW, HWk],
 // sagan.gamma [1], sagan.output [C, H, W]. The output tensor is y [HW, C].
 RunResult sagan_forward(const ModelConfig& c, const ParamStore& params, const RgbImage& image,

@@ -152,7 +152,7 @@ ScoreWeights seeded_score_weights(ScoreFunction f, int64_t dq, int64_t dk, int64
 }
 
 bool score_function_applies(const ModelConfig& c) {
-  return !c.rnn_seq2seq.enabled && c.score.function != ScoreFunction::ScaledDot;
+  return !c.rnn_seq2seq() && c.score.function != ScoreFunction::ScaledDot;
 }
 
 void append_score_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {

@@ -31,16 +31,16 @@ RnnCellWeights cell_weights(const ParamStore& p, const std::string& prefix) {
 
 void add_cell(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::string& prefix,
               int64_t in) {
-  const int64_t G = rnn_gates(c.rnn_seq2seq.cell), H = c.rnn_seq2seq.hidden_size;
+  const int64_t G = rnn_gates(c.rnn_seq2seq()->cell), H = c.rnn_seq2seq()->hidden_size;
   specs.push_back({prefix + ".w", {G * H, in}});
   specs.push_back({prefix + ".u", {G * H, H}});
   specs.push_back({prefix + ".b", {G * H}, InitKind::Zeros});
 }
 
-bool is_pointer(const ModelConfig& c) { return c.rnn_seq2seq.output == Seq2SeqOutput::Pointer; }
+bool is_pointer(const ModelConfig& c) { return c.rnn_seq2seq()->output == Seq2SeqOutput::Pointer; }
 
 int64_t decoder_input_size(const ModelConfig& c) {
-  const Seq2SeqConfig& s = c.rnn_seq2seq;
+  const Seq2SeqConfig& s = std::get<Seq2SeqConfig>(c.stack);
   if (is_pointer(c)) return c.d_model;
   return c.d_model + (s.style == AttentionStyle::Bahdanau ? seq2seq_encoder_size(c) : s.hidden_size);
 }
@@ -74,11 +74,11 @@ void trace_matrix(Trace& trace, const std::string& name, const std::string& mean
 }  // namespace
 
 int64_t seq2seq_encoder_size(const ModelConfig& c) {
-  return c.rnn_seq2seq.hidden_size * (c.rnn_seq2seq.bidirectional ? 2 : 1);
+  return c.rnn_seq2seq()->hidden_size * (c.rnn_seq2seq()->bidirectional ? 2 : 1);
 }
 
 std::vector<ParamSpec> seq2seq_param_specs(const ModelConfig& c) {
-  const Seq2SeqConfig& s = c.rnn_seq2seq;
+  const Seq2SeqConfig& s = std::get<Seq2SeqConfig>(c.stack);
   const int64_t H = s.hidden_size, E = seq2seq_encoder_size(c);
   const int64_t da = c.score.d_attn > 0 ? c.score.d_attn : H;
   std::vector<ParamSpec> specs;
@@ -149,7 +149,7 @@ RowVec align_step(RowVec& e, const std::vector<uint8_t>& allowed, Alignment a, f
 RunResult seq2seq_forward(const ModelConfig& c, const ParamStore& p,
                           const std::vector<TokenInfo>& source, const std::vector<TokenInfo>& target,
                           const RunOptions& options) {
-  const Seq2SeqConfig& s = c.rnn_seq2seq;
+  const Seq2SeqConfig& s = std::get<Seq2SeqConfig>(c.stack);
   const bool pointer = is_pointer(c);
   const int64_t Ls = int64_t(source.size()), H = s.hidden_size;
   if (source.empty()) throw AtlasError("source text is empty: nothing to run");
@@ -316,7 +316,7 @@ RunResult seq2seq_forward(const ModelConfig& c, const ParamStore& p,
     m.queries = {TokenSide::Target, 0, Lt};
     m.keys = {TokenSide::Source, 0, Ls};
     // Luong's local-p weights the window's softmax by a Gaussian around p_t: rows sum to < 1.
-    m.normalized = c.rnn_seq2seq.alignment != Alignment::LocalP;
+    m.normalized = c.rnn_seq2seq()->alignment != Alignment::LocalP;
     trace.describe_attention(std::move(m));
   }
   if (topt.scores)

@@ -1,7 +1,7 @@
 #pragma once
 // Recurrent encoder-decoder with attention and the Pointer Network (seed 004, "Attention?
 // Attention!"; Bahdanau et al. 2015, Luong et al. 2015, Vinyals et al. 2015), dispatched from
-// Model::forward when config.rnn_seq2seq.enabled. Runs on the host (small sequential matrices).
+// Model::forward when config.rnn_seq2seq(). Runs on the host (small sequential matrices).
 //
 // Encoder: embeddings x_i -> (bidirectional) GRU/LSTM, h_i = [fwd_i; bwd_i] [Ls, E].
 // Decoder, teacher-forced over the target y_1..y_m (input at step t: y_{t-1}, or a learned

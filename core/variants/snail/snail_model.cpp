@@ -9,12 +9,12 @@ namespace atlas {
 SnailSpec snail_spec(const ModelConfig& c) {
   SnailSpec s;
   s.d_input = c.d_model;
-  s.filters = c.snail.filters;
-  s.key_size = c.snail.key_size;
-  s.value_size = c.snail.value_size;
-  s.tc_blocks = c.snail.tc_blocks;
-  s.paper_dilations = c.snail.paper_dilations;
-  s.length = c.snail.length;
+  s.filters = c.snail()->filters;
+  s.key_size = c.snail()->key_size;
+  s.value_size = c.snail()->value_size;
+  s.tc_blocks = c.snail()->tc_blocks;
+  s.paper_dilations = c.snail()->paper_dilations;
+  s.length = c.snail()->length;
   s.view_names = true;
   return s;
 }

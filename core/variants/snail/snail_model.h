@@ -1,5 +1,5 @@
 #pragma once
-// SNAIL as a model (config.snail.enabled, dispatched from Model::forward): the network of
+// SNAIL as a model (config.snail(), dispatched from Model::forward): the network of
 // core/variants/snail/snail.h with its weights in the ParamStore, on the token embeddings, then a linear head:
 //   x_t = embed.tokens[token t]                                  [L, d_model]
 //   h = Attn, TC, Attn, ..., Attn (dilations from snail.length)  [L, C]

@@ -31,7 +31,7 @@ std::string layer_prefix(int64_t l) { return "decoder.layer" + std::to_string(l)
 }  // namespace
 
 int64_t xl_segments(const ModelConfig& c, int64_t length) {
-  return (length + c.xl.segment_length - 1) / c.xl.segment_length;
+  return (length + c.xl()->segment_length - 1) / c.xl()->segment_length;
 }
 
 bool xl_key_visible(int64_t p, int64_t j, int64_t mem_len, bool same_length) {
@@ -71,7 +71,7 @@ DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, i
   };
   const DTensor q = proj(xq, "wq", "bq"), k = proj(xkv, "wk", "bk"), v = proj(xkv, "wv", "bv");
   const int64_t lk = xkv.shape[0];
-  const XLConfig& x = c.xl;
+  const XLConfig& x = std::get<XLConfig>(c.stack);
   // R over distances 0 .. max needed, projected by W_kR: rk [ndist, H*dh].
   const int64_t max_dist = xl_max_distance(lk, x.clamp_len);
   const Tensor r = sinusoid_table(max_dist + 1, c.d_model, SinusoidLayout::Concatenated);
@@ -131,7 +131,7 @@ DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, i
 DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
   const ModelConfig& c = pass.config();
   Backend& be = pass.backend();
-  const int64_t L = int64_t(tokens.size()), d = c.d_model, S = c.xl.segment_length;
+  const int64_t L = int64_t(tokens.size()), d = c.d_model, S = c.xl()->segment_length;
   const bool pre = c.norm_position == NormPosition::Pre;
   DTensor table = pass.weight("embed.tokens");
   if (c.fixnorm) table = be.row_normalize(table, 1e-5f);
@@ -151,7 +151,7 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
       // GTrXL replaces the residual x + y of both sub-layers by a gate (core/variants/gtrxl/gtrxl.cpp, the
       // backend's gtrxl_gate op).
       auto residual = [&](const DTensor& stream, const DTensor& out, GatedSublayer s) -> DTensor {
-        if (!c.gating.enabled) return be.add(stream, out);
+        if (!c.gating()) return be.add(stream, out);
         return gtrxl_combine(pass, stream, out, l, seg, s);
       };
       DTensor y;
@@ -164,9 +164,9 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
                       p + ".self_attn_norm");
       }
       // Memory for the next segment: this layer's input, last mem_len rows (detached).
-      const int64_t rows = mem_rows + lq, keep = std::min<int64_t>(c.xl.mem_len, rows);
+      const int64_t rows = mem_rows + lq, keep = std::min<int64_t>(c.xl()->mem_len, rows);
       mem[size_t(l)] = keep == rows ? cat : keep > 0 ? be.slice_rows(cat, rows - keep, keep) : DTensor{};
-      if (c.gating.enabled) {
+      if (c.gating()) {
         const DTensor f = pass.ffn(pre ? pass.norm(y, p + ".ffn_norm") : y, p + ".ffn");
         x = residual(y, f, GatedSublayer::Ffn);
         if (!pre) x = pass.norm(x, p + ".ffn_norm");

@@ -45,7 +45,7 @@ void append_universal_specs(std::vector<ParamSpec>& specs, const ModelConfig& c)
     if (s.name.rfind(stack + ".layer", 0) != 0) kept.push_back(std::move(s));
   specs = std::move(kept);
   ModelConfig one = c;  // the vanilla list of a one-layer model gives the block's tensors
-  one.universal.enabled = false;
+  one.stack = StandardStack{};
   one.n_layers = 1;
   std::vector<ParamSpec> block = param_specs(one);
   for (auto& s : block)
@@ -53,16 +53,16 @@ void append_universal_specs(std::vector<ParamSpec>& specs, const ModelConfig& c)
       s.name = pre + s.name.substr(stack.size() + 7);
       specs.push_back(std::move(s));
     }
-  if (c.universal.act) {
+  if (c.universal()->act) {
     specs.push_back({pre + ".halt.w", {1, c.d_model}});
-    specs.push_back({pre + ".halt.b", {1}, InitKind::Constant, c.universal.halting_bias_init});
+    specs.push_back({pre + ".halt.b", {1}, InitKind::Constant, c.universal()->halting_bias_init});
   }
 }
 
 DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens,
                           const std::vector<uint8_t>& key_valid) {
   const ModelConfig& c = pass.config();
-  const UniversalConfig& u = c.universal;
+  const UniversalConfig& u = std::get<UniversalConfig>(c.stack);
   Backend& be = pass.backend();
   Trace& trace = pass.trace();
   const TraceOptions& topt = pass.options().trace;
