@@ -37,7 +37,7 @@ StackCost stack_cost(int64_t layers, bool reversible, int64_t steps) {
   c.d_ff = 256;
   c.n_layers = layers;
   c.norm_position = NormPosition::Pre;
-  c.lsh.reversible = reversible;
+  if (reversible) c.stack = ReversibleConfig{};
   TrainOptions o;
   o.task = "copy";
   o.steps = steps + 5;

@@ -188,7 +188,7 @@ void check_sweep(const Model& model, const std::vector<TokenInfo>& source,
     throw AtlasError("this model has no multi-head attention layers to ablate (no per-layer output "
                      "projection W^O); the sweep covers the Transformer variants");
   if (spec.unit == SweepUnit::Layers && spec.mode == AblationMode::Mean &&
-      (c.universal() || c.xl() || c.lsh.reversible))
+      (c.universal() || c.xl() || c.reversible()))
     throw AtlasError("mean ablation of whole layers needs a standard layer stack; this model's stack "
                      "(Universal Transformer, Transformer-XL or reversible) has none: use --mode zero, "
                      "or sweep heads");

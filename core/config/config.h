@@ -111,8 +111,9 @@ struct ModelConfig {
   int64_t bos_id = -1;  // prepended to the decoder input of encoder-decoder models; -1 = none
   uint64_t seed = 0;
   float init_std = 0.02f;
-  // The standard stacks, or the Universal Transformer, Transformer-XL / GTrXL, the recurrent
-  // seq2seq, NTM, SAGAN or SNAIL in their place: one choice (core/config/stack_kind.h).
+  // The standard stacks, or the Universal Transformer, Transformer-XL / GTrXL, Reformer's
+  // reversible stack, the recurrent seq2seq, NTM, SAGAN or SNAIL in their place: one choice
+  // (core/config/stack_kind.h).
   StackKind stack;
   ShawConfig shaw;                  // Shaw, adaptive span (relative_recurrent_config.h)
   SparseConfig sparse;              // efficient attention (efficient_attention_config.h)
@@ -131,6 +132,8 @@ struct ModelConfig {
   UniversalConfig* universal() { return std::get_if<UniversalConfig>(&stack); }
   const XLConfig* xl() const { return std::get_if<XLConfig>(&stack); }
   XLConfig* xl() { return std::get_if<XLConfig>(&stack); }
+  const ReversibleConfig* reversible() const { return std::get_if<ReversibleConfig>(&stack); }
+  ReversibleConfig* reversible() { return std::get_if<ReversibleConfig>(&stack); }
   const Seq2SeqConfig* rnn_seq2seq() const { return std::get_if<Seq2SeqConfig>(&stack); }
   Seq2SeqConfig* rnn_seq2seq() { return std::get_if<Seq2SeqConfig>(&stack); }
   const NtmConfig* ntm() const { return std::get_if<NtmConfig>(&stack); }

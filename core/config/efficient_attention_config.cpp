@@ -114,6 +114,8 @@ const std::vector<std::string> kLshKeys = {"enabled", "n_rounds", "n_buckets", "
 void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
   check_known_keys(o, kLshKeys, "lsh", r.origin);
   LshConfig& l = c.lsh;
+  bool reversible = false;
+  ReversibleConfig stack;  // the reversible stack kind, chosen by "reversible": true
   for (const auto& item : o.items()) {
     const std::string& k = item.key();
     const Json& v = item.value();
@@ -123,22 +125,29 @@ void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
     else if (k == "n_buckets") l.n_buckets = r.integer(v, key);
     else if (k == "chunk_length") l.chunk_length = r.integer(v, key);
     else if (k == "seed") l.seed = r.unsigned_integer(v, key);
-    else if (k == "reversible") l.reversible = r.boolean(v, key);
-    else if (k == "ff_chunks") l.ff_chunks = r.integer(v, key);
+    else if (k == "reversible") reversible = r.boolean(v, key);
+    else if (k == "ff_chunks") stack.ff_chunks = r.integer(v, key);
   }
+  check_range(stack.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", r.origin);
+  if (!reversible) return;
+  if (!c.standard_stack())
+    fail(r.origin, "lsh.reversible and " + stack_kind_key(c.stack) +
+                       " each choose what the model's layers are: enable one");
+  c.stack = stack;
 }
 
 OrderedJson write_lsh(const ModelConfig& c) {
   const LshConfig& l = c.lsh;
+  const ReversibleConfig stack = c.reversible() ? *c.reversible() : ReversibleConfig{};
   OrderedJson j;
   j["enabled"] = l.enabled;
-  if (!l.enabled && !l.reversible && l.ff_chunks == 1) return j;
+  if (!l.enabled && !c.reversible()) return j;
   j["n_rounds"] = l.n_rounds;
   j["n_buckets"] = l.n_buckets;
   j["chunk_length"] = l.chunk_length;
   j["seed"] = l.seed;
-  j["reversible"] = l.reversible;
-  j["ff_chunks"] = l.ff_chunks;
+  j["reversible"] = c.reversible() != nullptr;
+  j["ff_chunks"] = stack.ff_chunks;
   return j;
 }
 
@@ -154,11 +163,13 @@ void validate_lsh(const ModelConfig& c, const std::string& origin) {
     fail(origin, "lsh.chunk_length " + std::to_string(l.chunk_length) +
                      " is longer than the longest sequence (max_positions " +
                      std::to_string(c.max_positions) + ")");
-  check_range(l.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", origin);
-  if (l.reversible && c.norm_position != NormPosition::Pre)
+  const ReversibleConfig* reversible = c.reversible();
+  if (!reversible) return;
+  check_range(reversible->ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", origin);
+  if (c.norm_position != NormPosition::Pre)
     fail(origin, "lsh.reversible needs \"norm_position\": \"pre\" (a norm after the residual "
                  "sum would make the block non-invertible)");
-  if (l.reversible && c.architecture == Architecture::EncoderDecoder)
+  if (c.architecture == Architecture::EncoderDecoder)
     fail(origin, "lsh.reversible supports encoder-only and decoder-only models");
 }
 

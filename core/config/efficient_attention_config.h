@@ -33,15 +33,20 @@ struct SparseConfig {
 };
 
 // Reformer (seeds 000, 003; google/trax efficient_attention.py): LSH attention over shared-QK
-// keys, reversible residual blocks and chunked feed-forward. Read from the "lsh" object.
+// keys. Read from the "lsh" object, as is the reversible stack below.
 struct LshConfig {
   bool enabled = false;       // LSH attention replaces dense self-attention
   int64_t n_rounds = 1;       // hash rounds (trax n_hashes default 1)
   int64_t n_buckets = 0;      // even >= 2, or 1 = no hashing; 0 = auto: 2 max(1, L / chunk)
   int64_t chunk_length = 128; // queries per chunk (trax default)
   uint64_t seed = 0;          // random rotations, fixed per layer / head / round
-  bool reversible = false;    // Y1 = X1 + Attn(X2), Y2 = X2 + FF(Y1); exit mean(Y1, Y2)
-  int64_t ff_chunks = 1;      // feed-forward applied to this many row chunks (same output)
+};
+
+// Reformer's reversible residual stack: Y1 = X1 + Attn(X2), Y2 = X2 + FF(Y1), exit
+// mean(Y1, Y2), with or without LSH attention. A stack kind (core/config/stack_kind.h), chosen by
+// the "lsh" object's "reversible": true.
+struct ReversibleConfig {
+  int64_t ff_chunks = 1;  // feed-forward applied to this many row chunks (same output)
 };
 
 // Performer FAVOR+ (seed 003; google-research performer/fast_attention): softmax attention

@@ -190,8 +190,8 @@ ConfigSection stack_section(const char* key, const FieldTable<T>* table,
             validate_fields(*Bound::table, kind, section, r.origin);
             if (!enabled) return;
             if (!c.standard_stack())
-              fail(r.origin, section + ".enabled and " + stack_kind_name(c.stack) +
-                                 ".enabled each choose what the model's layers are: enable one");
+              fail(r.origin, section + ".enabled and " + stack_kind_key(c.stack) +
+                                 " each choose what the model's layers are: enable one");
             c.stack = std::move(kind);
           },
           [](const ModelConfig& c) {

@@ -5,10 +5,12 @@
 // otherwise is the compatibility table of core/config/variant_choices.cpp.
 //
 // In a config file each kind keeps its own section ("universal", "xl", "rnn_seq2seq", "ntm",
-// "sagan", "snail") with "enabled": true; at most one may be enabled.
+// "sagan", "snail") with "enabled": true, the reversible stack "lsh": {"reversible": true}; at
+// most one may be chosen.
 #include <string>
 #include <variant>
 
+#include "core/config/efficient_attention_config.h"
 #include "core/config/memory_network_config.h"
 #include "core/config/relative_recurrent_config.h"
 #include "core/config/score_seq2seq_config.h"
@@ -19,11 +21,14 @@ namespace atlas {
 // attention and feed-forward options of the config.
 struct StandardStack {};
 
-using StackKind = std::variant<StandardStack, UniversalConfig, XLConfig, Seq2SeqConfig, NtmConfig,
-                               SaganConfig, SnailConfig>;
+using StackKind = std::variant<StandardStack, UniversalConfig, XLConfig, ReversibleConfig,
+                               Seq2SeqConfig, NtmConfig, SaganConfig, SnailConfig>;
 
-// "standard", "universal", "xl", "rnn_seq2seq", "ntm", "sagan", "snail": the config section
-// that chose the kind (the name the compatibility table and messages use).
+// "standard", "universal", "xl", "reversible", "rnn_seq2seq", "ntm", "sagan", "snail": the
+// kind's name in the compatibility table.
 const char* stack_kind_name(const StackKind& stack);
+// The config key that chose the kind: "universal.enabled", ..., "lsh.reversible" ("" for the
+// standard stacks); messages name it.
+std::string stack_kind_key(const StackKind& stack);
 
 }  // namespace atlas

@@ -22,7 +22,7 @@ const Choice kChoices[] = {
     {"xl", "xl.enabled", [](const ModelConfig& c) { return c.xl() != nullptr; }},
     {"universal", "universal.enabled", [](const ModelConfig& c) { return c.universal() != nullptr; }},
     {"lsh", "lsh.enabled", [](const ModelConfig& c) { return c.lsh.enabled; }},
-    {"reversible", "lsh.reversible", [](const ModelConfig& c) { return c.lsh.reversible; }},
+    {"reversible", "lsh.reversible", [](const ModelConfig& c) { return c.reversible() != nullptr; }},
     {"performer", "performer.enabled", [](const ModelConfig& c) { return c.performer.enabled; }},
     {"sparse", "sparse.pattern", [](const ModelConfig& c) { return c.sparse.enabled(); }},
     {"score_function", "score.function",
@@ -56,7 +56,8 @@ Names operator+(Names a, const Names& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-// Every attention variant that replaces the softmax attention sub-layer's scores or pattern.
+// Every attention variant that replaces the softmax attention sub-layer's scores or pattern,
+// and the reversible stack (its recomputed layers keep nothing of their own attention).
 const Names kEfficient = {"sparse", "lsh", "reversible", "performer"};
 // The models that replace the Transformer stacks altogether.
 const Names kReplacing = {"rnn_seq2seq", "ntm", "sagan", "snail"};
@@ -111,7 +112,7 @@ std::vector<std::string> active_variants(const ModelConfig& c) {
       {c.adaptive_span.enabled, "adaptive_span"},
       {c.xl() != nullptr, "xl"},
       {c.universal() != nullptr, "universal"},
-      {c.lsh.enabled || c.lsh.reversible, "lsh"},
+      {c.lsh.enabled || c.reversible() != nullptr, "lsh"},
       {c.performer.enabled, "performer"},
       {c.sparse.enabled(), "sparse"},
       {c.score.function != ScoreFunction::ScaledDot, "score_function"},

@@ -300,7 +300,7 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
 }
 
 DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
-  if (c_.lsh.reversible) {  // Reformer reversible stack (lsh_attention.cpp)
+  if (c_.reversible()) {  // Reformer reversible stack (lsh_attention.cpp)
     AttentionMask m;
     m.key_valid = key_valid;
     return reversible_stack(*this, x, "encoder", c_.n_layers, m, "attn");
@@ -323,7 +323,7 @@ DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
 
 DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
                              const std::vector<uint8_t>& memory_valid) {
-  if (c_.lsh.reversible && !memory) {  // Reformer reversible stack
+  if (c_.reversible() && !memory) {  // Reformer reversible stack
     AttentionMask m;
     m.causal = true;
     m.key_valid = self_valid;

@@ -473,7 +473,7 @@ class Builder {
   }
 
   int encoder(int x, const std::vector<uint8_t>& valid) {
-    if (c_.lsh.reversible) return reversible(x, "encoder", c_.n_layers, "attn", false, valid);
+    if (c_.reversible()) return reversible(x, "encoder", c_.n_layers, "attn", false, valid);
     for (int64_t i = 0; i < c_.n_layers; ++i) {
       if (skip_layer()) continue;
       const std::string p = "encoder.layer" + std::to_string(i);
@@ -487,7 +487,7 @@ class Builder {
 
   int decoder(int x, int memory, const std::vector<uint8_t>& self_valid,
               const std::vector<uint8_t>& memory_valid) {
-    if (c_.lsh.reversible && memory < 0)
+    if (c_.reversible() && memory < 0)
       return reversible(x, "decoder", c_.decoder_layers(), "self_attn", true, self_valid);
     for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
       if (skip_layer()) continue;

@@ -206,8 +206,8 @@ TEST_CASE("lsh config: bad values rejected naming the key", "[lsh][config]") {
   CHECK(d.lsh.chunk_length == 16);
   CHECK(d.lsh.n_buckets == 4);
   CHECK(d.lsh.seed == 9);
-  CHECK(d.lsh.reversible);
-  CHECK(d.lsh.ff_chunks == 4);
+  REQUIRE(d.reversible());
+  CHECK(d.reversible()->ff_chunks == 4);
 }
 
 TEST_CASE("Reformer model: traces per round, reversible stack equals its equations", "[lsh][model]") {
@@ -235,9 +235,9 @@ TEST_CASE("Reformer model: traces per round, reversible stack equals its equatio
     }
   // Reversible + chunked FF: same weights, ff_chunks changes nothing.
   ModelConfig rv = c;
-  rv.lsh.reversible = true;
+  rv.stack = ReversibleConfig{};
   ModelConfig rv4 = rv;
-  rv4.lsh.ff_chunks = 4;
+  rv4.reversible()->ff_chunks = 4;
   ParamStore params = init_params(rv, 2);
   RunResult a = Model(rv, params).run("hashing attention!", "", RunOptions{});
   RunResult b = Model(rv4, params).run("hashing attention!", "", RunOptions{});

@@ -61,6 +61,16 @@ TEST_CASE("two stack kinds are refused naming both; GTrXL gates need xl", "[conf
   CHECK_THAT(error_of(decoder_with(R"("ntm": {"enabled": true}, "snail": {"enabled": true})")),
              Contains("ntm.enabled") && Contains("snail.enabled"));
   CHECK_THAT(error_of(decoder_with(R"("gating": {"enabled": true})")), Contains("gating.enabled"));
+  // Reformer's reversible stack is chosen inside the "lsh" section.
+  CHECK_THAT(error_of(decoder_with(R"("xl": {"enabled": true}, "lsh": {"reversible": true})")),
+             Contains("lsh.reversible and xl.enabled"));
+  CHECK_THAT(error_of(decoder_with(R"("lsh": {"reversible": true}, "snail": {"enabled": true})")),
+             Contains("snail.enabled and lsh.reversible"));
+  const ModelConfig reversible =
+      parse_config(decoder_with(R"("lsh": {"reversible": true, "ff_chunks": 3})"), "t");
+  REQUIRE(reversible.reversible());
+  CHECK(reversible.reversible()->ff_chunks == 3);
+  CHECK_FALSE(reversible.lsh.enabled);  // reversible layers around plain softmax attention
   const ModelConfig gtrxl =
       parse_config(decoder_with(R"("xl": {"enabled": true}, "gating": {"enabled": true, "type": "input"})"), "t");
   REQUIRE(gtrxl.gating());

@@ -41,7 +41,7 @@ TEST_CASE("LSH training forward equals the inference engine", "[train][lsh]") {
     CHECK(gap_to_inference(lsh_config(Architecture::Decoder, rounds), text, {}) < 1e-4);
     CHECK(gap_to_inference(lsh_config(Architecture::Encoder, rounds), {3, 1, 4, 1, 5, 9, 2, 256, 256}, {}) < 1e-4);
     ModelConfig reversible = lsh_config(Architecture::Decoder, rounds);
-    reversible.lsh.reversible = true;
+    reversible.stack = ReversibleConfig{};
     CHECK(gap_to_inference(reversible, text, {}) < 1e-4);
   }
   ModelConfig reformer = preset_config("tiny-reformer");

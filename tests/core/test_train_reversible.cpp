@@ -23,8 +23,7 @@ ModelConfig reversible_config(Architecture arch) {
   ModelConfig c = testing::small_config(arch, 16);
   c.n_layers = 3;
   c.norm_position = NormPosition::Pre;
-  c.lsh.reversible = true;
-  c.lsh.ff_chunks = 2;
+  c.stack = ReversibleConfig{2};  // feed-forward in 2 chunks
   return c;
 }
 
@@ -78,7 +77,7 @@ TEST_CASE("reversible layers keep one stream per stack, not one per layer", "[tr
   const Example ex{{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, {}, {1, 4, 1, 5, 9, 2, 6, 5, 3, 5}};
   auto stored = [&](bool reversible, int64_t layers) {
     ModelConfig c = reversible_config(Architecture::Decoder);
-    c.lsh.reversible = reversible;
+    c.stack = reversible ? StackKind{ReversibleConfig{}} : StackKind{StandardStack{}};
     c.n_layers = layers;
     const ParamsT<double> params = noisy_params(c);
     Tape<double> tape;

@@ -269,7 +269,7 @@ DTensor reversible_stack(ForwardPass& fp, DTensor x, const std::string& stack, i
       return fp.attention(n, n, a, attention_site(stack, attn_name, i), mask);
     };
     Sublayer ff = [&](const DTensor& h) {
-      return chunked_rows(be, fp.norm(h, p + ".ffn_norm"), c.lsh.ff_chunks,
+      return chunked_rows(be, fp.norm(h, p + ".ffn_norm"), c.reversible()->ff_chunks,
                           [&](const DTensor& r) { return fp.ffn(r, p + ".ffn"); });
     };
     reversible_forward(be, attn, ff, x1, x2);
