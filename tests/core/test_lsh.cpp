@@ -10,6 +10,7 @@
 #include "core/variants/reformer/lsh_attention.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
+#include "tests/core/config_error.h"
 
 using namespace atlas;
 
@@ -181,23 +182,16 @@ TEST_CASE("chunked feed-forward gives the same output", "[lsh]") {
 }
 
 namespace {
-std::string error_of(const std::string& json) {
-  try {
-    parse_config(json, "t.json");
-  } catch (const AtlasError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::config_error_of;
 }  // namespace
 
 TEST_CASE("lsh config: bad values rejected naming the key", "[lsh][config]") {
-  CHECK_THAT(error_of(R"({"max_positions": 64, "lsh": {"enabled": true, "chunk_length": 128}})"),
+  CHECK_THAT(config_error_of(R"({"max_positions": 64, "lsh": {"enabled": true, "chunk_length": 128}})"),
              Catch::Contains("lsh.chunk_length"));
-  CHECK_THAT(error_of(R"({"lsh": {"enabled": true, "n_buckets": 3}})"), Catch::Contains("lsh.n_buckets"));
-  CHECK_THAT(error_of(R"({"lsh": {"enabled": true, "n_rounds": 0}})"), Catch::Contains("lsh.n_rounds"));
-  CHECK_THAT(error_of(R"({"lsh": {"reversible": true}})"), Catch::Contains("lsh.reversible"));
-  CHECK_THAT(error_of(R"({"lsh": {"enabled": true, "rounds": 2}})"), Catch::Contains("n_rounds"));
+  CHECK_THAT(config_error_of(R"({"lsh": {"enabled": true, "n_buckets": 3}})"), Catch::Contains("lsh.n_buckets"));
+  CHECK_THAT(config_error_of(R"({"lsh": {"enabled": true, "n_rounds": 0}})"), Catch::Contains("lsh.n_rounds"));
+  CHECK_THAT(config_error_of(R"({"lsh": {"reversible": true}})"), Catch::Contains("lsh.reversible"));
+  CHECK_THAT(config_error_of(R"({"lsh": {"enabled": true, "rounds": 2}})"), Catch::Contains("n_rounds"));
   ModelConfig c = parse_config(R"({"norm_position": "pre", "lsh": {"enabled": true, "n_rounds": 3,
       "chunk_length": 16, "n_buckets": 4, "seed": 9, "reversible": true, "ff_chunks": 4}})", "t");
   ModelConfig d = parse_config(config_to_json(c), "again");

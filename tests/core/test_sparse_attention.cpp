@@ -13,6 +13,7 @@
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "core/variants/sparse/sparse_attention.h"
+#include "tests/core/config_error.h"
 
 using namespace atlas;
 
@@ -88,32 +89,25 @@ TEST_CASE("sparse attention equals dense masked softmax attention", "[sparse]") 
 }
 
 namespace {
-std::string error_of(const std::string& json) {
-  try {
-    parse_config(json, "t.json");
-  } catch (const AtlasError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::config_error_of;
 }  // namespace
 
 TEST_CASE("sparse config: bad values are rejected naming the key; round trip", "[sparse][config]") {
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "strided", "stride": 0}})"), Catch::Contains("sparse.stride"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "fixed", "block": 8, "summary": 9}})"),
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "strided", "stride": 0}})"), Catch::Contains("sparse.stride"));
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "fixed", "block": 8, "summary": 9}})"),
              Catch::Contains("sparse.summary") && Catch::Contains("sparse.block"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "fixed", "block": 0}})"), Catch::Contains("sparse.block"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "stripes"}})"), Catch::Contains("sparse.pattern"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "fixed", "sumary": 4}})"),
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "fixed", "block": 0}})"), Catch::Contains("sparse.block"));
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "stripes"}})"), Catch::Contains("sparse.pattern"));
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "fixed", "sumary": 4}})"),
              Catch::Contains("sumary") && Catch::Contains("summary"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "local2d", "query_shape": [4]}})"),
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "local2d", "query_shape": [4]}})"),
              Catch::Contains("sparse.query_shape"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "local2d", "flange": [-1, 2]}})"),
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "local2d", "flange": [-1, 2]}})"),
              Catch::Contains("sparse.flange[0]"));
-  CHECK_THAT(error_of(R"({"sparse": {"pattern": "local1d", "block_length": 0}})"),
+  CHECK_THAT(config_error_of(R"({"sparse": {"pattern": "local1d", "block_length": 0}})"),
              Catch::Contains("sparse.block_length"));
-  CHECK_THAT(error_of(R"({"sparse": 3})"), Catch::Contains("sparse must be an object"));
-  CHECK(error_of(R"({"sparse": {"pattern": "strided", "stride": "auto"}})").empty());
+  CHECK_THAT(config_error_of(R"({"sparse": 3})"), Catch::Contains("sparse must be an object"));
+  CHECK(config_error_of(R"({"sparse": {"pattern": "strided", "stride": "auto"}})").empty());
 
   ModelConfig c = parse_config(
       R"({"sparse": {"pattern": "local2d", "query_shape": [4, 8], "flange": [2, 3], "image_width": 64,

@@ -8,20 +8,14 @@
 #include "core/config/config.h"
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
+#include "tests/core/config_error.h"
 
 using namespace atlas;
 using Catch::Contains;
 
 namespace {
 
-std::string error_of(const std::string& json) {
-  try {
-    parse_config(json, "t.json");
-  } catch (const AtlasError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::config_error_of;
 
 // A decoder every stack kind and attention variant below can start from.
 const std::string kDecoder =
@@ -50,21 +44,21 @@ TEST_CASE("each stack kind section chooses the stack; without one it is standard
   const ModelConfig off = parse_config(R"({"universal": {"enabled": false, "max_steps": 3}})", "t");
   CHECK(off.standard_stack());
   CHECK(config_to_json(off) == config_to_json(parse_config("{}", "t")));
-  CHECK_THAT(error_of(R"({"universal": {"enabled": false, "max_steps": 0}})"),
+  CHECK_THAT(config_error_of(R"({"universal": {"enabled": false, "max_steps": 0}})"),
              Contains("universal.max_steps"));
-  CHECK_THAT(error_of(R"({"ntm": {"enabled": false, "memory_slot": 4}})"), Contains("memory_slots"));
+  CHECK_THAT(config_error_of(R"({"ntm": {"enabled": false, "memory_slot": 4}})"), Contains("memory_slots"));
 }
 
 TEST_CASE("two stack kinds are refused naming both; GTrXL gates need xl", "[config][stack]") {
-  const std::string two = error_of(R"({"universal": {"enabled": true}, "xl": {"enabled": true}})");
+  const std::string two = config_error_of(R"({"universal": {"enabled": true}, "xl": {"enabled": true}})");
   CHECK_THAT(two, Contains("universal.enabled") && Contains("xl.enabled") && Contains("t.json"));
-  CHECK_THAT(error_of(decoder_with(R"("ntm": {"enabled": true}, "snail": {"enabled": true})")),
+  CHECK_THAT(config_error_of(decoder_with(R"("ntm": {"enabled": true}, "snail": {"enabled": true})")),
              Contains("ntm.enabled") && Contains("snail.enabled"));
-  CHECK_THAT(error_of(decoder_with(R"("gating": {"enabled": true})")), Contains("gating.enabled"));
+  CHECK_THAT(config_error_of(decoder_with(R"("gating": {"enabled": true})")), Contains("gating.enabled"));
   // Reformer's reversible stack is chosen inside the "lsh" section.
-  CHECK_THAT(error_of(decoder_with(R"("xl": {"enabled": true}, "lsh": {"reversible": true})")),
+  CHECK_THAT(config_error_of(decoder_with(R"("xl": {"enabled": true}, "lsh": {"reversible": true})")),
              Contains("lsh.reversible and xl.enabled"));
-  CHECK_THAT(error_of(decoder_with(R"("lsh": {"reversible": true}, "snail": {"enabled": true})")),
+  CHECK_THAT(config_error_of(decoder_with(R"("lsh": {"reversible": true}, "snail": {"enabled": true})")),
              Contains("snail.enabled and lsh.reversible"));
   const ModelConfig reversible =
       parse_config(decoder_with(R"("lsh": {"reversible": true, "ff_chunks": 3})"), "t");
@@ -97,7 +91,7 @@ TEST_CASE("the compatibility table refuses pairs that share a sub-layer, naming 
   };
   for (const Pair& p : refused) {
     INFO(p.sections);
-    CHECK_THAT(error_of(decoder_with(p.sections)),
+    CHECK_THAT(config_error_of(decoder_with(p.sections)),
                Contains(p.first + " cannot be combined with " + p.second));
   }
   // Pairs the papers' models do combine stay allowed.
