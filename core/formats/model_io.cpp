@@ -82,6 +82,9 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
                      ".safetensors or .gguf file, preset:NAME or demo:NAME)");
   if (fs::is_directory(path)) return load_directory(path);
   if (path.extension() == ".gguf") return load_gguf_model(spec);  // llama.cpp (gguf_model.h)
+  if (path.extension() == ".json")  // read as safetensors it would fail on a nonsense header size
+    throw AtlasError(spec + ": a config alone is not a model; give the folder that holds it as "
+                     "config.json next to model.safetensors, or preset:NAME");
   if (path.extension() == ".bin" || path.extension() == ".pt" || path.extension() == ".pth")
     throw AtlasError(spec + ": PyTorch pickle files are not read, for safety; convert it to "
                      ".safetensors first");

@@ -230,6 +230,20 @@ TEST_CASE("out-of-range --query and other indices are refused with the valid ran
   }
 }
 
+TEST_CASE("a config.json given as MODEL is refused saying what a model is", "[cli][hostile]") {
+  const fs::path dir = fresh_dir("hostile-config-as-model");
+  fs::create_directories(dir);
+  const std::string path = (dir / "config.json").string();
+  std::ofstream(path) << R"({"architecture": "decoder"})";
+  for (const std::string& verb : {"run", "info"}) {
+    const Output o = run_killable(verb + " " + path + (verb == "run" ? " --text x" : ""));
+    check_refused(o, path);
+    CHECK_THAT(o.err, Contains("model.safetensors"));
+    CHECK_THAT(o.err, !Contains("header length"));
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a symlink loop is reported by path with exit 1, never as an internal error", "[cli][hostile]") {
   const fs::path dir = fresh_dir("hostile-loop");
   fs::create_directories(dir);
