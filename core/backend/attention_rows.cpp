@@ -12,7 +12,7 @@ namespace {
 
 const float kInf = std::numeric_limits<float>::infinity();
 
-// exp(x - mx) over row[0, n) in place, exactly 0 where x is -inf; returns the sum. The span is copied into a 64-byte-
+// exp(x - mx) over row[0, n) in place, exactly 0 where x is -inf; returns the sum. The span is copied into a SIMD-
 // aligned buffer padded with -inf to a multiple of 16, so every element goes through the same
 // vectorised exp wherever the row lies in memory (on an unaligned row Eigen computes the first
 // and last few elements with the scalar exp, which rounds differently) and the sum's order
@@ -23,7 +23,8 @@ float exp_shifted_in_place(float* row, int64_t n, float mx) {
   if (static_cast<int64_t>(buffer.size()) < padded) buffer.resize(static_cast<size_t>(padded));
   std::copy(row, row + n, buffer.data());
   std::fill(buffer.data() + n, buffer.data() + padded, -kInf);  // exp(-inf) = 0 adds nothing
-  Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64> chunk(buffer.data(), padded);
+  // aligned_allocator aligns to EIGEN_MAX_ALIGN_BYTES: 64 with AVX-512, 32 with AVX2.
+  Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> chunk(buffer.data(), padded);
   chunk = (chunk - mx).exp();
   // A masked key (-inf) must weigh exactly 0: Eigen's vectorised exp clamps its argument at
   // about -88.4 and returns a denormal (~1e-39) for -inf on AVX2, not 0.
