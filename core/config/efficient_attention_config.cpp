@@ -3,6 +3,7 @@
 // Keys and defaults are documented in docs/variants.md ("Sparse Transformer", "Image
 // Transformer local attention").
 #include "core/config/config_json.h"
+#include "core/config/field_table.h"
 
 namespace atlas::config_json {
 namespace {
@@ -129,11 +130,7 @@ void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
     else if (k == "ff_chunks") stack.ff_chunks = r.integer(v, key);
   }
   check_range(stack.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", r.origin);
-  if (!reversible) return;
-  if (!c.standard_stack())
-    fail(r.origin, "lsh.reversible and " + stack_kind_key(c.stack) +
-                       " each choose what the model's layers are: enable one");
-  c.stack = stack;
+  if (reversible) choose_stack(c, stack, "lsh.reversible", r.origin);
 }
 
 OrderedJson write_lsh(const ModelConfig& c) {

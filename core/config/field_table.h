@@ -156,6 +156,32 @@ ConfigSection table_section(const char* key, const FieldTable<S>* table,
           }};
 }
 
+// Reads a section of "enabled" plus `table`'s fields into `out` (its defaults where a key is
+// absent) and range-checks them whether or not it is enabled; returns "enabled".
+template <class T>
+bool read_enabled_section(const FieldTable<T>& table, const Json& o, const Reader& r, T& out,
+                          const std::string& section) {
+  std::vector<std::string> keys = field_keys(table);
+  keys.insert(keys.begin(), "enabled");
+  check_known_keys(o, keys, section, r.origin);
+  bool enabled = false;
+  if (auto it = o.find("enabled"); it != o.end()) enabled = r.boolean(*it, section + ".enabled");
+  for (const Field<T>& f : table)
+    if (auto it = o.find(f.key); it != o.end()) f.read(*it, r, out, section + "." + f.key);
+  validate_fields(table, out, section, r.origin);
+  return enabled;
+}
+
+// Makes `kind` the config's stack, chosen by config key `key`; a second kind is refused naming
+// both keys (the stack is one choice).
+inline void choose_stack(ModelConfig& c, StackKind kind, const std::string& key,
+                         const std::string& origin) {
+  if (!c.standard_stack())
+    fail(origin, key + " and " + stack_kind_key(c.stack) +
+                     " each choose what the model's layers are: enable one");
+  c.stack = std::move(kind);
+}
+
 // The ConfigSection of a stack kind T (core/config/stack_kind.h): "enabled" and T's field table.
 // Read: the fields go into a T of their own and are range-checked; "enabled": true makes that
 // T the config's stack (a second enabled kind is refused: the stack is one choice), false drops
@@ -178,21 +204,9 @@ ConfigSection stack_section(const char* key, const FieldTable<T>* table,
   return {key,
           [](const Json& o, const Reader& r, ModelConfig& c) {
             const std::string section = Bound::key;
-            std::vector<std::string> keys = field_keys(*Bound::table);
-            keys.insert(keys.begin(), "enabled");
-            check_known_keys(o, keys, section, r.origin);
-            bool enabled = false;
-            if (auto it = o.find("enabled"); it != o.end())
-              enabled = r.boolean(*it, section + ".enabled");
             T kind;
-            for (const Field<T>& f : *Bound::table)
-              if (auto it = o.find(f.key); it != o.end()) f.read(*it, r, kind, section + "." + f.key);
-            validate_fields(*Bound::table, kind, section, r.origin);
-            if (!enabled) return;
-            if (!c.standard_stack())
-              fail(r.origin, section + ".enabled and " + stack_kind_key(c.stack) +
-                                 " each choose what the model's layers are: enable one");
-            c.stack = std::move(kind);
+            if (read_enabled_section(*Bound::table, o, r, kind, section))
+              choose_stack(c, std::move(kind), section + ".enabled", r.origin);
           },
           [](const ModelConfig& c) {
             const T* kind = std::get_if<T>(&c.stack);

@@ -154,16 +154,8 @@ void check_gating(const ModelConfig& c, const GatingConfig& g, const std::string
 }
 
 void read_gating(const Json& o, const Reader& r, ModelConfig& c) {
-  std::vector<std::string> keys = field_keys(kGatingFields);
-  keys.insert(keys.begin(), "enabled");
-  check_known_keys(o, keys, "gating", r.origin);
-  bool enabled = false;
-  if (auto it = o.find("enabled"); it != o.end()) enabled = r.boolean(*it, "gating.enabled");
   GatingConfig g;
-  for (const Field<GatingConfig>& f : kGatingFields)
-    if (auto it = o.find(f.key); it != o.end()) f.read(*it, r, g, "gating." + f.key);
-  validate_fields(kGatingFields, g, "gating", r.origin);
-  if (!enabled) return;
+  if (!read_enabled_section(kGatingFields, o, r, g, "gating")) return;
   // Sections are read in the order of relative_recurrent_sections(): "xl" before "gating".
   if (!c.xl())
     fail(r.origin, "gating.enabled: GTrXL gates the sub-layers of Transformer-XL blocks; set "

@@ -107,24 +107,15 @@ const Choice& choice(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> active_variants(const ModelConfig& c) {
-  const std::pair<bool, const char*> choices[] = {
-      {c.shaw.enabled, "shaw"},
-      {c.adaptive_span.enabled, "adaptive_span"},
-      {c.xl() != nullptr, "xl"},
-      {c.universal() != nullptr, "universal"},
-      {c.lsh.enabled || c.reversible() != nullptr, "lsh"},
-      {c.performer.enabled, "performer"},
-      {c.sparse.enabled(), "sparse"},
-      {c.score.function != ScoreFunction::ScaledDot, "score_function"},
-      {c.rnn_seq2seq() != nullptr, "rnn_seq2seq"},
-      {c.ntm() != nullptr, "ntm"},
-      {c.sagan() != nullptr, "sagan"},
-      {c.snail() != nullptr, "snail"},
-      {c.embeddings.patches.enabled(), "patches"},
-  };
+  // The variants among the table's choices; reversible layers count as "lsh".
+  const char* const variants[] = {"shaw",   "adaptive_span", "xl",  "universal",      "lsh",
+                                  "performer", "sparse",     "score_function", "rnn_seq2seq",
+                                  "ntm",    "sagan",         "snail", "patches"};
   std::vector<std::string> on;
-  for (const auto& [enabled, name] : choices)
-    if (enabled) on.push_back(name);
+  for (const char* name : variants) {
+    const bool chosen = choice(name).on(c) || (std::string(name) == "lsh" && choice("reversible").on(c));
+    if (chosen) on.push_back(name);
+  }
   return on;
 }
 
