@@ -179,7 +179,7 @@ namespace {
 // head: refuse beyond what a heatmap can sensibly hold rather than exhaust memory.
 constexpr int64_t kMaxDensifiedCells = int64_t(8192) * 8192;
 
-const TracedArray& requireArray(const Trace& trace, const std::string& name) {
+const TracedArray& requireTraced(const Trace& trace, const std::string& name) {
   const TracedArray* a = trace.find(name);
   if (!a) throw AtlasError("the trace has no array '" + name + "' (this model does not record it)");
   return *a;
@@ -201,7 +201,7 @@ std::vector<float> mapHead(const Trace& trace, const AttentionMap& m, int64_t h,
     return od.rows(h, 0, lq);
   }
   if (m.dense) {
-    const TracedArray& a = requireArray(trace, m.array);
+    const TracedArray& a = requireTraced(trace, m.array);
     if (a.tensor.shape != Shape{m.heads, lq, lk})
       throw AtlasError("array '" + m.array + "' has shape " + shape_str(a.tensor.shape) + ", its description [" +
                        std::to_string(m.heads) + ", " + std::to_string(lq) + ", " + std::to_string(lk) + "]");
@@ -211,9 +211,9 @@ std::vector<float> mapHead(const Trace& trace, const AttentionMap& m, int64_t h,
   if (lq * lk > kMaxDensifiedCells)
     throw AtlasError("'" + m.array + "' is " + std::to_string(lq) + " x " + std::to_string(lk) +
                      " (traced sparse only): too large for a heatmap; the Pattern view draws its connectivity");
-  const Tensor& indptr = requireArray(trace, m.array + ".indptr").tensor;    // [Lq + 1]
-  const Tensor& indices = requireArray(trace, m.array + ".indices").tensor;  // [nnz]
-  const Tensor& values = requireArray(trace, m.array + ".values").tensor;    // [heads, nnz]
+  const Tensor& indptr = requireTraced(trace, m.array + ".indptr").tensor;    // [Lq + 1]
+  const Tensor& indices = requireTraced(trace, m.array + ".indices").tensor;  // [nnz]
+  const Tensor& values = requireTraced(trace, m.array + ".values").tensor;    // [heads, nnz]
   const TracedArray* own = trace.find(m.array + ".allowed");                 // [heads, nnz]
   const int64_t nnz = indices.numel();
   if (indptr.numel() != lq + 1 || values.shape != Shape{m.heads, nnz} || (own && own->tensor.shape != values.shape))
@@ -576,7 +576,7 @@ HeatmapData valueWeightedHeatmap(const Trace& trace, const AttentionSelection& s
 }
 
 HeatmapData positionalHeatmap(const Trace& trace) {
-  const TracedArray& p = requireArray(trace, model_arrays::kPositional);
+  const TracedArray& p = requireTraced(trace, model_arrays::kPositional);
   if (p.tensor.shape.size() != 2)
     throw AtlasError("array 'positional' has shape " + shape_str(p.tensor.shape) +
                      ", expected [L, d]");

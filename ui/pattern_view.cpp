@@ -16,7 +16,7 @@
 namespace atlas::ui {
 
 namespace {
-QSpinBox* spin(int lo, int hi, const QString& tip) {
+QSpinBox* tip_spin(int lo, int hi, const QString& tip) {
   auto* s = new QSpinBox;
   s->setRange(lo, hi);
   s->setToolTip(tip);
@@ -27,12 +27,12 @@ QSpinBox* spin(int lo, int hi, const QString& tip) {
 
 PatternView::PatternView(QWidget* parent) : QWidget(parent) {
   setObjectName("patternView");
-  m_length = spin(1, 1 << 24, "Sequence length of the pattern (sparse patterns need no run of that length)");
-  m_zoom = spin(0, 1 << 24, "Cells per pixel side (0 = fit the whole pattern)");
+  m_length = tip_spin(1, 1 << 24, "Sequence length of the pattern (sparse patterns need no run of that length)");
+  m_zoom = tip_spin(0, 1 << 24, "Cells per pixel side (0 = fit the whole pattern)");
   m_zoom->setSpecialValueText("fit");
-  m_row0 = spin(0, 1 << 24, "First query row of the window");
-  m_col0 = spin(0, 1 << 24, "First key column of the window");
-  m_pixel = spin(0, 1 << 24, "Query pixel (raster position) of the image overlay");
+  m_row0 = tip_spin(0, 1 << 24, "First query row of the window");
+  m_col0 = tip_spin(0, 1 << 24, "First key column of the window");
+  m_pixel = tip_spin(0, 1 << 24, "Query pixel (raster position) of the image overlay");
   m_windowControls = new QWidget;
   auto* wl = new QHBoxLayout(m_windowControls);
   wl->setContentsMargins(0, 0, 0, 0);

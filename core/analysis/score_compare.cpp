@@ -14,7 +14,7 @@ Mat slice_cols(const Tensor& t, int64_t first, int64_t count) {
   return t.mat().block(0, first, t.shape[0], count);
 }
 
-const TracedArray& require(const Trace& tr, const std::string& name) {
+const TracedArray& require_traced(const Trace& tr, const std::string& name) {
   const TracedArray* a = tr.find(name);
   if (!a) throw AtlasError("the run traced no " + name + " (trace it with score_comparison_options)");
   return *a;
@@ -43,8 +43,8 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
   if (recurrent) {
     const std::string kind = c.rnn_seq2seq()->output == Seq2SeqOutput::Pointer ? "pointer" : "seq2seq";
     out.attention = kind == "pointer" ? "pointer.probs" : "seq2seq.alignment";
-    q = require(tr, kind + ".decoder_states").tensor.mat();
-    k = require(tr, kind + ".encoder_states").tensor.mat();
+    q = require_traced(tr, kind + ".decoder_states").tensor.mat();
+    k = require_traced(tr, kind + ".encoder_states").tensor.mat();
     weight_prefix = "attention";
   } else {
     std::vector<std::string> candidates;
@@ -76,8 +76,8 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
       throw AtlasError("head " + std::to_string(head) + " is out of range: the model has " +
                        std::to_string(c.n_heads) + " heads");
     const int64_t dh = c.d_head();
-    q = slice_cols(require(tr, out.attention + ".q").tensor, head * dh, dh);
-    k = slice_cols(require(tr, out.attention + ".k").tensor, head * dh, dh);
+    q = slice_cols(require_traced(tr, out.attention + ".q").tensor, head * dh, dh);
+    k = slice_cols(require_traced(tr, out.attention + ".k").tensor, head * dh, dh);
     if (const TracedArray* m = tr.find(out.attention + ".mask")) {
       mask.allowed.resize(m->tensor.data.size());
       for (size_t i = 0; i < mask.allowed.size(); ++i) mask.allowed[i] = m->tensor.data[i] != 0.0f;

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_text(const fs::path& path) {
+std::string read_model_text(const fs::path& path) {
   return read_input_file(path.string(), InputKind::ModelConfig);
 }
 
@@ -37,7 +37,7 @@ Model load_directory(const fs::path& dir) {
                      "convert it to model.safetensors first");
   if (!fs::exists(weights_path))
     throw AtlasError(dir.string() + ": no model.safetensors next to config.json");
-  ModelConfig config = parse_config(read_text(config_path), config_path.string());
+  ModelConfig config = parse_config(read_model_text(config_path), config_path.string());
   if (config.name.empty()) config.name = dir.filename().string();
   SafetensorsFile file = read_safetensors(weights_path.string());
   check_param_shapes(config, file.tensors, weights_path.string());  // names the file in errors

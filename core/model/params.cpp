@@ -185,4 +185,10 @@ std::vector<std::string> check_params(const ModelConfig& c, const ParamStore& pa
   return warnings;
 }
 
+const Tensor& required_param(const ParamStore& params, const std::string& name) {
+  auto it = params.find(name);
+  if (it == params.end()) throw AtlasError("internal: weight " + name + " missing");
+  return it->second;
+}
+
 }  // namespace atlas

@@ -30,6 +30,10 @@ int64_t parameter_count(const ModelConfig& config);
 // machine (own generator, not std::normal_distribution, whose output is library-defined).
 ParamStore init_params(const ModelConfig& config, uint64_t seed);
 
+// The parameter `name` of a store the engine built or checked (a missing one is a bug, not bad
+// input: check_param_shapes has refused a file without it).
+const Tensor& required_param(const ParamStore& params, const std::string& name);
+
 // Checks names and shapes against the config; `origin` names the file in messages.
 // Missing, unexpected and mis-shaped tensors are errors. Loaders call this; the values are
 // scanned once, by the Model that takes the store (check_params).

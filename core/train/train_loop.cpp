@@ -30,7 +30,7 @@ Rng example_rng(uint64_t seed, int64_t step, int64_t b) {
   return Rng(splitmix64(t));
 }
 
-std::string read_text(const fs::path& path) {
+std::string read_state_text(const fs::path& path) {
   return read_input_file(path.string(), InputKind::TrainingState);
 }
 
@@ -263,7 +263,7 @@ Trainer Trainer::resume(const std::string& dir) {
                      "atlas train)");
   Trainer t;
   try {
-    t.o_ = options_from_json(parse_json_text(read_text(state_path), state_path.string()), t.step_);
+    t.o_ = options_from_json(parse_json_text(read_state_text(state_path), state_path.string()), t.step_);
   } catch (const nlohmann::json::exception& e) {
     throw AtlasError(state_path.string() + ": malformed train state: " + e.what());
   }

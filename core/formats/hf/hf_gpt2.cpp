@@ -77,15 +77,11 @@ void gpt2_params(ModelConfig& c, TensorSource& src, ParamStore& out) {
   if (c.output == OutputHead::Untied) out["output.weight"] = src.take("lm_head.weight", {c.vocab_size, d});
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // attn.bias / attn.masked_bias are the causal-mask buffers older checkpoints saved; the
 // engine builds its own mask. lm_head.weight is a copy of wte when tied (when untied,
 // gpt2_params takes it, so it is not left over).
 bool gpt2_mask_buffer(const std::string& name) {
-  return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
+  return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
 }
 
 bool gpt2_skippable(const std::string& name) {

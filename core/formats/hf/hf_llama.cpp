@@ -176,14 +176,10 @@ void take_params(const ModelConfig& c, TensorSource& src, ParamStore& out, bool 
 void llama_params(ModelConfig& c, TensorSource& src, ParamStore& out) { take_params(c, src, out, false); }
 void gemma_params(ModelConfig& c, TensorSource& src, ParamStore& out) { take_params(c, src, out, true); }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // rotary_emb.inv_freq: a buffer older checkpoints saved (the engine computes the frequencies);
 // lm_head.weight: a copy of the embedding when tied (taken when untied, so not left over).
 bool llama_skippable(const std::string& name) {
-  return ends_with(name, ".rotary_emb.inv_freq") || name == "lm_head.weight";
+  return name.ends_with(".rotary_emb.inv_freq") || name == "lm_head.weight";
 }
 
 Family family(const char* model_type) {

@@ -10,12 +10,13 @@
 
 #include "core/model/forward_pass.h"
 #include "core/variants/gtrxl/gate_arrays.h"
+#include "core/tensor/sigmoid.h"
 
 namespace atlas {
 
 namespace {
 
-Mat sigmoid(const Mat& a) { return a.unaryExpr([](float v) { return 1.0f / (1.0f + std::exp(-v)); }); }
+Mat sigmoid_each(const Mat& a) { return a.unaryExpr([](float v) { return sigmoid(v); }); }
 
 Mat times_t(const Mat& v, const Mat& w) { return v * w.transpose(); }  // W v per row
 
@@ -77,23 +78,23 @@ Mat apply_gate(GateType type, const GateWeights& w, const Mat& x, const Mat& y,
   switch (type) {
     case GateType::None: return x + y;
     case GateType::Input: {
-      const Mat gi = sigmoid(times_t(x, w.w_g));
+      const Mat gi = sigmoid_each(times_t(x, w.w_g));
       record("input", gi);
       return gi.cwiseProduct(x) + y;
     }
     case GateType::Output: {
-      const Mat go = sigmoid(add_row(times_t(x, w.w_g), w.b_g, -1.0f));
+      const Mat go = sigmoid_each(add_row(times_t(x, w.w_g), w.b_g, -1.0f));
       record("output", go);
       return x + go.cwiseProduct(y);
     }
     case GateType::Highway: {
-      const Mat gh = sigmoid(add_row(times_t(x, w.w_g), w.b_g, 1.0f));
+      const Mat gh = sigmoid_each(add_row(times_t(x, w.w_g), w.b_g, 1.0f));
       record("highway", gh);
       return gh.cwiseProduct(x) + (Mat::Ones(x.rows(), x.cols()) - gh).cwiseProduct(y);
     }
     case GateType::Gru: {
-      const Mat r = sigmoid(times_t(y, w.w_r) + times_t(x, w.u_r));
-      const Mat z = sigmoid(add_row(times_t(y, w.w_z) + times_t(x, w.u_z), w.b_g, -1.0f));
+      const Mat r = sigmoid_each(times_t(y, w.w_r) + times_t(x, w.u_r));
+      const Mat z = sigmoid_each(add_row(times_t(y, w.w_z) + times_t(x, w.u_z), w.b_g, -1.0f));
       const Mat h = (times_t(y, w.w_g) + times_t(r.cwiseProduct(x), w.u_g)).array().tanh().matrix();
       record("r", r);
       record("z", z);

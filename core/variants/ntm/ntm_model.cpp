@@ -6,6 +6,8 @@
 #include "core/tensor/error.h"
 #include "core/variants/ntm/ntm.h"
 #include "core/model/model_arrays.h"
+#include "core/tensor/sigmoid.h"
+#include "core/model/params.h"
 
 namespace atlas {
 
@@ -19,17 +21,9 @@ int64_t head_outputs(const ModelConfig& c, bool write) {
   return M + 3 + shift_size(c) + (write ? 2 * M : 0);
 }
 
-const Tensor& param(const ParamStore& p, const std::string& name) {
-  auto it = p.find(name);
-  if (it == p.end()) throw AtlasError("internal: NTM weight " + name + " missing");
-  return it->second;
-}
-
 RowVec row_of(const Tensor& t) { return Eigen::Map<const RowVec>(t.data.data(), t.numel()); }
 
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
 NtmHeadControls controls_from(const ModelConfig& c, const RowVec& raw, bool write) {
   const int64_t M = c.ntm()->memory_width, S = shift_size(c);
   NtmHeadControls h;
@@ -94,14 +88,14 @@ RunResult ntm_forward(const ModelConfig& c, const ParamStore& p, const std::vect
   std::vector<NtmHeadSpec> heads;
   for (const auto& name : ntm_head_names(c)) heads.push_back({name, name.rfind("write", 0) == 0});
 
-  NtmMachine machine(heads, param(p, "ntm.memory0").mat());
+  NtmMachine machine(heads, required_param(p, "ntm.memory0").mat());
   RowVec reads(n.read_heads * M);  // r_{t-1}, all read heads side by side
   for (int64_t r = 0; r < n.read_heads; ++r)
     reads.segment(r * M, M) = ntm_read(machine.memory(), machine.previous_weights(size_t(r)));
 
-  const ConstMatMap embed = param(p, "embed.tokens").mat();
-  const Mat wc = param(p, "ntm.controller.w").mat(), wo = param(p, "ntm.output.w").mat();
-  const RowVec bc = row_of(param(p, "ntm.controller.b")), bo = row_of(param(p, "ntm.output.b"));
+  const ConstMatMap embed = required_param(p, "embed.tokens").mat();
+  const Mat wc = required_param(p, "ntm.controller.w").mat(), wo = required_param(p, "ntm.output.w").mat();
+  const RowVec bc = row_of(required_param(p, "ntm.controller.b")), bo = row_of(required_param(p, "ntm.output.b"));
   Tensor logits({L, V});
   for (int64_t t = 0; t < L; ++t) {
     if (options.cancel && options.cancel->load()) throw Cancelled();
@@ -110,8 +104,8 @@ RunResult ntm_forward(const ModelConfig& c, const ParamStore& p, const std::vect
     const RowVec h = ((in * wc.transpose()) + bc).array().tanh();  // [H]
     std::vector<NtmHeadControls> controls;
     for (const auto& head : heads) {
-      const RowVec raw = h * param(p, "ntm." + head.name + ".w").mat().transpose() +
-                         row_of(param(p, "ntm." + head.name + ".b"));
+      const RowVec raw = h * required_param(p, "ntm." + head.name + ".w").mat().transpose() +
+                         row_of(required_param(p, "ntm." + head.name + ".b"));
       controls.push_back(controls_from(c, raw, head.write));
     }
     const NtmStep& s = machine.step(std::move(controls));

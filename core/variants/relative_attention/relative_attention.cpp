@@ -13,20 +13,15 @@
 #include "core/variants/transformer_xl/transformer_xl.h"
 #include "core/variants/universal/universal.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/tensor/sigmoid.h"
 
 namespace atlas {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool is_self_attention(const std::string& prefix) {
-  return ends_with(prefix, ".attn") || ends_with(prefix, ".self_attn");
+  return prefix.ends_with(".attn") || prefix.ends_with(".self_attn");
 }
-
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 }  // namespace
 

@@ -6,16 +6,11 @@
 
 #include "core/tensor/error.h"
 #include "core/variants/sagan/sagan_arrays.h"
+#include "core/model/params.h"
 
 namespace atlas {
 
 namespace {
-
-const Tensor& param(const ParamStore& p, const std::string& name) {
-  auto it = p.find(name);
-  if (it == p.end()) throw AtlasError("internal: SAGAN weight " + name + " missing");
-  return it->second;
-}
 
 int64_t qk_channels(const ModelConfig& c) { return std::max<int64_t>(1, c.sagan()->channels / 8); }
 int64_t value_channels(const ModelConfig& c) { return std::max<int64_t>(1, c.sagan()->channels / 2); }
@@ -102,11 +97,11 @@ RunResult sagan_forward(const ModelConfig& c, const ParamStore& p, const RgbImag
   Mat rgb(N, 3);
   for (int64_t n = 0; n < N; ++n)
     for (int k = 0; k < 3; ++k) rgb(n, k) = float(image.rgb[size_t(n * 3 + k)]) / 255.0f;
-  const ConstMatMap stem = param(p, "sagan.stem.w").mat();
-  const Eigen::Map<const RowVec> stem_b(param(p, "sagan.stem.b").data.data(), c.sagan()->channels);
+  const ConstMatMap stem = required_param(p, "sagan.stem.w").mat();
+  const Eigen::Map<const RowVec> stem_b(required_param(p, "sagan.stem.b").data.data(), c.sagan()->channels);
   const Mat x = (rgb * stem.transpose()).rowwise() + stem_b;  // [N, C]
-  SaganWeights w{param(p, "sagan.f.w").mat(), param(p, "sagan.g.w").mat(), param(p, "sagan.h.w").mat(),
-                 param(p, "sagan.v.w").mat(), param(p, "sagan.gamma").data[0]};
+  SaganWeights w{required_param(p, "sagan.f.w").mat(), required_param(p, "sagan.g.w").mat(), required_param(p, "sagan.h.w").mat(),
+                 required_param(p, "sagan.v.w").mat(), required_param(p, "sagan.gamma").data[0]};
   if (options.cancel && options.cancel->load()) throw Cancelled();
   const SaganResult r = sagan_block(x, S, S, w, c.sagan()->pool_keys);
 

@@ -18,10 +18,6 @@ Mat head_block(const Tensor& t, int64_t h, int64_t dh) {
   return t.mat().block(0, h * dh, t.shape[0], dh);
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Mat seeded_matrix(int64_t rows, int64_t cols, uint64_t seed, const std::string& name) {
   Rng rng(seed ^ hash_name(name));
   const double std = std::sqrt(2.0 / double(rows + cols));  // Glorot normal, as params.cpp
@@ -160,7 +156,7 @@ void append_score_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
   const int64_t H = c.n_heads, dh = c.d_head(), da = c.score.d_attn > 0 ? c.score.d_attn : dh;
   std::vector<std::string> prefixes;
   for (const ParamSpec& s : specs)
-    if (ends_with(s.name, ".wq")) prefixes.push_back(s.name.substr(0, s.name.size() - 3));
+    if (s.name.ends_with(".wq")) prefixes.push_back(s.name.substr(0, s.name.size() - 3));
   for (const std::string& p : prefixes) {
     if (c.score.function == ScoreFunction::General) specs.push_back({p + ".score.w", {H, dh, dh}});
     if (c.score.function == ScoreFunction::Location)

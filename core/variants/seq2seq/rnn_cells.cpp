@@ -9,7 +9,8 @@ namespace atlas {
 
 namespace {
 
-RowVec sigmoid(const RowVec& x) { return (1.0f / (1.0f + (-x.array()).exp())).matrix(); }
+// Eigen's vectorised exp: not bit-equal to the scalar sigmoid of core/tensor/sigmoid.h.
+RowVec sigmoid_vectorised(const RowVec& x) { return (1.0f / (1.0f + (-x.array()).exp())).matrix(); }
 RowVec tanh_of(const RowVec& x) { return x.array().tanh().matrix(); }
 
 }  // namespace
@@ -30,8 +31,8 @@ RnnState rnn_step(RnnCell cell, const RnnCellWeights& w, const RowVec& x, const 
   if (cell == RnnCell::Gru) {
     const Mat u_rz = w.u.topRows(2 * H), u_n = w.u.bottomRows(H);
     const RowVec uh = prev.h * u_rz.transpose();  // [2H]
-    const RowVec r = sigmoid(wx.segment(0, H) + uh.segment(0, H));
-    const RowVec z = sigmoid(wx.segment(H, H) + uh.segment(H, H));
+    const RowVec r = sigmoid_vectorised(wx.segment(0, H) + uh.segment(0, H));
+    const RowVec z = sigmoid_vectorised(wx.segment(H, H) + uh.segment(H, H));
     const RowVec rh = r.cwiseProduct(prev.h);
     const RowVec n = tanh_of(wx.segment(2 * H, H) + rh * u_n.transpose());
     next.h = (RowVec::Ones(H) - z).cwiseProduct(n) + z.cwiseProduct(prev.h);
@@ -39,8 +40,10 @@ RnnState rnn_step(RnnCell cell, const RnnCellWeights& w, const RowVec& x, const 
     return next;
   }
   const RowVec g_all = wx + prev.h * w.u.transpose();  // [4H]
-  const RowVec i = sigmoid(g_all.segment(0, H)), f = sigmoid(g_all.segment(H, H));
-  const RowVec g = tanh_of(g_all.segment(2 * H, H)), o = sigmoid(g_all.segment(3 * H, H));
+  const RowVec i = sigmoid_vectorised(g_all.segment(0, H));
+  const RowVec f = sigmoid_vectorised(g_all.segment(H, H));
+  const RowVec g = tanh_of(g_all.segment(2 * H, H));
+  const RowVec o = sigmoid_vectorised(g_all.segment(3 * H, H));
   next.c = f.cwiseProduct(prev.c) + i.cwiseProduct(g);
   next.h = o.cwiseProduct(tanh_of(next.c));
   return next;

@@ -7,21 +7,17 @@
 
 #include "core/tensor/error.h"
 #include "core/model/model_arrays.h"
+#include "core/tensor/sigmoid.h"
+#include "core/model/params.h"
 
 namespace atlas {
 
 namespace {
 
-const Tensor& param(const ParamStore& p, const std::string& name) {
-  auto it = p.find(name);
-  if (it == p.end()) throw AtlasError("internal: seq2seq weight " + name + " missing");
-  return it->second;
-}
-
-Mat param_mat(const ParamStore& p, const std::string& name) { return param(p, name).mat(); }
+Mat param_mat(const ParamStore& p, const std::string& name) { return required_param(p, name).mat(); }
 
 RowVec param_row(const ParamStore& p, const std::string& name) {
-  const Tensor& t = param(p, name);
+  const Tensor& t = required_param(p, name);
   return Eigen::Map<const RowVec>(t.data.data(), t.numel());
 }
 
@@ -44,8 +40,6 @@ int64_t decoder_input_size(const ModelConfig& c) {
   if (is_pointer(c)) return c.d_model;
   return c.d_model + (s.style == AttentionStyle::Bahdanau ? seq2seq_encoder_size(c) : s.hidden_size);
 }
-
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // Weights of config.score between decoder states [H] and encoder states [E].
 ScoreWeights attention_weights(const ModelConfig& c, const ParamStore& p) {

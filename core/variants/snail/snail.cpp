@@ -6,6 +6,7 @@
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 #include "core/variants/snail/snail_arrays.h"
+#include "core/tensor/sigmoid.h"
 
 namespace atlas {
 
@@ -18,8 +19,6 @@ Mat seeded(uint64_t seed, const std::string& name, int64_t rows, int64_t cols) {
   for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal() * std);
   return m;
 }
-
-float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
 Tensor tensor_of(const Mat& m, Shape shape) {
   Tensor t(std::move(shape));
