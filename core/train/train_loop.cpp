@@ -263,7 +263,8 @@ Trainer Trainer::resume(const std::string& dir) {
                      "atlas train)");
   Trainer t;
   try {
-    t.o_ = options_from_json(parse_json_text(read_state_text(state_path), state_path.string()), t.step_);
+    t.o_ = options_from_json(parse_json_text(read_state_text(state_path), state_path.string()),
+                             t.step_);
   } catch (const nlohmann::json::exception& e) {
     throw AtlasError(state_path.string() + ": malformed train state: " + e.what());
   }

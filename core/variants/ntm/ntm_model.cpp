@@ -94,8 +94,10 @@ RunResult ntm_forward(const ModelConfig& c, const ParamStore& p, const std::vect
     reads.segment(r * M, M) = ntm_read(machine.memory(), machine.previous_weights(size_t(r)));
 
   const ConstMatMap embed = required_param(p, "embed.tokens").mat();
-  const Mat wc = required_param(p, "ntm.controller.w").mat(), wo = required_param(p, "ntm.output.w").mat();
-  const RowVec bc = row_of(required_param(p, "ntm.controller.b")), bo = row_of(required_param(p, "ntm.output.b"));
+  const Mat wc = required_param(p, "ntm.controller.w").mat();
+  const Mat wo = required_param(p, "ntm.output.w").mat();
+  const RowVec bc = row_of(required_param(p, "ntm.controller.b"));
+  const RowVec bo = row_of(required_param(p, "ntm.output.b"));
   Tensor logits({L, V});
   for (int64_t t = 0; t < L; ++t) {
     if (options.cancel && options.cancel->load()) throw Cancelled();

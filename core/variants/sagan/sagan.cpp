@@ -98,10 +98,12 @@ RunResult sagan_forward(const ModelConfig& c, const ParamStore& p, const RgbImag
   for (int64_t n = 0; n < N; ++n)
     for (int k = 0; k < 3; ++k) rgb(n, k) = float(image.rgb[size_t(n * 3 + k)]) / 255.0f;
   const ConstMatMap stem = required_param(p, "sagan.stem.w").mat();
-  const Eigen::Map<const RowVec> stem_b(required_param(p, "sagan.stem.b").data.data(), c.sagan()->channels);
+  const Eigen::Map<const RowVec> stem_b(required_param(p, "sagan.stem.b").data.data(),
+                                        c.sagan()->channels);
   const Mat x = (rgb * stem.transpose()).rowwise() + stem_b;  // [N, C]
-  SaganWeights w{required_param(p, "sagan.f.w").mat(), required_param(p, "sagan.g.w").mat(), required_param(p, "sagan.h.w").mat(),
-                 required_param(p, "sagan.v.w").mat(), required_param(p, "sagan.gamma").data[0]};
+  SaganWeights w{required_param(p, "sagan.f.w").mat(), required_param(p, "sagan.g.w").mat(),
+                 required_param(p, "sagan.h.w").mat(), required_param(p, "sagan.v.w").mat(),
+                 required_param(p, "sagan.gamma").data[0]};
   if (options.cancel && options.cancel->load()) throw Cancelled();
   const SaganResult r = sagan_block(x, S, S, w, c.sagan()->pool_keys);
 

@@ -3,6 +3,7 @@
 
 #include "core/tensor/error.h"
 #include "core/model/model_arrays.h"
+#include "core/model/params.h"
 
 namespace atlas {
 
@@ -38,11 +39,7 @@ RunResult snail_model_forward(const ModelConfig& c, const ParamStore& p, const s
     if (t.id < 0 || t.id >= c.vocab_size)
       throw AtlasError("input text: token id " + std::to_string(t.id) + " is outside the vocabulary of " +
                        std::to_string(c.vocab_size));
-  auto tensor = [&p](const std::string& name) -> const Tensor& {
-    auto it = p.find(name);
-    if (it == p.end()) throw AtlasError("SNAIL model: missing tensor " + name);
-    return it->second;
-  };
+  auto tensor = [&p](const std::string& name) -> const Tensor& { return required_param(p, name); };
   const int64_t L = static_cast<int64_t>(tokens.size());
   const ConstMatMap embed = tensor("embed.tokens").mat();
   Mat x(L, c.d_model);

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "core/tensor/error.h"
+#include "core/tensor/sigmoid.h"
 #include "core/variants/transformer_xl/xl_act_ops.h"
 
 namespace atlas {
@@ -29,7 +30,7 @@ ActStepHost act_step_reference(const Tensor& halting, const Tensor& y, const Ten
   for (int64_t i = 0; i < L; ++i) {
     float* hs = r.halting.data.data() + 4 * i;  // cum, remainder, steps, halted
     if (hs[3] != 0.0f) continue;                // halted earlier: carried forward unchanged
-    const float p = 1.0f / (1.0f + std::exp(-logit.data[size_t(i)]));
+    const float p = sigmoid(logit.data[size_t(i)]);
     float w;
     hs[2] += 1.0f;
     if (hs[0] + p >= args.threshold || args.last_step) {
