@@ -14,10 +14,6 @@ namespace {
 // value dims costs a full pass over the keys; beyond this the CPU is the better place.
 constexpr int64_t kMaxHeadDim = 512;
 
-[[noreturn]] void fail(const std::string& what) {
-  throw AtlasError("vulkan backend: attention: " + what);
-}
-
 }  // namespace
 
 AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, const DTensor& v,
@@ -27,19 +23,19 @@ AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, con
   const GpuBuffer& bv = buf(v, "attention", "v");
   const int64_t H = args.heads;
   if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2)
-    fail("q, k, v must be 2-D and heads >= 1; got q " + shape_str(q.shape) + " k " +
+    fail("attention", "q, k, v must be 2-D and heads >= 1; got q " + shape_str(q.shape) + " k " +
          shape_str(k.shape) + " v " + shape_str(v.shape) + " heads " + std::to_string(H));
   const int64_t lq = q.shape[0], lk = k.shape[0];
   if (q.shape[1] != k.shape[1] || q.shape[1] % H != 0 || v.shape[1] % H != 0 || v.shape[0] != lk)
-    fail("shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " v " +
+    fail("attention", "shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " v " +
          shape_str(v.shape) + " do not split into " + std::to_string(H) + " heads");
   const int64_t dh = q.shape[1] / H, dv = v.shape[1] / H;
   const AttentionMask& mask = args.mask;
   if (!mask.key_valid.empty() && static_cast<int64_t>(mask.key_valid.size()) != lk)
-    fail("key_valid has " + std::to_string(mask.key_valid.size()) + " entries for " +
+    fail("attention", "key_valid has " + std::to_string(mask.key_valid.size()) + " entries for " +
          std::to_string(lk) + " keys");
   if (!mask.allowed.empty() && static_cast<int64_t>(mask.allowed.size()) != lq * lk)
-    fail("allowed mask has " + std::to_string(mask.allowed.size()) + " entries, expected " +
+    fail("attention", "allowed mask has " + std::to_string(mask.allowed.size()) + " entries, expected " +
          std::to_string(lq) + " x " + std::to_string(lk));
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);

@@ -16,6 +16,9 @@
 
 namespace atlas::vk {
 
+// Throws AtlasError("vulkan backend: OP: WHAT"), the form of every refusal of the ops.
+[[noreturn]] void fail(const char* op, const std::string& what);
+
 // maxComputeWorkGroupCount[0..2] that every Vulkan device guarantees: the kernels that give
 // a workgroup to each row or (row, head) fall back to the host beyond it.
 constexpr int64_t kMaxWorkgroups = 65535;

@@ -9,7 +9,7 @@
 namespace atlas::vk {
 
 namespace {
-constexpr uint32_t kBindings = 12;
+constexpr uint32_t kPerformerBindings = 12;
 enum PerformerPhase : uint32_t { kFeatQ = 0, kFeatK = 1, kKExp = 2, kKvSum = 3, kOut = 4, kRow = 5 };
 }  // namespace
 
@@ -26,10 +26,11 @@ PerformerResult VulkanBackend::performer_attention(const DTensor& q, const DTens
   const bool rows = args.causal || args.want_implicit;
   const uint64_t dense = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device =
-      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings && lq <= kMaxWorkgroups &&
-      lk <= kMaxWorkgroups && m <= kMaxWorkgroups && H <= kMaxWorkgroups && fits(static_cast<uint64_t>(H * lq * m)) &&
-      fits(static_cast<uint64_t>(H * lk * m)) && fits(static_cast<uint64_t>(H * m * dv)) &&
-      fits(static_cast<uint64_t>(features.numel())) && (!rows || (dense < (1ull << 31) && fits(dense)));
+      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kPerformerBindings &&
+      lq <= kMaxWorkgroups && lk <= kMaxWorkgroups && m <= kMaxWorkgroups && H <= kMaxWorkgroups &&
+      fits(static_cast<uint64_t>(H * lq * m)) && fits(static_cast<uint64_t>(H * lk * m)) &&
+      fits(static_cast<uint64_t>(H * m * dv)) && fits(static_cast<uint64_t>(features.numel())) &&
+      (!rows || (dense < (1ull << 31) && fits(dense)));
   if (!fits_device) {
     note_fallback("performer_attention: q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " with " +
                   std::to_string(H) + " heads and " + std::to_string(m) + " features exceeds the kernel's "

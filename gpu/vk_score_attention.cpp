@@ -12,7 +12,7 @@
 namespace atlas::vk {
 
 namespace {
-constexpr uint32_t kBindings = 13;
+constexpr uint32_t kScoreBindings = 13;
 constexpr int64_t kMaxVector = 256;    // MAX_VEC in the shader
 }  // namespace
 
@@ -29,14 +29,14 @@ AttentionResult VulkanBackend::score_attention(const DTensor& q, const DTensor& 
   const AttentionMask& mask = args.attn.mask;
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
-  const bool fits_device = ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings &&
-                           lq <= kMaxWorkgroups && lk <= kMaxWorkgroups && H <= kMaxWorkgroups && dh <= kMaxVector &&
-                           d_attn <= kMaxVector && total < (1ull << 31) && fits(total) &&
-                           fits(static_cast<uint64_t>(k.numel())) &&
-                           fits(static_cast<uint64_t>(lk * H * d_attn)) &&
-                           (!args.w || fits(static_cast<uint64_t>(args.w.numel()))) &&
-                           (!additive || fits(static_cast<uint64_t>(args.w1.numel()))) &&
-                           std::abs(mask.causal_offset) < (int64_t{1} << 30);
+  const bool fits_device =
+      ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kScoreBindings &&
+      lq <= kMaxWorkgroups && lk <= kMaxWorkgroups && H <= kMaxWorkgroups && dh <= kMaxVector &&
+      d_attn <= kMaxVector && total < (1ull << 31) && fits(total) &&
+      fits(static_cast<uint64_t>(k.numel())) && fits(static_cast<uint64_t>(lk * H * d_attn)) &&
+      (!args.w || fits(static_cast<uint64_t>(args.w.numel()))) &&
+      (!additive || fits(static_cast<uint64_t>(args.w1.numel()))) &&
+      std::abs(mask.causal_offset) < (int64_t{1} << 30);
   if (!fits_device) {
     note_fallback("score_attention: q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " with " +
                   std::to_string(H) + " heads exceeds the kernel's limits (d_head and d_attn <= 256, "

@@ -10,7 +10,7 @@
 namespace atlas::vk {
 
 namespace {
-constexpr uint32_t kBindings = 13;
+constexpr uint32_t kXlBindings = 13;
 }  // namespace
 
 XlAttentionResult VulkanBackend::xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
@@ -27,7 +27,7 @@ XlAttentionResult VulkanBackend::xl_attention(const DTensor& q, const DTensor& k
   const int64_t H = args.heads, lq = q.shape[0], lk = k.shape[0], dh = q.shape[1] / H;
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
-  const bool fits_device = ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kBindings &&
+  const bool fits_device = ctx_->props.limits.maxPerStageDescriptorStorageBuffers >= kXlBindings &&
                            lq <= kMaxWorkgroups && H <= kMaxWorkgroups && total < (1ull << 31) &&
                            fits(total) && fits(static_cast<uint64_t>(k.numel())) &&
                            fits(static_cast<uint64_t>(rk.numel())) && args.mem_len < (1ll << 30) &&

@@ -30,11 +30,11 @@ std::string mib(uint64_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
 
+}  // namespace
+
 [[noreturn]] void fail(const char* op, const std::string& what) {
   throw AtlasError(std::string("vulkan backend: ") + op + ": " + what);
 }
-
-}  // namespace
 
 VulkanBackend::VulkanBackend(const VulkanOptions& options) {
   ctx_ = Context::create(options);

@@ -28,7 +28,7 @@
 namespace atlas::cli {
 namespace {
 
-const char* kUsage =
+const char* kAblateUsage =
     "usage: atlas ablate MODEL (--text S | --text-file F) [--target S] --sweep heads|layers\n"
     "                    [--mode zero|mean] [--metric kl|loss|logit-diff|cosine]\n"
     "                    [--token-a T --token-b T] [--position P]\n"
@@ -57,7 +57,7 @@ std::string cell_name(const SweepResult& r, int64_t l, int64_t h) {
   return r.spec.unit == SweepUnit::Heads ? layer + "H" + std::to_string(h) : layer;
 }
 
-void write_csv(const std::string& path, const SweepResult& r) {
+void write_sweep_csv(const std::string& path, const SweepResult& r) {
   std::ostringstream out;
   out.precision(9);
   out << "layer,head,metric,effect\n";
@@ -74,7 +74,7 @@ void write_csv(const std::string& path, const SweepResult& r) {
   write_file_atomically(path, out.str());
 }
 
-nlohmann::json to_json(const SweepResult& r) {
+nlohmann::json sweep_json(const SweepResult& r) {
   nlohmann::json cells = nlohmann::json::array();
   for (int64_t l = 0; l < r.layers; ++l)
     for (int64_t h = 0; h < r.heads; ++h) {
@@ -109,17 +109,10 @@ void write_figure(const std::string& path, const SweepResult& r) {
 #endif
 }
 
-std::string extension_of(const std::string& path) {
-  const size_t dot = path.rfind('.');
-  std::string e = dot == std::string::npos ? "" : path.substr(dot + 1);
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  return e;
-}
-
 }  // namespace
 
 int cmd_ablate(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kAblateUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--target", "--sweep", "--mode", "--metric", "--token-a", "--token-b",
                  "--position", "--out", "--top", "--backend", "--device"},
                 {"--json"}});
@@ -131,7 +124,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
   std::string out_ext;
   if (auto f = a.get("--out")) {
     check_output_file("--out", *f);
-    out_ext = extension_of(*f);
+    out_ext = lowercase_extension(*f);
     if (out_ext != "npy" && out_ext != "csv" && out_ext != "svg" && out_ext != "pdf" && out_ext != "png")
       throw AtlasError("--out " + *f + ": unknown format \"" + out_ext + "\" (use .npy, .csv, .svg, .pdf or .png)");
   }
@@ -177,7 +170,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
         for (int64_t h = 0; h < r.heads; ++h) t.data[size_t(l * r.heads + h)] = float(r.effect(l, h));
       write_npy(*f, t, DType::F32);
     } else if (out_ext == "csv") {
-      write_csv(*f, r);
+      write_sweep_csv(*f, r);
     } else {
       write_figure(*f, r);
     }
@@ -186,7 +179,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
     return 0;
   }
   if (a.has("--json")) {
-    std::printf("%s\n", to_json(r).dump(1).c_str());
+    std::printf("%s\n", sweep_json(r).dump(1).c_str());
     return 0;
   }
   std::printf("%s ablation of %s, metric %s; clean run: %.6g\n", ablation_mode_name(spec.mode),

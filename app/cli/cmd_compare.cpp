@@ -26,7 +26,7 @@
 namespace atlas::cli {
 namespace {
 
-const char* kUsage =
+const char* kCompareUsage =
     "usage: atlas compare MODEL_A [MODEL_B] (--text S | --text-file F) [--text-b S | --text-file-b F]\n"
     "                     [--target S] [--target-b S] [--csv FILE | --json | --out FILE] [--top K]\n"
     "                     [--view difference|side|heads] [--stack S] [--kind K] [--layer L | --step N]\n"
@@ -43,32 +43,30 @@ const char* kUsage =
     "      side        A and B side by side on one colour scale\n"
     "      heads       the per-head mean_tv of the map family as a layers x heads grid\n";
 
-std::string map_name(const AttentionMap& m) { return attention_array_name(m); }
-
-void write_csv(const std::string& path, const std::vector<HeadDifference>& rows) {
+void write_differences_csv(const std::string& path, const std::vector<HeadDifference>& rows) {
   std::ostringstream out;
   out.precision(9);
   out << "map,stack,sublayer,layer,segment,step,head,mean_tv,max_abs\n";
   for (const auto& r : rows)
-    out << map_name(r.map) << ',' << r.map.stack << ',' << r.map.sublayer << ',' << r.map.layer << ','
-        << r.map.segment << ',' << r.map.step << ',' << r.head << ',' << r.mean_tv << ',' << r.max_abs << '\n';
+    out << attention_array_name(r.map) << ',' << r.map.stack << ',' << r.map.sublayer << ','
+        << r.map.layer << ',' << r.map.segment << ',' << r.map.step << ',' << r.head << ','
+        << r.mean_tv << ',' << r.max_abs << '\n';
   write_file_atomically(path, out.str());
 }
 
-nlohmann::json to_json(const std::vector<HeadDifference>& rows) {
+nlohmann::json differences_json(const std::vector<HeadDifference>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows)
-    out.push_back({{"map", map_name(r.map)}, {"stack", r.map.stack}, {"sublayer", r.map.sublayer},
-                   {"layer", r.map.layer}, {"segment", r.map.segment}, {"step", r.map.step},
-                   {"head", r.head}, {"mean_tv", r.mean_tv}, {"max_abs", r.max_abs}});
+    out.push_back({{"map", attention_array_name(r.map)},
+                   {"stack", r.map.stack},
+                   {"sublayer", r.map.sublayer},
+                   {"layer", r.map.layer},
+                   {"segment", r.map.segment},
+                   {"step", r.map.step},
+                   {"head", r.head},
+                   {"mean_tv", r.mean_tv},
+                   {"max_abs", r.max_abs}});
   return out;
-}
-
-std::string extension_of(const std::string& path) {
-  const size_t dot = path.rfind('.');
-  std::string e = dot == std::string::npos ? "" : path.substr(dot + 1);
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  return e;
 }
 
 #if defined(ATLAS_HAVE_UI)
@@ -95,7 +93,7 @@ void write_view(const Args& a, const Trace& ta, const Trace& tb, const std::stri
 }  // namespace
 
 int cmd_compare(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kCompareUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--text-b", "--text-file-b", "--target", "--target-b", "--csv", "--out",
                  "--top", "--view", "--stack", "--kind", "--layer", "--step", "--segment", "--head", "--dpi"},
                 {"--json"}});
@@ -118,7 +116,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   std::string out_ext;
   if (auto f = a.get("--out")) {
     check_output_file("--out", *f);
-    out_ext = extension_of(*f);
+    out_ext = lowercase_extension(*f);
     if (out_ext != "svg" && out_ext != "pdf" && out_ext != "png" && out_ext != "npy" && out_ext != "csv")
       throw AtlasError("--out " + *f + ": unknown format \"" + out_ext + "\" (use .svg, .pdf, .png, .npy or .csv)");
 #if !defined(ATLAS_HAVE_UI)
@@ -151,12 +149,12 @@ int cmd_compare(const std::vector<std::string>& args) {
   const std::vector<HeadDifference> rows = compare_attention(ra.trace, rb.trace);
 
   if (auto f = a.get("--csv")) {
-    write_csv(*f, rows);
+    write_differences_csv(*f, rows);
     std::printf("wrote %zu heads to %s\n", rows.size(), f->c_str());
     return 0;
   }
   if (a.has("--json")) {
-    std::printf("%s\n", to_json(rows).dump(1).c_str());
+    std::printf("%s\n", differences_json(rows).dump(1).c_str());
     return 0;
   }
 #if defined(ATLAS_HAVE_UI)
@@ -168,15 +166,16 @@ int cmd_compare(const std::vector<std::string>& args) {
 #endif
   std::printf("%-28s %4s %10s %10s\n", "map", "head", "mean_tv", "max_abs");
   for (const auto& r : rows)
-    std::printf("%-28s %4lld %10.4f %10.4f\n", map_name(r.map).c_str(), (long long)r.head, r.mean_tv, r.max_abs);
+    std::printf("%-28s %4lld %10.4f %10.4f\n", attention_array_name(r.map).c_str(),
+                (long long)r.head, r.mean_tv, r.max_abs);
   std::vector<const HeadDifference*> order;
   for (const auto& r : rows) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](auto* x, auto* y) { return x->mean_tv > y->mean_tv; });
   if (top > 0) {
     std::printf("\nmost different:");
     for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k)
-      std::printf("  %s head %lld (%.3f)", map_name(order[size_t(k)]->map).c_str(), (long long)order[size_t(k)]->head,
-                  order[size_t(k)]->mean_tv);
+      std::printf("  %s head %lld (%.3f)", attention_array_name(order[size_t(k)]->map).c_str(),
+                  (long long)order[size_t(k)]->head, order[size_t(k)]->mean_tv);
     std::printf("\n");
   }
   return 0;

@@ -9,7 +9,7 @@
 namespace atlas::cli {
 namespace {
 
-const char* kUsage =
+const char* kCorpusQueryUsage =
     "usage: atlas corpus-query DIR [--map NAME | --layer L] [--head H] [--query-token S]\n"
     "                          [--key-token S] [--top N] [--context C]\n"
     "       atlas corpus-query DIR --heads [--map NAME | --layer L] [--head H]\n"
@@ -42,7 +42,7 @@ void print_heads(const CorpusIndex& index, const CorpusLinkQuery& q) {
 }  // namespace
 
 int cmd_corpus_query(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kCorpusQueryUsage)) return 0;
   Args a(args,
          {{"--map", "--layer", "--head", "--query-token", "--key-token", "--top", "--context"},
           {"--heads"}});

@@ -34,7 +34,7 @@
 namespace atlas::cli {
 namespace {
 
-const char* kUsage =
+const char* kExportUsage =
     "usage: atlas export MODEL (--text S | --text-file F | --image FILE) [--target S]\n"
     "                    --out FILE.(svg|pdf|png|npy|csv)\n"
     "                    [--view heatmap|model|tokens|positional|similarity]\n"
@@ -110,7 +110,7 @@ double parsePositive(const std::string& key, const std::string& s) {
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-  if (wants_help(argv, kUsage)) return 0;
+  if (wants_help(argv, kExportUsage)) return 0;
   ArgSpec spec;
   spec.options = {"--text",  "--text-file", "--image", "--target", "--out",    "--view",     "--stack",
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",

@@ -15,7 +15,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kGenerateUsage =
     "usage: atlas generate MODEL --text S --tokens N [--greedy | --temperature T --seed S]\n"
     "                      [--top-k K] [--dump DIR] [--threads T]\n"
     "  Appends N tokens to S with a decoder-only model (e.g. a GPT-2 directory) and prints\n"
@@ -27,7 +27,7 @@ const char* kUsage =
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kGenerateUsage)) return 0;
   Args a(args, {{"--text", "--tokens", "--temperature", "--seed", "--top-k", "--dump", "--threads"},
                 {"--greedy"}});
   // A folder --dump may not write is refused before the (possibly long) run.

@@ -17,7 +17,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kGgufUsage =
     "usage: atlas gguf FILE.gguf [--metadata] [--tensors] [--dump-tensor NAME --out F.npy]\n"
     "  Summarises a GGUF file (llama.cpp's model format, versions 2 and 3): version,\n"
     "  architecture, counts, tensor types and sizes.\n"
@@ -173,7 +173,7 @@ void print_tensors(const GgufFile& f) {
 }  // namespace
 
 int cmd_gguf(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kGgufUsage)) return 0;
   Args a(args, {{"--dump-tensor", "--out"}, {"--metadata", "--tensors"}});
   if (a.positionals().size() != 1)
     throw AtlasError("gguf takes one FILE.gguf (see atlas gguf --help)");

@@ -19,7 +19,7 @@
 namespace atlas::cli {
 namespace {
 
-const char* kUsage =
+const char* kHeadsUsage =
     "usage: atlas heads MODEL (--text S | --text-file F | --induction-probe N) [--target S]\n"
     "                   [--seed N] [--csv FILE | --json | --npy DIR] [--top K]\n"
     "  What each attention head does, per self-attention map (layer, step, segment) and head:\n"
@@ -51,28 +51,30 @@ std::vector<TokenInfo> probe_tokens(const Model& model, int64_t n, uint64_t seed
   return tokens;
 }
 
-std::string map_name(const AttentionMap& m) { return attention_array_name(m); }
-
-void write_csv(const std::string& path, const std::vector<HeadStatisticsRow>& rows) {
+void write_statistics_csv(const std::string& path, const std::vector<HeadStatisticsRow>& rows) {
   std::ostringstream out;
   out << "map,stack,sublayer,layer,segment,step,head";
   for (int s = 0; s < kHeadStatisticCount; ++s) out << ',' << head_statistic_name(HeadStatistic(s));
   out << '\n';
   out.precision(9);
   for (const auto& r : rows) {
-    out << map_name(r.map) << ',' << r.map.stack << ',' << r.map.sublayer << ',' << r.map.layer << ','
-        << r.map.segment << ',' << r.map.step << ',' << r.head;
+    out << attention_array_name(r.map) << ',' << r.map.stack << ',' << r.map.sublayer << ','
+        << r.map.layer << ',' << r.map.segment << ',' << r.map.step << ',' << r.head;
     for (double v : r.value) out << ',' << v;
     out << '\n';
   }
   write_file_atomically(path, out.str());
 }
 
-nlohmann::json to_json(const std::vector<HeadStatisticsRow>& rows) {
+nlohmann::json statistics_json(const std::vector<HeadStatisticsRow>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json j = {{"map", map_name(r.map)}, {"stack", r.map.stack}, {"sublayer", r.map.sublayer},
-                        {"layer", r.map.layer}, {"segment", r.map.segment}, {"step", r.map.step},
+    nlohmann::json j = {{"map", attention_array_name(r.map)},
+                        {"stack", r.map.stack},
+                        {"sublayer", r.map.sublayer},
+                        {"layer", r.map.layer},
+                        {"segment", r.map.segment},
+                        {"step", r.map.step},
                         {"head", r.head}};
     for (int s = 0; s < kHeadStatisticCount; ++s) j[head_statistic_name(HeadStatistic(s))] = r.value[s];
     out.push_back(j);
@@ -95,7 +97,7 @@ void write_npy_dir(const std::string& dir, const std::vector<HeadStatisticsRow>&
 }  // namespace
 
 int cmd_heads(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kHeadsUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--induction-probe", "--target", "--seed", "--csv", "--npy", "--top"}, {"--json"}});
   if (a.positionals().size() != 1) throw AtlasError("heads takes one MODEL (see atlas heads --help)");
   const int inputs = int(a.has("--text")) + int(a.has("--text-file")) + int(a.has("--induction-probe"));
@@ -125,12 +127,12 @@ int cmd_heads(const std::vector<std::string>& args) {
   const std::vector<HeadStatisticsRow> rows = head_statistics(run.trace);
   if (rows.empty()) throw AtlasError("heads: the model traced no self-attention maps to measure");
   if (auto f = a.get("--csv")) {
-    write_csv(*f, rows);
+    write_statistics_csv(*f, rows);
     std::printf("wrote %zu heads to %s\n", rows.size(), f->c_str());
     return 0;
   }
   if (a.has("--json")) {
-    std::printf("%s\n", to_json(rows).dump(1).c_str());
+    std::printf("%s\n", statistics_json(rows).dump(1).c_str());
     return 0;
   }
   if (auto dir = a.get("--npy")) {
@@ -142,7 +144,7 @@ int cmd_heads(const std::vector<std::string>& args) {
   for (int s = 0; s < kHeadStatisticCount; ++s) std::printf(" %15s", head_statistic_name(HeadStatistic(s)));
   std::printf("\n");
   for (const auto& r : rows) {
-    std::printf("%-28s %4lld", map_name(r.map).c_str(), (long long)r.head);
+    std::printf("%-28s %4lld", attention_array_name(r.map).c_str(), (long long)r.head);
     for (double v : r.value) std::printf(" %15.4f", v);
     std::printf("\n");
   }
@@ -152,8 +154,8 @@ int cmd_heads(const std::vector<std::string>& args) {
     std::stable_sort(order.begin(), order.end(), [s](auto* x, auto* y) { return x->value[s] > y->value[s]; });
     std::printf("\nhighest %s:", head_statistic_name(HeadStatistic(s)));
     for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k)
-      std::printf("  %s head %lld (%.3f)", map_name(order[size_t(k)]->map).c_str(), (long long)order[size_t(k)]->head,
-                  order[size_t(k)]->value[s]);
+      std::printf("  %s head %lld (%.3f)", attention_array_name(order[size_t(k)]->map).c_str(),
+                  (long long)order[size_t(k)]->head, order[size_t(k)]->value[s]);
     std::printf("\n");
   }
   return 0;

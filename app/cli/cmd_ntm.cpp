@@ -13,7 +13,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kNtmUsage =
     "usage: atlas ntm --controls FILE.json [--dump DIR]\n"
     "  Runs NTM addressing (content, gated, shifted, sharpened weights), reads and erase/add\n"
     "  writes on the memory of FILE.json with the controller outputs it gives per step and\n"
@@ -44,7 +44,7 @@ void print_row(const RowVec& w) {
 }  // namespace
 
 int cmd_ntm(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kNtmUsage)) return 0;
   Args a(args, {{"--controls", "--dump"}, {}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);

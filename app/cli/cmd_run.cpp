@@ -23,7 +23,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kRunUsage =
     "usage: atlas run MODEL (--text S | --text-file F | --image FILE) [--target S] [--seed N]\n"
     "                 [--dump DIR]\n"
     "                 [--scores] [--hidden] [--value-norms] [--maps auto|stored|on-demand]\n"
@@ -157,7 +157,7 @@ int64_t logit_lens_k(const Args& a, const ModelConfig& c) {
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kRunUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--image", "--target", "--seed", "--dump", "--pad-to", "--threads",
                  "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
                  "--backend", "--device", "--maps"},

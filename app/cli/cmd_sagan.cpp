@@ -18,7 +18,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kSaganUsage =
     "usage: atlas sagan [MODEL] [--image FILE] [--query ROW,COL] [--seed N] [--dump DIR]\n"
     "  Runs a SAGAN model (default preset:sagan-small) on FILE resampled to its\n"
     "  sagan.image_size (PNG/JPEG/... when built with the GUI, else binary PPM), or on the\n"
@@ -31,7 +31,7 @@ const char* kUsage =
 }  // namespace
 
 int cmd_sagan(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kSaganUsage)) return 0;
   Args a(args, {{"--image", "--query", "--seed", "--dump"}, {}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);

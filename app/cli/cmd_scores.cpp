@@ -15,7 +15,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kScoresUsage =
     "usage: atlas scores MODEL --text S [--target S] [--attn NAME | --layer N] [--head H]\n"
     "                    [--strength B] [--seed N] [--dump DIR]\n"
     "  Computes every score function (scaled_dot, dot, general, additive, cosine, location)\n"
@@ -41,7 +41,7 @@ void print_matrix(const Mat& a, const std::vector<TokenInfo>& rows) {
 }  // namespace
 
 int cmd_scores(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kScoresUsage)) return 0;
   Args a(args, {{"--text", "--target", "--attn", "--layer", "--head", "--strength", "--seed", "--dump"}, {}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);

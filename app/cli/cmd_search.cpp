@@ -16,7 +16,7 @@
 namespace atlas::cli {
 namespace {
 
-const char* kUsage =
+const char* kSearchUsage =
     "usage: atlas search MODEL (--text S | --text-file F) [--target S] --query-token P --key-token P\n"
     "                    [--top K] [--csv FILE | --json]\n"
     "  Ranks every head of every attention map by how much attention the queries matching P put\n"
@@ -35,7 +35,7 @@ std::string position_label(const Trace& t, const AttentionMap& m, int64_t row, b
 }  // namespace
 
 int cmd_search(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kSearchUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--target", "--query-token", "--key-token", "--top", "--csv"}, {"--json"}});
   if (a.positionals().size() != 1) throw AtlasError("search takes one MODEL (see atlas search --help)");
   if (int(a.has("--text")) + int(a.has("--text-file")) != 1)

@@ -13,7 +13,7 @@ namespace atlas::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kSnailUsage =
     "usage: atlas snail --text S [--seed N] [--tc-blocks B] [--paper-dilations] [--dump DIR]\n"
     "  SNAIL (Mishra et al. 2018): Attn, TC, Attn, TC, Attn with seeded weights on the bytes\n"
     "  of S (one step per byte, embedding 16, D 8, K 16, V 8). TC blocks use dilations\n"
@@ -23,7 +23,7 @@ const char* kUsage =
 }  // namespace
 
 int cmd_snail(const std::vector<std::string>& args) {
-  if (wants_help(args, kUsage)) return 0;
+  if (wants_help(args, kSnailUsage)) return 0;
   Args a(args, {{"--text", "--seed", "--tc-blocks", "--dump"}, {"--paper-dilations"}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);

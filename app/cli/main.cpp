@@ -20,7 +20,7 @@
 
 namespace {
 
-const char* kUsage =
+const char* kCommandsUsage =
     "atlas: inspect what transformer variants do (Attention Atlas)\n"
     "\n"
     "usage: atlas VERB [options]   (atlas VERB --help for details)\n"
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   atlas::keep_freed_memory_for_reuse();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(kCommandsUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const std::string verb = argv[1];

@@ -3,6 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "app/cli/args.h"
 #include "core/tensor/error.h"
 
@@ -21,6 +24,14 @@ void check_output_file(const std::string& flag, const std::string& path) {
                                             : "not a regular file";
   throw AtlasError(flag + " " + printable(path) + " is " + what +
                    ", not a regular file; atlas writes a file by replacing it, so give a file path");
+}
+
+std::string lowercase_extension(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  std::string e = dot == std::string::npos ? "" : path.substr(dot + 1);
+  std::transform(e.begin(), e.end(), e.begin(),
+                 [](unsigned char ch) { return char(std::tolower(ch)); });
+  return e;
 }
 
 }  // namespace atlas::cli

@@ -11,4 +11,8 @@ namespace atlas::cli {
 // `path` exists and is not a regular file (following symlinks), or is empty.
 void check_output_file(const std::string& flag, const std::string& path);
 
+// The part of `path` after its last dot, lowercased ("" without a dot): the format an --out
+// file is written in.
+std::string lowercase_extension(const std::string& path);
+
 }  // namespace atlas::cli

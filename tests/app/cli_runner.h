@@ -8,10 +8,12 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace atlas_test {
 
@@ -58,6 +60,39 @@ inline std::string read_all(const fs::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// An .npy file read by hand, independently of core/formats/npy: the shape as written ("4, 64")
+// and the float32 or int32 values as floats.
+struct Npy {
+  std::string shape;
+  std::vector<float> data;
+};
+
+inline Npy read_npy(const fs::path& p) {
+  const std::string bytes = read_all(p);
+  REQUIRE(bytes.size() > 10);
+  REQUIRE(bytes.compare(0, 6, "\x93NUMPY") == 0);
+  const size_t header_len = size_t(uint8_t(bytes[8])) | (size_t(uint8_t(bytes[9])) << 8);
+  const std::string header = bytes.substr(10, header_len);
+  const bool ints = header.find("'descr': '<i4'") != std::string::npos;
+  REQUIRE((ints || header.find("'descr': '<f4'") != std::string::npos));
+  const size_t a = header.find("'shape': (");
+  REQUIRE(a != std::string::npos);
+  Npy n;
+  n.shape = header.substr(a + 10, header.find(')', a) - a - 10);
+  const size_t start = 10 + header_len, count = (bytes.size() - start) / 4;
+  n.data.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (ints) {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + start + 4 * i, 4);
+      n.data[i] = float(v);
+    } else {
+      std::memcpy(&n.data[i], bytes.data() + start + 4 * i, 4);
+    }
+  }
+  return n;
 }
 
 }  // namespace atlas_test

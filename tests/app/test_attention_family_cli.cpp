@@ -1,6 +1,6 @@
 // Seed 004's attention family through the real `atlas` executable: the scores verb,
 // the seq2seq and pointer presets, dumped arrays with their documented shapes. The .npy header
-// and data are read here by hand, independently of core/npy.
+// and data are read by hand (tests/app/cli_runner.h), independently of core/formats/npy.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -12,44 +12,11 @@
 
 namespace fs = std::filesystem;
 using atlas_test::fresh_dir;
+using atlas_test::Npy;
 using atlas_test::Output;
 using atlas_test::read_all;
+using atlas_test::read_npy;
 using atlas_test::run_atlas;
-
-namespace {
-
-struct Npy {
-  std::string shape;
-  std::vector<float> data;
-};
-
-Npy read_npy(const fs::path& p) {
-  const std::string bytes = read_all(p);
-  REQUIRE(bytes.size() > 10);
-  REQUIRE(bytes.compare(0, 6, "\x93NUMPY") == 0);
-  const size_t header_len = size_t(uint8_t(bytes[8])) | (size_t(uint8_t(bytes[9])) << 8);
-  const std::string header = bytes.substr(10, header_len);
-  const bool ints = header.find("'descr': '<i4'") != std::string::npos;
-  REQUIRE((ints || header.find("'descr': '<f4'") != std::string::npos));
-  const size_t a = header.find("'shape': (");
-  REQUIRE(a != std::string::npos);
-  Npy n;
-  n.shape = header.substr(a + 10, header.find(')', a) - a - 10);
-  const size_t start = 10 + header_len, count = (bytes.size() - start) / 4;
-  n.data.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    if (ints) {
-      int32_t v;
-      std::memcpy(&v, bytes.data() + start + 4 * i, 4);
-      n.data[i] = float(v);
-    } else {
-      std::memcpy(&n.data[i], bytes.data() + start + 4 * i, 4);
-    }
-  }
-  return n;
-}
-
-}  // namespace
 
 TEST_CASE("atlas presets lists the attention family presets", "[cli][score][seq2seq][pointer]") {
   const Output o = run_atlas("presets");

@@ -235,7 +235,7 @@ TEST_CASE("a config.json given as MODEL is refused saying what a model is", "[cl
   fs::create_directories(dir);
   const std::string path = (dir / "config.json").string();
   std::ofstream(path) << R"({"architecture": "decoder"})";
-  for (const std::string& verb : {"run", "info"}) {
+  for (const std::string verb : {"run", "info"}) {
     const Output o = run_killable(verb + " " + path + (verb == "run" ? " --text x" : ""));
     check_refused(o, path);
     CHECK_THAT(o.err, Contains("model.safetensors"));

@@ -1,6 +1,6 @@
 // GTrXL through the real `atlas` executable: the presets are listed and a run dumps every gate
 // activation under its documented name (docs/dump-format.md) with the documented shape. The
-// .npy header and data are read by hand here, independently of core/npy.
+// .npy files are read by hand (tests/app/cli_runner.h), independently of core/formats/npy.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -11,35 +11,11 @@
 
 namespace fs = std::filesystem;
 using atlas_test::fresh_dir;
+using atlas_test::Npy;
 using atlas_test::Output;
 using atlas_test::read_all;
+using atlas_test::read_npy;
 using atlas_test::run_atlas;
-
-namespace {
-
-struct Npy {
-  std::string shape;         // "4, 64"
-  std::vector<float> values;  // little-endian float32 data
-};
-
-Npy read_npy(const fs::path& p) {
-  const std::string bytes = read_all(p);
-  REQUIRE(bytes.size() > 10);
-  REQUIRE(bytes.compare(0, 6, "\x93NUMPY") == 0);
-  const size_t header_len = size_t(uint8_t(bytes[8])) | (size_t(uint8_t(bytes[9])) << 8);
-  const std::string header = bytes.substr(10, header_len);
-  REQUIRE(header.find("'descr': '<f4'") != std::string::npos);
-  const size_t a = header.find("'shape': (");
-  REQUIRE(a != std::string::npos);
-  Npy n;
-  n.shape = header.substr(a + 10, header.find(')', a) - a - 10);
-  const size_t data = 10 + header_len;
-  n.values.resize((bytes.size() - data) / 4);
-  std::memcpy(n.values.data(), bytes.data() + data, n.values.size() * 4);
-  return n;
-}
-
-}  // namespace
 
 TEST_CASE("atlas presets lists the GTrXL presets", "[cli][gtrxl]") {
   Output o = run_atlas("presets");
@@ -63,8 +39,8 @@ TEST_CASE("atlas run preset:tiny-gtrxl --dump writes the gate activations per se
           INFO(name);
           const Npy n = read_npy(dir / (name + ".npy"));
           CHECK(n.shape == (seg == 0 ? "16, 64" : "4, 64"));
-          REQUIRE(n.values.size() == size_t(seg == 0 ? 16 * 64 : 4 * 64));
-          for (float v : n.values) {
+          REQUIRE(n.data.size() == size_t(seg == 0 ? 16 * 64 : 4 * 64));
+          for (float v : n.data) {
             REQUIRE(v > 0.0f);
             REQUIRE(v < 1.0f);
           }

@@ -14,8 +14,6 @@ using train::MatT;
 using train::ParamsT;
 using train::Tape;
 
-int P(Tape<double>& t, const ParamsT<double>& p, const char* name) { return t.param(name, p.at(name)); }
-
 // ---- linear: y = x w^T + b ------------------------------------------------------------
 struct LinearShape { int64_t m, k, n; bool bias; };
 struct LinearIn { Tensor x, w, b; bool bias; };
@@ -65,7 +63,8 @@ const Register linear_case(make_case(OpTest<LinearShape, LinearIn>{
       if (in.bias) t.params["b"] = to_mat(in.b);
       const bool bias = in.bias;
       t.record = [bias](Tape<double>& tape, const ParamsT<double>& p) {
-        return tape.linear(P(tape, p, "x"), P(tape, p, "w"), bias ? P(tape, p, "b") : -1);
+        return tape.linear(tape_param(tape, p, "x"), tape_param(tape, p, "w"),
+                           bias ? tape_param(tape, p, "b") : -1);
       };
       return t;
     }}));
@@ -95,14 +94,21 @@ std::vector<Want> elementwise(const PairIn& in, float (*f)(float, float)) {
 std::vector<double> exact(const PairIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 0.0); }
 
 const Register add_case(make_case(OpTest<Shape, PairIn>{
-    Op::Add, {"a + b"}, kElementShapes, elements, pair_in,
+    Op::Add,
+    {"a + b"},
+    kElementShapes,
+    elements,
+    pair_in,
     [](Backend& be, const PairIn& in) {
       return std::vector<Tensor>{be.download(be.add(be.upload(in.a), be.upload(in.b)))};
     },
-    [](const PairIn& in) { return elementwise(in, [](float a, float b) { return a + b; }); }, exact,
+    [](const PairIn& in) { return elementwise(in, [](float a, float b) { return a + b; }); },
+    exact,
     [](const PairIn& in) -> std::optional<TapeOp> {
       return TapeOp{{{"a", to_mat(in.a)}, {"b", to_mat(in.b)}},
-                    [](Tape<double>& t, const ParamsT<double>& p) { return t.add(P(t, p, "a"), P(t, p, "b")); }};
+                    [](Tape<double>& t, const ParamsT<double>& p) {
+                      return t.add(tape_param(t, p, "a"), tape_param(t, p, "b"));
+                    }};
     }}));
 
 const Register scale_case(make_case(OpTest<Shape, PairIn>{
@@ -113,7 +119,11 @@ const Register scale_case(make_case(OpTest<Shape, PairIn>{
 
 // One rounding of the exact product: |err| <= u |a b|.
 const Register mul_case(make_case(OpTest<Shape, PairIn>{
-    Op::Mul, {"a * b"}, kElementShapes, elements, pair_in,
+    Op::Mul,
+    {"a * b"},
+    kElementShapes,
+    elements,
+    pair_in,
     [](Backend& be, const PairIn& in) {
       return std::vector<Tensor>{be.download(be.mul(be.upload(in.a), be.upload(in.b)))};
     },
@@ -125,12 +135,14 @@ const Register mul_case(make_case(OpTest<Shape, PairIn>{
     [](const PairIn&, size_t, const std::vector<double>& want) { return rel_tol(want, 0.0, kU); },
     [](const PairIn& in) -> std::optional<TapeOp> {
       return TapeOp{{{"a", to_mat(in.a)}, {"b", to_mat(in.b)}},
-                    [](Tape<double>& t, const ParamsT<double>& p) { return t.multiply(P(t, p, "a"), P(t, p, "b")); }};
+                    [](Tape<double>& t, const ParamsT<double>& p) {
+                      return t.multiply(tape_param(t, p, "a"), tape_param(t, p, "b"));
+                    }};
     }}));
 
 // ---- activation -----------------------------------------------------------------------
-struct ActShape { Shape shape; Activation kind; };
-struct ActIn { Tensor x; Activation kind; };
+struct ActivationShape { Shape shape; Activation kind; };
+struct ActivationIn { Tensor x; Activation kind; };
 
 const char* activation_name(Activation a) {
   switch (a) {
@@ -141,8 +153,8 @@ const char* activation_name(Activation a) {
   }
 }
 
-std::vector<ActShape> activation_shapes() {
-  std::vector<ActShape> out;
+std::vector<ActivationShape> activation_shapes() {
+  std::vector<ActivationShape> out;
   for (const Shape& s : kElementShapes) out.push_back({s, Activation::ReLU});
   for (Activation a : {Activation::GeluErf, Activation::GeluTanh, Activation::Silu})
     // {2, 65600}: more than one of the CPU backend's 65536-element chunks (gelu_tanh)
@@ -151,47 +163,62 @@ std::vector<ActShape> activation_shapes() {
   return out;
 }
 
-const Register activation_case(make_case(OpTest<ActShape, ActIn>{
-    Op::Activation, {"y"}, activation_shapes(),
-    [](const ActShape& s) { return std::string(activation_name(s.kind)) + " " + elements(s.shape); },
-    [](const ActShape& s, uint32_t seed) { return ActIn{random_tensor(s.shape, seed, -6, 6), s.kind}; },
-    [](Backend& be, const ActIn& in) {
+const Register activation_case(make_case(OpTest<ActivationShape, ActivationIn>{
+    Op::Activation,
+    {"y"},
+    activation_shapes(),
+    [](const ActivationShape& s) {
+      return std::string(activation_name(s.kind)) + " " + elements(s.shape);
+    },
+    [](const ActivationShape& s, uint32_t seed) {
+      return ActivationIn{random_tensor(s.shape, seed, -6, 6), s.kind};
+    },
+    [](Backend& be, const ActivationIn& in) {
       return std::vector<Tensor>{be.download(be.activation(be.upload(in.x), in.kind))};
     },
-    [](const ActIn& in) {
+    [](const ActivationIn& in) {
       Want w{in.x.shape, std::vector<double>(in.x.data.size())};
       for (size_t i = 0; i < w.data.size(); ++i) {
         const double v = in.x.data[i];
         switch (in.kind) {
-          case Activation::ReLU: w.data[i] = in.x.data[i] > 0 ? in.x.data[i] : 0.0f; break;
-          case Activation::GeluErf: w.data[i] = 0.5 * v * std::erfc(-v / std::sqrt(2.0)); break;
+          case Activation::ReLU:
+            w.data[i] = in.x.data[i] > 0 ? in.x.data[i] : 0.0f;
+            break;
+          case Activation::GeluErf:
+            w.data[i] = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+            break;
           case Activation::GeluTanh:
             w.data[i] = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
             break;
-          default: w.data[i] = v / (1 + std::exp(-v));
+          default:
+            w.data[i] = v / (1 + std::exp(-v));
         }
       }
       return std::vector<Want>{w};
     },
     // ReLU exact; GELU (both forms) |err| <= 3e-7 max(1, |x|) (float rounding of a few ulp; the
     // shaders' erf approximation is within 1e-10); SiLU |err| <= 1e-7 + 1e-6 |y|.
-    [](const ActIn& in, size_t, const std::vector<double>& want) {
+    [](const ActivationIn& in, size_t, const std::vector<double>& want) {
       std::vector<double> tol(want.size(), 0.0);
       if (in.kind == Activation::Silu) return rel_tol(want, 1e-7, 1e-6);
       if (in.kind != Activation::ReLU)
-        for (size_t i = 0; i < tol.size(); ++i) tol[i] = 3e-7 * std::max(1.0, std::fabs(double(in.x.data[i])));
+        for (size_t i = 0; i < tol.size(); ++i)
+          tol[i] = 3e-7 * std::max(1.0, std::fabs(double(in.x.data[i])));
       return tol;
     },
-    [](const ActIn& in) -> std::optional<TapeOp> {
+    [](const ActivationIn& in) -> std::optional<TapeOp> {
       // ReLU's kink: a probe across 0 is not differentiable (inputs within 1e-4 of it).
       bool smooth = true;
-      for (float v : in.x.data) smooth = smooth && !(in.kind == Activation::ReLU && std::fabs(v) < 1e-4f);
+      for (float v : in.x.data)
+        smooth = smooth && !(in.kind == Activation::ReLU && std::fabs(v) < 1e-4f);
       const FfnActivation f = in.kind == Activation::ReLU      ? FfnActivation::ReLU
                               : in.kind == Activation::GeluErf ? FfnActivation::Gelu
                               : in.kind == Activation::GeluTanh ? FfnActivation::GeluTanh
                                                                 : FfnActivation::Silu;
       return TapeOp{{{"x", to_mat(in.x)}},
-                    [f](Tape<double>& t, const ParamsT<double>& p) { return t.activation(P(t, p, "x"), f); },
+                    [f](Tape<double>& t, const ParamsT<double>& p) {
+                      return t.activation(tape_param(t, p, "x"), f);
+                    },
                     smooth};
     }}));
 
@@ -227,7 +254,7 @@ const Register embedding_case(make_case(OpTest<EmbeddingShape, EmbeddingIn>{
       const double s = in.scale;
       if (ids.empty()) return std::nullopt;
       return TapeOp{{{"table", to_mat(in.table)}}, [ids, s](Tape<double>& t, const ParamsT<double>& p) {
-                      return t.gather_rows(P(t, p, "table"), ids, s);
+                      return t.gather_rows(tape_param(t, p, "table"), ids, s);
                     }};
     }}));
 
@@ -251,7 +278,7 @@ const Register repeat_heads_case(make_case(OpTest<RepeatShape, RepeatIn>{
     [](const RepeatIn& in) -> std::optional<TapeOp> {
       const int64_t g = in.groups, dh = in.d_head;
       return TapeOp{{{"x", to_mat(in.x)}}, [g, dh](Tape<double>& t, const ParamsT<double>& p) {
-                      return t.repeat_heads(P(t, p, "x"), g, dh);
+                      return t.repeat_heads(tape_param(t, p, "x"), g, dh);
                     }};
     }}));
 

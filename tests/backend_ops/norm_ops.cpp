@@ -13,8 +13,6 @@ namespace {
 using train::ParamsT;
 using train::Tape;
 
-int P(Tape<double>& t, const ParamsT<double>& p, const char* name) { return t.param(name, p.at(name)); }
-
 struct Rows { int64_t rows, d; };
 const std::vector<Rows> kRows = {{1, 1},    {3, 17},    {17, 63},  {63, 65},  {65, 127},
                                  {129, 129}, {2, 1000}, {5, 4099}, {4, 64},  {3, 128}};
@@ -25,7 +23,10 @@ struct LayerNormIn { Tensor x, gamma, beta; };
 constexpr float kLnEps = 1e-5f;
 
 const Register layer_norm_case(make_case(OpTest<Rows, LayerNormIn>{
-    Op::LayerNorm, {"y"}, kRows, rows_label,
+    Op::LayerNorm,
+    {"y"},
+    kRows,
+    rows_label,
     [](const Rows& r, uint32_t seed) {
       LayerNormIn in{random_tensor({r.rows, r.d}, seed, -3, 3), random_tensor({r.d}, seed + 1, 0.5f, 2),
                      random_tensor({r.d}, seed + 2)};
@@ -66,7 +67,8 @@ const Register layer_norm_case(make_case(OpTest<Rows, LayerNormIn>{
     [](const LayerNormIn& in) -> std::optional<TapeOp> {
       return TapeOp{{{"x", to_mat(in.x)}, {"g", to_mat(in.gamma)}, {"b", to_mat(in.beta)}},
                     [](Tape<double>& t, const ParamsT<double>& p) {
-                      return t.layer_norm(P(t, p, "x"), P(t, p, "g"), P(t, p, "b"), kLnEps);
+                      return t.layer_norm(tape_param(t, p, "x"), tape_param(t, p, "g"),
+                                          tape_param(t, p, "b"), kLnEps);
                     }};
     }}));
 
@@ -115,7 +117,7 @@ const Register scale_norm_case(make_case(OpTest<Rows, NormIn>{
     [](const NormIn& in) -> std::optional<TapeOp> {
       return TapeOp{{{"x", to_mat(in.x)}, {"g", to_mat(in.g)}},
                     [](Tape<double>& t, const ParamsT<double>& p) {
-                      return t.scale_norm(P(t, p, "x"), P(t, p, "g"), kNormEps);
+                      return t.scale_norm(tape_param(t, p, "x"), tape_param(t, p, "g"), kNormEps);
                     },
                     !has_zero_row(in.x)};  // |x| = eps is a kink a probe would cross
     }}));
@@ -130,7 +132,7 @@ const Register row_normalize_case(make_case(OpTest<Rows, NormIn>{
     [](const NormIn& in) -> std::optional<TapeOp> {
       return TapeOp{{{"x", to_mat(in.x)}},
                     [](Tape<double>& t, const ParamsT<double>& p) {
-                      return t.scale_norm(P(t, p, "x"), -1, kNormEps);  // FixNorm: g = 1
+                      return t.scale_norm(tape_param(t, p, "x"), -1, kNormEps);  // FixNorm: g = 1
                     },
                     !has_zero_row(in.x)};
     }}));
@@ -151,7 +153,7 @@ const Register rms_norm_case(make_case(OpTest<Rows, RmsIn>{
     [](const RmsIn&, size_t, const std::vector<double>& want) { return rel_tol(want, 2e-6, 2e-5); },
     [](const RmsIn& in) -> std::optional<TapeOp> {
       return TapeOp{{{"x", to_mat(in.x)}, {"w", to_mat(in.w)}}, [](Tape<double>& t, const ParamsT<double>& p) {
-                      return t.rms_norm(P(t, p, "x"), P(t, p, "w"), kRmsEps);
+                      return t.rms_norm(tape_param(t, p, "x"), tape_param(t, p, "w"), kRmsEps);
                     }};
     }}));
 

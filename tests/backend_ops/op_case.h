@@ -39,6 +39,10 @@ inline Tensor download_or_absent(Backend& be, const DTensor& t) {
 }
 inline Want want_of(const Tensor& t) { return {t.shape, std::vector<double>(t.data.begin(), t.data.end())}; }
 inline Want want_absent() { return {absent_shape(), {}}; }
+// The tape node of parameter `name`, for the tape forms.
+inline int tape_param(train::Tape<double>& t, const train::ParamsT<double>& p, const char* name) {
+  return t.param(name, p.at(name));
+}
 
 // The tape form of an op: its differentiable inputs as double parameters, and the op
 // recorded on a tape over them (returns the node of the op's first output).

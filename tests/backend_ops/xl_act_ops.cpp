@@ -102,27 +102,36 @@ const Register xl_case(make_case(OpTest<XlShape, XlIn>{
                     }};
     }}));
 
-struct ActShape {
+struct ActStepShape {
   int64_t L, d;
   bool interpolate, last_step;
 };
-struct ActIn {
+struct ActStepIn {
   Tensor halting, y, state, logit, step_out;
   ActStepArgs args;
 };
 
-const Register act_case(make_case(OpTest<ActShape, ActIn>{
+const Register act_case(make_case(OpTest<ActStepShape, ActStepIn>{
     Op::ActHalting,
     {"halting", "y", "state", "weights"},
-    {{1, 1, true, false}, {7, 13, true, false}, {7, 13, false, false}, {130, 13, true, true},
-     {65, 64, false, false}, {129, 0, true, false}, {63, 1, false, true}},
-    [](const ActShape& s) {
+    {{1, 1, true, false},
+     {7, 13, true, false},
+     {7, 13, false, false},
+     {130, 13, true, true},
+     {65, 64, false, false},
+     {129, 0, true, false},
+     {63, 1, false, true}},
+    [](const ActStepShape& s) {
       return dims({s.L, s.d}) + (s.interpolate ? " interpolate" : " accumulate") + (s.last_step ? " last step" : "");
     },
-    [](const ActShape& s, uint32_t seed) {
-      ActIn in{Tensor({s.L, 4}), random_tensor({s.L, s.d}, seed), random_tensor({s.L, s.d}, seed + 1),
-               // Logits spread so that some positions halt at this step and some run on.
-               random_tensor({s.L, 1}, seed + 2, -4.0f, 1.5f), random_tensor({s.L, s.d}, seed + 3), {}};
+    [](const ActStepShape& s, uint32_t seed) {
+      ActStepIn in{Tensor({s.L, 4}),
+                   random_tensor({s.L, s.d}, seed),
+                   random_tensor({s.L, s.d}, seed + 1),
+                   // Logits spread so that some positions halt at this step and some run on.
+                   random_tensor({s.L, 1}, seed + 2, -4.0f, 1.5f),
+                   random_tensor({s.L, s.d}, seed + 3),
+                   {}};
       std::mt19937 gen(seed + 4);
       std::uniform_real_distribution<float> cum(0.0f, 0.9f);
       for (int64_t i = 0; i < s.L; ++i) {  // cum, remainder, steps, halted
@@ -137,16 +146,18 @@ const Register act_case(make_case(OpTest<ActShape, ActIn>{
       in.args.last_step = s.last_step;
       return in;
     },
-    [](Backend& be, const ActIn& in) {
+    [](Backend& be, const ActStepIn& in) {
       const ActStepResult r = be.act_step({be.upload(in.halting), be.upload(in.y), be.upload(in.state)},
                                           be.upload(in.logit), be.upload(in.step_out), in.args);
       return be.download_all({r.next.halting, r.next.y, r.next.state, r.weights});
     },
-    [](const ActIn& in) {
+    [](const ActStepIn& in) {
       const ActStepHost h = act_step_reference(in.halting, in.y, in.state, in.logit, in.step_out, in.args);
       return std::vector<Want>{want_of(h.halting), want_of(h.y), want_of(h.state), want_of(h.weights)};
     },
-    [](const ActIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 2e-6); },
+    [](const ActStepIn&, size_t, const std::vector<double>& want) {
+      return uniform_tol(want.size(), 2e-6);
+    },
     {}}));
 
 }  // namespace

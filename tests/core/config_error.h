@@ -1,12 +1,14 @@
 #pragma once
-// The message parse_config gives for a config text ("" when it parses), for tests that check
-// which key a refusal names.
+// Config texts in tests: parsed (as "test.json"), or the message parse_config refuses them with
+// ("" when it parses), for tests that check which key a refusal names.
 #include <string>
 
 #include "core/config/config.h"
 #include "core/tensor/error.h"
 
 namespace atlas::test {
+
+inline ModelConfig parse(const std::string& json) { return parse_config(json, "test.json"); }
 
 inline std::string config_error_of(const std::string& json) {
   try {

@@ -25,6 +25,36 @@ struct HfTensor {
 };
 using HfTensors = std::map<std::string, HfTensor>;
 
+// The double-precision oracles: a vector, and a matrix as rows.
+using Vec = std::vector<double>;
+using Matrix = std::vector<Vec>;
+
+// The double-precision oracles' building blocks, in HF's weight layout: y = x W^T + b (nn.Linear,
+// W [out, in]) and layer norm (eps 1e-12 is BERT's and ViT's; GPT-2 passes its 1e-5).
+inline std::vector<double> naive_linear(const std::vector<double>& x, const HfTensor& w,
+                                        const HfTensor& b) {
+  std::vector<double> y(size_t(w.shape[0]));
+  for (int64_t o = 0; o < w.shape[0]; ++o) {
+    double s = b.data[size_t(o)];
+    for (int64_t i = 0; i < w.shape[1]; ++i) s += w.at(o, i) * x[size_t(i)];
+    y[size_t(o)] = s;
+  }
+  return y;
+}
+
+inline std::vector<double> naive_layer_norm(const std::vector<double>& x, const HfTensor& w,
+                                            const HfTensor& b, double eps = 1e-12) {
+  double mean = 0, var = 0;
+  for (double v : x) mean += v;
+  mean /= double(x.size());
+  for (double v : x) var += (v - mean) * (v - mean);
+  var /= double(x.size());
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = (x[i] - mean) / std::sqrt(var + eps) * w.data[i] + b.data[i];
+  return y;
+}
+
 inline fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() /
                ("atlas-test-hf-" + name + "-" + std::to_string(::getpid()));

@@ -8,7 +8,12 @@
 
 #include "core/model/model.h"
 
-namespace atlas::naive {
+namespace naive {  // with the other naive oracles (naive_transformer.h)
+
+using atlas::ModelConfig;
+using atlas::ParamStore;
+using atlas::Tensor;
+using atlas::TokenInfo;
 
 // [L, d] row-major, in double.
 inline std::vector<double> layer0_values(const ModelConfig& c, const ParamStore& p,
@@ -40,4 +45,4 @@ inline std::vector<double> layer0_values(const ModelConfig& c, const ParamStore&
   return v;
 }
 
-}  // namespace atlas::naive
+}  // namespace naive

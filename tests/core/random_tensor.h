@@ -12,4 +12,11 @@ inline Tensor random_tensor(Shape shape, uint64_t seed) {
   return t;
 }
 
+// The same from a generator the caller goes on drawing from.
+inline Tensor random_tensor(Rng& rng, Shape shape) {
+  Tensor t(std::move(shape));
+  for (float& v : t.data) v = static_cast<float>(rng.normal());
+  return t;
+}
+
 }  // namespace atlas::test

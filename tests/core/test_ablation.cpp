@@ -12,7 +12,7 @@ using namespace atlas;
 
 namespace {
 
-ModelConfig small(Architecture arch, NormPosition np) {
+ModelConfig small_ablation_config(Architecture arch, NormPosition np) {
   ModelConfig c;
   c.name = "ablation-test";
   c.architecture = arch;
@@ -40,7 +40,7 @@ TEST_CASE("LayerDrop every-other pruning drops depths d = 0 mod floor(1/p)", "[a
   CHECK(layerdrop_every_other(8, 0.25) == std::vector<int64_t>{3, 7});
   CHECK(layerdrop_every_other(5, 0.3) == std::vector<int64_t>{2});  // floor(1/0.3) = 3
   CHECK_THROWS_WITH(layerdrop_every_other(4, 0.0), Catch::Contains("(0, 1]"));
-  ModelConfig c = small(Architecture::Decoder, NormPosition::Pre);
+  ModelConfig c = small_ablation_config(Architecture::Decoder, NormPosition::Pre);
   AblationSpec all;
   all.layerdrop_rate = 1.0;
   CHECK_THROWS_WITH(ablated_layers(c, all), Catch::Contains("every layer"));
@@ -56,7 +56,7 @@ TEST_CASE("LayerDrop every-other pruning drops depths d = 0 mod floor(1/p)", "[a
 TEST_CASE("dropping a pre-norm layer equals zeroing its sub-layer outputs", "[ablation]") {
   // Pre-norm: x + F(LN(x)) with F = 0 is the identity, so a model whose layer 1 and 2 have
   // W^O, b^O, W2, b2 zero computes exactly the pruned model.
-  ModelConfig c = small(Architecture::Decoder, NormPosition::Pre);
+  ModelConfig c = small_ablation_config(Architecture::Decoder, NormPosition::Pre);
   ParamStore p = init_params(c, 3);
   for (auto& [name, t] : p)
     if (name.find("b") != std::string::npos && name.find("decoder.layer") == 0) {
@@ -78,7 +78,7 @@ TEST_CASE("dropping a pre-norm layer equals zeroing its sub-layer outputs", "[ab
 }
 
 TEST_CASE("DropHead equals a head whose values are zero", "[ablation]") {
-  ModelConfig c = small(Architecture::Encoder, NormPosition::Post);
+  ModelConfig c = small_ablation_config(Architecture::Encoder, NormPosition::Post);
   c.n_layers = 2;
   c.output = OutputHead::None;
   ParamStore p = init_params(c, 4);
@@ -120,7 +120,7 @@ TEST_CASE("DropHead equals a head whose values are zero", "[ablation]") {
 }
 
 TEST_CASE("ablation KL of next-token distributions, recomputed by hand", "[ablation]") {
-  ModelConfig c = small(Architecture::Decoder, NormPosition::Post);
+  ModelConfig c = small_ablation_config(Architecture::Decoder, NormPosition::Post);
   Model full(c, init_params(c, 6));
   AblationSpec s;
   s.layerdrop_rate = 0.5;  // layers 1 and 3
@@ -158,7 +158,7 @@ TEST_CASE("ablation CLI lists parse, bad text rejected naming the flag", "[ablat
   CHECK_THROWS_WITH(parse_layer_list("1,,3", "--drop-layers"), Catch::Contains("--drop-layers"));
   CHECK_THROWS_WITH(parse_layer_list("-1", "--drop-layers"), Catch::Contains("--drop-layers"));
   CHECK_THROWS_WITH(parse_head_list("1", "--drop-heads"), Catch::Contains("LAYER:HEAD"));
-  ModelConfig c = small(Architecture::Decoder, NormPosition::Pre);
+  ModelConfig c = small_ablation_config(Architecture::Decoder, NormPosition::Pre);
   Model m(c, init_params(c, 1));
   AblationSpec s;
   s.drop_heads = {{0, 4}};

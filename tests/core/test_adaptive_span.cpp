@@ -9,16 +9,14 @@
 #include "tests/core/naive_relative_attention.h"
 #include "core/model/presets.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "tests/core/token_lists.h"
+#include "tests/core/traced_array.h"
 
 using namespace atlas;
+using atlas::test::traced;
+using atlas::test::tokens;
 
 namespace {
-
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
 
 ModelConfig span_config(Architecture arch, float z, int64_t ramp, int64_t max_span) {
   ModelConfig c;
@@ -37,14 +35,7 @@ ModelConfig span_config(Architecture arch, float z, int64_t ramp, int64_t max_sp
   return c;
 }
 
-const Tensor& array(const RunResult& r, const std::string& name) {
-  const TracedArray* a = r.trace.find(name);
-  INFO(name);
-  REQUIRE(a != nullptr);
-  return a->tensor;
-}
-
-void check_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
+void check_span_against_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
   Model m(c, p);
   RunResult r = m.forward(tokens(ids), {}, RunOptions{});
   naive::Result want = naive_i::forward(c, m.params(), ids);
@@ -56,8 +47,8 @@ void check_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<i
   const bool dec = c.architecture == Architecture::Decoder;
   const size_t L = ids.size();
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const Tensor& a = array(r, std::string(dec ? "decoder" : "encoder") + ".layer" + std::to_string(l) +
-                                   (dec ? ".self_attn" : ".attn"));
+    const Tensor& a = traced(r, std::string(dec ? "decoder" : "encoder") + ".layer" +
+                                    std::to_string(l) + (dec ? ".self_attn" : ".attn"));
     double err = 0;
     for (size_t h = 0; h < size_t(c.n_heads); ++h)
       for (size_t i = 0; i < L; ++i)
@@ -98,17 +89,17 @@ TEST_CASE("span_mask follows m_z(x) = clamp((R + z - x) / R, 0, 1)", "[adaptive_
 
 TEST_CASE("adaptive span, mask inside the softmax, matches the naive oracle", "[adaptive_span]") {
   ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
-  check_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f, 1.5f, 3.0f, 0.0f, 10.0f}),
+  check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f, 1.5f, 3.0f, 0.0f, 10.0f}),
                {5, 9, 200, 31, 7, 7, 100, 3, 1, 2});
   ModelConfig e = span_config(Architecture::Encoder, 1.0f, 2, 3);  // S = 3 clips the window
   e.norm_position = NormPosition::Post;
-  check_oracle(e, with_spans(e, {0.0f, 1.0f, 2.5f, 4.0f}), {1, 2, 3, 4, 5, 6, 7});
+  check_span_against_oracle(e, with_spans(e, {0.0f, 1.0f, 2.5f, 4.0f}), {1, 2, 3, 4, 5, 6, 7});
 }
 
 TEST_CASE("adaptive span, reference mode (after softmax, renormalised), matches the oracle", "[adaptive_span]") {
   ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
   c.adaptive_span.mode = SpanMaskMode::After;
-  check_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
+  check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
 }
 
 TEST_CASE("adaptive span with the reference code's distance matches the oracle, in both modes",
@@ -117,15 +108,17 @@ TEST_CASE("adaptive span with the reference code's distance matches the oracle, 
     ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
     c.adaptive_span.mode = mode;
     c.adaptive_span.distance = SpanDistance::Reference;
-    check_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
+    check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
   }
   // The two conventions differ: with z = 0 and R = 2 the paper gives the previous key 1/2,
   // the reference 1 (mask curve of layer 0, head 0).
   ModelConfig c = span_config(Architecture::Decoder, 0.0f, 2, 64);
   ParamStore p = with_spans(c, {0.0f, 0.0f, 0.0f, 0.0f});
-  const Tensor paper = array(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
+  const Tensor paper =
+      traced(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
   c.adaptive_span.distance = SpanDistance::Reference;
-  const Tensor ref = array(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
+  const Tensor ref =
+      traced(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
   REQUIRE(paper.shape == Shape{2, 4, 4});
   CHECK(paper.data[1] == 0.5f);
   CHECK(paper.data[2] == 0.0f);
@@ -143,9 +136,9 @@ TEST_CASE("dynamic span z_t = S sigmoid(v . x_t + b) matches the oracle", "[adap
       for (float& v : t.data) v *= 3.0f;
     else if (name.find(".span_b") != std::string::npos)
       for (size_t h = 0; h < t.data.size(); ++h) t.data[h] = float(h) - 1.5f;
-  check_oracle(c, p, {5, 9, 200, 31, 7, 7, 100, 3, 4});
+  check_span_against_oracle(c, p, {5, 9, 200, 31, 7, 7, 100, 3, 4});
   RunResult r = Model(c, p).forward(tokens({1, 2, 3}), {}, RunOptions{});
-  const Tensor& z = array(r, "decoder.layer0.self_attn.span.dynamic_z");
+  const Tensor& z = traced(r, "decoder.layer0.self_attn.span.dynamic_z");
   CHECK(z.shape == Shape{4, 3});
   for (float v : z.data) CHECK((v > 0.0f && v < 6.0f));
 }
@@ -174,7 +167,7 @@ TEST_CASE("adaptive span rows sum to 1 and keys beyond z + R get exactly 0", "[a
   ModelConfig c = span_config(Architecture::Decoder, 1.0f, 2, 64);  // keys with i - j >= 3 masked
   Model m(c, init_params(c, 1));
   RunResult r = m.forward(tokens({3, 1, 4, 1, 5, 9, 2}), {}, RunOptions{});
-  const Tensor& a = array(r, "decoder.layer0.self_attn");
+  const Tensor& a = traced(r, "decoder.layer0.self_attn");
   for (int64_t h = 0; h < 4; ++h)
     for (int64_t i = 0; i < 7; ++i) {
       double s = 0;
@@ -192,28 +185,28 @@ TEST_CASE("span summary arrays: z, mask curve, FLOPs saved, L1 penalty by hand",
   c.adaptive_span.loss_coeff = 0.5f;
   ParamStore p = with_spans(c, {0.0f, 0.0f, 0.0f, 0.0f, 3.0f, 3.0f, 3.0f, 3.0f});
   RunResult r = Model(c, p).forward(tokens({1, 2, 3, 4, 5, 6}), {}, RunOptions{});
-  const Tensor& z = array(r, "span.z");
+  const Tensor& z = traced(r, "span.z");
   REQUIRE(z.shape == Shape{2, 4});
   CHECK(z.data[0] == 0.0f);
   CHECK(z.data[4] == 3.0f);
   // layer 0, z = 0, R = 2: keys at distance >= 2 are skipped. Causal pairs with i - j >= 2 for
   // L = 6: 0 + 0 + 1 + 2 + 3 + 4 = 10, times 4 d_head = 16 FLOPs each (d_head = 4).
-  const Tensor& f = array(r, "span.flops_saved");
+  const Tensor& f = traced(r, "span.flops_saved");
   REQUIRE(f.shape == Shape{2, 4});
   CHECK(f.data[0] == 160.0f);
   // layer 1, z = 3, R = 2: distance >= 5 skipped: only (5, 0).
   CHECK(f.data[4] == 16.0f);
-  const Tensor& pen = array(r, "span.penalty");
+  const Tensor& pen = traced(r, "span.penalty");
   REQUIRE(pen.shape == Shape{2});
   CHECK(pen.data[0] == 0.0f);
   CHECK(pen.data[1] == Approx(0.5 * 12.0));  // coeff * sum of the four z = 3
-  const Tensor& curve = array(r, "span.mask_curve");
+  const Tensor& curve = traced(r, "span.mask_curve");
   REQUIRE(curve.shape == Shape{2, 4, 6});
   // layer 0 head 0, z = 0, R = 2: (2 - x) / 2 -> 1, 0.5, 0, 0, 0, 0
   CHECK(curve.data[0] == 1.0f);
   CHECK(curve.data[1] == 0.5f);
   CHECK(curve.data[2] == 0.0f);
-  CHECK(array(r, "decoder.layer0.self_attn.span.mask").shape == Shape{4, 6, 6});
+  CHECK(traced(r, "decoder.layer0.self_attn.span.mask").shape == Shape{4, 6, 6});
 }
 
 TEST_CASE("adaptive span config: bad values rejected naming the key", "[adaptive_span][config]") {

@@ -36,7 +36,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Model preset_model(const char* preset, uint64_t seed) {
+Model seeded_preset_model(const char* preset, uint64_t seed) {
   const ModelConfig c = preset_config(preset);
   return Model(c, init_params(c, seed));
 }
@@ -74,13 +74,13 @@ std::set<std::string> manifest_files(const fs::path& dir) {
 TEST_CASE("The old file survives every failed write: model folder (save_model)", "[atomic]") {
   const fs::path root = write_failure::fresh_dir("model");
   const fs::path dir = root / "m";
-  const Model old_model = preset_model("tiny-decoder", 1);
+  const Model old_model = seeded_preset_model("tiny-decoder", 1);
   save_model(old_model, dir.string());
   const auto before = snapshot(dir);
 
   // 4 KiB: config.json fits, model.safetensors (730 KB) does not.
   const std::string error = failure_under_limit(4096, [&] {
-    save_model(preset_model("tiny-decoder", 2), dir.string());
+    save_model(seeded_preset_model("tiny-decoder", 2), dir.string());
   });
   CHECK_THAT(error, Contains(dir.string() + "/model.safetensors") && Contains("write failed") &&
                         Contains(dir.string() + " is left as it was"));
@@ -121,11 +121,11 @@ TEST_CASE("The old file survives every failed write: training checkpoint (Traine
 TEST_CASE("The old file survives every failed write: dump (write_trace_dump)", "[atomic][dump]") {
   const fs::path root = write_failure::fresh_dir("dump");
   const fs::path dir = root / "d";
-  const Model small = preset_model("tiny-decoder", 1);
+  const Model small = seeded_preset_model("tiny-decoder", 1);
   write_dump(dir.string(), small, small.run("ab", "", RunOptions{}));
   const auto before = snapshot(dir);
 
-  const Model big = preset_model("tiny-encoder-decoder", 1);
+  const Model big = seeded_preset_model("tiny-encoder-decoder", 1);
   const RunResult r = big.run("abcdefghijklmnop", "abcd", RunOptions{});
   const std::string error = failure_under_limit(4096, [&] { write_dump(dir.string(), big, r); });
   CHECK_THAT(error, Contains(dir.string() + "/") && Contains(".npy: write failed") &&
@@ -139,12 +139,12 @@ TEST_CASE("The old file survives every failed write: dump (write_trace_dump)", "
 TEST_CASE("A re-dump replaces an earlier dump as a whole: no stale array survives", "[atomic][dump]") {
   const fs::path root = write_failure::fresh_dir("redump");  // own parent: /tmp is shared
   const fs::path dir = root / "dump";
-  const Model big = preset_model("tiny-encoder-decoder", 1);
+  const Model big = seeded_preset_model("tiny-encoder-decoder", 1);
   write_dump(dir.string(), big, big.run("abcd", "ab", RunOptions{}));
   write_bytes(dir / "extra.stale.npy", read_bytes(dir / "encoder.layer0.attn.npy"));
   REQUIRE(fs::exists(dir / "encoder.layer0.attn.npy"));
 
-  const Model small = preset_model("tiny-decoder", 1);
+  const Model small = seeded_preset_model("tiny-decoder", 1);
   const RunResult r = small.run("abc", "", RunOptions{});
   write_dump(dir.string(), small, r);
   CHECK_FALSE(fs::exists(dir / "extra.stale.npy"));
@@ -158,7 +158,7 @@ TEST_CASE("A re-dump replaces an earlier dump as a whole: no stale array survive
 
 TEST_CASE("A dump into a folder that is not a dump is refused and nothing is deleted", "[atomic][dump]") {
   const fs::path dir = write_failure::fresh_dir("notadump");
-  const Model m = preset_model("tiny-decoder", 1);
+  const Model m = seeded_preset_model("tiny-decoder", 1);
   const RunResult r = m.run("ab", "", RunOptions{});
 
   SECTION("a foreign file") {
@@ -191,9 +191,9 @@ TEST_CASE("A dump into a folder that is not a dump is refused and nothing is del
 TEST_CASE("save_model replaces a model folder whole and never one holding other files", "[atomic]") {
   const fs::path root = write_failure::fresh_dir("replace");
   const fs::path dir = root / "m";
-  save_model(preset_model("tiny-decoder", 1), dir.string());
+  save_model(seeded_preset_model("tiny-decoder", 1), dir.string());
   write_bytes(dir / "model.safetensors.tmp.99999.0", "an interrupted writer's leftover");
-  const Model newer = preset_model("tiny-encoder", 2);
+  const Model newer = seeded_preset_model("tiny-encoder", 2);
   CHECK(check_model_destination(dir.string()));
   save_model(newer, dir.string());
   CHECK(load_model(dir.string()).config().architecture == Architecture::Encoder);
@@ -201,7 +201,7 @@ TEST_CASE("save_model replaces a model folder whole and never one holding other 
 
   write_bytes(dir / "README.md", "my notes");
   const auto before = snapshot(dir);
-  CHECK_THROWS_WITH(save_model(preset_model("tiny-decoder", 3), dir.string()),
+  CHECK_THROWS_WITH(save_model(seeded_preset_model("tiny-decoder", 3), dir.string()),
                     Contains(dir.string() + ": holds README.md") && Contains("nothing was changed"));
   CHECK(snapshot(dir) == before);
   CHECK_FALSE(check_model_destination((root / "new").string()));
@@ -248,11 +248,11 @@ TEST_CASE("A full disk (tmpfs) keeps the old model and says so", "[atomic]") {
     return;
   }
   const fs::path dir = disk.dir() / "m";
-  save_model(preset_model("tiny-decoder", 1), dir.string());  // 730 KB
+  save_model(seeded_preset_model("tiny-decoder", 1), dir.string());  // 730 KB
   const auto before = snapshot(dir);
   disk.fill_leaving(64 * 1024);
   try {
-    save_model(preset_model("tiny-decoder", 2), dir.string());
+    save_model(seeded_preset_model("tiny-decoder", 2), dir.string());
     FAIL("save_model succeeded on a full disk");
   } catch (const AtlasError& e) {
     CHECK_THAT(e.what(), Contains(dir.string() + "/model.safetensors") &&

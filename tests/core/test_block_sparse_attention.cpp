@@ -14,20 +14,19 @@
 #include "tests/backend_ops/op_case.h"
 
 using namespace atlas;
-using op_test::random_tensor;
 
 namespace {
 
-struct Oracle {
+struct SparseOracle {
   Tensor out;
   std::vector<std::vector<double>> probs;  // per head, aligned with the CSR
 };
 
 // softmax over row i's own keys of scale q_i . k_j, in double, then the weighted sum of values.
-Oracle naive(const Tensor& q, const Tensor& k, const Tensor& v, int64_t H, double scale,
-             const std::vector<CsrPattern>& pats) {
+SparseOracle naive_block_sparse(const Tensor& q, const Tensor& k, const Tensor& v, int64_t H,
+                                double scale, const std::vector<CsrPattern>& pats) {
   const int64_t L = q.shape[0], dk = q.shape[1] / H, dv = v.shape[1] / H;
-  Oracle o{Tensor({L, H * dv}), {}};
+  SparseOracle o{Tensor({L, H * dv}), {}};
   for (int64_t h = 0; h < H; ++h) {
     const CsrPattern& p = pats[size_t(h)];
     std::vector<double> probs(size_t(p.nnz()));
@@ -58,15 +57,15 @@ Oracle naive(const Tensor& q, const Tensor& k, const Tensor& v, int64_t H, doubl
   return o;
 }
 
-void check_against_naive(const std::vector<CsrPattern>& pats, int64_t lk, int64_t dk, int64_t dv, uint32_t seed) {
+void check_block_sparse_against_naive(const std::vector<CsrPattern>& pats, int64_t lk, int64_t dk, int64_t dv, uint32_t seed) {
   const int64_t H = int64_t(pats.size()), L = pats[0].rows;
   // Inputs in [-2, 2]: scores up to 4 d_k / sqrt(d_k), peaked softmax rows included.
-  const Tensor q = random_tensor({L, H * dk}, seed, -2, 2), k = random_tensor({lk, H * dk}, seed + 1, -2, 2),
-               v = random_tensor({lk, H * dv}, seed + 2, -2, 2);
+  const Tensor q = op_test::random_tensor({L, H * dk}, seed, -2, 2), k = op_test::random_tensor({lk, H * dk}, seed + 1, -2, 2),
+               v = op_test::random_tensor({lk, H * dv}, seed + 2, -2, 2);
   const float scale = 1.0f / std::sqrt(float(dk));
   std::vector<std::vector<float>> probs;
   const Tensor got = block_sparse_attention(q, k, v, int(H), scale, pats, &probs);
-  const Oracle want = naive(q, k, v, H, scale, pats);
+  const SparseOracle want = naive_block_sparse(q, k, v, H, scale, pats);
   REQUIRE(got.shape == want.out.shape);
   int64_t bad = 0;
   for (size_t n = 0; n < got.data.size(); ++n)
@@ -121,18 +120,18 @@ std::vector<CsrPattern> preset_patterns(SparsePattern pattern, SparseCombine com
 TEST_CASE("block-sparse attention equals the per-row loop on the Sparse Transformer's patterns",
           "[sparse][block]") {
   SECTION("fixed, one factor per head, padding, length not a multiple of the group") {
-    check_against_naive(preset_patterns(SparsePattern::Fixed, SparseCombine::PerHead, 300, 4, true), 300, 16, 8, 1);
+    check_block_sparse_against_naive(preset_patterns(SparsePattern::Fixed, SparseCombine::PerHead, 300, 4, true), 300, 16, 8, 1);
   }
   SECTION("fixed, union of the factors") {
-    check_against_naive(preset_patterns(SparsePattern::Fixed, SparseCombine::Union, 200, 2, false), 200, 8, 8, 2);
+    check_block_sparse_against_naive(preset_patterns(SparsePattern::Fixed, SparseCombine::Union, 200, 2, false), 200, 8, 8, 2);
   }
   SECTION("strided, one factor per head (the column factor groups rows by residue)") {
     const auto pats = preset_patterns(SparsePattern::Strided, SparseCombine::PerHead, 333, 2, false);
     CHECK(group_rows(pats[1]).period == 16);
-    check_against_naive(pats, 333, 16, 16, 3);
+    check_block_sparse_against_naive(pats, 333, 16, 16, 3);
   }
   SECTION("strided, union of the factors") {
-    check_against_naive(preset_patterns(SparsePattern::Strided, SparseCombine::Union, 257, 2, true), 257, 8, 4, 4);
+    check_block_sparse_against_naive(preset_patterns(SparsePattern::Strided, SparseCombine::Union, 257, 2, true), 257, 8, 4, 4);
   }
 }
 
@@ -144,14 +143,14 @@ TEST_CASE("block-sparse attention on random patterns: dense tiles, per-nonzero g
     INFO("density " << density);
     std::vector<CsrPattern> pats;
     for (int h = 0; h < 3; ++h) pats.push_back(random_csr(150, 190, density * (1 + 0.2 * h), g));
-    check_against_naive(pats, 190, 12, 20, uint32_t(density * 1000) + 5);
+    check_block_sparse_against_naive(pats, 190, 12, 20, uint32_t(density * 1000) + 5);
   }
   // Every row empty: zero output, no probabilities.
   CsrPattern empty;
   empty.rows = 70;
   empty.cols = 70;
   empty.indptr.assign(71, 0);
-  const Tensor q = random_tensor({70, 8}, 2);
+  const Tensor q = op_test::random_tensor({70, 8}, 2);
   const Tensor out = block_sparse_attention(q, q, q, 1, 0.5f, {empty});
   CHECK(std::all_of(out.data.begin(), out.data.end(), [](float x) { return x == 0.0f; }));
 }
@@ -233,13 +232,13 @@ TEST_CASE("block-sparse plans are shared by recipe, kept across calls, and never
 
   // Run after run with cached plans: the same outputs, bit for bit, and each against the loop,
   // alternating two padded variants of the same config (one recipe each).
-  const Tensor q = random_tensor({300, 4 * 16}, 41, -2, 2), k = random_tensor({300, 4 * 16}, 42, -2, 2),
-               v = random_tensor({300, 4 * 16}, 43, -2, 2);
+  const Tensor q = op_test::random_tensor({300, 4 * 16}, 41, -2, 2), k = op_test::random_tensor({300, 4 * 16}, 42, -2, 2),
+               v = op_test::random_tensor({300, 4 * 16}, 43, -2, 2);
   const Tensor first = block_sparse_attention(q, k, v, 4, 0.25f, pats);
   for (int round = 0; round < 2; ++round) {
     CHECK(block_sparse_attention(q, k, v, 4, 0.25f, pats).data == first.data);
-    check_against_naive(layer_patterns(s, 300, 0, 4, padded), 300, 16, 16, 50 + uint32_t(round));
-    check_against_naive(layer_patterns(s, 300, 0, 4, padded_elsewhere), 300, 16, 16, 60 + uint32_t(round));
+    check_block_sparse_against_naive(layer_patterns(s, 300, 0, 4, padded), 300, 16, 16, 50 + uint32_t(round));
+    check_block_sparse_against_naive(layer_patterns(s, 300, 0, 4, padded_elsewhere), 300, 16, 16, 60 + uint32_t(round));
   }
   // A pattern edited without clearing its recipe (a caller's bug) is not given the cached plan
   // of the original when its rows changed: the plan cache compares the rows' extents.
@@ -248,11 +247,11 @@ TEST_CASE("block-sparse plans are shared by recipe, kept across calls, and never
     p.indices.resize(size_t(p.indptr[1]));  // keep row 0, empty every other row
     std::fill(p.indptr.begin() + 2, p.indptr.end(), p.indptr[1]);
   }
-  check_against_naive(edited, 300, 16, 16, 70);
+  check_block_sparse_against_naive(edited, 300, 16, 16, 70);
 }
 
 TEST_CASE("block-sparse attention refuses shapes that do not fit", "[sparse][block][errors]") {
-  const Tensor q = random_tensor({10, 8}, 1), k = random_tensor({12, 8}, 2);
+  const Tensor q = op_test::random_tensor({10, 8}, 1), k = op_test::random_tensor({12, 8}, 2);
   CsrPattern p;
   p.rows = 10;
   p.cols = 10;  // the keys are 12

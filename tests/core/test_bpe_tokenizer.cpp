@@ -17,28 +17,15 @@
 #include "core/config/config.h"
 #include "core/tensor/error.h"
 #include "core/formats/hf/hf_tokenizer_files.h"
+#include "tests/core/token_lists.h"
+#include "tests/core/temp_dir.h"
 
 using namespace atlas;
+using atlas::test::TempDir;
+using atlas::test::ids_of;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("atlas-bpe-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name, std::ios::binary) << text;
-  }
-};
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -49,7 +36,7 @@ std::string read_file(const fs::path& p) {
 
 // GPT-2's bytes_to_unicode(), written out again: printable bytes keep their code point, the
 // others get 256, 257, ... in byte order. Returned as the UTF-8 string for each byte.
-std::vector<std::string> byte_symbols() {
+std::vector<std::string> gpt2_byte_symbols() {
   std::vector<std::string> out(256);
   int next = 256;
   for (int b = 0; b < 256; ++b) {
@@ -72,7 +59,7 @@ TokenizerConfig tiny_config(const std::vector<std::string>& extra,
                             const std::vector<std::string>& merges) {
   TokenizerConfig c;
   c.kind = TokenizerKind::Gpt2Bpe;
-  c.vocab = byte_symbols();
+  c.vocab = gpt2_byte_symbols();
   c.vocab.insert(c.vocab.end(), extra.begin(), extra.end());
   c.merges = merges;
   return c;
@@ -82,12 +69,6 @@ std::vector<std::string> pieces(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& [b, e] : gpt2_pretokenize(text)) out.push_back(text.substr(b, e - b));
   return out;
-}
-
-std::vector<int32_t> ids_of(const std::vector<TokenInfo>& tokens) {
-  std::vector<int32_t> ids;
-  for (const TokenInfo& t : tokens) ids.push_back(t.id);
-  return ids;
 }
 
 std::string run_command(const std::string& command, int& status) {
@@ -197,7 +178,7 @@ TEST_CASE("GPT-2 tokenizer files: missing and malformed files are named", "[bpe]
   const std::string d = dir.path.string();
   CHECK_THROWS_WITH(read_hf_tokenizer(d, "gpt2", "{}"), Catch::Contains("vocab.json: missing"));
   nlohmann::json vocab;
-  const std::vector<std::string> syms = byte_symbols();
+  const std::vector<std::string> syms = gpt2_byte_symbols();
   for (int b = 0; b < 256; ++b) vocab[syms[b]] = b;
   vocab["ab"] = 256;
   dir.write("vocab.json", vocab.dump());
@@ -226,7 +207,7 @@ TEST_CASE("GPT-2 tokenizer files: missing and malformed files are named", "[bpe]
 TEST_CASE("GPT-2 tokenizer.json is read when present", "[bpe]") {
   TempDir dir;
   nlohmann::json vocab;
-  const std::vector<std::string> syms = byte_symbols();
+  const std::vector<std::string> syms = gpt2_byte_symbols();
   for (int b = 0; b < 256; ++b) vocab[syms[b]] = b;
   vocab["ab"] = 256;
   vocab["abc"] = 257;

@@ -11,6 +11,9 @@
 #include "core/config/config.h"
 #include "core/config/config_json.h"
 #include "core/tensor/error.h"
+#include "tests/core/config_error.h"
+
+using atlas::test::parse;
 
 using atlas::AtlasError;
 using atlas::ModelConfig;
@@ -53,10 +56,8 @@ void check_same(const ModelConfig& a, const ModelConfig& b) {
   CHECK(a.init_std == b.init_std);
 }
 
-ModelConfig parse(const std::string& json) { return parse_config(json, "test.json"); }
-
 // The message of the AtlasError that parsing `json` throws; fails the test if none is thrown.
-std::string error_of(const std::string& json, const std::string& origin = "test.json") {
+std::string parse_error_of(const std::string& json, const std::string& origin = "test.json") {
   try {
     parse_config(json, origin);
   } catch (const AtlasError& e) {
@@ -209,7 +210,7 @@ TEST_CASE("a chars vocab may be one string split into UTF-8 code points", "[conf
   CHECK(c.tokenizer.vocab[2] == "\xE2\x82\xAC");
   CHECK(c.tokenizer.vocab[3] == "\xF0\x9F\x98\x80");
   CHECK(c.tokenizer.vocab[4] == "?");
-  CHECK_THAT(error_of(R"({"vocab_size": 2, "tokenizer": {"type": "words", "vocab": "ab"}})"),
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 2, "tokenizer": {"type": "words", "vocab": "ab"}})"),
              Contains("single string only for type \"chars\""));
 }
 
@@ -218,15 +219,15 @@ TEST_CASE("integers must be integral and in range", "[config]") {
   CHECK(parse(R"({"d_ff": 1e3})").d_ff == 1000);
   CHECK(parse(R"({"pad_id": -1.0})").pad_id == -1);
   CHECK(parse(R"({"seed": 4.0})").seed == 4u);
-  CHECK_THAT(error_of(R"({"d_model": 512.5})"),
+  CHECK_THAT(parse_error_of(R"({"d_model": 512.5})"),
              StartsWith("test.json: ") && Contains("d_model must be an integer, got 512.5"));
-  CHECK_THAT(error_of(R"({"n_layers": 9223372036854775808})"),
+  CHECK_THAT(parse_error_of(R"({"n_layers": 9223372036854775808})"),
              Contains("n_layers is out of range"));
-  CHECK_THAT(error_of(R"({"n_layers": 1e19})"), Contains("n_layers is out of range"));
-  CHECK_THAT(error_of(R"({"seed": -1})"), Contains("seed must be a non-negative integer, got -1"));
-  CHECK_THAT(error_of(R"({"seed": 0.5})"), Contains("seed must be a non-negative integer"));
-  CHECK_THAT(error_of(R"({"seed": 1e20})"), Contains("seed is out of range"));
-  CHECK_THAT(error_of(R"({"norm_eps": 1e300})"), Contains("norm_eps is out of range for a 32-bit float"));
+  CHECK_THAT(parse_error_of(R"({"n_layers": 1e19})"), Contains("n_layers is out of range"));
+  CHECK_THAT(parse_error_of(R"({"seed": -1})"), Contains("seed must be a non-negative integer, got -1"));
+  CHECK_THAT(parse_error_of(R"({"seed": 0.5})"), Contains("seed must be a non-negative integer"));
+  CHECK_THAT(parse_error_of(R"({"seed": 1e20})"), Contains("seed is out of range"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e300})"), Contains("norm_eps is out of range for a 32-bit float"));
   // A number where a number is expected may be written as an integer.
   CHECK(parse(R"({"init_std": 1})").init_std == 1.0f);
 }
@@ -294,188 +295,188 @@ TEST_CASE("config_to_json writes every key and round-trips", "[config]") {
 }
 
 TEST_CASE("a config must be a JSON object", "[config][errors]") {
-  CHECK(error_of("[]", "preset:tiny") == "preset:tiny: config must be a JSON object, got array");
-  CHECK_THAT(error_of("\"x\""), Contains("config must be a JSON object, got string"));
-  CHECK_THAT(error_of("3"), Contains("config must be a JSON object, got number"));
-  CHECK_THAT(error_of("null"), Contains("got null"));
+  CHECK(parse_error_of("[]", "preset:tiny") == "preset:tiny: config must be a JSON object, got array");
+  CHECK_THAT(parse_error_of("\"x\""), Contains("config must be a JSON object, got string"));
+  CHECK_THAT(parse_error_of("3"), Contains("config must be a JSON object, got number"));
+  CHECK_THAT(parse_error_of("null"), Contains("got null"));
 }
 
 TEST_CASE("malformed JSON names the origin and the byte", "[config][errors]") {
   // Byte 16 is the '}' after the trailing comma (counting from 1).
-  std::string e = error_of(R"({"d_model": 64,})", "config.json");
+  std::string e = parse_error_of(R"({"d_model": 64,})", "config.json");
   CHECK_THAT(e, StartsWith("config.json: malformed JSON at byte 16 (line 1, column 16): "));
   CHECK_THAT(e, Contains("syntax error"));
-  CHECK_THAT(error_of("", "config.json"), StartsWith("config.json: malformed JSON at byte "));
-  CHECK_THAT(error_of("{} {}"), Contains("malformed JSON at byte"));
-  CHECK_THAT(error_of("{\n\"a\": tru}"), Contains("(line 2, column"));
-  CHECK_THAT(error_of(R"({"norm_eps": 1e400})"), Contains("malformed JSON at byte") && Contains("1e400"));
+  CHECK_THAT(parse_error_of("", "config.json"), StartsWith("config.json: malformed JSON at byte "));
+  CHECK_THAT(parse_error_of("{} {}"), Contains("malformed JSON at byte"));
+  CHECK_THAT(parse_error_of("{\n\"a\": tru}"), Contains("(line 2, column"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e400})"), Contains("malformed JSON at byte") && Contains("1e400"));
   // Invalid UTF-8 inside a string is malformed JSON; the message itself stays valid UTF-8.
-  std::string bad = error_of("{\"name\": \"\xFF\"}");
+  std::string bad = parse_error_of("{\"name\": \"\xFF\"}");
   CHECK_THAT(bad, Contains("malformed JSON at byte"));
   CHECK(bad.find('\xFF') == std::string::npos);
   CHECK_THAT(bad, Contains("\\xFF"));
 }
 
 TEST_CASE("duplicate keys and absurd nesting are rejected", "[config][errors]") {
-  CHECK_THAT(error_of(R"({"d_model": 64, "d_model": 128})"),
+  CHECK_THAT(parse_error_of(R"({"d_model": 64, "d_model": 128})"),
              StartsWith("test.json: ") && Contains("duplicate key \"d_model\""));
-  CHECK_THAT(error_of(R"({"tokenizer": {"unk": "a", "unk": "b"}})"),
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"unk": "a", "unk": "b"}})"),
              Contains("duplicate key \"unk\" in \"tokenizer\""));
   std::string deep = "{\"name\": " + std::string(100, '[') + std::string(100, ']') + "}";
-  CHECK_THAT(error_of(deep), Contains("nesting deeper than 64 levels"));
+  CHECK_THAT(parse_error_of(deep), Contains("nesting deeper than 64 levels"));
 }
 
 TEST_CASE("unknown keys suggest the nearest known key", "[config][errors]") {
-  CHECK(error_of(R"({"n_head": 8})", "preset:tiny") ==
+  CHECK(parse_error_of(R"({"n_head": 8})", "preset:tiny") ==
         "preset:tiny: unknown config key \"n_head\"; did you mean \"n_heads\"?");
-  CHECK_THAT(error_of(R"({"dmodel": 8})"), Contains("did you mean \"d_model\"?"));
-  CHECK_THAT(error_of(R"({"sinusoid_lyout": "x"})"), Contains("did you mean \"sinusoid_layout\"?"));
+  CHECK_THAT(parse_error_of(R"({"dmodel": 8})"), Contains("did you mean \"d_model\"?"));
+  CHECK_THAT(parse_error_of(R"({"sinusoid_lyout": "x"})"), Contains("did you mean \"sinusoid_layout\"?"));
   // Nothing close: list the known keys instead of a misleading guess.
-  std::string far = error_of(R"({"colour": 1})");
+  std::string far = parse_error_of(R"({"colour": 1})");
   CHECK_THAT(far, Contains("unknown config key \"colour\"; known keys: \"name\", \"description\""));
   CHECK_THAT(far, !Contains("did you mean"));
   SECTION("inside the tokenizer") {
-    CHECK(error_of(R"({"tokenizer": {"vocb": []}})") ==
+    CHECK(parse_error_of(R"({"tokenizer": {"vocb": []}})") ==
           "test.json: unknown tokenizer key \"vocb\"; did you mean \"vocab\"?");
-    CHECK_THAT(error_of(R"({"tokenizer": {"kind": "bytes"}})"),
+    CHECK_THAT(parse_error_of(R"({"tokenizer": {"kind": "bytes"}})"),
                Contains("unknown tokenizer key \"kind\"; known keys: \"type\", \"vocab\", \"unk\", \"lowercase\""));
   }
   SECTION("before any value check") {
     // d_model is both the wrong type and not divisible; the typo is still what is reported.
-    CHECK_THAT(error_of(R"({"d_model": "x", "archtecture": "decoder"})"),
+    CHECK_THAT(parse_error_of(R"({"d_model": "x", "archtecture": "decoder"})"),
                Contains("unknown config key \"archtecture\"; did you mean \"architecture\"?"));
-    CHECK_THAT(error_of(R"({"d_model": 7, "tokenizer": {"type": "nope", "lowercas": true}})"),
+    CHECK_THAT(parse_error_of(R"({"d_model": 7, "tokenizer": {"type": "nope", "lowercas": true}})"),
                Contains("unknown tokenizer key \"lowercas\""));
   }
   SECTION("control characters in a key are escaped") {
-    CHECK_THAT(error_of("{\"a\\u0001\": 1}"), Contains("\"a\\u0001\""));
+    CHECK_THAT(parse_error_of("{\"a\\u0001\": 1}"), Contains("\"a\\u0001\""));
   }
 }
 
 TEST_CASE("wrong types name the key and the expected type", "[config][errors]") {
-  CHECK(error_of(R"({"d_model": "512"})") == "test.json: d_model must be an integer, got string");
-  CHECK_THAT(error_of(R"({"n_heads": true})"), Contains("n_heads must be an integer, got boolean"));
-  CHECK_THAT(error_of(R"({"name": 3})"), Contains("name must be a string, got 3"));
-  CHECK_THAT(error_of(R"({"fixnorm": 1})"), Contains("fixnorm must be true or false, got 1"));
-  CHECK_THAT(error_of(R"({"norm_eps": "small"})"), Contains("norm_eps must be a number, got string"));
-  CHECK_THAT(error_of(R"({"seed": null})"), Contains("seed must be a non-negative integer, got null"));
-  CHECK_THAT(error_of(R"({"tokenizer": "bytes"})"), Contains("tokenizer must be an object, got string"));
-  CHECK_THAT(error_of(R"({"tokenizer": {"vocab": {}}})"),
+  CHECK(parse_error_of(R"({"d_model": "512"})") == "test.json: d_model must be an integer, got string");
+  CHECK_THAT(parse_error_of(R"({"n_heads": true})"), Contains("n_heads must be an integer, got boolean"));
+  CHECK_THAT(parse_error_of(R"({"name": 3})"), Contains("name must be a string, got 3"));
+  CHECK_THAT(parse_error_of(R"({"fixnorm": 1})"), Contains("fixnorm must be true or false, got 1"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": "small"})"), Contains("norm_eps must be a number, got string"));
+  CHECK_THAT(parse_error_of(R"({"seed": null})"), Contains("seed must be a non-negative integer, got null"));
+  CHECK_THAT(parse_error_of(R"({"tokenizer": "bytes"})"), Contains("tokenizer must be an object, got string"));
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"vocab": {}}})"),
              Contains("tokenizer.vocab must be an array of strings, got object"));
-  CHECK_THAT(error_of(R"({"tokenizer": {"type": "words", "vocab": ["a", 2]}})"),
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"type": "words", "vocab": ["a", 2]}})"),
              Contains("tokenizer.vocab[1] must be a string, got 2"));
-  CHECK_THAT(error_of(R"({"tokenizer": {"lowercase": "yes"}})"),
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"lowercase": "yes"}})"),
              Contains("tokenizer.lowercase must be true or false, got string"));
-  CHECK_THAT(error_of(R"({"architecture": 1})"), Contains("architecture must be a string, one of"));
+  CHECK_THAT(parse_error_of(R"({"architecture": 1})"), Contains("architecture must be a string, one of"));
 }
 
 TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
-  CHECK(error_of(R"({"architecture": "encdec"})") ==
+  CHECK(parse_error_of(R"({"architecture": "encdec"})") ==
         "test.json: architecture must be one of \"encoder\", \"decoder\", \"encoder-decoder\"; "
         "got \"encdec\"");
-  CHECK_THAT(error_of(R"({"positional": "alibi"})"),
+  CHECK_THAT(parse_error_of(R"({"positional": "alibi"})"),
              Contains("\"none\", \"sinusoidal\", \"learned\", \"rotary\"; got \"alibi\""));
-  CHECK_THAT(error_of(R"({"sinusoid_layout": "x"})"), Contains("\"interleaved\", \"concatenated\""));
-  CHECK_THAT(error_of(R"({"norm": "batchnorm"})"), Contains("\"layernorm\", \"scalenorm\", \"rmsnorm\""));
-  CHECK_THAT(error_of(R"({"norm_position": "middle"})"), Contains("\"post\", \"pre\""));
-  CHECK_THAT(error_of(R"({"activation": "swish"})"), Contains("\"relu\", \"gelu\", \"gelu_tanh\""));
-  CHECK_THAT(error_of(R"({"output": "shared"})"), Contains("\"tied\", \"untied\", \"none\""));
-  CHECK_THAT(error_of(R"({"tokenizer": {"type": "bpe"}})"),
+  CHECK_THAT(parse_error_of(R"({"sinusoid_layout": "x"})"), Contains("\"interleaved\", \"concatenated\""));
+  CHECK_THAT(parse_error_of(R"({"norm": "batchnorm"})"), Contains("\"layernorm\", \"scalenorm\", \"rmsnorm\""));
+  CHECK_THAT(parse_error_of(R"({"norm_position": "middle"})"), Contains("\"post\", \"pre\""));
+  CHECK_THAT(parse_error_of(R"({"activation": "swish"})"), Contains("\"relu\", \"gelu\", \"gelu_tanh\""));
+  CHECK_THAT(parse_error_of(R"({"output": "shared"})"), Contains("\"tied\", \"untied\", \"none\""));
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"type": "bpe"}})"),
              Contains("tokenizer.type must be one of \"bytes\", \"chars\", \"words\", "
                       "\"gpt2_bpe\", \"wordpiece\", \"labels\", \"byte_level_bpe\", "
                       "\"sentencepiece_bpe\"; got \"bpe\""));
   // Enum names are case-sensitive, as written in docs/model-format.md.
-  CHECK_THAT(error_of(R"({"norm": "LayerNorm"})"), Contains("got \"LayerNorm\""));
+  CHECK_THAT(parse_error_of(R"({"norm": "LayerNorm"})"), Contains("got \"LayerNorm\""));
 }
 
 TEST_CASE("validation rejects inconsistent sizes", "[config][errors]") {
-  CHECK(error_of(R"({"d_model": 100, "n_heads": 8})") ==
+  CHECK(parse_error_of(R"({"d_model": 100, "n_heads": 8})") ==
         "test.json: d_model 100 is not divisible by n_heads 8 (give attention.head_dim for heads of another width)");
-  CHECK_THAT(error_of(R"({"d_model": 0})"), Contains("d_model must be >= 1, got 0"));
-  CHECK_THAT(error_of(R"({"d_model": -64})"), Contains("d_model must be >= 1, got -64"));
-  CHECK_THAT(error_of(R"({"n_heads": 0})"), Contains("n_heads must be >= 1, got 0"));
-  CHECK_THAT(error_of(R"({"d_ff": 0})"), Contains("d_ff must be >= 1, got 0"));
-  CHECK_THAT(error_of(R"({"n_layers": 0})"), Contains("n_layers must be >= 1, got 0"));
-  CHECK_THAT(error_of(R"({"vocab_size": 0})"), Contains("vocab_size must be >= 1, got 0"));
-  CHECK_THAT(error_of(R"({"max_positions": 0})"), Contains("max_positions must be >= 1, got 0"));
-  CHECK_THAT(error_of(R"({"architecture": "encoder-decoder"})"),
+  CHECK_THAT(parse_error_of(R"({"d_model": 0})"), Contains("d_model must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"d_model": -64})"), Contains("d_model must be >= 1, got -64"));
+  CHECK_THAT(parse_error_of(R"({"n_heads": 0})"), Contains("n_heads must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"d_ff": 0})"), Contains("d_ff must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"n_layers": 0})"), Contains("n_layers must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 0})"), Contains("vocab_size must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"max_positions": 0})"), Contains("max_positions must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"architecture": "encoder-decoder"})"),
              Contains("n_decoder_layers must be >= 1 for an \"encoder-decoder\" model, got 0"));
-  CHECK_THAT(error_of(R"({"architecture": "decoder", "n_decoder_layers": 2})"),
+  CHECK_THAT(parse_error_of(R"({"architecture": "decoder", "n_decoder_layers": 2})"),
              Contains("n_decoder_layers must be 0 unless architecture is \"encoder-decoder\""));
-  CHECK_THAT(error_of(R"({"n_decoder_layers": 1})"), Contains("n_decoder_layers must be 0"));
+  CHECK_THAT(parse_error_of(R"({"n_decoder_layers": 1})"), Contains("n_decoder_layers must be 0"));
   CHECK_NOTHROW(parse(R"({"d_model": 6, "n_heads": 2, "positional": "sinusoidal"})"));
-  CHECK_THAT(error_of(R"({"d_model": 9, "n_heads": 3})"),
+  CHECK_THAT(parse_error_of(R"({"d_model": 9, "n_heads": 3})"),
              Contains("sinusoidal positional encoding needs an even d_model, got 9"));
   CHECK_NOTHROW(parse(R"({"d_model": 9, "n_heads": 3, "positional": "learned"})"));
-  CHECK_THAT(error_of(R"({"norm_eps": 0})"), Contains("norm_eps must be a positive finite number, got 0"));
-  CHECK_THAT(error_of(R"({"norm_eps": -1e-6})"), Contains("norm_eps must be a positive finite number, got -1e-06"));
-  CHECK_THAT(error_of(R"({"norm_eps": 1e-60})"), Contains("norm_eps must be a positive"));  // underflows to 0
-  CHECK_THAT(error_of(R"({"init_std": -0.1})"), Contains("init_std must be a finite number >= 0, got -0.1"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 0})"), Contains("norm_eps must be a positive finite number, got 0"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": -1e-6})"), Contains("norm_eps must be a positive finite number, got -1e-06"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e-60})"), Contains("norm_eps must be a positive"));  // underflows to 0
+  CHECK_THAT(parse_error_of(R"({"init_std": -0.1})"), Contains("init_std must be a finite number >= 0, got -0.1"));
   CHECK_NOTHROW(parse(R"({"init_std": 0})"));
 }
 
 TEST_CASE("pad_id and bos_id must be -1 or a token id", "[config][errors]") {
   CHECK_NOTHROW(parse(R"({"pad_id": 255, "bos_id": 0})"));
-  CHECK_THAT(error_of(R"({"pad_id": 256})"),
+  CHECK_THAT(parse_error_of(R"({"pad_id": 256})"),
              Contains("pad_id 256 is out of range for vocab_size 256 (valid: -1 for none, or 0..255)"));
-  CHECK_THAT(error_of(R"({"bos_id": -2})"), Contains("bos_id -2 is out of range"));
+  CHECK_THAT(parse_error_of(R"({"bos_id": -2})"), Contains("bos_id -2 is out of range"));
 }
 
 TEST_CASE("absurd sizes are refused with a clear message", "[config][errors]") {
-  CHECK_THAT(error_of(R"({"d_model": 131072, "n_heads": 4})"),
+  CHECK_THAT(parse_error_of(R"({"d_model": 131072, "n_heads": 4})"),
              Contains("d_model 131072 is larger than this tool supports (at most 65536)"));
-  CHECK_THAT(error_of(R"({"d_ff": 65537})"), Contains("d_ff 65537 is larger than this tool supports"));
-  CHECK_THAT(error_of(R"({"d_model": 4096, "n_heads": 2048})"), Contains("n_heads 2048 is larger"));
-  CHECK_THAT(error_of(R"({"n_layers": 1025})"), Contains("n_layers 1025 is larger"));
-  CHECK_THAT(error_of(R"({"architecture": "encoder-decoder", "n_decoder_layers": 1025})"),
+  CHECK_THAT(parse_error_of(R"({"d_ff": 65537})"), Contains("d_ff 65537 is larger than this tool supports"));
+  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "n_heads": 2048})"), Contains("n_heads 2048 is larger"));
+  CHECK_THAT(parse_error_of(R"({"n_layers": 1025})"), Contains("n_layers 1025 is larger"));
+  CHECK_THAT(parse_error_of(R"({"architecture": "encoder-decoder", "n_decoder_layers": 1025})"),
              Contains("n_decoder_layers 1025 is larger"));
-  CHECK_THAT(error_of(R"({"vocab_size": 10000001})"), Contains("vocab_size 10000001 is larger"));
-  CHECK_THAT(error_of(R"({"max_positions": 1048577})"), Contains("max_positions 1048577 is larger"));
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 10000001})"), Contains("vocab_size 10000001 is larger"));
+  CHECK_THAT(parse_error_of(R"({"max_positions": 1048577})"), Contains("max_positions 1048577 is larger"));
   CHECK_NOTHROW(parse(R"({"max_positions": 1048576, "vocab_size": 10000000})"));
 
   // Hand count: one layer = 4*4096^2 + 2*4096*16384 = 201,326,592; embeddings 256*4096.
   // 100 layers: 20,132,659,200 + 1,048,576 > 20e9; 99 layers: 19,932,381,184 < 20e9.
-  CHECK_THAT(error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 100})"),
+  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 100})"),
              Contains("config asks for ~20.1 billion parameters, more than this tool supports"));
   CHECK_NOTHROW(parse(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 99})"));
   // Embedding-sized terms tip 99 layers over: 10,000 x 4096 = 40,960,000 each.
   // Tied: 19,932,381,184 - 1,048,576 + 40,960,000 = 19,972,292,608 (fits).
   CHECK_NOTHROW(parse(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 99, "vocab_size": 10000})"));
   // Untied output adds another 40,960,000: 20,013,252,608.
-  CHECK_THAT(error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 99, "vocab_size": 10000,
+  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 99, "vocab_size": 10000,
                           "output": "untied"})"),
              Contains("~20.0 billion parameters"));
   // 20,000 learned positions: 19,932,381,184 + 81,920,000 = 20,014,301,184.
-  CHECK_THAT(error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 99,
+  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 99,
                           "positional": "learned", "max_positions": 20000})"),
              Contains("~20.0 billion parameters"));
   // Encoder-decoder: 50 encoder layers (50 x 201,326,592) + 49 decoder layers with
   // cross-attention (49 x (201,326,592 + 4 x 4096^2 = 268,435,456)) + 1,048,576 embeddings
   // = 10,066,329,600 + 13,153,337,344 + 1,048,576 = 23,220,715,520.
-  CHECK_THAT(error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 50,
+  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "d_ff": 16384, "n_layers": 50,
                           "architecture": "encoder-decoder", "n_decoder_layers": 49})"),
              Contains("~23.2 billion parameters"));
   // Every size at its own limit still adds up to far too much.
-  CHECK_THAT(error_of(R"({"d_model": 65536, "d_ff": 65536, "n_layers": 1024, "vocab_size": 10000000,
+  CHECK_THAT(parse_error_of(R"({"d_model": 65536, "d_ff": 65536, "n_layers": 1024, "vocab_size": 10000000,
                           "n_heads": 1024})"),
              Contains("parameters, more than this tool supports"));
 }
 
 TEST_CASE("the tokenizer must agree with vocab_size", "[config][errors]") {
-  CHECK_THAT(error_of(R"({"vocab_size": 100})"),
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 100})"),
              Contains("a bytes tokenizer needs vocab_size >= 256 (one id per byte value), got 100"));
   CHECK_NOTHROW(parse(R"({"vocab_size": 260})"));  // room for special ids after the bytes
-  CHECK_THAT(error_of(R"({"tokenizer": {"vocab": ["a"]}})"), Contains("a bytes tokenizer takes no vocab"));
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"vocab": ["a"]}})"), Contains("a bytes tokenizer takes no vocab"));
   std::string thirty;
   for (int i = 0; i < 29; ++i) thirty += "\"w" + std::to_string(i) + "\", ";
   thirty += "\"<unk>\"";
-  CHECK(error_of(R"({"vocab_size": 32, "tokenizer": {"type": "words", "vocab": [)" + thirty + "]}}") ==
+  CHECK(parse_error_of(R"({"vocab_size": 32, "tokenizer": {"type": "words", "vocab": [)" + thirty + "]}}") ==
         "test.json: tokenizer has 30 entries but vocab_size is 32");
-  CHECK_THAT(error_of(R"({"tokenizer": {"type": "chars"}})"),
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"type": "chars"}})"),
              Contains("tokenizer has 0 entries but vocab_size is 256"));
-  CHECK_THAT(error_of(R"({"vocab_size": 2, "tokenizer": {"type": "words", "vocab": ["a", "b"]}})"),
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 2, "tokenizer": {"type": "words", "vocab": ["a", "b"]}})"),
              Contains("tokenizer.unk \"<unk>\" is not in the words vocab"));
-  CHECK_THAT(error_of(R"({"vocab_size": 3, "tokenizer": {"type": "chars", "vocab": "aba", "unk": "b"}})"),
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 3, "tokenizer": {"type": "chars", "vocab": "aba", "unk": "b"}})"),
              Contains("tokenizer.vocab[2] \"a\" appears twice in the chars vocab"));
 }
 

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
+fs::path corpus_dir(const std::string& name) {
   const fs::path d =
       fs::temp_directory_path() / ("atlas-corpus-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
@@ -36,7 +36,7 @@ fs::path fresh_dir(const std::string& name) {
 
 // A fresh scratch folder, removed with everything in it when the test ends.
 struct ScratchDir : fs::path {
-  explicit ScratchDir(const std::string& name) : fs::path(fresh_dir(name)) {}
+  explicit ScratchDir(const std::string& name) : fs::path(corpus_dir(name)) {}
   ScratchDir(const ScratchDir&) = delete;
   ~ScratchDir() {
     std::error_code ec;

@@ -15,7 +15,7 @@ using atlas::test::random_tensor;
 
 namespace {
 
-void check_against_naive(int64_t lq, int64_t lk, const AttentionMask& mask) {
+void check_attention_against_naive(int64_t lq, int64_t lk, const AttentionMask& mask) {
   const int64_t H = 2, dk = 8;
   const Tensor q = random_tensor({lq, H * dk}, 1), k = random_tensor({lk, H * dk}, 2), v = random_tensor({lk, H * dk}, 3);
   auto be = make_cpu_backend();
@@ -65,23 +65,23 @@ void check_against_naive(int64_t lq, int64_t lk, const AttentionMask& mask) {
 TEST_CASE("CPU attention in causal row blocks equals a naive loop", "[backend][attention]") {
   AttentionMask m;
   m.causal = true;
-  SECTION("causal, 200 queries (blocks of 64 and a tail)") { check_against_naive(200, 200, m); }
+  SECTION("causal, 200 queries (blocks of 64 and a tail)") { check_attention_against_naive(200, 200, m); }
   SECTION("causal after 37 cached keys") {
     m.causal_offset = 37;
-    check_against_naive(150, 187, m);
+    check_attention_against_naive(150, 187, m);
   }
   SECTION("sliding window of 50") {
     m.window = 50;
-    check_against_naive(193, 193, m);
+    check_attention_against_naive(193, 193, m);
   }
   SECTION("padding keys inside the span, and queries with no key at all") {
     m.causal_offset = -3;  // the first three queries see nothing
     m.key_valid.assign(140, 1);
     for (int j = 10; j < 140; j += 7) m.key_valid[size_t(j)] = 0;
-    check_against_naive(140, 140, m);
+    check_attention_against_naive(140, 140, m);
   }
   SECTION("no causal mask: one block") {
     AttentionMask none;
-    check_against_naive(130, 90, none);
+    check_attention_against_naive(130, 90, none);
   }
 }

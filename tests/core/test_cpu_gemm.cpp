@@ -14,7 +14,7 @@ using namespace atlas;
 
 namespace {
 
-struct Case {
+struct GemmCase {
   int64_t m, n, depth;
   bool a_transposed, b_transposed;  // stored as [depth, m] / [n, depth]
 };
@@ -29,11 +29,12 @@ std::vector<float> random_floats(int64_t n, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("packed product equals the fma chain and a double loop at every tile and block edge") {
-  const Case cases[] = {{1, 1, 1, false, false},     {11, 31, 7, false, true},   {12, 32, 16, false, true},
-                        {13, 33, 17, true, false},   {25, 65, 64, false, true},  {37, 100, 385, false, true},
-                        {50, 800, 40, true, true},   {24, 64, 769, false, false}, {4100, 20, 9, false, true},
-                        {30, 45, 0, false, true}};
-  for (const Case& c : cases) {
+  const GemmCase cases[] = {{1, 1, 1, false, false},    {11, 31, 7, false, true},
+                            {12, 32, 16, false, true},  {13, 33, 17, true, false},
+                            {25, 65, 64, false, true},  {37, 100, 385, false, true},
+                            {50, 800, 40, true, true},  {24, 64, 769, false, false},
+                            {4100, 20, 9, false, true}, {30, 45, 0, false, true}};
+  for (const GemmCase& c : cases) {
     INFO("m " << c.m << " n " << c.n << " depth " << c.depth << " A^T " << c.a_transposed << " B^T " << c.b_transposed);
     const std::vector<float> a = random_floats(std::max<int64_t>(1, c.m * c.depth), 11 + c.m),
                              b = random_floats(std::max<int64_t>(1, c.depth * c.n), 23 + c.n);

@@ -19,14 +19,14 @@ using Catch::Contains;
 
 namespace {
 
-GgufFile parse(const Bytes& b) { return parse_gguf(b.data(), b.size(), "model.gguf"); }
+GgufFile parse_view(const Bytes& b) { return parse_gguf(b.data(), b.size(), "model.gguf"); }
 
 // A file holding one tensor `t` of `type` with dims `ne`, read back as float32.
 Tensor read_one(uint32_t type, std::vector<uint64_t> ne, const Bytes& data) {
   Writer w;
   w.kv("general.architecture", str("test")).tensor("t", std::move(ne), type, data);
   const Bytes file = w.build();
-  return parse(file).read_tensor("t");
+  return parse_view(file).read_tensor("t");
 }
 
 uint32_t bits(float f) {
@@ -75,7 +75,7 @@ TEST_CASE("GGUF metadata of every value type round-trips with its type", "[gguf]
     w.kv("a.nested", array(kArr, {array(kI32, {i32(1), i32(2)}), array(kI32, {i32(3)})}));
     w.kv("a.empty", array(kStr, {}));
     const Bytes file = w.build();
-    const GgufFile f = parse(file);
+    const GgufFile f = parse_view(file);
     CHECK(f.version() == version);
     REQUIRE(f.metadata().size() == 26);
     CHECK(f.metadata()[0].key == "u8");  // file order is kept
@@ -130,7 +130,7 @@ TEST_CASE("GGUF typed getters name the key when it is missing or of another type
   w.kv("general.architecture", str("llama")).kv("n", i32(-3)).kv("big", u64(1ull << 63));
   w.kv("tokens", strings({"a"}));
   const Bytes file = w.build();
-  const GgufFile f = parse(file);
+  const GgufFile f = parse_view(file);
   CHECK_THROWS_WITH(f.get_int("llama.block_count"),
                     "model.gguf: metadata key \"llama.block_count\" is missing");
   CHECK_THROWS_WITH(f.get_int("general.architecture"),
@@ -157,7 +157,7 @@ TEST_CASE("GGUF shapes are the file's dims reversed and data stays in C order", 
   Writer w;
   w.tensor("t", {4, 3, 2}, T_F32, data);  // ne[0] = 4 varies fastest
   const Bytes file = w.build();
-  const GgufFile f = parse(file);
+  const GgufFile f = parse_view(file);
   const GgufTensorInfo& info = f.tensor("t");
   CHECK(info.shape == Shape{2, 3, 4});
   CHECK(info.ne == std::vector<int64_t>{4, 3, 2});
@@ -387,7 +387,7 @@ TEST_CASE("GGUF general.alignment other than 32 places the data section and offs
     w.kv("pad", str(pad));
   }
   const Bytes file = w.build();
-  const GgufFile f = parse(file);
+  const GgufFile f = parse_view(file);
   CHECK(f.alignment() == 64);
   CHECK(f.data_offset() % 64 == 0);
   CHECK(f.data_offset() == Writer::pad(w.header().size(), 64));

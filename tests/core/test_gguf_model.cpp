@@ -25,12 +25,12 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-using Mat = std::vector<std::vector<double>>;
+using DoubleMatrix = std::vector<std::vector<double>>;
 
 // ---- the naive decoder (llama.cpp's formulation) --------------------------------------------
 
-Mat mul_t(const Mat& x, const Weight& w, const Weight* b = nullptr) {
-  Mat y(x.size(), std::vector<double>(size_t(w.rows)));
+DoubleMatrix mul_t(const DoubleMatrix& x, const Weight& w, const Weight* b = nullptr) {
+  DoubleMatrix y(x.size(), std::vector<double>(size_t(w.rows)));
   for (size_t i = 0; i < x.size(); ++i)
     for (int64_t o = 0; o < w.rows; ++o) {
       double s = b ? b->v[size_t(o)] : 0;
@@ -40,8 +40,8 @@ Mat mul_t(const Mat& x, const Weight& w, const Weight* b = nullptr) {
   return y;
 }
 
-Mat rms(const Mat& x, const Weight& g, double eps) {
-  Mat y = x;
+DoubleMatrix rms(const DoubleMatrix& x, const Weight& g, double eps) {
+  DoubleMatrix y = x;
   for (auto& row : y) {
     double ms = 0;
     for (double v : row) ms += v * v;
@@ -53,7 +53,7 @@ Mat rms(const Mat& x, const Weight& g, double eps) {
 
 // ggml_rope: mode NORM rotates (x[2i], x[2i+1]); mode NEOX rotates (x[i], x[i + n/2]); the
 // angle is p * theta^(-2i/n) / factor_i.
-void rope(Mat& x, int64_t heads, const Arch& a) {
+void rope(DoubleMatrix& x, int64_t heads, const Arch& a) {
   const int64_t n = a.dh();
   const bool neox = a.name != "llama";
   for (size_t p = 0; p < x.size(); ++p)
@@ -68,33 +68,34 @@ void rope(Mat& x, int64_t heads, const Arch& a) {
       }
 }
 
-struct Naive {
-  Mat logits;
-  std::vector<std::vector<Mat>> attn;
+struct LlamaCppOracle {
+  DoubleMatrix logits;
+  std::vector<std::vector<DoubleMatrix>> attn;
 };
 
-Naive naive(const Arch& a, const std::map<std::string, Weight>& w, const std::vector<int>& ids) {
+LlamaCppOracle naive_llama_cpp(const Arch& a, const std::map<std::string, Weight>& w,
+                               const std::vector<int>& ids) {
   auto W = [&](const std::string& n) -> const Weight& { return w.at(n); };
   const int64_t L = int64_t(ids.size()), dh = a.dh();
-  Mat x(size_t(L), std::vector<double>(size_t(a.d)));
+  DoubleMatrix x(size_t(L), std::vector<double>(size_t(a.d)));
   for (int64_t i = 0; i < L; ++i)
     for (int64_t k = 0; k < a.d; ++k)
       x[size_t(i)][size_t(k)] = W("token_embd.weight").v[size_t(ids[size_t(i)] * a.d + k)] *
                                 (a.gemma ? std::sqrt(float(a.d)) : 1.0);
-  Naive out;
+  LlamaCppOracle out;
   for (int64_t l = 0; l < a.layers; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
-    const Mat n = rms(x, W(b + "attn_norm.weight"), a.eps);
-    Mat Q = mul_t(n, W(b + "attn_q.weight"), a.biases ? &W(b + "attn_q.bias") : nullptr);
-    Mat K = mul_t(n, W(b + "attn_k.weight"), a.biases ? &W(b + "attn_k.bias") : nullptr);
-    const Mat V = mul_t(n, W(b + "attn_v.weight"), a.biases ? &W(b + "attn_v.bias") : nullptr);
+    const DoubleMatrix n = rms(x, W(b + "attn_norm.weight"), a.eps);
+    DoubleMatrix Q = mul_t(n, W(b + "attn_q.weight"), a.biases ? &W(b + "attn_q.bias") : nullptr);
+    DoubleMatrix K = mul_t(n, W(b + "attn_k.weight"), a.biases ? &W(b + "attn_k.bias") : nullptr);
+    const DoubleMatrix V = mul_t(n, W(b + "attn_v.weight"), a.biases ? &W(b + "attn_v.bias") : nullptr);
     rope(Q, a.heads, a);
     rope(K, a.kv_heads, a);
-    Mat o(size_t(L), std::vector<double>(size_t(a.heads * dh)));
-    std::vector<Mat> maps;
+    DoubleMatrix o(size_t(L), std::vector<double>(size_t(a.heads * dh)));
+    std::vector<DoubleMatrix> maps;
     for (int64_t h = 0; h < a.heads; ++h) {
       const int64_t g = h / (a.heads / a.kv_heads);
-      Mat p(size_t(L), std::vector<double>(size_t(L), 0.0));
+      DoubleMatrix p(size_t(L), std::vector<double>(size_t(L), 0.0));
       for (int64_t i = 0; i < L; ++i) {
         std::vector<double> s(size_t(i + 1));
         double mx = -INFINITY, z = 0;
@@ -112,12 +113,12 @@ Naive naive(const Arch& a, const std::map<std::string, Weight>& w, const std::ve
       maps.push_back(p);
     }
     out.attn.push_back(maps);
-    const Mat ao = mul_t(o, W(b + "attn_output.weight"));
+    const DoubleMatrix ao = mul_t(o, W(b + "attn_output.weight"));
     for (int64_t i = 0; i < L; ++i)
       for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += ao[size_t(i)][size_t(k)];
-    const Mat m = rms(x, W(b + "ffn_norm.weight"), a.eps);
-    Mat gate = mul_t(m, W(b + "ffn_gate.weight"));
-    const Mat up = mul_t(m, W(b + "ffn_up.weight"));
+    const DoubleMatrix m = rms(x, W(b + "ffn_norm.weight"), a.eps);
+    DoubleMatrix gate = mul_t(m, W(b + "ffn_gate.weight"));
+    const DoubleMatrix up = mul_t(m, W(b + "ffn_up.weight"));
     for (size_t i = 0; i < gate.size(); ++i)
       for (size_t k = 0; k < gate[i].size(); ++k) {
         const double v = gate[i][k];
@@ -125,7 +126,7 @@ Naive naive(const Arch& a, const std::map<std::string, Weight>& w, const std::ve
                                    : v / (1 + std::exp(-v));
         gate[i][k] = act * up[i][k];
       }
-    const Mat down = mul_t(gate, W(b + "ffn_down.weight"));
+    const DoubleMatrix down = mul_t(gate, W(b + "ffn_down.weight"));
     for (int64_t i = 0; i < L; ++i)
       for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += down[size_t(i)][size_t(k)];
   }
@@ -134,8 +135,7 @@ Naive naive(const Arch& a, const std::map<std::string, Weight>& w, const std::ve
   return out;
 }
 
-
-void check_against_naive(const Arch& a) {
+void check_gguf_against_naive(const Arch& a) {
   const File f = make_file(a);
   const std::filesystem::path path = write(f, a.name);
   GgufLoadOptions o;
@@ -145,7 +145,7 @@ void check_against_naive(const Arch& a) {
   std::vector<TokenInfo> tokens;
   for (int id : ids) tokens.push_back({id, std::to_string(id)});
   const RunResult r = model.forward(tokens, {}, RunOptions{});
-  const Naive want = naive(a, f.w, ids);
+  const LlamaCppOracle want = naive_llama_cpp(a, f.w, ids);
   double scale = 1, worst = 0;
   for (const auto& row : want.logits)
     for (double v : row) scale = std::max(scale, std::abs(v));
@@ -173,7 +173,7 @@ void check_against_naive(const Arch& a) {
 
 TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf][llama]") {
   SECTION("llama: adjacent pairs on the file's rows, Q8_0 projections, F16 embedding, GQA") {
-    check_against_naive(Arch{});
+    check_gguf_against_naive(Arch{});
   }
   SECTION("llama 3.1: rope_freqs factors recognised as llama3 scaling") {
     Arch a;
@@ -188,7 +188,7 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
       a.rope_freqs.push_back(wavelen < 2048 ? 1.0f : wavelen > 8192 ? 8.0f : float(1 / ((1 - smooth) / 8 + smooth)));
     }
     REQUIRE(a.rope_freqs[2] == Approx(2.694).epsilon(1e-3));
-    check_against_naive(a);
+    check_gguf_against_naive(a);
     a.rope_freqs = {8.0f, 1.0f, 1.0f, 1.0f};  // not llama3's shape: refused
     const std::filesystem::path path = write(make_file(a), "bad-freqs");
     GgufLoadOptions o;
@@ -200,12 +200,12 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
     a.name = "qwen2";
     a.biases = true;
     a.tied = true;
-    check_against_naive(a);
+    check_gguf_against_naive(a);
   }
   SECTION("phi3: fused attn_qkv and ffn_up (gate, then up), rotate_half pairs") {
     Arch a;
     a.name = "phi3";
-    check_against_naive(a);
+    check_gguf_against_naive(a);
   }
   SECTION("gemma: sqrt(d) embedding scale, GeGLU, norms with the 1 stored") {
     Arch a;
@@ -213,7 +213,7 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
     a.gemma = true;
     a.tied = true;
     a.kv_heads = 1;
-    check_against_naive(a);
+    check_gguf_against_naive(a);
   }
   SECTION("gemma 7B's layout: attention.key_length 16 over embedding_length 32 with 4 heads") {
     Arch a;
@@ -221,7 +221,7 @@ TEST_CASE("GGUF models match a naive decoder in llama.cpp's formulation", "[gguf
     a.gemma = true;
     a.tied = true;
     a.head_dim = 16;
-    check_against_naive(a);
+    check_gguf_against_naive(a);
   }
 }
 
@@ -239,7 +239,7 @@ TEST_CASE("a GGUF model file per tensor type matches the naive decoder on its de
     int typed = 0;
     for (const auto& [name, w] : f.w) typed += w.type == type;
     CHECK(typed >= (k_quant ? a.layers : 5 * a.layers));
-    check_against_naive(a);
+    check_gguf_against_naive(a);
   }
 }
 

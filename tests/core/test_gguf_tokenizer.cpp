@@ -9,17 +9,13 @@
 #include "core/tokenizers/hf_bpe_tokenizer.h"
 #include "tests/core/gguf_test_util.h"
 #include "tests/core/hf_test_util.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::ids_of;
 using namespace gguf_test;
 
 namespace {
-
-std::vector<int32_t> ids_of(const std::vector<TokenInfo>& tokens) {
-  std::vector<int32_t> ids;
-  for (const auto& t : tokens) ids.push_back(t.id);
-  return ids;
-}
 
 GgufFile parsed(const Writer& w) { return GgufFile::parse(w.build(), "test.gguf"); }
 

@@ -14,16 +14,12 @@
 #include "tests/core/naive_gtrxl.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
-
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
 
 ModelConfig gtrxl_config(GateType type, bool reorder, NormPosition np, int64_t seg, int64_t mem) {
   ModelConfig c;
@@ -60,10 +56,10 @@ const char* type_name(GateType t) {
 }
 
 // Deterministic, non-trivial values (no generator shared with the engine).
-float pattern(size_t i, float scale) { return scale * std::sin(0.7f * float(i) + 0.3f); }
+float sine_value(size_t i, float scale) { return scale * std::sin(0.7f * float(i) + 0.3f); }
 
 void fill_pattern(Tensor& t, float scale, size_t salt) {
-  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = pattern(i + 13 * salt, scale);
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = sine_value(i + 13 * salt, scale);
 }
 
 Mat to_mat(const naive::Matrix& m) {
@@ -73,7 +69,7 @@ Mat to_mat(const naive::Matrix& m) {
   return r;
 }
 
-const std::vector<int> kIds = {3, 17, 5, 9, 30, 1, 12, 7};
+const std::vector<int> kGtrxlIds = {3, 17, 5, 9, 30, 1, 12, 7};
 
 }  // namespace
 
@@ -171,7 +167,7 @@ TEST_CASE("gtrxl identity limit: zero gate weights pass the embedding stream thr
     Model m(c, p);
     RunOptions o;
     o.trace.hidden = true;
-    const RunResult r = m.forward(tokens(kIds), {}, o);
+    const RunResult r = m.forward(tokens(kGtrxlIds), {}, o);
     const double s = 1.0 / (1.0 + std::exp(-double(k.bias)));
     const Tensor& E = p.at("embed.tokens");
     for (int64_t seg = 0; seg < 2; ++seg)
@@ -182,7 +178,7 @@ TEST_CASE("gtrxl identity limit: zero gate weights pass the embedding stream thr
         const double factor = k.type == GateType::Gru ? std::pow(s, 2.0 * double(l + 1)) : 1.0;
         for (size_t i = 0; i < 4; ++i)
           for (size_t t = 0; t < 8; ++t) {
-            const double e = E.data[size_t(kIds[size_t(seg * 4) + i]) * 8 + t];
+            const double e = E.data[size_t(kGtrxlIds[size_t(seg * 4) + i]) * 8 + t];
             REQUIRE(h->tensor.data[i * 8 + t] == Approx(factor * e).margin(1e-5));
           }
       }
@@ -200,16 +196,16 @@ TEST_CASE("gtrxl output gate held open equals the ungated TrXL-I block", "[gtrxl
   }
   Model m(c, p);
   RunOptions o;
-  const RunResult r = m.forward(tokens(kIds), {}, o);
+  const RunResult r = m.forward(tokens(kGtrxlIds), {}, o);
   ModelConfig ungated = c;
   ungated.gating()->type = GateType::None;
-  const naive::Matrix want = naive_gtrxl::forward(ungated, p, kIds).logits;
+  const naive::Matrix want = naive_gtrxl::forward(ungated, p, kGtrxlIds).logits;
   REQUIRE(r.output.shape == Shape{8, 256});
   for (size_t i = 0; i < 8; ++i)
     for (size_t t = 0; t < 256; ++t) REQUIRE(r.output.data[i * 256 + t] == Approx(want[i][t]).margin(1e-4));
   // And the ReLU matters: without it (plain XL pre-norm) the result differs.
   ungated.gating()->identity_map_reorder = false;
-  const naive::Matrix plain = naive_gtrxl::forward(ungated, p, kIds).logits;
+  const naive::Matrix plain = naive_gtrxl::forward(ungated, p, kGtrxlIds).logits;
   double diff = 0;
   for (size_t i = 0; i < 8; ++i)
     for (size_t t = 0; t < 256; ++t) diff = std::max(diff, std::abs(plain[i][t] - want[i][t]));

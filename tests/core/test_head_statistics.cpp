@@ -18,7 +18,8 @@ namespace {
 
 double stat(const double* v, HeadStatistic s) { return v[static_cast<int>(s)]; }
 
-std::vector<float> pattern(int64_t L, const std::vector<std::vector<std::pair<int, float>>>& rows) {
+std::vector<float> attention_rows(int64_t L,
+                                  const std::vector<std::vector<std::pair<int, float>>>& rows) {
   std::vector<float> p(size_t(L * L), 0.0f);
   for (int64_t i = 0; i < L; ++i)
     for (auto [j, w] : rows[size_t(i)]) p[size_t(i * L + j)] = w;
@@ -32,7 +33,8 @@ TEST_CASE("head statistics of made-up heads, worked by hand", "[analysis][heads]
   const std::vector<int32_t> tokens = {5, 6, 7, 5, 6, 7};
   const MapRows six{6, 6, 0, 0};
   SECTION("a pure previous-token head") {
-    const auto p = pattern(6, {{{0, 1.0f}}, {{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{3, 1.0f}}, {{4, 1.0f}}});
+    const auto p = attention_rows(
+        6, {{{0, 1.0f}}, {{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{3, 1.0f}}, {{4, 1.0f}}});
     map_head_statistics(p.data(), six, tokens, v);
     CHECK(stat(v, HeadStatistic::PreviousToken) == Approx(1.0));
     CHECK(stat(v, HeadStatistic::Entropy) == Approx(0.0));
@@ -45,7 +47,7 @@ TEST_CASE("head statistics of made-up heads, worked by hand", "[analysis][heads]
     std::vector<std::vector<std::pair<int, float>>> rows(4);
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j <= i; ++j) rows[size_t(i)].push_back({j, 1.0f / float(i + 1)});
-    const auto p = pattern(4, rows);
+    const auto p = attention_rows(4, rows);
     map_head_statistics(p.data(), {4, 4, 0, 0}, {1, 2, 3, 4}, v);
     CHECK(stat(v, HeadStatistic::Entropy) == Approx((std::log(2.0) + std::log(3.0) + std::log(4.0)) / 4));
     CHECK(stat(v, HeadStatistic::Distance) == Approx((0 + 0.5 + 1 + 1.5) / 4));
@@ -54,11 +56,13 @@ TEST_CASE("head statistics of made-up heads, worked by hand", "[analysis][heads]
   }
   SECTION("an induction head and a duplicate-token head on a repeated sequence") {
     // Rows 0-2 attend to themselves; rows 3-5 (5 6 7 again) to the token after the earlier copy.
-    const auto ind = pattern(6, {{{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{3, 1.0f}}});
+    const auto ind = attention_rows(
+        6, {{{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{3, 1.0f}}});
     map_head_statistics(ind.data(), six, tokens, v);
     CHECK(stat(v, HeadStatistic::Induction) == Approx(1.0));  // rows 3-5 are the rows with a candidate
     CHECK(stat(v, HeadStatistic::DuplicateToken) == Approx(0.0));
-    const auto dup = pattern(6, {{{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}});
+    const auto dup = attention_rows(
+        6, {{{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}, {{0, 1.0f}}, {{1, 1.0f}}, {{2, 1.0f}}});
     map_head_statistics(dup.data(), six, tokens, v);
     CHECK(stat(v, HeadStatistic::DuplicateToken) == Approx(1.0));
     CHECK(stat(v, HeadStatistic::Induction) == Approx(0.0));
@@ -73,7 +77,7 @@ TEST_CASE("head statistics of made-up heads, worked by hand", "[analysis][heads]
     CHECK(stat(v, HeadStatistic::Sink) == Approx(0.0));  // nothing on the map's first key
   }
   SECTION("rows that see no key are left out") {
-    const auto p = pattern(2, {{}, {{0, 1.0f}}});
+    const auto p = attention_rows(2, {{}, {{0, 1.0f}}});
     map_head_statistics(p.data(), {2, 2, 0, 0}, {1, 2}, v);
     CHECK(stat(v, HeadStatistic::Sink) == Approx(1.0));
     CHECK(stat(v, HeadStatistic::PreviousToken) == Approx(1.0));

@@ -71,37 +71,12 @@ HfTensors bert_tensors(const TinyBert& b, const std::string& prefix, bool distil
   return t;
 }
 
-using Vec = std::vector<double>;
-using M = std::vector<Vec>;
-
-Vec layer_norm(const Vec& x, const HfTensor& w, const HfTensor& bias) {
-  double mean = 0, var = 0;
-  for (double v : x) mean += v;
-  mean /= double(x.size());
-  for (double v : x) var += (v - mean) * (v - mean);
-  var /= double(x.size());
-  Vec y(x.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    y[i] = (x[i] - mean) / std::sqrt(var + 1e-12) * w.data[i] + bias.data[i];
-  return y;
-}
-
-Vec linear(const Vec& x, const HfTensor& w, const HfTensor& bias) {  // y = x W^T + b
-  Vec y(size_t(w.shape[0]));
-  for (int64_t o = 0; o < w.shape[0]; ++o) {
-    double s = bias.data[size_t(o)];
-    for (int64_t i = 0; i < w.shape[1]; ++i) s += w.at(o, i) * x[size_t(i)];
-    y[size_t(o)] = s;
-  }
-  return y;
-}
-
 // Final hidden states [L, d] of the encoder on (ids, types), from the HF tensors (no prefix).
-M naive_bert(const HfTensors& t, const TinyBert& b, bool distil, const std::vector<int>& ids,
+Matrix naive_bert(const HfTensors& t, const TinyBert& b, bool distil, const std::vector<int>& ids,
              const std::vector<int>& types) {
   const size_t L = ids.size(), d = size_t(b.d), dh = d / size_t(b.heads);
   const std::string ln_w = ".weight", ln_b = ".bias";
-  M x(L);
+  Matrix x(L);
   for (size_t p = 0; p < L; ++p) {
     Vec e(d);
     for (size_t c = 0; c < d; ++c) {
@@ -109,7 +84,8 @@ M naive_bert(const HfTensors& t, const TinyBert& b, bool distil, const std::vect
              t.at("embeddings.position_embeddings.weight").at(int64_t(p), int64_t(c));
       if (!distil) e[c] += t.at("embeddings.token_type_embeddings.weight").at(types[p], int64_t(c));
     }
-    x[p] = layer_norm(e, t.at("embeddings.LayerNorm.weight"), t.at("embeddings.LayerNorm.bias"));
+    x[p] =
+        naive_layer_norm(e, t.at("embeddings.LayerNorm.weight"), t.at("embeddings.LayerNorm.bias"));
   }
   for (int64_t layer = 0; layer < b.layers; ++layer) {
     const std::string n = std::to_string(layer);
@@ -117,16 +93,16 @@ M naive_bert(const HfTensors& t, const TinyBert& b, bool distil, const std::vect
     auto W = [&](const std::string& bert, const std::string& dist, const std::string& what) -> const HfTensor& {
       return t.at(h + (distil ? dist : bert) + what);
     };
-    M q(L), k(L), v(L);
+    Matrix q(L), k(L), v(L);
     for (size_t p = 0; p < L; ++p) {
-      q[p] = linear(x[p], W(".attention.self.query", ".attention.q_lin", ".weight"),
+      q[p] = naive_linear(x[p], W(".attention.self.query", ".attention.q_lin", ".weight"),
                     W(".attention.self.query", ".attention.q_lin", ".bias"));
-      k[p] = linear(x[p], W(".attention.self.key", ".attention.k_lin", ".weight"),
+      k[p] = naive_linear(x[p], W(".attention.self.key", ".attention.k_lin", ".weight"),
                     W(".attention.self.key", ".attention.k_lin", ".bias"));
-      v[p] = linear(x[p], W(".attention.self.value", ".attention.v_lin", ".weight"),
+      v[p] = naive_linear(x[p], W(".attention.self.value", ".attention.v_lin", ".weight"),
                     W(".attention.self.value", ".attention.v_lin", ".bias"));
     }
-    M ctx(L, Vec(d, 0.0));
+    Matrix ctx(L, Vec(d, 0.0));
     for (size_t head = 0; head < size_t(b.heads); ++head)
       for (size_t i = 0; i < L; ++i) {
         Vec s(L);
@@ -142,17 +118,18 @@ M naive_bert(const HfTensors& t, const TinyBert& b, bool distil, const std::vect
           for (size_t c = 0; c < dh; ++c) ctx[i][head * dh + c] += s[j] / z * v[j][head * dh + c];
       }
     for (size_t p = 0; p < L; ++p) {
-      Vec o = linear(ctx[p], W(".attention.output.dense", ".attention.out_lin", ".weight"),
+      Vec o = naive_linear(ctx[p], W(".attention.output.dense", ".attention.out_lin", ".weight"),
                      W(".attention.output.dense", ".attention.out_lin", ".bias"));
       for (size_t c = 0; c < d; ++c) o[c] += x[p][c];
-      Vec a = layer_norm(o, W(".attention.output.LayerNorm", ".sa_layer_norm", ln_w),
+      Vec a = naive_layer_norm(o, W(".attention.output.LayerNorm", ".sa_layer_norm", ln_w),
                          W(".attention.output.LayerNorm", ".sa_layer_norm", ln_b));
-      Vec f = linear(a, W(".intermediate.dense", ".ffn.lin1", ".weight"),
+      Vec f = naive_linear(a, W(".intermediate.dense", ".ffn.lin1", ".weight"),
                      W(".intermediate.dense", ".ffn.lin1", ".bias"));
       for (double& e : f) e = 0.5 * e * (1 + std::erf(e / std::sqrt(2.0)));  // exact GELU
-      Vec g = linear(f, W(".output.dense", ".ffn.lin2", ".weight"), W(".output.dense", ".ffn.lin2", ".bias"));
+      Vec g = naive_linear(f, W(".output.dense", ".ffn.lin2", ".weight"),
+                           W(".output.dense", ".ffn.lin2", ".bias"));
       for (size_t c = 0; c < d; ++c) g[c] += a[c];
-      x[p] = layer_norm(g, W(".output.LayerNorm", ".output_layer_norm", ln_w),
+      x[p] = naive_layer_norm(g, W(".output.LayerNorm", ".output_layer_norm", ln_w),
                         W(".output.LayerNorm", ".output_layer_norm", ln_b));
     }
   }
@@ -168,7 +145,7 @@ nlohmann::json bert_config(const TinyBert& b) {
           {"position_embedding_type", "absolute"}, {"hidden_dropout_prob", 0.1}};
 }
 
-void check_hidden(const Model& m, const M& want, double tol) {
+void check_hidden(const Model& m, const Matrix& want, double tol) {
   const std::vector<int> ids = {2, 5, 6, 7, 3, 11, 12, 10, 3};
   const std::vector<int> types = {0, 0, 0, 0, 0, 1, 1, 1, 1};
   std::vector<TokenInfo> tokens;
@@ -190,7 +167,7 @@ TEST_CASE("a BERT directory in HF layout matches a naive post-norm BERT with tok
   TinyBert b;
   const std::vector<int> ids = {2, 5, 6, 7, 3, 11, 12, 10, 3};
   const std::vector<int> types = {0, 0, 0, 0, 0, 1, 1, 1, 1};
-  const M want = naive_bert(bert_tensors(b, "", false, false), b, false, ids, types);
+  const Matrix want = naive_bert(bert_tensors(b, "", false, false), b, false, ids, types);
   for (const bool gamma_beta : {false, true}) {
     INFO("LayerNorm names gamma/beta: " << gamma_beta);
     fs::path dir = fresh_dir("bert" + std::to_string(gamma_beta));
@@ -212,7 +189,7 @@ TEST_CASE("a BERT directory in HF layout matches a naive post-norm BERT with tok
 TEST_CASE("a DistilBERT directory in HF layout matches a naive DistilBERT", "[hf]") {
   TinyBert b;
   const std::vector<int> ids = {2, 5, 6, 7, 3, 11, 12, 10, 3};
-  const M want = naive_bert(bert_tensors(b, "", true, false), b, true, ids, std::vector<int>(ids.size()));
+  const Matrix want = naive_bert(bert_tensors(b, "", true, false), b, true, ids, std::vector<int>(ids.size()));
   fs::path dir = fresh_dir("distilbert");
   nlohmann::json j = {{"model_type", "distilbert"}, {"vocab_size", b.vocab}, {"dim", b.d},
                       {"n_layers", b.layers}, {"n_heads", b.heads}, {"hidden_dim", b.inner},
@@ -291,19 +268,19 @@ namespace {
 
 // The masked-LM head of HF's BertLMPredictionHead / DistilBertForMaskedLM, naively:
 // LN(gelu(h W_t^T + b_t)) E^T + b, E the word embeddings.
-M naive_mlm_logits(const M& hidden, const HfTensor& wt, const HfTensor& bt, const HfTensor& ln_w,
+Matrix naive_mlm_logits(const Matrix& hidden, const HfTensor& wt, const HfTensor& bt, const HfTensor& ln_w,
                    const HfTensor& ln_b, const HfTensor& embeddings, const HfTensor& bias) {
-  M out;
+  Matrix out;
   for (const Vec& h : hidden) {
-    Vec t = linear(h, wt, bt);
+    Vec t = naive_linear(h, wt, bt);
     for (double& e : t) e = 0.5 * e * (1 + std::erf(e / std::sqrt(2.0)));
-    out.push_back(linear(layer_norm(t, ln_w, ln_b), embeddings, bias));
+    out.push_back(naive_linear(naive_layer_norm(t, ln_w, ln_b), embeddings, bias));
   }
   return out;
 }
 
 double worst_logit_gap(const Model& m, const std::vector<int>& ids, const std::vector<int>& types,
-                       const M& want) {
+                       const Matrix& want) {
   std::vector<TokenInfo> tokens;
   for (size_t i = 0; i < ids.size(); ++i) tokens.push_back({ids[i], kWords[size_t(ids[i])], types[i]});
   RunResult r = m.forward(tokens, {}, {});
@@ -326,7 +303,7 @@ TEST_CASE("a BertForMaskedLM head predicts through transform, tied embeddings an
   const HfTensors plain = bert_tensors(b, "", false, false);
   const HfTensor wt = pattern({b.d, b.d}, 900, 2.0f), bt = pattern({b.d}, 901),
                  lw = pattern({b.d}, 902, 4.0f), lb = pattern({b.d}, 903), bias = pattern({b.vocab}, 904);
-  const M want = naive_mlm_logits(naive_bert(plain, b, false, ids, types), wt, bt, lw, lb,
+  const Matrix want = naive_mlm_logits(naive_bert(plain, b, false, ids, types), wt, bt, lw, lb,
                                   plain.at("embeddings.word_embeddings.weight"), bias);
   fs::path dir = fresh_dir("bert-mlm");
   write_text(dir / "config.json", bert_config(b).dump());
@@ -356,7 +333,7 @@ TEST_CASE("a DistilBertForMaskedLM head predicts through vocab_transform and voc
   const HfTensors plain = bert_tensors(b, "", true, false);
   const HfTensor wt = pattern({b.d, b.d}, 910, 2.0f), bt = pattern({b.d}, 911),
                  lw = pattern({b.d}, 912, 4.0f), lb = pattern({b.d}, 913), bias = pattern({b.vocab}, 914);
-  const M want = naive_mlm_logits(naive_bert(plain, b, true, ids, types), wt, bt, lw, lb,
+  const Matrix want = naive_mlm_logits(naive_bert(plain, b, true, ids, types), wt, bt, lw, lb,
                                   plain.at("embeddings.word_embeddings.weight"), bias);
   fs::path dir = fresh_dir("distilbert-mlm");
   nlohmann::json j = {{"model_type", "distilbert"}, {"vocab_size", b.vocab}, {"dim", b.d},

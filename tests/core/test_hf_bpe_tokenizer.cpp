@@ -16,8 +16,11 @@
 #include "core/tokenizers/unicode_nfc.h"
 #include "core/tokenizers/tokenizer.h"
 #include "tests/core/hf_test_util.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::labels_of;
+using atlas::test::ids_of;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -30,17 +33,6 @@ std::string bl(const std::string& raw) {
   std::string out;
   for (const char c : raw) out += symbols[static_cast<uint8_t>(c)];
   return out;
-}
-
-std::vector<int32_t> ids_of(const std::vector<TokenInfo>& tokens) {
-  std::vector<int32_t> ids;
-  for (const auto& t : tokens) ids.push_back(t.id);
-  return ids;
-}
-std::vector<std::string> labels_of(const std::vector<TokenInfo>& tokens) {
-  std::vector<std::string> labels;
-  for (const auto& t : tokens) labels.push_back(t.label);
-  return labels;
 }
 
 // A byte-level vocab: the 256 byte symbols with id = byte value, then `extra` from 256 on.
@@ -110,7 +102,7 @@ json llama3_tokenizer_json() {
                      {"vocab", byte_level_vocab(kLlama3Extra)}, {"merges", kLlama3Merges}}}};
 }
 
-fs::path write_dir(const std::string& name, const json& tokenizer,
+fs::path write_tokenizer_dir(const std::string& name, const json& tokenizer,
                    const json& tokenizer_config = nullptr) {
   const fs::path dir = hf_test::fresh_dir(name);
   hf_test::write_text(dir / "tokenizer.json", tokenizer.dump());
@@ -166,7 +158,7 @@ TEST_CASE("NFC, worked from the Unicode data by hand", "[hf-bpe]") {
 }
 
 TEST_CASE("Llama 3 tokenizer.json: split regex, merges, special token, BOS", "[hf-bpe]") {
-  const TokenizerConfig c = read(write_dir("llama3", llama3_tokenizer_json()));
+  const TokenizerConfig c = read(write_tokenizer_dir("llama3", llama3_tokenizer_json()));
   CHECK(c.kind == TokenizerKind::ByteLevelBpe);
   CHECK(c.split_regex == SplitRegex::Llama3);
   CHECK(c.bos == "<|begin_of_text|>");
@@ -215,10 +207,10 @@ TEST_CASE("Llama 3 tokenizer.json: ignore_merges takes a piece that is a token w
   json j = llama3_tokenizer_json();
   j["model"]["merges"] = json::array();
   j["model"]["ignore_merges"] = false;
-  CHECK(ids_of(HfBpeTokenizer(read(write_dir("ignore-off", j))).encode("ll")) ==
+  CHECK(ids_of(HfBpeTokenizer(read(write_tokenizer_dir("ignore-off", j))).encode("ll")) ==
         std::vector<int32_t>{271, 108, 108});
   j["model"]["ignore_merges"] = true;
-  const TokenizerConfig c = read(write_dir("ignore-on", j));
+  const TokenizerConfig c = read(write_tokenizer_dir("ignore-on", j));
   CHECK(c.ignore_merges);
   CHECK(ids_of(HfBpeTokenizer(c).encode("ll")) == std::vector<int32_t>{271, 266});
 }
@@ -239,7 +231,7 @@ TEST_CASE("Qwen2 tokenizer.json: single digits, NFC normalizer, no BOS", "[hf-bp
                           {"trim_offsets", false}, {"use_regex", false}}},
       {"model", {{"type", "BPE"}, {"byte_fallback", false}, {"ignore_merges", false},
                  {"vocab", byte_level_vocab(extra)}, {"merges", merges}}}};
-  const TokenizerConfig c = read(write_dir("qwen2", j), "qwen2");
+  const TokenizerConfig c = read(write_tokenizer_dir("qwen2", j), "qwen2");
   CHECK(c.kind == TokenizerKind::ByteLevelBpe);
   CHECK(c.split_regex == SplitRegex::Qwen2);
   CHECK(c.nfc);
@@ -299,7 +291,7 @@ const json kAddBos = {{"add_bos_token", true}, {"add_eos_token", false}, {"bos_t
 
 TEST_CASE("Llama 2 tokenizer.json: ▁ prefix, byte fallback, BOS from tokenizer_config.json",
           "[hf-bpe]") {
-  const TokenizerConfig c = read(write_dir("llama2", llama2_tokenizer_json(true, false), kAddBos));
+  const TokenizerConfig c = read(write_tokenizer_dir("llama2", llama2_tokenizer_json(true, false), kAddBos));
   CHECK(c.kind == TokenizerKind::SentencePieceBpe);
   CHECK(c.space_prefix == SpacePrefix::Prepend);
   CHECK(c.byte_fallback);
@@ -328,12 +320,12 @@ TEST_CASE("Llama 2 tokenizer.json: ▁ prefix, byte fallback, BOS from tokenizer
   // add_bos_token false wins over the post-processor's template.
   json with_template = llama2_tokenizer_json(true, false);
   with_template["post_processor"] = bos_template("<s>", 1);
-  CHECK(read(write_dir("llama2-tpl", with_template)).bos == "<s>");
-  CHECK(read(write_dir("llama2-nobos", with_template, {{"add_bos_token", false}})).bos.empty());
+  CHECK(read(write_tokenizer_dir("llama2-tpl", with_template)).bos == "<s>");
+  CHECK(read(write_tokenizer_dir("llama2-nobos", with_template, {{"add_bos_token", false}})).bos.empty());
 }
 
 TEST_CASE("Llama 2 tokenizer.json: unknown token when byte_fallback is false", "[hf-bpe]") {
-  const TokenizerConfig c = read(write_dir("llama2-unk", llama2_tokenizer_json(false, false),
+  const TokenizerConfig c = read(write_tokenizer_dir("llama2-unk", llama2_tokenizer_json(false, false),
                                            kAddBos));
   CHECK_FALSE(c.byte_fallback);
   const HfBpeTokenizer tok(c);
@@ -345,7 +337,7 @@ TEST_CASE("Llama 2 tokenizer.json: unknown token when byte_fallback is false", "
 }
 
 TEST_CASE("Metaspace tokenizer.json (prepend_scheme first): ▁ only at the start", "[hf-bpe]") {
-  const TokenizerConfig c = read(write_dir("metaspace", llama2_tokenizer_json(true, true), kAddBos),
+  const TokenizerConfig c = read(write_tokenizer_dir("metaspace", llama2_tokenizer_json(true, true), kAddBos),
                                  "mistral");
   CHECK(c.space_prefix == SpacePrefix::First);
   CHECK_FALSE(c.metaspace_split);
@@ -360,7 +352,7 @@ TEST_CASE("Metaspace tokenizer.json (prepend_scheme first): ▁ only at the star
   json always = llama2_tokenizer_json(true, true);
   always["pre_tokenizer"]["prepend_scheme"] = "always";
   always["pre_tokenizer"]["split"] = true;
-  const TokenizerConfig a = read(write_dir("metaspace-always", always, kAddBos), "mistral");
+  const TokenizerConfig a = read(write_tokenizer_dir("metaspace-always", always, kAddBos), "mistral");
   CHECK(a.space_prefix == SpacePrefix::Always);
   CHECK(a.metaspace_split);
   // "Hi▁Hi" | </s> | "Hi" -> ▁Hi ▁Hi | </s> | ▁Hi.  "Hi  Hi": ▁Hi ▁ ▁Hi (the lone "▁" piece).
@@ -380,7 +372,7 @@ TEST_CASE("Unicode through byte-level BPE: accents, CJK, emoji and their labels"
   const json j = {{"pre_tokenizer", split_then_byte_level(kLlama3Regex)},
                   {"model", {{"type", "BPE"}, {"vocab", byte_level_vocab(extra)},
                              {"merges", merges}}}};
-  const HfBpeTokenizer tok(read(write_dir("unicode", j)));
+  const HfBpeTokenizer tok(read(write_tokenizer_dir("unicode", j)));
   // Pieces of "naïve é 中 😀!": "naïve" (ï is a letter), " é", " 中" (CJK are letters), " 😀!"
   // (an emoji is a symbol: " ?[^\s\p{L}\p{N}]+" takes it with the "!").
   //   n a ï v e: C3 AF -> (C3 AF, 0) ï          = 110 97 256 118 101
@@ -405,7 +397,7 @@ TEST_CASE("Added tokens: longest first, rstrip, single_word", "[hf-bpe]") {
   a["rstrip"] = true;
   c["single_word"] = true;
   j["added_tokens"] = {a, b, c};
-  const HfBpeTokenizer tok(read(write_dir("added", j)));
+  const HfBpeTokenizer tok(read(write_tokenizer_dir("added", j)));
   // "<x>>": the longer token wins at the same position = 257.
   CHECK(ids_of(tok.encode("<x>>")) == std::vector<int32_t>{257});
   // "<x>  ab xab": <x> takes the two spaces after it (rstrip) = 256; "ab" stands alone = 258;
@@ -419,8 +411,8 @@ TEST_CASE("The tokenizer.json kinds round-trip through the project's config.json
   for (const bool byte_level : {true, false}) {
     ModelConfig m;
     m.architecture = Architecture::Decoder;
-    m.tokenizer = byte_level ? read(write_dir("rt-bl", llama3_tokenizer_json()))
-                             : read(write_dir("rt-sp", llama2_tokenizer_json(true, true), kAddBos));
+    m.tokenizer = byte_level ? read(write_tokenizer_dir("rt-bl", llama3_tokenizer_json()))
+                             : read(write_tokenizer_dir("rt-sp", llama2_tokenizer_json(true, true), kAddBos));
     m.tokenizer.added_tokens[0].rstrip = true;  // an object entry as well as plain strings
     m.tokenizer.eos = m.tokenizer.added_tokens[1].content;
     m.vocab_size = static_cast<int64_t>(m.tokenizer.vocab.size()) + 3;  // padded rows are fine
@@ -459,13 +451,13 @@ TEST_CASE("Generated text decodes the tokenizer.json kinds back to text", "[hf-b
     return Model(c, init_params(c, 1));
   };
   // Byte-level: every token's bytes; the added tokens as written.
-  const Model llama3 = model_with(read(write_dir("decode-bl", llama3_tokenizer_json())));
+  const Model llama3 = model_with(read(write_tokenizer_dir("decode-bl", llama3_tokenizer_json())));
   const std::string text = "DON'TS 12345 we'll \n\n<|eot_id|>ok";
   CHECK(decode_tokens(llama3, llama3.tokenizer().encode(text)) == "<|begin_of_text|>" + text);
   // SentencePiece: <s> ▁Hi ▁ <0xE2> <0x82> <0xAC> 1 ▁Hi: "▁" is a space, the byte tokens
   // make "€", and the "▁" put in front of the text is dropped again.
   const Model llama2 =
-      model_with(read(write_dir("decode-sp", llama2_tokenizer_json(true, false), kAddBos)));
+      model_with(read(write_tokenizer_dir("decode-sp", llama2_tokenizer_json(true, false), kAddBos)));
   CHECK(decode_tokens(llama2, llama2.tokenizer().encode("Hi €1 Hi")) == "<s>Hi €1 Hi");
 }
 
@@ -496,7 +488,7 @@ TEST_CASE("Llama-family tokenizer.json: bad files are refused naming the file an
           "[hf-bpe]") {
   const auto refused = [](const std::string& name, const json& j) {
     try {
-      read(write_dir(name, j));
+      read(write_tokenizer_dir(name, j));
     } catch (const AtlasError& e) {
       const std::string message = e.what();
       CHECK(message.find("tokenizer.json") != std::string::npos);

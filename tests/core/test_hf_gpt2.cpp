@@ -73,21 +73,6 @@ fs::path write_gpt2_dir(const std::string& name, const TinyGpt2& g, const std::s
   return dir;
 }
 
-using Vec = std::vector<double>;
-using M = std::vector<Vec>;
-
-Vec layer_norm(const Vec& x, const HfTensor& w, const HfTensor& b, double eps) {
-  double mean = 0, var = 0;
-  for (double v : x) mean += v;
-  mean /= double(x.size());
-  for (double v : x) var += (v - mean) * (v - mean);
-  var /= double(x.size());
-  Vec y(x.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    y[i] = (x[i] - mean) / std::sqrt(var + eps) * w.data[i] + b.data[i];
-  return y;
-}
-
 // Conv1D: y = x W + b with W [in, out].
 Vec conv1d(const Vec& x, const HfTensor& w, const HfTensor& b) {
   Vec y(size_t(w.shape[1]));
@@ -104,24 +89,24 @@ double gelu_tanh(double x) {
 }
 
 // Logits [L, vocab] of GPT-2 on `ids`, straight from the HF tensors (no prefix).
-M naive_gpt2(const HfTensors& t, const TinyGpt2& g, const std::vector<int>& ids) {
+Matrix naive_gpt2(const HfTensors& t, const TinyGpt2& g, const std::vector<int>& ids) {
   const size_t L = ids.size(), d = size_t(g.d), dh = d / size_t(g.heads);
-  M h(L, Vec(d));
+  Matrix h(L, Vec(d));
   for (size_t p = 0; p < L; ++p)
     for (size_t c = 0; c < d; ++c)
       h[p][c] = t.at("wte.weight").at(ids[p], int64_t(c)) + t.at("wpe.weight").at(int64_t(p), int64_t(c));
   for (int64_t layer = 0; layer < g.layers; ++layer) {
     const std::string pre = "h." + std::to_string(layer);
     auto T = [&](const std::string& n) -> const HfTensor& { return t.at(pre + n); };
-    M q(L), k(L), v(L);
+    Matrix q(L), k(L), v(L);
     for (size_t p = 0; p < L; ++p) {
-      Vec qkv = conv1d(layer_norm(h[p], T(".ln_1.weight"), T(".ln_1.bias"), 1e-5),
+      Vec qkv = conv1d(naive_layer_norm(h[p], T(".ln_1.weight"), T(".ln_1.bias"), 1e-5),
                        T(".attn.c_attn.weight"), T(".attn.c_attn.bias"));
       q[p].assign(qkv.begin(), qkv.begin() + long(d));
       k[p].assign(qkv.begin() + long(d), qkv.begin() + long(2 * d));
       v[p].assign(qkv.begin() + long(2 * d), qkv.end());
     }
-    M attn(L, Vec(d, 0.0));
+    Matrix attn(L, Vec(d, 0.0));
     for (size_t head = 0; head < size_t(g.heads); ++head)
       for (size_t i = 0; i < L; ++i) {
         Vec s(i + 1);
@@ -140,16 +125,16 @@ M naive_gpt2(const HfTensors& t, const TinyGpt2& g, const std::vector<int>& ids)
     for (size_t p = 0; p < L; ++p) {
       Vec o = conv1d(attn[p], T(".attn.c_proj.weight"), T(".attn.c_proj.bias"));
       for (size_t c = 0; c < d; ++c) h[p][c] += o[c];
-      Vec f = conv1d(layer_norm(h[p], T(".ln_2.weight"), T(".ln_2.bias"), 1e-5),
+      Vec f = conv1d(naive_layer_norm(h[p], T(".ln_2.weight"), T(".ln_2.bias"), 1e-5),
                      T(".mlp.c_fc.weight"), T(".mlp.c_fc.bias"));
       for (double& x : f) x = gelu_tanh(x);
       Vec m = conv1d(f, T(".mlp.c_proj.weight"), T(".mlp.c_proj.bias"));
       for (size_t c = 0; c < d; ++c) h[p][c] += m[c];
     }
   }
-  M logits(L, Vec(size_t(g.vocab)));
+  Matrix logits(L, Vec(size_t(g.vocab)));
   for (size_t p = 0; p < L; ++p) {
-    Vec x = layer_norm(h[p], t.at("ln_f.weight"), t.at("ln_f.bias"), 1e-5);
+    Vec x = naive_layer_norm(h[p], t.at("ln_f.weight"), t.at("ln_f.bias"), 1e-5);
     for (int64_t tok = 0; tok < g.vocab; ++tok) {  // lm_head tied to wte
       double s = 0;
       for (size_t c = 0; c < d; ++c) s += x[c] * t.at("wte.weight").at(tok, int64_t(c));
@@ -159,14 +144,14 @@ M naive_gpt2(const HfTensors& t, const TinyGpt2& g, const std::vector<int>& ids)
   return logits;
 }
 
-void check_against_oracle(const Model& m, const TinyGpt2& g, double tol) {
+void check_gpt2_against_oracle(const Model& m, const TinyGpt2& g, double tol) {
   const std::vector<int> ids = {258, 72, 101, 108, 108, 111, 256, 33, 259};
   std::vector<TokenInfo> tokens;
   for (int id : ids) tokens.push_back({id, std::to_string(id)});
   RunResult r = m.forward(tokens, {}, {});
   REQUIRE(r.is_logits);
   REQUIRE(r.output.shape == Shape{int64_t(ids.size()), g.vocab});
-  M want = naive_gpt2(gpt2_tensors(g, "", false), g, ids);
+  Matrix want = naive_gpt2(gpt2_tensors(g, "", false), g, ids);
   double worst = 0;
   for (size_t p = 0; p < ids.size(); ++p)
     for (int64_t tok = 0; tok < g.vocab; ++tok)
@@ -185,7 +170,7 @@ TEST_CASE("a GPT-2 directory in HF layout matches a naive GPT-2", "[hf]") {
     Model m = load_model(dir.string());
     CHECK(m.config().architecture == Architecture::Decoder);
     CHECK(m.config().tokenizer.kind == TokenizerKind::Gpt2Bpe);
-    check_against_oracle(m, g, 2e-4);
+    check_gpt2_against_oracle(m, g, 2e-4);
     fs::remove_all(dir);
   }
 }
@@ -203,7 +188,7 @@ TEST_CASE("GPT-2 F16 and BF16 weights load to the same values", "[hf]") {
     for (int64_t o = 0; o < g.d; ++o)
       for (int64_t i = 0; i < g.d; ++i) REQUIRE(wk.data[size_t(o * g.d + i)] == want.at(i, g.d + o));
     CHECK(c.skipped.size() == size_t(2 * g.layers));  // attn.bias + attn.masked_bias per layer
-    check_against_oracle(Model(c.config, c.params), g, 2e-4);
+    check_gpt2_against_oracle(Model(c.config, c.params), g, 2e-4);
     fs::remove_all(dir);
   }
 }
@@ -224,7 +209,7 @@ TEST_CASE("a sharded GPT-2 checkpoint loads through its index", "[hf]") {
   write_safetensors_file(dir / "model-00002-of-00002.safetensors", b, "BF16");
   write_text(dir / "model.safetensors.index.json",
              nlohmann::json({{"metadata", {{"total_size", 1}}}, {"weight_map", map}}).dump());
-  check_against_oracle(load_model(dir.string()), g, 2e-4);
+  check_gpt2_against_oracle(load_model(dir.string()), g, 2e-4);
 
   SECTION("a shard listed in the index is missing") {
     fs::remove(dir / "model-00002-of-00002.safetensors");
@@ -307,7 +292,7 @@ TEST_CASE("greedy generation with a GPT-2 directory follows the naive model's ar
   for (size_t i = 0; i < 3; ++i) CHECK(r.prompt[i].id == ids[i]);
   REQUIRE(r.generated.size() == 5);
   for (const TokenInfo& tok : r.generated) {
-    M logits = naive_gpt2(t, g, ids);
+    Matrix logits = naive_gpt2(t, g, ids);
     const Vec& last = logits.back();
     const int want = int(std::max_element(last.begin(), last.end()) - last.begin());
     CHECK(tok.id == want);
@@ -332,7 +317,7 @@ TEST_CASE("greedy generation with a GPT-2 directory follows the naive model's ar
 
   SECTION("top-k probabilities are the softmax of the naive logits, best first") {
     std::vector<int> prompt = {104, 105, 258};
-    M logits = naive_gpt2(t, g, prompt);
+    Matrix logits = naive_gpt2(t, g, prompt);
     const Vec& last = logits.back();
     double mx = *std::max_element(last.begin(), last.end()), z = 0;
     for (double v : last) z += std::exp(v - mx);

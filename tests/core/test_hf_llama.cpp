@@ -19,9 +19,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-using Mat = std::vector<std::vector<double>>;
-
-struct Arch {
+struct LlamaArch {
   std::string model_type = "llama";
   int64_t vocab = 260, d = 16, layers = 2, heads = 4, kv_heads = 2, ff = 24, ctx = 64;
   double theta = 10000, eps = 1e-6, partial = 1.0;
@@ -35,7 +33,7 @@ struct Arch {
   int64_t dh() const { return head_dim > 0 ? head_dim : d / heads; }
 };
 
-HfTensors tensors_of(const Arch& a) {
+HfTensors tensors_of(const LlamaArch& a) {
   HfTensors t;
   uint32_t seed = 1;
   auto add = [&](const std::string& n, std::vector<int64_t> shape, float scale = 1.0f) {
@@ -75,7 +73,7 @@ HfTensors tensors_of(const Arch& a) {
   return t;
 }
 
-nlohmann::json config_of(const Arch& a) {
+nlohmann::json config_of(const LlamaArch& a) {
   nlohmann::json j = {{"model_type", a.model_type}, {"vocab_size", a.vocab}, {"hidden_size", a.d},
                       {"num_hidden_layers", a.layers}, {"num_attention_heads", a.heads},
                       {"num_key_value_heads", a.kv_heads}, {"intermediate_size", a.ff},
@@ -89,7 +87,7 @@ nlohmann::json config_of(const Arch& a) {
   return j;
 }
 
-fs::path write_dir(const Arch& a, const std::string& name) {
+fs::path write_llama_dir(const LlamaArch& a, const std::string& name) {
   fs::path dir = fresh_dir(name);
   write_text(dir / "config.json", config_of(a).dump());
   const HfTensors all = tensors_of(a);
@@ -112,8 +110,8 @@ fs::path write_dir(const Arch& a, const std::string& name) {
 
 // ---- the naive decoder, in transformers' formulation ----------------------------------------
 
-Mat matmul_t(const Mat& x, const HfTensor& w, int64_t row0, int64_t rows, const HfTensor* b) {
-  Mat y(x.size(), std::vector<double>(size_t(rows), 0.0));
+Matrix matmul_t(const Matrix& x, const HfTensor& w, int64_t row0, int64_t rows, const HfTensor* b) {
+  Matrix y(x.size(), std::vector<double>(size_t(rows), 0.0));
   const int64_t in = w.shape[1];
   for (size_t i = 0; i < x.size(); ++i)
     for (int64_t o = 0; o < rows; ++o) {
@@ -124,8 +122,8 @@ Mat matmul_t(const Mat& x, const HfTensor& w, int64_t row0, int64_t rows, const 
   return y;
 }
 
-Mat rms_norm(const Mat& x, const HfTensor& w, const Arch& a) {
-  Mat y = x;
+Matrix rms_norm(const Matrix& x, const HfTensor& w, const LlamaArch& a) {
+  Matrix y = x;
   for (auto& row : y) {
     double ms = 0;
     for (double v : row) ms += v * v;
@@ -136,7 +134,7 @@ Mat rms_norm(const Mat& x, const HfTensor& w, const Arch& a) {
   return y;
 }
 
-std::vector<double> inv_freq(const Arch& a, int64_t r) {
+std::vector<double> inv_freq(const LlamaArch& a, int64_t r) {
   std::vector<double> f;
   for (int64_t i = 0; i < r; i += 2) f.push_back(1.0 / std::pow(a.theta, double(i) / double(r)));
   if (!a.rope_scaling.is_null() && a.rope_scaling["rope_type"] == "llama3") {
@@ -155,7 +153,7 @@ std::vector<double> inv_freq(const Arch& a, int64_t r) {
 }
 
 // q * cos + rotate_half(q) * sin on the first r dims of each head, emb = cat(freqs, freqs).
-void apply_rope(Mat& x, int64_t heads, const Arch& a) {
+void apply_rope(Matrix& x, int64_t heads, const LlamaArch& a) {
   const int64_t dh = a.dh(), r = int64_t(double(dh) * a.partial);
   const std::vector<double> f = inv_freq(a, r);
   for (size_t pos = 0; pos < x.size(); ++pos)
@@ -171,29 +169,29 @@ void apply_rope(Mat& x, int64_t heads, const Arch& a) {
     }
 }
 
-double act(double v, const Arch& a) {
+double act(double v, const LlamaArch& a) {
   if (a.act == "silu") return v / (1 + std::exp(-v));
   return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
 }
 
-struct Naive {
-  Mat logits;
-  std::vector<std::vector<Mat>> attn;  // [layer][head][i][j]
+struct HfLlamaOracle {
+  Matrix logits;
+  std::vector<std::vector<Matrix>> attn;  // [layer][head][i][j]
 };
 
-Naive naive_forward(const Arch& a, const HfTensors& t, const std::vector<int>& ids) {
+HfLlamaOracle naive_forward(const LlamaArch& a, const HfTensors& t, const std::vector<int>& ids) {
   auto T = [&](const std::string& n) -> const HfTensor& { return t.at("model." + n); };
   const int64_t L = int64_t(ids.size()), dh = a.dh(), q = a.heads * dh, kv = a.kv_heads * dh;
-  Mat x(size_t(L), std::vector<double>(size_t(a.d)));
+  Matrix x(size_t(L), std::vector<double>(size_t(a.d)));
   for (int64_t i = 0; i < L; ++i)
     for (int64_t k = 0; k < a.d; ++k)
       x[size_t(i)][size_t(k)] = T("embed_tokens.weight").at(ids[size_t(i)], k) * (a.gemma ? std::sqrt(float(a.d)) : 1.0);
-  Naive out;
+  HfLlamaOracle out;
   for (int64_t l = 0; l < a.layers; ++l) {
     const std::string h = "layers." + std::to_string(l) + ".";
-    const Mat n = rms_norm(x, T(h + "input_layernorm.weight"), a);
+    const Matrix n = rms_norm(x, T(h + "input_layernorm.weight"), a);
     auto bias = [&](const std::string& name) { return t.count("model." + h + name) ? &T(h + name) : nullptr; };
-    Mat Q, K, V;
+    Matrix Q, K, V;
     if (a.fused) {
       const HfTensor& w = T(h + "self_attn.qkv_proj.weight");
       Q = matmul_t(n, w, 0, q, nullptr);
@@ -206,11 +204,11 @@ Naive naive_forward(const Arch& a, const HfTensors& t, const std::vector<int>& i
     }
     apply_rope(Q, a.heads, a);
     apply_rope(K, a.kv_heads, a);
-    Mat concat(size_t(L), std::vector<double>(size_t(q), 0.0));
-    std::vector<Mat> maps;
+    Matrix concat(size_t(L), std::vector<double>(size_t(q), 0.0));
+    std::vector<Matrix> maps;
     for (int64_t hd = 0; hd < a.heads; ++hd) {
       const int64_t g = hd / (a.heads / a.kv_heads);  // repeat_kv
-      Mat p(size_t(L), std::vector<double>(size_t(L), 0.0));
+      Matrix p(size_t(L), std::vector<double>(size_t(L), 0.0));
       for (int64_t i = 0; i < L; ++i) {
         double mx = -INFINITY;
         std::vector<double> s(size_t(L), -INFINITY);
@@ -233,11 +231,11 @@ Naive naive_forward(const Arch& a, const HfTensors& t, const std::vector<int>& i
       maps.push_back(p);
     }
     out.attn.push_back(maps);
-    const Mat o = matmul_t(concat, T(h + "self_attn.o_proj.weight"), 0, a.d, bias("self_attn.o_proj.bias"));
+    const Matrix o = matmul_t(concat, T(h + "self_attn.o_proj.weight"), 0, a.d, bias("self_attn.o_proj.bias"));
     for (int64_t i = 0; i < L; ++i)
       for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += o[size_t(i)][size_t(k)];
-    const Mat m = rms_norm(x, T(h + "post_attention_layernorm.weight"), a);
-    Mat gate, up;
+    const Matrix m = rms_norm(x, T(h + "post_attention_layernorm.weight"), a);
+    Matrix gate, up;
     if (a.fused) {
       gate = matmul_t(m, T(h + "mlp.gate_up_proj.weight"), 0, a.ff, nullptr);
       up = matmul_t(m, T(h + "mlp.gate_up_proj.weight"), a.ff, a.ff, nullptr);
@@ -247,7 +245,7 @@ Naive naive_forward(const Arch& a, const HfTensors& t, const std::vector<int>& i
     }
     for (size_t i = 0; i < gate.size(); ++i)
       for (size_t k = 0; k < gate[i].size(); ++k) gate[i][k] = act(gate[i][k], a) * up[i][k];
-    const Mat down = matmul_t(gate, T(h + "mlp.down_proj.weight"), 0, a.d, nullptr);
+    const Matrix down = matmul_t(gate, T(h + "mlp.down_proj.weight"), 0, a.d, nullptr);
     for (int64_t i = 0; i < L; ++i)
       for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += down[size_t(i)][size_t(k)];
   }
@@ -256,8 +254,8 @@ Naive naive_forward(const Arch& a, const HfTensors& t, const std::vector<int>& i
   return out;
 }
 
-void check_against_naive(const Arch& a, const std::string& name) {
-  const fs::path dir = write_dir(a, name);
+void check_folder_against_naive(const LlamaArch& a, const std::string& name) {
+  const fs::path dir = write_llama_dir(a, name);
   HfLoadOptions no_tokenizer;
   no_tokenizer.tokenizer = false;  // the ids below are given directly
   const Model model = load_hf_directory(dir.string(), no_tokenizer);
@@ -273,7 +271,7 @@ void check_against_naive(const Arch& a, const std::string& name) {
         const uint32_t bits = uint32_t(to_bf16(v)) << 16;
         std::memcpy(&v, &bits, 4);
       }
-  const Naive want = naive_forward(a, held, ids);
+  const HfLlamaOracle want = naive_forward(a, held, ids);
   double scale = 1, worst = 0;
   for (const auto& row : want.logits)
     for (double v : row) scale = std::max(scale, std::abs(v));
@@ -300,72 +298,72 @@ void check_against_naive(const Arch& a, const std::string& name) {
 }  // namespace
 
 TEST_CASE("Llama-family HF folders match a naive decoder: logits and every attention map", "[hf][llama]") {
-  SECTION("llama: GQA 4 on 2, untied head") { check_against_naive(Arch{}, "llama"); }
+  SECTION("llama: GQA 4 on 2, untied head") { check_folder_against_naive(LlamaArch{}, "llama"); }
   SECTION("llama 3: llama3 rope scaling, biases, tied, BF16 weights") {
-    Arch a;
+    LlamaArch a;
     a.theta = 500000;
     a.rope_scaling = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 32}};
     a.qkv_bias = a.o_bias = true;
     a.tied = true;
     a.dtype = "BF16";
-    check_against_naive(a, "llama3");
+    check_folder_against_naive(a, "llama3");
   }
   SECTION("mistral: sliding window of 4, multi-query (1 key/value head), sharded") {
-    Arch a;
+    LlamaArch a;
     a.model_type = "mistral";
     a.kv_heads = 1;
     a.window = 4;
     a.sharded = true;
-    check_against_naive(a, "mistral");
+    check_folder_against_naive(a, "mistral");
   }
   SECTION("qwen2: q, k, v biases and none on o, tied, F16") {
-    Arch a;
+    LlamaArch a;
     a.model_type = "qwen2";
     a.qkv_bias = true;
     a.tied = true;
     a.theta = 1000000;
     a.dtype = "F16";
-    check_against_naive(a, "qwen2");
+    check_folder_against_naive(a, "qwen2");
   }
   SECTION("gemma: (1 + w) norms, sqrt(d) embedding scale, GeGLU, tied") {
-    Arch a;
+    LlamaArch a;
     a.model_type = "gemma";
     a.gemma = true;
     a.tied = true;
     a.act = "gelu_pytorch_tanh";
     a.kv_heads = 4;
-    check_against_naive(a, "gemma");
+    check_folder_against_naive(a, "gemma");
   }
   SECTION("gemma 7B's layout: heads wider than hidden_size / heads (4 x 8 over d 16)") {
-    Arch a;
+    LlamaArch a;
     a.model_type = "gemma";
     a.gemma = true;
     a.tied = true;
     a.act = "gelu_pytorch_tanh";
     a.kv_heads = 4;
     a.head_dim = 8;
-    check_against_naive(a, "gemma-wide-heads");
+    check_folder_against_naive(a, "gemma-wide-heads");
   }
   SECTION("mistral NeMo's layout: narrower heads (4 x 2 over d 16), grouped 2:1") {
-    Arch a;
+    LlamaArch a;
     a.model_type = "mistral";
     a.head_dim = 2;
-    check_against_naive(a, "mistral-narrow-heads");
+    check_folder_against_naive(a, "mistral-narrow-heads");
   }
   SECTION("phi3: fused qkv_proj and gate_up_proj, half the head dims rotate") {
-    Arch a;
+    LlamaArch a;
     a.model_type = "phi3";
     a.fused = true;
     a.partial = 0.5;
     a.kv_heads = 4;
-    check_against_naive(a, "phi3");
+    check_folder_against_naive(a, "phi3");
   }
 }
 
 TEST_CASE("Llama-family configs that change the maths are refused by name", "[hf][llama][errors]") {
-  auto refused = [](Arch a, const std::function<void(nlohmann::json&)>& edit) {
-    const fs::path dir = write_dir(a, "llama-bad");
+  auto refused = [](LlamaArch a, const std::function<void(nlohmann::json&)>& edit) {
+    const fs::path dir = write_llama_dir(a, "llama-bad");
     nlohmann::json j = config_of(a);
     edit(j);
     write_text(dir / "config.json", j.dump());
@@ -380,23 +378,27 @@ TEST_CASE("Llama-family configs that change the maths are refused by name", "[hf
     fs::remove_all(dir);
     return message;
   };
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; }),
+  CHECK_THAT(refused(LlamaArch{},
+                     [](auto& j) {
+                       j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+                     }),
              Contains("config.json (rope_scaling): rope type \"yarn\" is not supported"));
   // A head_dim the weights do not have: the projection's shape names the mismatch.
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = 8; }), Contains("q_proj.weight"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = -4; }), Contains("head_dim must be in 1 .. 65536, got -4"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["head_dim"] = 1 << 20; }), Contains("head_dim"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["num_key_value_heads"] = 3; }),
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["head_dim"] = 8; }), Contains("q_proj.weight"));
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["head_dim"] = -4; }),
+             Contains("head_dim must be in 1 .. 65536, got -4"));
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["head_dim"] = 1 << 20; }), Contains("head_dim"));
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["num_key_value_heads"] = 3; }),
              Contains("attention.kv_heads must divide n_heads (4), got 3"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["hidden_act"] = "relu2"; }),
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["hidden_act"] = "relu2"; }),
              Contains("hidden_act \"relu2\" is not supported"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["partial_rotary_factor"] = 0.3; }),
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["partial_rotary_factor"] = 0.3; }),
              Contains("partial_rotary_factor"));
-  Arch qwen;
+  LlamaArch qwen;
   qwen.model_type = "qwen2";
   qwen.qkv_bias = true;
   CHECK_THAT(refused(qwen, [](auto& j) { j["use_sliding_window"] = true; }),
              Contains("use_sliding_window true"));
-  CHECK_THAT(refused(Arch{}, [](auto& j) { j["intermediate_size"] = 30; }),
+  CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["intermediate_size"] = 30; }),
              Contains("mlp.gate_proj.weight"));  // the file's [24, 16] is not [30, 16]
 }

@@ -72,37 +72,13 @@ HfTensors vit_tensors(const TinyVit& v) {
   return t;
 }
 
-using Vec = std::vector<double>;
-using M = std::vector<Vec>;
-
-Vec layer_norm(const Vec& x, const HfTensor& w, const HfTensor& b) {
-  double mean = 0, var = 0;
-  for (double e : x) mean += e;
-  mean /= double(x.size());
-  for (double e : x) var += (e - mean) * (e - mean);
-  var /= double(x.size());
-  Vec y(x.size());
-  for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(var + 1e-12) * w.data[i] + b.data[i];
-  return y;
-}
-
-Vec linear(const Vec& x, const HfTensor& w, const HfTensor& b) {
-  Vec y(size_t(w.shape[0]));
-  for (int64_t o = 0; o < w.shape[0]; ++o) {
-    double s = b.data[size_t(o)];
-    for (int64_t i = 0; i < w.shape[1]; ++i) s += w.at(o, i) * x[size_t(i)];
-    y[size_t(o)] = s;
-  }
-  return y;
-}
-
 const double kMean[3] = {0.485, 0.456, 0.406}, kStd[3] = {0.229, 0.224, 0.225};
 
 // Classifier logits of every position [L, labels] for an image of exactly image x image.
-M naive_vit(const HfTensors& t, const TinyVit& v, const RgbImage& im) {
+Matrix naive_vit(const HfTensors& t, const TinyVit& v, const RgbImage& im) {
   auto T = [&](const std::string& n) -> const HfTensor& { return t.at("vit." + n); };
   const size_t d = size_t(v.d), L = size_t(v.tokens()), dh = d / size_t(v.heads);
-  M x(L, Vec(d));
+  Matrix x(L, Vec(d));
   const HfTensor& conv = T("embeddings.patch_embeddings.projection.weight");  // [d, 3, P, P]
   for (size_t c = 0; c < d; ++c) x[0][c] = T("embeddings.cls_token").data[c];
   for (int64_t pr = 0; pr < v.grid(); ++pr)
@@ -126,14 +102,17 @@ M naive_vit(const HfTensors& t, const TinyVit& v, const RgbImage& im) {
   for (int64_t layer = 0; layer < v.layers; ++layer) {
     const std::string h = "encoder.layer." + std::to_string(layer);
     auto W = [&](const std::string& n) -> const HfTensor& { return T(h + n); };
-    M a(L), q(L), k(L), val(L);
+    Matrix a(L), q(L), k(L), val(L);
     for (size_t p = 0; p < L; ++p) {
-      a[p] = layer_norm(x[p], W(".layernorm_before.weight"), W(".layernorm_before.bias"));
-      q[p] = linear(a[p], W(".attention.attention.query.weight"), W(".attention.attention.query.bias"));
-      k[p] = linear(a[p], W(".attention.attention.key.weight"), W(".attention.attention.key.bias"));
-      val[p] = linear(a[p], W(".attention.attention.value.weight"), W(".attention.attention.value.bias"));
+      a[p] = naive_layer_norm(x[p], W(".layernorm_before.weight"), W(".layernorm_before.bias"));
+      q[p] = naive_linear(a[p], W(".attention.attention.query.weight"),
+                          W(".attention.attention.query.bias"));
+      k[p] = naive_linear(a[p], W(".attention.attention.key.weight"),
+                          W(".attention.attention.key.bias"));
+      val[p] = naive_linear(a[p], W(".attention.attention.value.weight"),
+                            W(".attention.attention.value.bias"));
     }
-    M ctx(L, Vec(d, 0.0));
+    Matrix ctx(L, Vec(d, 0.0));
     for (size_t head = 0; head < size_t(v.heads); ++head)
       for (size_t i = 0; i < L; ++i) {
         Vec s(L);
@@ -149,18 +128,19 @@ M naive_vit(const HfTensors& t, const TinyVit& v, const RgbImage& im) {
           for (size_t c = 0; c < dh; ++c) ctx[i][head * dh + c] += s[j] / z * val[j][head * dh + c];
       }
     for (size_t p = 0; p < L; ++p) {
-      Vec o = linear(ctx[p], W(".attention.output.dense.weight"), W(".attention.output.dense.bias"));
+      Vec o = naive_linear(ctx[p], W(".attention.output.dense.weight"),
+                           W(".attention.output.dense.bias"));
       for (size_t c = 0; c < d; ++c) x[p][c] += o[c];
-      Vec b = layer_norm(x[p], W(".layernorm_after.weight"), W(".layernorm_after.bias"));
-      Vec f = linear(b, W(".intermediate.dense.weight"), W(".intermediate.dense.bias"));
+      Vec b = naive_layer_norm(x[p], W(".layernorm_after.weight"), W(".layernorm_after.bias"));
+      Vec f = naive_linear(b, W(".intermediate.dense.weight"), W(".intermediate.dense.bias"));
       for (double& e : f) e = 0.5 * e * (1 + std::erf(e / std::sqrt(2.0)));
-      Vec g = linear(f, W(".output.dense.weight"), W(".output.dense.bias"));
+      Vec g = naive_linear(f, W(".output.dense.weight"), W(".output.dense.bias"));
       for (size_t c = 0; c < d; ++c) x[p][c] += g[c];
     }
   }
-  M logits(L);
+  Matrix logits(L);
   for (size_t p = 0; p < L; ++p)
-    logits[p] = linear(layer_norm(x[p], T("layernorm.weight"), T("layernorm.bias")),
+    logits[p] = naive_linear(naive_layer_norm(x[p], T("layernorm.weight"), T("layernorm.bias")),
                        t.at("classifier.weight"), t.at("classifier.bias"));
   return logits;
 }
@@ -227,7 +207,7 @@ TEST_CASE("a ViT directory in HF layout matches a naive ViT, preprocessing inclu
   CHECK(m.tokenizer().label(2) == "ship");
   CHECK(m.config().embeddings.patches.mean[1] == Approx(0.456f));
   const RgbImage im = test_image(v.image);  // already 8x8: resizing is the identity (above)
-  const M want = naive_vit(t, v, im);
+  const Matrix want = naive_vit(t, v, im);
   const PatchInput in = patch_input(m.config(), im);
   REQUIRE(in.tokens.size() == size_t(v.tokens()));
   CHECK(in.tokens[0].label == "[CLS]");

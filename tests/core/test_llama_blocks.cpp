@@ -19,13 +19,13 @@
 #include "core/tensor/random.h"
 #include "tests/core/finite_differences.h"
 #include "tests/core/train_test_util.h"
+#include "tests/core/config_error.h"
 
 using namespace atlas;
+using atlas::test::parse;
 using Catch::Matchers::Contains;
 
 namespace {
-
-ModelConfig parse(const std::string& json) { return parse_config(json, "test.json"); }
 
 Tensor tensor(Shape shape, std::vector<float> values) {
   Tensor t(std::move(shape));

@@ -9,8 +9,10 @@
 #include "core/analysis/logit_lens.h"
 #include "core/model/model.h"
 #include "tests/core/naive_transformer.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
 
@@ -30,12 +32,6 @@ ModelConfig lens_config(NormPosition np, NormKind nk) {
   c.scale_embedding = false;
   c.init_std = 0.5f;
   return c;
-}
-
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
 }
 
 // Top-k of softmax(row) by hand: (id, prob), highest first.

@@ -9,12 +9,14 @@
 #include "core/tensor/error.h"
 #include "core/model/model.h"
 #include "tests/core/naive_transformer.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
 
-ModelConfig lens_config(NormPosition np) {
+ModelConfig lens_option_config(NormPosition np) {
   ModelConfig c;
   c.name = "lens-option-test";
   c.architecture = Architecture::Decoder;
@@ -30,30 +32,24 @@ ModelConfig lens_config(NormPosition np) {
   return c;
 }
 
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
-
 bool has_hidden(const Trace& t) {
   for (const auto& a : t.arrays)
     if (a.name.size() > 7 && a.name.compare(a.name.size() - 7, 7, ".hidden") == 0) return true;
   return false;
 }
 
-const std::vector<int> kIds = {3, 14, 15, 9, 26, 5};
+const std::vector<int> kLensIds = {3, 14, 15, 9, 26, 5};
 
 }  // namespace
 
 TEST_CASE("TraceOptions::logit_lens adds per-layer predictions matching a naive lens", "[logit_lens]") {
   for (NormPosition np : {NormPosition::Pre, NormPosition::Post}) {
-    const ModelConfig c = lens_config(np);
+    const ModelConfig c = lens_option_config(np);
     Model m(c, init_params(c, 8));
     RunOptions o;
     o.trace.hidden = true;
     o.trace.logit_lens = 2;
-    const RunResult r = m.forward(tokens(kIds), {}, o);
+    const RunResult r = m.forward(tokens(kLensIds), {}, o);
     const TracedArray* ids = r.trace.find("decoder.logit_lens.ids");
     const TracedArray* probs = r.trace.find("decoder.logit_lens.probs");
     REQUIRE(ids);
@@ -86,15 +82,15 @@ TEST_CASE("TraceOptions::logit_lens adds per-layer predictions matching a naive 
 }
 
 TEST_CASE("TraceOptions::logit_lens keeps hidden states only when they were asked for", "[logit_lens]") {
-  const ModelConfig c = lens_config(NormPosition::Pre);
+  const ModelConfig c = lens_option_config(NormPosition::Pre);
   Model m(c, init_params(c, 8));
   RunOptions with_hidden;
   with_hidden.trace.hidden = true;
   with_hidden.trace.logit_lens = 3;
-  const RunResult a = m.forward(tokens(kIds), {}, with_hidden);
+  const RunResult a = m.forward(tokens(kLensIds), {}, with_hidden);
   RunOptions lens_only;
   lens_only.trace.logit_lens = 3;
-  const RunResult b = m.forward(tokens(kIds), {}, lens_only);
+  const RunResult b = m.forward(tokens(kLensIds), {}, lens_only);
   CHECK(has_hidden(a.trace));
   CHECK_FALSE(has_hidden(b.trace));
   const TracedArray* pa = a.trace.find("decoder.logit_lens.probs");
@@ -103,21 +99,21 @@ TEST_CASE("TraceOptions::logit_lens keeps hidden states only when they were aske
   REQUIRE(pb);
   CHECK(pa->tensor.data == pb->tensor.data);
   RunOptions plain;
-  const RunResult p = m.forward(tokens(kIds), {}, plain);  // default: no lens
+  const RunResult p = m.forward(tokens(kLensIds), {}, plain);  // default: no lens
   CHECK_FALSE(p.trace.find("decoder.logit_lens.ids"));
   CHECK(TraceOptions::none().logit_lens == 0);
   CHECK(TraceOptions::all().logit_lens == 0);
 }
 
 TEST_CASE("TraceOptions::logit_lens errors name the problem", "[logit_lens]") {
-  ModelConfig c = lens_config(NormPosition::Pre);
+  ModelConfig c = lens_option_config(NormPosition::Pre);
   c.output = OutputHead::None;
   Model m(c, init_params(c, 8));
   RunOptions o;
   o.trace.logit_lens = 2;
-  CHECK_THROWS_WITH(m.forward(tokens(kIds), {}, o), Catch::Contains("output head"));
-  const ModelConfig t = lens_config(NormPosition::Pre);
+  CHECK_THROWS_WITH(m.forward(tokens(kLensIds), {}, o), Catch::Contains("output head"));
+  const ModelConfig t = lens_option_config(NormPosition::Pre);
   Model mt(t, init_params(t, 8));
   o.trace.logit_lens = 257;
-  CHECK_THROWS_WITH(mt.forward(tokens(kIds), {}, o), Catch::Contains("top-k"));
+  CHECK_THROWS_WITH(mt.forward(tokens(kLensIds), {}, o), Catch::Contains("top-k"));
 }

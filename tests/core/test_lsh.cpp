@@ -15,7 +15,7 @@
 using namespace atlas;
 
 namespace {
-Mat random_mat(int64_t r, int64_t c, std::mt19937& g) {
+Mat normal_mat(int64_t r, int64_t c, std::mt19937& g) {
   std::normal_distribution<float> n(0.0f, 1.0f);
   Mat m(r, c);
   for (int64_t i = 0; i < r; ++i)
@@ -26,7 +26,7 @@ Mat random_mat(int64_t r, int64_t c, std::mt19937& g) {
 
 TEST_CASE("LSH: identical inputs hash identically, scale does not matter", "[lsh]") {
   std::mt19937 g(1);
-  Mat x = random_mat(20, 8, g);
+  Mat x = normal_mat(20, 8, g);
   x.row(7) = x.row(3);
   x.row(9) = 2.5f * x.row(3);  // argmax([xR; -xR]) is invariant to positive scale
   LshParams p;
@@ -81,7 +81,7 @@ Mat naive_shared_qk(const Mat& q, const Mat& v, float scale, bool causal) {
 TEST_CASE("LSH with one bucket and one chunk equals full shared-QK attention minus self", "[lsh]") {
   std::mt19937 g(2);
   const int64_t L = 23;
-  Mat q = random_mat(L, 6, g), v = random_mat(L, 5, g);
+  Mat q = normal_mat(L, 6, g), v = normal_mat(L, 5, g);
   for (bool causal : {false, true}) {
     LshParams p;
     p.n_buckets = 1;
@@ -100,7 +100,7 @@ TEST_CASE("LSH rounds combine to a distribution; chunks see only their chunk and
           "[lsh]") {
   std::mt19937 g(3);
   const int64_t L = 50, m = 8;
-  Mat q = random_mat(L, 8, g), v = random_mat(L, 4, g);
+  Mat q = normal_mat(L, 8, g), v = normal_mat(L, 4, g);
   LshParams p;
   p.n_rounds = 4;
   p.n_buckets = 6;
@@ -148,11 +148,12 @@ TEST_CASE("reversible block: inverting recovers the input", "[lsh]") {
   auto be = make_cpu_backend();
   std::mt19937 g(4);
   const int64_t L = 9, d = 6;
-  DTensor wa = be->upload(Tensor::from_mat(random_mat(d, d, g))),
-          wf = be->upload(Tensor::from_mat(random_mat(d, d, g)));
+  DTensor wa = be->upload(Tensor::from_mat(normal_mat(d, d, g))),
+          wf = be->upload(Tensor::from_mat(normal_mat(d, d, g)));
   Sublayer attn = [&](const DTensor& x) { return be->activation(be->linear(x, wa, {}), Activation::GeluTanh); };
   Sublayer ff = [&](const DTensor& x) { return be->activation(be->linear(x, wf, {}), Activation::ReLU); };
-  const Tensor x1 = Tensor::from_mat(random_mat(L, d, g)), x2 = Tensor::from_mat(random_mat(L, d, g));
+  const Tensor x1 = Tensor::from_mat(normal_mat(L, d, g)),
+               x2 = Tensor::from_mat(normal_mat(L, d, g));
   DTensor a = be->upload(x1), b = be->upload(x2);
   reversible_forward(*be, attn, ff, a, b);
   // Forward against the equations, by hand on host tensors.
@@ -170,8 +171,8 @@ TEST_CASE("reversible block: inverting recovers the input", "[lsh]") {
 TEST_CASE("chunked feed-forward gives the same output", "[lsh]") {
   auto be = make_cpu_backend();
   std::mt19937 g(5);
-  DTensor w = be->upload(Tensor::from_mat(random_mat(12, 6, g)));
-  DTensor x = be->upload(Tensor::from_mat(random_mat(11, 6, g)));
+  DTensor w = be->upload(Tensor::from_mat(normal_mat(12, 6, g)));
+  DTensor x = be->upload(Tensor::from_mat(normal_mat(11, 6, g)));
   Sublayer f = [&](const DTensor& h) { return be->activation(be->linear(h, w, {}), Activation::ReLU); };
   const Tensor whole = be->download(f(x));
   for (int64_t chunks : {2, 3, 11, 40}) {

@@ -28,7 +28,7 @@ struct BudgetOverride {
   ~BudgetOverride() { ::unsetenv("ATLAS_MEMORY_BUDGET"); }
 };
 
-Model preset_model(const std::string& name, int64_t max_positions = 0) {
+Model preset_with_positions(const std::string& name, int64_t max_positions = 0) {
   ModelConfig c = preset_config(name);
   if (max_positions > 0) c.max_positions = max_positions;
   return Model(c, init_params(c, 1));
@@ -82,7 +82,7 @@ TEST_CASE("memory estimate: covers what the trace really holds", "[memory-budget
   for (const char* name : {"tiny-decoder", "tiny-encoder", "tiny-encoder-decoder", "tiny-ut-act",
                            "tiny-xl", "tiny-sparse-strided"}) {
     INFO(name);
-    const Model model = preset_model(name);
+    const Model model = preset_with_positions(name);
     RunOptions options;
     options.trace.scores = true;
     const bool enc_dec = model.config().architecture == Architecture::EncoderDecoder;
@@ -98,7 +98,7 @@ TEST_CASE("memory estimate: covers what the trace really holds", "[memory-budget
 }
 
 TEST_CASE("memory guard: refuses an over-budget run with advice that holds", "[memory-budget]") {
-  const Model model = preset_model("tiny-decoder");
+  const Model model = preset_with_positions("tiny-decoder");
   const std::string text(600, 'x');
   {
     BudgetOverride budget("2M");
@@ -129,7 +129,7 @@ TEST_CASE("memory guard: a 64k-position full-attention run is refused up front",
   // 65536 tokens, 2 layers x 4 heads of 65536^2 floats = 137 GB of maps: no machine here has it.
   // Stored maps are refused with the setting that makes the run fit; by default (Auto) such
   // maps are computed on request (attention_on_demand.h) and only queries and keys are counted.
-  const Model model = preset_model("tiny-decoder", 65536);
+  const Model model = preset_with_positions("tiny-decoder", 65536);
   RunOptions stored;
   stored.trace.maps = MapStorage::Stored;
   CHECK_THROWS_WITH(model.run(std::string(65536, 'a'), "", stored),
@@ -141,7 +141,7 @@ TEST_CASE("memory guard: a 64k-position full-attention run is refused up front",
 }
 
 TEST_CASE("token budget: a long text is refused before it is tokenized whole", "[memory-budget]") {
-  const Model model = preset_model("tiny-decoder");  // bytes tokenizer, max_positions 1024
+  const Model model = preset_with_positions("tiny-decoder");  // bytes tokenizer, max_positions 1024
   const RecordingTokenizer recording(model.tokenizer());
   std::string text;
   while (text.size() < (4u << 20)) text += "the quick brown fox jumps over the lazy dog ";
@@ -171,7 +171,7 @@ TEST_CASE("memory estimate: sparse layers over the dense-copy limit trace CSR on
   for (const char* name : {"tiny-sparse-strided", "tiny-sparse-fixed"}) {
     INFO(name);
     const int64_t L = 2100;  // 4 heads x 2100^2 cells is over kDenseTraceCells
-    const Model model = preset_model(name, L);
+    const Model model = preset_with_positions(name, L);
     REQUIRE_FALSE(sparse_dense_copy_traced(model.config().n_heads, L));
     const RunResult r = model.run(std::string(size_t(L), 'a'), "", RunOptions{});
     REQUIRE(int64_t(r.trace.source_tokens.size()) == L);
@@ -191,7 +191,7 @@ TEST_CASE("memory estimate: heads sharing one pattern trace no membership flags,
   for (const char* name : {"tiny-local1d", "tiny-local1d-unmasked"}) {
     INFO(name);
     const int64_t L = 2100;
-    const Model model = preset_model(name, L);
+    const Model model = preset_with_positions(name, L);
     const RunResult r = model.run(std::string(size_t(L), 'a'), "", RunOptions{});
     int with_values = 0;
     for (const AttentionMap& m : r.trace.attention_maps) {
@@ -205,7 +205,7 @@ TEST_CASE("memory estimate: heads sharing one pattern trace no membership flags,
     CHECK(e.attention_maps <= 4.0 * actual);
   }
   // Per-head factors keep them.
-  const Model fixed = preset_model("tiny-sparse-fixed", 300);
+  const Model fixed = preset_with_positions("tiny-sparse-fixed", 300);
   const RunResult r = fixed.run(std::string(300, 'a'), "", RunOptions{});
   CHECK(r.trace.find("decoder.layer0.self_attn.allowed") != nullptr);
 }

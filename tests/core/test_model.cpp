@@ -36,7 +36,7 @@ std::vector<TokenInfo> tokens_of(const std::vector<int>& ids) {
   return t;
 }
 
-void check_against_oracle(const ModelConfig& c, const std::vector<int>& src,
+void check_model_against_oracle(const ModelConfig& c, const std::vector<int>& src,
                           const std::vector<int>& tgt, double tol = 2e-4) {
   Model model(c, init_params(c, 11));
   RunResult r = model.forward(tokens_of(src), tokens_of(tgt), RunOptions{});
@@ -79,7 +79,7 @@ void check_against_oracle(const ModelConfig& c, const std::vector<int>& src,
 
 TEST_CASE("encoder, post-norm, ReLU, interleaved sinusoid matches the naive oracle", "[model]") {
   ModelConfig c = small_config(Architecture::Encoder);
-  check_against_oracle(c, {72, 101, 108, 108, 111, 32, 33}, {});
+  check_model_against_oracle(c, {72, 101, 108, 108, 111, 32, 33}, {});
 }
 
 TEST_CASE("decoder, pre-norm, learned positions, GELU tanh, untied output matches", "[model]") {
@@ -90,14 +90,14 @@ TEST_CASE("decoder, pre-norm, learned positions, GELU tanh, untied output matche
   c.output = OutputHead::Untied;
   c.scale_embedding = false;
   c.init_std = 0.3f;
-  check_against_oracle(c, {5, 9, 200, 7, 7, 1}, {});
+  check_model_against_oracle(c, {5, 9, 200, 7, 7, 1}, {});
 }
 
 TEST_CASE("encoder-decoder with cross-attention and GELU erf matches", "[model]") {
   ModelConfig c = small_config(Architecture::EncoderDecoder);
   c.activation = FfnActivation::Gelu;
   c.sinusoid_layout = SinusoidLayout::Concatenated;
-  check_against_oracle(c, {10, 20, 30, 40, 50}, {257, 11, 12});
+  check_model_against_oracle(c, {10, 20, 30, 40, 50}, {257, 11, 12});
 }
 
 TEST_CASE("ScaleNorm + FixNorm, pre-norm, no positions, no biases matches", "[model]") {
@@ -108,7 +108,7 @@ TEST_CASE("ScaleNorm + FixNorm, pre-norm, no positions, no biases matches", "[mo
   c.positional = Positional::None;
   c.attention_bias = false;
   c.ffn_bias = false;
-  check_against_oracle(c, {1, 2, 3, 4, 5, 6, 7, 8}, {});
+  check_model_against_oracle(c, {1, 2, 3, 4, 5, 6, 7, 8}, {});
 }
 
 TEST_CASE("decoder with rotary positions (RoPE, pairs i and i + r/2) matches the naive oracle",
@@ -118,7 +118,7 @@ TEST_CASE("decoder with rotary positions (RoPE, pairs i and i + r/2) matches the
   c.norm_position = NormPosition::Pre;
   c.scale_embedding = false;
   c.init_std = 0.3f;
-  check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3, 3, 3}, {});
+  check_model_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3, 3, 3}, {});
 }
 
 TEST_CASE("encoder-decoder with adjacent-pair RoPE on 2 of 4 dims and linear scaling matches",
@@ -131,13 +131,13 @@ TEST_CASE("encoder-decoder with adjacent-pair RoPE on 2 of 4 dims and linear sca
   c.rope.scaling = RopeScaling::Linear;
   c.rope.factor = 4.0f;
   c.init_std = 0.3f;
-  check_against_oracle(c, {10, 20, 30, 40, 50, 60}, {257, 11, 12, 13});
+  check_model_against_oracle(c, {10, 20, 30, 40, 50, 60}, {257, 11, 12, 13});
 }
 
 TEST_CASE("padding tokens are masked as keys, and encoder without output head", "[model]") {
   ModelConfig c = small_config(Architecture::Encoder);
   c.output = OutputHead::None;
-  check_against_oracle(c, {65, 66, 67, 256, 256}, {});
+  check_model_against_oracle(c, {65, 66, 67, 256, 256}, {});
   Model model(c, init_params(c, 3));
   RunResult r = model.forward(tokens_of({65, 66, 67, 256, 256}), {}, RunOptions{});
   const Tensor& a = r.trace.find("encoder.layer0.attn")->tensor;  // [4, 5, 5]
@@ -251,7 +251,7 @@ TEST_CASE("Llama block: RMSNorm, SwiGLU, grouped-query heads (4 on 1) and RoPE m
   c.output = OutputHead::Untied;
   c.scale_embedding = false;
   c.init_std = 0.3f;
-  check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
+  check_model_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
 }
 
 TEST_CASE("heads wider and narrower than d_model / n_heads (attention.head_dim) match the oracle",
@@ -266,7 +266,7 @@ TEST_CASE("heads wider and narrower than d_model / n_heads (attention.head_dim) 
     c.attention.kv_heads = 1;
     c.init_std = 0.3f;
     if (head_dim % 2 != 0) c.rope.rotary_dims = 2;  // rotation needs pairs
-    check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3}, {});
+    check_model_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3}, {});
   }
 }
 
@@ -281,7 +281,7 @@ TEST_CASE("Mistral-style sliding window of 3 keys with 2 key/value heads and q/k
   c.attention.kv_heads = 2;
   c.attention.sliding_window = 3;
   c.init_std = 0.3f;
-  check_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
+  check_model_against_oracle(c, {5, 9, 200, 7, 7, 1, 3, 3, 3, 3}, {});
   // The window is the mask: query 5 sees keys 3..5 only.
   Model model(c, init_params(c, 11));
   const RunResult r = model.forward(tokens_of({1, 2, 3, 4, 5, 6, 7}), {}, RunOptions{});

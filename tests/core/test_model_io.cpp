@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
+fs::path scratch_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("atlas-test-model-io-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
@@ -27,7 +27,7 @@ void write_file(const fs::path& p, const std::string& text) {
 }  // namespace
 
 TEST_CASE("a saved model loads back with identical weights and outputs", "[model_io]") {
-  fs::path dir = fresh_dir("roundtrip");
+  fs::path dir = scratch_dir("roundtrip");
   Model m = load_model("preset:tiny-encoder-decoder");
   save_model(m, dir.string());
   REQUIRE(fs::exists(dir / "config.json"));
@@ -41,7 +41,7 @@ TEST_CASE("a saved model loads back with identical weights and outputs", "[model
 }
 
 TEST_CASE("a single .safetensors file carries its config in __metadata__", "[model_io]") {
-  fs::path dir = fresh_dir("single");
+  fs::path dir = scratch_dir("single");
   Model m = load_model("preset:tiny-decoder", LoadOptions{7});
   write_safetensors((dir / "m.safetensors").string(), m.params(),
                     {{"config", config_to_json(m.config())}});
@@ -61,7 +61,7 @@ TEST_CASE("preset seeds change the weights; presets reject a typo with a suggest
 }
 
 TEST_CASE("bad model directories name the file and the problem", "[model_io][errors]") {
-  fs::path dir = fresh_dir("bad");
+  fs::path dir = scratch_dir("bad");
   CHECK_THROWS_WITH(load_model((dir / "nope").string()), Catch::Contains("no such file or directory"));
   CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("no config.json"));
   Model m = load_model("preset:tiny-encoder");

@@ -10,8 +10,10 @@
 
 #include "core/tensor/error.h"
 #include "core/formats/npy.h"
+#include "tests/core/temp_dir.h"
 
 using namespace atlas;
+using atlas::test::TempDir;
 using Catch::Contains;
 using Bytes = std::vector<uint8_t>;
 
@@ -34,21 +36,6 @@ Bytes npy_v1(const std::string& header, const Bytes& data) {
 Tensor decode(const Bytes& b, const std::string& origin = "a.npy") {
   return decode_npy(b.data(), b.size(), origin);
 }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() /
-           ("atlas-npy-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 }  // namespace
 

@@ -16,8 +16,10 @@
 #include "core/variants/rotary/train_rope.h"
 #include "tests/core/finite_differences.h"
 #include "tests/core/train_test_util.h"
+#include "tests/core/config_error.h"
 
 using namespace atlas;
+using atlas::test::parse;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -45,7 +47,7 @@ Tensor table_row(std::initializer_list<std::pair<float, float>> cos_sin) {
   return t;
 }
 
-Tensor row(std::initializer_list<float> values) {
+Tensor row_tensor(std::initializer_list<float> values) {
   Tensor t({1, static_cast<int64_t>(values.size())});
   t.data.assign(values);
   return t;
@@ -58,12 +60,10 @@ double dot(const Tensor& a, int64_t ra, const Tensor& b, int64_t rb, int64_t beg
   return s;
 }
 
-ModelConfig parse(const std::string& json) { return parse_config(json, "test.json"); }
-
 }  // namespace
 
 TEST_CASE("rotations worked by hand: pairs (i, i + r/2), (2i, 2i + 1), partial dimensions", "[rope]") {
-  const Tensor x = row({1, 2, 3, 4});
+  const Tensor x = row_tensor({1, 2, 3, 4});
   const Tensor quarter_and_half = table_row({{0, 1}, {-1, 0}});  // 90 and 180 degrees
   RopeArgs a;
   a.heads = 1;
@@ -82,7 +82,7 @@ TEST_CASE("rotations worked by hand: pairs (i, i + r/2), (2i, 2i + 1), partial d
   SECTION("two heads rotate alike, each within its own dimensions") {
     a.heads = 2;
     a.rotary_dims = 2;
-    CHECK(rope_reference(row({1, 2, 3, 4}), table_row({{0, 1}}), a).data ==
+    CHECK(rope_reference(row_tensor({1, 2, 3, 4}), table_row({{0, 1}}), a).data ==
           std::vector<float>{-2, 1, -4, 3});
   }
   SECTION("shapes that do not fit are refused by name") {

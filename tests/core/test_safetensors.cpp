@@ -12,8 +12,10 @@
 
 #include "core/tensor/error.h"
 #include "core/formats/safetensors.h"
+#include "tests/core/temp_dir.h"
 
 using namespace atlas;
+using atlas::test::TempDir;
 using Catch::Contains;
 using Bytes = std::vector<uint8_t>;
 
@@ -29,7 +31,7 @@ Bytes st_file(const std::string& header, const Bytes& data = {}) {
   return out;
 }
 
-SafetensorsFile parse(const Bytes& b, const std::string& origin = "test.safetensors") {
+SafetensorsFile parse_bytes(const Bytes& b, const std::string& origin = "test.safetensors") {
   return parse_safetensors(b.data(), b.size(), origin);
 }
 
@@ -37,21 +39,6 @@ std::string single(const std::string& dtype, const std::string& shape, int begin
   return R"({"t":{"dtype":")" + dtype + R"(","shape":)" + shape + R"(,"data_offsets":[)" +
          std::to_string(begin) + "," + std::to_string(end) + "]}}";
 }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() /
-           ("atlas-safetensors-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 void write_bytes(const std::string& path, const Bytes& b) {
   std::ofstream out(path, std::ios::binary);
@@ -74,7 +61,7 @@ TEST_CASE("safetensors parses a hand-written file with F32 and F16 tensors and m
       R"("a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
   const Bytes data = {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0xC0,
                       0xBF, 0x00, 0x00, 0x00, 0x3F, 0x00, 0x3C, 0x00, 0xC0, 0xFF, 0x7B};
-  SafetensorsFile f = parse(st_file(header, data));
+  SafetensorsFile f = parse_bytes(st_file(header, data));
   REQUIRE(f.tensors.size() == 2);
   CHECK(f.tensors.at("a").shape == Shape{2, 2});
   CHECK(f.tensors.at("a").data == std::vector<float>{1.0f, 2.0f, -1.5f, 0.5f});
@@ -86,15 +73,16 @@ TEST_CASE("safetensors parses a hand-written file with F32 and F16 tensors and m
 }
 
 TEST_CASE("safetensors accepts a space-padded header, empty files and zero-size tensors") {
-  SafetensorsFile f = parse(st_file(single("F32", "[1]", 0, 4) + "      ", {0, 0, 0x80, 0x3F}));
+  SafetensorsFile f =
+      parse_bytes(st_file(single("F32", "[1]", 0, 4) + "      ", {0, 0, 0x80, 0x3F}));
   CHECK(f.tensors.at("t").data == std::vector<float>{1.0f});
   CHECK(f.metadata.empty());
 
-  CHECK(parse(st_file("{}")).tensors.empty());
-  CHECK(parse(st_file("{}        ")).tensors.empty());
+  CHECK(parse_bytes(st_file("{}")).tensors.empty());
+  CHECK(parse_bytes(st_file("{}        ")).tensors.empty());
 
   // A zero-size tensor sits at the same offset as its neighbour without overlapping it.
-  SafetensorsFile z = parse(st_file(
+  SafetensorsFile z = parse_bytes(st_file(
       R"({"e":{"dtype":"F32","shape":[0,7],"data_offsets":[0,0]},)"
       R"("s":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})",
       {0, 0, 0, 0x40}));
@@ -155,7 +143,8 @@ TEST_CASE("safetensors converts every integer and float dtype to float32") {
   };
   for (const Case& c : cases) {
     INFO("dtype " << c.dtype);
-    SafetensorsFile f = parse(st_file(single(c.dtype, "[2]", 0, int(c.bytes.size())), c.bytes));
+    SafetensorsFile f =
+        parse_bytes(st_file(single(c.dtype, "[2]", 0, int(c.bytes.size())), c.bytes));
     CHECK(f.tensors.at("t").data == c.expected);
     CHECK(f.source_dtype.at("t") == c.dtype);
   }
@@ -163,7 +152,7 @@ TEST_CASE("safetensors converts every integer and float dtype to float32") {
 
 TEST_CASE("safetensors narrows F64 beyond float range to infinity, not undefined behaviour") {
   // 1e300 = 0x7E37E43C8800759C, -1e300 the same with the sign bit.
-  SafetensorsFile f = parse(st_file(single("F64", "[2]", 0, 16),
+  SafetensorsFile f = parse_bytes(st_file(single("F64", "[2]", 0, 16),
                                     {0x9C, 0x75, 0x00, 0x88, 0x3C, 0xE4, 0x37, 0x7E, 0x9C, 0x75,
                                      0x00, 0x88, 0x3C, 0xE4, 0x37, 0xFE}));
   CHECK(f.tensors.at("t").data[0] == std::numeric_limits<float>::infinity());
@@ -171,107 +160,108 @@ TEST_CASE("safetensors narrows F64 beyond float range to infinity, not undefined
 }
 
 TEST_CASE("safetensors rejects malformed framing with a message naming the problem") {
-  CHECK_THROWS_WITH(parse(Bytes{1, 2, 3}, "m.safetensors"),
+  CHECK_THROWS_WITH(parse_bytes(Bytes{1, 2, 3}, "m.safetensors"),
                     Contains("m.safetensors") && Contains("too short"));
-  CHECK_THROWS_WITH(parse(Bytes{}), Contains("too short"));
+  CHECK_THROWS_WITH(parse_bytes(Bytes{}), Contains("too short"));
 
   Bytes big = st_file("{}");
   big[0] = 0x40;  // claims a 64-byte header but only 2 bytes follow
-  CHECK_THROWS_WITH(parse(big), Contains("larger than the file"));
+  CHECK_THROWS_WITH(parse_bytes(big), Contains("larger than the file"));
 
   Bytes huge = {0x00, 0xE2, 0xF5, 0x05, 0, 0, 0, 0};  // 100'000'256 bytes
-  CHECK_THROWS_WITH(parse(huge), Contains("100 MB"));
+  CHECK_THROWS_WITH(parse_bytes(huge), Contains("100 MB"));
 
   Bytes max = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, '{', '}'};  // no wrap-around
-  CHECK_THROWS_WITH(parse(max), Contains("100 MB"));
+  CHECK_THROWS_WITH(parse_bytes(max), Contains("100 MB"));
 
-  CHECK_THROWS_WITH(parse(st_file("{\"t\":")), Contains("not valid JSON"));
+  CHECK_THROWS_WITH(parse_bytes(st_file("{\"t\":")), Contains("not valid JSON"));
   // nlohmann reports number overflow as out_of_range, not parse_error: still a clean error.
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[1e400]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[1e400]", 0, 4), Bytes(4))),
                     Contains("not valid JSON"));
-  CHECK_THROWS_WITH(parse(st_file("{\"t\":\"\xff\"}")), Contains("not valid JSON"));
-  CHECK_THROWS_WITH(parse(st_file("[1, 2]")), Contains("not a JSON object"));
-  CHECK_THROWS_WITH(parse(st_file("\"x\"")), Contains("not a JSON object"));
+  CHECK_THROWS_WITH(parse_bytes(st_file("{\"t\":\"\xff\"}")), Contains("not valid JSON"));
+  CHECK_THROWS_WITH(parse_bytes(st_file("[1, 2]")), Contains("not a JSON object"));
+  CHECK_THROWS_WITH(parse_bytes(st_file("\"x\"")), Contains("not a JSON object"));
 }
 
 TEST_CASE("safetensors rejects bad header entries, naming tensor and problem") {
-  CHECK_THROWS_WITH(parse(st_file(R"({"w":{"shape":[1],"data_offsets":[0,4]}})", Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"w":{"shape":[1],"data_offsets":[0,4]}})", Bytes(4))),
                     Contains("tensor w") && Contains("\"dtype\""));
-  CHECK_THROWS_WITH(parse(st_file(R"({"w":{"dtype":"F32","data_offsets":[0,4]}})", Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"w":{"dtype":"F32","data_offsets":[0,4]}})", Bytes(4))),
                     Contains("tensor w") && Contains("\"shape\""));
-  CHECK_THROWS_WITH(parse(st_file(R"({"w":{"dtype":"F32","shape":[1]}})", Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"w":{"dtype":"F32","shape":[1]}})", Bytes(4))),
                     Contains("tensor w") && Contains("\"data_offsets\""));
-  CHECK_THROWS_WITH(parse(st_file(R"({"w":[1,2]})")), Contains("tensor w") &&
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"w":[1,2]})")), Contains("tensor w") &&
                                                           Contains("expected an object"));
-  CHECK_THROWS_WITH(parse(st_file(single("F8_E4M3", "[4]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F8_E4M3", "[4]", 0, 4), Bytes(4))),
                     Contains("tensor t") && Contains("unsupported dtype \"F8_E4M3\""));
-  CHECK_THROWS_WITH(parse(st_file(R"({"w":{"dtype":3,"shape":[1],"data_offsets":[0,4]}})")),
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"w":{"dtype":3,"shape":[1],"data_offsets":[0,4]}})")),
                     Contains("\"dtype\" is not a string"));
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[2,-3]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[2,-3]", 0, 4), Bytes(4))),
                     Contains("shape dimension 1 is negative (-3)"));
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[2.5]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[2.5]", 0, 4), Bytes(4))),
                     Contains("not an integer"));
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[\"2\"]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[\"2\"]", 0, 4), Bytes(4))),
                     Contains("expected an integer"));
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "3", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "3", 0, 4), Bytes(4))),
                     Contains("\"shape\" is not an array"));
   CHECK_THROWS_WITH(
-      parse(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", Bytes(4))),
+      parse_bytes(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", Bytes(4))),
       Contains("[begin, end]"));
   CHECK_THROWS_WITH(
-      parse(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,-4]}})", Bytes(4))),
+      parse_bytes(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,-4]}})", Bytes(4))),
       Contains("data_offsets end is negative"));
-  CHECK_THROWS_WITH(parse(st_file(R"({"__metadata__":{"k":1}})")),
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"__metadata__":{"k":1}})")),
                     Contains("__metadata__") && Contains("expected a string"));
-  CHECK_THROWS_WITH(parse(st_file(R"({"__metadata__":[]})")),
+  CHECK_THROWS_WITH(parse_bytes(st_file(R"({"__metadata__":[]})")),
                     Contains("__metadata__ must be an object") && Contains("array"));
 }
 
 TEST_CASE("safetensors rejects absurd shapes cleanly instead of allocating") {
   // 2^40 x 2^40 elements overflows int64: must be an AtlasError, not bad_alloc or a crash.
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[1099511627776,1099511627776]", 0, 4), Bytes(4))),
-                    Contains("tensor t") && Contains("overflows"));
+  CHECK_THROWS_WITH(
+      parse_bytes(st_file(single("F32", "[1099511627776,1099511627776]", 0, 4), Bytes(4))),
+      Contains("tensor t") && Contains("overflows"));
   // Fits int64 as an element count but not once multiplied by the item size.
-  CHECK_THROWS_WITH(parse(st_file(single("F64", "[4611686018427387904]", 0, 8), Bytes(8))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F64", "[4611686018427387904]", 0, 8), Bytes(8))),
                     Contains("overflows"));
   // Larger than int64 as a single dimension.
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[18446744073709551615]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[18446744073709551615]", 0, 4), Bytes(4))),
                     Contains("absurdly large"));
   // A zero dim does not excuse an overflowing product of the others.
-  CHECK_THROWS_WITH(
-      parse(st_file(single("F32", "[4294967296,4294967296,0]", 0, 0))), Contains("overflows"));
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[4294967296,4294967296,0]", 0, 0))),
+                    Contains("overflows"));
   // A plausible count the file does not actually contain.
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[1000000000]", 0, 4), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[1000000000]", 0, 4), Bytes(4))),
                     Contains("has 4 bytes, dtype F32 shape [1000000000] needs 4000000000"));
 }
 
 TEST_CASE("safetensors rejects offsets that do not tile the data buffer") {
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[2]", 0, 8), Bytes(4))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[2]", 0, 8), Bytes(4))),
                     Contains("tensor t") && Contains("out of range"));
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[1]", 8, 4), Bytes(8))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[1]", 8, 4), Bytes(8))),
                     Contains("end before begin"));
 
   const std::string overlap =
       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
-  CHECK_THROWS_WITH(parse(st_file(overlap, Bytes(12))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(overlap, Bytes(12))),
                     Contains("overlap") && Contains("tensor a") && Contains("tensor b"));
 
   const std::string hole =
       R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})";
-  CHECK_THROWS_WITH(parse(st_file(hole, Bytes(12))), Contains("hole") && Contains("[4, 8)"));
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[1]", 4, 8), Bytes(8))), Contains("hole"));
+  CHECK_THROWS_WITH(parse_bytes(st_file(hole, Bytes(12))), Contains("hole") && Contains("[4, 8)"));
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[1]", 4, 8), Bytes(8))), Contains("hole"));
 
-  CHECK_THROWS_WITH(parse(st_file(single("F32", "[1]", 0, 4), Bytes(6))),
+  CHECK_THROWS_WITH(parse_bytes(st_file(single("F32", "[1]", 0, 4), Bytes(6))),
                     Contains("trailing garbage") && Contains("2 bytes"));
-  CHECK_THROWS_WITH(parse(st_file("{}", Bytes(1))), Contains("trailing garbage"));
+  CHECK_THROWS_WITH(parse_bytes(st_file("{}", Bytes(1))), Contains("trailing garbage"));
 }
 
 TEST_CASE("safetensors byte-count mismatch message names file, tensor, dtype and shape") {
   const std::string header =
       R"({"encoder.layer3.attn.wq":{"dtype":"F32","shape":[16,32],"data_offsets":[0,1024]}})";
-  CHECK_THROWS_WITH(parse(st_file(header, Bytes(1024)), "model.safetensors"),
+  CHECK_THROWS_WITH(parse_bytes(st_file(header, Bytes(1024)), "model.safetensors"),
                     "model.safetensors: tensor encoder.layer3.attn.wq has 1024 bytes, dtype F32 "
                     "shape [16, 32] needs 2048");
 }

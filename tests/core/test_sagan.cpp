@@ -18,7 +18,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Mat mat(std::initializer_list<std::initializer_list<float>> rows) {
+Mat rows_to_mat(std::initializer_list<std::initializer_list<float>> rows) {
   Mat m(static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows.begin()->size()));
   int64_t i = 0;
   for (const auto& r : rows) {
@@ -32,13 +32,14 @@ Mat mat(std::initializer_list<std::initializer_list<float>> rows) {
 // x rows in raster order: (0,0) [1,0], (0,1) [0,1], (1,0) [1,1], (1,1) [0,0].
 // f = x [1,0]^T = [1,0,1,0], g = x [0,1]^T = [0,1,1,0], h = x [1,1]^T = [1,1,2,0], W_v = [1,-1]^T.
 SaganWeights hand_weights(float gamma) {
-  return {mat({{1, 0}}), mat({{0, 1}}), mat({{1, 1}}), mat({{1}, {-1}}), gamma};
+  return {rows_to_mat({{1, 0}}), rows_to_mat({{0, 1}}), rows_to_mat({{1, 1}}),
+          rows_to_mat({{1}, {-1}}), gamma};
 }
 
 }  // namespace
 
 TEST_CASE("SAGAN 2x2 feature map worked by hand", "[sagan]") {
-  const Mat x = mat({{1, 0}, {0, 1}, {1, 1}, {0, 0}});
+  const Mat x = rows_to_mat({{1, 0}, {0, 1}, {1, 1}, {0, 0}});
   const SaganResult r = sagan_block(x, 2, 2, hand_weights(0.5f), false);
   REQUIRE(r.attention.rows() == 4);
   REQUIRE(r.attention.cols() == 4);
@@ -58,7 +59,7 @@ TEST_CASE("SAGAN 2x2 feature map worked by hand", "[sagan]") {
 }
 
 TEST_CASE("SAGAN 2x2 pooling of keys and values leaves one key (the maxima)", "[sagan]") {
-  const Mat x = mat({{1, 0}, {0, 1}, {1, 1}, {0, 0}});
+  const Mat x = rows_to_mat({{1, 0}, {0, 1}, {1, 1}, {0, 0}});
   const SaganResult r = sagan_block(x, 2, 2, hand_weights(0.5f), true);
   REQUIRE(r.attention.cols() == 1);
   REQUIRE(r.key_height == 1);

@@ -11,16 +11,12 @@
 #include "core/tensor/random.h"
 #include "core/variants/score_functions/score_attention_op.h"
 #include "core/variants/score_functions/score_functions.h"
+#include "tests/core/random_tensor.h"
 
 using namespace atlas;
+using atlas::test::random_tensor;
 
 namespace {
-
-Tensor random_tensor(Rng& rng, Shape shape) {
-  Tensor t(std::move(shape));
-  for (float& x : t.data) x = float(rng.normal());
-  return t;
-}
 
 // e_ij of head h by the equations in core/backend/backend.h, one float at a time.
 double scalar_score(ScoreFunction f, const Tensor& q, const Tensor& k, const Tensor& w,
@@ -62,7 +58,7 @@ double scalar_score(ScoreFunction f, const Tensor& q, const Tensor& k, const Ten
   }
 }
 
-struct Case {
+struct ScoreCase {
   ScoreFunction f;
   int64_t H, dh, lq, lk;
 };
@@ -70,9 +66,10 @@ struct Case {
 }  // namespace
 
 TEST_CASE("score_attention reference equals a scalar loop over each score function", "[score][ops]") {
-  const Case c = GENERATE(Case{ScoreFunction::Dot, 2, 3, 5, 7}, Case{ScoreFunction::General, 3, 4, 6, 6},
-                          Case{ScoreFunction::Cosine, 1, 5, 4, 9}, Case{ScoreFunction::Location, 2, 4, 5, 6},
-                          Case{ScoreFunction::Additive, 2, 3, 7, 5});
+  const ScoreCase c = GENERATE(
+      ScoreCase{ScoreFunction::Dot, 2, 3, 5, 7}, ScoreCase{ScoreFunction::General, 3, 4, 6, 6},
+      ScoreCase{ScoreFunction::Cosine, 1, 5, 4, 9}, ScoreCase{ScoreFunction::Location, 2, 4, 5, 6},
+      ScoreCase{ScoreFunction::Additive, 2, 3, 7, 5});
   CAPTURE(score_function_name(c.f), c.H, c.dh, c.lq, c.lk);
   Rng rng(uint64_t(c.f) * 31 + 7);
   const int64_t D = c.H * c.dh, da = 4, P = 8;

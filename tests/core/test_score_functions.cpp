@@ -11,8 +11,10 @@
 #include "core/model/params.h"
 #include "core/analysis/score_compare.h"
 #include "core/variants/score_functions/score_functions.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
 
@@ -129,12 +131,6 @@ ModelConfig score_model(ScoreFunction f, Architecture arch) {
   return c;
 }
 
-std::vector<TokenInfo> toks(std::initializer_list<int> ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
-
 // Naive per-(i, j) score of one head from the equations, weights read straight from the store.
 double naive_score(ScoreFunction f, const ParamStore& p, const std::string& prefix, int64_t h,
                    const std::vector<double>& q, const std::vector<double>& k, int64_t j,
@@ -218,7 +214,7 @@ TEST_CASE("every score function in a model matches a naive loop, masks respected
       Model m(c, init_params(c, 7));
       RunOptions o;
       o.trace.qk = true;
-      RunResult r = m.forward(toks({5, 6, 7, 8}), toks({1, 2, 3}), o);
+      RunResult r = m.forward(tokens({5, 6, 7, 8}), tokens({1, 2, 3}), o);
       check_layer_against_naive(f, m, r.trace, "encoder.layer0.attn");
       check_layer_against_naive(f, m, r.trace, "decoder.layer0.self_attn");  // causal mask
       check_layer_against_naive(f, m, r.trace, "decoder.layer0.cross_attn");
@@ -260,12 +256,13 @@ TEST_CASE("side-by-side comparison: the model's own function reproduces its atte
   // softmax(q k^T / sqrt(d_head)) over the traced q, k.
   ModelConfig c = score_model(ScoreFunction::Additive, Architecture::EncoderDecoder);
   Model m(c, init_params(c, 5));
-  const RunResult traced = m.forward(toks({5, 6, 7, 8}), toks({1, 2, 3}), [] {
+  const RunResult traced = m.forward(tokens({5, 6, 7, 8}), tokens({1, 2, 3}), [] {
     RunOptions o;
     o.trace.qk = true;
     return o;
   }());
-  const RunResult r = m.forward(toks({5, 6, 7, 8}), toks({1, 2, 3}), score_comparison_options(m));
+  const RunResult r =
+      m.forward(tokens({5, 6, 7, 8}), tokens({1, 2, 3}), score_comparison_options(m));
   const ScoreComparison cmp = compare_score_functions(m, r.trace, "decoder.layer0.self_attn", 0, 1, 0.0f);
   REQUIRE(cmp.entries.size() == 6);
   const Tensor& own = traced.trace.find("decoder.layer0.self_attn")->tensor;  // [2, 3, 3]

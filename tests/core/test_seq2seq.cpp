@@ -14,8 +14,10 @@
 #include "core/model/presets.h"
 #include "core/variants/seq2seq/rnn_cells.h"
 #include "core/variants/seq2seq/seq2seq.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
 
@@ -26,7 +28,7 @@ Mat col(std::initializer_list<float> v) {
   return m;
 }
 
-RowVec row(std::initializer_list<float> v) {
+RowVec row_vec(std::initializer_list<float> v) {
   RowVec r(int64_t(v.size()));
   int64_t i = 0;
   for (float x : v) r(i++) = x;
@@ -75,12 +77,6 @@ std::vector<double> naive_run(const ParamStore& p, const std::string& pre,
   return h;
 }
 
-std::vector<TokenInfo> toks(std::initializer_list<int> ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
-
 ModelConfig small_seq2seq() {
   ModelConfig c;
   c.name = "s2s-test";
@@ -102,24 +98,24 @@ ModelConfig small_seq2seq() {
 }  // namespace
 
 TEST_CASE("GRU step equals the hand-evaluated equations", "[seq2seq]") {
-  RnnCellWeights w{col({0.5f, -0.5f, 1.0f}), col({1.0f, 0.5f, -1.0f}), row({0.0f, 0.1f, 0.2f})};
+  RnnCellWeights w{col({0.5f, -0.5f, 1.0f}), col({1.0f, 0.5f, -1.0f}), row_vec({0.0f, 0.1f, 0.2f})};
   RnnState s = zero_state(1);
   s.h(0) = 0.5f;
   // r = sig(0.5*2 + 1*0.5) = 0.8175745; z = sig(-1 + 0.25 + 0.1) = 0.3429895
   // n = tanh(2 - 1*(r*0.5) + 0.2) = 0.9458884; h' = (1 - z) n + z 0.5 = 0.7929534
-  const RnnState next = rnn_step(RnnCell::Gru, w, row({2.0f}), s);
+  const RnnState next = rnn_step(RnnCell::Gru, w, row_vec({2.0f}), s);
   CHECK(next.h(0) == Approx(0.7929534));
 }
 
 TEST_CASE("LSTM step equals the hand-evaluated equations", "[seq2seq]") {
   RnnCellWeights w{col({1.0f, 0.5f, -1.0f, 2.0f}), col({0.5f, -0.5f, 1.0f, 0.0f}),
-                   row({0.0f, 1.0f, 0.0f, -1.0f})};
+                   row_vec({0.0f, 1.0f, 0.0f, -1.0f})};
   RnnState s = zero_state(1);
   s.h(0) = 0.2f;
   s.c(0) = 0.3f;
   // i = sig(1 + 0.1) = 0.7502601, f = sig(0.5 - 0.1 + 1) = 0.8021839, g = tanh(-1 + 0.2) =
   // -0.6640368, o = sig(2 - 1) = 0.7310586; c' = f 0.3 + i g = -0.2575451; h' = o tanh(c') = -0.1842253
-  const RnnState next = rnn_step(RnnCell::Lstm, w, row({1.0f}), s);
+  const RnnState next = rnn_step(RnnCell::Lstm, w, row_vec({1.0f}), s);
   CHECK(next.c(0) == Approx(-0.2575451));
   CHECK(next.h(0) == Approx(-0.1842253));
 }
@@ -152,7 +148,7 @@ TEST_CASE("Bahdanau decoder matches a naive loop of the paper's equations", "[se
   ModelConfig c = small_seq2seq();
   const ParamStore p = init_params(c, 3);
   Model m(c, p);
-  const auto src = toks({10, 20, 30}), tgt = toks({40, 50, 60, 70});
+  const auto src = tokens({10, 20, 30}), tgt = tokens({40, 50, 60, 70});
   RunOptions o;
   const RunResult r = m.forward(src, tgt, o);
   const Tensor& align = r.trace.find("seq2seq.alignment")->tensor;
@@ -343,7 +339,7 @@ TEST_CASE("seq2seq config errors name the key", "[seq2seq]") {
   // An empty target is an error for a vocabulary decoder (teacher forcing needs it).
   ModelConfig c = small_seq2seq();
   Model m(c, init_params(c, 1));
-  CHECK_THROWS_WITH(m.forward(toks({1, 2}), {}, RunOptions{}), Catch::Contains("target"));
+  CHECK_THROWS_WITH(m.forward(tokens({1, 2}), {}, RunOptions{}), Catch::Contains("target"));
 }
 
 TEST_CASE("pointer probabilities sum to 1 over input positions", "[pointer]") {

@@ -9,16 +9,14 @@
 #include "tests/core/naive_relative_attention.h"
 #include "core/model/presets.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "tests/core/token_lists.h"
+#include "tests/core/traced_array.h"
 
 using namespace atlas;
+using atlas::test::traced;
+using atlas::test::tokens;
 
 namespace {
-
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
 
 ModelConfig shaw_config(Architecture arch, int64_t k) {
   ModelConfig c;
@@ -44,14 +42,7 @@ double max_diff(const Tensor& got, const naive::Matrix& want) {
   return worst;
 }
 
-const Tensor& array(const RunResult& r, const std::string& name) {
-  const TracedArray* a = r.trace.find(name);
-  INFO(name);
-  REQUIRE(a != nullptr);
-  return a->tensor;
-}
-
-void check_oracle(const ModelConfig& c, const std::vector<int>& ids) {
+void check_shaw_against_oracle(const ModelConfig& c, const std::vector<int>& ids) {
   Model m(c, init_params(c, 7));
   RunResult r = m.forward(tokens(ids), {}, RunOptions{});
   naive::Result want = naive_i::forward(c, m.params(), ids);
@@ -59,7 +50,7 @@ void check_oracle(const ModelConfig& c, const std::vector<int>& ids) {
   const std::string stack = c.architecture == Architecture::Decoder ? "decoder" : "encoder";
   const std::string an = c.architecture == Architecture::Decoder ? ".self_attn" : ".attn";
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const Tensor& a = array(r, stack + ".layer" + std::to_string(l) + an);
+    const Tensor& a = traced(r, stack + ".layer" + std::to_string(l) + an);
     const size_t L = ids.size();
     double worst = 0;
     for (size_t h = 0; h < size_t(c.n_heads); ++h)
@@ -77,16 +68,16 @@ TEST_CASE("Shaw decoder matches the naive oracle, efficient and direct forms", "
     ModelConfig c = shaw_config(Architecture::Decoder, 2);
     c.shaw.efficient = efficient;
     INFO("efficient " << efficient);
-    check_oracle(c, {5, 9, 200, 31, 7, 7, 100, 3});
+    check_shaw_against_oracle(c, {5, 9, 200, 31, 7, 7, 100, 3});
   }
 }
 
 TEST_CASE("Shaw encoder (both directions of j - i) matches the naive oracle", "[shaw]") {
   ModelConfig c = shaw_config(Architecture::Encoder, 3);
   c.norm_position = NormPosition::Post;
-  check_oracle(c, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  check_shaw_against_oracle(c, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   c.shaw.max_distance = 0;  // one table row for every pair
-  check_oracle(c, {1, 2, 3, 4});
+  check_shaw_against_oracle(c, {1, 2, 3, 4});
 }
 
 TEST_CASE("Shaw with all-zero tables equals the vanilla model", "[shaw]") {
@@ -113,7 +104,7 @@ TEST_CASE("Shaw attention rows sum to 1 over the allowed keys, 0 elsewhere", "[s
   ModelConfig c = shaw_config(Architecture::Decoder, 2);
   Model m(c, init_params(c, 1));
   RunResult r = m.forward(tokens({3, 1, 4, 1, 5, 9}), {}, RunOptions{});
-  const Tensor& a = array(r, "decoder.layer1.self_attn");
+  const Tensor& a = traced(r, "decoder.layer1.self_attn");
   for (int64_t h = 0; h < 4; ++h)
     for (int64_t i = 0; i < 6; ++i) {
       double s = 0;
@@ -132,21 +123,21 @@ TEST_CASE("Shaw traces the clipped index and, with scores, the key and value ter
   RunOptions o;
   o.trace.scores = true;
   RunResult r = m.forward(tokens({1, 2, 3, 4}), {}, o);
-  const Tensor& idx = array(r, "encoder.layer0.attn.shaw.rel_index");
+  const Tensor& idx = traced(r, "encoder.layer0.attn.shaw.rel_index");
   // clip(j - i, -1, 1) + 1, by hand
   const std::vector<float> want = {1, 2, 2, 2,  //
                                    0, 1, 2, 2,  //
                                    0, 0, 1, 2,  //
                                    0, 0, 0, 1};
   CHECK(idx.data == want);
-  CHECK(array(r, "encoder.layer0.attn.shaw.key_term").shape == Shape{4, 4, 4});
-  CHECK(array(r, "encoder.layer1.attn.shaw.value_term").shape == Shape{4, 4, 4});
+  CHECK(traced(r, "encoder.layer0.attn.shaw.key_term").shape == Shape{4, 4, 4});
+  CHECK(traced(r, "encoder.layer1.attn.shaw.value_term").shape == Shape{4, 4, 4});
   // With a^K all zero the key term is exactly zero.
   ParamStore p = init_params(c, 2);
   for (const char* t : {"encoder.layer0.attn.rel_k", "encoder.layer1.attn.rel_k"})
     std::fill(p.at(t).data.begin(), p.at(t).data.end(), 0.0f);
   RunResult z = Model(c, p).forward(tokens({1, 2, 3, 4}), {}, o);
-  for (float v : array(z, "encoder.layer0.attn.shaw.key_term").data) CHECK(v == 0.0f);
+  for (float v : traced(z, "encoder.layer0.attn.shaw.key_term").data) CHECK(v == 0.0f);
 }
 
 TEST_CASE("shaw_key_term and shaw_value_term: efficient form equals the direct form", "[shaw]") {

@@ -13,8 +13,10 @@
 #include "core/formats/model_io.h"
 #include "core/model/presets.h"
 #include "core/variants/snail/snail_model.h"
+#include "tests/core/traced_array.h"
 
 using namespace atlas;
+using atlas::test::traced;
 
 namespace {
 
@@ -22,13 +24,6 @@ std::vector<TokenInfo> bytes(const std::string& s) {
   std::vector<TokenInfo> out;
   for (unsigned char ch : s) out.push_back({int32_t(ch), std::string(1, char(ch))});
   return out;
-}
-
-const Tensor& array(const RunResult& r, const std::string& name) {
-  const TracedArray* a = r.trace.find(name);
-  INFO(name);
-  REQUIRE(a);
-  return a->tensor;
 }
 
 }  // namespace
@@ -56,7 +51,7 @@ TEST_CASE("the SNAIL model is causal end to end and traces its blocks as layers"
   const int64_t L = static_cast<int64_t>(text.size()), V = c.vocab_size;
   REQUIRE(a.output.shape == Shape{L, V});
   for (int b = 0; b <= c.snail()->tc_blocks; ++b) {
-    const Tensor& p = array(a, "decoder.layer" + std::to_string(b) + ".self_attn");
+    const Tensor& p = traced(a, "decoder.layer" + std::to_string(b) + ".self_attn");
     REQUIRE(p.shape == Shape{1, L, L});
     for (int64_t i = 0; i < L; ++i) {
       double s = 0;
@@ -80,7 +75,7 @@ TEST_CASE("the SNAIL model is causal end to end and traces its blocks as layers"
     if (i == 10) CHECK(diff > 1e-4);
   }
   // With T = 64 the dilations 1..32, twice, reach every earlier step within 63.
-  const Tensor& rf = array(a, "snail.receptive_field");
+  const Tensor& rf = traced(a, "snail.receptive_field");
   for (int64_t i = 0; i < L; ++i)
     for (int64_t j = 0; j < L; ++j) CHECK(rf.data[size_t(i * L + j)] == (j <= i ? 1.0f : 0.0f));
 }
@@ -90,7 +85,7 @@ TEST_CASE("SNAIL paper dilations leave odd distances to the attention", "[snail]
   c.snail()->paper_dilations = true;
   const Model model(c, init_params(c, 1));
   const RunResult r = model.forward(bytes("0123456789"), {}, {});
-  const Tensor& rf = array(r, "snail.receptive_field");
+  const Tensor& rf = traced(r, "snail.receptive_field");
   for (int64_t i = 0; i < 10; ++i)
     for (int64_t j = 0; j <= i; ++j) CHECK(rf.data[size_t(i * 10 + j)] == ((i - j) % 2 == 0 ? 1.0f : 0.0f));
 }

@@ -10,8 +10,11 @@
 
 #include "core/tensor/error.h"
 #include "core/tokenizers/tokenizer.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::labels_of;
+using atlas::test::ids_of;
 
 namespace {
 
@@ -58,18 +61,6 @@ bool independent_valid_utf8(const std::string& s) {
   return true;
 }
 
-std::vector<int32_t> ids_of(const std::vector<TokenInfo>& tokens) {
-  std::vector<int32_t> ids;
-  for (const TokenInfo& t : tokens) ids.push_back(t.id);
-  return ids;
-}
-
-std::vector<std::string> labels_of(const std::vector<TokenInfo>& tokens) {
-  std::vector<std::string> labels;
-  for (const TokenInfo& t : tokens) labels.push_back(t.label);
-  return labels;
-}
-
 TokenizerConfig chars_config(std::vector<std::string> vocab, std::string unk = "<unk>") {
   TokenizerConfig c;
   c.kind = TokenizerKind::Chars;
@@ -86,7 +77,7 @@ TokenizerConfig words_config(std::vector<std::string> vocab, bool lowercase = fa
   return c;
 }
 
-std::string error_of(const TokenizerConfig& config) {
+std::string tokenizer_error_of(const TokenizerConfig& config) {
   try {
     make_tokenizer(config);
   } catch (const AtlasError& e) {
@@ -265,33 +256,33 @@ TEST_CASE("words tokenizer names the byte offset of invalid UTF-8", "[tokenizer]
 TEST_CASE("tokenizer config validation names the problem", "[tokenizer]") {
   const std::vector<std::string> twelve = {"<UNK>", "a", "b", "c", "d", "e",
                                            "f",     "g", "h", "i", "j", "k"};
-  CHECK_THAT(error_of(chars_config(twelve)),
+  CHECK_THAT(tokenizer_error_of(chars_config(twelve)),
              Catch::Contains(
                  "tokenizer: unknown-token label \"<unk>\" is not in the vocab (12 entries)"));
-  CHECK_THAT(error_of(words_config(twelve)),
+  CHECK_THAT(tokenizer_error_of(words_config(twelve)),
              Catch::Contains("unknown-token label \"<unk>\" is not in the vocab (12 entries)"));
 
-  CHECK_THAT(error_of(chars_config({})), Catch::Contains("vocab is empty"));
-  CHECK_THAT(error_of(words_config({})), Catch::Contains("vocab is empty"));
+  CHECK_THAT(tokenizer_error_of(chars_config({})), Catch::Contains("vocab is empty"));
+  CHECK_THAT(tokenizer_error_of(words_config({})), Catch::Contains("vocab is empty"));
 
-  const std::string two_chars = error_of(chars_config({"<unk>", "a", "ab"}));
+  const std::string two_chars = tokenizer_error_of(chars_config({"<unk>", "a", "ab"}));
   CHECK_THAT(two_chars, Catch::Contains("entry 2 \"ab\""));
   CHECK_THAT(two_chars, Catch::Contains("exactly one character"));
-  CHECK_THAT(error_of(chars_config({"<unk>", "a", ""})), Catch::Contains("entry 2 \"\" is empty"));
-  CHECK_THAT(error_of(chars_config({"<unk>", "\xC3\xA9", "b", "\xC3\xA9"})),
+  CHECK_THAT(tokenizer_error_of(chars_config({"<unk>", "a", ""})), Catch::Contains("entry 2 \"\" is empty"));
+  CHECK_THAT(tokenizer_error_of(chars_config({"<unk>", "\xC3\xA9", "b", "\xC3\xA9"})),
              Catch::Contains("entry 3 \"\xC3\xA9\" duplicates entry 1"));
-  const std::string invalid = error_of(chars_config({"<unk>", "\xFF"}));
+  const std::string invalid = tokenizer_error_of(chars_config({"<unk>", "\xFF"}));
   CHECK_THAT(invalid, Catch::Contains("entry 1 \"\\xFF\" is not valid UTF-8 at byte 0"));
   CHECK(independent_valid_utf8(invalid));
 
-  CHECK_THAT(error_of(words_config({"<unk>", "new york"})),
+  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", "new york"})),
              Catch::Contains("entry 1 \"new york\" contains whitespace"));
-  CHECK_THAT(error_of(words_config({"<unk>", "tab\there"})),
+  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", "tab\there"})),
              Catch::Contains("contains whitespace"));
-  CHECK_THAT(error_of(words_config({"<unk>", "no\xC2\xA0" "break"})),
+  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", "no\xC2\xA0" "break"})),
              Catch::Contains("contains whitespace (<U+00A0>"));
-  CHECK_THAT(error_of(words_config({"<unk>", ""})), Catch::Contains("entry 1 \"\" is empty"));
-  CHECK_THAT(error_of(words_config({"<unk>", "the", "cat", "the"})),
+  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", ""})), Catch::Contains("entry 1 \"\" is empty"));
+  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", "the", "cat", "the"})),
              Catch::Contains("entry 3 \"the\" duplicates entry 1"));
 
   // The bytes tokenizer has a fixed vocab and ignores the vocab list.

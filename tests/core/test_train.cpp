@@ -21,7 +21,7 @@ using namespace atlas::train::testing;
 
 namespace {
 
-ModelConfig small(Architecture arch) {
+ModelConfig small_train_config(Architecture arch) {
   ModelConfig c;
   c.name = "train-test";
   c.architecture = arch;
@@ -45,10 +45,10 @@ ModelConfig small(Architecture arch) {
 
 TEST_CASE("training forward equals the inference engine's forward", "[train]") {
   SECTION("encoder, post-norm LayerNorm, ReLU, sinusoids, tied, padding mask") {
-    check_same_as_inference(small(Architecture::Encoder), {72, 101, 108, 256, 256}, {});
+    check_same_as_inference(small_train_config(Architecture::Encoder), {72, 101, 108, 256, 256}, {});
   }
   SECTION("decoder, pre-norm ScaleNorm + FixNorm, GELU, learned positions, untied") {
-    ModelConfig c = small(Architecture::Decoder);
+    ModelConfig c = small_train_config(Architecture::Decoder);
     c.norm = NormKind::ScaleNorm;
     c.norm_position = NormPosition::Pre;
     c.fixnorm = true;
@@ -58,7 +58,7 @@ TEST_CASE("training forward equals the inference engine's forward", "[train]") {
     check_same_as_inference(c, {1, 2, 3, 4, 5, 6}, {});
   }
   SECTION("encoder-decoder, GELU tanh, concatenated sinusoids, no biases") {
-    ModelConfig c = small(Architecture::EncoderDecoder);
+    ModelConfig c = small_train_config(Architecture::EncoderDecoder);
     c.activation = FfnActivation::GeluTanh;
     c.sinusoid_layout = SinusoidLayout::Concatenated;
     c.attention_bias = false;

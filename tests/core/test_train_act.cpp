@@ -15,14 +15,18 @@
 #include "core/train/train_loop.h"
 #include "core/train/train_model.h"
 #include "tests/core/finite_differences.h"
+#include "tests/core/token_lists.h"
+#include "tests/core/traced_array.h"
 
 using namespace atlas;
+using atlas::test::traced;
+using atlas::test::tokens;
 using namespace atlas::train;
 using MD = MatT<double>;
 
 namespace {
 
-ModelConfig ut_config(Architecture arch, bool act, ActUpdate update) {
+ModelConfig ut_train_config(Architecture arch, bool act, ActUpdate update) {
   ModelConfig c;
   c.name = "ut-train-test";
   c.architecture = arch;
@@ -43,20 +47,7 @@ ModelConfig ut_config(Architecture arch, bool act, ActUpdate update) {
   return c;
 }
 
-std::vector<TokenInfo> tokens(const std::vector<int32_t>& ids) {
-  std::vector<TokenInfo> t;
-  for (int32_t id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
-
-const Tensor& traced(const RunResult& r, const std::string& name) {
-  const TracedArray* a = r.trace.find(name);
-  INFO(name);
-  REQUIRE(a);
-  return a->tensor;
-}
-
-void check_same_as_inference(const ModelConfig& c, const std::vector<int32_t>& src) {
+void check_act_same_as_inference(const ModelConfig& c, const std::vector<int32_t>& src) {
   const ParamStore store = init_params(c, 5);
   const Model model(c, store);
   const RunResult ref = model.forward(tokens(src), {}, {});
@@ -88,7 +79,7 @@ void check_same_as_inference(const ModelConfig& c, const std::vector<int32_t>& s
 }
 
 // Central differences of loss(params) against the tape's gradient, as test_train_grad.cpp.
-void check_gradients(const ModelConfig& c, const Example& ex, double ponder_weight) {
+void check_act_gradients(const ModelConfig& c, const Example& ex, double ponder_weight) {
   ParamsT<double> params = to_train_params<double>(init_params(c, 3));
   Rng noise(4);
   for (auto& [name, m] : params)
@@ -139,19 +130,22 @@ void check_gradients(const ModelConfig& c, const Example& ex, double ponder_weig
 
 TEST_CASE("UT training forward equals the inference engine, with its N(t) and R(t)", "[train][act]") {
   SECTION("encoder, ACT, interpolated state (tensor2tensor)") {
-    check_same_as_inference(ut_config(Architecture::Encoder, true, ActUpdate::Interpolate), {3, 1, 4, 1, 5, 9, 2});
+    check_act_same_as_inference(ut_train_config(Architecture::Encoder, true, ActUpdate::Interpolate),
+                                {3, 1, 4, 1, 5, 9, 2});
   }
   SECTION("decoder, ACT, weighted sum (Graves)") {
-    check_same_as_inference(ut_config(Architecture::Decoder, true, ActUpdate::WeightedSum), {2, 7, 1, 8, 2, 8});
+    check_act_same_as_inference(ut_train_config(Architecture::Decoder, true, ActUpdate::WeightedSum),
+                                {2, 7, 1, 8, 2, 8});
   }
   SECTION("decoder, fixed steps") {
-    check_same_as_inference(ut_config(Architecture::Decoder, false, ActUpdate::Interpolate), {1, 2, 3, 4});
+    check_act_same_as_inference(ut_train_config(Architecture::Decoder, false, ActUpdate::Interpolate),
+                                {1, 2, 3, 4});
   }
   SECTION("the tiny-ut-act preset's shape") {
     ModelConfig c = preset_config("tiny-ut-act");
     c.d_model = 16;
     c.d_ff = 16;
-    check_same_as_inference(c, {10, 20, 30, 40, 50});
+    check_act_same_as_inference(c, {10, 20, 30, 40, 50});
   }
 }
 
@@ -189,11 +183,11 @@ TEST_CASE("ACT op backward matches finite differences", "[train][grad][act]") {
 
 TEST_CASE("whole-model gradients of cross-entropy + ponder cost, UT with ACT", "[train][grad][act]") {
   SECTION("encoder, interpolate") {
-    check_gradients(ut_config(Architecture::Encoder, true, ActUpdate::Interpolate),
+    check_act_gradients(ut_train_config(Architecture::Encoder, true, ActUpdate::Interpolate),
                     {{3, 1, 4, 1, 5, 9}, {}, {2, 7, 1, 8, 2, 8}}, 0.5);
   }
   SECTION("decoder, weighted sum") {
-    check_gradients(ut_config(Architecture::Decoder, true, ActUpdate::WeightedSum),
+    check_act_gradients(ut_train_config(Architecture::Decoder, true, ActUpdate::WeightedSum),
                     {{1, 6, 1, 8, 0}, {}, {6, 1, 8, 0, 3}}, 0.5);
   }
 }

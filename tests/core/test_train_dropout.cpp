@@ -17,17 +17,12 @@
 
 using namespace atlas;
 using namespace atlas::train;
+using atlas::train::fd::random_mat;
 using fd::check_gradients;
 using testing::noisy_params;
 using MD = MatT<double>;
 
 namespace {
-
-MD random_mat(Rng& rng, Eigen::Index r, Eigen::Index c) {
-  MD m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal();
-  return m;
-}
 
 // One of the variant attention ops on constant inputs: q [lq, H*dh], k, v [lk, H*dh].
 using Op = std::function<int(Tape<double>&, int q, int k, int v, const AttentionSpec<double>&)>;

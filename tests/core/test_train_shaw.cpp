@@ -23,7 +23,7 @@ using testing::check_same_as_inference;
 
 namespace {
 
-ModelConfig shaw_config(Architecture arch) {
+ModelConfig shaw_train_config(Architecture arch) {
   ModelConfig c;
   c.name = "shaw-train-test";
   c.architecture = arch;
@@ -45,10 +45,10 @@ ModelConfig shaw_config(Architecture arch) {
 }  // namespace
 
 TEST_CASE("Shaw training forward equals the inference engine's relative attention", "[train][shaw]") {
-  SECTION("encoder with padding") { check_same_as_inference(shaw_config(Architecture::Encoder), {5, 6, 7, 8, 9, 256}, {}); }
-  SECTION("decoder, causal") { check_same_as_inference(shaw_config(Architecture::Decoder), {1, 2, 3, 4, 5, 6, 7}, {}); }
+  SECTION("encoder with padding") { check_same_as_inference(shaw_train_config(Architecture::Encoder), {5, 6, 7, 8, 9, 256}, {}); }
+  SECTION("decoder, causal") { check_same_as_inference(shaw_train_config(Architecture::Decoder), {1, 2, 3, 4, 5, 6, 7}, {}); }
   SECTION("encoder-decoder: relative tables in self-attention, plain cross-attention") {
-    check_same_as_inference(shaw_config(Architecture::EncoderDecoder), {65, 66, 67, 68}, {257, 65, 66});
+    check_same_as_inference(shaw_train_config(Architecture::EncoderDecoder), {65, 66, 67, 68}, {257, 65, 66});
   }
   SECTION("the tiny-shaw preset's shape") {
     ModelConfig c = preset_config("tiny-shaw");
@@ -85,7 +85,7 @@ TEST_CASE("Shaw attention backward matches finite differences", "[train][grad][s
 
 TEST_CASE("whole-model gradients with Shaw relative positions", "[train][grad][shaw]") {
   for (Architecture arch : {Architecture::Encoder, Architecture::Decoder}) {
-    const ModelConfig c = shaw_config(arch);
+    const ModelConfig c = shaw_train_config(arch);
     const Example ex{{3, 1, 4, 1, 5, 9}, {}, {1, 4, 1, 5, 9, 2}};
     ParamsT<double> params = to_train_params<double>(init_params(c, 3));
     Rng noise(4);

@@ -22,7 +22,7 @@ using MD = MatT<double>;
 
 namespace {
 
-ModelConfig xl_config(int64_t segment, int64_t mem_len, NormPosition norm) {
+ModelConfig xl_train_config(int64_t segment, int64_t mem_len, NormPosition norm) {
   ModelConfig c;
   c.name = "xl-train-test";
   c.architecture = Architecture::Decoder;
@@ -47,9 +47,9 @@ TEST_CASE("Transformer-XL training forward equals the inference engine", "[train
   const std::vector<int32_t> text = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};  // 4 segments of 3
   for (NormPosition norm : {NormPosition::Pre, NormPosition::Post}) {
     INFO((norm == NormPosition::Pre ? "pre-norm" : "post-norm"));
-    CHECK(gap_to_inference(xl_config(3, 4, norm), text, {}) < 1e-4);
-    CHECK(gap_to_inference(xl_config(3, 0, norm), text, {}) < 1e-4);
-    ModelConfig clamped = xl_config(4, 6, norm);
+    CHECK(gap_to_inference(xl_train_config(3, 4, norm), text, {}) < 1e-4);
+    CHECK(gap_to_inference(xl_train_config(3, 0, norm), text, {}) < 1e-4);
+    ModelConfig clamped = xl_train_config(4, 6, norm);
     clamped.xl()->clamp_len = 2;
     clamped.xl()->same_length = true;
     CHECK(gap_to_inference(clamped, text, {}) < 1e-4);
@@ -59,7 +59,7 @@ TEST_CASE("Transformer-XL training forward equals the inference engine", "[train
 TEST_CASE("XL gradients match finite differences where no memory is involved", "[train][grad][xl]") {
   const Example ex{{3, 1, 4, 1, 5, 9, 2}, {}, {1, 4, 1, 5, 9, 2, 6}};
   SECTION("one segment: relative terms, u, v and W_kR") {
-    const ModelConfig c = xl_config(8, 4, NormPosition::Pre);
+    const ModelConfig c = xl_train_config(8, 4, NormPosition::Pre);
     ParamsT<double> params = noisy_params(c);
     CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 6) > 80);
     ParamsT<double> grads;
@@ -68,7 +68,7 @@ TEST_CASE("XL gradients match finite differences where no memory is involved", "
     CHECK(grads.at("decoder.layer1.self_attn.wr").norm() > 1e-6);
   }
   SECTION("segments without memory (mem_len 0), clamped distances") {
-    ModelConfig c = xl_config(3, 0, NormPosition::Post);
+    ModelConfig c = xl_train_config(3, 0, NormPosition::Post);
     c.xl()->clamp_len = 1;
     ParamsT<double> params = noisy_params(c);
     CHECK(check_gradients(params, cross_entropy_loss(c, ex, 0.0), 1e-6, 6) > 80);
@@ -78,7 +78,7 @@ TEST_CASE("XL gradients match finite differences where no memory is involved", "
 TEST_CASE("XL memory is detached: no gradient flows into earlier segments", "[train][grad][xl]") {
   // Segment 0 holds tokens 7 and 8 only; the loss counts segment 1's labels only.
   // An untied output, so the embedding rows get gradients from the input side only.
-  ModelConfig c = xl_config(2, 2, NormPosition::Pre);
+  ModelConfig c = xl_train_config(2, 2, NormPosition::Pre);
   c.output = OutputHead::Untied;
   const Example ex{{7, 8, 3, 4}, {}, {-1, -1, 4, 5}};
   ParamsT<double> params = noisy_params(c);
@@ -134,7 +134,7 @@ TEST_CASE("GTrXL gates train: same logits as the engine, gradients by finite dif
   for (GateType type : {GateType::None, GateType::Input, GateType::Output, GateType::Highway, GateType::Gru}) {
     for (bool pre : {true, false}) {
       INFO("gate " << int(type) << (pre ? " pre-norm, identity-map reordering" : " post-norm"));
-      ModelConfig c = xl_config(3, 3, pre ? NormPosition::Pre : NormPosition::Post);
+      ModelConfig c = xl_train_config(3, 3, pre ? NormPosition::Pre : NormPosition::Post);
       c.xl()->gating = GatingConfig{};
       c.gating()->type = type;
       c.gating()->identity_map_reorder = pre;

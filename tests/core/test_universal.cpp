@@ -10,16 +10,12 @@
 #include "core/model/model.h"
 #include "tests/core/naive_transformer.h"
 #include "core/model/presets.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
-
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
 
 ModelConfig ut_config(Architecture arch, bool act) {
   ModelConfig c;
@@ -45,13 +41,13 @@ double pe(double p, size_t k, size_t d) {
   return k % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 
-struct Oracle {
+struct ActOracle {
   naive::Matrix out;  // logits
   std::vector<std::vector<double>> weights;  // [step][i]
   std::vector<double> steps, remainder;
 };
 
-Oracle oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
+ActOracle ut_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
   const bool dec = c.architecture == Architecture::Decoder;
   const std::string stack = dec ? "decoder" : "encoder", pre = stack + ".universal";
   const std::string an = dec ? ".self_attn" : ".attn";
@@ -60,7 +56,7 @@ Oracle oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>&
   naive::Matrix state = naive::zeros(L, d), y = naive::zeros(L, d);
   for (size_t i = 0; i < L; ++i)
     for (size_t k = 0; k < d; ++k) state[i][k] = p.at("embed.tokens").data[size_t(ids[i]) * d + k];
-  Oracle o;
+  ActOracle o;
   o.steps.assign(L, 0);
   o.remainder.assign(L, 0);
   std::vector<double> cum(L, 0);
@@ -118,7 +114,7 @@ Oracle oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>&
 void check(const ModelConfig& c, const std::vector<int>& ids, uint64_t seed = 3) {
   Model m(c, init_params(c, seed));
   RunResult r = m.forward(tokens(ids), {}, RunOptions{});
-  Oracle o = oracle(c, m.params(), ids);
+  ActOracle o = ut_oracle(c, m.params(), ids);
   const size_t V = o.out[0].size();
   double worst = 0;
   for (size_t i = 0; i < ids.size(); ++i)

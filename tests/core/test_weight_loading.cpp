@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Tensor random_tensor(Shape shape, uint64_t seed) {
+Tensor random_weights(Shape shape, uint64_t seed) {
   Tensor t(std::move(shape));
   Rng rng(seed);
   for (float& v : t.data) v = static_cast<float>(rng.normal() * 3.0);
@@ -34,7 +34,7 @@ TEST_CASE("scan_floats counts non-finite values and finds the largest finite mag
   const float inf = std::numeric_limits<float>::infinity();
   // Lengths below, at and across the parallel block size (65536), odd tails included.
   for (int64_t n : {0, 1, 7, 65536, 65537, 1000003}) {
-    Tensor t = random_tensor({n}, uint64_t(n) + 1);
+    Tensor t = random_weights({n}, uint64_t(n) + 1);
     if (n > 5) {
       t.data[size_t(n / 3)] = std::nanf("");
       t.data[size_t(n - 1)] = -inf;
@@ -61,7 +61,7 @@ TEST_CASE("scan_floats counts non-finite values and finds the largest finite mag
 TEST_CASE("The blocked transpose of a Conv1D weight equals the element-wise one", "[load][hf]") {
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 130}, {64, 64}, {200, 71},
                             {768, 1000}}) {
-    const Tensor t = random_tensor({rows, cols}, uint64_t(rows * 1000 + cols));
+    const Tensor t = random_weights({rows, cols}, uint64_t(rows * 1000 + cols));
     const Tensor out = hf::transpose(t);
     REQUIRE(out.shape == Shape{cols, rows});
     bool same = true;
@@ -126,7 +126,8 @@ TEST_CASE("BF16 tensors convert exactly when converted in parallel, tensor by te
 TEST_CASE("The CPU backend reads a weight in place and computes with it like an uploaded copy",
           "[load][backend]") {
   auto be = make_cpu_backend();
-  const Tensor w = random_tensor({5, 7}, 3), b = random_tensor({5}, 4), x = random_tensor({3, 7}, 5);
+  const Tensor w = random_weights({5, 7}, 3), b = random_weights({5}, 4),
+               x = random_weights({3, 7}, 5);
   const DTensor borrowed = be->upload_weight(w);
   CHECK(be->download(borrowed).data == w.data);
   const Tensor via_view = be->download(be->linear(be->upload(x), borrowed, be->upload_weight(b)));

@@ -12,29 +12,14 @@
 #include "core/tokenizers/tokenizer.h"
 #include "core/tokenizers/unicode_categories.h"
 #include "core/tokenizers/wordpiece_tokenizer.h"
+#include "tests/core/temp_dir.h"
 
 using namespace atlas;
+using atlas::test::TempDir;
 namespace fs = std::filesystem;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("atlas-wordpiece-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name, std::ios::binary) << text;
-  }
-};
 
 // tokenization_test.py's vocab, plus what the other cases need.
 const Strings kVocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa",

@@ -13,16 +13,12 @@
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
+#include "tests/core/token_lists.h"
 
 using namespace atlas;
+using atlas::test::tokens;
 
 namespace {
-
-std::vector<TokenInfo> tokens(const std::vector<int>& ids) {
-  std::vector<TokenInfo> t;
-  for (int id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
 
 ModelConfig xl_config(NormPosition np, int64_t seg, int64_t mem) {
   ModelConfig c;
@@ -56,7 +52,7 @@ std::vector<double> rel_sinusoid(int64_t dist, size_t d) {
 }
 
 // Whole-text causal relative model; query i sees j <= i (and j > i - window with same_length).
-naive::Matrix oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
+naive::Matrix xl_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
   const size_t L = ids.size(), d = size_t(c.d_model), H = size_t(c.n_heads), dh = d / H;
   const bool pre = c.norm_position == NormPosition::Pre;
   auto bias = [&](const std::string& n) { return naive::has(p, n) ? &naive::P(p, n) : nullptr; };
@@ -120,7 +116,7 @@ void require_rows_close(const Tensor& got, size_t row0, const naive::Matrix& wan
     for (size_t t = 0; t < V; ++t) REQUIRE(got.data[(row0 + i) * V + t] == Approx(want[want0 + i][t]).margin(tol));
 }
 
-const std::vector<int> kIds = {3, 17, 5, 9, 30, 1, 12, 7};
+const std::vector<int> kXlIds = {3, 17, 5, 9, 30, 1, 12, 7};
 
 }  // namespace
 
@@ -146,8 +142,9 @@ TEST_CASE("xl with mem_len 0 equals independent runs of the segments", "[xl]") {
     ParamStore p = init_params(c, 11);
     Model m(c, p);
     RunOptions o;
-    const Tensor both = m.forward(tokens(kIds), {}, o).output;
-    const std::vector<int> a(kIds.begin(), kIds.begin() + 4), b(kIds.begin() + 4, kIds.end());
+    const Tensor both = m.forward(tokens(kXlIds), {}, o).output;
+    const std::vector<int> a(kXlIds.begin(), kXlIds.begin() + 4),
+        b(kXlIds.begin() + 4, kXlIds.end());
     const Tensor ra = m.forward(tokens(a), {}, o).output, rb = m.forward(tokens(b), {}, o).output;
     REQUIRE(both.shape == Shape{8, 256});
     for (size_t k = 0; k < 4 * 256; ++k) {
@@ -172,8 +169,8 @@ TEST_CASE("xl with memory matches a naive causal relative model over the whole t
         for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = 0.1f * float(i % 5) - 0.2f;
     Model m(c, p);
     RunOptions o;
-    const RunResult r = m.forward(tokens(kIds), {}, o);
-    const naive::Matrix want = oracle(c, p, kIds);
+    const RunResult r = m.forward(tokens(kXlIds), {}, o);
+    const naive::Matrix want = xl_oracle(c, p, kXlIds);
     INFO("mem " << k.mem << " clamp " << k.clamp << " same " << k.same);
     // With mem_len >= segment length (or the window inside memory) the whole text matches.
     require_rows_close(r.output, 0, want, 0, 8, 1e-4);

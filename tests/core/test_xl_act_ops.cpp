@@ -9,20 +9,16 @@
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 #include "core/variants/transformer_xl/xl_act_ops.h"
+#include "tests/core/random_tensor.h"
 
 using namespace atlas;
+using atlas::test::random_tensor;
 
 namespace {
 
-Tensor filled(Shape shape, std::initializer_list<float> values) {
+Tensor with_values(Shape shape, std::initializer_list<float> values) {
   Tensor t(std::move(shape));
   std::copy(values.begin(), values.end(), t.data.begin());
-  return t;
-}
-
-Tensor random_tensor(Rng& rng, Shape shape) {
-  Tensor t(std::move(shape));
-  for (float& x : t.data) x = float(rng.normal());
   return t;
 }
 
@@ -34,11 +30,11 @@ TEST_CASE("act_step: halting by threshold, continuing, and already halted, by ha
   // Position 0 has cum 0.5 and h = sigmoid(2) = 0.881: 0.5 + 0.881 >= 0.99, so it halts with
   // weight R = 1 - 0.5. Position 1 has cum 0.2 and h = sigmoid(-1) = 0.269: it continues with
   // weight h. Position 2 halted at an earlier step: nothing of it changes.
-  const Tensor halting = filled({3, 4}, {0.5f, 0, 1, 0, 0.2f, 0, 1, 0, 1, 0.3f, 2, 1});
-  const Tensor y = filled({3, 2}, {1, 2, 3, 4, 5, 6});
-  const Tensor state = filled({3, 2}, {7, 8, 9, 10, 11, 12});
-  const Tensor logit = filled({3, 1}, {2, -1, 5});
-  const Tensor t = filled({3, 2}, {10, 20, 30, 40, 50, 60});
+  const Tensor halting = with_values({3, 4}, {0.5f, 0, 1, 0, 0.2f, 0, 1, 0, 1, 0.3f, 2, 1});
+  const Tensor y = with_values({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor state = with_values({3, 2}, {7, 8, 9, 10, 11, 12});
+  const Tensor logit = with_values({3, 1}, {2, -1, 5});
+  const Tensor t = with_values({3, 2}, {10, 20, 30, 40, 50, 60});
   ActStepArgs args;
   args.threshold = 0.99f;
   const float h1 = sigmoid(-1.0f);
@@ -148,7 +144,7 @@ TEST_CASE("xl_attention rejects inconsistent shapes by name", "[xl][ops]") {
 
 TEST_CASE("slice_rows and concat_rows copy rows exactly", "[backend][ops]") {
   std::unique_ptr<Backend> be = make_cpu_backend();
-  const Tensor a = filled({2, 3}, {1, 2, 3, 4, 5, 6}), b = filled({1, 3}, {7, 8, 9});
+  const Tensor a = with_values({2, 3}, {1, 2, 3, 4, 5, 6}), b = with_values({1, 3}, {7, 8, 9});
   const DTensor da = be->upload(a), db = be->upload(b);
   CHECK(be->download(be->concat_rows(da, db)).data == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(be->download(be->concat_rows(be->upload(Tensor({0, 3})), db)).data == b.data);

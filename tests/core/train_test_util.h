@@ -14,14 +14,11 @@
 #include "core/model/params.h"
 #include "core/tensor/random.h"
 #include "core/train/train_model.h"
+#include "tests/core/token_lists.h"
 
 namespace atlas::train::testing {
 
-inline std::vector<TokenInfo> tokens(const std::vector<int32_t>& ids) {
-  std::vector<TokenInfo> t;
-  for (int32_t id : ids) t.push_back({id, std::to_string(id)});
-  return t;
-}
+using atlas::test::tokens;
 
 // Largest |training logit - inference logit| (no regularisers, weights from seed 5).
 inline double gap_to_inference(const ModelConfig& c, const std::vector<int32_t>& src,

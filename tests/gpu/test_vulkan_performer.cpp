@@ -76,7 +76,7 @@ NaivePerformer naive_performer(const Tensor& q, const Tensor& k, const Tensor& v
   return n;
 }
 
-struct Case {
+struct PerformerCase {
   const char* name;
   int64_t lq, lk, heads, dk, m;
   bool causal, padding, implicit;
@@ -86,7 +86,7 @@ struct Case {
 
 TEST_CASE("Vulkan performer_attention matches a naive FAVOR+ loop and the CPU reference",
           "[vulkan][performer]") {
-  const Case cases[] = {
+  const PerformerCase cases[] = {
       // name                      lq  lk  H  dk   m  causal pad   implicit
       {"1x1",                       1,  1, 1,  1,  1, false, false, false},
       {"bidirectional kv path",    13, 13, 3,  5, 70, false, false, false},
@@ -98,7 +98,7 @@ TEST_CASE("Vulkan performer_attention matches a naive FAVOR+ loop and the CPU re
   };
   Gpu g;
   uint32_t seed = 700;
-  for (const Case& c : cases) {
+  for (const PerformerCase& c : cases) {
     INFO("case " << c.name);
     const Tensor q = random_tensor({c.lq, c.heads * c.dk}, seed++), k = random_tensor({c.lk, c.heads * c.dk}, seed++);
     const Tensor v = random_tensor({c.lk, c.heads * c.dk}, seed++), w = random_tensor({c.heads, c.m, c.dk}, seed++);

@@ -93,7 +93,7 @@ Naive naive(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ak,
   return n;
 }
 
-struct Case {
+struct RelativeCase {
   const char* name;
   int64_t lq, lk, heads, dh;
   bool shaw, span, after, causal, padding, pattern;
@@ -104,7 +104,7 @@ struct Case {
 
 TEST_CASE("Vulkan relative_attention matches a naive loop and the CPU reference",
           "[vulkan][relative]") {
-  const Case cases[] = {
+  const RelativeCase cases[] = {
       // name                   lq  lk  H  dh  shaw  span  after causal pad  pattern k
       {"shaw 1x1",               1,  1, 1,  1, true, false, false, false, false, false, 1},
       {"shaw odd",              13, 13, 3,  5, true, false, false, false, false, false, 2},
@@ -118,7 +118,7 @@ TEST_CASE("Vulkan relative_attention matches a naive loop and the CPU reference"
   };
   Gpu g;
   uint32_t seed = 100;
-  for (const Case& c : cases) {
+  for (const RelativeCase& c : cases) {
     INFO("case " << c.name);
     const int64_t rows = 2 * c.max_distance + 1;
     const Tensor q = random_tensor({c.lq, c.heads * c.dh}, seed++);

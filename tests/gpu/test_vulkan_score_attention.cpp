@@ -81,7 +81,7 @@ NaiveScore naive_score(const Tensor& q, const Tensor& k, const Tensor& v, const 
   return n;
 }
 
-struct Case {
+struct ScoreCase {
   const char* name;
   ScoreFunction f;
   int64_t lq, lk, heads, dh;
@@ -91,7 +91,7 @@ struct Case {
 }  // namespace
 
 TEST_CASE("Vulkan score_attention matches a naive loop for every score function", "[vulkan][score]") {
-  const Case cases[] = {
+  const ScoreCase cases[] = {
       // name                    function                  lq  lk  H  dh  causal pad  pattern
       {"dot 1x1",                ScoreFunction::Dot,        1,  1, 1,  1, false, false, false},
       {"dot causal pad",         ScoreFunction::Dot,       13, 13, 3,  5, true,  true,  false},
@@ -104,7 +104,7 @@ TEST_CASE("Vulkan score_attention matches a naive loop for every score function"
   };
   Gpu g;
   uint32_t seed = 900;
-  for (const Case& c : cases) {
+  for (const ScoreCase& c : cases) {
     INFO("case " << c.name);
     const int64_t D = c.heads * c.dh, da = 11, P = c.lk + 3;
     const Tensor q = random_tensor({c.lq, D}, seed++), k = random_tensor({c.lk, D}, seed++);

@@ -24,7 +24,7 @@ using write_failure::read_bytes;
 
 namespace {
 
-FigureSpec headSpec(int head) {
+FigureSpec layer0HeadSpec(int head) {
   FigureSpec s;
   s.view = "heatmap";
   s.selection = {"encoder", "attn", 0, head};
@@ -58,12 +58,12 @@ TEST_CASE("The old file survives every failed figure export (SVG, PDF, PNG, CSV,
     INFO(format.toStdString());
     old_file_survives(
         dir.filePath("figure." + format),
-        [&](const QString& p) { exportFigure(headSpec(0), t, p); },
-        [&](const QString& p) { exportFigure(headSpec(1), t, p); });
+        [&](const QString& p) { exportFigure(layer0HeadSpec(0), t, p); },
+        [&](const QString& p) { exportFigure(layer0HeadSpec(1), t, p); });
     // Without the limit the export replaces it.
     const QString path = dir.filePath("figure." + format);
     const std::string before = read_bytes(path.toStdString());
-    exportFigure(headSpec(1), t, path);
+    exportFigure(layer0HeadSpec(1), t, path);
     CHECK(read_bytes(path.toStdString()) != before);
   }
 }
@@ -75,7 +75,7 @@ TEST_CASE("A failed export to a new name leaves no file at all", "[ui][export][a
   for (const QString format : {"svg", "pdf", "png", "csv", "npy"}) {
     INFO(format.toStdString());
     const QString path = dir.filePath("new." + format);
-    const std::string error = failure_under_limit(kLimit, [&] { exportFigure(headSpec(0), t, path); });
+    const std::string error = failure_under_limit(kLimit, [&] { exportFigure(layer0HeadSpec(0), t, path); });
     CHECK_THAT(error, Contains("cannot write '" + path.toStdString() + "'") &&
                           Contains("write failed") && !Contains("old file"));
     CHECK_FALSE(QFile::exists(path));

@@ -21,6 +21,7 @@
 using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::ensureApp;
+using atlas::uitest::readAll;
 using atlas::uitest::handAttention;
 using atlas::uitest::handTrace;
 
@@ -34,12 +35,6 @@ QString npyShape(const QByteArray& bytes) {
   QString s = QString::fromLatin1(bytes.mid(a + 10, b - a - 10)).trimmed();
   while (s.endsWith(',') || s.endsWith(' ')) s.chop(1);
   return s;
-}
-
-QByteArray readAll(const QString& path) {
-  QFile f(path);
-  REQUIRE(f.open(QIODevice::ReadOnly));
-  return f.readAll();
 }
 
 FigureSpec headSpec(int layer, int head) {

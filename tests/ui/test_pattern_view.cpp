@@ -21,8 +21,8 @@ using atlas::uitest::ensureApp;
 namespace {
 
 // The pattern dock opened and built on a run.
-struct Window : uitest::RunWindow {
-  Window(const QString& preset, const QString& text) : RunWindow(preset, text) {
+struct PatternDockWindow : uitest::RunWindow {
+  PatternDockWindow(const QString& preset, const QString& text) : RunWindow(preset, text) {
     w.patternDock()->show();
     w.patternDock()->raise();
     w.patternView()->ensureBuilt();
@@ -40,7 +40,7 @@ bool strided(int head, int64_t i, int64_t j, int64_t l) {
 
 TEST_CASE("pattern view: strided statistics and tiles equal a naive count", "[ui][pattern]") {
   ensureApp();
-  Window win("preset:tiny-sparse-strided", "the cat sat on the mat");
+  PatternDockWindow win("preset:tiny-sparse-strided", "the cat sat on the mat");
   PatternView* v = win.w.patternView();
   const int64_t L = 300, l = 16;
   for (int head : {0, 1}) {
@@ -92,7 +92,7 @@ TEST_CASE("pattern view: strided statistics and tiles equal a naive count", "[ui
 TEST_CASE("pattern view: causal and full masks from the trace", "[ui][pattern]") {
   ensureApp();
   {
-    Window win("preset:tiny-decoder", "a causal decoder");
+    PatternDockWindow win("preset:tiny-decoder", "a causal decoder");
     const auto& st = win.w.patternView()->pattern().stats;
     const int64_t L = static_cast<int64_t>(win.w.trace()->source_tokens.size());
     CHECK(st.length == L);
@@ -102,7 +102,7 @@ TEST_CASE("pattern view: causal and full masks from the trace", "[ui][pattern]")
     CHECK(win.w.patternView()->statsText().contains("nonzeros"));
   }
   {
-    Window win("preset:tiny-encoder", "full attention");
+    PatternDockWindow win("preset:tiny-encoder", "full attention");
     const auto& st = win.w.patternView()->pattern().stats;
     const int64_t L = static_cast<int64_t>(win.w.trace()->source_tokens.size());
     CHECK(st.nnz == L * L);
@@ -113,7 +113,7 @@ TEST_CASE("pattern view: causal and full masks from the trace", "[ui][pattern]")
 TEST_CASE("pattern view: image overlay of a local 2D model", "[ui][pattern]") {
   ensureApp();
   // 96 bytes = 3 rows of the 32-pixel-wide image.
-  Window win("preset:tiny-local2d", QString(96, 'x'));
+  PatternDockWindow win("preset:tiny-local2d", QString(96, 'x'));
   PatternView* v = win.w.patternView();
   REQUIRE(v->isImageModel());
   const int q = 70;  // row 2, column 6

@@ -25,8 +25,8 @@ using atlas::uitest::ensureApp;
 namespace {
 
 // The window on a preset run, with the score-function dock.
-struct Window : uitest::RunWindow {
-  Window(const QString& preset, const QString& text) : RunWindow(preset, text, {1200, 900}) {}
+struct ScoreDockWindow : uitest::RunWindow {
+  ScoreDockWindow(const QString& preset, const QString& text) : RunWindow(preset, text, {1200, 900}) {}
   // Opens the dock and waits for the re-run that traces q and k.
   ScorePanel& openScores() {
     REQUIRE(w.scoreDock());
@@ -85,7 +85,7 @@ int indexOf(ScoreFunction f) {
 
 TEST_CASE("score panel: six functions on the selected head's traced q and k", "[ui][scores]") {
   ensureApp();
-  Window win("preset:tiny-encoder", "the cat sat on the mat");
+  ScoreDockWindow win("preset:tiny-encoder", "the cat sat on the mat");
   ScorePanel& p = win.openScores();
   REQUIRE(p.comparison());
   const ScoreComparison& c = *p.comparison();
@@ -169,7 +169,7 @@ TEST_CASE("score panel: six functions on the selected head's traced q and k", "[
 
 TEST_CASE("score panel: a model with additive scores reproduces its own attention", "[ui][scores]") {
   ensureApp();
-  Window win("preset:tiny-score-additive", "attention is all");
+  ScoreDockWindow win("preset:tiny-score-additive", "attention is all");
   ScorePanel& p = win.openScores();
   REQUIRE(p.comparison());
   const int add = indexOf(ScoreFunction::Additive);
@@ -182,7 +182,7 @@ TEST_CASE("score panel: a model with additive scores reproduces its own attentio
 
 TEST_CASE("score panel: Transformer-XL (no projected queries traced) says why and exports nothing", "[ui][scores]") {
   ensureApp();
-  Window win("preset:tiny-xl", "the cat sat");
+  ScoreDockWindow win("preset:tiny-xl", "the cat sat");
   ScorePanel& p = win.openScores();
   CHECK_FALSE(p.comparison());
   CHECK(p.message().contains("projected queries"));

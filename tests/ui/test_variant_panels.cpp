@@ -26,6 +26,8 @@
 using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::ensureApp;
+using atlas::uitest::plotIndex;
+using atlas::uitest::readAll;
 
 namespace {
 
@@ -41,15 +43,6 @@ Trace withTokens(int n) {
   const char* words[] = {"a", "b", "c", "d", "e", "f"};
   for (int i = 0; i < n; ++i) t.source_tokens.push_back({i, words[i]});
   return t;
-}
-
-// The index of the first plot whose name starts with `prefix` (REQUIREs one).
-int plotIndex(VariantPanel& panel, const QString& prefix) {
-  panel.ensureBuilt();
-  for (size_t i = 0; i < panel.plots().size(); ++i)
-    if (panel.plots()[i].name.startsWith(prefix)) return static_cast<int>(i);
-  FAIL("no plot named " << prefix.toStdString());
-  return -1;
 }
 
 // Shows plot `prefix` and returns the matrix the heatmap widget holds.
@@ -70,12 +63,6 @@ void checkMatrix(const HeatmapData& d, int rows, int cols, const std::vector<flo
   REQUIRE(d.cols == cols);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) CHECK(d.at(r, c) == Approx(expected[static_cast<size_t>(r) * cols + c]));
-}
-
-QByteArray readAll(const QString& path) {
-  QFile f(path);
-  REQUIRE(f.open(QIODevice::ReadOnly));
-  return f.readAll();
 }
 
 // Exports every plot of the panel in every format and checks each file by its bytes.

@@ -23,11 +23,12 @@
 using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::ensureApp;
+using atlas::uitest::plotIndex;
 
 namespace {
 
 // The window on a preset run, with its variant panels.
-struct Window : uitest::RunWindow {
+struct PresetWindow : uitest::RunWindow {
   using RunWindow::RunWindow;
   VariantPanel& panel(const QString& id) {
     VariantPanel* p = w.variantPanel(id);
@@ -39,13 +40,6 @@ struct Window : uitest::RunWindow {
     return *p;
   }
 };
-
-int plotIndex(VariantPanel& panel, const QString& prefix) {
-  for (size_t i = 0; i < panel.plots().size(); ++i)
-    if (panel.plots()[i].name.startsWith(prefix)) return static_cast<int>(i);
-  FAIL("no plot named " << prefix.toStdString());
-  return -1;
-}
 
 // [rows, cols] of the widget's matrix against `t` from flat element `offset`.
 void requireMatrixEquals(const HeatmapData& d, const Tensor& t, size_t offset, int rows, int cols) {
@@ -62,7 +56,7 @@ void requireMatrixEquals(const HeatmapData& d, const Tensor& t, size_t offset, i
 
 TEST_CASE("tiny-span: span bars and mask curves equal the traced arrays", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-span", "the quick brown fox jumps");
+  PresetWindow win("preset:tiny-span", "the quick brown fox jumps");
   VariantPanel& p = win.panel("span");
   CHECK_FALSE(win.w.variantPanel("act")->available());
   const Tensor& z = win.array("span.z");  // [layers, heads]
@@ -81,7 +75,7 @@ TEST_CASE("tiny-span: span bars and mask curves equal the traced arrays", "[ui][
 
 TEST_CASE("tiny-span-dynamic: the dynamic span per position", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-span-dynamic", "hello there");
+  PresetWindow win("preset:tiny-span-dynamic", "hello there");
   VariantPanel& p = win.panel("span");
   const Trace& t = *win.w.trace();
   std::string name;
@@ -95,7 +89,7 @@ TEST_CASE("tiny-span-dynamic: the dynamic span per position", "[ui][panels][pres
 
 TEST_CASE("tiny-ut-act: ponder bars, halting heatmap and step attention", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-ut-act", "the cat sat on the mat");
+  PresetWindow win("preset:tiny-ut-act", "the cat sat on the mat");
   VariantPanel& p = win.panel("act");
   const Tensor& steps = win.array("act.steps");
   p.setCurrentPlot(plotIndex(p, "ponder steps"));
@@ -114,7 +108,7 @@ TEST_CASE("tiny-ut-act: ponder bars, halting heatmap and step attention", "[ui][
 
 TEST_CASE("tiny-reformer: bucket grid per round", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-reformer", "a reformer hashes similar tokens together");
+  PresetWindow win("preset:tiny-reformer", "a reformer hashes similar tokens together");
   VariantPanel& p = win.panel("lsh");
   const Trace& t = *win.w.trace();
   std::string first;
@@ -139,7 +133,7 @@ TEST_CASE("tiny-reformer: bucket grid per round", "[ui][panels][presets]") {
 TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for scores", "[ui][panels][presets]") {
   ensureApp();
   // 40 bytes: segments of 16, 16 and 8 tokens.
-  Window win("preset:tiny-xl", "transformer-xl reads a text segment-wise");
+  PresetWindow win("preset:tiny-xl", "transformer-xl reads a text segment-wise");
   VariantPanel& p = win.panel("xl");
   // The open XL panel turned scores on and re-ran: the terms are in the trace.
   CHECK(win.w.runController()->runOptions().trace.scores);
@@ -168,7 +162,7 @@ TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for 
 
 TEST_CASE("tiny-decoder: opening the lens panel computes per-layer predictions", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-decoder", "the cat sat");
+  PresetWindow win("preset:tiny-decoder", "the cat sat");
   QDockWidget* dock = win.w.variantDock("lens");
   REQUIRE(dock);
   CHECK_FALSE(dock->isVisible());  // a tool panel waits to be opened
@@ -194,7 +188,7 @@ TEST_CASE("tiny-decoder: opening the lens panel computes per-layer predictions",
 TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the same logits",
           "[ui][panels][presets][predictions]") {
   ensureApp();
-  Window win("preset:tiny-decoder", "the cat sat");
+  PresetWindow win("preset:tiny-decoder", "the cat sat");
   QDockWidget* dock = win.w.variantDock("predictions");
   REQUIRE(dock);
   dock->show();
@@ -212,7 +206,7 @@ TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the s
 
 TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-decoder", "the cat sat on the mat");
+  PresetWindow win("preset:tiny-decoder", "the cat sat on the mat");
   win.w.variantDock("ablation")->show();
   auto* controls = win.w.findChild<AblationControls*>("ablationControls");
   REQUIRE(controls);
@@ -247,7 +241,7 @@ TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker
 
 TEST_CASE("tiny-performer: the error panel's figures match a naive recount", "[ui][panels][presets]") {
   ensureApp();
-  Window win("preset:tiny-performer", "performer attention approximates softmax");
+  PresetWindow win("preset:tiny-performer", "performer attention approximates softmax");
   QDockWidget* dock = win.w.variantDock("performer");
   CHECK_FALSE(dock->isVisible());
   win.shown.clear();

@@ -77,7 +77,9 @@ TEST_CASE("hostile workspace files are refused naming the problem", "[ui][worksp
     }
     return std::string("accepted");
   };
-  const QByteArray good = workspaceToJson(Workspace{"demo:induction"});
+  Workspace induction;
+  induction.model = "demo:induction";
+  const QByteArray good = workspaceToJson(induction);
   CHECK(workspaceFromJson(good, "w.atlas").model == "demo:induction");
   CHECK_THAT(refused("{not json"), Catch::Contains("w.atlas: not a workspace (JSON error"));
   CHECK_THAT(refused("[1, 2]"), Catch::Contains("not an object"));

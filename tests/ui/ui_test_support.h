@@ -1,8 +1,11 @@
 #pragma once
 // Shared by the UI tests: one QApplication for the whole run and a small hand-built Trace
 // whose numbers the tests know independently of the engine.
+#include <catch2/catch.hpp>
+
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QElapsedTimer>  // wall-clock-ok: waitUntil's deadline
 #include <QSettings>
 #include <QTemporaryDir>
@@ -11,6 +14,7 @@
 #include <cstdlib>
 
 #include "core/model/trace.h"
+#include "ui/variant_panel.h"
 
 namespace atlas::uitest {
 
@@ -102,6 +106,22 @@ inline Trace handTrace() {
   for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
   t.finalize_attention_maps();
   return t;
+}
+
+// The bytes of the file at `path`; fails the test when it can't be read.
+inline QByteArray readAll(const QString& path) {
+  QFile f(path);
+  REQUIRE(f.open(QIODevice::ReadOnly));
+  return f.readAll();
+}
+
+// The index of the panel's first plot whose name starts with `prefix`; fails the test if none.
+inline int plotIndex(ui::VariantPanel& panel, const QString& prefix) {
+  panel.ensureBuilt();
+  for (size_t i = 0; i < panel.plots().size(); ++i)
+    if (panel.plots()[i].name.startsWith(prefix)) return static_cast<int>(i);
+  FAIL("no plot named " << prefix.toStdString());
+  return -1;
 }
 
 }  // namespace atlas::uitest

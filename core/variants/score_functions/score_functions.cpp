@@ -14,10 +14,6 @@ namespace atlas {
 
 namespace {
 
-Mat head_block(const Tensor& t, int64_t h, int64_t dh) {
-  return t.mat().block(0, h * dh, t.shape[0], dh);
-}
-
 Mat seeded_matrix(int64_t rows, int64_t cols, uint64_t seed, const std::string& name) {
   Rng rng(seed ^ hash_name(name));
   const double std = std::sqrt(2.0 / double(rows + cols));  // Glorot normal, as params.cpp
