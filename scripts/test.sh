@@ -5,6 +5,7 @@
 #   2. the engine and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF files, dump manifests), each for
 #      FUZZ_SECONDS, built in stage 2 against the same sanitized engine
+# Builds, tests and fuzz targets run JOBS at a time (default: the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -15,13 +16,13 @@ scripts/setup.sh
 echo "== release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
-ctest --preset release -j 1
+ctest --preset release -j "$jobs"
 
 echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j 1
+ctest --preset asan -j "$jobs"
 
 echo "== fuzzing, ${fuzz_seconds}s per target"
-scripts/fuzz.sh build/asan "$fuzz_seconds"
+scripts/fuzz.sh build/asan "$fuzz_seconds" "$jobs"
 echo "test.sh: all passed"
