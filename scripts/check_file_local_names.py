@@ -7,7 +7,8 @@ files share a batch, or, worse, a call in the later file finds the earlier file'
 instead of the shared one it meant. Batches shift as files are added, so the rule is checked
 here for every pair, not only for the pairs that happen to share a batch today.
 
-The parsers of user files (cmake/fuzz_parser_sources.cmake) are never batched and are skipped.
+The parsers of user files (cmake/fuzz_parser_sources.cmake) are a target of their own
+(atlas_core_parsers: the sanitizer build instruments them for the fuzzers), checked as one.
 
 Scanned: top-level declarations (column 0, the style's indentation) inside `namespace {`
 blocks, and `static` functions at namespace scope. Using-declarations (`using a::b;`) name an
@@ -91,18 +92,29 @@ def parser_sources(root):
     return {os.path.normpath(p) for p in re.findall(r"\$\{PROJECT_SOURCE_DIR\}/(\S+\.cpp)", text)}
 
 
-def repeats(root):
-    skipped = parser_sources(root)
-    found = []
+def target_sources(root):
+    """{target: [source paths relative to root]}: a folder per target, the parsers apart."""
+    parsers = parser_sources(root)
+    targets = {"core parsers": sorted(parsers)}
     for target in TARGETS:
+        files = []
+        for folder, _, names in os.walk(os.path.join(root, target)):
+            for f in sorted(names):
+                path = os.path.normpath(os.path.relpath(os.path.join(folder, f), root))
+                if f.endswith(".cpp") and path not in parsers:
+                    files.append(path)
+        targets[target] = files
+    return targets
+
+
+def repeats(root):
+    found = []
+    for target, files in target_sources(root).items():
         where = collections.defaultdict(list)
-        for folder, _, files in os.walk(os.path.join(root, target)):
-            for f in sorted(files):
-                path = os.path.join(folder, f)
-                if f.endswith(".cpp") and os.path.normpath(os.path.relpath(path, root)) not in skipped:
-                    for name in file_local_names(path):
-                        where[name].append(os.path.relpath(path, root))
-        found += [(target, name, files) for name, files in sorted(where.items()) if len(files) > 1]
+        for path in files:
+            for name in file_local_names(os.path.join(root, path)):
+                where[name].append(path)
+        found += [(target, name, paths) for name, paths in sorted(where.items()) if len(paths) > 1]
     return found
 
 

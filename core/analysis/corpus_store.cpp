@@ -34,7 +34,7 @@ ojson map_fields(const MapHead& k) {
 }
 
 // Reading: every field checked, every error naming the file and the field.
-struct Reader {
+struct ManifestReader {
   std::string origin;
   [[noreturn]] void fail(const std::string& what) const { throw AtlasError(origin + ": " + what); }
   const nlohmann::json& at(const nlohmann::json& j, const char* key) const {
@@ -82,7 +82,7 @@ struct Reader {
   }
 };
 
-CorpusIdentity read_identity(const Reader& r, const nlohmann::json& j) {
+CorpusIdentity read_identity(const ManifestReader& r, const nlohmann::json& j) {
   CorpusIdentity id;
   const auto& model = r.at(j, "model");
   id.model_argument = r.string(model, "argument");
@@ -103,7 +103,7 @@ CorpusIdentity read_identity(const Reader& r, const nlohmann::json& j) {
   return id;
 }
 
-void read_state(const Reader& r, const nlohmann::json& j, CorpusIndex& index) {
+void read_state(const ManifestReader& r, const nlohmann::json& j, CorpusIndex& index) {
   CorpusAccumulator& s = index.state;
   const auto& progress = r.at(j, "progress");
   index.next_line = r.integer(progress, "next_line", 0);
@@ -160,7 +160,7 @@ void read_documents(const std::string& path, CorpusAccumulator& s) {
     while (end < file.size() && data[end] != '\n') ++end;
     ++line;
     const std::string origin = path + " line " + std::to_string(line);
-    const Reader r{origin};
+    const ManifestReader r{origin};
     const nlohmann::json j = parse_json_text(std::string_view(data + begin, end - begin), origin);
     const int64_t id = r.integer(j, "document", 0);
     if (wanted.count(id)) {
@@ -278,7 +278,7 @@ std::string encode_documents(const CorpusAccumulator& state) {
 CorpusIndex read_corpus_folder(const std::string& dir) {
   const std::string path = (fs::path(dir) / "manifest.json").string();
   const nlohmann::json j = parse_json_text(read_input_file(path, InputKind::DumpManifest), path);
-  const Reader r{path};
+  const ManifestReader r{path};
   if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
     r.fail("not the manifest of a corpus run (its \"format\" is not \"atlas-corpus\")");
   if (r.integer(j, "version") != kVersion)

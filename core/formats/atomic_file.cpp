@@ -13,7 +13,7 @@ namespace atlas {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& message) {
+[[noreturn]] void write_error(const std::string& path, const std::string& message) {
   throw AtlasError(path + ": " + message);
 }
 
@@ -32,14 +32,14 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   struct stat st {};
   replaces_ = ::lstat(path_.c_str(), &st) == 0;
   if (replaces_ && !S_ISREG(st.st_mode)) {
-    if (S_ISLNK(st.st_mode)) fail(path_, "is a symbolic link; give the path of a regular file to replace");
-    if (S_ISDIR(st.st_mode)) fail(path_, "is a folder, not a file");
-    fail(path_, "exists and is not a regular file (a device, pipe or socket); give a file path");
+    if (S_ISLNK(st.st_mode)) write_error(path_, "is a symbolic link; give the path of a regular file to replace");
+    if (S_ISDIR(st.st_mode)) write_error(path_, "is a folder, not a file");
+    write_error(path_, "exists and is not a regular file (a device, pipe or socket); give a file path");
   }
   // A unique sibling: same directory, so rename() stays atomic on one file system.
   tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(path_, "cannot open for writing (" + errno_message() + ")");
+  if (fd_ < 0) write_error(path_, "cannot open for writing (" + errno_message() + ")");
 }
 
 std::string AtomicFileWriter::outcome() const {
@@ -52,26 +52,26 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 void AtomicFileWriter::write(const void* data, size_t size) {
-  if (fd_ < 0) fail(path_, "write after commit");
+  if (fd_ < 0) write_error(path_, "write after commit");
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = ::write(fd_, p, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path_, "write failed (" + errno_message() + "); " + outcome());
+    if (n < 0) write_error(path_, "write failed (" + errno_message() + "); " + outcome());
     p += n;
     size -= size_t(n);
   }
 }
 
 void AtomicFileWriter::commit() {
-  if (fd_ < 0) fail(path_, "commit called twice");
+  if (fd_ < 0) write_error(path_, "commit called twice");
   // fsync before rename: otherwise a crash can leave the new name pointing at empty blocks.
-  if (::fsync(fd_) != 0) fail(path_, "fsync failed (" + errno_message() + "); " + outcome());
+  if (::fsync(fd_) != 0) write_error(path_, "fsync failed (" + errno_message() + "); " + outcome());
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) fail(path_, "close failed (" + errno_message() + "); " + outcome());
+  if (::close(fd) != 0) write_error(path_, "close failed (" + errno_message() + "); " + outcome());
   if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    fail(path_, "cannot replace the file (" + errno_message() + "); " + outcome());
+    write_error(path_, "cannot replace the file (" + errno_message() + "); " + outcome());
   committed_ = true;
 }
 

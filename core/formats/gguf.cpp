@@ -15,7 +15,7 @@ namespace atlas {
 
 namespace {
 
-constexpr uint64_t kMaxDims = 8;          // ggml itself uses 4; more is a corrupt count
+constexpr uint64_t kMaxGgufDims = 8;          // ggml itself uses 4; more is a corrupt count
 constexpr int kMaxArrayDepth = 16;        // arrays of arrays of ...: recursion stays shallow
 constexpr uint64_t kMaxKeyBytes = 65535;  // the spec's limit for a key
 constexpr uint64_t kDefaultAlignment = 32;
@@ -90,9 +90,9 @@ std::string num(uint64_t v) { return std::to_string(v); }
 
 // Bounds-checked little-endian reads over the file. Every failure names the file and the item
 // being read ("metadata key 3 (\"general.name\")", with the array element path when inside one).
-class Reader {
+class GgufReader {
  public:
-  Reader(const uint8_t* data, size_t size, const std::string& origin)
+  GgufReader(const uint8_t* data, size_t size, const std::string& origin)
       : data_(data), size_(size), origin_(origin) {}
 
   size_t pos() const { return pos_; }
@@ -162,22 +162,22 @@ double f64_from_bits(uint64_t bits) {
   return d;
 }
 
-GgufType read_type(Reader& r, const char* what) {
+GgufType read_type(GgufReader& r, const char* what) {
   const uint32_t t = r.u32(what);
   if (!known_type(t))
     r.fail("unknown " + std::string(what) + " " + num(t) + " (GGUF defines 0..12)");
   return GgufType(t);
 }
 
-bool read_bool(Reader& r) {
+bool read_bool(GgufReader& r) {
   const uint64_t b = r.uint(1, "a bool value");
   if (b > 1) r.fail("bool value " + num(b) + " is neither 0 nor 1");
   return b == 1;
 }
 
-GgufArray read_array(Reader& r, int depth);
+GgufArray read_array(GgufReader& r, int depth);
 
-GgufValue read_value(Reader& r, GgufType type, int depth) {
+GgufValue read_value(GgufReader& r, GgufType type, int depth) {
   GgufValue v;
   v.type = type;
   switch (type) {
@@ -225,7 +225,7 @@ GgufValue read_value(Reader& r, GgufType type, int depth) {
 }
 
 template <typename T, typename ReadOne>
-std::vector<T> read_elements(Reader& r, uint64_t count, ReadOne read_one) {
+std::vector<T> read_elements(GgufReader& r, uint64_t count, ReadOne read_one) {
   std::vector<T> out;
   out.reserve(size_t(count));  // count was checked against the bytes left
   r.path().push_back(0);
@@ -237,7 +237,7 @@ std::vector<T> read_elements(Reader& r, uint64_t count, ReadOne read_one) {
   return out;
 }
 
-GgufArray read_array(Reader& r, int depth) {
+GgufArray read_array(GgufReader& r, int depth) {
   if (depth > kMaxArrayDepth)
     r.fail("arrays nested deeper than " + std::to_string(kMaxArrayDepth) + " levels");
   GgufArray a;
@@ -373,7 +373,7 @@ GgufFile GgufFile::parse(const uint8_t* data, size_t size, const std::string& or
     std::string seen(reinterpret_cast<const char*>(data), 4);
     fail("not a GGUF file: it starts with " + in_quotes(seen) + ", expected \"GGUF\"");
   }
-  Reader r(data, size, origin);
+  GgufReader r(data, size, origin);
   r.uint(4, "the magic");
   r.set_item("header");
   f.version_ = r.u32("the version");
@@ -436,8 +436,8 @@ GgufFile GgufFile::parse(const uint8_t* data, size_t size, const std::string& or
     if (auto it = f.tensor_index_.find(t.name); it != f.tensor_index_.end())
       r.fail("duplicate tensor name: tensor " + num(it->second) + " has the same name");
     const uint32_t n_dims = r.u32("n_dims");
-    if (n_dims > kMaxDims)
-      r.fail("n_dims " + num(n_dims) + " is more than " + num(kMaxDims) + " (corrupt file?)");
+    if (n_dims > kMaxGgufDims)
+      r.fail("n_dims " + num(n_dims) + " is more than " + num(kMaxGgufDims) + " (corrupt file?)");
     int64_t numel = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       const uint64_t ne = r.u64("a dimension");

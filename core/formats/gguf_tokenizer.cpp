@@ -15,7 +15,7 @@ namespace {
 
 constexpr int64_t kControl = 3, kUserDefined = 4, kByte = 6;
 
-std::string show(const std::string& s) { return "\"" + (utf8::is_valid(s) ? s : "?") + "\""; }
+std::string quoted_token(const std::string& s) { return "\"" + (utf8::is_valid(s) ? s : "?") + "\""; }
 
 }  // namespace
 
@@ -62,7 +62,7 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
     fail("no tokenizer.ggml.model: the file carries no tokenizer");
   const std::string model = file.get_string("tokenizer.ggml.model");
   if (model != "llama" && model != "gpt2")
-    fail("tokenizer.ggml.model " + show(model) +
+    fail("tokenizer.ggml.model " + quoted_token(model) +
          " is not supported (supported: \"llama\" (SentencePiece BPE), \"gpt2\" (byte-level "
          "BPE))");
   TokenizerConfig c;
@@ -123,7 +123,7 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
     } else if (pre == "gpt-2") {
       c.split_regex = SplitRegex::Gpt2;
     } else {
-      fail("tokenizer.ggml.pre " + show(pre) +
+      fail("tokenizer.ggml.pre " + quoted_token(pre) +
            " is not supported (supported: \"llama-bpe\", \"qwen2\", \"gpt-2\")");
     }
     c.unk = "";

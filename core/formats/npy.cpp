@@ -18,51 +18,26 @@
 #include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "core/formats/safetensors.h"
+#include "core/formats/file_fields.h"
 
 namespace atlas {
 
 namespace {
 
+using file_fields::checked_numel;
+using file_fields::load_le;
+using file_fields::narrow_double;
+
+// Text from the file, printable and at most 80 characters, for messages.
+std::string header_text(std::string_view s) { return file_fields::printable(s, 80); }
+
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 constexpr size_t kAlign = 64;    // numpy aligns the data start to 64 bytes
-constexpr size_t kMaxDims = 64;  // NPY_MAXDIMS of numpy 2
+constexpr size_t kMaxNpyDims = 64;  // NPY_MAXDIMS of numpy 2
 
-[[noreturn]] void fail(const std::string& origin, const std::string& message) {
+[[noreturn]] void npy_error(const std::string& origin, const std::string& message) {
   throw AtlasError(origin + ": " + message);
-}
-
-
-std::string printable(std::string_view s, size_t max_len = 80) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (out.size() >= max_len) return out + "...";
-    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  }
-  return out;
-}
-
-uint64_t load_le(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-// Same rule as the safetensors reader: the product of the nonzero dims must fit int64, so no
-// later numel_of() on this shape can overflow.
-bool checked_numel(const Shape& shape, uint64_t& numel) {
-  int64_t nonzero = 1;
-  bool has_zero = false;
-  for (int64_t d : shape) {
-    if (d < 0) return false;
-    if (d == 0) {
-      has_zero = true;
-      continue;
-    }
-    if (__builtin_mul_overflow(nonzero, d, &nonzero)) return false;
-  }
-  numel = has_zero ? 0 : static_cast<uint64_t>(nonzero);
-  return true;
 }
 
 std::string shape_tuple(const Shape& shape) {
@@ -113,8 +88,8 @@ class HeaderParser {
 
  private:
   [[noreturn]] void error(const std::string& what) {
-    fail(origin_, "malformed .npy header at character " + std::to_string(pos_) + ": " + what +
-                      " (header: \"" + printable(s_) + "\")");
+    npy_error(origin_, "malformed .npy header at character " + std::to_string(pos_) + ": " + what +
+                      " (header: \"" + header_text(s_) + "\")");
   }
   bool at(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
   void expect(char c) {
@@ -183,7 +158,7 @@ class HeaderParser {
       }
       ++pos_;
     } else {
-      error("unexpected character '" + printable(s_.substr(pos_, 1)) + "'");
+      error("unexpected character '" + header_text(s_.substr(pos_, 1)) + "'");
     }
     return v;
   }
@@ -210,7 +185,7 @@ constexpr ElemInfo kElems[] = {
 };
 
 const ElemInfo& parse_descr(const std::string& descr, const std::string& origin) {
-  const std::string shown = "'" + printable(descr) + "'";
+  const std::string shown = "'" + header_text(descr) + "'";
   if (descr.size() >= 2) {
     const char order = descr[0];
     const std::string code = descr.substr(1);
@@ -220,26 +195,17 @@ const ElemInfo& parse_descr(const std::string& descr, const std::string& origin)
         return e;
       if (order == '<') return e;
       if (order == '>')
-        fail(origin, "big-endian data (descr " + shown +
+        npy_error(origin, "big-endian data (descr " + shown +
                          ") is not supported; save the array with a little-endian dtype, e.g. "
                          "arr.astype('<" + code + "')");
       break;
     }
   }
-  fail(origin, "unsupported dtype descr " + shown +
+  npy_error(origin, "unsupported dtype descr " + shown +
                    " (supported: <f4 <f8 <f2 <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1)");
 }
 
-float narrow_double(double d) {
-  const double kRoundsToInf = 0x1.ffffffp127;  // halfway between FLT_MAX and 2^128
-  if (std::isfinite(d) && std::fabs(d) > FLT_MAX) {
-    float mag = std::fabs(d) >= kRoundsToInf ? std::numeric_limits<float>::infinity() : FLT_MAX;
-    return d < 0 ? -mag : mag;
-  }
-  return static_cast<float>(d);
-}
-
-void convert(const uint8_t* src, Elem elem, uint64_t n, float* dst) {
+void convert_elements(const uint8_t* src, Elem elem, uint64_t n, float* dst) {
   for (uint64_t i = 0; i < n; ++i) {
     switch (elem) {
       case Elem::F32: {
@@ -331,7 +297,7 @@ void write_npy(const std::string& path, const Tensor& t, DType dtype) {
   try {
     bytes = encode_npy(t, dtype);
   } catch (const AtlasError& e) {
-    fail(path, e.what());
+    npy_error(path, e.what());
   }
   AtomicFileWriter writer(path);
   writer.write(bytes.data(), bytes.size());
@@ -342,18 +308,18 @@ void write_npy(const std::string& path, const Tensor& t, DType dtype) {
 
 Tensor decode_npy(const uint8_t* data, size_t size, const std::string& origin) {
   if (size < 10 || std::memcmp(data, kMagic, kMagicLen) != 0)
-    fail(origin, "not a .npy file (it does not start with the \\x93NUMPY magic)");
+    npy_error(origin, "not a .npy file (it does not start with the \\x93NUMPY magic)");
   const int major = data[6], minor = data[7];
   size_t prefix = 0;
   if (major == 1) prefix = 10;
   else if (major == 2 || major == 3) prefix = 12;
   else
-    fail(origin, "unsupported .npy format version " + std::to_string(major) + "." +
+    npy_error(origin, "unsupported .npy format version " + std::to_string(major) + "." +
                      std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
-  if (size < prefix) fail(origin, "file is truncated inside the .npy header");
+  if (size < prefix) npy_error(origin, "file is truncated inside the .npy header");
   const uint64_t header_len = load_le(data + 8, int(prefix - 8));
   if (header_len > size - prefix)
-    fail(origin, "header length " + std::to_string(header_len) + " is larger than the file (" +
+    npy_error(origin, "header length " + std::to_string(header_len) + " is larger than the file (" +
                      std::to_string(size - prefix) + " bytes follow): truncated");
 
   const std::string_view text(reinterpret_cast<const char*>(data + prefix), header_len);
@@ -363,43 +329,43 @@ Tensor decode_npy(const uint8_t* data, size_t size, const std::string& origin) {
   const PyValue* fortran = find_key(dict, "fortran_order");
   const PyValue* shape_v = find_key(dict, "shape");
   if (!descr || !fortran || !shape_v)
-    fail(origin, std::string("header has no '") +
+    npy_error(origin, std::string("header has no '") +
                      (!descr ? "descr" : !fortran ? "fortran_order" : "shape") + "' key");
   if (descr->kind != PyValue::Str)
-    fail(origin, "structured or non-string dtype descr is not supported");
+    npy_error(origin, "structured or non-string dtype descr is not supported");
   const ElemInfo& elem = parse_descr(descr->str, origin);
-  if (fortran->kind != PyValue::Bool) fail(origin, "'fortran_order' is not True or False");
+  if (fortran->kind != PyValue::Bool) npy_error(origin, "'fortran_order' is not True or False");
   if (fortran->flag)
-    fail(origin, "fortran_order True (column-major) is not supported; save a C-order array "
+    npy_error(origin, "fortran_order True (column-major) is not supported; save a C-order array "
                  "(np.ascontiguousarray)");
-  if (shape_v->kind != PyValue::Tuple) fail(origin, "'shape' is not a tuple");
-  if (shape_v->items.size() > kMaxDims)
-    fail(origin, "shape has " + std::to_string(shape_v->items.size()) + " dimensions (at most " +
-                     std::to_string(kMaxDims) + " allowed)");
+  if (shape_v->kind != PyValue::Tuple) npy_error(origin, "'shape' is not a tuple");
+  if (shape_v->items.size() > kMaxNpyDims)
+    npy_error(origin, "shape has " + std::to_string(shape_v->items.size()) + " dimensions (at most " +
+                     std::to_string(kMaxNpyDims) + " allowed)");
 
   Shape shape;
   for (const PyValue& d : shape_v->items) {
-    if (d.kind != PyValue::Int) fail(origin, "shape contains a non-integer");
-    if (d.num_overflow) fail(origin, "shape dimension is absurdly large");
-    if (d.num < 0) fail(origin, "shape dimension " + std::to_string(d.num) + " is negative");
+    if (d.kind != PyValue::Int) npy_error(origin, "shape contains a non-integer");
+    if (d.num_overflow) npy_error(origin, "shape dimension is absurdly large");
+    if (d.num < 0) npy_error(origin, "shape dimension " + std::to_string(d.num) + " is negative");
     shape.push_back(d.num);
   }
   uint64_t numel = 0, nbytes = 0;
   if (!checked_numel(shape, numel) || __builtin_mul_overflow(numel, elem.size, &nbytes))
-    fail(origin, "shape " + shape_str(shape) + " is absurd: its byte count overflows");
+    npy_error(origin, "shape " + shape_str(shape) + " is absurd: its byte count overflows");
 
   const uint64_t available = size - prefix - header_len;
-  const std::string what = "shape " + shape_str(shape) + " dtype '" + printable(descr->str) +
+  const std::string what = "shape " + shape_str(shape) + " dtype '" + header_text(descr->str) +
                            "' needs " +
                            std::to_string(nbytes) + " bytes of data, the file has " +
                            std::to_string(available);
-  if (available < nbytes) fail(origin, "truncated data: " + what);
-  if (available > nbytes) fail(origin, "trailing garbage: " + what);
+  if (available < nbytes) npy_error(origin, "truncated data: " + what);
+  if (available > nbytes) npy_error(origin, "trailing garbage: " + what);
 
   Tensor t;
   t.shape = std::move(shape);
   t.data.resize(numel);
-  convert(data + prefix + header_len, elem.elem, numel, t.data.data());
+  convert_elements(data + prefix + header_len, elem.elem, numel, t.data.data());
   return t;
 }
 

@@ -21,10 +21,18 @@
 #include "core/formats/json_text.h"
 #include "core/formats/mapped_file.h"
 #include "core/formats/npy.h"
+#include "core/formats/file_fields.h"
 
 namespace atlas {
 
 namespace {
+
+using file_fields::checked_numel;
+using file_fields::load_le;
+using file_fields::narrow_double;
+
+// Text from the file, printable and at most 120 characters, for messages.
+std::string file_text(std::string_view s) { return file_fields::printable(s, 120); }
 
 using nlohmann::json;
 
@@ -59,27 +67,8 @@ std::string supported_dtypes() {
   return s;
 }
 
-[[noreturn]] void fail(const std::string& origin, const std::string& message) {
+[[noreturn]] void safetensors_error(const std::string& origin, const std::string& message) {
   throw AtlasError(origin + ": " + message);
-}
-
-// Text taken from the file (names, parser diagnostics) goes into messages shown to the user;
-// keep it printable and short.
-std::string printable(const std::string& s, size_t max_len = 120) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (out.size() >= max_len) return out + "...";
-    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  }
-  return out;
-}
-
-// Byte-wise assembly keeps the reader independent of host endianness and alignment; compilers
-// fold it into a single load on little-endian machines.
-uint64_t load_le(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
 }
 
 float bits_to_float(uint32_t bits) {
@@ -88,18 +77,7 @@ float bits_to_float(uint32_t bits) {
   return f;
 }
 
-// double -> float with IEEE round-to-nearest, but without the undefined behaviour C++ gives a
-// cast of an out-of-range finite value.
-float narrow_double(double d) {
-  const double kRoundsToInf = 0x1.ffffffp127;  // halfway between FLT_MAX and 2^128
-  if (std::isfinite(d) && std::fabs(d) > FLT_MAX) {
-    float mag = std::fabs(d) >= kRoundsToInf ? std::numeric_limits<float>::infinity() : FLT_MAX;
-    return d < 0 ? -mag : mag;
-  }
-  return static_cast<float>(d);
-}
-
-void convert(const uint8_t* src, Kind kind, uint64_t n, float* dst) {
+void convert_tensor_data(const uint8_t* src, Kind kind, uint64_t n, float* dst) {
   if (n == 0) return;  // empty tensors: dst may be null, and memcpy(null, ...) is undefined
   switch (kind) {
     case Kind::F32:
@@ -165,23 +143,6 @@ void convert(const uint8_t* src, Kind kind, uint64_t n, float* dst) {
   }
 }
 
-// Element count with the guarantee that the product of the nonzero dims fits int64, so later
-// numel_of() calls on the shape cannot overflow either, whatever the order of the dims.
-bool checked_numel(const Shape& shape, uint64_t& numel) {
-  int64_t nonzero = 1;
-  bool has_zero = false;
-  for (int64_t d : shape) {
-    if (d < 0) return false;
-    if (d == 0) {
-      has_zero = true;
-      continue;
-    }
-    if (__builtin_mul_overflow(nonzero, d, &nonzero)) return false;
-  }
-  numel = has_zero ? 0 : static_cast<uint64_t>(nonzero);
-  return true;
-}
-
 std::string shape_json(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -199,11 +160,11 @@ uint64_t header_uint(const json& v, const std::string& origin, const std::string
     case json::value_t::number_unsigned:
       return v.get<uint64_t>();
     case json::value_t::number_integer:
-      fail(origin, what + " is negative (" + std::to_string(v.get<int64_t>()) + ")");
+      safetensors_error(origin, what + " is negative (" + std::to_string(v.get<int64_t>()) + ")");
     case json::value_t::number_float:
-      fail(origin, what + " is not an integer (" + printable(v.dump()) + ")");
+      safetensors_error(origin, what + " is not an integer (" + file_text(v.dump()) + ")");
     default:
-      fail(origin, what + " is a " + std::string(v.type_name()) + ", expected an integer");
+      safetensors_error(origin, what + " is a " + std::string(v.type_name()) + ", expected an integer");
   }
 }
 
@@ -216,34 +177,34 @@ struct Entry {
 };
 
 Entry parse_entry(const std::string& name, const json& v, const std::string& origin) {
-  const std::string where = "tensor " + printable(name);
+  const std::string where = "tensor " + file_text(name);
   if (!v.is_object())
-    fail(origin, where + ": header entry is a " + v.type_name() + ", expected an object");
+    safetensors_error(origin, where + ": header entry is a " + v.type_name() + ", expected an object");
   for (const char* key : {"dtype", "shape", "data_offsets"})
-    if (!v.contains(key)) fail(origin, where + ": header entry has no \"" + key + "\" key");
+    if (!v.contains(key)) safetensors_error(origin, where + ": header entry has no \"" + key + "\" key");
 
   Entry e;
   e.name = name;
   const json& dtype = v["dtype"];
-  if (!dtype.is_string()) fail(origin, where + ": \"dtype\" is not a string");
+  if (!dtype.is_string()) safetensors_error(origin, where + ": \"dtype\" is not a string");
   e.dtype = find_dtype(dtype.get<std::string>());
   if (!e.dtype)
-    fail(origin, where + ": unsupported dtype \"" + printable(dtype.get<std::string>()) +
+    safetensors_error(origin, where + ": unsupported dtype \"" + file_text(dtype.get<std::string>()) +
                      "\" (supported: " + supported_dtypes() + ")");
 
   const json& shape = v["shape"];
-  if (!shape.is_array()) fail(origin, where + ": \"shape\" is not an array");
+  if (!shape.is_array()) safetensors_error(origin, where + ": \"shape\" is not an array");
   for (size_t i = 0; i < shape.size(); ++i) {
     uint64_t d = header_uint(shape[i], origin, where + ": shape dimension " + std::to_string(i));
     if (d > uint64_t(std::numeric_limits<int64_t>::max()))
-      fail(origin, where + ": shape dimension " + std::to_string(i) + " is absurdly large (" +
+      safetensors_error(origin, where + ": shape dimension " + std::to_string(i) + " is absurdly large (" +
                        std::to_string(d) + ")");
     e.shape.push_back(int64_t(d));
   }
 
   const json& offsets = v["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2)
-    fail(origin, where + ": \"data_offsets\" must be an array [begin, end]");
+    safetensors_error(origin, where + ": \"data_offsets\" must be an array [begin, end]");
   e.begin = header_uint(offsets[0], origin, where + ": data_offsets begin");
   e.end = header_uint(offsets[1], origin, where + ": data_offsets end");
   return e;
@@ -251,18 +212,18 @@ Entry parse_entry(const std::string& name, const json& v, const std::string& ori
 
 // Checks one entry against its own dtype/shape and the data buffer size.
 void check_entry(const Entry& e, uint64_t data_size, const std::string& origin) {
-  const std::string where = "tensor " + printable(e.name);
+  const std::string where = "tensor " + file_text(e.name);
   const std::string range = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
   uint64_t numel = 0, nbytes = 0;
   if (!checked_numel(e.shape, numel) || __builtin_mul_overflow(numel, e.dtype->size, &nbytes))
-    fail(origin, where + ": shape " + shape_str(e.shape) + " with dtype " + e.dtype->name +
+    safetensors_error(origin, where + ": shape " + shape_str(e.shape) + " with dtype " + e.dtype->name +
                      " is absurd: its byte count overflows");
-  if (e.end < e.begin) fail(origin, where + ": data_offsets " + range + " end before begin");
+  if (e.end < e.begin) safetensors_error(origin, where + ": data_offsets " + range + " end before begin");
   if (e.end > data_size)
-    fail(origin, where + ": data_offsets " + range + " out of range: the data buffer has " +
+    safetensors_error(origin, where + ": data_offsets " + range + " out of range: the data buffer has " +
                      std::to_string(data_size) + " bytes (file truncated?)");
   if (e.end - e.begin != nbytes)
-    fail(origin, where + " has " + std::to_string(e.end - e.begin) + " bytes, dtype " +
+    safetensors_error(origin, where + " has " + std::to_string(e.end - e.begin) + " bytes, dtype " +
                      e.dtype->name + " shape " + shape_str(e.shape) + " needs " +
                      std::to_string(nbytes));
 }
@@ -273,23 +234,23 @@ void check_tiling(std::vector<Entry>& entries, uint64_t data_size, const std::st
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   auto span = [](const Entry& e) {
-    return "tensor " + printable(e.name) + " [" + std::to_string(e.begin) + ", " +
+    return "tensor " + file_text(e.name) + " [" + std::to_string(e.begin) + ", " +
            std::to_string(e.end) + ")";
   };
   uint64_t expected = 0;
   const Entry* prev = nullptr;
   for (const Entry& e : entries) {
     if (e.begin < expected)
-      fail(origin, "data overlap: " + span(*prev) + " and " + span(e) + " share bytes");
+      safetensors_error(origin, "data overlap: " + span(*prev) + " and " + span(e) + " share bytes");
     if (e.begin > expected)
-      fail(origin, "hole in the data buffer: bytes [" + std::to_string(expected) + ", " +
+      safetensors_error(origin, "hole in the data buffer: bytes [" + std::to_string(expected) + ", " +
                        std::to_string(e.begin) + ") before " + span(e) +
                        " belong to no tensor");
     expected = e.end;
     prev = &e;
   }
   if (expected != data_size)
-    fail(origin, "trailing garbage: " + std::to_string(data_size - expected) +
+    safetensors_error(origin, "trailing garbage: " + std::to_string(data_size - expected) +
                      " bytes after the end of the last tensor's data (the header accounts for " +
                      std::to_string(expected) + " of " + std::to_string(data_size) +
                      " data bytes)");
@@ -299,7 +260,7 @@ std::string json_string(const std::string& s, const std::string& what) {
   try {
     return json(s).dump();
   } catch (const json::exception&) {
-    throw AtlasError("cannot write safetensors: " + what + " \"" + printable(s) +
+    throw AtlasError("cannot write safetensors: " + what + " \"" + file_text(s) +
                      "\" is not valid UTF-8");
   }
 }
@@ -325,7 +286,7 @@ std::string build_header(const std::map<std::string, Tensor>& tensors,
       throw AtlasError("cannot write safetensors: a tensor may not be named __metadata__");
     uint64_t numel = 0;
     if (!checked_numel(t.shape, numel) || numel != t.data.size())
-      throw AtlasError("cannot write safetensors: tensor " + printable(name) + " has shape " +
+      throw AtlasError("cannot write safetensors: tensor " + file_text(name) + " has shape " +
                        shape_str(t.shape) + " but " + std::to_string(t.data.size()) +
                        " values");
     uint64_t end = offset + 4 * numel;
@@ -395,7 +356,7 @@ namespace {
 void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t elem_size,
                        float* dst, bool release_pages) {
   if (!release_pages) {
-    convert(src, kind, numel, dst);
+    convert_tensor_data(src, kind, numel, dst);
     return;
   }
   static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
@@ -409,7 +370,7 @@ void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t e
     const uint64_t i = static_cast<uint64_t>(c) * chunk;
     const uint64_t n = std::min(chunk, numel - i);
     const uint8_t* from = src + i * elem_size;
-    convert(from, kind, n, dst + i);
+    convert_tensor_data(from, kind, n, dst + i);
     // Whole pages inside [from, from + n * size) only: neighbours may still be unread.
     uintptr_t lo = (reinterpret_cast<uintptr_t>(from) + page - 1) / page * page;
     uintptr_t hi = (reinterpret_cast<uintptr_t>(from + n * elem_size)) / page * page;
@@ -433,15 +394,15 @@ namespace {
 SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
                            bool release_pages, const SkipTensor& skip) {
   if (size < 8)
-    fail(origin, "file is " + std::to_string(size) +
+    safetensors_error(origin, "file is " + std::to_string(size) +
                      " bytes, too short for the 8-byte header length (truncated or not a "
                      "safetensors file)");
   const uint64_t n = load_le(data, 8);
   if (n > kMaxHeaderBytes)
-    fail(origin, "header length " + std::to_string(n) + " exceeds the 100 MB limit (corrupt "
+    safetensors_error(origin, "header length " + std::to_string(n) + " exceeds the 100 MB limit (corrupt "
                  "or not a safetensors file)");
   if (n > size - 8)
-    fail(origin, "header length " + std::to_string(n) + " is larger than the file (" +
+    safetensors_error(origin, "header length " + std::to_string(n) + " is larger than the file (" +
                      std::to_string(size - 8) + " bytes follow the length field): truncated");
 
   // Depth capped like the reference parser (serde_json, 128); a repeated key keeps the last, as
@@ -451,10 +412,10 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
     header = parse_json_text(std::string_view(reinterpret_cast<const char*>(data + 8), n),
                              "", JsonLimits{128, false});
   } catch (const AtlasError& e) {
-    fail(origin, "header is not valid JSON (" + printable(e.what(), 200) + ")");
+    safetensors_error(origin, "header is not valid JSON (" + file_fields::printable(e.what(), 200) + ")");
   }
   if (!header.is_object())
-    fail(origin, std::string("header is not a JSON object (it is a ") + header.type_name() +
+    safetensors_error(origin, std::string("header is not a JSON object (it is a ") + header.type_name() +
                      ")");
 
   SafetensorsFile file;
@@ -463,11 +424,11 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
   for (const auto& [name, value] : header.items()) {
     if (name == kMetadataKey) {
       if (!value.is_object())
-        fail(origin, std::string("__metadata__ must be an object of strings (found ") +
+        safetensors_error(origin, std::string("__metadata__ must be an object of strings (found ") +
                          value.type_name() + ")");
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string())
-          fail(origin, "__metadata__ value for key \"" + printable(k) + "\" is a " +
+          safetensors_error(origin, "__metadata__ value for key \"" + file_text(k) + "\" is a " +
                            v.type_name() + ", expected a string");
         file.metadata[k] = v.get<std::string>();
       }
@@ -539,7 +500,7 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   try {
     header = build_header(tensors, metadata, data_size);
   } catch (const AtlasError& e) {
-    fail(path, e.what());
+    safetensors_error(path, e.what());
   }
   AtomicFileWriter writer(path);  // its errors already name the path
   emit_safetensors(header, tensors, [&](const uint8_t* p, size_t n) { writer.write(p, n); });

@@ -7,6 +7,8 @@
 #include "core/tensor/error.h"
 #include "core/tokenizers/unicode_categories.h"
 #include "core/tokenizers/utf8.h"
+#include "core/tokenizers/string_hash.h"
+#include "core/tokenizers/char_class.h"
 
 namespace atlas {
 namespace {
@@ -28,12 +30,6 @@ struct ByteUnicodeTable {
     }
   }
   int byte_of(char32_t symbol) const { return symbol < kSymbols ? to_byte[symbol] : -1; }
-};
-
-// Heterogeneous lookup: merge symbols are looked up as string_views without copies.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 const ByteUnicodeTable& byte_table() {
@@ -71,15 +67,6 @@ std::vector<CodePoint> decode_all(std::string_view text) {
   return out;
 }
 
-enum class CharClass : uint8_t { Space, Letter, Number, Other };
-
-CharClass classify(char32_t cp) {
-  if (utf8::is_whitespace(cp)) return CharClass::Space;
-  if (unicode::is_letter(cp)) return CharClass::Letter;
-  if (unicode::is_number(cp)) return CharClass::Number;
-  return CharClass::Other;
-}
-
 // Length of the contraction ('s 't 're 've 'm 'll 'd, lower case only) at i, 0 if none.
 size_t contraction_length(const std::vector<CodePoint>& cps, size_t i) {
   if (cps[i].cp != '\'' || i + 1 >= cps.size()) return 0;
@@ -90,7 +77,6 @@ size_t contraction_length(const std::vector<CodePoint>& cps, size_t i) {
   if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
   return 0;
 }
-
 
 }  // namespace
 

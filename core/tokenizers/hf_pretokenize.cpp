@@ -6,6 +6,7 @@
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/unicode_categories.h"
 #include "core/tokenizers/utf8.h"
+#include "core/tokenizers/char_class.h"
 
 namespace atlas {
 
@@ -18,23 +19,14 @@ const std::string_view kGpt2SplitPattern =
 
 namespace {
 
-enum class CharClass : uint8_t { Space, Letter, Number, Other };
-
-struct CodePoint {
+struct ClassifiedCodePoint {
   char32_t cp;
   size_t begin;  // byte offset in the text
   CharClass cls;
 };
 
-CharClass classify(char32_t cp) {
-  if (utf8::is_whitespace(cp)) return CharClass::Space;
-  if (unicode::is_letter(cp)) return CharClass::Letter;
-  if (unicode::is_number(cp)) return CharClass::Number;
-  return CharClass::Other;
-}
-
-std::vector<CodePoint> decode_classified(std::string_view text) {
-  std::vector<CodePoint> out;
+std::vector<ClassifiedCodePoint> decode_classified(std::string_view text) {
+  std::vector<ClassifiedCodePoint> out;
   out.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
     const utf8::Decoded d = utf8::decode(text, pos);
@@ -51,7 +43,7 @@ bool is_cr_or_lf(char32_t cp) { return cp == '\r' || cp == '\n'; }
 // (?i:'s|'t|'re|'ve|'m|'ll|'d): the length in code points, 0 if none. Case-insensitive
 // matching uses Unicode simple case folding, under which U+017F LATIN SMALL LETTER LONG S folds
 // to "s"; no other character folds onto the letters used here.
-size_t contraction_length(const std::vector<CodePoint>& cps, size_t i) {
+size_t contraction_length_any_case(const std::vector<ClassifiedCodePoint>& cps, size_t i) {
   if (cps[i].cp != '\'' || i + 1 >= cps.size()) return 0;
   const auto lower = [](char32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; };
   const char32_t a = lower(cps[i + 1].cp);
@@ -66,7 +58,7 @@ size_t contraction_length(const std::vector<CodePoint>& cps, size_t i) {
 
 std::vector<std::pair<size_t, size_t>> llama3_pretokenize(std::string_view text,
                                                           bool single_digits) {
-  const std::vector<CodePoint> cps = decode_classified(text);
+  const std::vector<ClassifiedCodePoint> cps = decode_classified(text);
   const size_t n = cps.size();
   const auto byte_at = [&](size_t i) { return i < n ? cps[i].begin : text.size(); };
   const auto run_end = [&](size_t i, CharClass c) {
@@ -79,7 +71,7 @@ std::vector<std::pair<size_t, size_t>> llama3_pretokenize(std::string_view text,
   while (i < n) {
     const CharClass c = cps[i].cls;
     size_t end = 0;
-    if (const size_t len = contraction_length(cps, i)) {
+    if (const size_t len = contraction_length_any_case(cps, i)) {
       end = i + len;
     } else if (c == CharClass::Letter) {
       // [^\r\n\p{L}\p{N}]?\p{L}+ with the optional class empty: the letter run.

@@ -28,6 +28,7 @@
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
 #include "core/tokenizers/wordpiece_tokenizer.h"
+#include "core/tokenizers/string_hash.h"
 
 namespace atlas {
 namespace {
@@ -115,11 +116,6 @@ int32_t check_id(int32_t id, size_t size) {
   return id;
 }
 
-// Heterogeneous lookup, so a word can be looked up through a string_view without a copy.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 using WordMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
 bool is_ascii_space(uint8_t b) { return b == ' ' || (b >= 0x09 && b <= 0x0D); }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/tokenizers/unicode_categories_data.h"
+#include "core/tokenizers/hangul.h"
 
 namespace atlas::unicode {
 namespace {
@@ -19,9 +20,7 @@ bool in_ranges(const CodePointRange* table, size_t count, char32_t cp) {
 }
 
 // Hangul syllables decompose algorithmically (Unicode 15.0 section 3.12).
-constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
-constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount;
-constexpr char32_t kSCount = kLCount * kNCount;
+using namespace hangul;  // kSBase, kLCount, ... (core/tokenizers/hangul.h)
 
 }  // namespace
 

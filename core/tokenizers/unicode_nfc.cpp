@@ -6,14 +6,13 @@
 #include "core/tokenizers/unicode_categories.h"
 #include "core/tokenizers/unicode_nfc_data.h"
 #include "core/tokenizers/utf8.h"
+#include "core/tokenizers/hangul.h"
 
 namespace atlas {
 namespace {
 
 // Hangul syllables compose algorithmically (Unicode 15.0 section 3.12).
-constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
-constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount;
-constexpr char32_t kSCount = kLCount * kNCount;
+using namespace hangul;  // kSBase, kLCount, ... (core/tokenizers/hangul.h)
 
 // The primary composite of (a, b), or 0 when they do not compose.
 char32_t compose(char32_t a, char32_t b) {

@@ -16,7 +16,7 @@
 namespace atlas::hf_tokenizer {
 namespace {
 
-constexpr const char* kMetaspace = "\xE2\x96\x81";  // "▁"
+constexpr const char* kLlamaMetaspace = "\xE2\x96\x81";  // "▁"
 
 std::string show(const std::string& s) { return "\"" + (utf8::is_valid(s) ? s : "?") + "\""; }
 
@@ -51,14 +51,14 @@ void read_normalizer(const fs::path& file, const Json& n, const std::string& whe
   } else if (type == "NFC") {
     p.nfc = true;
   } else if (type == "Prepend") {
-    if (n.value("prepend", std::string()) != kMetaspace)
+    if (n.value("prepend", std::string()) != kLlamaMetaspace)
       fail(file, where + ": a Prepend normalizer is supported only with \"▁\", not " +
                      show(n.value("prepend", std::string())));
     p.prepend = true;
   } else if (type == "Replace") {
     const Json& pattern = n.value("pattern", Json());
     if (!pattern.is_object() || pattern.value("String", std::string("?")) != " " ||
-        n.value("content", std::string()) != kMetaspace)
+        n.value("content", std::string()) != kLlamaMetaspace)
       fail(file, where + ": a Replace normalizer is supported only as \" \" -> \"▁\"");
     p.replace_space = true;
   } else {
@@ -104,7 +104,7 @@ void read_pre_tokenizer(const fs::path& file, const Json& t, const std::string& 
     p.byte_level = true;
     p.byte_level_regex = t.value("use_regex", true);
   } else if (type == "Metaspace") {
-    if (t.value("replacement", std::string()) != kMetaspace)
+    if (t.value("replacement", std::string()) != kLlamaMetaspace)
       fail(file, where + ": Metaspace is supported only with replacement \"▁\"");
     p.metaspace = true;
     // prepend_scheme (newer files) or add_prefix_space (older ones); "always" by default.

@@ -20,10 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kMaxLabels = 1000000;
-constexpr int64_t kMaxImageSize = 4096;
+constexpr int64_t kMaxVitImageSize = 4096;
 
 // "id2label": {"0": "tench", ...} -> labels by id; "LABEL_<i>" for ids it leaves out.
-std::vector<std::string> labels_of(const ConfigReader& r) {
+std::vector<std::string> vit_labels(const ConfigReader& r) {
   auto it = r.j.find("id2label");
   int64_t n = r.integer("num_labels", 0);
   if (n < 0 || n > kMaxLabels)
@@ -137,9 +137,9 @@ ModelConfig vit_config(const ConfigReader& r) {
   p.size = r.integer("patch_size", 16);
   p.image_size = r.integer("image_size", 224);
   p.channels = r.integer("num_channels", 3);
-  if (p.image_size < 1 || p.image_size > kMaxImageSize)
+  if (p.image_size < 1 || p.image_size > kMaxVitImageSize)
     r.refuse("image_size " + std::to_string(p.image_size) + " is outside 1.." +
-             std::to_string(kMaxImageSize));
+             std::to_string(kMaxVitImageSize));
   if (p.size < 1 || p.image_size % p.size != 0)
     r.refuse("image_size " + std::to_string(p.image_size) + " is not a multiple of patch_size " +
              std::to_string(p.size));
@@ -147,7 +147,7 @@ ModelConfig vit_config(const ConfigReader& r) {
   c.max_positions = p.patch_count() + 1;
   read_preprocessor(r, p);
   c.tokenizer.kind = TokenizerKind::Labels;
-  c.tokenizer.vocab = labels_of(r);
+  c.tokenizer.vocab = vit_labels(r);
   c.vocab_size = static_cast<int64_t>(c.tokenizer.vocab.size());
   return c;
 }
