@@ -24,19 +24,21 @@ AttentionResult VulkanBackend::attention(const DTensor& q, const DTensor& k, con
   const int64_t H = args.heads;
   if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2)
     fail("attention", "q, k, v must be 2-D and heads >= 1; got q " + shape_str(q.shape) + " k " +
-         shape_str(k.shape) + " v " + shape_str(v.shape) + " heads " + std::to_string(H));
+                          shape_str(k.shape) + " v " + shape_str(v.shape) + " heads " +
+                          std::to_string(H));
   const int64_t lq = q.shape[0], lk = k.shape[0];
   if (q.shape[1] != k.shape[1] || q.shape[1] % H != 0 || v.shape[1] % H != 0 || v.shape[0] != lk)
     fail("attention", "shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " v " +
-         shape_str(v.shape) + " do not split into " + std::to_string(H) + " heads");
+                          shape_str(v.shape) + " do not split into " + std::to_string(H) +
+                          " heads");
   const int64_t dh = q.shape[1] / H, dv = v.shape[1] / H;
   const AttentionMask& mask = args.mask;
   if (!mask.key_valid.empty() && static_cast<int64_t>(mask.key_valid.size()) != lk)
     fail("attention", "key_valid has " + std::to_string(mask.key_valid.size()) + " entries for " +
-         std::to_string(lk) + " keys");
+                          std::to_string(lk) + " keys");
   if (!mask.allowed.empty() && static_cast<int64_t>(mask.allowed.size()) != lq * lk)
-    fail("attention", "allowed mask has " + std::to_string(mask.allowed.size()) + " entries, expected " +
-         std::to_string(lq) + " x " + std::to_string(lk));
+    fail("attention", "allowed mask has " + std::to_string(mask.allowed.size()) +
+                          " entries, expected " + std::to_string(lq) + " x " + std::to_string(lk));
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device = dh <= kMaxHeadDim && dv <= kMaxHeadDim && total < (1ull << 31) &&

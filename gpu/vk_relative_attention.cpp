@@ -27,25 +27,27 @@ RelativeAttentionResult VulkanBackend::relative_attention(const DTensor& q, cons
   if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2 ||
       q.shape[1] != k.shape[1] || q.shape[1] % H != 0 || v.shape[1] % H != 0 ||
       v.shape[0] != k.shape[0])
-    fail("relative_attention", "shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " v " +
-         shape_str(v.shape) + " do not split into " + std::to_string(H) + " heads");
+    fail("relative_attention", "shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) +
+                                   " v " + shape_str(v.shape) + " do not split into " +
+                                   std::to_string(H) + " heads");
   const int64_t lq = q.shape[0], lk = k.shape[0], dh = q.shape[1] / H, dv = v.shape[1] / H;
   const bool shaw = args.shaw(), span = args.span();
   const int64_t kd = args.max_distance;
   if (shaw) {
     if (!args.rel_v) fail("relative_attention", "rel_k given without rel_v");
     if (args.rel_k.shape != Shape{2 * kd + 1, dh} || args.rel_v.shape != Shape{2 * kd + 1, dv})
-      fail("relative_attention", "Shaw tables " + shape_str(args.rel_k.shape) + ", " + shape_str(args.rel_v.shape) +
-           " are not [2k+1, d_head] for k = " + std::to_string(kd));
+      fail("relative_attention", "Shaw tables " + shape_str(args.rel_k.shape) + ", " +
+                                     shape_str(args.rel_v.shape) +
+                                     " are not [2k+1, d_head] for k = " + std::to_string(kd));
   }
   if (span && static_cast<int64_t>(args.span_z.size()) != H * lq)
-    fail("relative_attention", "span_z needs heads x Lq = " + std::to_string(H * lq) + " values, got " +
-         std::to_string(args.span_z.size()));
+    fail("relative_attention", "span_z needs heads x Lq = " + std::to_string(H * lq) +
+                                   " values, got " + std::to_string(args.span_z.size()));
   const AttentionMask& mask = args.attn.mask;
   if ((!mask.key_valid.empty() && static_cast<int64_t>(mask.key_valid.size()) != lk) ||
       (!mask.allowed.empty() && static_cast<int64_t>(mask.allowed.size()) != lq * lk))
-    fail("relative_attention", "mask sizes do not match " + std::to_string(lq) + " queries x " + std::to_string(lk) +
-         " keys");
+    fail("relative_attention", "mask sizes do not match " + std::to_string(lq) + " queries x " +
+                                   std::to_string(lk) + " keys");
 
   const uint64_t total = static_cast<uint64_t>(H * lq * lk);
   const bool fits_device =

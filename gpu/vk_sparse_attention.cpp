@@ -33,14 +33,17 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
       q.shape[1] != k.shape[1] || q.shape[1] % H != 0 || v.shape[1] % H != 0 ||
       v.shape[0] != k.shape[0])
     fail("sparse_attention", "shapes q " + shape_str(q.shape) + " k " + shape_str(k.shape) + " v " +
-         shape_str(v.shape) + " do not split into " + std::to_string(H) + " heads");
-  if (static_cast<int64_t>(patterns.size()) != H) fail("sparse_attention", "need one pattern per head");
+                                 shape_str(v.shape) + " do not split into " + std::to_string(H) +
+                                 " heads");
+  if (static_cast<int64_t>(patterns.size()) != H)
+    fail("sparse_attention", "need one pattern per head");
   const int64_t lq = q.shape[0], lk = k.shape[0], dh = q.shape[1] / H, dv = v.shape[1] / H;
   int64_t total = 0;
   for (const CsrPattern& p : patterns) {
     if (p.rows != lq || p.cols != lk || static_cast<int64_t>(p.indptr.size()) != lq + 1)
-      fail("sparse_attention", "pattern is " + std::to_string(p.rows) + "x" + std::to_string(p.cols) +
-           ", attention is " + std::to_string(lq) + "x" + std::to_string(lk));
+      fail("sparse_attention", "pattern is " + std::to_string(p.rows) + "x" +
+                                   std::to_string(p.cols) + ", attention is " + std::to_string(lq) +
+                                   "x" + std::to_string(lk));
     total += p.nnz();
   }
 
@@ -74,7 +77,9 @@ SparseAttentionResult VulkanBackend::sparse_attention(const DTensor& q, const DT
     for (int64_t i = 0; i <= lq; ++i)
       indptr[static_cast<size_t>(h * (lq + 1) + i)] = static_cast<uint32_t>(p.indptr[static_cast<size_t>(i)]);
     for (int32_t j : p.indices) {
-      if (j < 0 || j >= lk) fail("sparse_attention", "pattern index " + std::to_string(j) + " outside 0.." + std::to_string(lk - 1));
+      if (j < 0 || j >= lk)
+        fail("sparse_attention",
+             "pattern index " + std::to_string(j) + " outside 0.." + std::to_string(lk - 1));
       indices.push_back(static_cast<uint32_t>(j));
     }
   }

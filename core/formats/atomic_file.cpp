@@ -32,9 +32,11 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   struct stat st {};
   replaces_ = ::lstat(path_.c_str(), &st) == 0;
   if (replaces_ && !S_ISREG(st.st_mode)) {
-    if (S_ISLNK(st.st_mode)) write_error(path_, "is a symbolic link; give the path of a regular file to replace");
+    if (S_ISLNK(st.st_mode))
+      write_error(path_, "is a symbolic link; give the path of a regular file to replace");
     if (S_ISDIR(st.st_mode)) write_error(path_, "is a folder, not a file");
-    write_error(path_, "exists and is not a regular file (a device, pipe or socket); give a file path");
+    write_error(path_,
+                "exists and is not a regular file (a device, pipe or socket); give a file path");
   }
   // A unique sibling: same directory, so rename() stays atomic on one file system.
   tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);

@@ -15,7 +15,7 @@ namespace atlas {
 
 namespace {
 
-constexpr uint64_t kMaxGgufDims = 8;          // ggml itself uses 4; more is a corrupt count
+constexpr uint64_t kMaxGgufDims = 8;      // ggml itself uses 4; more is a corrupt count
 constexpr int kMaxArrayDepth = 16;        // arrays of arrays of ...: recursion stays shallow
 constexpr uint64_t kMaxKeyBytes = 65535;  // the spec's limit for a key
 constexpr uint64_t kDefaultAlignment = 32;

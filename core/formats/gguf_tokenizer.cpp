@@ -15,7 +15,9 @@ namespace {
 
 constexpr int64_t kControl = 3, kUserDefined = 4, kByte = 6;
 
-std::string quoted_token(const std::string& s) { return "\"" + (utf8::is_valid(s) ? s : "?") + "\""; }
+std::string quoted_token(const std::string& s) {
+  return "\"" + (utf8::is_valid(s) ? s : "?") + "\"";
+}
 
 }  // namespace
 

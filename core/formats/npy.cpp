@@ -33,7 +33,7 @@ std::string header_text(std::string_view s) { return file_fields::printable(s, 8
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
-constexpr size_t kAlign = 64;    // numpy aligns the data start to 64 bytes
+constexpr size_t kAlign = 64;       // numpy aligns the data start to 64 bytes
 constexpr size_t kMaxNpyDims = 64;  // NPY_MAXDIMS of numpy 2
 
 [[noreturn]] void npy_error(const std::string& origin, const std::string& message) {
@@ -89,7 +89,7 @@ class HeaderParser {
  private:
   [[noreturn]] void error(const std::string& what) {
     npy_error(origin_, "malformed .npy header at character " + std::to_string(pos_) + ": " + what +
-                      " (header: \"" + header_text(s_) + "\")");
+                           " (header: \"" + header_text(s_) + "\")");
   }
   bool at(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
   void expect(char c) {
@@ -196,13 +196,14 @@ const ElemInfo& parse_descr(const std::string& descr, const std::string& origin)
       if (order == '<') return e;
       if (order == '>')
         npy_error(origin, "big-endian data (descr " + shown +
-                         ") is not supported; save the array with a little-endian dtype, e.g. "
-                         "arr.astype('<" + code + "')");
+                              ") is not supported; save the array with a little-endian dtype, e.g. "
+                              "arr.astype('<" +
+                              code + "')");
       break;
     }
   }
   npy_error(origin, "unsupported dtype descr " + shown +
-                   " (supported: <f4 <f8 <f2 <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1)");
+                        " (supported: <f4 <f8 <f2 <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1)");
 }
 
 void convert_elements(const uint8_t* src, Elem elem, uint64_t n, float* dst) {
@@ -315,12 +316,12 @@ Tensor decode_npy(const uint8_t* data, size_t size, const std::string& origin) {
   else if (major == 2 || major == 3) prefix = 12;
   else
     npy_error(origin, "unsupported .npy format version " + std::to_string(major) + "." +
-                     std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+                          std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
   if (size < prefix) npy_error(origin, "file is truncated inside the .npy header");
   const uint64_t header_len = load_le(data + 8, int(prefix - 8));
   if (header_len > size - prefix)
     npy_error(origin, "header length " + std::to_string(header_len) + " is larger than the file (" +
-                     std::to_string(size - prefix) + " bytes follow): truncated");
+                          std::to_string(size - prefix) + " bytes follow): truncated");
 
   const std::string_view text(reinterpret_cast<const char*>(data + prefix), header_len);
   const auto dict = HeaderParser(text, origin).parse_dict();
@@ -330,18 +331,22 @@ Tensor decode_npy(const uint8_t* data, size_t size, const std::string& origin) {
   const PyValue* shape_v = find_key(dict, "shape");
   if (!descr || !fortran || !shape_v)
     npy_error(origin, std::string("header has no '") +
-                     (!descr ? "descr" : !fortran ? "fortran_order" : "shape") + "' key");
+                          (!descr     ? "descr"
+                           : !fortran ? "fortran_order"
+                                      : "shape") +
+                          "' key");
   if (descr->kind != PyValue::Str)
     npy_error(origin, "structured or non-string dtype descr is not supported");
   const ElemInfo& elem = parse_descr(descr->str, origin);
   if (fortran->kind != PyValue::Bool) npy_error(origin, "'fortran_order' is not True or False");
   if (fortran->flag)
-    npy_error(origin, "fortran_order True (column-major) is not supported; save a C-order array "
-                 "(np.ascontiguousarray)");
+    npy_error(origin,
+              "fortran_order True (column-major) is not supported; save a C-order array "
+              "(np.ascontiguousarray)");
   if (shape_v->kind != PyValue::Tuple) npy_error(origin, "'shape' is not a tuple");
   if (shape_v->items.size() > kMaxNpyDims)
-    npy_error(origin, "shape has " + std::to_string(shape_v->items.size()) + " dimensions (at most " +
-                     std::to_string(kMaxNpyDims) + " allowed)");
+    npy_error(origin, "shape has " + std::to_string(shape_v->items.size()) +
+                          " dimensions (at most " + std::to_string(kMaxNpyDims) + " allowed)");
 
   Shape shape;
   for (const PyValue& d : shape_v->items) {

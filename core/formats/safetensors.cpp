@@ -164,7 +164,8 @@ uint64_t header_uint(const json& v, const std::string& origin, const std::string
     case json::value_t::number_float:
       safetensors_error(origin, what + " is not an integer (" + file_text(v.dump()) + ")");
     default:
-      safetensors_error(origin, what + " is a " + std::string(v.type_name()) + ", expected an integer");
+      safetensors_error(origin,
+                        what + " is a " + std::string(v.type_name()) + ", expected an integer");
   }
 }
 
@@ -179,9 +180,11 @@ struct Entry {
 Entry parse_entry(const std::string& name, const json& v, const std::string& origin) {
   const std::string where = "tensor " + file_text(name);
   if (!v.is_object())
-    safetensors_error(origin, where + ": header entry is a " + v.type_name() + ", expected an object");
+    safetensors_error(origin,
+                      where + ": header entry is a " + v.type_name() + ", expected an object");
   for (const char* key : {"dtype", "shape", "data_offsets"})
-    if (!v.contains(key)) safetensors_error(origin, where + ": header entry has no \"" + key + "\" key");
+    if (!v.contains(key))
+      safetensors_error(origin, where + ": header entry has no \"" + key + "\" key");
 
   Entry e;
   e.name = name;
@@ -189,16 +192,17 @@ Entry parse_entry(const std::string& name, const json& v, const std::string& ori
   if (!dtype.is_string()) safetensors_error(origin, where + ": \"dtype\" is not a string");
   e.dtype = find_dtype(dtype.get<std::string>());
   if (!e.dtype)
-    safetensors_error(origin, where + ": unsupported dtype \"" + file_text(dtype.get<std::string>()) +
-                     "\" (supported: " + supported_dtypes() + ")");
+    safetensors_error(origin, where + ": unsupported dtype \"" +
+                                  file_text(dtype.get<std::string>()) +
+                                  "\" (supported: " + supported_dtypes() + ")");
 
   const json& shape = v["shape"];
   if (!shape.is_array()) safetensors_error(origin, where + ": \"shape\" is not an array");
   for (size_t i = 0; i < shape.size(); ++i) {
     uint64_t d = header_uint(shape[i], origin, where + ": shape dimension " + std::to_string(i));
     if (d > uint64_t(std::numeric_limits<int64_t>::max()))
-      safetensors_error(origin, where + ": shape dimension " + std::to_string(i) + " is absurdly large (" +
-                       std::to_string(d) + ")");
+      safetensors_error(origin, where + ": shape dimension " + std::to_string(i) +
+                                    " is absurdly large (" + std::to_string(d) + ")");
     e.shape.push_back(int64_t(d));
   }
 
@@ -216,16 +220,18 @@ void check_entry(const Entry& e, uint64_t data_size, const std::string& origin) 
   const std::string range = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
   uint64_t numel = 0, nbytes = 0;
   if (!checked_numel(e.shape, numel) || __builtin_mul_overflow(numel, e.dtype->size, &nbytes))
-    safetensors_error(origin, where + ": shape " + shape_str(e.shape) + " with dtype " + e.dtype->name +
-                     " is absurd: its byte count overflows");
-  if (e.end < e.begin) safetensors_error(origin, where + ": data_offsets " + range + " end before begin");
+    safetensors_error(origin, where + ": shape " + shape_str(e.shape) + " with dtype " +
+                                  e.dtype->name + " is absurd: its byte count overflows");
+  if (e.end < e.begin)
+    safetensors_error(origin, where + ": data_offsets " + range + " end before begin");
   if (e.end > data_size)
-    safetensors_error(origin, where + ": data_offsets " + range + " out of range: the data buffer has " +
-                     std::to_string(data_size) + " bytes (file truncated?)");
+    safetensors_error(origin, where + ": data_offsets " + range +
+                                  " out of range: the data buffer has " +
+                                  std::to_string(data_size) + " bytes (file truncated?)");
   if (e.end - e.begin != nbytes)
     safetensors_error(origin, where + " has " + std::to_string(e.end - e.begin) + " bytes, dtype " +
-                     e.dtype->name + " shape " + shape_str(e.shape) + " needs " +
-                     std::to_string(nbytes));
+                                  e.dtype->name + " shape " + shape_str(e.shape) + " needs " +
+                                  std::to_string(nbytes));
 }
 
 // Offsets sorted by begin must tile [0, data_size) exactly: no overlap, hole or trailing bytes.
@@ -241,19 +247,20 @@ void check_tiling(std::vector<Entry>& entries, uint64_t data_size, const std::st
   const Entry* prev = nullptr;
   for (const Entry& e : entries) {
     if (e.begin < expected)
-      safetensors_error(origin, "data overlap: " + span(*prev) + " and " + span(e) + " share bytes");
+      safetensors_error(origin,
+                        "data overlap: " + span(*prev) + " and " + span(e) + " share bytes");
     if (e.begin > expected)
-      safetensors_error(origin, "hole in the data buffer: bytes [" + std::to_string(expected) + ", " +
-                       std::to_string(e.begin) + ") before " + span(e) +
-                       " belong to no tensor");
+      safetensors_error(origin, "hole in the data buffer: bytes [" + std::to_string(expected) +
+                                    ", " + std::to_string(e.begin) + ") before " + span(e) +
+                                    " belong to no tensor");
     expected = e.end;
     prev = &e;
   }
   if (expected != data_size)
-    safetensors_error(origin, "trailing garbage: " + std::to_string(data_size - expected) +
-                     " bytes after the end of the last tensor's data (the header accounts for " +
-                     std::to_string(expected) + " of " + std::to_string(data_size) +
-                     " data bytes)");
+    safetensors_error(
+        origin, "trailing garbage: " + std::to_string(data_size - expected) +
+                    " bytes after the end of the last tensor's data (the header accounts for " +
+                    std::to_string(expected) + " of " + std::to_string(data_size) + " data bytes)");
 }
 
 std::string json_string(const std::string& s, const std::string& what) {
@@ -394,16 +401,19 @@ namespace {
 SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
                            bool release_pages, const SkipTensor& skip) {
   if (size < 8)
-    safetensors_error(origin, "file is " + std::to_string(size) +
-                     " bytes, too short for the 8-byte header length (truncated or not a "
-                     "safetensors file)");
+    safetensors_error(origin,
+                      "file is " + std::to_string(size) +
+                          " bytes, too short for the 8-byte header length (truncated or not a "
+                          "safetensors file)");
   const uint64_t n = load_le(data, 8);
   if (n > kMaxHeaderBytes)
-    safetensors_error(origin, "header length " + std::to_string(n) + " exceeds the 100 MB limit (corrupt "
-                 "or not a safetensors file)");
+    safetensors_error(origin, "header length " + std::to_string(n) +
+                                  " exceeds the 100 MB limit (corrupt "
+                                  "or not a safetensors file)");
   if (n > size - 8)
     safetensors_error(origin, "header length " + std::to_string(n) + " is larger than the file (" +
-                     std::to_string(size - 8) + " bytes follow the length field): truncated");
+                                  std::to_string(size - 8) +
+                                  " bytes follow the length field): truncated");
 
   // Depth capped like the reference parser (serde_json, 128); a repeated key keeps the last, as
   // there.
@@ -412,11 +422,12 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
     header = parse_json_text(std::string_view(reinterpret_cast<const char*>(data + 8), n),
                              "", JsonLimits{128, false});
   } catch (const AtlasError& e) {
-    safetensors_error(origin, "header is not valid JSON (" + file_fields::printable(e.what(), 200) + ")");
+    safetensors_error(origin,
+                      "header is not valid JSON (" + file_fields::printable(e.what(), 200) + ")");
   }
   if (!header.is_object())
-    safetensors_error(origin, std::string("header is not a JSON object (it is a ") + header.type_name() +
-                     ")");
+    safetensors_error(
+        origin, std::string("header is not a JSON object (it is a ") + header.type_name() + ")");
 
   SafetensorsFile file;
   std::vector<Entry> entries;
@@ -425,11 +436,11 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
     if (name == kMetadataKey) {
       if (!value.is_object())
         safetensors_error(origin, std::string("__metadata__ must be an object of strings (found ") +
-                         value.type_name() + ")");
+                                      value.type_name() + ")");
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string())
           safetensors_error(origin, "__metadata__ value for key \"" + file_text(k) + "\" is a " +
-                           v.type_name() + ", expected a string");
+                                        v.type_name() + ", expected a string");
         file.metadata[k] = v.get<std::string>();
       }
       continue;

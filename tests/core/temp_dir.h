@@ -32,8 +32,8 @@ struct TempDir {
 };
 
 inline std::filesystem::path fresh_dir(const std::string& name) {
-  const std::filesystem::path d =
-      std::filesystem::temp_directory_path() / ("atlas-test-" + name + "-" + std::to_string(::getpid()));
+  const std::filesystem::path d = std::filesystem::temp_directory_path() /
+                                  ("atlas-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;

@@ -35,7 +35,8 @@ ModelConfig span_config(Architecture arch, float z, int64_t ramp, int64_t max_sp
   return c;
 }
 
-void check_span_against_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
+void check_span_against_oracle(const ModelConfig& c, const ParamStore& p,
+                               const std::vector<int>& ids) {
   Model m(c, p);
   RunResult r = m.forward(tokens(ids), {}, RunOptions{});
   naive::Result want = naive_i::forward(c, m.params(), ids);
@@ -99,7 +100,8 @@ TEST_CASE("adaptive span, mask inside the softmax, matches the naive oracle", "[
 TEST_CASE("adaptive span, reference mode (after softmax, renormalised), matches the oracle", "[adaptive_span]") {
   ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
   c.adaptive_span.mode = SpanMaskMode::After;
-  check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
+  check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}),
+                            {5, 9, 200, 31, 7, 7, 100, 3});
 }
 
 TEST_CASE("adaptive span with the reference code's distance matches the oracle, in both modes",
@@ -108,7 +110,8 @@ TEST_CASE("adaptive span with the reference code's distance matches the oracle, 
     ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
     c.adaptive_span.mode = mode;
     c.adaptive_span.distance = SpanDistance::Reference;
-    check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}), {5, 9, 200, 31, 7, 7, 100, 3});
+    check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}),
+                              {5, 9, 200, 31, 7, 7, 100, 3});
   }
   // The two conventions differ: with z = 0 and R = 2 the paper gives the previous key 1/2,
   // the reference 1 (mask curve of layer 0, head 0).

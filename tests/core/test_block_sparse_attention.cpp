@@ -57,10 +57,12 @@ SparseOracle naive_block_sparse(const Tensor& q, const Tensor& k, const Tensor& 
   return o;
 }
 
-void check_block_sparse_against_naive(const std::vector<CsrPattern>& pats, int64_t lk, int64_t dk, int64_t dv, uint32_t seed) {
+void check_block_sparse_against_naive(const std::vector<CsrPattern>& pats, int64_t lk, int64_t dk,
+                                      int64_t dv, uint32_t seed) {
   const int64_t H = int64_t(pats.size()), L = pats[0].rows;
   // Inputs in [-2, 2]: scores up to 4 d_k / sqrt(d_k), peaked softmax rows included.
-  const Tensor q = op_test::random_tensor({L, H * dk}, seed, -2, 2), k = op_test::random_tensor({lk, H * dk}, seed + 1, -2, 2),
+  const Tensor q = op_test::random_tensor({L, H * dk}, seed, -2, 2),
+               k = op_test::random_tensor({lk, H * dk}, seed + 1, -2, 2),
                v = op_test::random_tensor({lk, H * dv}, seed + 2, -2, 2);
   const float scale = 1.0f / std::sqrt(float(dk));
   std::vector<std::vector<float>> probs;
@@ -120,10 +122,12 @@ std::vector<CsrPattern> preset_patterns(SparsePattern pattern, SparseCombine com
 TEST_CASE("block-sparse attention equals the per-row loop on the Sparse Transformer's patterns",
           "[sparse][block]") {
   SECTION("fixed, one factor per head, padding, length not a multiple of the group") {
-    check_block_sparse_against_naive(preset_patterns(SparsePattern::Fixed, SparseCombine::PerHead, 300, 4, true), 300, 16, 8, 1);
+    check_block_sparse_against_naive(
+        preset_patterns(SparsePattern::Fixed, SparseCombine::PerHead, 300, 4, true), 300, 16, 8, 1);
   }
   SECTION("fixed, union of the factors") {
-    check_block_sparse_against_naive(preset_patterns(SparsePattern::Fixed, SparseCombine::Union, 200, 2, false), 200, 8, 8, 2);
+    check_block_sparse_against_naive(
+        preset_patterns(SparsePattern::Fixed, SparseCombine::Union, 200, 2, false), 200, 8, 8, 2);
   }
   SECTION("strided, one factor per head (the column factor groups rows by residue)") {
     const auto pats = preset_patterns(SparsePattern::Strided, SparseCombine::PerHead, 333, 2, false);
@@ -131,7 +135,8 @@ TEST_CASE("block-sparse attention equals the per-row loop on the Sparse Transfor
     check_block_sparse_against_naive(pats, 333, 16, 16, 3);
   }
   SECTION("strided, union of the factors") {
-    check_block_sparse_against_naive(preset_patterns(SparsePattern::Strided, SparseCombine::Union, 257, 2, true), 257, 8, 4, 4);
+    check_block_sparse_against_naive(
+        preset_patterns(SparsePattern::Strided, SparseCombine::Union, 257, 2, true), 257, 8, 4, 4);
   }
 }
 
@@ -232,13 +237,16 @@ TEST_CASE("block-sparse plans are shared by recipe, kept across calls, and never
 
   // Run after run with cached plans: the same outputs, bit for bit, and each against the loop,
   // alternating two padded variants of the same config (one recipe each).
-  const Tensor q = op_test::random_tensor({300, 4 * 16}, 41, -2, 2), k = op_test::random_tensor({300, 4 * 16}, 42, -2, 2),
+  const Tensor q = op_test::random_tensor({300, 4 * 16}, 41, -2, 2),
+               k = op_test::random_tensor({300, 4 * 16}, 42, -2, 2),
                v = op_test::random_tensor({300, 4 * 16}, 43, -2, 2);
   const Tensor first = block_sparse_attention(q, k, v, 4, 0.25f, pats);
   for (int round = 0; round < 2; ++round) {
     CHECK(block_sparse_attention(q, k, v, 4, 0.25f, pats).data == first.data);
-    check_block_sparse_against_naive(layer_patterns(s, 300, 0, 4, padded), 300, 16, 16, 50 + uint32_t(round));
-    check_block_sparse_against_naive(layer_patterns(s, 300, 0, 4, padded_elsewhere), 300, 16, 16, 60 + uint32_t(round));
+    check_block_sparse_against_naive(layer_patterns(s, 300, 0, 4, padded), 300, 16, 16,
+                                     50 + uint32_t(round));
+    check_block_sparse_against_naive(layer_patterns(s, 300, 0, 4, padded_elsewhere), 300, 16, 16,
+                                     60 + uint32_t(round));
   }
   // A pattern edited without clearing its recipe (a caller's bug) is not given the cached plan
   // of the original when its rows changed: the plan cache compares the rows' extents.

@@ -224,10 +224,12 @@ TEST_CASE("integers must be integral and in range", "[config]") {
   CHECK_THAT(parse_error_of(R"({"n_layers": 9223372036854775808})"),
              Contains("n_layers is out of range"));
   CHECK_THAT(parse_error_of(R"({"n_layers": 1e19})"), Contains("n_layers is out of range"));
-  CHECK_THAT(parse_error_of(R"({"seed": -1})"), Contains("seed must be a non-negative integer, got -1"));
+  CHECK_THAT(parse_error_of(R"({"seed": -1})"),
+             Contains("seed must be a non-negative integer, got -1"));
   CHECK_THAT(parse_error_of(R"({"seed": 0.5})"), Contains("seed must be a non-negative integer"));
   CHECK_THAT(parse_error_of(R"({"seed": 1e20})"), Contains("seed is out of range"));
-  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e300})"), Contains("norm_eps is out of range for a 32-bit float"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e300})"),
+             Contains("norm_eps is out of range for a 32-bit float"));
   // A number where a number is expected may be written as an integer.
   CHECK(parse(R"({"init_std": 1})").init_std == 1.0f);
 }
@@ -295,7 +297,8 @@ TEST_CASE("config_to_json writes every key and round-trips", "[config]") {
 }
 
 TEST_CASE("a config must be a JSON object", "[config][errors]") {
-  CHECK(parse_error_of("[]", "preset:tiny") == "preset:tiny: config must be a JSON object, got array");
+  CHECK(parse_error_of("[]", "preset:tiny") ==
+        "preset:tiny: config must be a JSON object, got array");
   CHECK_THAT(parse_error_of("\"x\""), Contains("config must be a JSON object, got string"));
   CHECK_THAT(parse_error_of("3"), Contains("config must be a JSON object, got number"));
   CHECK_THAT(parse_error_of("null"), Contains("got null"));
@@ -309,7 +312,8 @@ TEST_CASE("malformed JSON names the origin and the byte", "[config][errors]") {
   CHECK_THAT(parse_error_of("", "config.json"), StartsWith("config.json: malformed JSON at byte "));
   CHECK_THAT(parse_error_of("{} {}"), Contains("malformed JSON at byte"));
   CHECK_THAT(parse_error_of("{\n\"a\": tru}"), Contains("(line 2, column"));
-  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e400})"), Contains("malformed JSON at byte") && Contains("1e400"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e400})"),
+             Contains("malformed JSON at byte") && Contains("1e400"));
   // Invalid UTF-8 inside a string is malformed JSON; the message itself stays valid UTF-8.
   std::string bad = parse_error_of("{\"name\": \"\xFF\"}");
   CHECK_THAT(bad, Contains("malformed JSON at byte"));
@@ -330,7 +334,8 @@ TEST_CASE("unknown keys suggest the nearest known key", "[config][errors]") {
   CHECK(parse_error_of(R"({"n_head": 8})", "preset:tiny") ==
         "preset:tiny: unknown config key \"n_head\"; did you mean \"n_heads\"?");
   CHECK_THAT(parse_error_of(R"({"dmodel": 8})"), Contains("did you mean \"d_model\"?"));
-  CHECK_THAT(parse_error_of(R"({"sinusoid_lyout": "x"})"), Contains("did you mean \"sinusoid_layout\"?"));
+  CHECK_THAT(parse_error_of(R"({"sinusoid_lyout": "x"})"),
+             Contains("did you mean \"sinusoid_layout\"?"));
   // Nothing close: list the known keys instead of a misleading guess.
   std::string far = parse_error_of(R"({"colour": 1})");
   CHECK_THAT(far, Contains("unknown config key \"colour\"; known keys: \"name\", \"description\""));
@@ -354,20 +359,26 @@ TEST_CASE("unknown keys suggest the nearest known key", "[config][errors]") {
 }
 
 TEST_CASE("wrong types name the key and the expected type", "[config][errors]") {
-  CHECK(parse_error_of(R"({"d_model": "512"})") == "test.json: d_model must be an integer, got string");
-  CHECK_THAT(parse_error_of(R"({"n_heads": true})"), Contains("n_heads must be an integer, got boolean"));
+  CHECK(parse_error_of(R"({"d_model": "512"})") ==
+        "test.json: d_model must be an integer, got string");
+  CHECK_THAT(parse_error_of(R"({"n_heads": true})"),
+             Contains("n_heads must be an integer, got boolean"));
   CHECK_THAT(parse_error_of(R"({"name": 3})"), Contains("name must be a string, got 3"));
   CHECK_THAT(parse_error_of(R"({"fixnorm": 1})"), Contains("fixnorm must be true or false, got 1"));
-  CHECK_THAT(parse_error_of(R"({"norm_eps": "small"})"), Contains("norm_eps must be a number, got string"));
-  CHECK_THAT(parse_error_of(R"({"seed": null})"), Contains("seed must be a non-negative integer, got null"));
-  CHECK_THAT(parse_error_of(R"({"tokenizer": "bytes"})"), Contains("tokenizer must be an object, got string"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": "small"})"),
+             Contains("norm_eps must be a number, got string"));
+  CHECK_THAT(parse_error_of(R"({"seed": null})"),
+             Contains("seed must be a non-negative integer, got null"));
+  CHECK_THAT(parse_error_of(R"({"tokenizer": "bytes"})"),
+             Contains("tokenizer must be an object, got string"));
   CHECK_THAT(parse_error_of(R"({"tokenizer": {"vocab": {}}})"),
              Contains("tokenizer.vocab must be an array of strings, got object"));
   CHECK_THAT(parse_error_of(R"({"tokenizer": {"type": "words", "vocab": ["a", 2]}})"),
              Contains("tokenizer.vocab[1] must be a string, got 2"));
   CHECK_THAT(parse_error_of(R"({"tokenizer": {"lowercase": "yes"}})"),
              Contains("tokenizer.lowercase must be true or false, got string"));
-  CHECK_THAT(parse_error_of(R"({"architecture": 1})"), Contains("architecture must be a string, one of"));
+  CHECK_THAT(parse_error_of(R"({"architecture": 1})"),
+             Contains("architecture must be a string, one of"));
 }
 
 TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
@@ -376,10 +387,13 @@ TEST_CASE("bad enum values list the allowed ones", "[config][errors]") {
         "got \"encdec\"");
   CHECK_THAT(parse_error_of(R"({"positional": "alibi"})"),
              Contains("\"none\", \"sinusoidal\", \"learned\", \"rotary\"; got \"alibi\""));
-  CHECK_THAT(parse_error_of(R"({"sinusoid_layout": "x"})"), Contains("\"interleaved\", \"concatenated\""));
-  CHECK_THAT(parse_error_of(R"({"norm": "batchnorm"})"), Contains("\"layernorm\", \"scalenorm\", \"rmsnorm\""));
+  CHECK_THAT(parse_error_of(R"({"sinusoid_layout": "x"})"),
+             Contains("\"interleaved\", \"concatenated\""));
+  CHECK_THAT(parse_error_of(R"({"norm": "batchnorm"})"),
+             Contains("\"layernorm\", \"scalenorm\", \"rmsnorm\""));
   CHECK_THAT(parse_error_of(R"({"norm_position": "middle"})"), Contains("\"post\", \"pre\""));
-  CHECK_THAT(parse_error_of(R"({"activation": "swish"})"), Contains("\"relu\", \"gelu\", \"gelu_tanh\""));
+  CHECK_THAT(parse_error_of(R"({"activation": "swish"})"),
+             Contains("\"relu\", \"gelu\", \"gelu_tanh\""));
   CHECK_THAT(parse_error_of(R"({"output": "shared"})"), Contains("\"tied\", \"untied\", \"none\""));
   CHECK_THAT(parse_error_of(R"({"tokenizer": {"type": "bpe"}})"),
              Contains("tokenizer.type must be one of \"bytes\", \"chars\", \"words\", "
@@ -398,7 +412,8 @@ TEST_CASE("validation rejects inconsistent sizes", "[config][errors]") {
   CHECK_THAT(parse_error_of(R"({"d_ff": 0})"), Contains("d_ff must be >= 1, got 0"));
   CHECK_THAT(parse_error_of(R"({"n_layers": 0})"), Contains("n_layers must be >= 1, got 0"));
   CHECK_THAT(parse_error_of(R"({"vocab_size": 0})"), Contains("vocab_size must be >= 1, got 0"));
-  CHECK_THAT(parse_error_of(R"({"max_positions": 0})"), Contains("max_positions must be >= 1, got 0"));
+  CHECK_THAT(parse_error_of(R"({"max_positions": 0})"),
+             Contains("max_positions must be >= 1, got 0"));
   CHECK_THAT(parse_error_of(R"({"architecture": "encoder-decoder"})"),
              Contains("n_decoder_layers must be >= 1 for an \"encoder-decoder\" model, got 0"));
   CHECK_THAT(parse_error_of(R"({"architecture": "decoder", "n_decoder_layers": 2})"),
@@ -408,10 +423,14 @@ TEST_CASE("validation rejects inconsistent sizes", "[config][errors]") {
   CHECK_THAT(parse_error_of(R"({"d_model": 9, "n_heads": 3})"),
              Contains("sinusoidal positional encoding needs an even d_model, got 9"));
   CHECK_NOTHROW(parse(R"({"d_model": 9, "n_heads": 3, "positional": "learned"})"));
-  CHECK_THAT(parse_error_of(R"({"norm_eps": 0})"), Contains("norm_eps must be a positive finite number, got 0"));
-  CHECK_THAT(parse_error_of(R"({"norm_eps": -1e-6})"), Contains("norm_eps must be a positive finite number, got -1e-06"));
-  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e-60})"), Contains("norm_eps must be a positive"));  // underflows to 0
-  CHECK_THAT(parse_error_of(R"({"init_std": -0.1})"), Contains("init_std must be a finite number >= 0, got -0.1"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 0})"),
+             Contains("norm_eps must be a positive finite number, got 0"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": -1e-6})"),
+             Contains("norm_eps must be a positive finite number, got -1e-06"));
+  CHECK_THAT(parse_error_of(R"({"norm_eps": 1e-60})"),
+             Contains("norm_eps must be a positive"));  // underflows to 0
+  CHECK_THAT(parse_error_of(R"({"init_std": -0.1})"),
+             Contains("init_std must be a finite number >= 0, got -0.1"));
   CHECK_NOTHROW(parse(R"({"init_std": 0})"));
 }
 
@@ -425,13 +444,17 @@ TEST_CASE("pad_id and bos_id must be -1 or a token id", "[config][errors]") {
 TEST_CASE("absurd sizes are refused with a clear message", "[config][errors]") {
   CHECK_THAT(parse_error_of(R"({"d_model": 131072, "n_heads": 4})"),
              Contains("d_model 131072 is larger than this tool supports (at most 65536)"));
-  CHECK_THAT(parse_error_of(R"({"d_ff": 65537})"), Contains("d_ff 65537 is larger than this tool supports"));
-  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "n_heads": 2048})"), Contains("n_heads 2048 is larger"));
+  CHECK_THAT(parse_error_of(R"({"d_ff": 65537})"),
+             Contains("d_ff 65537 is larger than this tool supports"));
+  CHECK_THAT(parse_error_of(R"({"d_model": 4096, "n_heads": 2048})"),
+             Contains("n_heads 2048 is larger"));
   CHECK_THAT(parse_error_of(R"({"n_layers": 1025})"), Contains("n_layers 1025 is larger"));
   CHECK_THAT(parse_error_of(R"({"architecture": "encoder-decoder", "n_decoder_layers": 1025})"),
              Contains("n_decoder_layers 1025 is larger"));
-  CHECK_THAT(parse_error_of(R"({"vocab_size": 10000001})"), Contains("vocab_size 10000001 is larger"));
-  CHECK_THAT(parse_error_of(R"({"max_positions": 1048577})"), Contains("max_positions 1048577 is larger"));
+  CHECK_THAT(parse_error_of(R"({"vocab_size": 10000001})"),
+             Contains("vocab_size 10000001 is larger"));
+  CHECK_THAT(parse_error_of(R"({"max_positions": 1048577})"),
+             Contains("max_positions 1048577 is larger"));
   CHECK_NOTHROW(parse(R"({"max_positions": 1048576, "vocab_size": 10000000})"));
 
   // Hand count: one layer = 4*4096^2 + 2*4096*16384 = 201,326,592; embeddings 256*4096.
@@ -457,27 +480,32 @@ TEST_CASE("absurd sizes are refused with a clear message", "[config][errors]") {
                           "architecture": "encoder-decoder", "n_decoder_layers": 49})"),
              Contains("~23.2 billion parameters"));
   // Every size at its own limit still adds up to far too much.
-  CHECK_THAT(parse_error_of(R"({"d_model": 65536, "d_ff": 65536, "n_layers": 1024, "vocab_size": 10000000,
+  CHECK_THAT(
+      parse_error_of(R"({"d_model": 65536, "d_ff": 65536, "n_layers": 1024, "vocab_size": 10000000,
                           "n_heads": 1024})"),
-             Contains("parameters, more than this tool supports"));
+      Contains("parameters, more than this tool supports"));
 }
 
 TEST_CASE("the tokenizer must agree with vocab_size", "[config][errors]") {
   CHECK_THAT(parse_error_of(R"({"vocab_size": 100})"),
              Contains("a bytes tokenizer needs vocab_size >= 256 (one id per byte value), got 100"));
   CHECK_NOTHROW(parse(R"({"vocab_size": 260})"));  // room for special ids after the bytes
-  CHECK_THAT(parse_error_of(R"({"tokenizer": {"vocab": ["a"]}})"), Contains("a bytes tokenizer takes no vocab"));
+  CHECK_THAT(parse_error_of(R"({"tokenizer": {"vocab": ["a"]}})"),
+             Contains("a bytes tokenizer takes no vocab"));
   std::string thirty;
   for (int i = 0; i < 29; ++i) thirty += "\"w" + std::to_string(i) + "\", ";
   thirty += "\"<unk>\"";
-  CHECK(parse_error_of(R"({"vocab_size": 32, "tokenizer": {"type": "words", "vocab": [)" + thirty + "]}}") ==
-        "test.json: tokenizer has 30 entries but vocab_size is 32");
+  CHECK(parse_error_of(R"({"vocab_size": 32, "tokenizer": {"type": "words", "vocab": [)" + thirty +
+                       "]}}") == "test.json: tokenizer has 30 entries but vocab_size is 32");
   CHECK_THAT(parse_error_of(R"({"tokenizer": {"type": "chars"}})"),
              Contains("tokenizer has 0 entries but vocab_size is 256"));
-  CHECK_THAT(parse_error_of(R"({"vocab_size": 2, "tokenizer": {"type": "words", "vocab": ["a", "b"]}})"),
-             Contains("tokenizer.unk \"<unk>\" is not in the words vocab"));
-  CHECK_THAT(parse_error_of(R"({"vocab_size": 3, "tokenizer": {"type": "chars", "vocab": "aba", "unk": "b"}})"),
-             Contains("tokenizer.vocab[2] \"a\" appears twice in the chars vocab"));
+  CHECK_THAT(
+      parse_error_of(R"({"vocab_size": 2, "tokenizer": {"type": "words", "vocab": ["a", "b"]}})"),
+      Contains("tokenizer.unk \"<unk>\" is not in the words vocab"));
+  CHECK_THAT(
+      parse_error_of(
+          R"({"vocab_size": 3, "tokenizer": {"type": "chars", "vocab": "aba", "unk": "b"}})"),
+      Contains("tokenizer.vocab[2] \"a\" appears twice in the chars vocab"));
 }
 
 TEST_CASE("validate_config checks structs built in code", "[config][errors]") {

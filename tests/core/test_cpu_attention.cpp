@@ -65,7 +65,9 @@ void check_attention_against_naive(int64_t lq, int64_t lk, const AttentionMask& 
 TEST_CASE("CPU attention in causal row blocks equals a naive loop", "[backend][attention]") {
   AttentionMask m;
   m.causal = true;
-  SECTION("causal, 200 queries (blocks of 64 and a tail)") { check_attention_against_naive(200, 200, m); }
+  SECTION("causal, 200 queries (blocks of 64 and a tail)") {
+    check_attention_against_naive(200, 200, m);
+  }
   SECTION("causal after 37 cached keys") {
     m.causal_offset = 37;
     check_attention_against_naive(150, 187, m);

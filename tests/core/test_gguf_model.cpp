@@ -88,7 +88,8 @@ LlamaCppOracle naive_llama_cpp(const Arch& a, const std::map<std::string, Weight
     const DoubleMatrix n = rms(x, W(b + "attn_norm.weight"), a.eps);
     DoubleMatrix Q = mul_t(n, W(b + "attn_q.weight"), a.biases ? &W(b + "attn_q.bias") : nullptr);
     DoubleMatrix K = mul_t(n, W(b + "attn_k.weight"), a.biases ? &W(b + "attn_k.bias") : nullptr);
-    const DoubleMatrix V = mul_t(n, W(b + "attn_v.weight"), a.biases ? &W(b + "attn_v.bias") : nullptr);
+    const DoubleMatrix V =
+        mul_t(n, W(b + "attn_v.weight"), a.biases ? &W(b + "attn_v.bias") : nullptr);
     rope(Q, a.heads, a);
     rope(K, a.kv_heads, a);
     DoubleMatrix o(size_t(L), std::vector<double>(size_t(a.heads * dh)));

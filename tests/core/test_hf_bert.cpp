@@ -189,7 +189,8 @@ TEST_CASE("a BERT directory in HF layout matches a naive post-norm BERT with tok
 TEST_CASE("a DistilBERT directory in HF layout matches a naive DistilBERT", "[hf]") {
   TinyBert b;
   const std::vector<int> ids = {2, 5, 6, 7, 3, 11, 12, 10, 3};
-  const Matrix want = naive_bert(bert_tensors(b, "", true, false), b, true, ids, std::vector<int>(ids.size()));
+  const Matrix want =
+      naive_bert(bert_tensors(b, "", true, false), b, true, ids, std::vector<int>(ids.size()));
   fs::path dir = fresh_dir("distilbert");
   nlohmann::json j = {{"model_type", "distilbert"}, {"vocab_size", b.vocab}, {"dim", b.d},
                       {"n_layers", b.layers}, {"n_heads", b.heads}, {"hidden_dim", b.inner},
@@ -268,8 +269,9 @@ namespace {
 
 // The masked-LM head of HF's BertLMPredictionHead / DistilBertForMaskedLM, naively:
 // LN(gelu(h W_t^T + b_t)) E^T + b, E the word embeddings.
-Matrix naive_mlm_logits(const Matrix& hidden, const HfTensor& wt, const HfTensor& bt, const HfTensor& ln_w,
-                   const HfTensor& ln_b, const HfTensor& embeddings, const HfTensor& bias) {
+Matrix naive_mlm_logits(const Matrix& hidden, const HfTensor& wt, const HfTensor& bt,
+                        const HfTensor& ln_w, const HfTensor& ln_b, const HfTensor& embeddings,
+                        const HfTensor& bias) {
   Matrix out;
   for (const Vec& h : hidden) {
     Vec t = naive_linear(h, wt, bt);

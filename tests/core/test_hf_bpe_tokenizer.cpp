@@ -291,7 +291,8 @@ const json kAddBos = {{"add_bos_token", true}, {"add_eos_token", false}, {"bos_t
 
 TEST_CASE("Llama 2 tokenizer.json: ▁ prefix, byte fallback, BOS from tokenizer_config.json",
           "[hf-bpe]") {
-  const TokenizerConfig c = read(write_tokenizer_dir("llama2", llama2_tokenizer_json(true, false), kAddBos));
+  const TokenizerConfig c =
+      read(write_tokenizer_dir("llama2", llama2_tokenizer_json(true, false), kAddBos));
   CHECK(c.kind == TokenizerKind::SentencePieceBpe);
   CHECK(c.space_prefix == SpacePrefix::Prepend);
   CHECK(c.byte_fallback);
@@ -321,12 +322,13 @@ TEST_CASE("Llama 2 tokenizer.json: ▁ prefix, byte fallback, BOS from tokenizer
   json with_template = llama2_tokenizer_json(true, false);
   with_template["post_processor"] = bos_template("<s>", 1);
   CHECK(read(write_tokenizer_dir("llama2-tpl", with_template)).bos == "<s>");
-  CHECK(read(write_tokenizer_dir("llama2-nobos", with_template, {{"add_bos_token", false}})).bos.empty());
+  CHECK(read(write_tokenizer_dir("llama2-nobos", with_template, {{"add_bos_token", false}}))
+            .bos.empty());
 }
 
 TEST_CASE("Llama 2 tokenizer.json: unknown token when byte_fallback is false", "[hf-bpe]") {
-  const TokenizerConfig c = read(write_tokenizer_dir("llama2-unk", llama2_tokenizer_json(false, false),
-                                           kAddBos));
+  const TokenizerConfig c =
+      read(write_tokenizer_dir("llama2-unk", llama2_tokenizer_json(false, false), kAddBos));
   CHECK_FALSE(c.byte_fallback);
   const HfBpeTokenizer tok(c);
   // "▁Hi▁€€1": "€€" has no token and no byte fallback: one <unk> for both (fuse_unk), whose
@@ -337,8 +339,8 @@ TEST_CASE("Llama 2 tokenizer.json: unknown token when byte_fallback is false", "
 }
 
 TEST_CASE("Metaspace tokenizer.json (prepend_scheme first): ▁ only at the start", "[hf-bpe]") {
-  const TokenizerConfig c = read(write_tokenizer_dir("metaspace", llama2_tokenizer_json(true, true), kAddBos),
-                                 "mistral");
+  const TokenizerConfig c =
+      read(write_tokenizer_dir("metaspace", llama2_tokenizer_json(true, true), kAddBos), "mistral");
   CHECK(c.space_prefix == SpacePrefix::First);
   CHECK_FALSE(c.metaspace_split);
   const HfBpeTokenizer tok(c);
@@ -352,7 +354,8 @@ TEST_CASE("Metaspace tokenizer.json (prepend_scheme first): ▁ only at the star
   json always = llama2_tokenizer_json(true, true);
   always["pre_tokenizer"]["prepend_scheme"] = "always";
   always["pre_tokenizer"]["split"] = true;
-  const TokenizerConfig a = read(write_tokenizer_dir("metaspace-always", always, kAddBos), "mistral");
+  const TokenizerConfig a =
+      read(write_tokenizer_dir("metaspace-always", always, kAddBos), "mistral");
   CHECK(a.space_prefix == SpacePrefix::Always);
   CHECK(a.metaspace_split);
   // "Hi▁Hi" | </s> | "Hi" -> ▁Hi ▁Hi | </s> | ▁Hi.  "Hi  Hi": ▁Hi ▁ ▁Hi (the lone "▁" piece).
@@ -411,8 +414,9 @@ TEST_CASE("The tokenizer.json kinds round-trip through the project's config.json
   for (const bool byte_level : {true, false}) {
     ModelConfig m;
     m.architecture = Architecture::Decoder;
-    m.tokenizer = byte_level ? read(write_tokenizer_dir("rt-bl", llama3_tokenizer_json()))
-                             : read(write_tokenizer_dir("rt-sp", llama2_tokenizer_json(true, true), kAddBos));
+    m.tokenizer =
+        byte_level ? read(write_tokenizer_dir("rt-bl", llama3_tokenizer_json()))
+                   : read(write_tokenizer_dir("rt-sp", llama2_tokenizer_json(true, true), kAddBos));
     m.tokenizer.added_tokens[0].rstrip = true;  // an object entry as well as plain strings
     m.tokenizer.eos = m.tokenizer.added_tokens[1].content;
     m.vocab_size = static_cast<int64_t>(m.tokenizer.vocab.size()) + 3;  // padded rows are fine
@@ -456,8 +460,8 @@ TEST_CASE("Generated text decodes the tokenizer.json kinds back to text", "[hf-b
   CHECK(decode_tokens(llama3, llama3.tokenizer().encode(text)) == "<|begin_of_text|>" + text);
   // SentencePiece: <s> ▁Hi ▁ <0xE2> <0x82> <0xAC> 1 ▁Hi: "▁" is a space, the byte tokens
   // make "€", and the "▁" put in front of the text is dropped again.
-  const Model llama2 =
-      model_with(read(write_tokenizer_dir("decode-sp", llama2_tokenizer_json(true, false), kAddBos)));
+  const Model llama2 = model_with(
+      read(write_tokenizer_dir("decode-sp", llama2_tokenizer_json(true, false), kAddBos)));
   CHECK(decode_tokens(llama2, llama2.tokenizer().encode("Hi €1 Hi")) == "<s>Hi €1 Hi");
 }
 

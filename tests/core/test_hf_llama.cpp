@@ -231,7 +231,8 @@ HfLlamaOracle naive_forward(const LlamaArch& a, const HfTensors& t, const std::v
       maps.push_back(p);
     }
     out.attn.push_back(maps);
-    const Matrix o = matmul_t(concat, T(h + "self_attn.o_proj.weight"), 0, a.d, bias("self_attn.o_proj.bias"));
+    const Matrix o =
+        matmul_t(concat, T(h + "self_attn.o_proj.weight"), 0, a.d, bias("self_attn.o_proj.bias"));
     for (int64_t i = 0; i < L; ++i)
       for (int64_t k = 0; k < a.d; ++k) x[size_t(i)][size_t(k)] += o[size_t(i)][size_t(k)];
     const Matrix m = rms_norm(x, T(h + "post_attention_layernorm.weight"), a);

@@ -268,7 +268,8 @@ TEST_CASE("tokenizer config validation names the problem", "[tokenizer]") {
   const std::string two_chars = tokenizer_error_of(chars_config({"<unk>", "a", "ab"}));
   CHECK_THAT(two_chars, Catch::Contains("entry 2 \"ab\""));
   CHECK_THAT(two_chars, Catch::Contains("exactly one character"));
-  CHECK_THAT(tokenizer_error_of(chars_config({"<unk>", "a", ""})), Catch::Contains("entry 2 \"\" is empty"));
+  CHECK_THAT(tokenizer_error_of(chars_config({"<unk>", "a", ""})),
+             Catch::Contains("entry 2 \"\" is empty"));
   CHECK_THAT(tokenizer_error_of(chars_config({"<unk>", "\xC3\xA9", "b", "\xC3\xA9"})),
              Catch::Contains("entry 3 \"\xC3\xA9\" duplicates entry 1"));
   const std::string invalid = tokenizer_error_of(chars_config({"<unk>", "\xFF"}));
@@ -281,7 +282,8 @@ TEST_CASE("tokenizer config validation names the problem", "[tokenizer]") {
              Catch::Contains("contains whitespace"));
   CHECK_THAT(tokenizer_error_of(words_config({"<unk>", "no\xC2\xA0" "break"})),
              Catch::Contains("contains whitespace (<U+00A0>"));
-  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", ""})), Catch::Contains("entry 1 \"\" is empty"));
+  CHECK_THAT(tokenizer_error_of(words_config({"<unk>", ""})),
+             Catch::Contains("entry 1 \"\" is empty"));
   CHECK_THAT(tokenizer_error_of(words_config({"<unk>", "the", "cat", "the"})),
              Catch::Contains("entry 3 \"the\" duplicates entry 1"));
 

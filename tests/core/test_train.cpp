@@ -45,7 +45,8 @@ ModelConfig small_train_config(Architecture arch) {
 
 TEST_CASE("training forward equals the inference engine's forward", "[train]") {
   SECTION("encoder, post-norm LayerNorm, ReLU, sinusoids, tied, padding mask") {
-    check_same_as_inference(small_train_config(Architecture::Encoder), {72, 101, 108, 256, 256}, {});
+    check_same_as_inference(small_train_config(Architecture::Encoder), {72, 101, 108, 256, 256},
+                            {});
   }
   SECTION("decoder, pre-norm ScaleNorm + FixNorm, GELU, learned positions, untied") {
     ModelConfig c = small_train_config(Architecture::Decoder);

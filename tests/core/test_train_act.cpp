@@ -130,16 +130,17 @@ void check_act_gradients(const ModelConfig& c, const Example& ex, double ponder_
 
 TEST_CASE("UT training forward equals the inference engine, with its N(t) and R(t)", "[train][act]") {
   SECTION("encoder, ACT, interpolated state (tensor2tensor)") {
-    check_act_same_as_inference(ut_train_config(Architecture::Encoder, true, ActUpdate::Interpolate),
-                                {3, 1, 4, 1, 5, 9, 2});
+    check_act_same_as_inference(
+        ut_train_config(Architecture::Encoder, true, ActUpdate::Interpolate),
+        {3, 1, 4, 1, 5, 9, 2});
   }
   SECTION("decoder, ACT, weighted sum (Graves)") {
-    check_act_same_as_inference(ut_train_config(Architecture::Decoder, true, ActUpdate::WeightedSum),
-                                {2, 7, 1, 8, 2, 8});
+    check_act_same_as_inference(
+        ut_train_config(Architecture::Decoder, true, ActUpdate::WeightedSum), {2, 7, 1, 8, 2, 8});
   }
   SECTION("decoder, fixed steps") {
-    check_act_same_as_inference(ut_train_config(Architecture::Decoder, false, ActUpdate::Interpolate),
-                                {1, 2, 3, 4});
+    check_act_same_as_inference(
+        ut_train_config(Architecture::Decoder, false, ActUpdate::Interpolate), {1, 2, 3, 4});
   }
   SECTION("the tiny-ut-act preset's shape") {
     ModelConfig c = preset_config("tiny-ut-act");

@@ -45,10 +45,15 @@ ModelConfig shaw_train_config(Architecture arch) {
 }  // namespace
 
 TEST_CASE("Shaw training forward equals the inference engine's relative attention", "[train][shaw]") {
-  SECTION("encoder with padding") { check_same_as_inference(shaw_train_config(Architecture::Encoder), {5, 6, 7, 8, 9, 256}, {}); }
-  SECTION("decoder, causal") { check_same_as_inference(shaw_train_config(Architecture::Decoder), {1, 2, 3, 4, 5, 6, 7}, {}); }
+  SECTION("encoder with padding") {
+    check_same_as_inference(shaw_train_config(Architecture::Encoder), {5, 6, 7, 8, 9, 256}, {});
+  }
+  SECTION("decoder, causal") {
+    check_same_as_inference(shaw_train_config(Architecture::Decoder), {1, 2, 3, 4, 5, 6, 7}, {});
+  }
   SECTION("encoder-decoder: relative tables in self-attention, plain cross-attention") {
-    check_same_as_inference(shaw_train_config(Architecture::EncoderDecoder), {65, 66, 67, 68}, {257, 65, 66});
+    check_same_as_inference(shaw_train_config(Architecture::EncoderDecoder), {65, 66, 67, 68},
+                            {257, 65, 66});
   }
   SECTION("the tiny-shaw preset's shape") {
     ModelConfig c = preset_config("tiny-shaw");

@@ -75,7 +75,8 @@ TEST_CASE("A failed export to a new name leaves no file at all", "[ui][export][a
   for (const QString format : {"svg", "pdf", "png", "csv", "npy"}) {
     INFO(format.toStdString());
     const QString path = dir.filePath("new." + format);
-    const std::string error = failure_under_limit(kLimit, [&] { exportFigure(layer0HeadSpec(0), t, path); });
+    const std::string error =
+        failure_under_limit(kLimit, [&] { exportFigure(layer0HeadSpec(0), t, path); });
     CHECK_THAT(error, Contains("cannot write '" + path.toStdString() + "'") &&
                           Contains("write failed") && !Contains("old file"));
     CHECK_FALSE(QFile::exists(path));

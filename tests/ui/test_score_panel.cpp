@@ -26,7 +26,8 @@ namespace {
 
 // The window on a preset run, with the score-function dock.
 struct ScoreDockWindow : uitest::RunWindow {
-  ScoreDockWindow(const QString& preset, const QString& text) : RunWindow(preset, text, {1200, 900}) {}
+  ScoreDockWindow(const QString& preset, const QString& text)
+      : RunWindow(preset, text, {1200, 900}) {}
   // Opens the dock and waits for the re-run that traces q and k.
   ScorePanel& openScores() {
     REQUIRE(w.scoreDock());

@@ -54,7 +54,8 @@ NtmHeadControls controls_of(const Json& o, const NtmHeadSpec& head, const std::s
   if (o.contains("gamma")) c.gamma = number(o["gamma"], where + ".gamma", origin);
   if (head.write) {
     for (const char* required : {"erase", "add"})
-      if (!o.contains(required)) controls_error(origin, where + "." + required + " is missing (write head)");
+      if (!o.contains(required))
+        controls_error(origin, where + "." + required + " is missing (write head)");
     c.erase = vector_of(o["erase"], where + ".erase", origin);
     c.add = vector_of(o["add"], where + ".add", origin);
   }
@@ -80,15 +81,17 @@ NtmRun ntm_run_from_json(const std::string& text, const std::string& origin) {
   for (size_t i = 0; i < mem.size(); ++i) {
     RowVec row = vector_of(mem[i], "memory[" + std::to_string(i) + "]", origin);
     if (i == 0) {
-      if (row.size() < 1 || row.size() > 1024) controls_error(origin, "memory rows need 1..1024 entries");
+      if (row.size() < 1 || row.size() > 1024)
+        controls_error(origin, "memory rows need 1..1024 entries");
       memory0.resize(int64_t(mem.size()), row.size());
     } else if (row.size() != memory0.cols()) {
       controls_error(origin, "memory[" + std::to_string(i) + "] has " + std::to_string(row.size()) +
-                       " entries, memory[0] has " + std::to_string(memory0.cols()));
+                                 " entries, memory[0] has " + std::to_string(memory0.cols()));
     }
     memory0.row(int64_t(i)) = row;
   }
-  if (!j["heads"].is_array() || j["heads"].empty()) controls_error(origin, "heads must be a non-empty array");
+  if (!j["heads"].is_array() || j["heads"].empty())
+    controls_error(origin, "heads must be a non-empty array");
   std::vector<NtmHeadSpec> heads;
   for (size_t h = 0; h < j["heads"].size(); ++h) {
     const Json& o = j["heads"][h];
@@ -102,7 +105,8 @@ NtmRun ntm_run_from_json(const std::string& text, const std::string& origin) {
       s.write = o["write"].get<bool>();
     }
     for (const auto& other : heads)
-      if (other.name == s.name) controls_error(origin, where + ".name \"" + s.name + "\" is used twice");
+      if (other.name == s.name)
+        controls_error(origin, where + ".name \"" + s.name + "\" is used twice");
     heads.push_back(s);
   }
   if (!j["steps"].is_array() || j["steps"].empty() || j["steps"].size() > 10000)
