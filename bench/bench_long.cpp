@@ -33,24 +33,21 @@ ModelConfig config_for(const std::string& kind, int64_t length) {
   c.max_positions = length;
   c.norm_position = NormPosition::Pre;
   if (kind == "strided") {
-    c.sparse.pattern = SparsePattern::Strided;
-    c.sparse.stride = 128;  // fixed stride: near-linear cost (auto = sqrt(L) grows as L^1.5)
-    c.sparse.combine = SparseCombine::PerHead;
+    // fixed stride: near-linear cost (auto = sqrt(L) grows as L^1.5)
+    c.attention_kind = SparseConfig{
+        .pattern = SparsePattern::Strided, .stride = 128, .combine = SparseCombine::PerHead};
   } else if (kind == "fixed") {
-    c.sparse.pattern = SparsePattern::Fixed;
-    c.sparse.block = 128;
-    c.sparse.summary = 8;
-    c.sparse.combine = SparseCombine::Union;
+    c.attention_kind = SparseConfig{.pattern = SparsePattern::Fixed,
+                                    .block = 128,
+                                    .summary = 8,
+                                    .combine = SparseCombine::Union};
   } else if (kind == "local1d") {
-    c.sparse.pattern = SparsePattern::Local1D;
-    c.sparse.block_length = 256;
+    c.attention_kind = SparseConfig{.pattern = SparsePattern::Local1D, .block_length = 256};
   } else if (kind == "lsh") {
-    c.lsh.enabled = true;  // trax defaults: chunk 128, one round, 2 L / 128 buckets
-    c.lsh.chunk_length = 128;
-    c.lsh.n_rounds = 1;
+    // trax defaults: chunk 128, one round, 2 L / 128 buckets
+    c.attention_kind = LshConfig{.n_rounds = 1, .chunk_length = 128};
   } else if (kind == "performer") {
-    c.performer.enabled = true;  // m = 256 (reference default)
-    c.performer.features = 256;
+    c.attention_kind = PerformerConfig{.features = 256};  // m = 256 (reference default)
   } else if (kind != "full") {
     std::fprintf(stderr, "unknown case %s\n", kind.c_str());
     std::exit(2);

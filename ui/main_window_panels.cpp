@@ -231,7 +231,7 @@ void MainWindow::updatePanelTraceOptions(bool force) {
     if (panel->provider().needsScores && panel->available()) scores = true;
     if (id == "lens" && panel->available()) lens = true;
     if (id == "ablation" && m_ablation) ablation = true;
-    if (id == "performer" && m_model && m_model->config().performer.enabled) performer = true;
+    if (id == "performer" && m_model && m_model->config().performer()) performer = true;
   }
   // The score grid reads q and k (a recurrent seq2seq model: its encoder and decoder states),
   // and so does the query-key embedding.

@@ -9,10 +9,10 @@
 
 namespace atlas::ui {
 
-bool hasConfigPattern(const ModelConfig& c) { return c.sparse.enabled(); }
+bool hasConfigPattern(const ModelConfig& c) { return c.sparse() != nullptr; }
 
 int64_t imageWidth(const ModelConfig& c) {
-  return c.sparse.pattern == SparsePattern::Local2D ? c.sparse.image_width : 0;
+  return c.sparse() && c.sparse()->pattern == SparsePattern::Local2D ? c.sparse()->image_width : 0;
 }
 
 PatternSummary countAllowed(const std::vector<uint8_t>& allowed, int64_t rows, int64_t cols) {
@@ -33,10 +33,17 @@ PatternSummary countAllowed(const std::vector<uint8_t>& allowed, int64_t rows, i
   return s;
 }
 
+namespace {
+const SparseConfig& sparsePatternOf(const ModelConfig& c) {
+  if (!c.sparse()) throw AtlasError("model \"" + c.name + "\" has no sparse pattern");
+  return *c.sparse();
+}
+}  // namespace
+
 PatternImage configPattern(const ModelConfig& c, const PatternWindow& w, int layer, int head, bool causal) {
-  if (!c.sparse.enabled()) throw AtlasError("model \"" + c.name + "\" has no sparse pattern");
+  const SparseConfig& sparse = sparsePatternOf(c);
   if (w.length < 1) throw AtlasError("the pattern length must be at least 1");
-  PatternRows rows(c.sparse, w.length, layer, head, causal);
+  PatternRows rows(sparse, w.length, layer, head, causal);
   PatternImage out;
   const PatternStats st = pattern_stats(rows);
   out.stats.length = st.length;
@@ -47,7 +54,10 @@ PatternImage configPattern(const ModelConfig& c, const PatternWindow& w, int lay
   out.stats.density = st.density;
   out.stats.meanRow = double(st.nnz) / double(st.length);
   static const char* names[] = {"none", "strided", "fixed", "local1d", "local1d_unmasked", "local2d"};
-  out.stats.source = QString("sparse.pattern %1, layer %2, head %3").arg(names[static_cast<int>(c.sparse.pattern)]).arg(layer).arg(head);
+  out.stats.source = QString("sparse.pattern %1, layer %2, head %3")
+                         .arg(names[static_cast<int>(sparse.pattern)])
+                         .arg(layer)
+                         .arg(head);
   TileRequest t;
   const int64_t side = std::clamp<int64_t>(w.side, 1, kMaxTileSide);
   t.zoom = w.zoom > 0 ? w.zoom : std::max<int64_t>(1, (w.length + side - 1) / side);
@@ -143,7 +153,7 @@ PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
 
 std::vector<uint8_t> configAllowedRow(const ModelConfig& c, int64_t length, int layer, int head, bool causal,
                                       int64_t query) {
-  PatternRows rows(c.sparse, length, layer, head, causal);
+  PatternRows rows(sparsePatternOf(c), length, layer, head, causal);
   std::vector<KeyRun> runs;
   rows.row(query, runs);
   std::vector<uint8_t> out(static_cast<size_t>(length), 0);

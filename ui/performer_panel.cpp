@@ -21,27 +21,30 @@ constexpr const char* kMaxTv = "performer.study.max_tv";
 }  // namespace
 
 void addPerformerStudy(const ModelConfig& c, RunResult& result) {
+  const PerformerConfig* performer = c.performer();
+  if (!performer) throw AtlasError("model \"" + c.name + "\" does not run Performer attention");
   const int64_t L = std::min<int64_t>(1024, std::max<int64_t>(1, static_cast<int64_t>(result.trace.source_tokens.size())));
   const int64_t d = c.d_head();
   const bool causal = c.architecture == Architecture::Decoder;
-  std::mt19937_64 g(c.performer.seed);
+  std::mt19937_64 g(performer->seed);
   std::normal_distribution<float> n(0.0f, 0.5f);
   Mat q(L, d), k(L, d);
   for (int64_t i = 0; i < L; ++i)
     for (int64_t j = 0; j < d; ++j) q(i, j) = n(g), k(i, j) = n(g);
   const Mat exact = exact_softmax_attention(q, k, causal);
-  std::vector<int64_t> ms = {16, 64, 256, 1024, c.performer.features};
+  std::vector<int64_t> ms = {16, 64, 256, 1024, performer->features};
   std::sort(ms.begin(), ms.end());
   ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
   Tensor features({static_cast<int64_t>(ms.size())}), meanAbs(features.shape), maxTv(features.shape);
   Tensor implicitT({L, L}), exactT({L, L});
   for (size_t i = 0; i < ms.size(); ++i) {
-    const Mat implicit = favor_implicit_attention(q, k, orthogonal_features(ms[i], d, c.performer.seed + 1), causal);
+    const Mat implicit =
+        favor_implicit_attention(q, k, orthogonal_features(ms[i], d, performer->seed + 1), causal);
     const ApproxError e = attention_error(implicit, exact);
     features.data[i] = static_cast<float>(ms[i]);
     meanAbs.data[i] = static_cast<float>(e.mean_abs);
     maxTv.data[i] = static_cast<float>(e.max_tv);
-    if (ms[i] == c.performer.features)
+    if (ms[i] == performer->features)
       for (int64_t r = 0; r < L; ++r)
         for (int64_t s = 0; s < L; ++s) implicitT.data[static_cast<size_t>(r * L + s)] = implicit(r, s);
   }

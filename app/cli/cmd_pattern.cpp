@@ -88,7 +88,7 @@ int cmd_pattern(const std::vector<std::string>& args) {
                 {"--stats"}});
   if (!a.positionals().empty()) throw AtlasError("unexpected argument " + printable(a.positionals()[0]));
   const ModelConfig c = read_config(a);
-  if (!c.sparse.enabled())
+  if (!c.sparse())
     throw AtlasError("config \"" + printable(c.name) + "\" has no sparse pattern (sparse.pattern is \"none\")");
   const int64_t length = a.get_int("--length", 0, 1, kMaxLength);
   if (!a.has("--length")) throw AtlasError("missing --length");
@@ -100,7 +100,7 @@ int cmd_pattern(const std::vector<std::string>& args) {
     throw AtlasError("--causal must be yes or no, got \"" + printable(causal_s) + "\"");
   if (a.has("--stats") == a.has("--out")) throw AtlasError("pattern needs --out FILE.npy or --stats");
   if (a.has("--out")) check_output_file("--out", a.require("--out"));
-  PatternRows rows(c.sparse, length, layer, head, causal_s == "yes");
+  PatternRows rows(*c.sparse(), length, layer, head, causal_s == "yes");
 
   if (a.has("--stats")) {
     const PatternStats s = pattern_stats(rows);

@@ -40,7 +40,7 @@ void add_panel_arrays(const ui::PanelProvider& panel, const Model& model, RunRes
   extras.lensOptional = false;  // the lens refuses a model it does not support
   if (id == "lens") extras.lens = true;
   if (id == "performer") {
-    if (!model.config().performer.enabled)
+    if (!model.config().performer())
       throw AtlasError("the Performer panel studies a Performer model's attention (performer.enabled)");
     extras.performer = true;
   }

@@ -91,7 +91,7 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
   out.dk = k.cols();
   const bool decoder_side = recurrent || out.attention.rfind("decoder", 0) == 0;
   out.row_tokens = decoder_side && !tr.target_tokens.empty() ? tr.target_tokens : tr.source_tokens;
-  if (!(strength > 0.0f)) strength = c.score.strength;
+  if (!(strength > 0.0f)) strength = c.score_function().strength;
 
   const uint64_t seed = c.seed ^ hash_name(out.attention) ^ uint64_t(out.head);
   const auto& params = model.params();
@@ -102,7 +102,7 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
   for (ScoreFunction f : all_score_functions()) {
     ScoreComparison::Entry e;
     e.function = f;
-    e.models_own = c.score.function == f;
+    e.models_own = c.score_function().function == f;
     ScoreWeights w;
     if (e.models_own && score_function_has_weights(f) && param(f == ScoreFunction::Additive ? "w1" : "w")) {
       if (recurrent) {  // one [rows, cols] matrix per tensor, no head axis
@@ -119,7 +119,7 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
       e.note = "the model's weights " + weight_prefix + ".score.*";
     } else if (score_function_has_weights(f)) {
       // location: only the first Lk rows of W_a are ever used, so that is all that is drawn.
-      w = seeded_score_weights(f, q.cols(), k.cols(), c.score.d_attn, k.rows(), seed);
+      w = seeded_score_weights(f, q.cols(), k.cols(), c.score_function().d_attn, k.rows(), seed);
       e.note = "seeded weights (seed " + std::to_string(seed) + "; the model has none for it)";
     } else {
       e.note = "no weights";

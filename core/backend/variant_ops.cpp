@@ -14,17 +14,17 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
   }
   // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR
   // pattern (sparse_attention_layer), else Shaw / adaptive span (relative_attention_layer).
-  if (c.lsh.enabled) {
+  if (c.lsh()) {
     ops.push_back(Op::LshAttention);
-  } else if (c.performer.enabled) {
+  } else if (c.performer()) {
     ops.push_back(Op::PerformerAttention);
-  } else if (c.sparse.enabled()) {
+  } else if (c.sparse()) {
     ops.push_back(Op::SparseAttention);
   } else {
-    if (c.shaw.enabled) ops.push_back(Op::ShawAttention);
-    if (c.adaptive_span.enabled) ops.push_back(Op::AdaptiveSpan);
+    if (c.shaw()) ops.push_back(Op::ShawAttention);
+    if (c.adaptive_span()) ops.push_back(Op::AdaptiveSpan);
   }
-  if (c.score.function != ScoreFunction::ScaledDot) ops.push_back(Op::ScoreFunction);
+  if (c.score()) ops.push_back(Op::ScoreFunction);
   return ops;
 }
 

@@ -7,14 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "core/config/stack_kind.h"
-#include "core/config/score_seq2seq_config.h"
-#include "core/config/memory_network_config.h"
-#include "core/config/config_embeddings.h"
-#include "core/config/relative_recurrent_config.h"
-#include "core/config/efficient_attention_config.h"
-#include "core/variants/rotary/rope_config.h"
+#include "core/config/attention_kind.h"
 #include "core/config/block_config.h"
+#include "core/config/config_embeddings.h"
+#include "core/config/efficient_attention_config.h"
+#include "core/config/memory_network_config.h"
+#include "core/config/relative_recurrent_config.h"
+#include "core/config/score_seq2seq_config.h"
+#include "core/config/stack_kind.h"
+#include "core/variants/rotary/rope_config.h"
 
 namespace atlas {
 
@@ -115,12 +116,10 @@ struct ModelConfig {
   // reversible stack, the recurrent seq2seq, NTM, SAGAN or SNAIL in their place: one choice
   // (core/config/stack_kind.h).
   StackKind stack;
-  ShawConfig shaw;                  // Shaw, adaptive span (relative_recurrent_config.h)
-  SparseConfig sparse;              // efficient attention (efficient_attention_config.h)
-  LshConfig lsh;                    // efficient attention (efficient_attention_config.h)
-  PerformerConfig performer;        // efficient attention (efficient_attention_config.h)
-  AdaptiveSpanConfig adaptive_span;
-  ScoreConfig score;                // seed 004 (score_seq2seq_config.h)
+  // Softmax attention (with Shaw's relative positions and/or an adaptive span), or a sparse
+  // pattern, LSH, Performer or another score function in its place: one choice
+  // (core/config/attention_kind.h).
+  AttentionKind attention_kind;
   EmbeddingOptions embeddings;  // BERT token types, embedding norm, ViT patches
   HeadOptions head;             // BERT's MLM head transform, output bias
   RopeConfig rope;              // positional "rotary" (core/variants/rotary/rope_config.h)
@@ -146,6 +145,33 @@ struct ModelConfig {
   const GatingConfig* gating() const { return xl() && xl()->gating ? &*xl()->gating : nullptr; }
   GatingConfig* gating() { return xl() && xl()->gating ? &*xl()->gating : nullptr; }
   bool standard_stack() const { return std::holds_alternative<StandardStack>(stack); }
+
+  // The attention kind's config when the attention is of that kind, else nullptr.
+  const SoftmaxAttention* softmax() const { return std::get_if<SoftmaxAttention>(&attention_kind); }
+  SoftmaxAttention* softmax() { return std::get_if<SoftmaxAttention>(&attention_kind); }
+  const SparseConfig* sparse() const { return std::get_if<SparseConfig>(&attention_kind); }
+  SparseConfig* sparse() { return std::get_if<SparseConfig>(&attention_kind); }
+  const LshConfig* lsh() const { return std::get_if<LshConfig>(&attention_kind); }
+  LshConfig* lsh() { return std::get_if<LshConfig>(&attention_kind); }
+  const PerformerConfig* performer() const { return std::get_if<PerformerConfig>(&attention_kind); }
+  PerformerConfig* performer() { return std::get_if<PerformerConfig>(&attention_kind); }
+  // Another score function than scaled dot (seed 004), else nullptr.
+  const ScoreConfig* score() const { return std::get_if<ScoreConfig>(&attention_kind); }
+  ScoreConfig* score() { return std::get_if<ScoreConfig>(&attention_kind); }
+  // Shaw's relation tables and the adaptive span: set on softmax attention that has them.
+  const ShawConfig* shaw() const {
+    return softmax() && softmax()->shaw ? &*softmax()->shaw : nullptr;
+  }
+  ShawConfig* shaw() { return softmax() && softmax()->shaw ? &*softmax()->shaw : nullptr; }
+  const AdaptiveSpanConfig* adaptive_span() const {
+    return softmax() && softmax()->adaptive_span ? &*softmax()->adaptive_span : nullptr;
+  }
+  AdaptiveSpanConfig* adaptive_span() {
+    return softmax() && softmax()->adaptive_span ? &*softmax()->adaptive_span : nullptr;
+  }
+  // The alignment score of every attention layer, the recurrent seq2seq's included: the score
+  // kind's, or scaled dot with ScoreConfig's defaults.
+  ScoreConfig score_function() const { return score() ? *score() : ScoreConfig{}; }
 
   int64_t d_head() const { return attention.head_dim > 0 ? attention.head_dim : d_model / n_heads; }
   // The width of the heads side by side: wq's rows and wo's columns (d_model unless head_dim

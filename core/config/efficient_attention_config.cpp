@@ -32,9 +32,39 @@ void read_pair(const Json& v, const Reader& r, const std::string& key, int64_t& 
   b = r.integer(v[1], key + "[1]");
 }
 
+void check_sparse(const SparseConfig& s, const std::string& origin) {
+  if (s.stride != 0) check_range(s.stride, 1, kMaxExtent, "sparse.stride", origin);
+  check_range(s.block, 1, kMaxExtent, "sparse.block", origin);
+  check_range(s.summary, 1, kMaxExtent, "sparse.summary", origin);
+  if (s.summary > s.block)
+    fail(origin, "sparse.summary (c = " + std::to_string(s.summary) +
+                     ") must be <= sparse.block (l = " + std::to_string(s.block) +
+                     "): the summary columns are the last c of each block");
+  check_range(s.block_length, 1, kMaxExtent, "sparse.block_length", origin);
+  check_range(s.filter_width, 0, kMaxExtent, "sparse.filter_width", origin);
+  check_range(s.query_h, 1, kMaxExtent, "sparse.query_shape[0]", origin);
+  check_range(s.query_w, 1, kMaxExtent, "sparse.query_shape[1]", origin);
+  check_range(s.flange_h, 0, kMaxExtent, "sparse.flange[0]", origin);
+  check_range(s.flange_w, 0, kMaxExtent, "sparse.flange[1]", origin);
+  check_range(s.image_width, 1, kMaxExtent, "sparse.image_width", origin);
+  if (s.image_channels != 1 && s.image_channels != 3)
+    fail(origin, "sparse.image_channels must be 1 (grey) or 3 (RGB), got " +
+                     std::to_string(s.image_channels));
+  if (s.image_width % s.image_channels != 0)
+    fail(origin, "sparse.image_width (" + std::to_string(s.image_width) +
+                     ") must be a multiple of "
+                     "sparse.image_channels (" +
+                     std::to_string(s.image_channels) + "): a row holds whole pixels");
+  if (s.pattern == SparsePattern::Local2D && s.query_w > s.image_width)
+    fail(origin, "sparse.query_shape[1] (" + std::to_string(s.query_w) +
+                     ") must be <= sparse.image_width (" + std::to_string(s.image_width) + ")");
+}
+
+// A pattern other than "none" makes the sparse pattern the config's attention kind; the other
+// keys are range-checked either way.
 void read_sparse(const Json& o, const Reader& r, ModelConfig& c) {
   check_known_keys(o, kSparseKeys, "sparse", r.origin);
-  SparseConfig& s = c.sparse;
+  SparseConfig s;
   for (const auto& item : o.items()) {
     const std::string& k = item.key();
     const Json& v = item.value();
@@ -61,13 +91,16 @@ void read_sparse(const Json& o, const Reader& r, ModelConfig& c) {
     else if (k == "image_width") s.image_width = r.integer(v, key);
     else if (k == "image_channels") s.image_channels = r.integer(v, key);
   }
+  check_sparse(s, r.origin);
+  if (s.pattern != SparsePattern::None) choose_attention(c, s, "sparse", r.origin);
 }
 
 OrderedJson write_sparse(const ModelConfig& c) {
-  const SparseConfig& s = c.sparse;
   OrderedJson j;
+  j["pattern"] = "none";
+  if (!c.sparse()) return j;  // the other keys have no effect without a pattern
+  const SparseConfig& s = *c.sparse();
   j["pattern"] = enum_name(s.pattern, kPatterns, "sparse.pattern");
-  if (!s.enabled()) return j;  // the other keys have no effect without a pattern
   if (s.stride == 0) j["stride"] = "auto";
   else j["stride"] = s.stride;
   j["block"] = s.block;
@@ -84,44 +117,40 @@ OrderedJson write_sparse(const ModelConfig& c) {
 }
 
 void validate_sparse(const ModelConfig& c, const std::string& origin) {
-  const SparseConfig& s = c.sparse;
-  if (s.stride != 0) check_range(s.stride, 1, kMaxExtent, "sparse.stride", origin);
-  check_range(s.block, 1, kMaxExtent, "sparse.block", origin);
-  check_range(s.summary, 1, kMaxExtent, "sparse.summary", origin);
-  if (s.summary > s.block)
-    fail(origin, "sparse.summary (c = " + std::to_string(s.summary) +
-                     ") must be <= sparse.block (l = " + std::to_string(s.block) +
-                     "): the summary columns are the last c of each block");
-  check_range(s.block_length, 1, kMaxExtent, "sparse.block_length", origin);
-  check_range(s.filter_width, 0, kMaxExtent, "sparse.filter_width", origin);
-  check_range(s.query_h, 1, kMaxExtent, "sparse.query_shape[0]", origin);
-  check_range(s.query_w, 1, kMaxExtent, "sparse.query_shape[1]", origin);
-  check_range(s.flange_h, 0, kMaxExtent, "sparse.flange[0]", origin);
-  check_range(s.flange_w, 0, kMaxExtent, "sparse.flange[1]", origin);
-  check_range(s.image_width, 1, kMaxExtent, "sparse.image_width", origin);
-  if (s.image_channels != 1 && s.image_channels != 3)
-    fail(origin, "sparse.image_channels must be 1 (grey) or 3 (RGB), got " + std::to_string(s.image_channels));
-  if (s.image_width % s.image_channels != 0)
-    fail(origin, "sparse.image_width (" + std::to_string(s.image_width) + ") must be a multiple of "
-                 "sparse.image_channels (" + std::to_string(s.image_channels) + "): a row holds whole pixels");
-  if (s.pattern == SparsePattern::Local2D && s.query_w > s.image_width)
-    fail(origin, "sparse.query_shape[1] (" + std::to_string(s.query_w) +
-                     ") must be <= sparse.image_width (" + std::to_string(s.image_width) + ")");
+  if (!c.sparse()) return;
+  if (c.sparse()->pattern == SparsePattern::None)
+    fail(origin,
+         "sparse.pattern \"none\" is dense attention: the attention kind is softmax attention");
+  check_sparse(*c.sparse(), origin);
 }
 
 const std::vector<std::string> kLshKeys = {"enabled", "n_rounds", "n_buckets", "chunk_length",
                                            "seed", "reversible", "ff_chunks"};
 
+void check_lsh(const LshConfig& l, const std::string& origin) {
+  check_range(l.n_rounds, 1, 64, "lsh.n_rounds", origin);
+  check_range(l.n_buckets, 0, kMaxExtent, "lsh.n_buckets", origin);
+  if (l.n_buckets > 1 && l.n_buckets % 2)
+    fail(origin,
+         "lsh.n_buckets must be even (argmax over [xR; -xR]), 1 (no hashing) or 0 "
+         "(auto), got " +
+             std::to_string(l.n_buckets));
+  check_range(l.chunk_length, 1, kMaxExtent, "lsh.chunk_length", origin);
+}
+
+// "enabled": true makes LSH the config's attention kind, "reversible": true the reversible
+// stack its stack kind; the fields are range-checked either way.
 void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
   check_known_keys(o, kLshKeys, "lsh", r.origin);
-  LshConfig& l = c.lsh;
-  bool reversible = false;
+  LshConfig l;
+  bool enabled = false, reversible = false;
   ReversibleConfig stack;  // the reversible stack kind, chosen by "reversible": true
   for (const auto& item : o.items()) {
     const std::string& k = item.key();
     const Json& v = item.value();
     const std::string key = "lsh." + k;
-    if (k == "enabled") l.enabled = r.boolean(v, key);
+    if (k == "enabled")
+      enabled = r.boolean(v, key);
     else if (k == "n_rounds") l.n_rounds = r.integer(v, key);
     else if (k == "n_buckets") l.n_buckets = r.integer(v, key);
     else if (k == "chunk_length") l.chunk_length = r.integer(v, key);
@@ -129,16 +158,18 @@ void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
     else if (k == "reversible") reversible = r.boolean(v, key);
     else if (k == "ff_chunks") stack.ff_chunks = r.integer(v, key);
   }
+  check_lsh(l, r.origin);
   check_range(stack.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", r.origin);
+  if (enabled) choose_attention(c, l, "lsh", r.origin);
   if (reversible) choose_stack(c, stack, "lsh.reversible", r.origin);
 }
 
 OrderedJson write_lsh(const ModelConfig& c) {
-  const LshConfig& l = c.lsh;
+  const LshConfig l = c.lsh() ? *c.lsh() : LshConfig{};
   const ReversibleConfig stack = c.reversible() ? *c.reversible() : ReversibleConfig{};
   OrderedJson j;
-  j["enabled"] = l.enabled;
-  if (!l.enabled && !c.reversible()) return j;
+  j["enabled"] = c.lsh() != nullptr;
+  if (!c.lsh() && !c.reversible()) return j;
   j["n_rounds"] = l.n_rounds;
   j["n_buckets"] = l.n_buckets;
   j["chunk_length"] = l.chunk_length;
@@ -149,17 +180,13 @@ OrderedJson write_lsh(const ModelConfig& c) {
 }
 
 void validate_lsh(const ModelConfig& c, const std::string& origin) {
-  const LshConfig& l = c.lsh;
-  check_range(l.n_rounds, 1, 64, "lsh.n_rounds", origin);
-  check_range(l.n_buckets, 0, kMaxExtent, "lsh.n_buckets", origin);
-  if (l.n_buckets > 1 && l.n_buckets % 2)
-    fail(origin, "lsh.n_buckets must be even (argmax over [xR; -xR]), 1 (no hashing) or 0 "
-                 "(auto), got " + std::to_string(l.n_buckets));
-  check_range(l.chunk_length, 1, kMaxExtent, "lsh.chunk_length", origin);
-  if (l.enabled && l.chunk_length > c.max_positions)
-    fail(origin, "lsh.chunk_length " + std::to_string(l.chunk_length) +
-                     " is longer than the longest sequence (max_positions " +
-                     std::to_string(c.max_positions) + ")");
+  if (const LshConfig* l = c.lsh()) {
+    check_lsh(*l, origin);
+    if (l->chunk_length > c.max_positions)
+      fail(origin, "lsh.chunk_length " + std::to_string(l->chunk_length) +
+                       " is longer than the longest sequence (max_positions " +
+                       std::to_string(c.max_positions) + ")");
+  }
   const ReversibleConfig* reversible = c.reversible();
   if (!reversible) return;
   check_range(reversible->ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", origin);
@@ -170,31 +197,27 @@ void validate_lsh(const ModelConfig& c, const std::string& origin) {
     fail(origin, "lsh.reversible supports encoder-only and decoder-only models");
 }
 
-const std::vector<std::string> kPerformerKeys = {"enabled", "features", "seed"};
+const FieldTable<PerformerConfig> kPerformerFields = {
+    integer_field("features", &PerformerConfig::features, 1, 1 << 20),
+    unsigned_field("seed", &PerformerConfig::seed)};
 
+// "enabled": true makes Performer the config's attention kind.
 void read_performer(const Json& o, const Reader& r, ModelConfig& c) {
-  check_known_keys(o, kPerformerKeys, "performer", r.origin);
-  PerformerConfig& p = c.performer;
-  for (const auto& item : o.items()) {
-    const std::string& k = item.key();
-    const std::string key = "performer." + k;
-    if (k == "enabled") p.enabled = r.boolean(item.value(), key);
-    else if (k == "features") p.features = r.integer(item.value(), key);
-    else if (k == "seed") p.seed = r.unsigned_integer(item.value(), key);
-  }
+  PerformerConfig p;
+  if (read_enabled_section(kPerformerFields, o, r, p, "performer"))
+    choose_attention(c, p, "performer", r.origin);
 }
 
 OrderedJson write_performer(const ModelConfig& c) {
   OrderedJson j;
-  j["enabled"] = c.performer.enabled;
-  if (!c.performer.enabled) return j;
-  j["features"] = c.performer.features;
-  j["seed"] = c.performer.seed;
+  j["enabled"] = c.performer() != nullptr;
+  if (!c.performer()) return j;
+  for (const Field<PerformerConfig>& f : kPerformerFields) f.write(*c.performer(), j);
   return j;
 }
 
 void validate_performer(const ModelConfig& c, const std::string& origin) {
-  check_range(c.performer.features, 1, 1 << 20, "performer.features", origin);
+  if (c.performer()) validate_fields(kPerformerFields, *c.performer(), "performer", origin);
 }
 
 }  // namespace

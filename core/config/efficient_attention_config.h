@@ -1,7 +1,7 @@
 #pragma once
 // Config of sparse and efficient attention (sparse patterns, Reformer LSH, Performer), read by
-// efficient_attention_config.cpp from the nested "sparse" object. Kept apart from config.h so the
-// variant owns its fields; ModelConfig holds one SparseConfig.
+// efficient_attention_config.cpp from the nested "sparse", "lsh" and "performer" objects. Each is
+// an attention kind (core/config/attention_kind.h); the reversible stack a stack kind.
 #include <cstdint>
 
 namespace atlas {
@@ -14,7 +14,7 @@ enum class SparsePattern { None, Strided, Fixed, Local1D, Local1DUnmasked, Local
 enum class SparseCombine { Interleave, Union, PerHead };
 
 struct SparseConfig {
-  SparsePattern pattern = SparsePattern::None;  // None = dense attention
+  SparsePattern pattern = SparsePattern::None;  // None = dense attention (not a sparse kind)
   int64_t stride = 0;        // strided: l; 0 = "auto" = ceil(sqrt(L)) at run time
   int64_t block = 128;       // fixed: block l (paper: 128 or 256)
   int64_t summary = 8;       // fixed: c summary columns per block (paper: 8, 16, 32)
@@ -28,14 +28,12 @@ struct SparseConfig {
   // Image input (core/input/image_input.h): 1 = one grey intensity per position; 3 = the R, G, B
   // values of each pixel as three positions (the Image Transformer's CIFAR-10 layout, 32 x 3).
   int64_t image_channels = 1;
-
-  bool enabled() const { return pattern != SparsePattern::None; }
 };
 
 // Reformer (seeds 000, 003; google/trax efficient_attention.py): LSH attention over shared-QK
-// keys. Read from the "lsh" object, as is the reversible stack below.
+// keys, in place of dense self-attention. Read from the "lsh" object, as is the reversible
+// stack below.
 struct LshConfig {
-  bool enabled = false;       // LSH attention replaces dense self-attention
   int64_t n_rounds = 1;       // hash rounds (trax n_hashes default 1)
   int64_t n_buckets = 0;      // even >= 2, or 1 = no hashing; 0 = auto: 2 max(1, L / chunk)
   int64_t chunk_length = 128; // queries per chunk (trax default)
@@ -52,7 +50,6 @@ struct ReversibleConfig {
 // Performer FAVOR+ (seed 003; google-research performer/fast_attention): softmax attention
 // approximated by positive orthogonal random features. Read from the "performer" object.
 struct PerformerConfig {
-  bool enabled = false;
   int64_t features = 256;  // m (google-research default)
   uint64_t seed = 0;       // the random features are fixed by (seed, layer, head)
 };

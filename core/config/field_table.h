@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/config/config_json.h"
+#include "core/config/variant_choices.h"
 
 namespace atlas::config_json {
 
@@ -53,6 +54,17 @@ Field<S> integer_field(std::string key, int64_t S::*member, int64_t lo, int64_t 
           [member, lo, hi](const S& s, const std::string& path, const std::string& origin) {
             check_range(s.*member, lo, hi, path, origin);
           }};
+}
+
+// Any unsigned 64-bit integer (seeds).
+template <class S>
+Field<S> unsigned_field(std::string key, uint64_t S::*member) {
+  return {key,
+          [member](const Json& v, const Reader& r, S& s, const std::string& path) {
+            s.*member = r.unsigned_integer(v, path);
+          },
+          [member, key](const S& s, OrderedJson& j) { j[key] = s.*member; },
+          [](const S&, const std::string&, const std::string&) {}};
 }
 
 // A float in [lo, hi] (finite; NaN fails every comparison and is refused too).
@@ -220,6 +232,44 @@ ConfigSection stack_section(const char* key, const FieldTable<T>* table,
             if (!kind) return;
             validate_fields(*Bound::table, *kind, Bound::key, origin);
             if (Bound::combinations) Bound::combinations(c, *kind, origin);
+          }};
+}
+
+// The ConfigSection of a part of softmax attention (core/config/attention_kind.h: Shaw's
+// relation tables, the adaptive span), SoftmaxAttention::*Part: "enabled" and the part's field
+// table. Read: the fields are range-checked whether or not enabled; "enabled": true adds the
+// part to the config's softmax attention (refused, naming both keys, when another attention
+// kind was chosen), false drops it. Written: "enabled" and the part's fields, or its defaults'.
+// Validated when the config has the part.
+template <class T, std::optional<T> SoftmaxAttention::*Part>
+struct SoftmaxPartBinding {
+  static inline const char* key = nullptr;
+  static inline const FieldTable<T>* table = nullptr;
+};
+
+template <class T, std::optional<T> SoftmaxAttention::*Part>
+ConfigSection softmax_part_section(const char* key, const FieldTable<T>* table) {
+  using Bound = SoftmaxPartBinding<T, Part>;
+  Bound::key = key;
+  Bound::table = table;
+  return {key,
+          [](const Json& o, const Reader& r, ModelConfig& c) {
+            T part;
+            if (read_enabled_section(*Bound::table, o, r, part, Bound::key))
+              softmax_attention_for(c, Bound::key, r.origin).*Part = std::move(part);
+          },
+          [](const ModelConfig& c) {
+            const SoftmaxAttention* softmax = c.softmax();
+            const bool on = softmax && (softmax->*Part).has_value();
+            OrderedJson j = OrderedJson::object();
+            j["enabled"] = on;
+            for (const Field<T>& f : *Bound::table) f.write(on ? *(softmax->*Part) : T{}, j);
+            return j;
+          },
+          [](const ModelConfig& c, const std::string& origin) {
+            const SoftmaxAttention* softmax = c.softmax();
+            if (softmax && softmax->*Part)
+              validate_fields(*Bound::table, *(softmax->*Part), Bound::key, origin);
           }};
 }
 

@@ -12,83 +12,57 @@ const EnumTable<SpanMaskMode> kSpanModes = {{"inside", SpanMaskMode::Inside},
                                             {"after", SpanMaskMode::After}};
 
 // ---- shaw ----
-const std::vector<std::string> kShawKeys = {"enabled", "max_distance", "efficient"};
-
-void read_shaw(const Json& o, const Reader& r, ModelConfig& c) {
-  check_known_keys(o, kShawKeys, "shaw", r.origin);
-  ShawConfig& s = c.shaw;
-  if (auto it = o.find("enabled"); it != o.end()) s.enabled = r.boolean(*it, "shaw.enabled");
-  if (auto it = o.find("max_distance"); it != o.end())
-    s.max_distance = r.integer(*it, "shaw.max_distance");
-  if (auto it = o.find("efficient"); it != o.end()) s.efficient = r.boolean(*it, "shaw.efficient");
-}
-
-OrderedJson write_shaw(const ModelConfig& c) {
-  OrderedJson j;
-  j["enabled"] = c.shaw.enabled;
-  j["max_distance"] = c.shaw.max_distance;
-  j["efficient"] = c.shaw.efficient;
-  return j;
-}
-
-void validate_shaw(const ModelConfig& c, const std::string& origin) {
-  // k = 0 is legal (a single table row: every pair gets the same a^K, a^V); the upper bound
-  // keeps the tables [2k+1, d_head] within the size limits of a model file.
-  check_range(c.shaw.max_distance, 0, 65536, "shaw.max_distance", origin);
-}
+// k = 0 is legal (a single table row: every pair gets the same a^K, a^V); the upper bound keeps
+// the tables [2k+1, d_head] within the size limits of a model file.
+const FieldTable<ShawConfig> kShawFields = {
+    integer_field("max_distance", &ShawConfig::max_distance, 0, 65536),
+    bool_field("efficient", &ShawConfig::efficient)};
 
 // ---- adaptive_span ----
-const std::vector<std::string> kSpanKeys = {"enabled", "max_span", "ramp",      "init_z",
-                                            "mode",    "dynamic",  "loss_coeff", "distance"};
 const EnumTable<SpanDistance> kSpanDistances = {{"paper", SpanDistance::Paper},
                                                 {"reference", SpanDistance::Reference}};
 
-void read_span(const Json& o, const Reader& r, ModelConfig& c) {
-  check_known_keys(o, kSpanKeys, "adaptive_span", r.origin);
-  AdaptiveSpanConfig& s = c.adaptive_span;
-  if (auto it = o.find("enabled"); it != o.end()) s.enabled = r.boolean(*it, "adaptive_span.enabled");
-  if (auto it = o.find("max_span"); it != o.end()) s.max_span = r.integer(*it, "adaptive_span.max_span");
-  if (auto it = o.find("ramp"); it != o.end()) s.ramp = r.integer(*it, "adaptive_span.ramp");
-  if (auto it = o.find("init_z"); it != o.end()) s.init_z = r.number(*it, "adaptive_span.init_z");
-  if (auto it = o.find("mode"); it != o.end())
-    s.mode = r.enumeration(*it, "adaptive_span.mode", kSpanModes);
-  if (auto it = o.find("dynamic"); it != o.end()) s.dynamic = r.boolean(*it, "adaptive_span.dynamic");
-  if (auto it = o.find("loss_coeff"); it != o.end())
-    s.loss_coeff = r.number(*it, "adaptive_span.loss_coeff");
-  if (auto it = o.find("distance"); it != o.end())
-    s.distance = r.enumeration(*it, "adaptive_span.distance", kSpanDistances);
+// A length in tokens in [1, 2^24]: `what` says why 0 is refused.
+Field<AdaptiveSpanConfig> span_length_field(std::string key, int64_t AdaptiveSpanConfig::*member,
+                                            std::string what) {
+  Field<AdaptiveSpanConfig> f = integer_field(key, member, 1, int64_t(1) << 24);
+  f.validate = [member, what](const AdaptiveSpanConfig& s, const std::string& path,
+                              const std::string& origin) {
+    if (s.*member < 1)
+      fail(origin, path + " must be >= 1 (" + what + "), got " + std::to_string(s.*member));
+    check_range(s.*member, 1, int64_t(1) << 24, path, origin);
+  };
+  return f;
 }
 
-OrderedJson write_span(const ModelConfig& c) {
-  const AdaptiveSpanConfig& s = c.adaptive_span;
-  OrderedJson j;
-  j["enabled"] = s.enabled;
-  j["max_span"] = s.max_span;
-  j["ramp"] = s.ramp;
-  j["init_z"] = shortest_float(s.init_z);
-  j["mode"] = enum_name(s.mode, kSpanModes, "adaptive_span.mode");
-  j["dynamic"] = s.dynamic;
-  j["loss_coeff"] = shortest_float(s.loss_coeff);
-  j["distance"] = enum_name(s.distance, kSpanDistances, "adaptive_span.distance");
-  return j;
+Field<AdaptiveSpanConfig> initial_span_field() {
+  Field<AdaptiveSpanConfig> f = number_field("init_z", &AdaptiveSpanConfig::init_z, 0.0, 1.0);
+  f.validate = [](const AdaptiveSpanConfig& s, const std::string& path, const std::string& origin) {
+    if (!(s.init_z >= 0.0f) || s.init_z > static_cast<float>(s.max_span))
+      fail(origin, path + " must be in [0, max_span = " + std::to_string(s.max_span) + "], got " +
+                       format_float(s.init_z));
+  };
+  return f;
 }
 
-void validate_span(const ModelConfig& c, const std::string& origin) {
-  const AdaptiveSpanConfig& s = c.adaptive_span;
-  if (s.max_span < 1)
-    fail(origin, "adaptive_span.max_span must be >= 1 (a span in tokens), got " +
-                     std::to_string(s.max_span));
-  check_range(s.max_span, 1, int64_t(1) << 24, "adaptive_span.max_span", origin);
-  if (s.ramp < 1)
-    fail(origin, "adaptive_span.ramp must be >= 1 (the soft mask divides by it), got " +
-                     std::to_string(s.ramp));
-  check_range(s.ramp, 1, int64_t(1) << 24, "adaptive_span.ramp", origin);
-  if (!(s.init_z >= 0.0f) || s.init_z > static_cast<float>(s.max_span))
-    fail(origin, "adaptive_span.init_z must be in [0, max_span = " + std::to_string(s.max_span) +
-                     "], got " + format_float(s.init_z));
-  if (!(s.loss_coeff >= 0.0f))
-    fail(origin, "adaptive_span.loss_coeff must be >= 0, got " + format_float(s.loss_coeff));
+Field<AdaptiveSpanConfig> span_loss_field() {
+  Field<AdaptiveSpanConfig> f =
+      number_field("loss_coeff", &AdaptiveSpanConfig::loss_coeff, 0.0, 0.0);
+  f.validate = [](const AdaptiveSpanConfig& s, const std::string& path, const std::string& origin) {
+    if (!(s.loss_coeff >= 0.0f))
+      fail(origin, path + " must be >= 0, got " + format_float(s.loss_coeff));
+  };
+  return f;
 }
+
+const FieldTable<AdaptiveSpanConfig> kSpanFields = {
+    span_length_field("max_span", &AdaptiveSpanConfig::max_span, "a span in tokens"),
+    span_length_field("ramp", &AdaptiveSpanConfig::ramp, "the soft mask divides by it"),
+    initial_span_field(),
+    enum_field("mode", &AdaptiveSpanConfig::mode, kSpanModes),
+    bool_field("dynamic", &AdaptiveSpanConfig::dynamic),
+    span_loss_field(),
+    enum_field("distance", &AdaptiveSpanConfig::distance, kSpanDistances)};
 
 // ---- universal ----
 const EnumTable<ActUpdate> kActUpdates = {{"interpolate", ActUpdate::Interpolate},
@@ -176,8 +150,9 @@ void validate_gating(const ModelConfig&, const std::string&) {}
 }  // namespace
 
 std::vector<ConfigSection> relative_recurrent_sections() {
-  return {{"shaw", read_shaw, write_shaw, validate_shaw},
-          {"adaptive_span", read_span, write_span, validate_span},
+  return {softmax_part_section<ShawConfig, &SoftmaxAttention::shaw>("shaw", &kShawFields),
+          softmax_part_section<AdaptiveSpanConfig, &SoftmaxAttention::adaptive_span>(
+              "adaptive_span", &kSpanFields),
           stack_section("universal", &kUniversalFields, universal_combinations),
           stack_section("xl", &kXLFields, xl_combinations),
           {"gating", read_gating, write_gating, validate_gating}};

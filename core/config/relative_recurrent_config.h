@@ -9,7 +9,6 @@ namespace atlas {
 // Shaw et al. relation-aware self-attention (seed 001 eqs. 2-5): per layer, tables a^K, a^V
 // [2k+1, d_head] shared across heads, indexed by the clipped distance clip(j - i, -k, k) + k.
 struct ShawConfig {
-  bool enabled = false;
   int64_t max_distance = 20;  // k; tensor2tensor's transformer_relative default
   bool efficient = true;      // seed 001 eq. 5: q.a^K per distance once, then gather
 };
@@ -22,7 +21,6 @@ enum class SpanDistance { Paper, Reference };
 // Adaptive attention span (Sukhbaatar et al., seed 000): soft mask
 // m_z(x) = clamp((R + z - x) / R, 0, 1) over the query-key distance x, per head z in [0, S].
 struct AdaptiveSpanConfig {
-  bool enabled = false;
   int64_t max_span = 8192;  // S (enwik8)
   int64_t ramp = 32;        // R
   float init_z = 0.0f;      // z at initialisation, in [0, S] (the reference starts at 0)

@@ -22,30 +22,38 @@ const EnumTable<Seq2SeqOutput> kOutputs = {{"vocab", Seq2SeqOutput::Vocab},
                                            {"pointer", Seq2SeqOutput::Pointer}};
 
 // ---- score ----
-const std::vector<std::string> kScoreKeys = {"function", "d_attn", "strength"};
+Field<ScoreConfig> key_strength_field() {
+  Field<ScoreConfig> f = number_field("strength", &ScoreConfig::strength, 0.0, 0.0);
+  f.validate = [](const ScoreConfig& s, const std::string& path, const std::string& origin) {
+    if (!(s.strength > 0.0f))
+      fail(origin,
+           path + " (cosine key strength beta) must be > 0, got " + format_float(s.strength));
+  };
+  return f;
+}
 
+const FieldTable<ScoreConfig> kScoreFields = {
+    enum_field("function", &ScoreConfig::function, kScoreFunctions),
+    integer_field("d_attn", &ScoreConfig::d_attn, 0, 65536), key_strength_field()};
+
+// A function other than "scaled_dot" makes it the config's attention kind; the fields are
+// range-checked either way.
 void read_score(const Json& o, const Reader& r, ModelConfig& c) {
-  check_known_keys(o, kScoreKeys, "score", r.origin);
-  ScoreConfig& s = c.score;
-  if (auto it = o.find("function"); it != o.end())
-    s.function = r.enumeration(*it, "score.function", kScoreFunctions);
-  if (auto it = o.find("d_attn"); it != o.end()) s.d_attn = r.integer(*it, "score.d_attn");
-  if (auto it = o.find("strength"); it != o.end()) s.strength = r.number(*it, "score.strength");
+  ScoreConfig s;
+  read_fields(kScoreFields, o, r, s, "score");
+  validate_fields(kScoreFields, s, "score", r.origin);
+  if (s.function != ScoreFunction::ScaledDot) choose_attention(c, s, "score_function", r.origin);
 }
 
 OrderedJson write_score(const ModelConfig& c) {
-  OrderedJson j;
-  j["function"] = enum_name(c.score.function, kScoreFunctions, "score.function");
-  j["d_attn"] = c.score.d_attn;
-  j["strength"] = shortest_float(c.score.strength);
-  return j;
+  return write_fields(kScoreFields, c.score_function());
 }
 
 void validate_score(const ModelConfig& c, const std::string& origin) {
-  check_range(c.score.d_attn, 0, 65536, "score.d_attn", origin);
-  if (!(c.score.strength > 0.0f))
-    fail(origin, "score.strength (cosine key strength beta) must be > 0, got " +
-                     format_float(c.score.strength));
+  if (!c.score()) return;
+  if (c.score()->function == ScoreFunction::ScaledDot)
+    fail(origin, "score.function \"scaled_dot\" is the softmax attention kind, not a score kind");
+  validate_fields(kScoreFields, *c.score(), "score", origin);
 }
 
 // ---- rnn_seq2seq ----
@@ -68,7 +76,7 @@ void seq2seq_combinations(const ModelConfig& c, const Seq2SeqConfig& s, const st
     fail(origin, "rnn_seq2seq.enabled starts the decoder from a learned start vector; set "
                  "bos_id to -1 (got " + std::to_string(c.bos_id) + ")");
   const int64_t dec = s.hidden_size, enc = s.hidden_size * (s.bidirectional ? 2 : 1);
-  const ScoreFunction f = c.score.function;
+  const ScoreFunction f = c.score_function().function;
   if ((f == ScoreFunction::ScaledDot || f == ScoreFunction::Dot || f == ScoreFunction::Cosine) &&
       dec != enc)
     fail(origin, "score.function " + enum_name(f, kScoreFunctions, "score") +

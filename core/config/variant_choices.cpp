@@ -17,30 +17,42 @@ struct Choice {
 };
 
 const Choice kChoices[] = {
-    {"shaw", "shaw.enabled", [](const ModelConfig& c) { return c.shaw.enabled; }},
-    {"adaptive_span", "adaptive_span.enabled", [](const ModelConfig& c) { return c.adaptive_span.enabled; }},
+    {"shaw", "shaw.enabled", [](const ModelConfig& c) { return c.shaw() != nullptr; }},
+    {"adaptive_span", "adaptive_span.enabled",
+     [](const ModelConfig& c) { return c.adaptive_span() != nullptr; }},
     {"xl", "xl.enabled", [](const ModelConfig& c) { return c.xl() != nullptr; }},
-    {"universal", "universal.enabled", [](const ModelConfig& c) { return c.universal() != nullptr; }},
-    {"lsh", "lsh.enabled", [](const ModelConfig& c) { return c.lsh.enabled; }},
-    {"reversible", "lsh.reversible", [](const ModelConfig& c) { return c.reversible() != nullptr; }},
-    {"performer", "performer.enabled", [](const ModelConfig& c) { return c.performer.enabled; }},
-    {"sparse", "sparse.pattern", [](const ModelConfig& c) { return c.sparse.enabled(); }},
-    {"score_function", "score.function",
-     [](const ModelConfig& c) { return c.score.function != ScoreFunction::ScaledDot; }},
-    {"rnn_seq2seq", "rnn_seq2seq.enabled", [](const ModelConfig& c) { return c.rnn_seq2seq() != nullptr; }},
+    {"universal", "universal.enabled",
+     [](const ModelConfig& c) { return c.universal() != nullptr; }},
+    {"lsh", "lsh.enabled", [](const ModelConfig& c) { return c.lsh() != nullptr; }},
+    {"reversible", "lsh.reversible",
+     [](const ModelConfig& c) { return c.reversible() != nullptr; }},
+    {"performer", "performer.enabled",
+     [](const ModelConfig& c) { return c.performer() != nullptr; }},
+    {"sparse", "sparse.pattern", [](const ModelConfig& c) { return c.sparse() != nullptr; }},
+    {"score_function", "score.function", [](const ModelConfig& c) { return c.score() != nullptr; }},
+    {"rnn_seq2seq", "rnn_seq2seq.enabled",
+     [](const ModelConfig& c) { return c.rnn_seq2seq() != nullptr; }},
     {"ntm", "ntm.enabled", [](const ModelConfig& c) { return c.ntm() != nullptr; }},
     {"sagan", "sagan.enabled", [](const ModelConfig& c) { return c.sagan() != nullptr; }},
     {"snail", "snail.enabled", [](const ModelConfig& c) { return c.snail() != nullptr; }},
-    {"patches", "embeddings.patches", [](const ModelConfig& c) { return c.embeddings.patches.enabled(); }},
-    {"token_types", "embeddings.token_types", [](const ModelConfig& c) { return c.embeddings.token_types > 0; }},
-    {"rotary", "positional \"rotary\"", [](const ModelConfig& c) { return c.positional == Positional::Rotary; }},
+    {"patches", "embeddings.patches",
+     [](const ModelConfig& c) { return c.embeddings.patches.enabled(); }},
+    {"token_types", "embeddings.token_types",
+     [](const ModelConfig& c) { return c.embeddings.token_types > 0; }},
+    {"rotary", "positional \"rotary\"",
+     [](const ModelConfig& c) { return c.positional == Positional::Rotary; }},
     // heads of another width than d_model / n_heads
     {"head_dim", "attention.head_dim",
-     [](const ModelConfig& c) { return c.attention.head_dim > 0 && c.attention.head_dim * c.n_heads != c.d_model; }},
-    {"kv_heads", "attention.kv_heads", [](const ModelConfig& c) { return c.attention.kv_heads > 0; }},
-    {"sliding_window", "attention.sliding_window", [](const ModelConfig& c) { return c.attention.sliding_window > 0; }},
+     [](const ModelConfig& c) {
+       return c.attention.head_dim > 0 && c.attention.head_dim * c.n_heads != c.d_model;
+     }},
+    {"kv_heads", "attention.kv_heads",
+     [](const ModelConfig& c) { return c.attention.kv_heads > 0; }},
+    {"sliding_window", "attention.sliding_window",
+     [](const ModelConfig& c) { return c.attention.sliding_window > 0; }},
     {"gated_ffn", "ffn.gated", [](const ModelConfig& c) { return c.ffn.gated; }},
-    {"head_options", "head.transform / head.bias", [](const ModelConfig& c) { return c.head.transform || c.head.bias; }},
+    {"head_options", "head.transform / head.bias",
+     [](const ModelConfig& c) { return c.head.transform || c.head.bias; }},
 };
 
 // The compatibility table: a row's choice cannot be combined with any choice it lists, for the
@@ -104,7 +116,48 @@ const Choice& choice(const std::string& name) {
   throw AtlasError("internal: the compatibility table names an unknown choice " + name);
 }
 
+[[noreturn]] void refuse_excluded(const Exclusion& row, const char* excluded,
+                                  const std::string& origin) {
+  fail(origin, std::string(choice(row.choice).key) + " cannot be combined with " +
+                   choice(excluded).key + " (" + row.why + ")");
+}
+
+// Refuses choices `a` and `b` together with the table's reason (every pair of attention kinds
+// is a row of it: the type holds one).
+[[noreturn]] void refuse_pair(const std::string& a, const std::string& b,
+                              const std::string& origin) {
+  for (const Exclusion& row : kExclusions)
+    for (const char* excluded : row.excludes)
+      if ((a == row.choice && b == excluded) || (b == row.choice && a == excluded))
+        refuse_excluded(row, excluded, origin);
+  throw AtlasError("internal: the compatibility table has no row for " + a + " with " + b);
+}
+
+// The table's name of the config's attention kind ("" for plain softmax attention).
+std::string attention_choice(const ModelConfig& c) {
+  if (c.shaw()) return "shaw";
+  if (c.adaptive_span()) return "adaptive_span";
+  if (c.sparse()) return "sparse";
+  if (c.lsh()) return "lsh";
+  if (c.performer()) return "performer";
+  if (c.score()) return "score_function";
+  return "";
+}
+
 }  // namespace
+
+void choose_attention(ModelConfig& c, AttentionKind kind, const std::string& name,
+                      const std::string& origin) {
+  if (const std::string chosen = attention_choice(c); !chosen.empty())
+    refuse_pair(chosen, name, origin);
+  c.attention_kind = std::move(kind);
+}
+
+SoftmaxAttention& softmax_attention_for(ModelConfig& c, const std::string& name,
+                                        const std::string& origin) {
+  if (!c.softmax()) refuse_pair(attention_choice(c), name, origin);
+  return *c.softmax();
+}
 
 std::vector<std::string> active_variants(const ModelConfig& c) {
   // The variants among the table's choices; reversible layers count as "lsh".
@@ -125,8 +178,7 @@ void check_compatibility(const ModelConfig& c, const std::string& origin) {
     if (!a.on(c)) continue;
     for (const char* excluded : row.excludes) {
       const Choice& b = choice(excluded);
-      if (b.on(c))
-        fail(origin, std::string(a.key) + " cannot be combined with " + b.key + " (" + row.why + ")");
+      if (b.on(c)) refuse_excluded(row, excluded, origin);
     }
   }
 }

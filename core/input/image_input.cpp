@@ -9,8 +9,8 @@
 namespace atlas {
 
 bool is_image_model(const ModelConfig& c) {
-  return c.sparse.pattern == SparsePattern::Local2D && c.tokenizer.kind == TokenizerKind::Bytes &&
-         c.vocab_size == 256;
+  return c.sparse() && c.sparse()->pattern == SparsePattern::Local2D &&
+         c.tokenizer.kind == TokenizerKind::Bytes && c.vocab_size == 256;
 }
 
 ImageInput image_tokens(const ModelConfig& c, const RgbImage& image) {
@@ -20,9 +20,9 @@ ImageInput image_tokens(const ModelConfig& c, const RgbImage& image) {
                      "bytes tokenizer (one token per pixel intensity), e.g. preset:tiny-local2d");
   if (image.height < 1 || image.width < 1) throw AtlasError("the image is empty");
   ImageInput in;
-  in.channels = c.sparse.image_channels;
-  in.cols = c.sparse.image_width / in.channels;
-  const int64_t max_rows = std::max<int64_t>(1, c.max_positions / c.sparse.image_width);
+  in.channels = c.sparse()->image_channels;
+  in.cols = c.sparse()->image_width / in.channels;
+  const int64_t max_rows = std::max<int64_t>(1, c.max_positions / c.sparse()->image_width);
   const double aspect = double(image.height) / double(image.width);
   in.rows = std::clamp<int64_t>(std::llround(aspect * double(in.cols)), 1, max_rows);
   in.resampled = resize_rgb(image, in.rows, in.cols);

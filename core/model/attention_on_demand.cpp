@@ -12,9 +12,8 @@
 namespace atlas {
 
 bool on_demand_maps_apply(const ModelConfig& c) {
-  return !c.sparse.enabled() && !c.lsh.enabled && !c.performer.enabled && !c.shaw.enabled &&
-         !c.adaptive_span.enabled && !c.xl() && !c.ntm() && !c.snail() &&
-         !c.sagan() && !score_function_applies(c);
+  return !c.sparse() && !c.lsh() && !c.performer() && !c.shaw() && !c.adaptive_span() && !c.xl() &&
+         !c.ntm() && !c.snail() && !c.sagan() && !score_function_applies(c);
 }
 
 bool maps_on_demand(const ModelConfig& c, const TraceOptions& t, int64_t source_len, int64_t target_len) {

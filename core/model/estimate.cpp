@@ -75,8 +75,8 @@ std::string describe_architecture(const ModelConfig& c) {
       << (r.output == Seq2SeqOutput::Pointer ? "pointer output" : "vocabulary output") << "\n";
     s << "embedding: " << c.d_model << ", vocab: " << c.vocab_size << "\n";
   }
-  if (c.score.function != ScoreFunction::ScaledDot || c.rnn_seq2seq()) {
-    s << "score function: " << score_function_name(c.score.function) << "\n";
+  if (c.score() || c.rnn_seq2seq()) {
+    s << "score function: " << score_function_name(c.score_function().function) << "\n";
   }
   if (c.rnn_seq2seq()) return s.str();
   if (c.ntm()) {  // Neural Turing Machine (core/variants/ntm/ntm_model.cpp)

@@ -97,10 +97,10 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     const TokenSide rows = target_rows ? TokenSide::Target : TokenSide::Source;
     if (site.queries.count == 0) site.queries = {rows, 0, xq.shape[0]};
     if (site.keys.count == 0) site.keys = {cross ? TokenSide::Source : rows, 0, xkv.shape[0]};
-    site.kind = cross ? AttentionMapKind::Cross
-                : !sparse                      ? AttentionMapKind::Self
-                : c_.performer.enabled         ? AttentionMapKind::Implicit
-                                               : AttentionMapKind::Sparse;
+    site.kind = cross            ? AttentionMapKind::Cross
+                : !sparse        ? AttentionMapKind::Self
+                : c_.performer() ? AttentionMapKind::Implicit
+                                 : AttentionMapKind::Sparse;
     site.array = traced_name;
     if (c_.kv_heads() != c_.n_heads) site.kv_heads = c_.kv_heads();
     if (on_demand) {

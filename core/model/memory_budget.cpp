@@ -23,9 +23,8 @@ namespace {
 // Key positions per query of one dense traced attention map of a self-attention layer over L
 // positions (0: no dense map; sparse layers' CSR arrays are counted by sparse_trace_bytes).
 double keys_per_query(const ModelConfig& c, double L) {
-  if (c.sparse.pattern != SparsePattern::None || c.lsh.enabled)
-    return sparse_dense_copy_traced(c.n_heads, int64_t(L)) ? L : 0.0;
-  if (c.performer.enabled) return L <= double(kDenseTraceLimit) ? L : 0.0;
+  if (c.sparse() || c.lsh()) return sparse_dense_copy_traced(c.n_heads, int64_t(L)) ? L : 0.0;
+  if (c.performer()) return L <= double(kDenseTraceLimit) ? L : 0.0;
   if (c.xl()) return std::min(L, double(c.xl()->segment_length + c.xl()->mem_len));
   return L;
 }
@@ -41,7 +40,7 @@ struct SparseNonzeros {
 
 SparseNonzeros sparse_nonzeros(const ModelConfig& c, int64_t L) {
   SparseNonzeros n;
-  if (c.sparse.pattern == SparsePattern::None) {
+  if (!c.sparse()) {
     n.union_bound = n.largest_head = double(L) * std::min(double(L), 2.0 * std::ceil(std::sqrt(double(L))) + 16);
     n.heads_differ = true;
     return n;
@@ -49,7 +48,7 @@ SparseNonzeros sparse_nonzeros(const ModelConfig& c, int64_t L) {
   const bool causal = c.architecture == Architecture::Decoder;
   std::vector<std::string> seen;  // recipes of the head patterns counted (as layer_patterns shares them)
   for (int64_t h = 0; h < c.n_heads; ++h) {
-    const PatternRows rows(c.sparse, L, 0, h, causal);
+    const PatternRows rows(*c.sparse(), L, 0, h, causal);
     std::string recipe = rows.recipe();
     if (std::find(seen.begin(), seen.end(), recipe) != seen.end()) continue;
     seen.push_back(std::move(recipe));
@@ -107,7 +106,7 @@ uint64_t read_number(const char* path) {
 }  // namespace
 
 std::string untraced_sparse_maps_reason(const ModelConfig& c, int64_t source_len) {
-  if (c.sparse.pattern == SparsePattern::None || source_len < 1) return "";
+  if (!c.sparse() || source_len < 1) return "";
   const SparseNonzeros n = sparse_nonzeros(c, source_len);
   if (n.largest_head < double(kMaxTracedIndex)) return "";
   return "its sparse maps at " + std::to_string(source_len) + " tokens have " +
@@ -132,7 +131,7 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     largest = std::max(largest, queries * keys);
   };
   // Sparse and LSH layers: their CSR arrays, and the probabilities of the layer in flight.
-  const bool sparse = c.sparse.pattern != SparsePattern::None || c.lsh.enabled;
+  const bool sparse = c.sparse() || c.lsh();
   const SparseNonzeros nnz_source = sparse ? sparse_nonzeros(c, source_len) : SparseNonzeros{};
   const SparseNonzeros nnz_target = sparse && target_len > 0 ? sparse_nonzeros(c, target_len) : SparseNonzeros{};
   double csr = 0;

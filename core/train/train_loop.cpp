@@ -134,15 +134,15 @@ void Trainer::finish_setup() {
   if (!(o_.ponder_weight >= 0.0 && o_.ponder_weight <= 100.0))
     throw AtlasError("the ponder-cost weight must be in [0, 100]");
   validate_config(config_, "training config");
-  if (config_.performer.enabled && o_.reg.attention_dropout > 0)
+  if (config_.performer() && o_.reg.attention_dropout > 0)
     throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
                      "never forms (FAVOR+ multiplies features); use dropout or DropHead instead");
   o_.schedule.d_model = config_.d_model;
   tokenizer_ = make_tokenizer(config_.tokenizer);
-  if (config_.adaptive_span.enabled && !config_.adaptive_span.dynamic)
+  if (config_.adaptive_span() && !config_.adaptive_span()->dynamic)
     for (const auto& spec : param_specs(config_))
       if (spec.name.ends_with(".span_z"))
-        adam_.set_lr_multiplier(spec.name, double(config_.adaptive_span.max_span));
+        adam_.set_lr_multiplier(spec.name, double(config_.adaptive_span()->max_span));
 }
 
 StepStats Trainer::step() {
@@ -173,12 +173,14 @@ StepStats Trainer::step() {
                                           &d, &correct, &count);
     if (!r.span_z_nodes.empty()) {
       // Mean penalty over the batch after the division by `labelled` below.
-      penalty += span_penalty<float>(tape, config_, r.span_z_nodes,
-                                     double(labelled) / double(o_.batch)) / double(o_.batch);
+      penalty += span_penalty<float>(tape, *config_.adaptive_span(), r.span_z_nodes,
+                                     double(labelled) / double(o_.batch)) /
+                 double(o_.batch);
       for (int id : r.span_z_nodes) {
         const MatT<float>& z = tape.value(id);
-        span_sum += double(z.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span.max_span)).sum()) /
-                    double(z.rows());
+        span_sum +=
+            double(z.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span()->max_span)).sum()) /
+            double(z.rows());
         span_count += z.cols();
       }
     }
@@ -197,11 +199,11 @@ StepStats Trainer::step() {
   st.grad_norm = clip_global_norm(grads, o_.clip);
   st.lr = o_.schedule.at(s);
   adam_.update(params_, grads, st.lr);
-  if (config_.adaptive_span.enabled && !config_.adaptive_span.dynamic) {
+  if (config_.adaptive_span() && !config_.adaptive_span()->dynamic) {
     // The reference clamps z into [0, S] after each step (outside the graph).
     for (auto& [name, p] : params_)
       if (name.ends_with(".span_z"))
-        p = p.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span.max_span));
+        p = p.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span()->max_span));
   }
   st.span_penalty = penalty;
   st.ponder = ponder_count ? ponder_sum / double(ponder_count) : -1.0;

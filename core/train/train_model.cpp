@@ -14,7 +14,7 @@ void check_trainable(const ModelConfig& c) {
   };
   // The variants a config may not combine at all (the compatibility table) are refused here too.
   validate_config(c, "the training config");
-  if (c.shaw.enabled && c.adaptive_span.enabled) reject("Shaw relative positions together with adaptive span");
+  if (c.shaw() && c.adaptive_span()) reject("Shaw relative positions together with adaptive span");
   if (c.embeddings.patches.enabled()) reject("image input (a ViT; the training tasks are text)");
   if (c.rnn_seq2seq()) reject("the recurrent seq2seq / pointer network");
   if (c.ntm()) reject("the Neural Turing Machine");

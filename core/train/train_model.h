@@ -58,7 +58,7 @@ struct ForwardResult {
 // clamped to [0, S]. When `seed_weight` > 0 its gradient, times seed_weight, is seeded on the
 // z nodes, to flow back with the next Tape::backward.
 template <class S>
-double span_penalty(Tape<S>& tape, const ModelConfig& config, const std::vector<int>& z_nodes,
+double span_penalty(Tape<S>& tape, const AdaptiveSpanConfig& span, const std::vector<int>& z_nodes,
                     double seed_weight);
 
 // ACT's ponder cost of one example (Graves 2016; tensor2tensor's act_loss): weight times the

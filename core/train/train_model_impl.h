@@ -13,16 +13,16 @@
 #include <optional>
 
 #include "core/model/positional.h"
-#include "core/variants/reformer/lsh_attention.h"
-#include "core/variants/sparse/sparse_attention.h"
-#include "core/variants/universal/train_act.h"
+#include "core/variants/adaptive_span/train_span.h"
 #include "core/variants/gtrxl/train_gates.h"
 #include "core/variants/performer/train_performer.h"
+#include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/rotary/train_rope.h"
 #include "core/variants/score_functions/train_score.h"
 #include "core/variants/shaw/train_shaw.h"
-#include "core/variants/rotary/train_rope.h"
-#include "core/variants/adaptive_span/train_span.h"
+#include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/transformer_xl/train_xl.h"
+#include "core/variants/universal/train_act.h"
 
 namespace atlas::train {
 
@@ -90,7 +90,7 @@ class Builder {
     mask.causal = causal;
     mask.key_valid = key_valid;
     const std::vector<CsrPattern> heads =
-        layer_patterns(c_.sparse, L, layer_index_of(prefix), c_.n_heads, mask);
+        layer_patterns(*c_.sparse(), L, layer_index_of(prefix), c_.n_heads, mask);
     std::vector<uint8_t> allowed(size_t(c_.n_heads * L * L), 0);
     for (size_t h = 0; h < heads.size(); ++h)
       for (int64_t i = 0; i < L; ++i)
@@ -108,11 +108,11 @@ class Builder {
     const int64_t L = t_.value(q).rows(), dh = c_.d_head();
     const int k = head_unit_rows(t_, q, H, S(1e-6));
     LshParams p;
-    p.n_rounds = c_.lsh.n_rounds;
-    p.chunk_length = c_.lsh.chunk_length;
-    p.n_buckets = lsh_buckets(c_.lsh.n_buckets, L, std::min(p.chunk_length, L));
+    p.n_rounds = c_.lsh()->n_rounds;
+    p.chunk_length = c_.lsh()->chunk_length;
+    p.n_buckets = lsh_buckets(c_.lsh()->n_buckets, L, std::min(p.chunk_length, L));
     p.causal = spec.causal;
-    p.seed = c_.lsh.seed;
+    p.seed = c_.lsh()->seed;
     p.layer = layer_index_of(prefix);
     if (!spec.key_valid.empty()) p.key_valid = &spec.key_valid;
     spec.head_allowed.assign(size_t(H * L * L), 0);
@@ -137,8 +137,9 @@ class Builder {
     std::vector<Mat> out;
     const std::string layer = "performer/layer" + std::to_string(layer_index_of(prefix)) + "/head";
     for (int64_t h = 0; h < c_.n_heads; ++h)
-      out.push_back(orthogonal_features(c_.performer.features, c_.d_head(),
-                                        c_.performer.seed ^ hash_name(layer + std::to_string(h))));
+      out.push_back(
+          orthogonal_features(c_.performer()->features, c_.d_head(),
+                              c_.performer()->seed ^ hash_name(layer + std::to_string(h))));
     return out;
   }
 
@@ -179,18 +180,19 @@ class Builder {
       attention_nodes.push_back(o);
       return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
     };
-    if (c_.lsh.enabled && xq == xkv)  // Reformer: shared QK, hashed buckets (train_lsh in-line)
+    if (c_.lsh() && xq == xkv)  // Reformer: shared QK, hashed buckets (train_lsh in-line)
       return out(lsh_attention(q, v, prefix, spec));
-    if (c_.performer.enabled && xq == xkv) {  // self-attention only, as ForwardPass::attention
+    if (c_.performer() && xq == xkv) {  // self-attention only, as ForwardPass::attention
       if (!spec.prob_keep.empty())
         throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
                          "never forms; use dropout or DropHead instead");
       return out(performer_attention(t_, q, k, v, performer_features(prefix), spec));
     }
-    if (c_.sparse.enabled() && xq == xkv)  // self-attention only, as ForwardPass::attention
+    if (c_.sparse() && xq == xkv)  // self-attention only, as ForwardPass::attention
       spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
-    if (c_.adaptive_span.enabled && !prefix.ends_with("cross_attn")) {  // core/variants/adaptive_span/train_span.h
-      const AdaptiveSpanConfig& sc = c_.adaptive_span;
+    if (c_.adaptive_span() &&
+        !prefix.ends_with("cross_attn")) {  // core/variants/adaptive_span/train_span.h
+      const AdaptiveSpanConfig& sc = *c_.adaptive_span();
       const int z = sc.dynamic ? t_.scaled_sigmoid(t_.linear(xq, w(prefix + ".span_v"),
                                                              w(prefix + ".span_b")),
                                                    S(sc.max_span))
@@ -198,9 +200,9 @@ class Builder {
       span_z_nodes.push_back(z);
       return out(span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode, sc.distance_offset()}));
     }
-    if (c_.shaw.enabled && !prefix.ends_with("cross_attn"))  // core/variants/shaw/train_shaw.h
+    if (c_.shaw() && !prefix.ends_with("cross_attn"))  // core/variants/shaw/train_shaw.h
       return out(shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
-                                c_.shaw.max_distance));
+                                c_.shaw()->max_distance));
     return out(score_function_attention(q, k, v, prefix, std::move(spec)));
   }
 
@@ -243,7 +245,7 @@ class Builder {
   // Seed 004's score functions (core/variants/score_functions/train_score.h); scaled dot is the tape's own op.
   int score_function_attention(int q, int k, int v, const std::string& prefix, AttentionSpec<S> spec) {
     const int H = static_cast<int>(c_.n_heads);
-    switch (c_.score.function) {
+    switch (c_.score_function().function) {
       case ScoreFunction::ScaledDot: break;
       case ScoreFunction::Dot: spec.scale = S(1); break;
       case ScoreFunction::General:
@@ -253,7 +255,7 @@ class Builder {
       case ScoreFunction::Cosine:
         q = head_unit_rows(t_, q, H);
         k = head_unit_rows(t_, k, H);
-        spec.scale = S(c_.score.strength);
+        spec.scale = S(c_.score_function().strength);
         break;
       case ScoreFunction::Location:
         k = head_key_rows(t_, w(prefix + ".score.w"), H, t_.value(k).rows(), c_.d_head());
@@ -688,9 +690,9 @@ S smoothed_cross_entropy(const MatT<S>& logits, const std::vector<int32_t>& labe
 }
 
 template <class S>
-double span_penalty(Tape<S>& tape, const ModelConfig& c, const std::vector<int>& z_nodes,
+double span_penalty(Tape<S>& tape, const AdaptiveSpanConfig& span, const std::vector<int>& z_nodes,
                     double seed_weight) {
-  const double coeff = c.adaptive_span.loss_coeff, smax = double(c.adaptive_span.max_span);
+  const double coeff = span.loss_coeff, smax = double(span.max_span);
   double total = 0;
   for (int id : z_nodes) {
     const MatT<S>& z = tape.value(id);
@@ -702,13 +704,14 @@ double span_penalty(Tape<S>& tape, const ModelConfig& c, const std::vector<int>&
   return coeff * total;
 }
 
-#define ATLAS_TRAIN_INSTANTIATE(S)                                                            \
-  template ParamsT<S> to_train_params<S>(const ParamStore&);                                  \
-  template ParamStore to_param_store<S>(const ParamsT<S>&, const ModelConfig&);               \
-  template ForwardResult<S> build_forward<S>(Tape<S>&, const ModelConfig&, const ParamsT<S>&, \
-                                             const Example&, const Regularization&, Rng*);    \
-  template S smoothed_cross_entropy<S>(const MatT<S>&, const std::vector<int32_t>&, double,   \
-                                       MatT<S>*, int64_t*, int64_t*);                         \
-  template double span_penalty<S>(Tape<S>&, const ModelConfig&, const std::vector<int>&, double); \
+#define ATLAS_TRAIN_INSTANTIATE(S)                                                              \
+  template ParamsT<S> to_train_params<S>(const ParamStore&);                                    \
+  template ParamStore to_param_store<S>(const ParamsT<S>&, const ModelConfig&);                 \
+  template ForwardResult<S> build_forward<S>(Tape<S>&, const ModelConfig&, const ParamsT<S>&,   \
+                                             const Example&, const Regularization&, Rng*);      \
+  template S smoothed_cross_entropy<S>(const MatT<S>&, const std::vector<int32_t>&, double,     \
+                                       MatT<S>*, int64_t*, int64_t*);                           \
+  template double span_penalty<S>(Tape<S>&, const AdaptiveSpanConfig&, const std::vector<int>&, \
+                                  double);                                                      \
   template double ponder_cost<S>(Tape<S>&, const ForwardResult<S>&, double, double);
 }  // namespace atlas::train

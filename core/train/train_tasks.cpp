@@ -212,8 +212,8 @@ void configure_for_task(ModelConfig& c, const Task& task, int64_t length) {
   c.max_positions = std::max<int64_t>(64, 2 * length + 8);
   // A Reformer's chunks must fit in a sequence (reformer-base: 128 > 64); positions are
   // sinusoidal there, so making room changes no weight.
-  if (c.lsh.enabled && c.positional != Positional::Learned)
-    c.max_positions = std::max(c.max_positions, c.lsh.chunk_length);
+  if (c.lsh() && c.positional != Positional::Learned)
+    c.max_positions = std::max(c.max_positions, c.lsh()->chunk_length);
   c.description = "trained by atlas train on task " + task.name + ": " + task.description;
 }
 

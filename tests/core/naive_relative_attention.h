@@ -25,15 +25,16 @@ inline naive::AttentionOut attention(const Matrix& x, const atlas::ModelConfig& 
   Matrix k = naive::linear(x, naive::P(p, pre + ".wk"), bias(".bk"));
   Matrix v = naive::linear(x, naive::P(p, pre + ".wv"), bias(".bv"));
   const size_t H = size_t(c.n_heads), dh = size_t(c.d_head()), L = x.size(), d = size_t(c.d_model);
-  const long kd = long(c.shaw.max_distance);
-  const auto& sp = c.adaptive_span;
+  const long kd = c.shaw() ? long(c.shaw()->max_distance) : 0;
+  const bool span = c.adaptive_span() != nullptr;
+  const atlas::AdaptiveSpanConfig sp = span ? *c.adaptive_span() : atlas::AdaptiveSpanConfig{};
   Matrix concat = naive::zeros(L, H * dh);
   naive::AttentionOut r;
   for (size_t h = 0; h < H; ++h) {
     Matrix a = naive::zeros(L, L);
     for (size_t i = 0; i < L; ++i) {
       double z = 0;
-      if (sp.enabled) {
+      if (span) {
         if (sp.dynamic) {
           double s = p.at(pre + ".span_b").data[h];
           for (size_t t = 0; t < d; ++t) s += p.at(pre + ".span_v").data[h * d + t] * x[i][t];
@@ -49,12 +50,12 @@ inline naive::AttentionOut attention(const Matrix& x, const atlas::ModelConfig& 
         double s = 0;
         for (size_t t = 0; t < dh; ++t) {
           double key = k[j][h * dh + t];
-          if (c.shaw.enabled) key += p.at(pre + ".rel_k").data[size_t(rel) * dh + t];
+          if (c.shaw()) key += p.at(pre + ".rel_k").data[size_t(rel) * dh + t];
           s += q[i][h * dh + t] * key;
         }
         e[j] = s / std::sqrt(double(dh));
         m[j] = 1.0;
-        if (sp.enabled) {
+        if (span) {
           const double dist = std::abs(double(i) - double(j));
           // The reference convention measures the ramp one step farther (x - 1).
           const double x = dist - (sp.distance == atlas::SpanDistance::Reference ? 1.0 : 0.0);
@@ -63,7 +64,7 @@ inline naive::AttentionOut attention(const Matrix& x, const atlas::ModelConfig& 
                      : std::clamp((double(sp.ramp) + z - x) / double(sp.ramp), 0.0, 1.0);
         }
       }
-      const bool after = sp.enabled && sp.mode == atlas::SpanMaskMode::After;
+      const bool after = span && sp.mode == atlas::SpanMaskMode::After;
       double mx = -INFINITY;
       for (size_t j = 0; j < L; ++j)
         if (!(causal && j > i) && (after || m[j] > 0)) mx = std::max(mx, e[j]);
@@ -85,7 +86,7 @@ inline naive::AttentionOut attention(const Matrix& x, const atlas::ModelConfig& 
         for (size_t j = 0; j < L; ++j) {
           if (a[i][j] == 0) continue;
           double val = v[j][h * dh + t];
-          if (c.shaw.enabled) {
+          if (c.shaw()) {
             const long rel = std::clamp(long(j) - long(i), -kd, kd) + kd;
             val += p.at(pre + ".rel_v").data[size_t(rel) * dh + t];
           }

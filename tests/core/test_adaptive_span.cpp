@@ -28,10 +28,10 @@ ModelConfig span_config(Architecture arch, float z, int64_t ramp, int64_t max_sp
   c.n_layers = 2;
   c.max_positions = 128;
   c.norm_position = NormPosition::Pre;
-  c.adaptive_span.enabled = true;
-  c.adaptive_span.init_z = z;
-  c.adaptive_span.ramp = ramp;
-  c.adaptive_span.max_span = max_span;
+  c.attention_kind = SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}};
+  c.adaptive_span()->init_z = z;
+  c.adaptive_span()->ramp = ramp;
+  c.adaptive_span()->max_span = max_span;
   return c;
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("adaptive span, mask inside the softmax, matches the naive oracle", "[
 
 TEST_CASE("adaptive span, reference mode (after softmax, renormalised), matches the oracle", "[adaptive_span]") {
   ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
-  c.adaptive_span.mode = SpanMaskMode::After;
+  c.adaptive_span()->mode = SpanMaskMode::After;
   check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}),
                             {5, 9, 200, 31, 7, 7, 100, 3});
 }
@@ -108,8 +108,8 @@ TEST_CASE("adaptive span with the reference code's distance matches the oracle, 
           "[adaptive_span]") {
   for (SpanMaskMode mode : {SpanMaskMode::Inside, SpanMaskMode::After}) {
     ModelConfig c = span_config(Architecture::Decoder, 1.0f, 3, 64);
-    c.adaptive_span.mode = mode;
-    c.adaptive_span.distance = SpanDistance::Reference;
+    c.adaptive_span()->mode = mode;
+    c.adaptive_span()->distance = SpanDistance::Reference;
     check_span_against_oracle(c, with_spans(c, {0.0f, 0.5f, 2.0f, 7.0f}),
                               {5, 9, 200, 31, 7, 7, 100, 3});
   }
@@ -119,7 +119,7 @@ TEST_CASE("adaptive span with the reference code's distance matches the oracle, 
   ParamStore p = with_spans(c, {0.0f, 0.0f, 0.0f, 0.0f});
   const Tensor paper =
       traced(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
-  c.adaptive_span.distance = SpanDistance::Reference;
+  c.adaptive_span()->distance = SpanDistance::Reference;
   const Tensor ref =
       traced(Model(c, p).forward(tokens({1, 2, 3, 4}), {}, RunOptions{}), "span.mask_curve");
   REQUIRE(paper.shape == Shape{2, 4, 4});
@@ -132,7 +132,7 @@ TEST_CASE("adaptive span with the reference code's distance matches the oracle, 
 
 TEST_CASE("dynamic span z_t = S sigmoid(v . x_t + b) matches the oracle", "[adaptive_span]") {
   ModelConfig c = span_config(Architecture::Decoder, 0.0f, 2, 6);
-  c.adaptive_span.dynamic = true;
+  c.adaptive_span()->dynamic = true;
   ParamStore p = init_params(c, 4);
   for (auto& [name, t] : p)  // spread the spans: larger v, a bias per head
     if (name.find(".span_v") != std::string::npos)
@@ -149,10 +149,10 @@ TEST_CASE("dynamic span z_t = S sigmoid(v . x_t + b) matches the oracle", "[adap
 TEST_CASE("adaptive span with z >= sequence length equals full attention", "[adaptive_span]") {
   for (SpanMaskMode mode : {SpanMaskMode::Inside, SpanMaskMode::After}) {
     ModelConfig c = span_config(Architecture::Decoder, 12.0f, 4, 100);
-    c.adaptive_span.mode = mode;
+    c.adaptive_span()->mode = mode;
     ParamStore p = init_params(c, 5);
     ModelConfig plain = c;
-    plain.adaptive_span.enabled = false;
+    plain.attention_kind = SoftmaxAttention{};
     ParamStore pp;
     for (auto& [name, t] : p)
       if (name.find(".span_") == std::string::npos) pp.emplace(name, t);
@@ -185,7 +185,7 @@ TEST_CASE("adaptive span rows sum to 1 and keys beyond z + R get exactly 0", "[a
 
 TEST_CASE("span summary arrays: z, mask curve, FLOPs saved, L1 penalty by hand", "[adaptive_span]") {
   ModelConfig c = span_config(Architecture::Decoder, 0.0f, 2, 64);
-  c.adaptive_span.loss_coeff = 0.5f;
+  c.adaptive_span()->loss_coeff = 0.5f;
   ParamStore p = with_spans(c, {0.0f, 0.0f, 0.0f, 0.0f, 3.0f, 3.0f, 3.0f, 3.0f});
   RunResult r = Model(c, p).forward(tokens({1, 2, 3, 4, 5, 6}), {}, RunOptions{});
   const Tensor& z = traced(r, "span.z");
@@ -229,15 +229,15 @@ TEST_CASE("adaptive span config: bad values rejected naming the key", "[adaptive
   ModelConfig c = parse_config(
       R"({"adaptive_span": {"enabled": true, "max_span": 100, "ramp": 8, "init_z": 2.5, "mode": "after", "dynamic": true, "loss_coeff": 0.25, "distance": "reference"}})",
       "t");
-  CHECK(c.adaptive_span.mode == SpanMaskMode::After);
-  CHECK(c.adaptive_span.distance == SpanDistance::Reference);
-  CHECK(parse_config(config_to_json(c), "t").adaptive_span.distance == SpanDistance::Reference);
+  CHECK(c.adaptive_span()->mode == SpanMaskMode::After);
+  CHECK(c.adaptive_span()->distance == SpanDistance::Reference);
+  CHECK(parse_config(config_to_json(c), "t").adaptive_span()->distance == SpanDistance::Reference);
   ModelConfig back = parse_config(config_to_json(c), "t");
-  CHECK(back.adaptive_span.max_span == 100);
-  CHECK(back.adaptive_span.ramp == 8);
-  CHECK(back.adaptive_span.init_z == 2.5f);
-  CHECK(back.adaptive_span.dynamic);
-  CHECK(back.adaptive_span.loss_coeff == 0.25f);
+  CHECK(back.adaptive_span()->max_span == 100);
+  CHECK(back.adaptive_span()->ramp == 8);
+  CHECK(back.adaptive_span()->init_z == 2.5f);
+  CHECK(back.adaptive_span()->dynamic);
+  CHECK(back.adaptive_span()->loss_coeff == 0.25f);
 }
 
 TEST_CASE("adaptive span presets load and run", "[adaptive_span]") {
@@ -248,6 +248,6 @@ TEST_CASE("adaptive span presets load and run", "[adaptive_span]") {
     CHECK(r.trace.find("span.z") != nullptr);
   }
   ModelConfig base = preset_config("adaptive-span-base");
-  CHECK(base.adaptive_span.max_span == 8192);
-  CHECK(base.adaptive_span.ramp == 32);
+  CHECK(base.adaptive_span()->max_span == 8192);
+  CHECK(base.adaptive_span()->ramp == 32);
 }

@@ -21,9 +21,9 @@ RgbImage known_image() {
 
 ModelConfig pixel_model(int64_t image_width, int64_t channels, int64_t max_positions = 1024) {
   ModelConfig c = preset_config("tiny-local2d");
-  c.sparse.image_width = image_width;
-  c.sparse.image_channels = channels;
-  c.sparse.query_w = std::min<int64_t>(c.sparse.query_w, image_width);
+  c.sparse()->image_width = image_width;
+  c.sparse()->image_channels = channels;
+  c.sparse()->query_w = std::min<int64_t>(c.sparse()->query_w, image_width);
   c.max_positions = max_positions;
   return c;
 }
@@ -74,10 +74,10 @@ TEST_CASE("image input is refused by models that do not take images, and bad cha
   CHECK_THROWS_WITH(image_tokens(preset_config("tiny-encoder"), known_image()), Catch::Contains("does not take images"));
   CHECK_THROWS_WITH(image_tokens(pixel_model(4, 1), RgbImage{}), Catch::Contains("empty"));
   ModelConfig c = pixel_model(12, 3);
-  c.sparse.image_channels = 2;
+  c.sparse()->image_channels = 2;
   CHECK_THROWS_WITH(validate_config(c, "test"), Catch::Contains("image_channels must be 1"));
   c = pixel_model(10, 1);
-  c.sparse.image_channels = 3;
+  c.sparse()->image_channels = 3;
   CHECK_THROWS_WITH(validate_config(c, "test"), Catch::Contains("multiple of sparse.image_channels"));
 }
 

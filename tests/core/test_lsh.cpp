@@ -196,11 +196,11 @@ TEST_CASE("lsh config: bad values rejected naming the key", "[lsh][config]") {
   ModelConfig c = parse_config(R"({"norm_position": "pre", "lsh": {"enabled": true, "n_rounds": 3,
       "chunk_length": 16, "n_buckets": 4, "seed": 9, "reversible": true, "ff_chunks": 4}})", "t");
   ModelConfig d = parse_config(config_to_json(c), "again");
-  CHECK(d.lsh.enabled);
-  CHECK(d.lsh.n_rounds == 3);
-  CHECK(d.lsh.chunk_length == 16);
-  CHECK(d.lsh.n_buckets == 4);
-  CHECK(d.lsh.seed == 9);
+  CHECK(d.lsh() != nullptr);
+  CHECK(d.lsh()->n_rounds == 3);
+  CHECK(d.lsh()->chunk_length == 16);
+  CHECK(d.lsh()->n_buckets == 4);
+  CHECK(d.lsh()->seed == 9);
   REQUIRE(d.reversible());
   CHECK(d.reversible()->ff_chunks == 4);
 }

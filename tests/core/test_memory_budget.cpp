@@ -217,7 +217,7 @@ TEST_CASE("memory estimate: a sparse layer past the traceable nonzeros counts no
   ModelConfig c = preset_config("tiny-local1d-unmasked");
   const int64_t L = 4100;
   REQUIRE(L * L >= kMaxTracedIndex);
-  c.sparse.block_length = L;
+  c.sparse()->block_length = L;
   c.n_layers = 1;
   const Model model(c, init_params(c, 1));
   const RunResult r = model.run(std::string(size_t(L), 'a'), "", RunOptions{});

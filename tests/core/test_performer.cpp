@@ -116,7 +116,7 @@ TEST_CASE("performer config: m = 0 rejected naming the key; model run traces the
   CHECK_THAT(error_of(R"({"performer": {"enabled": true}, "lsh": {"enabled": true}})"), Catch::Contains("performer.enabled"));
   ModelConfig c = parse_config(R"({"architecture": "decoder", "d_model": 16, "n_heads": 2, "d_ff": 32,
       "n_layers": 1, "performer": {"enabled": true, "features": 64, "seed": 4}})", "t");
-  CHECK(parse_config(config_to_json(c), "again").performer.features == 64);
+  CHECK(parse_config(config_to_json(c), "again").performer()->features == 64);
   Model m(c, init_params(c, 1));
   RunResult r = m.run("performer", "", RunOptions{});
   const auto* a = r.trace.find("decoder.layer0.self_attn");

@@ -126,8 +126,8 @@ ModelConfig score_model(ScoreFunction f, Architecture arch) {
   c.n_layers = 1;
   c.n_decoder_layers = arch == Architecture::EncoderDecoder ? 1 : 0;
   c.max_positions = 16;
-  c.score.function = f;
-  c.score.strength = 3.0f;
+  c.attention_kind = ScoreConfig{.function = f};
+  c.score()->strength = 3.0f;
   return c;
 }
 
@@ -188,7 +188,7 @@ void check_layer_against_naive(ScoreFunction f, const Model& m, const Trace& tr,
       for (int64_t j = 0; j < lk; ++j) {
         std::vector<double> kj(static_cast<size_t>(dh));
         for (int64_t x = 0; x < dh; ++x) kj[size_t(x)] = k.data[size_t(j * H * dh + h * dh + x)];
-        e[size_t(j)] = naive_score(f, m.params(), name, h, qi, kj, j, c.score.strength);
+        e[size_t(j)] = naive_score(f, m.params(), name, h, qi, kj, j, c.score()->strength);
         if (mask.data[size_t(i * lk + j)] != 0) mx = std::max(mx, e[size_t(j)]);
       }
       for (int64_t j = 0; j < lk; ++j)
@@ -228,7 +228,7 @@ TEST_CASE("every score function in a model matches a naive loop, masks respected
 TEST_CASE("scaled_dot stays the default and adds no tensors", "[score]") {
   ModelConfig c = score_model(ScoreFunction::ScaledDot, Architecture::Encoder);
   for (const auto& s : param_specs(c)) CHECK(s.name.find(".score.") == std::string::npos);
-  c.score.function = ScoreFunction::General;
+  c.attention_kind = ScoreConfig{.function = ScoreFunction::General};
   bool found = false;
   for (const auto& s : param_specs(c))
     if (s.name == "encoder.layer0.attn.score.w") found = s.shape == Shape{2, 4, 4};
@@ -246,8 +246,8 @@ TEST_CASE("score config errors name the key", "[score]") {
   CHECK_THROWS_WITH(parse_config(base + R"("score": {"function": "dot"}, "shaw": {"enabled": true}})", "t"),
                     Catch::Contains("score.function"));
   const ModelConfig ok = parse_config(base + R"("score": {"function": "cosine", "strength": 5}})", "t");
-  CHECK(ok.score.function == ScoreFunction::Cosine);
-  CHECK(parse_config(config_to_json(ok), "t").score.strength == 5.0f);  // round trip
+  CHECK(ok.score()->function == ScoreFunction::Cosine);
+  CHECK(parse_config(config_to_json(ok), "t").score()->strength == 5.0f);  // round trip
 }
 
 TEST_CASE("side-by-side comparison: the model's own function reproduces its attention", "[score]") {

@@ -89,7 +89,7 @@ ModelConfig small_seq2seq() {
   c.positional = Positional::None;
   c.output = OutputHead::None;
   c.max_positions = 32;
-  c.score.function = ScoreFunction::Additive;
+  c.attention_kind = ScoreConfig{.function = ScoreFunction::Additive};
   c.stack = Seq2SeqConfig{};
   c.rnn_seq2seq()->hidden_size = 2;
   return c;

@@ -29,8 +29,8 @@ ModelConfig shaw_config(Architecture arch, int64_t k) {
   c.max_positions = 128;
   c.positional = Positional::None;
   c.norm_position = NormPosition::Pre;
-  c.shaw.enabled = true;
-  c.shaw.max_distance = k;
+  c.attention_kind = SoftmaxAttention{.shaw = ShawConfig{}};
+  c.shaw()->max_distance = k;
   return c;
 }
 
@@ -66,7 +66,7 @@ void check_shaw_against_oracle(const ModelConfig& c, const std::vector<int>& ids
 TEST_CASE("Shaw decoder matches the naive oracle, efficient and direct forms", "[shaw]") {
   for (bool efficient : {true, false}) {
     ModelConfig c = shaw_config(Architecture::Decoder, 2);
-    c.shaw.efficient = efficient;
+    c.shaw()->efficient = efficient;
     INFO("efficient " << efficient);
     check_shaw_against_oracle(c, {5, 9, 200, 31, 7, 7, 100, 3});
   }
@@ -76,7 +76,7 @@ TEST_CASE("Shaw encoder (both directions of j - i) matches the naive oracle", "[
   ModelConfig c = shaw_config(Architecture::Encoder, 3);
   c.norm_position = NormPosition::Post;
   check_shaw_against_oracle(c, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  c.shaw.max_distance = 0;  // one table row for every pair
+  c.shaw()->max_distance = 0;  // one table row for every pair
   check_shaw_against_oracle(c, {1, 2, 3, 4});
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("Shaw with all-zero tables equals the vanilla model", "[shaw]") {
   for (auto& [name, t] : p)
     if (name.find(".rel_") != std::string::npos) std::fill(t.data.begin(), t.data.end(), 0.0f);
   ModelConfig plain = c;
-  plain.shaw.enabled = false;
+  plain.attention_kind = SoftmaxAttention{};
   ParamStore pp;
   for (auto& [name, t] : p)
     if (name.find(".rel_") == std::string::npos) pp.emplace(name, t);
@@ -152,10 +152,10 @@ TEST_CASE("shaw_key_term and shaw_value_term: efficient form equals the direct f
 
 TEST_CASE("Shaw config: keys parsed, bad values rejected naming the key", "[shaw][config]") {
   ModelConfig c = parse_config(R"({"shaw": {"enabled": true, "max_distance": 7, "efficient": false}})", "t");
-  CHECK(c.shaw.enabled);
-  CHECK(c.shaw.max_distance == 7);
-  CHECK_FALSE(c.shaw.efficient);
-  CHECK(parse_config(config_to_json(c), "t").shaw.max_distance == 7);
+  CHECK(c.shaw() != nullptr);
+  CHECK(c.shaw()->max_distance == 7);
+  CHECK_FALSE(c.shaw()->efficient);
+  CHECK(parse_config(config_to_json(c), "t").shaw()->max_distance == 7);
   CHECK_THROWS_WITH(parse_config(R"({"shaw": {"max_distance": -1}})", "t"),
                     Catch::Contains("shaw.max_distance"));
   CHECK_THROWS_WITH(parse_config(R"({"shaw": {"max_distanse": 3}})", "t"),
@@ -167,9 +167,9 @@ TEST_CASE("Shaw config: keys parsed, bad values rejected naming the key", "[shaw
 
 TEST_CASE("Shaw presets load and run", "[shaw]") {
   ModelConfig c = preset_config("tiny-shaw");
-  CHECK(c.shaw.enabled);
+  CHECK(c.shaw() != nullptr);
   Model m(c, init_params(c, c.seed));
   RunResult r = m.run("hello", "", RunOptions{});
   CHECK(r.trace.find("decoder.layer1.self_attn") != nullptr);
-  CHECK(preset_config("shaw-base").shaw.max_distance == 20);
+  CHECK(preset_config("shaw-base").shaw()->max_distance == 20);
 }

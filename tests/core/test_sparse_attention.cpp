@@ -113,15 +113,15 @@ TEST_CASE("sparse config: bad values are rejected naming the key; round trip", "
       R"({"sparse": {"pattern": "local2d", "query_shape": [4, 8], "flange": [2, 3], "image_width": 64,
           "combine": "interleave", "summary_offsets": "per_head", "stride": 7}})", "t.json");
   ModelConfig d = parse_config(config_to_json(c), "again");
-  CHECK(d.sparse.pattern == SparsePattern::Local2D);
-  CHECK(d.sparse.query_h == 4);
-  CHECK(d.sparse.query_w == 8);
-  CHECK(d.sparse.flange_h == 2);
-  CHECK(d.sparse.flange_w == 3);
-  CHECK(d.sparse.image_width == 64);
-  CHECK(d.sparse.combine == SparseCombine::Interleave);
-  CHECK(d.sparse.per_head_summary);
-  CHECK(d.sparse.stride == 7);
+  CHECK(d.sparse()->pattern == SparsePattern::Local2D);
+  CHECK(d.sparse()->query_h == 4);
+  CHECK(d.sparse()->query_w == 8);
+  CHECK(d.sparse()->flange_h == 2);
+  CHECK(d.sparse()->flange_w == 3);
+  CHECK(d.sparse()->image_width == 64);
+  CHECK(d.sparse()->combine == SparseCombine::Interleave);
+  CHECK(d.sparse()->per_head_summary);
+  CHECK(d.sparse()->stride == 7);
   CHECK(config_to_json(d) == config_to_json(c));
 }
 
@@ -135,9 +135,9 @@ TEST_CASE("a pattern covering every key gives the dense model's output", "[spars
   // Unmasked local 1D with one block longer than the input is full attention; the dense
   // path (the CPU backend) is an independent implementation of the same maths.
   ModelConfig dense = preset_config("tiny-local1d-unmasked");
-  dense.sparse.pattern = SparsePattern::None;
+  dense.attention_kind = SoftmaxAttention{};
   ModelConfig sparse = preset_config("tiny-local1d-unmasked");
-  sparse.sparse.block_length = 64;
+  sparse.sparse()->block_length = 64;
   ParamStore params = init_params(dense, 9);
   Model a(dense, params), b(sparse, params);
   RunResult ra = a.run("sparse and dense agree here", "", RunOptions{});

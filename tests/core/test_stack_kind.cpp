@@ -64,7 +64,7 @@ TEST_CASE("two stack kinds are refused naming both; GTrXL gates need xl", "[conf
       parse_config(decoder_with(R"("lsh": {"reversible": true, "ff_chunks": 3})"), "t");
   REQUIRE(reversible.reversible());
   CHECK(reversible.reversible()->ff_chunks == 3);
-  CHECK_FALSE(reversible.lsh.enabled);  // reversible layers around plain softmax attention
+  CHECK(reversible.lsh() == nullptr);  // reversible layers around plain softmax attention
   const ModelConfig gtrxl =
       parse_config(decoder_with(R"("xl": {"enabled": true}, "gating": {"enabled": true, "type": "input"})"), "t");
   REQUIRE(gtrxl.gating());

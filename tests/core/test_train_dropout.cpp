@@ -155,33 +155,33 @@ TEST_CASE("whole-model gradients with attention dropout and DropHead on every ki
   ModelConfig base = testing::small_config(Architecture::Decoder);
   SECTION("adaptive span") {
     ModelConfig c = base;
-    c.adaptive_span.enabled = true;
-    c.adaptive_span.max_span = 6;
-    c.adaptive_span.ramp = 2;
-    c.adaptive_span.init_z = 2.5f;
+    c.attention_kind = SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}};
+    c.adaptive_span()->max_span = 6;
+    c.adaptive_span()->ramp = 2;
+    c.adaptive_span()->init_z = 2.5f;
     check(c, reg);
-    c.adaptive_span.distance = SpanDistance::Reference;
+    c.adaptive_span()->distance = SpanDistance::Reference;
     check(c, reg);
   }
   SECTION("Shaw relative positions") {
     ModelConfig c = base;
-    c.shaw.enabled = true;
-    c.shaw.max_distance = 2;
+    c.attention_kind = SoftmaxAttention{.shaw = ShawConfig{}};
+    c.shaw()->max_distance = 2;
     check(c, reg);
   }
   SECTION("additive score") {
     ModelConfig c = base;
-    c.score.function = ScoreFunction::Additive;
-    c.score.d_attn = 4;
+    c.attention_kind = ScoreConfig{.function = ScoreFunction::Additive};
+    c.score()->d_attn = 4;
     check(c, reg);
   }
   SECTION("LSH, 2 rounds") {
     ModelConfig c = base;
     c.norm_position = NormPosition::Pre;
-    c.lsh.enabled = true;
-    c.lsh.n_rounds = 2;
-    c.lsh.n_buckets = 4;
-    c.lsh.chunk_length = 3;
+    c.attention_kind = LshConfig{};
+    c.lsh()->n_rounds = 2;
+    c.lsh()->n_buckets = 4;
+    c.lsh()->chunk_length = 3;
     check(c, reg);
   }
   SECTION("Transformer-XL, one segment") {
@@ -194,8 +194,8 @@ TEST_CASE("whole-model gradients with attention dropout and DropHead on every ki
   }
   SECTION("Performer: DropHead only") {
     ModelConfig c = base;
-    c.performer.enabled = true;
-    c.performer.features = 8;
+    c.attention_kind = PerformerConfig{};
+    c.performer()->features = 8;
     Regularization heads_only;
     heads_only.drop_head = 0.4;
     check(c, heads_only);
@@ -207,11 +207,11 @@ TEST_CASE("DropHead with every head dropped zeroes every kind of head's output",
   reg.drop_head = 0.999999;  // under the fixed draw below, every head of every layer drops
   const Example ex{{3, 1, 4, 1, 5}, {}, {1, 4, 1, 5, 9}};
   ModelConfig shaw = testing::small_config(Architecture::Decoder), span = shaw, performer = shaw, xl = shaw;
-  shaw.shaw.enabled = true;
-  span.adaptive_span.enabled = true;
-  span.adaptive_span.max_span = 6;
-  performer.performer.enabled = true;
-  performer.performer.features = 8;
+  shaw.attention_kind = SoftmaxAttention{.shaw = ShawConfig{}};
+  span.attention_kind = SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}};
+  span.adaptive_span()->max_span = 6;
+  performer.attention_kind = PerformerConfig{};
+  performer.performer()->features = 8;
   xl.positional = Positional::None;
   xl.stack = XLConfig{};
   xl.xl()->segment_length = 3;

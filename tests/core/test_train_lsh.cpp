@@ -24,11 +24,11 @@ namespace {
 ModelConfig lsh_config(Architecture arch, int64_t rounds) {
   ModelConfig c = testing::small_config(arch, 32);
   c.norm_position = NormPosition::Pre;
-  c.lsh.enabled = true;
-  c.lsh.n_rounds = rounds;
-  c.lsh.n_buckets = 4;
-  c.lsh.chunk_length = 3;  // 10 tokens: 4 chunks, so chunking really cuts keys
-  c.lsh.seed = 5;
+  c.attention_kind = LshConfig{};
+  c.lsh()->n_rounds = rounds;
+  c.lsh()->n_buckets = 4;
+  c.lsh()->chunk_length = 3;  // 10 tokens: 4 chunks, so chunking really cuts keys
+  c.lsh()->seed = 5;
   return c;
 }
 
@@ -47,7 +47,7 @@ TEST_CASE("LSH training forward equals the inference engine", "[train][lsh]") {
   ModelConfig reformer = preset_config("tiny-reformer");
   reformer.d_model = 16;
   reformer.d_ff = 24;
-  reformer.lsh.chunk_length = 4;
+  reformer.lsh()->chunk_length = 4;
   CHECK(gap_to_inference(reformer, text, {}) < 1e-4);
 }
 

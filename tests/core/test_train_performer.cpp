@@ -22,9 +22,9 @@ namespace {
 
 ModelConfig performer_config(Architecture arch) {
   ModelConfig c = testing::small_config(arch, 16);
-  c.performer.enabled = true;
-  c.performer.features = 12;
-  c.performer.seed = 9;
+  c.attention_kind = PerformerConfig{};
+  c.performer()->features = 12;
+  c.performer()->seed = 9;
   return c;
 }
 
@@ -37,7 +37,7 @@ TEST_CASE("Performer training forward equals the inference engine's FAVOR+", "[t
   ModelConfig other_seed = performer_config(Architecture::Decoder);  // the features matter
   const ParamStore weights = init_params(other_seed, 5);
   const Tensor a = Model(other_seed, weights).forward(testing::tokens({1, 2, 3, 4}), {}, {}).output;
-  other_seed.performer.seed = 10;
+  other_seed.performer()->seed = 10;
   const Tensor b = Model(other_seed, weights).forward(testing::tokens({1, 2, 3, 4}), {}, {}).output;
   double differ = 0;
   for (size_t i = 0; i < a.data.size(); ++i) differ = std::max(differ, double(std::abs(a.data[i] - b.data[i])));

@@ -26,9 +26,9 @@ const ScoreFunction kTrainable[] = {ScoreFunction::Dot, ScoreFunction::General, 
 
 ModelConfig score_config(Architecture arch, ScoreFunction f) {
   ModelConfig c = testing::small_config(arch, 12);
-  c.score.function = f;
-  c.score.d_attn = 6;
-  c.score.strength = 3.0f;
+  c.attention_kind = ScoreConfig{.function = f};
+  c.score()->d_attn = 6;
+  c.score()->strength = 3.0f;
   return c;
 }
 

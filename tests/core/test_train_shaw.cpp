@@ -37,8 +37,8 @@ ModelConfig shaw_train_config(Architecture arch) {
   c.n_layers = 2;
   c.n_decoder_layers = arch == Architecture::EncoderDecoder ? 1 : 0;
   c.max_positions = 32;
-  c.shaw.enabled = true;
-  c.shaw.max_distance = 2;  // shorter than the test sequences: clipping is exercised
+  c.attention_kind = SoftmaxAttention{.shaw = ShawConfig{}};
+  c.shaw()->max_distance = 2;  // shorter than the test sequences: clipping is exercised
   return c;
 }
 
@@ -126,8 +126,10 @@ TEST_CASE("without absolute positions, trained Shaw tables reverse a string", "[
     ModelConfig c = preset_config("tiny-shaw");
     c.d_model = 32;
     c.d_ff = 64;
-    c.shaw.enabled = shaw;
-    c.shaw.max_distance = 8;  // the largest offset is 7
+    c.attention_kind = SoftmaxAttention{};
+    if (shaw)
+      c.attention_kind =
+          SoftmaxAttention{.shaw = ShawConfig{.max_distance = 8}};  // largest offset: 7
     Trainer t(c, o);
     for (int i = 0; i < o.steps; ++i) t.step();
     return t.evaluate(200, 9).accuracy;

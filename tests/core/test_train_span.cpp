@@ -53,7 +53,7 @@ void check_span_op(bool dynamic, SpanMaskMode mode, bool causal) {
     spec.causal = causal;
     const int out = span_attention(t, P("q"), P("k"), P("v"), z, spec, {2, 5, mode});
     const double loss = t.value(out).cwiseProduct(weights).sum() +
-                        span_penalty<double>(t, ModelConfig{}, {z}, grads ? 1e4 : 0.0) * 1e4;
+                        span_penalty<double>(t, AdaptiveSpanConfig{}, {z}, grads ? 1e4 : 0.0) * 1e4;
     if (grads) t.backward(out, weights, *grads);
     return loss;
   });
@@ -79,12 +79,12 @@ TEST_CASE("whole-model gradients with adaptive span", "[train][grad][span]") {
     c.d_ff = 12;
     c.n_layers = 2;
     c.max_positions = 16;
-    c.adaptive_span.enabled = true;
-    c.adaptive_span.max_span = 6;
-    c.adaptive_span.ramp = 2;
-    c.adaptive_span.init_z = 1.5f;
-    c.adaptive_span.dynamic = dynamic;
-    c.adaptive_span.loss_coeff = 0.01f;
+    c.attention_kind = SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}};
+    c.adaptive_span()->max_span = 6;
+    c.adaptive_span()->ramp = 2;
+    c.adaptive_span()->init_z = 1.5f;
+    c.adaptive_span()->dynamic = dynamic;
+    c.adaptive_span()->loss_coeff = 0.01f;
     ParamsT<double> params = to_train_params<double>(init_params(c, 3));
     Rng noise(4);
     for (auto& [name, m] : params)
@@ -97,7 +97,7 @@ TEST_CASE("whole-model gradients with adaptive span", "[train][grad][span]") {
       MD d;
       double loss = smoothed_cross_entropy<double>(tape.value(r.logits), ex.labels, 0.0,
                                                    grads ? &d : nullptr, nullptr, nullptr);
-      loss += span_penalty<double>(tape, c, r.span_z_nodes, grads ? 1.0 : 0.0);
+      loss += span_penalty<double>(tape, *c.adaptive_span(), r.span_z_nodes, grads ? 1.0 : 0.0);
       if (grads) tape.backward(r.logits, d, *grads);
       return loss;
     }, 1e-6, 12);
@@ -109,8 +109,8 @@ TEST_CASE("span training forward equals the inference engine's span attention", 
     for (SpanMaskMode mode : {SpanMaskMode::Inside, SpanMaskMode::After}) {
       INFO(preset << " mode " << static_cast<int>(mode));
       ModelConfig c = preset_config(preset);
-      c.adaptive_span.mode = mode;
-      c.adaptive_span.init_z = 3.5f;  // keys beyond z + R = 7.5 get weight 0
+      c.adaptive_span()->mode = mode;
+      c.adaptive_span()->init_z = 3.5f;  // keys beyond z + R = 7.5 get weight 0
       const ParamStore store = init_params(c, 9);
       const Model model(c, store);
       std::vector<TokenInfo> toks;
@@ -134,8 +134,8 @@ TEST_CASE("span training forward equals the inference engine's span attention", 
 
 TEST_CASE("span penalty equals loss_coeff times the sum of spans", "[train][span]") {
   ModelConfig c;
-  c.adaptive_span.loss_coeff = 0.5f;
-  c.adaptive_span.max_span = 10;
+  c.attention_kind =
+      SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{.max_span = 10, .loss_coeff = 0.5f}};
   Tape<double> t;
   MD learned(1, 3);
   learned << 2, 4, 12;  // 12 is clamped to S = 10
@@ -143,7 +143,7 @@ TEST_CASE("span penalty equals loss_coeff times the sum of spans", "[train][span
   dynamic << 1, 3, 5, 7;  // per head, mean over the two positions: 3 and 5
   const int a = t.constant(learned), b = t.constant(dynamic);
   // 0.5 * ((2 + 4 + 10) + (3 + 5)) = 12
-  CHECK(span_penalty<double>(t, c, {a, b}, 2.0) == Approx(12.0));
+  CHECK(span_penalty<double>(t, *c.adaptive_span(), {a, b}, 2.0) == Approx(12.0));
   CHECK(t.grad(a)(0, 0) == Approx(1.0));   // coeff * weight
   CHECK(t.grad(b)(1, 1) == Approx(0.5));   // coeff * weight / 2 positions
 }
@@ -173,7 +173,7 @@ TEST_CASE("copy beyond the initial reach: one head's span grows until it covers 
   for (const auto& [name, m] : trainer.params())
     if (name.ends_with(".span_z")) max_z = std::max(max_z, m.maxCoeff());
   CHECK(last.accuracy > 0.9);
-  CHECK(max_z > 12.0f - c.adaptive_span.ramp);
+  CHECK(max_z > 12.0f - c.adaptive_span()->ramp);
   CHECK(max_z <= 64.0f);  // clamped to S after every step
 }
 

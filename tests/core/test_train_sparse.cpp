@@ -29,7 +29,7 @@ ModelConfig shrunk(const char* preset) {
   c.d_ff = 24;
   c.n_layers = 2;
   c.max_positions = 64;
-  SparseConfig& s = c.sparse;
+  SparseConfig& s = *c.sparse();
   if (s.pattern == SparsePattern::Strided) s.stride = 3;
   if (s.pattern == SparsePattern::Fixed) {
     s.block = 4;
@@ -66,7 +66,7 @@ TEST_CASE("sparse training forward equals the inference engine's sparse attentio
     // The pattern matters at this length: the same weights without it give other logits, so
     // a tape that ignored the pattern would fail the check above.
     ModelConfig dense = c;
-    dense.sparse = SparseConfig{};
+    dense.attention_kind = SoftmaxAttention{};
     const ParamStore weights = init_params(c, 5);
     const Tensor with = Model(c, weights).forward(testing::tokens(sequence(14)), {}, {}).output;
     const Tensor without = Model(dense, weights).forward(testing::tokens(sequence(14)), {}, {}).output;
@@ -106,8 +106,8 @@ TEST_CASE("a strided pattern learns copy at a distance its stride divides; a sho
     ModelConfig c = preset_config(pattern == SparsePattern::Strided ? "tiny-sparse-strided" : "tiny-local1d");
     c.d_model = 32;
     c.d_ff = 64;
-    c.sparse.stride = 3;
-    c.sparse.block_length = 2;
+    c.sparse()->stride = 3;
+    c.sparse()->block_length = 2;
     Trainer t(c, o);
     for (int i = 0; i < o.steps; ++i) t.step();
     return t.evaluate(200, 9).accuracy;

@@ -120,13 +120,15 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
                                   const DTensor& v, const std::string& prefix,
                                   const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = fp.config();
-  const int64_t L = q.shape[0], H = c.n_heads, dk = q.shape[1] / H, m = c.performer.features;
+  const int64_t L = q.shape[0], H = c.n_heads, dk = q.shape[1] / H, m = c.performer()->features;
   const int64_t layer = layer_index_of(prefix);
   // Each head's features, fixed by the config's seed, the layer and the head.
   Tensor features({H, m, dk});
   for (int64_t h = 0; h < H; ++h) {
-    const Mat w = orthogonal_features(m, dk, c.performer.seed ^ hash_name("performer/layer" + std::to_string(layer) +
-                                                                          "/head" + std::to_string(h)));
+    const Mat w = orthogonal_features(
+        m, dk,
+        c.performer()->seed ^
+            hash_name("performer/layer" + std::to_string(layer) + "/head" + std::to_string(h)));
     std::copy(w.data(), w.data() + m * dk, features.data.begin() + h * m * dk);
   }
   PerformerArgs args;

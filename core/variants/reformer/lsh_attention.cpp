@@ -182,11 +182,11 @@ DTensor lsh_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& v,
   const Tensor Q = be.download(q), V = be.download(v);
   const int64_t L = Q.shape[0], H = c.n_heads, dk = Q.shape[1] / H, dv = V.shape[1] / H;
   LshParams p;
-  p.n_rounds = c.lsh.n_rounds;
-  p.chunk_length = c.lsh.chunk_length;
-  p.n_buckets = lsh_buckets(c.lsh.n_buckets, L, std::min(p.chunk_length, L));
+  p.n_rounds = c.lsh()->n_rounds;
+  p.chunk_length = c.lsh()->chunk_length;
+  p.n_buckets = lsh_buckets(c.lsh()->n_buckets, L, std::min(p.chunk_length, L));
   p.causal = mask.causal;
-  p.seed = c.lsh.seed;
+  p.seed = c.lsh()->seed;
   p.layer = layer_index_of(prefix);
   if (!mask.key_valid.empty()) p.key_valid = &mask.key_valid;
   const bool want = fp.options().trace.attention;

@@ -29,19 +29,20 @@ void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelC
   if (c.universal()) append_universal_specs(specs, c);  // shared block (universal.cpp)
   if (c.xl()) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
   if (c.xl() && c.gating()) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
-  if (!c.shaw.enabled && !c.adaptive_span.enabled) return;
+  if (!c.shaw() && !c.adaptive_span()) return;
   auto add_for = [&](const std::string& p) {
-    if (c.shaw.enabled) {
-      const int64_t rows = 2 * c.shaw.max_distance + 1;
+    if (c.shaw()) {
+      const int64_t rows = 2 * c.shaw()->max_distance + 1;
       specs.push_back({p + ".rel_k", {rows, c.d_head()}});
       specs.push_back({p + ".rel_v", {rows, c.d_head()}});
     }
-    if (c.adaptive_span.enabled) {
-      if (c.adaptive_span.dynamic) {
+    if (c.adaptive_span()) {
+      if (c.adaptive_span()->dynamic) {
         specs.push_back({p + ".span_v", {c.n_heads, c.d_model}});
         specs.push_back({p + ".span_b", {c.n_heads}, InitKind::Zeros});
       } else {
-        specs.push_back({p + ".span_z", {c.n_heads}, InitKind::Constant, c.adaptive_span.init_z});
+        specs.push_back(
+            {p + ".span_z", {c.n_heads}, InitKind::Constant, c.adaptive_span()->init_z});
       }
     }
   };
@@ -53,7 +54,7 @@ void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelC
 }
 
 bool relative_attention_applies(const ModelConfig& c, const std::string& prefix) {
-  return (c.shaw.enabled || c.adaptive_span.enabled) && is_self_attention(prefix);
+  return (c.shaw() || c.adaptive_span()) && is_self_attention(prefix);
 }
 
 DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const DTensor& q_d,
@@ -73,13 +74,13 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
   args.attn.want_scores = topt.scores;
 
   // Shaw tables, shared by the heads of this layer.
-  const bool shaw = c.shaw.enabled;
-  const int64_t kd = c.shaw.max_distance;
+  const ShawConfig* shaw = c.shaw();
   if (shaw) {
+    const int64_t kd = shaw->max_distance;
     args.rel_k = pass.weight(prefix + ".rel_k");
     args.rel_v = pass.weight(prefix + ".rel_v");
     args.max_distance = kd;
-    args.shaw_efficient = c.shaw.efficient;
+    args.shaw_efficient = shaw->efficient;
     args.want_terms = topt.scores;
     if (topt.masks) {
       Tensor idx({lq, lk});
@@ -93,8 +94,8 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
 
   // Adaptive span: z per head (static) or per head and query (dynamic), on the host: a few
   // numbers per query, also needed for the per-layer summaries below.
-  const AdaptiveSpanConfig& sc = c.adaptive_span;
-  const bool span = sc.enabled;
+  const bool span = c.adaptive_span() != nullptr;
+  const AdaptiveSpanConfig sc = span ? *c.adaptive_span() : AdaptiveSpanConfig{};
   Mat z;  // [H, Lq]
   if (span) {
     z.resize(H, lq);

@@ -143,21 +143,20 @@ ScoreWeights seeded_score_weights(ScoreFunction f, int64_t dq, int64_t dk, int64
   return w;
 }
 
-bool score_function_applies(const ModelConfig& c) {
-  return !c.rnn_seq2seq() && c.score.function != ScoreFunction::ScaledDot;
-}
+bool score_function_applies(const ModelConfig& c) { return !c.rnn_seq2seq() && c.score(); }
 
 void append_score_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
-  if (!score_function_applies(c) || !score_function_has_weights(c.score.function)) return;
-  const int64_t H = c.n_heads, dh = c.d_head(), da = c.score.d_attn > 0 ? c.score.d_attn : dh;
+  if (!score_function_applies(c) || !score_function_has_weights(c.score()->function)) return;
+  const ScoreConfig& score = *c.score();
+  const int64_t H = c.n_heads, dh = c.d_head(), da = score.d_attn > 0 ? score.d_attn : dh;
   std::vector<std::string> prefixes;
   for (const ParamSpec& s : specs)
     if (s.name.ends_with(".wq")) prefixes.push_back(s.name.substr(0, s.name.size() - 3));
   for (const std::string& p : prefixes) {
-    if (c.score.function == ScoreFunction::General) specs.push_back({p + ".score.w", {H, dh, dh}});
-    if (c.score.function == ScoreFunction::Location)
+    if (score.function == ScoreFunction::General) specs.push_back({p + ".score.w", {H, dh, dh}});
+    if (score.function == ScoreFunction::Location)
       specs.push_back({p + ".score.w", {H, c.max_positions, dh}});
-    if (c.score.function == ScoreFunction::Additive) {
+    if (score.function == ScoreFunction::Additive) {
       specs.push_back({p + ".score.w1", {H, da, dh}});
       specs.push_back({p + ".score.w2", {H, da, dh}});
       specs.push_back({p + ".score.v", {H, da}});
@@ -183,14 +182,15 @@ DTensor score_function_attention(ForwardPass& pass, const DTensor& q_d, const DT
                                  const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = pass.config();
   const TraceOptions& topt = pass.options().trace;
-  const ScoreFunction f = c.score.function;
+  const ScoreConfig score = c.score_function();
+  const ScoreFunction f = score.function;
   ScoreAttentionArgs args;
   args.attn.heads = int(c.n_heads);
   args.attn.mask = mask;
   args.attn.want_probs = topt.attention;
   args.attn.want_scores = topt.scores;
   args.function = f;
-  args.strength = c.score.strength;
+  args.strength = score.strength;
   if (f == ScoreFunction::General || f == ScoreFunction::Location) args.w = pass.weight(prefix + ".score.w");
   if (f == ScoreFunction::Additive) {
     args.w1 = pass.weight(prefix + ".score.w1");

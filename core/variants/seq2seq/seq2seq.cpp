@@ -43,9 +43,10 @@ int64_t decoder_input_size(const ModelConfig& c) {
 
 // Weights of config.score between decoder states [H] and encoder states [E].
 ScoreWeights attention_weights(const ModelConfig& c, const ParamStore& p) {
+  const ScoreConfig score = c.score_function();
   ScoreWeights w;
-  w.strength = c.score.strength;
-  switch (c.score.function) {
+  w.strength = score.strength;
+  switch (score.function) {
     case ScoreFunction::General:
     case ScoreFunction::Location: w.w = param_mat(p, "attention.score.w"); break;
     case ScoreFunction::Additive:
@@ -74,7 +75,8 @@ int64_t seq2seq_encoder_size(const ModelConfig& c) {
 std::vector<ParamSpec> seq2seq_param_specs(const ModelConfig& c) {
   const Seq2SeqConfig& s = std::get<Seq2SeqConfig>(c.stack);
   const int64_t H = s.hidden_size, E = seq2seq_encoder_size(c);
-  const int64_t da = c.score.d_attn > 0 ? c.score.d_attn : H;
+  const ScoreConfig score = c.score_function();
+  const int64_t da = score.d_attn > 0 ? score.d_attn : H;
   std::vector<ParamSpec> specs;
   specs.push_back({"embed.tokens", {c.vocab_size, c.d_model}});
   add_cell(specs, c, "encoder.forward", c.d_model);
@@ -83,7 +85,7 @@ std::vector<ParamSpec> seq2seq_param_specs(const ModelConfig& c) {
   specs.push_back({"decoder.init.w", {H, H}});
   specs.push_back({"decoder.init.b", {H}, InitKind::Zeros});
   add_cell(specs, c, "decoder.cell", decoder_input_size(c));
-  switch (c.score.function) {
+  switch (score.function) {
     case ScoreFunction::General: specs.push_back({"attention.score.w", {H, E}}); break;
     case ScoreFunction::Location: specs.push_back({"attention.score.w", {c.max_positions, H}}); break;
     case ScoreFunction::Additive:
@@ -237,7 +239,7 @@ RunResult seq2seq_forward(const ModelConfig& c, const ParamStore& p,
       if (!any)
         for (int64_t i = 0; i < Ls; ++i) allowed[size_t(i)] = !chosen[size_t(i)];
     }
-    RowVec e = score_matrix(c.score.function, query, enc, sw);
+    RowVec e = score_matrix(c.score_function().function, query, enc, sw);
     RowVec a = align_step(e, allowed, s.alignment, center, s.window, s.selection);
     scores.row(t) = e;
     align.row(t) = a;
@@ -316,7 +318,8 @@ RunResult seq2seq_forward(const ModelConfig& c, const ParamStore& p,
   if (topt.scores)
     trace_matrix(trace, kind + ".scores",
                  std::string("pre-softmax scores, score function ") +
-                     score_function_name(c.score.function) + ", -inf outside the window [1, Lt, Ls]",
+                     score_function_name(c.score_function().function) +
+                     ", -inf outside the window [1, Lt, Ls]",
                  scores, {1, Lt, Ls});
   if (!centers.empty()) {
     Tensor ct({Lt});

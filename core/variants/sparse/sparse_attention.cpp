@@ -140,8 +140,7 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
 }
 
 bool sparse_applies(const ModelConfig& c, const DTensor& xq, const DTensor& xkv) {
-  return (c.sparse.enabled() || c.lsh.enabled || c.performer.enabled) &&
-         xq.storage == xkv.storage;
+  return (c.sparse() || c.lsh() || c.performer()) && xq.storage == xkv.storage;
 }
 
 int64_t layer_index_of(const std::string& prefix) {
@@ -226,11 +225,11 @@ DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor&
                                const DTensor& v, const std::string& prefix,
                                const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = fp.config();
-  if (c.lsh.enabled) return lsh_attention_layer(fp, q, v, prefix, traced_name, mask);
-  if (c.performer.enabled) return performer_attention_layer(fp, q, k, v, prefix, traced_name, mask);
+  if (c.lsh()) return lsh_attention_layer(fp, q, v, prefix, traced_name, mask);
+  if (c.performer()) return performer_attention_layer(fp, q, k, v, prefix, traced_name, mask);
   const int64_t L = q.shape[0];
   std::vector<CsrPattern> heads =
-      layer_patterns(c.sparse, L, layer_index_of(prefix), c.n_heads, mask);
+      layer_patterns(*c.sparse(), L, layer_index_of(prefix), c.n_heads, mask);
   const TraceOptions& want = fp.options().trace;
   std::vector<std::vector<float>> probs;
   Backend& be = fp.backend();

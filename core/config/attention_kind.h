@@ -1,0 +1,34 @@
+#pragma once
+// What the attention sub-layers of a model compute: softmax attention (with Shaw's relative
+// positions and/or an adaptive span, or neither), or one of the mechanisms that replace its
+// pattern or scores: a sparse pattern, Reformer's LSH, Performer's random features, another
+// score function. The config holds exactly one (ModelConfig::attention_kind), so two of them
+// cannot be combined by construction; what a kind excludes otherwise (stack kinds, rotary
+// positions, grouped-query heads, ...) is the compatibility table of
+// core/config/variant_choices.cpp.
+//
+// In a config file each keeps its section: "shaw" and "adaptive_span" with "enabled": true,
+// "sparse" by a "pattern" other than "none", "lsh" and "performer" with "enabled": true,
+// "score" by a "function" other than "scaled_dot".
+#include <optional>
+#include <variant>
+
+#include "core/config/efficient_attention_config.h"
+#include "core/config/relative_recurrent_config.h"
+#include "core/config/score_seq2seq_config.h"
+
+namespace atlas {
+
+// Scaled dot-product softmax attention (the default), optionally with Shaw's relation tables
+// and an adaptive span mask; both act inside the same sub-layer and combine.
+struct SoftmaxAttention {
+  std::optional<ShawConfig> shaw;
+  std::optional<AdaptiveSpanConfig> adaptive_span;
+};
+
+// SparseConfig's pattern is never "none" here, ScoreConfig's function never "scaled_dot":
+// those are SoftmaxAttention (validate_config refuses them).
+using AttentionKind =
+    std::variant<SoftmaxAttention, SparseConfig, LshConfig, PerformerConfig, ScoreConfig>;
+
+}  // namespace atlas
