@@ -55,10 +55,8 @@ void ForwardPass::continue_after(const PrefixCache::Keys* keys, int64_t past,
 }
 
 DTensor ForwardPass::norm(const DTensor& x, const std::string& prefix) {
-  if (c_.norm == NormKind::LayerNorm)
-    return be_.layer_norm(x, weight(prefix + ".gamma"), weight(prefix + ".beta"), c_.norm_eps);
-  if (c_.norm == NormKind::RmsNorm) return be_.rms_norm(x, weight(prefix + ".gamma"), c_.norm_eps);
-  return be_.scale_norm(x, weight(prefix + ".g"), c_.norm_eps);
+  BackendExecutor e(*this);
+  return apply_norm(e, c_, x, prefix);
 }
 
 AttentionMap attention_site(std::string stack, std::string sublayer, int64_t layer, int64_t step) {
@@ -219,15 +217,12 @@ DTensor ForwardPass::layer_output(const std::string& layer, const DTensor& input
 }
 
 DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
-  DTensor h = be_.activation(be_.linear(x, weight(prefix + ".w1"), optional_weight(prefix + ".b1")),
-                             activation_kind());
-  if (c_.ffn.gated)  // GLU: act(w1 x) * (w3 x)
-    h = be_.mul(h, be_.linear(x, weight(prefix + ".w3"), optional_weight(prefix + ".b3")));
-  return be_.linear(h, weight(prefix + ".w2"), optional_weight(prefix + ".b2"));
+  BackendExecutor e(*this);
+  return feed_forward(e, c_, x, prefix);
 }
 
-Activation ForwardPass::activation_kind() const {
-  switch (c_.activation) {
+Activation BackendExecutor::backend_activation(FfnActivation kind) {
+  switch (kind) {
     case FfnActivation::ReLU: return Activation::ReLU;
     case FfnActivation::Gelu: return Activation::GeluErf;
     case FfnActivation::GeluTanh: return Activation::GeluTanh;
@@ -392,7 +387,8 @@ DTensor ForwardPass::output_logits(const DTensor& h) {
   DTensor x = h;
   if (c_.head.transform) {  // BERT's MLM head: dense, activation, norm
     x = be_.linear(x, weight("output.transform.weight"), weight("output.transform.bias"));
-    x = norm(be_.activation(x, activation_kind()), "output.transform_norm");
+    x = norm(be_.activation(x, BackendExecutor::backend_activation(c_.activation)),
+             "output.transform_norm");
   }
   return be_.linear(x, table, optional_weight("output.bias"));
 }

@@ -5,6 +5,7 @@
 // blocks and replace only what their paper changes.
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/backend/backend.h"
@@ -12,6 +13,7 @@
 #include "core/model/model.h"
 #include "core/model/prefix_cache.h"
 #include "core/model/trace.h"
+#include "core/model/transformer_block.h"
 
 namespace atlas {
 
@@ -55,13 +57,11 @@ class ForwardPass {
   // The output projection `prefix.{wo,bo}` of the heads' outputs o [Lq, heads * d_head], after
   // RunOptions::hooks.heads has seen (and maybe edited) them. Every attention variant ends here.
   DTensor attention_output(const DTensor& o, const std::string& prefix);
+  // The block pieces shared with training, run on this pass (core/model/transformer_block.h):
+  // the feed-forward network, and x + f(norm(x)) for pre-norm, norm(x + f(x)) for post-norm.
   DTensor ffn(const DTensor& x, const std::string& prefix);
-  // x + f(norm(x)) for pre-norm, norm(x + f(x)) for post-norm.
   template <class F>
-  DTensor sublayer(const DTensor& x, const std::string& norm_prefix, F&& f) {
-    if (c_.norm_position == NormPosition::Pre) return be_.add(x, f(norm(x, norm_prefix)));
-    return norm(be_.add(x, f(x)), norm_prefix);
-  }
+  DTensor sublayer(const DTensor& x, const std::string& norm_prefix, F&& f);
   // A standard stack's layer `layer` ("decoder.layer2") mapped `input` to `output`: returns the
   // output after RunOptions::hooks.layer has seen it (unchanged without a hook).
   DTensor layer_output(const std::string& layer, const DTensor& input, DTensor output);
@@ -89,7 +89,6 @@ class ForwardPass {
   // Positions (sinusoidal or learned), token types and the embedding norm on top of x.
   DTensor add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
                         const std::string& positional_name);
-  Activation activation_kind() const;
   // RoPE angles of positions 0..length-1 (rope_table), made once per length and forward: on
   // the host for the trace, on the backend for the rotation.
   struct RotaryTable {
@@ -116,6 +115,46 @@ class ForwardPass {
   PrefixCache::Keys* record_ = nullptr;
   bool maps_on_demand_ = false;
 };
+
+// The inference Executor (core/model/executor.h): a pass's weights and its backend's ops.
+class BackendExecutor {
+ public:
+  using Value = DTensor;
+  explicit BackendExecutor(ForwardPass& pass) : pass_(pass), be_(pass.backend()) {}
+  DTensor weight(const std::string& name) const { return pass_.weight(name); }
+  DTensor optional_weight(const std::string& name) const { return pass_.optional_weight(name); }
+  DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) {
+    return be_.linear(x, w, b);
+  }
+  DTensor add(const DTensor& a, const DTensor& b) { return be_.add(a, b); }
+  DTensor mul(const DTensor& a, const DTensor& b) { return be_.mul(a, b); }
+  DTensor activation(const DTensor& x, FfnActivation kind) {
+    return be_.activation(x, backend_activation(kind));
+  }
+  DTensor layer_norm(const DTensor& x, const DTensor& gamma, const DTensor& beta, float eps) {
+    return be_.layer_norm(x, gamma, beta, eps);
+  }
+  DTensor rms_norm(const DTensor& x, const DTensor& gamma, float eps) {
+    return be_.rms_norm(x, gamma, eps);
+  }
+  DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) {
+    return be_.scale_norm(x, g, eps);
+  }
+  DTensor residual_dropout(const DTensor& x) const { return x; }
+
+  // The backend's kernel of a config's feed-forward activation.
+  static Activation backend_activation(FfnActivation kind);
+
+ private:
+  ForwardPass& pass_;
+  Backend& be_;
+};
+
+template <class F>
+DTensor ForwardPass::sublayer(const DTensor& x, const std::string& norm_prefix, F&& f) {
+  BackendExecutor e(*this);
+  return residual_sublayer(e, c_, x, norm_prefix, std::forward<F>(f));
+}
 
 // The description of one attention sub-layer before its spans and kind are known.
 AttentionMap attention_site(std::string stack, std::string sublayer, int64_t layer,

@@ -1,6 +1,8 @@
 #pragma once
 // The differentiable forward of the vanilla engine: the same sequence of ops as ForwardPass
-// (forward_pass.cpp) and Model::forward (model.cpp), recorded on a Tape. Templates only,
+// (forward_pass.cpp) and Model::forward (model.cpp), recorded on a Tape. The norms, the
+// feed-forward network and the residual sub-layers are the engine's own, run on the tape
+// (core/model/transformer_block.h); the rest mirrors the engine op for op. Templates only,
 // included by train_model_float.cpp and train_model_double.cpp: the two instantiations were
 // one translation unit of ~140 s, the longest step of the build; split, they compile in
 // parallel.
@@ -11,8 +13,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "core/model/positional.h"
+#include "core/model/transformer_block.h"
 #include "core/variants/adaptive_span/train_span.h"
 #include "core/variants/gtrxl/train_gates.h"
 #include "core/variants/performer/train_performer.h"
@@ -74,12 +78,34 @@ class Builder {
     return t_.multiply_constant(x, std::move(mask));
   }
 
+  // The training Executor (core/model/executor.h): this builder's parameters on its tape, and
+  // its residual dropout. The block pieces it runs are the inference engine's
+  // (core/model/transformer_block.h).
+  class TapeExecutor {
+   public:
+    using Value = int;
+    explicit TapeExecutor(Builder& b) : b_(b), t_(b.t_) {}
+    int weight(const std::string& name) { return b_.w(name); }
+    int optional_weight(const std::string& name) { return b_.opt(name); }
+    int linear(int x, int w, int bias) { return t_.linear(x, w, bias); }
+    int add(int a, int b) { return t_.add(a, b); }
+    int mul(int a, int b) { return t_.multiply(a, b); }
+    int activation(int x, FfnActivation kind) { return t_.activation(x, kind); }
+    int layer_norm(int x, int gamma, int beta, float eps) {
+      return t_.layer_norm(x, gamma, beta, S(eps));
+    }
+    int rms_norm(int x, int gamma, float eps) { return t_.rms_norm(x, gamma, S(eps)); }
+    int scale_norm(int x, int g, float eps) { return t_.scale_norm(x, g, S(eps)); }
+    int residual_dropout(int x) { return b_.dropout(x, b_.reg_.dropout); }
+
+   private:
+    Builder& b_;
+    Tape<S>& t_;
+  };
+
   int norm(int x, const std::string& prefix) {
-    const S eps = static_cast<S>(c_.norm_eps);
-    if (c_.norm == NormKind::LayerNorm)
-      return t_.layer_norm(x, w(prefix + ".gamma"), w(prefix + ".beta"), eps);
-    if (c_.norm == NormKind::RmsNorm) return t_.rms_norm(x, w(prefix + ".gamma"), eps);
-    return t_.scale_norm(x, w(prefix + ".g"), eps);
+    TapeExecutor e(*this);
+    return apply_norm(e, c_, x, prefix);
   }
 
   // The engine's CSR pattern of each head of this layer (core/variants/sparse/sparse_attention.h), as a dense
@@ -269,18 +295,15 @@ class Builder {
   }
 
   int ffn(int x, const std::string& prefix) {
-    int h = t_.activation(t_.linear(x, w(prefix + ".w1"), opt(prefix + ".b1")), c_.activation);
-    if (c_.ffn.gated)  // GLU, as ForwardPass::ffn
-      h = t_.multiply(h, t_.linear(x, w(prefix + ".w3"), opt(prefix + ".b3")));
-    return t_.linear(h, w(prefix + ".w2"), opt(prefix + ".b2"));
+    TapeExecutor e(*this);
+    return feed_forward(e, c_, x, prefix);
   }
 
   // x + drop(f(norm(x))) for pre-norm, norm(x + drop(f(x))) for post-norm (seed 002).
   template <class F>
   int sublayer(int x, const std::string& norm_prefix, F&& f) {
-    if (c_.norm_position == NormPosition::Pre)
-      return t_.add(x, dropout(f(norm(x, norm_prefix)), reg_.dropout));
-    return norm(t_.add(x, dropout(f(x), reg_.dropout)), norm_prefix);
+    TapeExecutor e(*this);
+    return residual_sublayer(e, c_, x, norm_prefix, std::forward<F>(f));
   }
 
   bool skip_layer() { return reg_.layer_drop > 0 && rng_ && rng_->uniform() < reg_.layer_drop; }
