@@ -19,4 +19,12 @@ inline std::string config_error_of(const std::string& json) {
   return "";
 }
 
+// A decoder-only config (pre-norm, no absolute positions, 64 positions) that every stack kind
+// and attention kind can start from, with `sections` (comma-separated JSON members) added.
+inline std::string decoder_config_with(const std::string& sections) {
+  return R"({"architecture": "decoder", "positional": "none", "norm_position": "pre", )"
+         R"("max_positions": 64, )" +
+         sections + "}";
+}
+
 }  // namespace atlas::test

@@ -15,13 +15,7 @@ using Catch::Contains;
 namespace {
 
 using test::config_error_of;
-
-const std::string kDecoderModel =
-    R"("architecture": "decoder", "positional": "none", "norm_position": "pre", "max_positions": 64)";
-
-std::string decoder_model_with(const std::string& sections) {
-  return "{" + kDecoderModel + ", " + sections + "}";
-}
+using test::decoder_config_with;
 
 }  // namespace
 
@@ -35,7 +29,7 @@ TEST_CASE("each attention section chooses the kind; without one it is plain soft
   CHECK(plain.score_function().function == ScoreFunction::ScaledDot);
 
   const ModelConfig both = parse_config(
-      decoder_model_with(
+      decoder_config_with(
           R"("shaw": {"enabled": true, "max_distance": 3}, "adaptive_span": {"enabled": true, "max_span": 9})"),
       "t");
   REQUIRE(both.shaw());
@@ -44,12 +38,12 @@ TEST_CASE("each attention section chooses the kind; without one it is plain soft
   CHECK(both.adaptive_span()->max_span == 9);
 
   const ModelConfig sparse =
-      parse_config(decoder_model_with(R"("sparse": {"pattern": "fixed", "block": 16})"), "t");
+      parse_config(decoder_config_with(R"("sparse": {"pattern": "fixed", "block": 16})"), "t");
   REQUIRE(sparse.sparse());
   CHECK(sparse.sparse()->block == 16);
   CHECK(sparse.softmax() == nullptr);
   const ModelConfig lsh =
-      parse_config(decoder_model_with(R"("lsh": {"enabled": true, "chunk_length": 8})"), "t");
+      parse_config(decoder_config_with(R"("lsh": {"enabled": true, "chunk_length": 8})"), "t");
   REQUIRE(lsh.lsh());
   CHECK(lsh.lsh()->chunk_length == 8);
   CHECK(lsh.reversible() == nullptr);
@@ -92,22 +86,22 @@ TEST_CASE("a section that does not choose its kind is range-checked, then droppe
 
 TEST_CASE("two attention kinds are refused naming both keys, in any order of the text",
           "[config][attention]") {
-  CHECK_THAT(config_error_of(decoder_model_with(
+  CHECK_THAT(config_error_of(decoder_config_with(
                  R"("sparse": {"pattern": "strided"}, "shaw": {"enabled": true})")),
              Contains("shaw.enabled cannot be combined with sparse.pattern") && Contains("t.json"));
-  CHECK_THAT(config_error_of(decoder_model_with(
+  CHECK_THAT(config_error_of(decoder_config_with(
                  R"("adaptive_span": {"enabled": true}, "performer": {"enabled": true})")),
              Contains("adaptive_span.enabled cannot be combined with performer.enabled"));
   CHECK_THAT(config_error_of(R"({"score": {"function": "dot"}, "performer": {"enabled": true}})"),
              Contains("score.function cannot be combined with performer.enabled"));
   // Three at once: the first pair read is named.
   CHECK_THAT(
-      config_error_of(decoder_model_with(
+      config_error_of(decoder_config_with(
           R"("performer": {"enabled": true}, "lsh": {"enabled": true, "chunk_length": 8}, "sparse": {"pattern": "fixed"})")),
       Contains("lsh.enabled cannot be combined with sparse.pattern"));
   // LSH attention and the reversible stack are two choices of one section, and combine.
   const ModelConfig reformer = parse_config(
-      decoder_model_with(R"("lsh": {"enabled": true, "chunk_length": 8, "reversible": true})"),
+      decoder_config_with(R"("lsh": {"enabled": true, "chunk_length": 8, "reversible": true})"),
       "t");
   CHECK(reformer.lsh() != nullptr);
   CHECK(reformer.reversible() != nullptr);

@@ -16,18 +16,14 @@ using Catch::Contains;
 namespace {
 
 using test::config_error_of;
-
-// A decoder every stack kind and attention variant below can start from.
-const std::string kDecoder =
-    R"("architecture": "decoder", "positional": "none", "norm_position": "pre", "max_positions": 64)";
-
-std::string decoder_with(const std::string& sections) { return "{" + kDecoder + ", " + sections + "}"; }
+using test::decoder_config_with;
 
 }  // namespace
 
 TEST_CASE("each stack kind section chooses the stack; without one it is standard", "[config][stack]") {
   CHECK(std::holds_alternative<StandardStack>(parse_config("{}", "t").stack));
-  const ModelConfig xl = parse_config(decoder_with(R"("xl": {"enabled": true, "mem_len": 7})"), "t");
+  const ModelConfig xl =
+      parse_config(decoder_config_with(R"("xl": {"enabled": true, "mem_len": 7})"), "t");
   REQUIRE(xl.xl());
   CHECK(xl.xl()->mem_len == 7);
   CHECK_FALSE(xl.xl()->gating);
@@ -52,21 +48,27 @@ TEST_CASE("each stack kind section chooses the stack; without one it is standard
 TEST_CASE("two stack kinds are refused naming both; GTrXL gates need xl", "[config][stack]") {
   const std::string two = config_error_of(R"({"universal": {"enabled": true}, "xl": {"enabled": true}})");
   CHECK_THAT(two, Contains("universal.enabled") && Contains("xl.enabled") && Contains("t.json"));
-  CHECK_THAT(config_error_of(decoder_with(R"("ntm": {"enabled": true}, "snail": {"enabled": true})")),
+  CHECK_THAT(config_error_of(
+                 decoder_config_with(R"("ntm": {"enabled": true}, "snail": {"enabled": true})")),
              Contains("ntm.enabled") && Contains("snail.enabled"));
-  CHECK_THAT(config_error_of(decoder_with(R"("gating": {"enabled": true})")), Contains("gating.enabled"));
+  CHECK_THAT(config_error_of(decoder_config_with(R"("gating": {"enabled": true})")),
+             Contains("gating.enabled"));
   // Reformer's reversible stack is chosen inside the "lsh" section.
-  CHECK_THAT(config_error_of(decoder_with(R"("xl": {"enabled": true}, "lsh": {"reversible": true})")),
+  CHECK_THAT(config_error_of(
+                 decoder_config_with(R"("xl": {"enabled": true}, "lsh": {"reversible": true})")),
              Contains("lsh.reversible and xl.enabled"));
-  CHECK_THAT(config_error_of(decoder_with(R"("lsh": {"reversible": true}, "snail": {"enabled": true})")),
+  CHECK_THAT(config_error_of(
+                 decoder_config_with(R"("lsh": {"reversible": true}, "snail": {"enabled": true})")),
              Contains("snail.enabled and lsh.reversible"));
   const ModelConfig reversible =
-      parse_config(decoder_with(R"("lsh": {"reversible": true, "ff_chunks": 3})"), "t");
+      parse_config(decoder_config_with(R"("lsh": {"reversible": true, "ff_chunks": 3})"), "t");
   REQUIRE(reversible.reversible());
   CHECK(reversible.reversible()->ff_chunks == 3);
   CHECK(reversible.lsh() == nullptr);  // reversible layers around plain softmax attention
   const ModelConfig gtrxl =
-      parse_config(decoder_with(R"("xl": {"enabled": true}, "gating": {"enabled": true, "type": "input"})"), "t");
+      parse_config(decoder_config_with(
+                       R"("xl": {"enabled": true}, "gating": {"enabled": true, "type": "input"})"),
+                   "t");
   REQUIRE(gtrxl.gating());
   CHECK(gtrxl.gating()->type == GateType::Input);
 }
@@ -91,12 +93,16 @@ TEST_CASE("the compatibility table refuses pairs that share a sub-layer, naming 
   };
   for (const Pair& p : refused) {
     INFO(p.sections);
-    CHECK_THAT(config_error_of(decoder_with(p.sections)),
+    CHECK_THAT(config_error_of(decoder_config_with(p.sections)),
                Contains(p.first + " cannot be combined with " + p.second));
   }
   // Pairs the papers' models do combine stay allowed.
-  CHECK_NOTHROW(parse_config(decoder_with(R"("shaw": {"enabled": true}, "adaptive_span": {"enabled": true, "max_span": 8})"), "t"));
-  CHECK_NOTHROW(parse_config(decoder_with(R"("xl": {"enabled": true}, "gating": {"enabled": true})"), "t"));
+  CHECK_NOTHROW(parse_config(
+      decoder_config_with(
+          R"("shaw": {"enabled": true}, "adaptive_span": {"enabled": true, "max_span": 8})"),
+      "t"));
+  CHECK_NOTHROW(parse_config(
+      decoder_config_with(R"("xl": {"enabled": true}, "gating": {"enabled": true})"), "t"));
   CHECK_NOTHROW(parse_config(
       R"({"architecture": "decoder", "positional": "rotary", "attention": {"kv_heads": 2, "sliding_window": 4}, "ffn": {"gated": true}})",
       "t"));
