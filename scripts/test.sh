@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
-fuzz_seconds=${FUZZ_SECONDS:-10}  # short in CI; longer runs: scripts/fuzz.sh DIR SECONDS
+fuzz_seconds=${FUZZ_SECONDS:-6}  # short in CI; longer runs: scripts/fuzz.sh DIR SECONDS
 
 scripts/setup.sh
 

@@ -13,6 +13,7 @@
 // stands), so files written before a field existed still parse.
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -81,6 +82,19 @@ Field<S> number_field(std::string key, float S::*member, double lo, double hi) {
               fail(origin, path + " must be in [" + format_float(float(lo)) + ", " +
                                format_float(float(hi)) + "], got " + format_float(s.*member));
           }};
+}
+
+// A float that `check(s, path, origin)` validates instead of a fixed range: for a bound that
+// depends on another field, or a message that says why a value is refused.
+template <class S>
+Field<S> checked_number_field(
+    std::string key, float S::*member,
+    std::type_identity_t<
+        std::function<void(const S&, const std::string& path, const std::string& origin)>>
+        check) {
+  Field<S> f = number_field(key, member, 0.0, 0.0);  // the range is `check`'s
+  f.validate = std::move(check);
+  return f;
 }
 
 // A float in the open interval (lo, hi) (finite; NaN refused).

@@ -35,33 +35,26 @@ Field<AdaptiveSpanConfig> span_length_field(std::string key, int64_t AdaptiveSpa
   return f;
 }
 
-Field<AdaptiveSpanConfig> initial_span_field() {
-  Field<AdaptiveSpanConfig> f = number_field("init_z", &AdaptiveSpanConfig::init_z, 0.0, 1.0);
-  f.validate = [](const AdaptiveSpanConfig& s, const std::string& path, const std::string& origin) {
-    if (!(s.init_z >= 0.0f) || s.init_z > static_cast<float>(s.max_span))
-      fail(origin, path + " must be in [0, max_span = " + std::to_string(s.max_span) + "], got " +
-                       format_float(s.init_z));
-  };
-  return f;
+void check_initial_span(const AdaptiveSpanConfig& s, const std::string& path,
+                        const std::string& origin) {
+  if (!(s.init_z >= 0.0f) || s.init_z > static_cast<float>(s.max_span))
+    fail(origin, path + " must be in [0, max_span = " + std::to_string(s.max_span) + "], got " +
+                     format_float(s.init_z));
 }
 
-Field<AdaptiveSpanConfig> span_loss_field() {
-  Field<AdaptiveSpanConfig> f =
-      number_field("loss_coeff", &AdaptiveSpanConfig::loss_coeff, 0.0, 0.0);
-  f.validate = [](const AdaptiveSpanConfig& s, const std::string& path, const std::string& origin) {
-    if (!(s.loss_coeff >= 0.0f))
-      fail(origin, path + " must be >= 0, got " + format_float(s.loss_coeff));
-  };
-  return f;
+void check_span_loss(const AdaptiveSpanConfig& s, const std::string& path,
+                     const std::string& origin) {
+  if (!(s.loss_coeff >= 0.0f))
+    fail(origin, path + " must be >= 0, got " + format_float(s.loss_coeff));
 }
 
 const FieldTable<AdaptiveSpanConfig> kSpanFields = {
     span_length_field("max_span", &AdaptiveSpanConfig::max_span, "a span in tokens"),
     span_length_field("ramp", &AdaptiveSpanConfig::ramp, "the soft mask divides by it"),
-    initial_span_field(),
+    checked_number_field("init_z", &AdaptiveSpanConfig::init_z, check_initial_span),
     enum_field("mode", &AdaptiveSpanConfig::mode, kSpanModes),
     bool_field("dynamic", &AdaptiveSpanConfig::dynamic),
-    span_loss_field(),
+    checked_number_field("loss_coeff", &AdaptiveSpanConfig::loss_coeff, check_span_loss),
     enum_field("distance", &AdaptiveSpanConfig::distance, kSpanDistances)};
 
 // ---- universal ----

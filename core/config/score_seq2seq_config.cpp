@@ -22,19 +22,15 @@ const EnumTable<Seq2SeqOutput> kOutputs = {{"vocab", Seq2SeqOutput::Vocab},
                                            {"pointer", Seq2SeqOutput::Pointer}};
 
 // ---- score ----
-Field<ScoreConfig> key_strength_field() {
-  Field<ScoreConfig> f = number_field("strength", &ScoreConfig::strength, 0.0, 0.0);
-  f.validate = [](const ScoreConfig& s, const std::string& path, const std::string& origin) {
-    if (!(s.strength > 0.0f))
-      fail(origin,
-           path + " (cosine key strength beta) must be > 0, got " + format_float(s.strength));
-  };
-  return f;
+void check_key_strength(const ScoreConfig& s, const std::string& path, const std::string& origin) {
+  if (!(s.strength > 0.0f))
+    fail(origin, path + " (cosine key strength beta) must be > 0, got " + format_float(s.strength));
 }
 
 const FieldTable<ScoreConfig> kScoreFields = {
     enum_field("function", &ScoreConfig::function, kScoreFunctions),
-    integer_field("d_attn", &ScoreConfig::d_attn, 0, 65536), key_strength_field()};
+    integer_field("d_attn", &ScoreConfig::d_attn, 0, 65536),
+    checked_number_field("strength", &ScoreConfig::strength, check_key_strength)};
 
 // A function other than "scaled_dot" makes it the config's attention kind; the fields are
 // range-checked either way.

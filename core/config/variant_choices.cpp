@@ -133,14 +133,14 @@ const Choice& choice(const std::string& name) {
   throw AtlasError("internal: the compatibility table has no row for " + a + " with " + b);
 }
 
-// The table's name of the config's attention kind ("" for plain softmax attention).
+// The table's choices that make the attention kind (attention_kind.h) other than plain softmax.
+const char* const kAttentionChoices[] = {"shaw", "adaptive_span", "sparse",
+                                         "lsh",  "performer",     "score_function"};
+
+// The first of them the config makes ("" for plain softmax attention).
 std::string attention_choice(const ModelConfig& c) {
-  if (c.shaw()) return "shaw";
-  if (c.adaptive_span()) return "adaptive_span";
-  if (c.sparse()) return "sparse";
-  if (c.lsh()) return "lsh";
-  if (c.performer()) return "performer";
-  if (c.score()) return "score_function";
+  for (const char* name : kAttentionChoices)
+    if (choice(name).on(c)) return name;
   return "";
 }
 

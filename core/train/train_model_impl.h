@@ -133,14 +133,8 @@ class Builder {
     const int H = static_cast<int>(c_.n_heads);
     const int64_t L = t_.value(q).rows(), dh = c_.d_head();
     const int k = head_unit_rows(t_, q, H, S(1e-6));
-    LshParams p;
-    p.n_rounds = c_.lsh()->n_rounds;
-    p.chunk_length = c_.lsh()->chunk_length;
-    p.n_buckets = lsh_buckets(c_.lsh()->n_buckets, L, std::min(p.chunk_length, L));
-    p.causal = spec.causal;
-    p.seed = c_.lsh()->seed;
-    p.layer = layer_index_of(prefix);
-    if (!spec.key_valid.empty()) p.key_valid = &spec.key_valid;
+    const LshParams p = lsh_params(*c_.lsh(), L, layer_index_of(prefix), spec.causal,
+                                   spec.key_valid.empty() ? nullptr : &spec.key_valid);
     spec.head_allowed.assign(size_t(H * L * L), 0);
     spec.score_bias.assign(size_t(H * L * L), S(0));
     for (int h = 0; h < H; ++h) {
@@ -161,11 +155,9 @@ class Builder {
   // The engine's fixed random features of each head of this layer (core/variants/performer/performer.cpp).
   std::vector<Mat> performer_features(const std::string& prefix) const {
     std::vector<Mat> out;
-    const std::string layer = "performer/layer" + std::to_string(layer_index_of(prefix)) + "/head";
     for (int64_t h = 0; h < c_.n_heads; ++h)
       out.push_back(
-          orthogonal_features(c_.performer()->features, c_.d_head(),
-                              c_.performer()->seed ^ hash_name(layer + std::to_string(h))));
+          performer_head_features(*c_.performer(), layer_index_of(prefix), h, c_.d_head()));
     return out;
   }
 

@@ -116,6 +116,13 @@ ApproxError attention_error(const Mat& approx, const Mat& exact) {
   return e;
 }
 
+Mat performer_head_features(const PerformerConfig& performer, int64_t layer, int64_t head,
+                            int64_t d_head) {
+  const std::string name =
+      "performer/layer" + std::to_string(layer) + "/head" + std::to_string(head);
+  return orthogonal_features(performer.features, d_head, performer.seed ^ hash_name(name));
+}
+
 DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
                                   const DTensor& v, const std::string& prefix,
                                   const std::string& traced_name, const AttentionMask& mask) {
@@ -125,10 +132,7 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
   // Each head's features, fixed by the config's seed, the layer and the head.
   Tensor features({H, m, dk});
   for (int64_t h = 0; h < H; ++h) {
-    const Mat w = orthogonal_features(
-        m, dk,
-        c.performer()->seed ^
-            hash_name("performer/layer" + std::to_string(layer) + "/head" + std::to_string(h)));
+    const Mat w = performer_head_features(*c.performer(), layer, h, dk);
     std::copy(w.data(), w.data() + m * dk, features.data.begin() + h * m * dk);
   }
   PerformerArgs args;

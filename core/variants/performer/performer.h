@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/config/efficient_attention_config.h"
 #include "core/tensor/tensor.h"
 
 namespace atlas {
@@ -18,6 +19,11 @@ class ForwardPass;
 // W [m, d]: rows of orthogonal blocks (QR of Gaussian d x d blocks), each row rescaled to the
 // norm of an independent Gaussian d-vector (chi(d)), fixed by `seed`.
 Mat orthogonal_features(int64_t m, int64_t d, uint64_t seed);
+
+// The features of head `head` of attention layer `layer` of a Performer model: fixed by the
+// config's seed, the layer and the head, the same for inference and training.
+Mat performer_head_features(const PerformerConfig& performer, int64_t layer, int64_t head,
+                            int64_t d_head);
 
 // phi(X) [L, m] for X [L, d]. Stabilised by subtracting `shift` from every exponent (the
 // attention ratio cancels any shift that is constant per query row / over all keys).

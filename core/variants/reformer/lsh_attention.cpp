@@ -24,6 +24,19 @@ int64_t lsh_buckets(int64_t configured, int64_t length, int64_t chunk_length) {
   return 2 * std::max<int64_t>(1, length / chunk_length);
 }
 
+LshParams lsh_params(const LshConfig& lsh, int64_t length, int64_t layer, bool causal,
+                     const std::vector<uint8_t>* key_valid) {
+  LshParams p;
+  p.n_rounds = lsh.n_rounds;
+  p.chunk_length = lsh.chunk_length;
+  p.n_buckets = lsh_buckets(lsh.n_buckets, length, std::min(p.chunk_length, length));
+  p.causal = causal;
+  p.seed = lsh.seed;
+  p.layer = layer;
+  p.key_valid = key_valid;
+  return p;
+}
+
 Mat lsh_rotation(const LshParams& p, int64_t head, int64_t round, int64_t d) {
   Mat R(d, std::max<int64_t>(0, p.n_buckets / 2));
   Rng rng(p.seed ^ hash_name("lsh/layer" + std::to_string(p.layer) + "/head" +
@@ -181,14 +194,8 @@ DTensor lsh_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& v,
   be.note_host_compute(Op::LshAttention);
   const Tensor Q = be.download(q), V = be.download(v);
   const int64_t L = Q.shape[0], H = c.n_heads, dk = Q.shape[1] / H, dv = V.shape[1] / H;
-  LshParams p;
-  p.n_rounds = c.lsh()->n_rounds;
-  p.chunk_length = c.lsh()->chunk_length;
-  p.n_buckets = lsh_buckets(c.lsh()->n_buckets, L, std::min(p.chunk_length, L));
-  p.causal = mask.causal;
-  p.seed = c.lsh()->seed;
-  p.layer = layer_index_of(prefix);
-  if (!mask.key_valid.empty()) p.key_valid = &mask.key_valid;
+  const LshParams p = lsh_params(*c.lsh(), L, layer_index_of(prefix), mask.causal,
+                                 mask.key_valid.empty() ? nullptr : &mask.key_valid);
   const bool want = fp.options().trace.attention;
   std::vector<LshHeadTrace> traces(size_t(want ? H : 0));
   Tensor out({L, H * dv});

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/variants/sparse/sparse_pattern.h"
+#include "core/config/efficient_attention_config.h"
 #include "core/tensor/tensor.h"
+#include "core/variants/sparse/sparse_pattern.h"
 
 namespace atlas {
 
@@ -30,6 +31,11 @@ struct LshParams {
 
 // Resolved bucket count: n_buckets, or 2 max(1, L / chunk) when 0 (trax's default).
 int64_t lsh_buckets(int64_t configured, int64_t length, int64_t chunk_length);
+
+// The hashing of attention layer `layer` over `length` queries under the config: rounds, chunk,
+// resolved bucket count and seed (inference and training alike). key_valid: may be null.
+LshParams lsh_params(const LshConfig& lsh, int64_t length, int64_t layer, bool causal,
+                     const std::vector<uint8_t>* key_valid);
 
 // Random rotation R [d, n_buckets / 2] of one (layer, head, round).
 Mat lsh_rotation(const LshParams& p, int64_t head, int64_t round, int64_t d);
