@@ -137,3 +137,22 @@ TEST_CASE("pattern view: image overlay of a local 2D model", "[ui][pattern]") {
   CHECK(allowed > 1);
   CHECK(allowed < q + 1);  // local: fewer keys than the causal prefix
 }
+
+TEST_CASE("pattern view: after an image model, a dense model's run shows its own mask", "[ui][pattern]") {
+  ensureApp();
+  PatternDockWindow win("preset:tiny-local2d", QString(96, 'x'));
+  REQUIRE(win.w.patternView()->isImageModel());
+  win.w.setSourceText("a causal decoder");
+  win.w.loadModel("preset:tiny-decoder");  // no sparse pattern: no image, the causal mask
+  REQUIRE(win.shown.wait(60000));
+  win.settle();
+  REQUIRE(win.w.lastError().isEmpty());
+  PatternView* v = win.w.patternView();
+  v->ensureBuilt();
+  CHECK_FALSE(v->isImageModel());
+  const auto& st = v->pattern().stats;
+  const int64_t L = static_cast<int64_t>(win.w.trace()->source_tokens.size());
+  CHECK(L == 16);  // the new text's bytes, not the 96 pixels
+  CHECK(st.length == L);
+  CHECK(st.nnz == L * (L + 1) / 2);
+}
