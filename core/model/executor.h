@@ -9,15 +9,18 @@
 // A piece written over an Executor (core/model/transformer_block.h) issues the same ops in the
 // same order on both, so the training path cannot drift from the inference path there.
 #include <concepts>
+#include <cstdint>
 #include <string>
 
 #include "core/config/config.h"
+#include "core/variants/rotary/rope.h"
 
 namespace atlas {
 
 template <class E>
 concept Executor = requires(E e, const typename E::Value& x, const std::string& name, float eps,
-                            FfnActivation activation) {
+                            FfnActivation activation, const typename E::RopeTable& angles,
+                            const RopeArgs& rope, int64_t n) {
   // Parameters by name; an optional one that is absent is a value `linear` reads as "no bias".
   { e.weight(name) } -> std::convertible_to<typename E::Value>;
   { e.optional_weight(name) } -> std::convertible_to<typename E::Value>;
@@ -28,6 +31,10 @@ concept Executor = requires(E e, const typename E::Value& x, const std::string& 
   { e.layer_norm(x, x, x, eps) } -> std::convertible_to<typename E::Value>;  // gamma, beta
   { e.rms_norm(x, x, eps) } -> std::convertible_to<typename E::Value>;       // gamma
   { e.scale_norm(x, x, eps) } -> std::convertible_to<typename E::Value>;     // g
+  // Rotary positions on [L, heads * d_head] by a table of angles (rope.h), the inference
+  // backend's on the device, the tape's on the host; grouped-query heads repeated n times.
+  { e.rope(x, angles, rope) } -> std::convertible_to<typename E::Value>;
+  { e.repeat_heads(x, n, n) } -> std::convertible_to<typename E::Value>;  // groups, d_head
   // The residual dropout of a sub-layer's output (identity at inference).
   { e.residual_dropout(x) } -> std::convertible_to<typename E::Value>;
 };

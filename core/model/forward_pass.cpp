@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/tensor/error.h"
+#include "core/model/attention_inputs.h"
+#include "core/model/model_arrays.h"
 #include "core/model/positional.h"
+#include "core/tensor/error.h"
 #include "core/variants/reformer/lsh_attention.h"
-#include "core/variants/score_functions/score_functions.h"
-#include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/rotary/rope.h"
-#include "core/model/model_arrays.h"
+#include "core/variants/score_functions/score_functions.h"
+#include "core/variants/sparse/sparse_attention.h"
 
 namespace atlas {
 
@@ -114,19 +115,15 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     }
     trace_.describe_attention(std::move(site));
   }
-  DTensor q = be_.linear(xq, weight(prefix + ".wq"), optional_weight(prefix + ".bq"));
-  DTensor k = be_.linear(xkv, weight(prefix + ".wk"), optional_weight(prefix + ".bk"));
-  DTensor v = be_.linear(xkv, weight(prefix + ".wv"), optional_weight(prefix + ".bv"));
-  if (rotary) {  // self-attention: queries and keys are the same positions
-    const int64_t n = xq.shape[0];
-    const DTensor table = past > 0 ? be_.slice_rows(rotary_table(past + n).device, past, n)
-                                   : rotary_table(n).device;
-    RopeArgs a = rope_args(c_);
-    q = be_.rope(q, table, a);
-    a.heads = static_cast<int>(c_.kv_heads());
-    k = be_.rope(k, table, a);
-  }
-  if (continues) {
+  // Self-attention after a cached prefix: the rotation angles of this call's positions, and the
+  // prefix's keys and values in front of this call's (the queries stay this call's rows).
+  const int64_t n = xq.shape[0];
+  DTensor angles;
+  if (rotary)
+    angles =
+        past > 0 ? be_.slice_rows(rotary_table(past + n).device, past, n) : rotary_table(n).device;
+  auto splice_prefix = [&](DTensor& k, DTensor& v) {
+    if (!continues) return;
     const size_t layer = static_cast<size_t>(site.layer);
     if (past > 0) {
       k = be_.concat_rows(be_.slice_rows(past_keys_->k.at(layer), 0, past), k);
@@ -136,12 +133,11 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
       record_->k.at(layer) = k;
       record_->v.at(layer) = v;
     }
-  }
-  if (c_.kv_heads() != c_.n_heads) {  // grouped-query: each key/value head serves a group
-    const int64_t groups = c_.n_heads / c_.kv_heads();
-    k = be_.repeat_heads(k, groups, c_.d_head());
-    v = be_.repeat_heads(v, groups, c_.d_head());
-  }
+  };
+  BackendExecutor e(*this);
+  const AttentionInputs<DTensor> in =
+      attention_inputs(e, c_, xq, xkv, prefix, rotary ? &angles : nullptr, splice_prefix);
+  const DTensor &q = in.q, &k = in.k, &v = in.v;
   AttentionArgs args;
   args.heads = static_cast<int>(c_.n_heads);
   args.scale = scale;

@@ -120,6 +120,7 @@ class ForwardPass {
 class BackendExecutor {
  public:
   using Value = DTensor;
+  using RopeTable = DTensor;
   explicit BackendExecutor(ForwardPass& pass) : pass_(pass), be_(pass.backend()) {}
   DTensor weight(const std::string& name) const { return pass_.weight(name); }
   DTensor optional_weight(const std::string& name) const { return pass_.optional_weight(name); }
@@ -139,6 +140,12 @@ class BackendExecutor {
   }
   DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) {
     return be_.scale_norm(x, g, eps);
+  }
+  DTensor rope(const DTensor& x, const DTensor& angles, const RopeArgs& args) {
+    return be_.rope(x, angles, args);
+  }
+  DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) {
+    return be_.repeat_heads(x, groups, d_head);
   }
   DTensor residual_dropout(const DTensor& x) const { return x; }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/model/attention_inputs.h"
 #include "core/model/positional.h"
 #include "core/model/transformer_block.h"
 #include "core/variants/adaptive_span/train_span.h"
@@ -84,6 +85,7 @@ class Builder {
   class TapeExecutor {
    public:
     using Value = int;
+    using RopeTable = Tensor;
     explicit TapeExecutor(Builder& b) : b_(b), t_(b.t_) {}
     int weight(const std::string& name) { return b_.w(name); }
     int optional_weight(const std::string& name) { return b_.opt(name); }
@@ -96,6 +98,12 @@ class Builder {
     }
     int rms_norm(int x, int gamma, float eps) { return t_.rms_norm(x, gamma, S(eps)); }
     int scale_norm(int x, int g, float eps) { return t_.scale_norm(x, g, S(eps)); }
+    int rope(int x, const Tensor& angles, const RopeArgs& args) {
+      return train::rope(t_, x, angles, args);
+    }
+    int repeat_heads(int x, int64_t groups, int64_t d_head) {
+      return t_.repeat_heads(x, groups, d_head);
+    }
     int residual_dropout(int x) { return b_.dropout(x, b_.reg_.dropout); }
 
    private:
@@ -163,20 +171,13 @@ class Builder {
 
   int attention(int xq, int xkv, const std::string& prefix, bool causal,
                 const std::vector<uint8_t>& key_valid) {
-    int q = t_.linear(xq, w(prefix + ".wq"), opt(prefix + ".bq"));
-    int k = t_.linear(xkv, w(prefix + ".wk"), opt(prefix + ".bk"));
-    int v = t_.linear(xkv, w(prefix + ".wv"), opt(prefix + ".bv"));
-    if (c_.positional == Positional::Rotary && !prefix.ends_with("cross_attn")) {  // as ForwardPass::attention
-      const Tensor& table = rope_table_for(t_.value(xq).rows());
-      RopeArgs a = rope_args(c_);
-      q = rope(t_, q, table, a);
-      a.heads = static_cast<int>(c_.kv_heads());
-      k = rope(t_, k, table, a);
-    }
-    if (c_.kv_heads() != c_.n_heads) {  // grouped-query, as ForwardPass::attention
-      k = t_.repeat_heads(k, c_.n_heads / c_.kv_heads(), c_.d_head());
-      v = t_.repeat_heads(v, c_.n_heads / c_.kv_heads(), c_.d_head());
-    }
+    // As ForwardPass::attention, which splices a cached prefix's keys in before the repeat.
+    const bool rotary = c_.positional == Positional::Rotary && !prefix.ends_with("cross_attn");
+    TapeExecutor e(*this);
+    const AttentionInputs<int> in = attention_inputs(
+        e, c_, xq, xkv, prefix, rotary ? &rope_table_for(t_.value(xq).rows()) : nullptr,
+        [](int&, int&) {});
+    const int q = in.q, k = in.k, v = in.v;
     AttentionSpec<S> spec;
     spec.heads = static_cast<int>(c_.n_heads);
     // Same rounding as the inference engine: the scale is a float there.
