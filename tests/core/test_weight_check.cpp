@@ -51,11 +51,11 @@ TEST_CASE("the bound is where a float32 sum of n products of two such weights ov
   // The argument of weight_check.h, checked with naive float32 loops: n terms of M * M (a
   // LayerNorm variance, an embedding row times a projection) stay finite just below the bound
   // and overflow just above it.
-  const int64_t n = 768;
+  constexpr int64_t n = 768;
   ParamStore p;
   p["w"] = filled({n, 4}, 1.0f);
   const double bound = weight_overflow_bound(p);
-  auto sum_of_squares = [n](float m) {
+  auto sum_of_squares = [](float m) {
     float acc = 0.0f;
     for (int64_t i = 0; i < n; ++i) acc += m * m;
     return acc;
