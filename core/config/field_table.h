@@ -68,46 +68,46 @@ Field<S> unsigned_field(std::string key, uint64_t S::*member) {
           [](const S&, const std::string&, const std::string&) {}};
 }
 
-// A float in [lo, hi] (finite; NaN fails every comparison and is refused too).
-template <class S>
-Field<S> number_field(std::string key, float S::*member, double lo, double hi) {
-  return {key,
-          [member](const Json& v, const Reader& r, S& s, const std::string& path) {
-            s.*member = r.number(v, path);
-          },
-          [member, key](const S& s, OrderedJson& j) { j[key] = shortest_float(s.*member); },
-          [member, lo, hi](const S& s, const std::string& path, const std::string& origin) {
-            const double v = s.*member;
-            if (!(v >= lo && v <= hi))
-              fail(origin, path + " must be in [" + format_float(float(lo)) + ", " +
-                               format_float(float(hi)) + "], got " + format_float(s.*member));
-          }};
-}
-
-// A float that `check(s, path, origin)` validates instead of a fixed range: for a bound that
-// depends on another field, or a message that says why a value is refused.
+// A float that `check(s, path, origin)` validates: the ranges below, or a bound that depends on
+// another field, or a message that says why a value is refused.
 template <class S>
 Field<S> checked_number_field(
     std::string key, float S::*member,
     std::type_identity_t<
         std::function<void(const S&, const std::string& path, const std::string& origin)>>
         check) {
-  Field<S> f = number_field(key, member, 0.0, 0.0);  // the range is `check`'s
-  f.validate = std::move(check);
-  return f;
+  return {key,
+          [member](const Json& v, const Reader& r, S& s, const std::string& path) {
+            s.*member = r.number(v, path);
+          },
+          [member, key](const S& s, OrderedJson& j) { j[key] = shortest_float(s.*member); },
+          std::move(check)};
+}
+
+// A float in [lo, hi] (finite; NaN fails every comparison and is refused too).
+template <class S>
+Field<S> number_field(std::string key, float S::*member, double lo, double hi) {
+  return checked_number_field<S>(
+      std::move(key), member,
+      [member, lo, hi](const S& s, const std::string& path, const std::string& origin) {
+        const double v = s.*member;
+        if (!(v >= lo && v <= hi))
+          fail(origin, path + " must be in [" + format_float(float(lo)) + ", " +
+                           format_float(float(hi)) + "], got " + format_float(s.*member));
+      });
 }
 
 // A float in the open interval (lo, hi) (finite; NaN refused).
 template <class S>
 Field<S> open_number_field(std::string key, float S::*member, double lo, double hi) {
-  Field<S> f = number_field(key, member, lo, hi);
-  f.validate = [member, lo, hi](const S& s, const std::string& path, const std::string& origin) {
-    const double v = s.*member;
-    if (!(v > lo && v < hi))
-      fail(origin, path + " must be in (" + format_float(float(lo)) + ", " +
-                       format_float(float(hi)) + "), got " + format_float(s.*member));
-  };
-  return f;
+  return checked_number_field<S>(
+      std::move(key), member,
+      [member, lo, hi](const S& s, const std::string& path, const std::string& origin) {
+        const double v = s.*member;
+        if (!(v > lo && v < hi))
+          fail(origin, path + " must be in (" + format_float(float(lo)) + ", " +
+                           format_float(float(hi)) + "), got " + format_float(s.*member));
+      });
 }
 
 template <class S, class E>

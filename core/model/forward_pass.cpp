@@ -79,6 +79,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   const bool continues = (past_ > 0 || record_) && site.stack == "decoder" &&
                          site.sublayer == "self_attn";
   const int64_t past = continues ? past_ : 0;
+  const size_t layer = static_cast<size_t>(site.layer);  // `site` goes to the trace below
   if (past > 0) {
     site.queries = {TokenSide::Source, 0, past + xq.shape[0]};
     site.keys = site.queries;
@@ -124,7 +125,6 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
         past > 0 ? be_.slice_rows(rotary_table(past + n).device, past, n) : rotary_table(n).device;
   auto splice_prefix = [&](DTensor& k, DTensor& v) {
     if (!continues) return;
-    const size_t layer = static_cast<size_t>(site.layer);
     if (past > 0) {
       k = be_.concat_rows(be_.slice_rows(past_keys_->k.at(layer), 0, past), k);
       v = be_.concat_rows(be_.slice_rows(past_keys_->v.at(layer), 0, past), v);
