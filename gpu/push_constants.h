@@ -155,18 +155,12 @@ struct PerformerPC {
   uint32_t flags;
 };
 
-// shaders/rope.comp: one invocation per element of x [rows, heads * dh]; adjacent 1 pairs
-// (2i, 2i + 1), 0 pairs (i, i + rotary / 2).
 // shaders/repeat_heads.comp: one invocation per output element.
 struct RepeatHeadsPC {
   uint32_t rows, kv, groups, dh;
 };
 
-struct RopePC {
-  uint32_t rows, heads, dh, rotary, adjacent;
-};
-
-static_assert(sizeof(RopePC) <= 128 && sizeof(RepeatHeadsPC) <= 128);
+static_assert(sizeof(RepeatHeadsPC) <= 128);
 static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
               sizeof(ScoreAttentionPC) <= 128 && sizeof(GtrxlGatePC) <= 128 &&
               sizeof(PerformerPC) <= 128);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "gpu/variant_kernel.h"
 #include "gpu/vk_context.h"
 #include "gpu/vk_pipelines.h"
 #include "gpu/vk_recorder.h"
@@ -18,10 +19,6 @@ namespace atlas::vk {
 
 // Throws AtlasError("vulkan backend: OP: WHAT"), the form of every refusal of the ops.
 [[noreturn]] void fail(const char* op, const std::string& what);
-
-// maxComputeWorkGroupCount[0..2] that every Vulkan device guarantees: the kernels that give
-// a workgroup to each row or (row, head) fall back to the host beyond it.
-constexpr int64_t kMaxWorkgroups = 65535;
 
 struct VkTensorStorage : DeviceStorage {
   std::shared_ptr<GpuBuffer> buffer;
@@ -34,7 +31,7 @@ struct Window {
   uint32_t base = 0;
 };
 
-class VulkanBackend : public Backend {
+class VulkanBackend : public Backend, private KernelApi {
  public:
   explicit VulkanBackend(const VulkanOptions& options);
   ~VulkanBackend() override;
@@ -89,9 +86,12 @@ class VulkanBackend : public Backend {
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;
-  // vk_rope.cpp (rotary position embedding, grouped-query heads)
+  // vk_repeat_heads.cpp (grouped-query heads)
   DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) override;
-  DTensor rope(const DTensor& x, const DTensor& table, const RopeArgs& args) override;
+  // Variant modules' ops: their kernels (gpu/variant_kernel.h) when this build has one.
+  bool supports_module_op(const ModuleOp& op) const override;
+  std::vector<DTensor> run_module_op(const ModuleOp& op, const std::vector<DTensor>& inputs,
+                                     const void* args) override;
   // vk_rows.cpp (buffer copies)
   DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count) override;
   DTensor concat_rows(const DTensor& a, const DTensor& b) override;
@@ -101,7 +101,16 @@ class VulkanBackend : public Backend {
  private:
   // Shape checks and buffer access of an input handle.
   const GpuBuffer& buf(const DTensor& t, const char* op, const char* what) const;
-  DTensor make(Shape shape);
+  DTensor make(Shape shape) override;
+
+  // KernelApi, for the variant kernels (make, whole and fits are above and below).
+  const GpuBuffer& buffer(const DTensor& t, const char* op, const char* what) const override {
+    return buf(t, op, what);
+  }
+  Recorder& recorder() override { return *rec_; }
+  const Pipeline& pipeline(const ShaderSpec& shader) override { return pipes_->get(shader); }
+  std::vector<DTensor> on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
+                               const void* args, const std::string& why) override;
   std::shared_ptr<GpuBuffer> upload_bytes(const void* data, uint64_t bytes);
 
   // An attention mask as device buffers: key_valid one uint per key (null when every key is
@@ -114,9 +123,9 @@ class VulkanBackend : public Backend {
   MaskBuffers upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk, bool window_in_kernel = false);
 
   // Binding of a whole tensor of n floats (caller checked fits()).
-  Binding whole(const GpuBuffer& b, uint64_t n) const;
+  Binding whole(const GpuBuffer& b, uint64_t n) const override;
   Window window(const GpuBuffer& b, uint64_t first, uint64_t count) const;
-  bool fits(uint64_t elems) const;                 // one binding can cover elems floats
+  bool fits(uint64_t elems) const override;            // one binding can cover elems floats
   uint64_t rows_per_window(uint64_t row_elems) const;  // 0 when one row does not fit
 
   DTensor elementwise(const char* op, ShaderId id, const DTensor& a, const DTensor* b,

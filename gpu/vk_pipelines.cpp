@@ -23,14 +23,13 @@
 #include "gtrxl_gate_spv.h"
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
+#include "mul_spv.h"
 #include "performer_spv.h"
 #include "relative_attention_spv.h"
-#include "row_normalize_spv.h"
-#include "scale_norm_spv.h"
-#include "mul_spv.h"
 #include "repeat_heads_spv.h"
 #include "rms_norm_spv.h"
-#include "rope_spv.h"
+#include "row_normalize_spv.h"
+#include "scale_norm_spv.h"
 #include "scale_spv.h"
 #include "score_attention_spv.h"
 #include "sparse_attention_spv.h"
@@ -41,12 +40,8 @@ namespace atlas::vk {
 
 namespace {
 
-struct ShaderSpec {
-  const char* name;
-  const uint32_t* code;
-  size_t bytes;
-  uint32_t bindings;
-  uint32_t push_size;
+struct BuiltinShader {
+  ShaderSpec spec;
   // The backend ops (core/backend/op_registry.h) this kernel computes: supports() reads them,
   // so an op is supported exactly when it has a line here.
   Op op;
@@ -54,10 +49,10 @@ struct ShaderSpec {
 };
 
 #define ATLAS_SHADER(name, bindings, pc, ...) \
-  ShaderSpec { #name, spv_##name, sizeof(spv_##name), bindings, sizeof(pc), __VA_ARGS__ }
+  BuiltinShader { ATLAS_SHADER_SPEC(name, bindings, pc), __VA_ARGS__ }
 
 // Order matches ShaderId.
-const ShaderSpec kShaders[] = {
+const BuiltinShader kShaders[] = {
     ATLAS_SHADER(add, 3, AddPC, Op::Add),
     ATLAS_SHADER(scale, 2, ScalePC, Op::Scale),
     ATLAS_SHADER(activation, 2, ActivationPC, Op::Activation),
@@ -74,7 +69,6 @@ const ShaderSpec kShaders[] = {
     ATLAS_SHADER(score_attention, 13, ScoreAttentionPC, Op::ScoreFunction),
     ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC, Op::GtrxlGate),
     ATLAS_SHADER(performer, 12, PerformerPC, Op::PerformerAttention),
-    ATLAS_SHADER(rope, 3, RopePC, Op::Rope),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),
@@ -154,7 +148,7 @@ bool cache_matches(const std::vector<char>& blob, const VkPhysicalDeviceProperti
 }  // namespace
 
 bool has_kernel(Op op) {
-  for (const ShaderSpec& s : kShaders)
+  for (const BuiltinShader& s : kShaders)
     if (s.op == op || s.also == op) return true;
   return false;
 }
@@ -197,11 +191,13 @@ Pipelines::~Pipelines() {
   } catch (...) {
   }
   const Api& f = ctx_->api;
-  for (Pipeline& pl : pipes_) {
+  auto destroy = [&](Pipeline& pl) {
     if (pl.pipeline) f.vkDestroyPipeline(ctx_->device, pl.pipeline, nullptr);
     if (pl.layout) f.vkDestroyPipelineLayout(ctx_->device, pl.layout, nullptr);
     if (pl.set_layout) f.vkDestroyDescriptorSetLayout(ctx_->device, pl.set_layout, nullptr);
-  }
+  };
+  for (Pipeline& pl : pipes_) destroy(pl);
+  for (auto& [spec, pl] : variant_pipes_) destroy(pl);
   if (cache_) f.vkDestroyPipelineCache(ctx_->device, cache_, nullptr);
 }
 
@@ -227,8 +223,17 @@ void Pipelines::save_cache() const {
 
 const Pipeline& Pipelines::get(ShaderId id) {
   Pipeline& pl = pipes_[static_cast<size_t>(id)];
-  if (pl.pipeline) return pl;
-  const ShaderSpec& spec = kShaders[static_cast<size_t>(id)];
+  if (!pl.pipeline) create(kShaders[static_cast<size_t>(id)].spec, pl);
+  return pl;
+}
+
+const Pipeline& Pipelines::get(const ShaderSpec& spec) {
+  Pipeline& pl = variant_pipes_[&spec];
+  if (!pl.pipeline) create(spec, pl);
+  return pl;
+}
+
+void Pipelines::create(const ShaderSpec& spec, Pipeline& pl) {
   const Api& f = ctx_->api;
   VkDevice dev = ctx_->device;
   pl.name = spec.name;
@@ -287,7 +292,6 @@ const Pipeline& Pipelines::get(ShaderId id) {
   if (r != VK_SUCCESS) pl.pipeline = VK_NULL_HANDLE;
   check(r, std::string("vkCreateComputePipelines for shader ") + spec.name);
   ++created_;
-  return pl;
 }
 
 }  // namespace atlas::vk

@@ -3,6 +3,7 @@
 // VkPipelineCache that is loaded from and saved to the user's cache folder, per device.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -28,13 +29,27 @@ enum class ShaderId {
   ScoreAttention,
   GtrxlGate,
   Performer,
-  Rope,
   RmsNorm,
   Mul,
   RepeatHeads,
   SparseTiles,
   Count
 };
+
+// A compiled shader: its SPIR-V (embedded at build time, gpu/CMakeLists.txt) and the contract
+// of its C++ side, checked against what the SPIR-V declares when the pipeline is created.
+struct ShaderSpec {
+  const char* name;
+  const uint32_t* code;
+  size_t bytes;
+  uint32_t bindings;   // storage buffers 0..bindings-1
+  uint32_t push_size;  // sizeof the C++ push-constant struct
+};
+
+// A ShaderSpec of the SPIR-V array spv_<name> (the header <name>_spv.h) with push-constant
+// struct `pc`.
+#define ATLAS_SHADER_SPEC(name, bindings, pc) \
+  ::atlas::vk::ShaderSpec { #name, spv_##name, sizeof(spv_##name), bindings, sizeof(pc) }
 
 // Whether a kernel of kShaders (vk_pipelines.cpp) computes `op`: the Vulkan backend's
 // supports(), read from the same table that creates the pipelines.
@@ -58,6 +73,9 @@ class Pipelines {
   Pipelines& operator=(const Pipelines&) = delete;
 
   const Pipeline& get(ShaderId id);
+  // The pipeline of a shader outside the built-in table (a variant module's kernel,
+  // gpu/variant_kernel.h), keyed by the spec's address.
+  const Pipeline& get(const ShaderSpec& spec);
 
   uint64_t created() const { return created_; }
   uint64_t cache_bytes_loaded() const { return cache_bytes_loaded_; }
@@ -71,6 +89,9 @@ class Pipelines {
   uint64_t cache_bytes_loaded_ = 0;
   uint64_t created_ = 0;
   std::array<Pipeline, static_cast<size_t>(ShaderId::Count)> pipes_{};
+  std::map<const ShaderSpec*, Pipeline> variant_pipes_;
+
+  void create(const ShaderSpec& spec, Pipeline& pl);
 };
 
 }  // namespace atlas::vk

@@ -17,6 +17,10 @@
 
 namespace atlas::vk {
 
+// maxComputeWorkGroupCount[0..2] that every Vulkan device guarantees: the kernels that give
+// a workgroup to each row or (row, head) fall back to the host beyond it.
+constexpr int64_t kMaxWorkgroups = 65535;
+
 // One storage-buffer binding: a buffer or a window of it (offset aligned to
 // minStorageBufferOffsetAlignment, range <= Context::max_binding_bytes).
 struct Binding {

@@ -195,6 +195,25 @@ Window VulkanBackend::window(const GpuBuffer& b, uint64_t first, uint64_t count)
 // Variant ops without a kernel are computed by core/ on the host and reported as fallbacks.
 bool VulkanBackend::supports(Op op) const { return vk::has_kernel(op); }
 
+bool VulkanBackend::supports_module_op(const ModuleOp& op) const {
+  return find_variant_kernel(op.name) != nullptr;
+}
+
+std::vector<DTensor> VulkanBackend::run_module_op(const ModuleOp& op,
+                                                  const std::vector<DTensor>& inputs,
+                                                  const void* args) {
+  if (const VariantKernel* k = find_variant_kernel(op.name)) return k->run(*this, inputs, args);
+  return Backend::run_module_op(op, inputs, args);
+}
+
+std::vector<DTensor> VulkanBackend::on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
+                                            const void* args, const std::string& why) {
+  note_fallback(why);
+  std::vector<DTensor> out;
+  for (const Tensor& t : op.host(download_all(inputs), args)) out.push_back(upload(t));
+  return out;
+}
+
 void VulkanBackend::note_fallback(const std::string& line) {
   if (fallback_seen_.insert(line).second) {
     fallbacks_.push_back(line);

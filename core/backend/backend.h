@@ -25,21 +25,24 @@ enum class Op {
   Embedding,
   Attention,
   RowNormalize,
-  RmsNorm,      // Llama-family blocks
+  RmsNorm,  // Llama-family blocks
   Mul,
   RepeatHeads,
   // Variant attention computed by core/ on the host unless the backend has a kernel for it
   // (supports() says which); see Backend::note_host_compute.
-  ShawAttention,       // Shaw relative positions (core/variants/relative_attention/relative_attention.cpp)
-  AdaptiveSpan,        // adaptive span soft mask (core/variants/relative_attention/relative_attention.cpp)
-  XlAttention,         // Transformer-XL segment recurrence (core/variants/transformer_xl/transformer_xl.cpp)
+  ShawAttention,       // Shaw relative positions
+                       // (core/variants/relative_attention/relative_attention.cpp)
+  AdaptiveSpan,        // adaptive span soft mask
+                       // (core/variants/relative_attention/relative_attention.cpp)
+  XlAttention,         // Transformer-XL segment recurrence
+                       // (core/variants/transformer_xl/transformer_xl.cpp)
   SparseAttention,     // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
   LshAttention,        // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
   PerformerAttention,  // Performer FAVOR+ (core/variants/performer/performer.cpp)
   ActHalting,          // Universal Transformer ACT halting (core/variants/universal/universal.cpp)
-  ScoreFunction,       // seed 004 score functions other than scaled dot (core/variants/score_functions/score_functions.cpp)
+  ScoreFunction,       // seed 004 score functions other than scaled dot
+                       // (core/variants/score_functions/score_functions.cpp)
   GtrxlGate,           // GTrXL gating layers (core/variants/gtrxl/gtrxl.cpp)
-  Rope,                // rotary position embedding of q and k (core/variants/rotary/rope.h)
   HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
   Count                // not an op: how many there are (core/backend/op_registry.cpp has each)
 };
@@ -131,7 +134,7 @@ struct RelativeAttentionResult {
 };
 
 struct CsrPattern;  // core/variants/sparse/sparse_pattern.h
-struct RopeArgs;    // core/variants/rotary/rope.h
+struct ModuleOp;    // core/backend/module_op.h
 
 // Softmax attention over a sparse pattern's nonzeros only (core/variants/sparse/sparse_attention.h): O(nnz d)
 // work, nothing of size Lq x Lk.
@@ -352,10 +355,14 @@ class Backend {
   // GTrXL gate (GateArgs). The default runs the host reference, reported by
   // note_host_compute(Op::GtrxlGate).
   virtual GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args);
-  // Rotary position embedding (RopeArgs, core/variants/rotary/rope.h): x [L, heads*d_head]
-  // rotated pair by pair by the angles of table [L, r] (cos | sin). The default runs the host
-  // reference, reported by note_host_compute(Op::Rope).
-  virtual DTensor rope(const DTensor& x, const DTensor& table, const RopeArgs& args);
+
+  // A variant module's op (core/backend/module_op.h; call it through run_op). Supported: the
+  // CPU backend (the host reference is its computation) and a device backend with a kernel for
+  // the op's name. The default downloads the inputs, runs the op's host reference and uploads
+  // the outputs, reported by module_fallback_line unless supports_module_op(op).
+  virtual bool supports_module_op(const ModuleOp& op) const;
+  virtual std::vector<DTensor> run_module_op(const ModuleOp& op, const std::vector<DTensor>& inputs,
+                                             const void* args);
 
  private:
   uint64_t instance_id_;

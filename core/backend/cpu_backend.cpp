@@ -83,6 +83,7 @@ class CpuBackend : public Backend {
 
   std::string name() const override { return "cpu (Eigen)"; }
   bool supports(Op) const override { return true; }
+  bool supports_module_op(const ModuleOp&) const override { return true; }
 
   DTensor upload(const Tensor& host) override {
     DTensor t = make_uninit(host.shape);

@@ -43,7 +43,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
     {Op::ScoreFunction, "score_function",
      "attention with a seed-004 score function (scores, softmax) computed on the host"},
     {Op::GtrxlGate, "gtrxl_gate", "GTrXL gating layers computed on the host"},
-    {Op::Rope, "rope", "rotary position embedding of queries and keys computed on the host"},
     {Op::HostModel, "host_model",
      "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
      "is not used",

@@ -142,7 +142,7 @@ class BackendExecutor {
     return be_.scale_norm(x, g, eps);
   }
   DTensor rope(const DTensor& x, const DTensor& angles, const RopeArgs& args) {
-    return be_.rope(x, angles, args);
+    return apply_rope(be_, x, angles, args);
   }
   DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) {
     return be_.repeat_heads(x, groups, d_head);

@@ -12,7 +12,7 @@
 namespace atlas::op_test {
 
 void check_op_on_backends(const OpCase& c, const std::vector<Backend*>& backends) {
-  const std::string op = op_name(c.op);
+  const std::string op = c.op.name();
   for (size_t s = 0; s < c.shapes; ++s) {
     const OpInstance in = c.make(s);
     const std::vector<Want> want = in.reference();
@@ -37,13 +37,13 @@ void check_op_on_backends(const OpCase& c, const std::vector<Backend*>& backends
         require_close(got[o].data, want[o].data, in.tolerance(o, want[o].data), what);
       }
       const std::vector<std::string> fb = be->fallbacks();
-      if (be->supports(c.op)) {
+      if (c.op.supported_by(*be)) {
         INFO(where << ": supports() says the backend has the op, but it ran on the host: "
                    << (fb.size() > fallbacks_before ? fb.back() : std::string()));
         CHECK(fb.size() == fallbacks_before);
       } else {
         INFO(where << ": supports() says the backend lacks the op, so it must report the host run");
-        CHECK(std::find(fb.begin(), fb.end(), host_fallback_line(c.op)) != fb.end());
+        CHECK(std::find(fb.begin(), fb.end(), c.op.fallback_line()) != fb.end());
       }
     }
   }

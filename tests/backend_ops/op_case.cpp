@@ -16,22 +16,32 @@ std::vector<OpCase>& registered() {
 
 Register::Register(OpCase c) { registered().push_back(std::move(c)); }
 
+uint32_t OpKey::seed() const {
+  if (!module) return 1000u * static_cast<uint32_t>(op);
+  uint32_t h = 2166136261u;  // FNV-1a of the name: stable across builds and link orders
+  for (const char* c = module->name; *c; ++c) h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
+  return 1000u * static_cast<uint32_t>(Op::Count) + h % 100000u * 1000u;
+}
+
 std::vector<const OpCase*> op_cases() {
   std::vector<const OpCase*> out;
   for (const OpCase& c : registered()) out.push_back(&c);
-  std::stable_sort(out.begin(), out.end(), [](const OpCase* a, const OpCase* b) { return a->op < b->op; });
+  std::stable_sort(out.begin(), out.end(), [](const OpCase* a, const OpCase* b) {
+    if (a->op.op != b->op.op) return a->op.op < b->op.op;
+    return a->op.name() < b->op.name();
+  });
   return out;
 }
 
-const OpCase* op_case(Op op) {
+const OpCase* op_case(const OpKey& op) {
   for (const OpCase& c : registered())
     if (c.op == op) return &c;
   return nullptr;
 }
 
-std::vector<int> registrations() {
-  std::vector<int> n(static_cast<size_t>(Op::Count), 0);
-  for (const OpCase& c : registered()) ++n.at(static_cast<size_t>(c.op));
+int registrations(const OpKey& op) {
+  int n = 0;
+  for (const OpCase& c : registered()) n += c.op == op;
   return n;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/backend/module_op.h"
 #include "core/tensor/tensor.h"
 #include "core/train/train_tape.h"
 
@@ -54,6 +55,26 @@ struct TapeOp {
   bool differentiable = true;
 };
 
+// Which op a case tests: a built-in op (op_registry.h) or a variant module's op
+// (module_op.h).
+struct OpKey {
+  Op op = Op::Count;  // Count for a module op
+  const ModuleOp* module = nullptr;
+  OpKey(Op o) : op(o) {}                    // NOLINT: implicit on purpose
+  OpKey(const ModuleOp& m) : module(&m) {}  // NOLINT: implicit on purpose
+  std::string name() const { return module ? module->name : op_name(op); }
+  bool supported_by(const Backend& be) const {
+    return module ? be.supports_module_op(*module) : be.supports(op);
+  }
+  // The fallback line a backend without the op's kernel reports.
+  std::string fallback_line() const {
+    return module ? module_fallback_line(*module) : host_fallback_line(op);
+  }
+  // Base of the input seeds: the op id, or for a module op a hash of its name past them.
+  uint32_t seed() const;
+  bool operator==(const OpKey& o) const { return op == o.op && module == o.module; }
+};
+
 // One shape of one op with its inputs generated: what the harness runs.
 struct OpInstance {
   std::string shape;  // names the case in failure messages
@@ -64,20 +85,20 @@ struct OpInstance {
 };
 
 struct OpCase {
-  Op op;
+  OpKey op = Op::Count;
   std::vector<std::string> outputs;  // names of run()'s outputs, in order
   size_t shapes = 0;
   std::function<OpInstance(size_t shape)> make;
   bool has_tape = false;
 };
 
-// Every registered case, ordered by op id.
+// Every registered case, built-in ops by id, then module ops by name.
 std::vector<const OpCase*> op_cases();
 // The case of `op`, or nullptr.
-const OpCase* op_case(Op op);
-// How many times each op was registered (a test requires exactly once per op with a backend
-// method).
-std::vector<int> registrations();
+const OpCase* op_case(const OpKey& op);
+// How many cases test `op` (a test requires exactly one per op with a backend method and per
+// module op).
+int registrations(const OpKey& op);
 
 // An op file registers its case with a namespace-scope `const Register r(make_case(...));`.
 struct Register {
@@ -87,7 +108,7 @@ struct Register {
 // What an op file writes: the typed description, turned into an OpCase by make_case.
 template <class ShapeT, class Inputs>
 struct OpTest {
-  Op op;
+  OpKey op;
   std::vector<std::string> outputs;
   std::vector<ShapeT> shapes;
   std::function<std::string(const ShapeT&)> describe;
@@ -110,7 +131,7 @@ OpCase make_case(OpTest<ShapeT, Inputs> t) {
   c.make = [test](size_t i) {
     const ShapeT& s = test->shapes.at(i);
     // Seeded by op and shape, so a failure reproduces alone (-c <op name>).
-    const uint32_t seed = 1000u * static_cast<uint32_t>(test->op) + 10u * static_cast<uint32_t>(i) + 1u;
+    const uint32_t seed = test->op.seed() + 10u * static_cast<uint32_t>(i) + 1u;
     auto in = std::make_shared<const Inputs>(test->generate(s, seed));
     OpInstance inst;
     inst.shape = test->describe(s);

@@ -2,7 +2,6 @@
 // lengths and head widths straddling the 64-wide workgroups. Reference: rope_reference
 // (core/variants/rotary/rope.h). Each output is a two-term sum of inputs in [-1, 1] with
 // |cos|, |sin| <= 1: |err| <= 4 u.
-#include "core/backend/op_registry.h"
 #include "core/config/config.h"
 #include "core/variants/rotary/rope.h"
 #include "core/variants/rotary/train_rope.h"
@@ -24,10 +23,15 @@ struct RopeIn {
 };
 
 const Register rope_case(make_case(OpTest<RopeShape, RopeIn>{
-    Op::Rope,
+    rope_op(),
     {"rotated"},
-    {{1, 4, 2, 2, false}, {37, 3, 10, 10, false}, {37, 3, 10, 6, false}, {5, 2, 8, 8, true},
-     {129, 1, 6, 4, true}, {65, 2, 64, 64, false}, {63, 1, 128, 96, true}},
+    {{1, 4, 2, 2, false},
+     {37, 3, 10, 10, false},
+     {37, 3, 10, 6, false},
+     {5, 2, 8, 8, true},
+     {129, 1, 6, 4, true},
+     {65, 2, 64, 64, false},
+     {63, 1, 128, 96, true}},
     [](const RopeShape& s) {
       return "L " + std::to_string(s.L) + " heads " + std::to_string(s.heads) + " d_head " +
              std::to_string(s.d_head) + " r " + std::to_string(s.rotary) + (s.adjacent ? " adjacent" : " half");
@@ -42,10 +46,15 @@ const Register rope_case(make_case(OpTest<RopeShape, RopeIn>{
                     rope_args(c)};
     },
     [](Backend& be, const RopeIn& in) {
-      return std::vector<Tensor>{be.download(be.rope(be.upload(in.x), be.upload(in.table), in.args))};
+      return std::vector<Tensor>{
+          be.download(apply_rope(be, be.upload(in.x), be.upload(in.table), in.args))};
     },
-    [](const RopeIn& in) { return std::vector<Want>{want_of(rope_reference(in.x, in.table, in.args))}; },
-    [](const RopeIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 4 * kU); },
+    [](const RopeIn& in) {
+      return std::vector<Want>{want_of(rope_reference(in.x, in.table, in.args))};
+    },
+    [](const RopeIn&, size_t, const std::vector<double>& want) {
+      return uniform_tol(want.size(), 4 * kU);
+    },
     [](const RopeIn& in) -> std::optional<TapeOp> {
       const Tensor table = in.table;
       const RopeArgs args = in.args;

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "core/backend/module_op.h"
 #include "core/backend/op_registry.h"
 #include "tests/backend_ops/harness.h"
 
@@ -33,16 +34,74 @@ TEST_CASE("a fallback line names the op and what the host computes", "[backend-o
 }
 
 TEST_CASE("every op with a backend method has exactly one test case", "[backend-ops]") {
-  const std::vector<int> n = op_test::registrations();
   for (const OpInfo& info : op_registry()) {
     INFO(info.name << (info.backend_method ? "" : " (no backend method)"));
-    CHECK(n.at(static_cast<size_t>(info.op)) == (info.backend_method ? 1 : 0));
+    CHECK(op_test::registrations(info.op) == (info.backend_method ? 1 : 0));
   }
+}
+
+TEST_CASE(
+    "every variant module's op is registered once, under a name no other op has, with one "
+    "test case",
+    "[backend-ops]") {
+  std::set<std::string> names;
+  for (const OpInfo& info : op_registry()) names.insert(info.name);
+  REQUIRE_FALSE(module_ops().empty());  // the rotary module registers "rope"
+  for (const ModuleOp* op : module_ops()) {
+    INFO(op->name);
+    CHECK(names.insert(op->name).second);
+    CHECK(find_module_op(op->name) == op);
+    CHECK(op_test::registrations(*op) == 1);
+  }
+  CHECK(find_module_op("rope") != nullptr);
+  CHECK(find_module_op("no_such_op") == nullptr);
+}
+
+TEST_CASE("a backend without a module op's kernel runs its host reference and says so",
+          "[backend-ops]") {
+  // A backend that is the CPU backend in everything but the module ops it claims.
+  struct NoKernels : Backend {
+    std::unique_ptr<Backend> cpu = make_cpu_backend();
+    std::string name() const override { return "no kernels"; }
+    bool supports(Op) const override { return true; }
+    DTensor upload(const Tensor& t) override { return cpu->upload(t); }
+    Tensor download(const DTensor& t) override { return cpu->download(t); }
+    DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override {
+      return cpu->linear(x, w, b);
+    }
+    DTensor add(const DTensor& a, const DTensor& b) override { return cpu->add(a, b); }
+    DTensor scale(const DTensor& x, float s) override { return cpu->scale(x, s); }
+    DTensor layer_norm(const DTensor& x, const DTensor& g, const DTensor& b, float e) override {
+      return cpu->layer_norm(x, g, b, e);
+    }
+    DTensor scale_norm(const DTensor& x, const DTensor& g, float e) override {
+      return cpu->scale_norm(x, g, e);
+    }
+    DTensor row_normalize(const DTensor& x, float e) override { return cpu->row_normalize(x, e); }
+    DTensor activation(const DTensor& x, Activation k) override { return cpu->activation(x, k); }
+    DTensor embedding(const DTensor& t, const std::vector<int32_t>& ids, float s) override {
+      return cpu->embedding(t, ids, s);
+    }
+    AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                              const AttentionArgs& a) override {
+      return cpu->attention(q, k, v, a);
+    }
+  };
+  const op_test::OpCase* rope = op_test::op_case(*find_module_op("rope"));
+  REQUIRE(rope != nullptr);
+  NoKernels be;
+  CHECK_FALSE(be.supports_module_op(*find_module_op("rope")));
+  // The harness compares with the host reference and requires the fallback line.
+  op_test::check_op_on_backends(*rope, {&be});
+  REQUIRE(be.fallbacks().size() == 1);
+  CHECK(be.fallbacks()[0] ==
+        "rope: rotary position embedding of queries and keys computed on the host (inputs "
+        "downloaded, result uploaded: no device kernel)");
 }
 
 TEST_CASE("every registered op matches its host reference on the CPU backend", "[backend-ops]") {
   for (const op_test::OpCase* c : op_test::op_cases()) {
-    DYNAMIC_SECTION(op_name(c->op)) {
+    DYNAMIC_SECTION(c->op.name()) {
       const std::unique_ptr<Backend> cpu = make_cpu_backend();
       op_test::check_op_on_backends(*c, {cpu.get()});
     }

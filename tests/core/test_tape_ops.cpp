@@ -25,11 +25,11 @@ constexpr Eigen::Index kMaxGradInputs = 12000;
 TEST_CASE("every op's tape form matches its host reference and finite differences", "[backend-ops][train][grad]") {
   for (const op_test::OpCase* c : op_test::op_cases()) {
     if (!c->has_tape) continue;
-    DYNAMIC_SECTION(op_name(c->op)) {
+    DYNAMIC_SECTION(c->op.name()) {
       int checked = 0;
       for (size_t s = 0; s < c->shapes; ++s) {
         const op_test::OpInstance in = c->make(s);
-        const std::string where = std::string(op_name(c->op)) + " [" + in.shape + "] on the tape";
+        const std::string where = c->op.name() + " [" + in.shape + "] on the tape";
         INFO(where);
         std::optional<op_test::TapeOp> t = in.tape();
         if (!t) continue;

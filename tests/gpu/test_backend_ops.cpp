@@ -3,7 +3,9 @@
 // when there is no GPU; never skipped), each output against the op's host reference under the
 // case's tolerance rule, and supports() against what running the op does. Validation layers
 // as in every Vulkan test (gpu_test_util.h Gpu). One section per op: -c <op name> runs one.
+#include "core/backend/module_op.h"
 #include "core/backend/op_registry.h"
+#include "gpu/variant_kernel.h"
 #include "tests/backend_ops/harness.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -13,7 +15,7 @@ using namespace atlas::gpu_test;
 TEST_CASE("every registered op matches its host reference on the CPU and Vulkan backends",
           "[gpu][backend-ops]") {
   for (const op_test::OpCase* c : op_test::op_cases()) {
-    DYNAMIC_SECTION(op_name(c->op)) {
+    DYNAMIC_SECTION(c->op.name()) {
       Gpu g;
       op_test::check_op_on_backends(*c, {g.cpu.get(), g.vk.get()});
     }
@@ -30,4 +32,18 @@ TEST_CASE("the Vulkan backend supports exactly the registered ops it has a kerne
     // ... and one it supports is tested by the harness above.
     if (g.vk->supports(info.op)) CHECK(op_test::op_case(info.op) != nullptr);
   }
+}
+
+TEST_CASE("the Vulkan backend's variant kernels are registered module ops, each with a case",
+          "[gpu][backend-ops]") {
+  Gpu g;
+  REQUIRE_FALSE(vk::variant_kernels().empty());  // gpu/variants/rotary has rope's
+  for (const vk::VariantKernel* k : vk::variant_kernels()) {
+    INFO(k->op.name);
+    CHECK(find_module_op(k->op.name) == &k->op);
+    CHECK(g.vk->supports_module_op(k->op));
+    CHECK(op_test::op_case(k->op) != nullptr);
+  }
+  for (const ModuleOp* op : module_ops())
+    CHECK(g.vk->supports_module_op(*op) == (vk::find_variant_kernel(op->name) != nullptr));
 }

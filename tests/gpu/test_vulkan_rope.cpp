@@ -1,6 +1,6 @@
-// Vulkan rope (rotary position embedding, shaders/rope.comp) against a naive double-precision
-// rotation written here as complex multiplication (RoFormer eq. 15), at odd sizes, both
-// pairings, with and without a pass-through tail. Inputs in [-1, 1], |cos|, |sin| <= 1: each
+// Vulkan rope (rotary position embedding, gpu/variants/rotary/rope.comp) against a naive
+// double-precision rotation written here as complex multiplication (RoFormer eq. 15), at odd sizes,
+// both pairings, with and without a pass-through tail. Inputs in [-1, 1], |cos|, |sin| <= 1: each
 // output is a two-term sum, |err| <= 4 u. Against the host reference (what the CPU backend
 // runs) on every backend: the rope case of the backend-ops harness (test_backend_ops.cpp).
 #include <complex>
@@ -50,7 +50,8 @@ TEST_CASE("Vulkan rope matches a naive rotation", "[vulkan][rope]") {
     const RopeArgs args = rope_args(c);
     const Tensor table = rope_table(rope_frequencies(c, k.L), 0, k.L);
     const Tensor x = random_tensor({k.L, k.heads * k.dh}, uint32_t(k.L + k.r));
-    const Tensor got = g.vk->download(g.vk->rope(g.vk->upload(x), g.vk->upload(table), args));
+    const Tensor got =
+        g.vk->download(apply_rope(*g.vk, g.vk->upload(x), g.vk->upload(table), args));
     const std::vector<double> want = naive_rope(x, table, k.heads, k.r, k.adjacent);
     require_close(got.data, want, 4 * kU, "rope vs naive");
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/backend/backend.h"
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -83,12 +84,23 @@ Tensor rope_reference(const Tensor& x, const Tensor& table, const RopeArgs& args
   return out;
 }
 
-// The default of every backend without a kernel: download, rotate on the host, upload.
-DTensor Backend::rope(const DTensor& x, const DTensor& table, const RopeArgs& args) {
+namespace {
+
+std::vector<Tensor> rope_on_host(const std::vector<Tensor>& in, const RopeArgs& args) {
+  return {rope_reference(in.at(0), in.at(1), args)};
+}
+
+constexpr ModuleOpOf<RopeArgs> kRope = module_op<RopeArgs, rope_on_host>(
+    "rope", "rotary position embedding of queries and keys computed on the host");
+const RegisterModuleOp kRegisterRope(kRope.op);
+
+}  // namespace
+
+const ModuleOp& rope_op() { return kRope.op; }
+
+DTensor apply_rope(Backend& be, const DTensor& x, const DTensor& table, const RopeArgs& args) {
   check_rope_shapes(x.shape, table.shape, args);
-  note_host_compute(Op::Rope);
-  const std::vector<Tensor> in = download_all({x, table});
-  return upload(rope_reference(in[0], in[1], args));
+  return run_op(be, kRope, {x, table}, args).at(0);
 }
 
 }  // namespace atlas

@@ -5,8 +5,9 @@
 //   [x'_b] = [sin(p w_i)   cos(p w_i)] [x_b],
 // with (a, b) = (i, i + r/2) (half) or (2i, 2i + 1) (adjacent), so that q'_m . k'_n depends on
 // the positions only through m - n. The last d_head - r dimensions are left as they are.
-// The angles come from one table per forward (rope_table); the backend op (Backend::rope),
-// its host reference and the training op all rotate with rope_rotate_row.
+// The angles come from one table per forward (rope_table); the backend op (rope_op, a module
+// op: core/backend/module_op.h), its host reference and the training op all rotate with
+// rope_rotate_row.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -15,6 +16,10 @@
 #include "core/tensor/tensor.h"
 
 namespace atlas {
+
+class Backend;
+struct DTensor;
+struct ModuleOp;
 
 struct RopeArgs {
   int heads = 1;
@@ -54,9 +59,15 @@ void rope_rotate_row(T* row, const float* table_row, const RopeArgs& a, int64_t 
   }
 }
 
-// Host reference of Backend::rope: x [L, heads * d_head], table [L, r] -> rotated copy.
+// Host reference of the op: x [L, heads * d_head], table [L, r] -> rotated copy.
 Tensor rope_reference(const Tensor& x, const Tensor& table, const RopeArgs& args);
 // Throws when x, table and args disagree (shared by every backend).
 void check_rope_shapes(const Shape& x, const Shape& table, const RopeArgs& args);
+
+// The backend op "rope": inputs {x, table}, one output (the rotated x); its Vulkan kernel is
+// gpu/variants/rotary/vk_rope.cpp.
+const ModuleOp& rope_op();
+// x rotated on `be` (shapes checked first, the same message on every backend).
+DTensor apply_rope(Backend& be, const DTensor& x, const DTensor& table, const RopeArgs& args);
 
 }  // namespace atlas
