@@ -6,9 +6,22 @@
 
 namespace atlas::ui {
 
+// Generated (cmake/module_registry.cmake): every folder's <m>_panels(), concatenated.
+std::vector<PanelProvider> generated_variant_panels();
+
 std::vector<PanelProvider> variantProviders() {
-  return {spanProvider(), actProvider(), lshProvider(), xlProvider(), gatesProvider(), lensProvider(), ablationProvider(), performerProvider(), predictionsProvider(),
-          headsProvider(), ropeProvider(), qkProvider()};
+  std::vector<PanelProvider> all = {spanProvider(),     actProvider(),       lshProvider(),
+                                    xlProvider(),       gatesProvider(),     lensProvider(),
+                                    ablationProvider(), performerProvider(), predictionsProvider(),
+                                    headsProvider(),    qkProvider()};
+  for (PanelProvider& p : generated_variant_panels()) all.push_back(std::move(p));
+  return all;
+}
+
+PanelProvider providerById(const QString& id) {
+  for (PanelProvider& p : variantProviders())
+    if (p.id == id) return p;
+  throw AtlasError("no panel has the id '" + id.toStdString() + "'");
 }
 
 const Tensor& requireArray(const Trace& trace, const std::string& name) {

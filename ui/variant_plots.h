@@ -72,13 +72,17 @@ PanelProvider lensProvider();   // lens_panel.cpp
 PanelProvider ablationProvider();  // ablation_panel.cpp
 PanelProvider performerProvider();  // performer_panel.cpp
 PanelProvider predictionsProvider();  // predictions_panel.cpp
-PanelProvider headsProvider();  // heads_panel.cpp: head statistics
-PanelProvider ropeProvider();   // rope_panel.cpp: rotary frequencies, scores by distance
+PanelProvider headsProvider();        // heads_panel.cpp: head statistics
 PanelProvider qkProvider();     // qk_panel.cpp: query-key embedding (joint PCA)
 // Adds performer.study.{implicit, exact, features, mean_abs, max_tv} to the result's trace
 // (performer_panel.cpp; run on the worker while the Performer panel is open).
 void addPerformerStudy(const ModelConfig& c, RunResult& result);
+// Every panel: the ones above, then the variant modules' (each folder ui/variants/<m>/
+// defines atlas::ui::variants::<m>_panels(); the list is generated from the folders by
+// cmake/module_registry.cmake).
 std::vector<PanelProvider> variantProviders();
+// The panel with this id (variantProviders), or an AtlasError naming it.
+PanelProvider providerById(const QString& id);
 
 // ---- helpers shared by the providers (variant_plots.cpp) ----
 // The array `name` or an AtlasError naming it.

@@ -469,7 +469,7 @@ TEST_CASE("rotary panel: frequencies, and weight and score by distance worked by
   t.add("positional.frequencies", "", filled({2}, {1.0f, 0.01f}));
   for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
   t.finalize_attention_maps();
-  VariantPanel panel(ropeProvider());
+  VariantPanel panel(providerById("rope"));
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
   REQUIRE(panel.available());
@@ -484,7 +484,7 @@ TEST_CASE("rotary panel: frequencies, and weight and score by distance worked by
   CHECK(s[0][1] == Approx((-1 + 1.5) / 2));
   CHECK(s[0][2] == Approx(0.5));
   checkExports(panel);
-  VariantPanel none(ropeProvider());
+  VariantPanel none(providerById("rope"));
   none.setTrace(std::make_shared<const Trace>(withTokens(2)));
   CHECK_FALSE(none.available());
 }

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/model/model_arrays.h"
 #include "ui/heatmap_data.h"
 #include "ui/variant_plots.h"
-#include "core/model/model_arrays.h"
 
 namespace atlas::ui {
 namespace {
@@ -50,7 +50,8 @@ std::vector<PanelPlot> ropePlots(const Trace& trace, const PanelContext& ctx) {
   f.kind = PanelPlot::Kind::Curves;
   f.matrix.rows = 1;
   f.matrix.cols = static_cast<int>(freq.numel());
-  for (float w : freq.data) f.matrix.values.push_back(w > 0 ? std::log10(w) : -std::numeric_limits<float>::infinity());
+  for (float w : freq.data)
+    f.matrix.values.push_back(w > 0 ? std::log10(w) : -std::numeric_limits<float>::infinity());
   f.matrix.rowLabels = {"log10 w_i"};
   f.matrix.colLabels = indexLabels(QString(), f.matrix.cols);
   f.matrix.title = "RoPE: log10 w_i (rad / position) per dimension pair";
@@ -63,7 +64,8 @@ std::vector<PanelPlot> ropePlots(const Trace& trace, const PanelContext& ctx) {
 
   // The selected layer's self-attention (a decoder-only model's, else the first family's).
   for (const AttentionMap& m : trace.attention_maps) {
-    if (m.kind == AttentionMapKind::Cross || !m.dense || m.layer != ctx.layer || m.queries.count != m.keys.count)
+    if (m.kind == AttentionMapKind::Cross || !m.dense || m.layer != ctx.layer ||
+        m.queries.count != m.keys.count)
       continue;
     const QString where = QString("layer %1").arg(m.layer);
     const Tensor& probs = requireArray(trace, m.array);
@@ -79,7 +81,8 @@ std::vector<PanelPlot> ropePlots(const Trace& trace, const PanelContext& ctx) {
       PanelPlot s;
       s.name = "score q.k / sqrt(d) by distance, " + where;
       s.kind = PanelPlot::Kind::Curves;
-      s.matrix = byDistance(scores->tensor, "mean score q.k / sqrt(d) by distance, " + where, "mean score");
+      s.matrix = byDistance(scores->tensor, "mean score q.k / sqrt(d) by distance, " + where,
+                            "mean score");
       s.rowAxis = PlotAxis::Head;
       s.xTitle = "distance d = i - j (tokens)";
       s.yTitle = "mean score";
@@ -89,8 +92,6 @@ std::vector<PanelPlot> ropePlots(const Trace& trace, const PanelContext& ctx) {
   }
   return out;
 }
-
-}  // namespace
 
 PanelProvider ropeProvider() {
   PanelProvider p;
@@ -103,5 +104,11 @@ PanelProvider ropeProvider() {
   p.autoShow = false;    // scores cost a map per layer: opened from View > Variant panels
   return p;
 }
+
+}  // namespace
+
+namespace variants {
+std::vector<PanelProvider> rotary_panels() { return {ropeProvider()}; }
+}  // namespace variants
 
 }  // namespace atlas::ui
