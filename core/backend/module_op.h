@@ -2,8 +2,8 @@
 // An op that a variant module brings to every backend by name, without a method in Backend or
 // a value in Op (DESIGN.md "a variant is a module"; ncnn finds an op's Vulkan version by name).
 // The module declares it once in its own folder, with its host reference:
-//   const ModuleOpOf<RopeArgs> kRope = module_op<RopeArgs, rope_on_host>("rope", "...");
-// and calls it with run_op(backend, kRope, {x, table}, args). The CPU backend runs the host
+//   constexpr ModuleOpOf<MyArgs> kMyOp = module_op<MyArgs, my_op_on_host>("my_op", "...");
+// and calls it with run_op(backend, kMyOp, {x, y}, args). The CPU backend runs the host
 // reference; a device backend runs its kernel for the op's name when it has one
 // (gpu/variants/<module>/), otherwise the host reference (inputs downloaded, outputs uploaded),
 // reported once as a fallback (module_fallback_line). Every module op is listed by module_ops(),

@@ -22,8 +22,10 @@ namespace atlas {
 // Scaled dot-product softmax attention (the default), optionally with Shaw's relation tables
 // and an adaptive span mask; both act inside the same sub-layer and combine.
 struct SoftmaxAttention {
-  std::optional<ShawConfig> shaw;
-  std::optional<AdaptiveSpanConfig> adaptive_span;
+  // Initialised here so that `SoftmaxAttention{.shaw = ...}` leaves the other empty without a
+  // missing-initializer warning.
+  std::optional<ShawConfig> shaw = std::nullopt;
+  std::optional<AdaptiveSpanConfig> adaptive_span = std::nullopt;
 };
 
 // SparseConfig's pattern is never "none" here, ScoreConfig's function never "scaled_dot":

@@ -11,8 +11,10 @@
 #include <concepts>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config/config.h"
+#include "core/tensor/tensor.h"
 #include "core/variants/rotary/rope.h"
 
 namespace atlas {
@@ -20,11 +22,15 @@ namespace atlas {
 template <class E>
 concept Executor = requires(E e, const typename E::Value& x, const std::string& name, float eps,
                             FfnActivation activation, const typename E::RopeTable& angles,
-                            const RopeArgs& rope, int64_t n) {
+                            const RopeArgs& rope, int64_t n, const std::vector<int32_t>& ids,
+                            const Tensor& host) {
   // Parameters by name; an optional one that is absent is a value `linear` reads as "no bias".
   { e.weight(name) } -> std::convertible_to<typename E::Value>;
   { e.optional_weight(name) } -> std::convertible_to<typename E::Value>;
+  { e.constant(host) } -> std::convertible_to<typename E::Value>;   // no gradient
   { e.linear(x, x, x) } -> std::convertible_to<typename E::Value>;  // x W^T + b
+  { e.embedding(x, ids, eps) } -> std::convertible_to<typename E::Value>;  // rows of x, scaled
+  { e.row_normalize(x, eps) } -> std::convertible_to<typename E::Value>;   // unit rows
   { e.add(x, x) } -> std::convertible_to<typename E::Value>;
   { e.mul(x, x) } -> std::convertible_to<typename E::Value>;  // elementwise
   { e.activation(x, activation) } -> std::convertible_to<typename E::Value>;

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/model/attention_inputs.h"
+#include "core/model/embeddings.h"
 #include "core/model/model_arrays.h"
-#include "core/model/positional.h"
 #include "core/tensor/error.h"
 #include "core/variants/reformer/lsh_attention.h"
 #include "core/variants/relative_attention/relative_attention.h"
@@ -231,10 +231,8 @@ DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::stri
   std::vector<int32_t> ids;
   ids.reserve(tokens.size());
   for (const auto& t : tokens) ids.push_back(t.id);
-  const float s = c_.scale_embedding ? std::sqrt(static_cast<float>(c_.d_model)) : 1.0f;
-  DTensor table = weight("embed.tokens");
-  if (c_.fixnorm) table = be_.row_normalize(table, 1e-5f);
-  return add_positions(be_.embedding(table, ids, s), tokens, positional_name);
+  BackendExecutor e(*this);
+  return add_positions(embed_tokens(e, c_, ids), tokens, positional_name);
 }
 
 DTensor ForwardPass::embed_patches(const Tensor& pixels, const Tensor& cls_fix,
@@ -249,33 +247,8 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
                                    const std::string& positional_name) {
   const int64_t L = static_cast<int64_t>(tokens.size());
   const int64_t first = past_;  // position of tokens[0]: after a cached prefix, else 0
-  if (c_.positional == Positional::Sinusoidal) {
-    Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout, first);
-    x = be_.add(x, be_.upload(pe));
-    if (opt_.trace.positional)
-      trace_.add(positional_name, "positional encoding added to the embeddings [L, d]", std::move(pe));
-  } else if (c_.positional == Positional::Rotary) {  // nothing added: q and k rotate instead
-    if (opt_.trace.positional) {
-      const RotaryTable& table = rotary_table(first + L);
-      trace_.add(positional_name,
-                 "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
-                 first > 0 ? rope_table(table.frequencies, first, L) : table.host);
-      Tensor f({static_cast<int64_t>(table.frequencies.size())});
-      f.data.assign(table.frequencies.begin(), table.frequencies.end());
-      trace_.add(model_arrays::frequencies_of(positional_name), "RoPE frequencies w_i (radians per position) [r/2]",
-                 std::move(f));
-    }
-  } else if (c_.positional == Positional::Learned) {
-    std::vector<int32_t> pos(static_cast<size_t>(L));
-    for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(first + i);
-    DTensor pe = be_.embedding(weight("embed.positions"), pos, 1.0f);
-    if (opt_.trace.positional)
-      trace_.add(positional_name, "learned positional embeddings of the positions used [L, d]",
-                 be_.download(pe));
-    x = be_.add(x, pe);
-  }
-  if (c_.embeddings.token_types > 0) {  // BERT segment embeddings, row = TokenInfo::type
-    std::vector<int32_t> types;
+  std::vector<int32_t> types;   // BERT segment embeddings, row = TokenInfo::type
+  if (c_.embeddings.token_types > 0) {
     types.reserve(tokens.size());
     for (const auto& t : tokens) {
       if (t.type < 0 || t.type >= c_.embeddings.token_types)
@@ -284,9 +257,36 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
                          std::to_string(c_.embeddings.token_types) + " token types");
       types.push_back(t.type);
     }
-    x = be_.add(x, be_.embedding(weight("embed.token_types"), types, 1.0f));
   }
-  if (c_.embeddings.norm) x = norm(x, "embed.norm");  // BERT's embeddings.LayerNorm
+  const bool traced = opt_.trace.positional;
+  struct TracePositions {  // the rows added, as the piece computes them
+    ForwardPass& pass;
+    const std::string& name;
+    bool traced;
+    void operator()(Tensor sinusoids) {
+      if (traced)
+        pass.trace_.add(name, "positional encoding added to the embeddings [L, d]",
+                        std::move(sinusoids));
+    }
+    void operator()(const DTensor& learned) {
+      if (traced)
+        pass.trace_.add(name, "learned positional embeddings of the positions used [L, d]",
+                        pass.be_.download(learned));
+    }
+  };
+  BackendExecutor e(*this);
+  x = atlas::add_positions(e, c_, x, L, first, types,
+                           TracePositions{*this, positional_name, traced});
+  if (c_.positional == Positional::Rotary && traced) {  // nothing added: q and k rotate instead
+    const RotaryTable& table = rotary_table(first + L);
+    trace_.add(positional_name,
+               "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
+               first > 0 ? rope_table(table.frequencies, first, L) : table.host);
+    Tensor f({static_cast<int64_t>(table.frequencies.size())});
+    f.data.assign(table.frequencies.begin(), table.frequencies.end());
+    trace_.add(model_arrays::frequencies_of(positional_name),
+               "RoPE frequencies w_i (radians per position) [r/2]", std::move(f));
+  }
   return x;
 }
 

@@ -124,6 +124,11 @@ class BackendExecutor {
   explicit BackendExecutor(ForwardPass& pass) : pass_(pass), be_(pass.backend()) {}
   DTensor weight(const std::string& name) const { return pass_.weight(name); }
   DTensor optional_weight(const std::string& name) const { return pass_.optional_weight(name); }
+  DTensor constant(const Tensor& host) { return be_.upload(host); }
+  DTensor embedding(const DTensor& table, const std::vector<int32_t>& ids, float scale) {
+    return be_.embedding(table, ids, scale);
+  }
+  DTensor row_normalize(const DTensor& x, float eps) { return be_.row_normalize(x, eps); }
   DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) {
     return be_.linear(x, w, b);
   }

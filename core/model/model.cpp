@@ -65,21 +65,21 @@ void check_tokens(const ModelConfig& c, const std::vector<TokenInfo>& tokens, co
                        " is outside the vocabulary of " + std::to_string(c.vocab_size));
 }
 
-// Uploaded weights are kept per backend instance so repeated runs upload once. An entry
-// whose backend was destroyed is dropped at the next forward of the model (its tensors may
-// hold device memory and the device context alive).
-struct WeightCache {
-  struct Entry {
-    std::weak_ptr<const void> backend_alive;
-    std::shared_ptr<Weights> weights;
-  };
-  std::mutex mutex;
-  std::map<uint64_t, Entry> by_backend;
-};
-
 }  // namespace
 
 struct ModelPrivate {
+  // Uploaded weights are kept per backend instance so repeated runs upload once. An entry
+  // whose backend was destroyed is dropped at the next forward of the model (its tensors may
+  // hold device memory and the device context alive). A member type: ModelPrivate has
+  // external linkage, so its members' types may not live in the anonymous namespace.
+  struct WeightCache {
+    struct Entry {
+      std::weak_ptr<const void> backend_alive;
+      std::shared_ptr<Weights> weights;
+    };
+    std::mutex mutex;
+    std::map<uint64_t, Entry> by_backend;
+  };
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   WeightCache cache;
 };

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/model/attention_inputs.h"
+#include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/transformer_block.h"
 #include "core/variants/adaptive_span/train_span.h"
@@ -89,6 +90,17 @@ class Builder {
     explicit TapeExecutor(Builder& b) : b_(b), t_(b.t_) {}
     int weight(const std::string& name) { return b_.w(name); }
     int optional_weight(const std::string& name) { return b_.opt(name); }
+    int constant(const Tensor& host) {
+      M m(host.shape.at(0), host.numel() / host.shape.at(0));
+      for (int64_t i = 0; i < host.numel(); ++i) m.data()[i] = static_cast<S>(host.data[size_t(i)]);
+      return t_.constant(std::move(m));
+    }
+    int embedding(int table, const std::vector<int32_t>& ids, float scale) {
+      return t_.gather_rows(table, ids, static_cast<S>(scale));
+    }
+    int row_normalize(int x, float eps) {
+      return t_.scale_norm(x, -1, S(eps));
+    }  // g = -1: unit rows
     int linear(int x, int w, int bias) { return t_.linear(x, w, bias); }
     int add(int a, int b) { return t_.add(a, b); }
     int mul(int a, int b) { return t_.multiply(a, b); }
@@ -306,21 +318,12 @@ class Builder {
     return c_.fixnorm ? t_.scale_norm(id, -1, S(1e-5f)) : id;  // FixNorm: unit rows
   }
 
+  // The inference engine's embeddings (core/model/embeddings.h), then dropout. Every token is
+  // of type 0 (the training tasks have one segment).
   int embed(const std::vector<int32_t>& ids) {
-    const S s = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(c_.d_model)))
-                                   : S(1);
-    int x = t_.gather_rows(table("embed.tokens"), ids, s);
+    TapeExecutor e(*this);
     const int64_t L = static_cast<int64_t>(ids.size());
-    if (c_.positional == Positional::Sinusoidal) {
-      const Tensor pe = sinusoid_table(L, c_.d_model, c_.sinusoid_layout);
-      M m(L, c_.d_model);
-      for (int64_t i = 0; i < pe.numel(); ++i) m.data()[i] = static_cast<S>(pe.data[i]);
-      x = t_.add(x, t_.constant(std::move(m)));
-    } else if (c_.positional == Positional::Learned) {
-      std::vector<int32_t> pos(static_cast<size_t>(L));
-      for (int64_t i = 0; i < L; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-      x = t_.add(x, t_.gather_rows(w("embed.positions"), std::move(pos), S(1)));
-    }
+    const int x = add_positions(e, c_, embed_tokens(e, c_, ids), L, 0, {}, [](auto&&) {});
     return dropout(x, reg_.dropout);
   }
 

@@ -66,6 +66,15 @@ TEST_CASE("training forward equals the inference engine's forward", "[train]") {
     c.ffn_bias = false;
     check_same_as_inference(c, {65, 66, 67, 256}, {257, 65, 66});
   }
+  SECTION("encoder with BERT's embeddings: token-type rows and the embedding LayerNorm") {
+    // Training once left both out (its own embedding code); the shared piece
+    // (core/model/embeddings.h) adds them on both sides.
+    ModelConfig c = small_train_config(Architecture::Encoder);
+    c.positional = Positional::Learned;
+    c.embeddings.token_types = 2;
+    c.embeddings.norm = true;
+    check_same_as_inference(c, {72, 101, 108, 256}, {});
+  }
   SECTION("every vanilla preset's shape") {
     for (const char* name : {"tiny-encoder", "tiny-decoder", "tiny-encoder-decoder",
                              "tiny-scalenorm"}) {
