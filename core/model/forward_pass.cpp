@@ -290,26 +290,35 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
   return x;
 }
 
+DTensor ForwardPass::stack_attention(const DTensor& xq, const DTensor& xkv,
+                                     const AttentionCall& call) {
+  AttentionMask mask;
+  if (call.causal) {
+    mask.causal = true;
+    mask.causal_offset = past_;  // queries start after the cached prefix
+    mask.window = c_.attention.sliding_window;
+  }
+  if (call.key_valid) mask.key_valid = *call.key_valid;
+  return attention(xq, xkv, call.prefix, attention_site(call.stack, call.sublayer, call.layer),
+                   std::move(mask));
+}
+
+void ForwardPass::layer_done(const std::string& layer, const DTensor& x) {
+  if (opt_.trace.hidden) trace_later(layer + ".hidden", "hidden state after the layer [L, d]", x);
+  std::string stage = layer;  // "encoder.layer2" -> "encoder layer 2"
+  if (const size_t at = stage.find(".layer"); at != std::string::npos)
+    stage.replace(at, 6, " layer ");
+  step(stage);
+}
+
 DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
   if (c_.reversible()) {  // Reformer reversible stack (lsh_attention.cpp)
     AttentionMask m;
     m.key_valid = key_valid;
     return reversible_stack(*this, x, "encoder", c_.n_layers, m, "attn");
   }
-  for (int64_t i = 0; i < c_.n_layers; ++i) {
-    const std::string p = "encoder.layer" + std::to_string(i);
-    AttentionMask m;
-    m.key_valid = key_valid;
-    const DTensor input = x;
-    x = sublayer(x, p + ".attn_norm",
-                 [&](const DTensor& h) { return attention(h, h, p + ".attn", attention_site("encoder", "attn", i), m); });
-    x = layer_output(p, input, sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); }));
-    if (opt_.trace.hidden)
-      trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
-    step("encoder layer " + std::to_string(i));
-  }
-  if (c_.norm_position == NormPosition::Pre) x = norm(x, "encoder.final_norm");
-  return x;
+  BackendExecutor e(*this);
+  return encoder_stack(e, c_, std::move(x), key_valid);
 }
 
 DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
@@ -320,32 +329,8 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
     m.key_valid = self_valid;
     return reversible_stack(*this, x, "decoder", c_.decoder_layers(), m, "self_attn");
   }
-  for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
-    const std::string p = "decoder.layer" + std::to_string(i);
-    AttentionMask self_mask;
-    self_mask.causal = true;
-    self_mask.causal_offset = past_;  // queries start after the cached prefix
-    self_mask.window = c_.attention.sliding_window;
-    self_mask.key_valid = self_valid;
-    const DTensor input = x;
-    x = sublayer(x, p + ".self_attn_norm", [&](const DTensor& h) {
-      return attention(h, h, p + ".self_attn", attention_site("decoder", "self_attn", i), self_mask);
-    });
-    if (memory) {
-      AttentionMask cross;
-      cross.key_valid = memory_valid;
-      x = sublayer(x, p + ".cross_attn_norm", [&](const DTensor& h) {
-        return attention(h, *memory, p + ".cross_attn", attention_site("decoder", "cross_attn", i),
-                         cross);
-      });
-    }
-    x = layer_output(p, input, sublayer(x, p + ".ffn_norm", [&](const DTensor& h) { return ffn(h, p + ".ffn"); }));
-    if (opt_.trace.hidden)
-      trace_later(p + ".hidden", "hidden state after the layer [L, d]", x);
-    step("decoder layer " + std::to_string(i));
-  }
-  if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
-  return x;
+  BackendExecutor e(*this);
+  return decoder_stack(e, c_, std::move(x), memory, self_valid, memory_valid);
 }
 
 const ForwardPass::RotaryTable& ForwardPass::rotary_table(int64_t length) {

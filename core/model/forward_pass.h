@@ -12,6 +12,7 @@
 #include "core/config/config.h"
 #include "core/model/model.h"
 #include "core/model/prefix_cache.h"
+#include "core/model/standard_stacks.h"
 #include "core/model/trace.h"
 #include "core/model/transformer_block.h"
 
@@ -70,6 +71,13 @@ class ForwardPass {
   // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.
   DTensor embed_patches(const Tensor& pixels, const Tensor& cls_fix,
                         const std::vector<TokenInfo>& tokens, const std::string& positional_name);
+  // A standard stack's attention sub-layer (standard_stacks.h): its mask (a decoder's
+  // self-attention is causal after any cached prefix, within the config's sliding window) and
+  // its site in the trace, then attention().
+  DTensor stack_attention(const DTensor& xq, const DTensor& xkv, const AttentionCall& call);
+  // After a standard stack's layer ("encoder.layer2"): its hidden state traced when asked,
+  // then step().
+  void layer_done(const std::string& layer, const DTensor& x);
   DTensor encoder(DTensor x, const std::vector<uint8_t>& key_valid);
   // memory = encoder output for cross-attention, or nullptr for a decoder-only model.
   DTensor decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
@@ -153,6 +161,15 @@ class BackendExecutor {
     return be_.repeat_heads(x, groups, d_head);
   }
   DTensor residual_dropout(const DTensor& x) const { return x; }
+  // StackExecutor (standard_stacks.h)
+  DTensor attention(const DTensor& xq, const DTensor& xkv, const AttentionCall& call) {
+    return pass_.stack_attention(xq, xkv, call);
+  }
+  bool skip_layer() const { return false; }
+  DTensor layer_output(const std::string& layer, const DTensor& input, DTensor output) {
+    return pass_.layer_output(layer, input, std::move(output));
+  }
+  void layer_done(const std::string& layer, const DTensor& x) { pass_.layer_done(layer, x); }
 
   // The backend's kernel of a config's feed-forward activation.
   static Activation backend_activation(FfnActivation kind);

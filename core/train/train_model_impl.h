@@ -117,6 +117,15 @@ class Builder {
       return t_.repeat_heads(x, groups, d_head);
     }
     int residual_dropout(int x) { return b_.dropout(x, b_.reg_.dropout); }
+    // StackExecutor (core/model/standard_stacks.h)
+    int attention(int xq, int xkv, const AttentionCall& call) {
+      static const std::vector<uint8_t> kAllValid;
+      return b_.attention(xq, xkv, call.prefix, call.causal,
+                          call.key_valid ? *call.key_valid : kAllValid);
+    }
+    bool skip_layer() { return b_.skip_layer(); }
+    int layer_output(const std::string&, int, int output) { return output; }
+    void layer_done(const std::string&, int) {}
 
    private:
     Builder& b_;
@@ -495,34 +504,15 @@ class Builder {
 
   int encoder(int x, const std::vector<uint8_t>& valid) {
     if (c_.reversible()) return reversible(x, "encoder", c_.n_layers, "attn", false, valid);
-    for (int64_t i = 0; i < c_.n_layers; ++i) {
-      if (skip_layer()) continue;
-      const std::string p = "encoder.layer" + std::to_string(i);
-      x = sublayer(x, p + ".attn_norm",
-                   [&](int h) { return attention(h, h, p + ".attn", false, valid); });
-      x = sublayer(x, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
-    }
-    if (c_.norm_position == NormPosition::Pre) x = norm(x, "encoder.final_norm");
-    return x;
+    TapeExecutor e(*this);
+    return encoder_stack(e, c_, x, valid);
   }
-
   int decoder(int x, int memory, const std::vector<uint8_t>& self_valid,
               const std::vector<uint8_t>& memory_valid) {
     if (c_.reversible() && memory < 0)
       return reversible(x, "decoder", c_.decoder_layers(), "self_attn", true, self_valid);
-    for (int64_t i = 0; i < c_.decoder_layers(); ++i) {
-      if (skip_layer()) continue;
-      const std::string p = "decoder.layer" + std::to_string(i);
-      x = sublayer(x, p + ".self_attn_norm",
-                   [&](int h) { return attention(h, h, p + ".self_attn", true, self_valid); });
-      if (memory >= 0)
-        x = sublayer(x, p + ".cross_attn_norm", [&](int h) {
-          return attention(h, memory, p + ".cross_attn", false, memory_valid);
-        });
-      x = sublayer(x, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
-    }
-    if (c_.norm_position == NormPosition::Pre) x = norm(x, "decoder.final_norm");
-    return x;
+    TapeExecutor e(*this);
+    return decoder_stack(e, c_, x, memory >= 0 ? &memory : nullptr, self_valid, memory_valid);
   }
 
   int logits(int h) {
