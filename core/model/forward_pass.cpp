@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/model/attention_inputs.h"
+#include "core/model/attention_mechanism.h"
 #include "core/model/embeddings.h"
 #include "core/model/model_arrays.h"
 #include "core/tensor/error.h"
@@ -72,7 +73,9 @@ AttentionMap attention_site(std::string stack, std::string sublayer, int64_t lay
 DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
                                AttentionMap site, AttentionMask mask) {
   const std::string traced_name = attention_array_name(site);
-  const bool sparse = sparse_applies(c_, xq, xkv);  // sparse patterns, LSH, Performer
+  // Self-attention is called with the same tensor for queries and keys.
+  const AttentionMechanism mechanism = attention_mechanism(c_, xq.storage == xkv.storage);
+  const bool sparse = is_sparse_mechanism(mechanism);  // sparse patterns, LSH, Performer
   const bool rotary = c_.positional == Positional::Rotary && site.sublayer != "cross_attn";
   // Decoder self-attention continuing a cached prefix (prefix_cache.h): keys and values of the
   // past tokens go before this call's, and the query rows are the positions after them.
@@ -87,8 +90,8 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   const float scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
   // Full attention above the size budget (attention_on_demand.h): the queries and keys are
   // traced instead of the maps, which are computed from them on request.
-  const bool on_demand = maps_on_demand_ && opt_.trace.attention && !sparse && mask.allowed.empty() &&
-                         !relative_attention_applies(c_, prefix) && !score_function_applies(c_);
+  const bool on_demand = maps_on_demand_ && opt_.trace.attention &&
+                         mechanism == AttentionMechanism::Softmax && mask.allowed.empty();
   if (opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -164,11 +167,11 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   if (opt_.trace.masks && !on_demand)  // an on-demand map's mask is its rule (AttentionMap)
     trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
                mask_matrix(mask, lq, lk), DType::I32);
-  if (relative_attention_applies(c_, prefix)) {  // Shaw / adaptive span: host maths
+  if (mechanism == AttentionMechanism::Relative) {  // Shaw / adaptive span
     DTensor o = relative_attention_layer(*this, xq, q, k, v, prefix, traced_name, mask);
     return attention_output(o, prefix);
   }
-  if (score_function_applies(c_)) {  // seed 004's score functions, host maths
+  if (mechanism == AttentionMechanism::ScoreFunction) {  // seed 004's score functions
     DTensor o = score_function_attention(*this, q, k, v, prefix, traced_name, mask);
     return attention_output(o, prefix);
   }

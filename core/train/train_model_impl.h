@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/model/attention_inputs.h"
+#include "core/model/attention_mechanism.h"
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/transformer_block.h"
@@ -220,29 +221,37 @@ class Builder {
       attention_nodes.push_back(o);
       return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
     };
-    if (c_.lsh() && xq == xkv)  // Reformer: shared QK, hashed buckets (train_lsh in-line)
-      return out(lsh_attention(q, v, prefix, spec));
-    if (c_.performer() && xq == xkv) {  // self-attention only, as ForwardPass::attention
-      if (!spec.prob_keep.empty())
-        throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
-                         "never forms; use dropout or DropHead instead");
-      return out(performer_attention(t_, q, k, v, performer_features(prefix), spec));
+    switch (attention_mechanism(c_, xq == xkv)) {  // the inference forward's rule
+      case AttentionMechanism::Lsh:  // Reformer: shared QK, hashed buckets (train_lsh in-line)
+        return out(lsh_attention(q, v, prefix, spec));
+      case AttentionMechanism::Performer:
+        if (!spec.prob_keep.empty())
+          throw AtlasError(
+              "attention dropout needs the attention probabilities, which a "
+              "Performer never forms; use dropout or DropHead instead");
+        return out(performer_attention(t_, q, k, v, performer_features(prefix), spec));
+      case AttentionMechanism::SparsePattern:  // a dense mask of the pattern, then softmax
+        spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
+        break;
+      case AttentionMechanism::Relative:
+        if (c_.adaptive_span()) {  // core/variants/adaptive_span/train_span.h
+          const AdaptiveSpanConfig& sc = *c_.adaptive_span();
+          const int z =
+              sc.dynamic
+                  ? t_.scaled_sigmoid(t_.linear(xq, w(prefix + ".span_v"), w(prefix + ".span_b")),
+                                      S(sc.max_span))
+                  : w(prefix + ".span_z");  // [Lq, H] or [1, H]
+          span_z_nodes.push_back(z);
+          return out(span_attention(t_, q, k, v, z, spec,
+                                    {sc.ramp, sc.max_span, sc.mode, sc.distance_offset()}));
+        }
+        // Shaw alone (check_trainable refuses Shaw with a span): core/variants/shaw/train_shaw.h
+        return out(shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
+                                  c_.shaw()->max_distance));
+      case AttentionMechanism::Softmax:
+      case AttentionMechanism::ScoreFunction:
+        break;
     }
-    if (c_.sparse() && xq == xkv)  // self-attention only, as ForwardPass::attention
-      spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
-    if (c_.adaptive_span() &&
-        !prefix.ends_with("cross_attn")) {  // core/variants/adaptive_span/train_span.h
-      const AdaptiveSpanConfig& sc = *c_.adaptive_span();
-      const int z = sc.dynamic ? t_.scaled_sigmoid(t_.linear(xq, w(prefix + ".span_v"),
-                                                             w(prefix + ".span_b")),
-                                                   S(sc.max_span))
-                               : w(prefix + ".span_z");  // [Lq, H] or [1, H]
-      span_z_nodes.push_back(z);
-      return out(span_attention(t_, q, k, v, z, spec, {sc.ramp, sc.max_span, sc.mode, sc.distance_offset()}));
-    }
-    if (c_.shaw() && !prefix.ends_with("cross_attn"))  // core/variants/shaw/train_shaw.h
-      return out(shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
-                                c_.shaw()->max_distance));
     return out(score_function_attention(q, k, v, prefix, std::move(spec)));
   }
 

@@ -17,14 +17,6 @@
 
 namespace atlas {
 
-namespace {
-
-bool is_self_attention(const std::string& prefix) {
-  return prefix.ends_with(".attn") || prefix.ends_with(".self_attn");
-}
-
-}  // namespace
-
 void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
   if (c.universal()) append_universal_specs(specs, c);  // shared block (universal.cpp)
   if (c.xl()) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
@@ -51,10 +43,6 @@ void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelC
   if (c.has_decoder())
     for (int64_t i = 0; i < c.decoder_layers(); ++i)
       add_for("decoder.layer" + std::to_string(i) + ".self_attn");
-}
-
-bool relative_attention_applies(const ModelConfig& c, const std::string& prefix) {
-  return (c.shaw() || c.adaptive_span()) && is_self_attention(prefix);
 }
 
 DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const DTensor& q_d,

@@ -20,10 +20,6 @@ class ForwardPass;
 // Appends the variant tensors (Shaw tables, span parameters) of every self-attention layer.
 void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c);
 
-// True when the attention sub-layer `prefix` (e.g. "decoder.layer0.self_attn") is a
-// self-attention that Shaw or adaptive span modifies.
-bool relative_attention_applies(const ModelConfig& c, const std::string& prefix);
-
 // Attention of all heads through Backend::relative_attention: xq [Lq, d] (the sub-layer input, for the dynamic span),
 // q [Lq, H*dh], k, v [Lk, H*dh] -> concatenated heads [Lq, H*dh] (before W^O). Traces
 // `traced_name` (probabilities, scores) and the variant arrays.

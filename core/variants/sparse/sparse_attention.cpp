@@ -139,10 +139,6 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
   return out;
 }
 
-bool sparse_applies(const ModelConfig& c, const DTensor& xq, const DTensor& xkv) {
-  return (c.sparse() || c.lsh() || c.performer()) && xq.storage == xkv.storage;
-}
-
 int64_t layer_index_of(const std::string& prefix) {
   const auto at = prefix.find(".layer");
   size_t pos = at == std::string::npos ? (prefix.rfind("layer", 0) == 0 ? 5 : std::string::npos)

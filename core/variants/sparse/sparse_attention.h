@@ -40,10 +40,6 @@ void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tenso
 std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, int64_t layer,
                                        int64_t n_heads, const AttentionMask& mask);
 
-// True when a config's pattern (or LSH / Performer) replaces dense attention for this call: one is set and
-// the call is self-attention (queries and keys from the same tensor).
-bool sparse_applies(const ModelConfig& c, const DTensor& xq, const DTensor& xkv);
-
 // The layer index in a dump-scheme prefix "<stack>.layer<i>.<what>" (0 when absent).
 int64_t layer_index_of(const std::string& prefix);
 
