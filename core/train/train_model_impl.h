@@ -99,9 +99,8 @@ class Builder {
     int embedding(int table, const std::vector<int32_t>& ids, float scale) {
       return t_.gather_rows(table, ids, static_cast<S>(scale));
     }
-    int row_normalize(int x, float eps) {
-      return t_.scale_norm(x, -1, S(eps));
-    }  // g = -1: unit rows
+    // ScaleNorm without a gain (g = -1): unit rows.
+    int row_normalize(int x, float eps) { return t_.scale_norm(x, -1, S(eps)); }
     int linear(int x, int w, int bias) { return t_.linear(x, w, bias); }
     int add(int a, int b) { return t_.add(a, b); }
     int mul(int a, int b) { return t_.multiply(a, b); }
@@ -227,8 +226,8 @@ class Builder {
       case AttentionMechanism::Performer:
         if (!spec.prob_keep.empty())
           throw AtlasError(
-              "attention dropout needs the attention probabilities, which a "
-              "Performer never forms; use dropout or DropHead instead");
+              "attention dropout needs the attention probabilities, which a Performer "
+              "never forms; use dropout or DropHead instead");
         return out(performer_attention(t_, q, k, v, performer_features(prefix), spec));
       case AttentionMechanism::SparsePattern:  // a dense mask of the pattern, then softmax
         spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
