@@ -16,11 +16,12 @@
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/tensor/error.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
+#include "core/tensor/error.h"
 #include "core/variants/sparse/sparse_attention.h"
+#include "core/variants/universal/act_step.h"
 #include "gpu/vulkan_backend.h"
 
 using namespace atlas;
@@ -178,13 +179,18 @@ std::vector<OpDef> ops(int64_t L, int heads) {
   };
   return {
       {"linear d->d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w, in.b); }},
-      {"linear d->4d", [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w_ff, in.b_ff); }},
+      {"linear d->4d",
+       [](Backend& be, const Inputs& in) { return be.linear(in.x, in.w_ff, in.b_ff); }},
       {"add", [](Backend& be, const Inputs& in) { return be.add(in.x, in.x2); }},
       {"scale", [](Backend& be, const Inputs& in) { return be.scale(in.x, 0.5f); }},
-      {"layer_norm", [](Backend& be, const Inputs& in) { return be.layer_norm(in.x, in.gamma, in.beta, 1e-5f); }},
-      {"row_normalize", [](Backend& be, const Inputs& in) { return be.row_normalize(in.x, 1e-6f); }},
-      {"gelu (erf)", [](Backend& be, const Inputs& in) { return be.activation(in.x, Activation::GeluErf); }},
-      {"embedding", [ids](Backend& be, const Inputs& in) { return be.embedding(in.table, ids, 22.6f); }},
+      {"layer_norm",
+       [](Backend& be, const Inputs& in) { return be.layer_norm(in.x, in.gamma, in.beta, 1e-5f); }},
+      {"row_normalize",
+       [](Backend& be, const Inputs& in) { return be.row_normalize(in.x, 1e-6f); }},
+      {"gelu (erf)",
+       [](Backend& be, const Inputs& in) { return be.activation(in.x, Activation::GeluErf); }},
+      {"embedding",
+       [ids](Backend& be, const Inputs& in) { return be.embedding(in.table, ids, 22.6f); }},
       {"attention", attn(false, false)},
       {"attention causal", attn(false, true)},
       {"attention +probs", attn(true, false)},
@@ -198,8 +204,9 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       {"score additive attention", score(ScoreFunction::Additive)},
       {"performer attention", performer(false)},
       {"performer causal attention", performer(true)},
-      {"act step", [](Backend& be, const Inputs& in) {
-         return be.act_step({in.act_halting, in.x, in.x2}, in.act_logit, in.q, {}).next.y;
+      {"act step",
+       [](Backend& be, const Inputs& in) {
+         return act_step(be, {in.act_halting, in.x, in.x2}, in.act_logit, in.q, {}).next.y;
        }},
   };
 }

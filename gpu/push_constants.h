@@ -111,17 +111,6 @@ struct XlAttentionPC {
   float scale;
 };
 
-// shaders/act_step.comp: one invocation per element of the [rows, d] state.
-enum ActStepFlags : uint32_t {
-  kActLastStep = 1,
-  kActInterpolate = 2,
-};
-struct ActStepPC {
-  uint32_t rows, d;
-  uint32_t flags;
-  float threshold;
-};
-
 // shaders/score_attention.comp: one workgroup per (query row, head).
 enum ScoreAttentionFlags : uint32_t {
   kScoreKeyValid = 1,
@@ -161,9 +150,8 @@ struct RepeatHeadsPC {
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
-static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ActStepPC) <= 128 &&
-              sizeof(ScoreAttentionPC) <= 128 && sizeof(GtrxlGatePC) <= 128 &&
-              sizeof(PerformerPC) <= 128);
+static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ScoreAttentionPC) <= 128 &&
+              sizeof(GtrxlGatePC) <= 128 && sizeof(PerformerPC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

@@ -72,9 +72,6 @@ class VulkanBackend : public Backend, private KernelApi {
   XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                  const DTensor& rk, const DTensor& u, const DTensor& vb,
                                  const XlAttentionArgs& args) override;
-  // vk_act_step.cpp (Universal Transformer ACT halting)
-  ActStepResult act_step(const ActState& current, const DTensor& logit, const DTensor& step_out,
-                         const ActStepArgs& args) override;
   // vk_score_attention.cpp (seed 004's score functions)
   AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                   const ScoreAttentionArgs& args) override;

@@ -15,7 +15,6 @@
 #include "core/tensor/error.h"
 #include "gpu/push_constants.h"
 // Generated at build time from gpu/shaders/*.comp (see gpu/CMakeLists.txt).
-#include "act_step_spv.h"
 #include "activation_spv.h"
 #include "add_spv.h"
 #include "attention_spv.h"
@@ -65,7 +64,6 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC, Op::ShawAttention, Op::AdaptiveSpan),
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
     ATLAS_SHADER(xl_attention, 13, XlAttentionPC, Op::XlAttention),
-    ATLAS_SHADER(act_step, 9, ActStepPC, Op::ActHalting),
     ATLAS_SHADER(score_attention, 13, ScoreAttentionPC, Op::ScoreFunction),
     ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC, Op::GtrxlGate),
     ATLAS_SHADER(performer, 12, PerformerPC, Op::PerformerAttention),

@@ -3,9 +3,9 @@
 // the scores and the four terms. Shapes beyond one storage-buffer binding run the host
 // reference instead, reported as a fallback.
 #include "core/tensor/error.h"
+#include "core/variants/transformer_xl/xl_attention_op.h"
 #include "gpu/push_constants.h"
 #include "gpu/vk_backend_impl.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
 
 namespace atlas::vk {
 

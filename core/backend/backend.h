@@ -39,7 +39,6 @@ enum class Op {
   SparseAttention,     // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
   LshAttention,        // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
   PerformerAttention,  // Performer FAVOR+ (core/variants/performer/performer.cpp)
-  ActHalting,          // Universal Transformer ACT halting (core/variants/universal/universal.cpp)
   ScoreFunction,       // seed 004 score functions other than scaled dot
                        // (core/variants/score_functions/score_functions.cpp)
   GtrxlGate,           // GTrXL gating layers (core/variants/gtrxl/gtrxl.cpp)
@@ -165,30 +164,6 @@ struct XlAttentionResult {
   DTensor probs;                      // [heads, Lq, Lk] when want_probs
   DTensor scores;                     // [heads, Lq, Lk] when want_terms
   DTensor term_a, term_b, term_c, term_d;  // [heads, Lq, Lk] when want_terms
-};
-
-// The state of Adaptive Computation Time across the steps of a Universal Transformer
-// (Graves 2016; core/variants/universal/universal.cpp). One step, for every position i that has not halted,
-// with h_i = sigmoid(logit_i):
-//   n_i += 1;  if cum_i + h_i >= threshold or last step: w_i = R_i = 1 - cum_i, cum_i = 1, halt
-//              else w_i = h_i, cum_i += h_i
-//   y_i = w_i t_i + (1 - w_i) y_i (interpolate) or y_i + w_i t_i (accumulate);  state_i = t_i
-// Halted positions keep y_i and state_i; their h and w of this step are 0.
-struct ActState {
-  DTensor halting;  // [L, 4]: cum, remainder R, steps N, halted (0 / 1)
-  DTensor y;        // [L, d] ACT output so far
-  DTensor state;    // [L, d] each position's latest step output (the next step's input)
-};
-
-struct ActStepArgs {
-  float threshold = 0.99f;  // 1 - epsilon
-  bool last_step = false;   // every running position halts (N = max_steps)
-  bool interpolate = true;  // ActUpdate::Interpolate; false: accumulate
-};
-
-struct ActStepResult {
-  ActState next;
-  DTensor weights;  // [L, 2]: h_i and w_i of this step (0 for positions halted before it)
 };
 
 // Seed 004's score functions other than scaled dot (core/variants/score_functions/score_functions.h) on one attention
@@ -343,11 +318,6 @@ class Backend {
   virtual XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                          const DTensor& rk, const DTensor& u, const DTensor& vb,
                                          const XlAttentionArgs& args);
-  // One ACT step (ActState): logit [L, 1] the halting unit's output for this step's input,
-  // step_out [L, d] the shared block's output. The default runs the host reference, reported
-  // by note_host_compute(Op::ActHalting).
-  virtual ActStepResult act_step(const ActState& current, const DTensor& logit,
-                                 const DTensor& step_out, const ActStepArgs& args);
   // Performer attention (PerformerArgs). The default runs the host reference, reported by
   // note_host_compute(Op::PerformerAttention).
   virtual PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,

@@ -37,9 +37,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
      "LSH attention (hashing, sorting, chunked attention) computed on the host", false},
     {Op::PerformerAttention, "performer_attention",
      "Performer FAVOR+ attention (features, linear attention) computed on the host"},
-    {Op::ActHalting, "act_halting",
-     "ACT halting (halting probabilities, weighted state update) computed on the host; the "
-     "per-step block runs on the backend"},
     {Op::ScoreFunction, "score_function",
      "attention with a seed-004 score function (scores, softmax) computed on the host"},
     {Op::GtrxlGate, "gtrxl_gate", "GTrXL gating layers computed on the host"},

@@ -1,11 +1,12 @@
 #include "core/backend/variant_ops.h"
 
+#include "core/backend/module_op.h"
+
 namespace atlas {
 
 std::vector<Op> variant_ops(const ModelConfig& c) {
   std::vector<Op> ops;
   if (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()) return {Op::HostModel};
-  if (c.universal() && c.universal()->act) ops.push_back(Op::ActHalting);
   // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
   if (c.xl()) {
     ops.push_back(Op::XlAttention);
@@ -32,6 +33,10 @@ std::vector<std::string> expected_fallbacks(const ModelConfig& c, const Backend&
   std::vector<std::string> lines;
   for (Op op : variant_ops(c))
     if (!backend.supports(op)) lines.push_back(host_fallback_line(op));
+  if (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()) return lines;  // no backend ops
+  for (const ModuleOp* op : module_ops())
+    if (op->used_by(c) && !backend.supports_module_op(*op))
+      lines.push_back(module_fallback_line(*op));
   return lines;
 }
 

@@ -9,7 +9,8 @@
 
 #include "core/backend/op_registry.h"
 #include "core/variants/transformer_xl/train_xl.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
+#include "core/variants/transformer_xl/xl_attention_op.h"
+#include "core/variants/universal/act_step.h"
 #include "tests/backend_ops/compare.h"
 #include "tests/backend_ops/op_case.h"
 
@@ -112,7 +113,7 @@ struct ActStepIn {
 };
 
 const Register act_case(make_case(OpTest<ActStepShape, ActStepIn>{
-    Op::ActHalting,
+    act_step_op(),
     {"halting", "y", "state", "weights"},
     {{1, 1, true, false},
      {7, 13, true, false},
@@ -147,8 +148,9 @@ const Register act_case(make_case(OpTest<ActStepShape, ActStepIn>{
       return in;
     },
     [](Backend& be, const ActStepIn& in) {
-      const ActStepResult r = be.act_step({be.upload(in.halting), be.upload(in.y), be.upload(in.state)},
-                                          be.upload(in.logit), be.upload(in.step_out), in.args);
+      const ActStepResult r =
+          act_step(be, {be.upload(in.halting), be.upload(in.y), be.upload(in.state)},
+                   be.upload(in.logit), be.upload(in.step_out), in.args);
       return be.download_all({r.next.halting, r.next.y, r.next.state, r.weights});
     },
     [](const ActStepIn& in) {

@@ -4,10 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include "core/backend/backend.h"
+#include "core/backend/variant_ops.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "core/backend/variant_ops.h"
+#include "tests/core/cpu_forwarding_backend.h"
 
 using namespace atlas;
 
@@ -15,7 +16,7 @@ namespace {
 
 // A "device" backend that forwards every vanilla op to the CPU backend and has no kernel
 // for any variant op, like a new backend would before its variant kernels exist.
-class VanillaOnlyBackend : public Backend {
+class VanillaOnlyBackend : public atlas::backend_test::CpuForwardingBackend {
  public:
   std::string name() const override { return "vanilla-only"; }
   bool supports(Op op) const override { return op <= Op::RowNormalize; }
@@ -25,26 +26,6 @@ class VanillaOnlyBackend : public Backend {
     return t;
   }
   std::vector<std::weak_ptr<DeviceStorage>> uploaded;  // every tensor this backend uploaded
-  Tensor download(const DTensor& t) override { return cpu_->download(t); }
-  DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override { return cpu_->linear(x, w, b); }
-  DTensor add(const DTensor& a, const DTensor& b) override { return cpu_->add(a, b); }
-  DTensor scale(const DTensor& x, float s) override { return cpu_->scale(x, s); }
-  DTensor layer_norm(const DTensor& x, const DTensor& g, const DTensor& b, float eps) override {
-    return cpu_->layer_norm(x, g, b, eps);
-  }
-  DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) override { return cpu_->scale_norm(x, g, eps); }
-  DTensor row_normalize(const DTensor& x, float eps) override { return cpu_->row_normalize(x, eps); }
-  DTensor activation(const DTensor& x, Activation k) override { return cpu_->activation(x, k); }
-  DTensor embedding(const DTensor& t, const std::vector<int32_t>& ids, float s) override {
-    return cpu_->embedding(t, ids, s);
-  }
-  AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                            const AttentionArgs& a) override {
-    return cpu_->attention(q, k, v, a);
-  }
-
- private:
-  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
 };
 
 RunResult run_on(Backend* be, const std::string& preset) {
@@ -61,13 +42,10 @@ RunResult run_on(Backend* be, const std::string& preset) {
 TEST_CASE("a backend without variant kernels reports each host computation once",
           "[backend][fallback]") {
   const std::vector<std::pair<std::string, std::string>> table = {
-      {"tiny-shaw", "shaw_attention: "},
-      {"tiny-span", "adaptive_span: "},
-      {"tiny-xl", "xl_attention: "},
-      {"tiny-sparse-fixed", "sparse_attention: "},
-      {"tiny-reformer", "lsh_attention: "},
-      {"tiny-performer", "performer_attention: "},
-      {"tiny-ut-act", "act_halting: "},
+      {"tiny-shaw", "shaw_attention: "},    {"tiny-span", "adaptive_span: "},
+      {"tiny-xl", "xl_attention: "},        {"tiny-sparse-fixed", "sparse_attention: "},
+      {"tiny-reformer", "lsh_attention: "}, {"tiny-performer", "performer_attention: "},
+      {"tiny-ut-act", "act_step: "},        {"tiny-rope", "rope: "},
   };
   for (const auto& [preset, prefix] : table) {
     INFO("preset " << preset);

@@ -10,6 +10,7 @@
 #include "core/backend/module_op.h"
 #include "core/backend/op_registry.h"
 #include "tests/backend_ops/harness.h"
+#include "tests/core/cpu_forwarding_backend.h"
 
 using namespace atlas;
 
@@ -59,33 +60,10 @@ TEST_CASE(
 
 TEST_CASE("a backend without a module op's kernel runs its host reference and says so",
           "[backend-ops]") {
-  // A backend that is the CPU backend in everything but the module ops it claims.
-  struct NoKernels : Backend {
-    std::unique_ptr<Backend> cpu = make_cpu_backend();
+  // The CPU backend in every op, but claiming no module op's kernel, like a new device
+  // backend before its variant kernels exist.
+  struct NoKernels : atlas::backend_test::CpuForwardingBackend {
     std::string name() const override { return "no kernels"; }
-    bool supports(Op) const override { return true; }
-    DTensor upload(const Tensor& t) override { return cpu->upload(t); }
-    Tensor download(const DTensor& t) override { return cpu->download(t); }
-    DTensor linear(const DTensor& x, const DTensor& w, const DTensor& b) override {
-      return cpu->linear(x, w, b);
-    }
-    DTensor add(const DTensor& a, const DTensor& b) override { return cpu->add(a, b); }
-    DTensor scale(const DTensor& x, float s) override { return cpu->scale(x, s); }
-    DTensor layer_norm(const DTensor& x, const DTensor& g, const DTensor& b, float e) override {
-      return cpu->layer_norm(x, g, b, e);
-    }
-    DTensor scale_norm(const DTensor& x, const DTensor& g, float e) override {
-      return cpu->scale_norm(x, g, e);
-    }
-    DTensor row_normalize(const DTensor& x, float e) override { return cpu->row_normalize(x, e); }
-    DTensor activation(const DTensor& x, Activation k) override { return cpu->activation(x, k); }
-    DTensor embedding(const DTensor& t, const std::vector<int32_t>& ids, float s) override {
-      return cpu->embedding(t, ids, s);
-    }
-    AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                              const AttentionArgs& a) override {
-      return cpu->attention(q, k, v, a);
-    }
   };
   const op_test::OpCase* rope = op_test::op_case(*find_module_op("rope"));
   REQUIRE(rope != nullptr);

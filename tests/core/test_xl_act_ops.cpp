@@ -1,14 +1,15 @@
-// The backend ops behind Transformer-XL and ACT (core/variants/transformer_xl/xl_act_ops.h): the host references
-// against values worked out by hand (ACT) and a scalar loop over the paper's four terms (XL),
-// and the Backend defaults for slicing and stacking rows. Device kernels are tested against
-// these references in tests/gpu/.
+// The backend ops behind Transformer-XL and ACT (core/variants/transformer_xl/xl_attention_op.h):
+// the host references against values worked out by hand (ACT) and a scalar loop over the paper's
+// four terms (XL), and the Backend defaults for slicing and stacking rows. Device kernels are
+// tested against these references in tests/gpu/.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
+#include "core/variants/transformer_xl/xl_attention_op.h"
+#include "core/variants/universal/act_step.h"
 #include "tests/core/random_tensor.h"
 
 using namespace atlas;

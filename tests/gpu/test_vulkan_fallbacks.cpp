@@ -41,16 +41,16 @@ TEST_CASE("variant attention computed on the host is listed once per op kind on 
       {"tiny-encoder", {}},
       {"tiny-encoder-decoder", {}},
       {"tiny-ut-fixed", {}},  // a fixed-step Universal Transformer is plain layers
-      {"tiny-shaw", {}},  // Shaw and adaptive span have a kernel (relative_attention.comp)
+      {"tiny-shaw", {}},      // Shaw and adaptive span have a kernel (relative_attention.comp)
       {"tiny-span", {}},
       {"tiny-span-dynamic", {}},
       {"tiny-xl", {}},  // XL terms and memory have kernels (xl_attention.comp, buffer copies)
       {"tiny-sparse-strided", {}},  // CSR patterns have a kernel (sparse_attention.comp)
       {"tiny-local1d", {}},
       {"tiny-reformer", {"lsh_attention"}},
-      {"tiny-performer", {}},  // FAVOR+ has a kernel (performer.comp)
-      {"tiny-ut-act", {}},  // the ACT step has a kernel (act_step.comp)
-      {"tiny-gtrxl", {}},  // GTrXL gates have a kernel (gtrxl_gate.comp)
+      {"tiny-performer", {}},       // FAVOR+ has a kernel (performer.comp)
+      {"tiny-ut-act", {}},          // the ACT step has a kernel (gpu/variants/universal)
+      {"tiny-gtrxl", {}},           // GTrXL gates have a kernel (gtrxl_gate.comp)
       {"tiny-score-additive", {}},  // score functions have a kernel (score_attention.comp)
   };
   for (const auto& [preset, want] : table) {

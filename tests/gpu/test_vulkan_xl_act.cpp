@@ -7,8 +7,9 @@
 //   output:        |err| <= 1e-5                  ACT state, y, weights: |err| <= 1e-6
 #include <cmath>
 
+#include "core/variants/transformer_xl/xl_attention_op.h"
+#include "core/variants/universal/act_step.h"
 #include "tests/gpu/gpu_test_util.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;
@@ -200,7 +201,7 @@ TEST_CASE("Vulkan act_step matches Graves' halting rule over several steps", "[v
     const Tensor logit = random_tensor({L, 1}, 40 + uint32_t(s), -4.0f, 1.5f);
     const Tensor t = random_tensor({L, d}, 60 + uint32_t(s));
     const NaiveAct want = naive_act(halting, y, state, logit, t, a);
-    const ActStepResult r = g.vk->act_step({dh, dy, ds}, g.vk->upload(logit), g.vk->upload(t), a);
+    const ActStepResult r = act_step(*g.vk, {dh, dy, ds}, g.vk->upload(logit), g.vk->upload(t), a);
     const std::vector<Tensor> got = g.vk->download_all({r.next.halting, r.next.y, r.next.state, r.weights});
     const std::string n = "step " + std::to_string(s);
     require_close(got[0].data, want.halting, 1e-6, n + " halting");
@@ -208,8 +209,9 @@ TEST_CASE("Vulkan act_step matches Graves' halting rule over several steps", "[v
     require_close(got[2].data, want.state, 1e-6, n + " state");
     require_close(got[3].data, want.weights, 1e-6, n + " weights");
     // The CPU backend (host reference) agrees with the same oracle.
-    const ActStepResult c = g.cpu->act_step({g.cpu->upload(halting), g.cpu->upload(y), g.cpu->upload(state)},
-                                            g.cpu->upload(logit), g.cpu->upload(t), a);
+    const ActStepResult c =
+        act_step(*g.cpu, {g.cpu->upload(halting), g.cpu->upload(y), g.cpu->upload(state)},
+                 g.cpu->upload(logit), g.cpu->upload(t), a);
     require_close(g.cpu->download(c.next.halting).data, want.halting, 1e-6, n + " cpu halting");
     // Carry the device's state forward; the host copies follow it for the next oracle step.
     halting = got[0], y = got[1], state = got[2];

@@ -90,8 +90,10 @@ std::vector<Tensor> rope_on_host(const std::vector<Tensor>& in, const RopeArgs& 
   return {rope_reference(in.at(0), in.at(1), args)};
 }
 
+bool uses_rope(const ModelConfig& c) { return c.positional == Positional::Rotary; }
+
 constexpr ModuleOpOf<RopeArgs> kRope = module_op<RopeArgs, rope_on_host>(
-    "rope", "rotary position embedding of queries and keys computed on the host");
+    "rope", "rotary position embedding of queries and keys computed on the host", uses_rope);
 const RegisterModuleOp kRegisterRope(kRope.op);
 
 }  // namespace

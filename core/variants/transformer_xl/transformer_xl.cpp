@@ -18,9 +18,9 @@
 #include <limits>
 #include <optional>
 
-#include "core/variants/gtrxl/gtrxl.h"
 #include "core/model/positional.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
+#include "core/variants/gtrxl/gtrxl.h"
+#include "core/variants/transformer_xl/xl_attention_op.h"
 
 namespace atlas {
 

@@ -6,7 +6,7 @@
 
 #include "core/tensor/error.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
+#include "core/variants/transformer_xl/xl_attention_op.h"
 
 namespace atlas {
 

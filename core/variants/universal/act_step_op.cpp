@@ -1,9 +1,10 @@
-// The act_step op (core/backend/backend.h, ActState): host reference and Backend default.
+// The act_step module op (act_step.h): its host reference and its call on a backend.
 #include <cmath>
 
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 #include "core/tensor/sigmoid.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
+#include "core/variants/universal/act_step.h"
 
 namespace atlas {
 
@@ -53,14 +54,33 @@ ActStepHost act_step_reference(const Tensor& halting, const Tensor& y, const Ten
   return r;
 }
 
-ActStepResult Backend::act_step(const ActState& current, const DTensor& logit, const DTensor& step_out,
-                                const ActStepArgs& args) {
+namespace {
+
+std::vector<Tensor> act_step_on_host(const std::vector<Tensor>& in, const ActStepArgs& args) {
+  ActStepHost h = act_step_reference(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), args);
+  return {std::move(h.halting), std::move(h.y), std::move(h.state), std::move(h.weights)};
+}
+
+bool uses_act(const ModelConfig& c) { return c.universal() && c.universal()->act; }
+
+constexpr ModuleOpOf<ActStepArgs> kActStep = module_op<ActStepArgs, act_step_on_host>(
+    "act_step",
+    "ACT halting (halting probabilities, weighted state update) computed on the host; the "
+    "per-step block runs on the backend",
+    uses_act);
+const RegisterModuleOp kRegisterActStep(kActStep.op);
+
+}  // namespace
+
+const ModuleOp& act_step_op() { return kActStep.op; }
+
+ActStepResult act_step(Backend& be, const ActState& current, const DTensor& logit,
+                       const DTensor& step_out, const ActStepArgs& args) {
   check_act_step_shapes(current.halting.shape, current.y.shape, current.state.shape, logit.shape,
                         step_out.shape);
-  note_host_compute(Op::ActHalting);
-  const std::vector<Tensor> in = download_all({current.halting, current.y, current.state, logit, step_out});
-  ActStepHost h = act_step_reference(in[0], in[1], in[2], in[3], in[4], args);
-  return {{upload(h.halting), upload(h.y), upload(h.state)}, upload(h.weights)};
+  const std::vector<DTensor> out =
+      run_op(be, kActStep, {current.halting, current.y, current.state, logit, step_out}, args);
+  return {{out.at(0), out.at(1), out.at(2)}, out.at(3)};
 }
 
 }  // namespace atlas

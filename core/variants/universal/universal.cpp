@@ -19,10 +19,10 @@
 
 #include <cmath>
 
-#include "core/model/positional.h"
-#include "core/variants/transformer_xl/xl_act_ops.h"
-#include "core/variants/relative_attention/relative_attention.h"
 #include "core/model/model_arrays.h"
+#include "core/model/positional.h"
+#include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/universal/act_step.h"
 
 namespace atlas {
 
@@ -104,7 +104,7 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
     return state;
   }
 
-  // ACT (Backend::act_step, core/variants/universal/act_step_op.cpp): the halting state stays on the backend;
+  // ACT (act_step, core/variants/universal/act_step.h): the halting state stays on the backend;
   // one small download per step decides whether any position still runs and fills the
   // per-step trace rows.
   ActStepArgs args;
@@ -115,7 +115,7 @@ DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& token
     const DTensor s = be.add(act.state, be.upload(signal(n)));
     const DTensor logit = be.linear(s, pass.weight(pre + ".halt.w"), pass.weight(pre + ".halt.b"));
     args.last_step = n == u.max_steps;
-    const ActStepResult r = be.act_step(act, logit, block(s, n), args);
+    const ActStepResult r = act_step(be, act, logit, block(s, n), args);
     act = r.next;
     const std::vector<Tensor> host = be.download_all({r.weights, act.halting});
     std::vector<float> p(static_cast<size_t>(L)), w(static_cast<size_t>(L));

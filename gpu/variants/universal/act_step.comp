@@ -1,6 +1,6 @@
 #version 450
-// One step of Adaptive Computation Time (core/backend/backend.h, ActState / ActStepArgs; host
-// reference core/variants/universal/act_step_op.cpp). Invocation n handles element (i, c) of the [L, d] state,
+// One step of Adaptive Computation Time (core/variants/universal/act_step.h; host reference
+// act_step_reference in act_step_op.cpp). Invocation n handles element (i, c) of the [L, d] state,
 // n = i * d + c; every invocation of row i evaluates the row's halting decision itself (a
 // sigmoid and a compare, identical in each), so there is no shared memory and no barrier,
 // and the invocation with c = 0 writes the row's halting state and weights. With d = 0 the
