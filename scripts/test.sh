@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test.
-#   1. Release build of everything (engine, Vulkan backend on lavapipe, Qt app) + ctest
+#   1. Release build of everything but the benchmarks (engine, Vulkan backend on lavapipe, Qt
+#      app, test suites) + ctest
 #      (including scripts/check_no_timed_tests.sh: no test may assert elapsed time)
 #   2. the engine and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. libFuzzer targets (safetensors, npy, config, tokenizers, HF files, dump manifests), each for
