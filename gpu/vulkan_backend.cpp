@@ -209,9 +209,7 @@ std::vector<DTensor> VulkanBackend::run_module_op(const ModuleOp& op,
 std::vector<DTensor> VulkanBackend::on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
                                             const void* args, const std::string& why) {
   note_fallback(why);
-  std::vector<DTensor> out;
-  for (const Tensor& t : op.host(download_all(inputs), args)) out.push_back(upload(t));
-  return out;
+  return run_module_op_on_host(*this, op, inputs, args);
 }
 
 void VulkanBackend::note_fallback(const std::string& line) {

@@ -26,14 +26,19 @@ std::string module_fallback_line(const ModuleOp& op) {
          " (inputs downloaded, result uploaded: no device kernel)";
 }
 
+std::vector<DTensor> run_module_op_on_host(Backend& be, const ModuleOp& op,
+                                           const std::vector<DTensor>& inputs, const void* args) {
+  std::vector<DTensor> out;
+  for (const Tensor& t : op.host(be.download_all(inputs), args)) out.push_back(be.upload(t));
+  return out;
+}
+
 bool Backend::supports_module_op(const ModuleOp&) const { return false; }
 
 std::vector<DTensor> Backend::run_module_op(const ModuleOp& op, const std::vector<DTensor>& inputs,
                                             const void* args) {
   if (!supports_module_op(op)) note_fallback(module_fallback_line(op));
-  std::vector<DTensor> out;
-  for (Tensor& t : op.host(download_all(inputs), args)) out.push_back(upload(std::move(t)));
-  return out;
+  return run_module_op_on_host(*this, op, inputs, args);
 }
 
 }  // namespace atlas

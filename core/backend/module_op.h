@@ -58,6 +58,11 @@ struct RegisterModuleOp {
 // The module op named `name`, or nullptr.
 const ModuleOp* find_module_op(const std::string& name);
 
+// The op's host reference on `be`'s tensors: inputs downloaded in one batch, outputs uploaded
+// (reporting the fallback is the caller's).
+std::vector<DTensor> run_module_op_on_host(Backend& be, const ModuleOp& op,
+                                           const std::vector<DTensor>& inputs, const void* args);
+
 // The line a backend without a kernel for `op` reports (same form as host_fallback_line).
 std::string module_fallback_line(const ModuleOp& op);
 
