@@ -129,13 +129,6 @@ struct ScoreAttentionPC {
   float strength;
 };
 
-// shaders/gtrxl_gate.comp: one invocation per element of the [L, d] tensors; mode as in the
-// shader (0 input, 1 output, 2 highway, 3 GRU r and z, 4 GRU output).
-struct GtrxlGatePC {
-  uint32_t n, d;
-  uint32_t mode;
-};
-
 // shaders/performer.comp: one dispatch per phase (0 query features, 1 key features, 2 key
 // exponentials, 3 KV sums, 4 output, 5 per-row form); flags 1 causal, 2 key_valid bound.
 struct PerformerPC {
@@ -151,7 +144,7 @@ struct RepeatHeadsPC {
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
 static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ScoreAttentionPC) <= 128 &&
-              sizeof(GtrxlGatePC) <= 128 && sizeof(PerformerPC) <= 128);
+              sizeof(PerformerPC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

@@ -25,6 +25,9 @@ class KernelApi {
   virtual Binding whole(const GpuBuffer& b, uint64_t n) const = 0;
   virtual bool fits(uint64_t elems) const = 0;  // one binding can cover elems floats
   virtual Recorder& recorder() = 0;
+  // The backend's built-in ops, for a kernel that composes them with its own dispatches (e.g.
+  // the linear maps before an elementwise shader).
+  virtual Backend& backend() = 0;
   virtual const Pipeline& pipeline(const ShaderSpec& shader) = 0;
   // The op's host reference instead (inputs downloaded, outputs uploaded), reported as a
   // fallback with `why` (e.g. a tensor larger than one binding).

@@ -78,8 +78,6 @@ class VulkanBackend : public Backend, private KernelApi {
   // vk_performer.cpp (Performer FAVOR+)
   PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                       const DTensor& features, const PerformerArgs& args) override;
-  // vk_gtrxl_gate.cpp (GTrXL gates)
-  GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args) override;
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;
@@ -105,6 +103,7 @@ class VulkanBackend : public Backend, private KernelApi {
     return buf(t, op, what);
   }
   Recorder& recorder() override { return *rec_; }
+  Backend& backend() override { return *this; }
   const Pipeline& pipeline(const ShaderSpec& shader) override { return pipes_->get(shader); }
   std::vector<DTensor> on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
                                const void* args, const std::string& why) override;

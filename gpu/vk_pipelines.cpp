@@ -19,7 +19,6 @@
 #include "add_spv.h"
 #include "attention_spv.h"
 #include "embedding_spv.h"
-#include "gtrxl_gate_spv.h"
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
 #include "mul_spv.h"
@@ -65,7 +64,6 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
     ATLAS_SHADER(xl_attention, 13, XlAttentionPC, Op::XlAttention),
     ATLAS_SHADER(score_attention, 13, ScoreAttentionPC, Op::ScoreFunction),
-    ATLAS_SHADER(gtrxl_gate, 12, GtrxlGatePC, Op::GtrxlGate),
     ATLAS_SHADER(performer, 12, PerformerPC, Op::PerformerAttention),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),

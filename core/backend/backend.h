@@ -41,7 +41,6 @@ enum class Op {
   PerformerAttention,  // Performer FAVOR+ (core/variants/performer/performer.cpp)
   ScoreFunction,       // seed 004 score functions other than scaled dot
                        // (core/variants/score_functions/score_functions.cpp)
-  GtrxlGate,           // GTrXL gating layers (core/variants/gtrxl/gtrxl.cpp)
   HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
   Count                // not an op: how many there are (core/backend/op_registry.cpp has each)
 };
@@ -184,23 +183,6 @@ struct ScoreAttentionArgs {
   DTensor w1, w2, v_a;      // additive [H, d_attn, dh] twice and [H, d_attn]
 };
 
-// GTrXL's gating layer in place of a residual x + y (Parisotto et al. 2019; host reference
-// apply_gate in core/variants/gtrxl/gtrxl.h, whose comment has the equations): x the residual stream [L, d],
-// y the sub-layer output [L, d], ReLU(y) first with relu_y (the identity-map reordering).
-// Linear maps are [d, d] stored [out, in]; input, output and highway use w_g, GRU all six;
-// b_g [d] for output, highway and GRU.
-struct GateArgs {
-  GateType type = GateType::None;
-  bool relu_y = false;
-  DTensor w_r, u_r, w_z, u_z, w_g, u_g, b_g;
-};
-
-struct GateResult {
-  DTensor out;   // [L, d]
-  DTensor gate;  // [L, d] the input / output / highway gate, or GRU's r (none: empty)
-  DTensor z;     // [L, d] GRU's update gate z (other types: empty)
-};
-
 // Performer FAVOR+ attention of all heads (seed 003; host reference favor_attention and
 // positive_features, core/variants/performer/performer.h): q [Lq, H*dk], k [Lk, H*dk], v [Lk, H*dv], features
 // [H, m, dk] each head's orthogonal random features w_r. phi(x)_r = m^-1/2 exp(w_r . x' -
@@ -322,9 +304,6 @@ class Backend {
   // note_host_compute(Op::PerformerAttention).
   virtual PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                               const DTensor& features, const PerformerArgs& args);
-  // GTrXL gate (GateArgs). The default runs the host reference, reported by
-  // note_host_compute(Op::GtrxlGate).
-  virtual GateResult gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args);
 
   // A variant module's op (core/backend/module_op.h; call it through run_op). Supported: the
   // CPU backend (the host reference is its computation) and a device backend with a kernel for

@@ -39,7 +39,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
      "Performer FAVOR+ attention (features, linear attention) computed on the host"},
     {Op::ScoreFunction, "score_function",
      "attention with a seed-004 score function (scores, softmax) computed on the host"},
-    {Op::GtrxlGate, "gtrxl_gate", "GTrXL gating layers computed on the host"},
     {Op::HostModel, "host_model",
      "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
      "is not used",

@@ -10,7 +10,6 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
   // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
   if (c.xl()) {
     ops.push_back(Op::XlAttention);
-    if (c.gating() && c.gating()->type != GateType::None) ops.push_back(Op::GtrxlGate);
     return ops;
   }
   // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR

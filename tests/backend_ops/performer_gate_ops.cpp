@@ -12,6 +12,7 @@
 
 #include "core/backend/op_registry.h"
 #include "core/variants/gtrxl/gtrxl.h"
+#include "core/variants/gtrxl/gtrxl_gate.h"
 #include "core/variants/performer/performer.h"
 #include "core/variants/performer/train_performer.h"
 #include "tests/backend_ops/compare.h"
@@ -133,10 +134,12 @@ std::vector<GateShape> gate_shapes() {
 bool uses_bias(GateType t) { return t == GateType::Output || t == GateType::Highway || t == GateType::Gru; }
 
 const Register gate_case(make_case(OpTest<GateShape, GateIn>{
-    Op::GtrxlGate,
+    gtrxl_gate_op(),
     {"out", "gate", "z"},
     gate_shapes(),
-    [](const GateShape& s) { return std::string(gate_name(s.type)) + (s.relu ? " relu " : " ") + dims({s.L, s.d}); },
+    [](const GateShape& s) {
+      return std::string(gate_name(s.type)) + (s.relu ? " relu " : " ") + dims({s.L, s.d});
+    },
     [](const GateShape& s, uint32_t seed) {
       auto w = [&](uint32_t i) { return random_tensor({s.d, s.d}, seed + i, -0.3f, 0.3f); };
       return GateIn{random_tensor({s.L, s.d}, seed), random_tensor({s.L, s.d}, seed + 1), w(2), w(3), w(4), w(5), w(6),
@@ -152,7 +155,7 @@ const Register gate_case(make_case(OpTest<GateShape, GateIn>{
       }
       if (in.type != GateType::None) a.w_g = be.upload(in.w_g);
       if (uses_bias(in.type)) a.b_g = be.upload(in.b_g);
-      const GateResult r = be.gtrxl_gate(be.upload(in.x), be.upload(in.y), a);
+      const GateResult r = gtrxl_gate(be, be.upload(in.x), be.upload(in.y), a);
       return std::vector<Tensor>{be.download(r.out), download_or_absent(be, r.gate), download_or_absent(be, r.z)};
     },
     [](const GateIn& in) {
@@ -165,10 +168,13 @@ const Register gate_case(make_case(OpTest<GateShape, GateIn>{
       std::vector<GateActivation> acts;
       const Mat out = apply_gate(in.type, w, in.x.mat(), y, &acts);
       std::vector<Want> want{want_of(Tensor::from_mat(out)), want_absent(), want_absent()};
-      for (size_t i = 0; i < acts.size() && i < 2; ++i) want[i + 1] = want_of(Tensor::from_mat(acts[i].value));
+      for (size_t i = 0; i < acts.size() && i < 2; ++i)
+        want[i + 1] = want_of(Tensor::from_mat(acts[i].value));
       return want;
     },
-    [](const GateIn&, size_t, const std::vector<double>& want) { return uniform_tol(want.size(), 4e-6); },
+    [](const GateIn&, size_t, const std::vector<double>& want) {
+      return uniform_tol(want.size(), 4e-6);
+    },
     {}}));
 
 }  // namespace

@@ -9,8 +9,9 @@
 #include <cmath>
 
 #include "core/model/forward_pass.h"
-#include "core/variants/gtrxl/gate_arrays.h"
 #include "core/tensor/sigmoid.h"
+#include "core/variants/gtrxl/gate_arrays.h"
+#include "core/variants/gtrxl/gtrxl_gate.h"
 
 namespace atlas {
 
@@ -122,7 +123,7 @@ DTensor gtrxl_combine(ForwardPass& pass, const DTensor& x, const DTensor& y, int
   }
   if (g.type != GateType::None) args.w_g = pass.weight(p + ".w_g");
   if (has_bias(g.type)) args.b_g = pass.weight(p + ".b_g");
-  const GateResult r = pass.backend().gtrxl_gate(x, y, args);  // host reference: apply_gate
+  const GateResult r = gtrxl_gate(pass.backend(), x, y, args);  // host reference: apply_gate
   const std::vector<std::string> gates = gate_activation_names(g.type);
   for (size_t i = 0; i < gates.size(); ++i)
     pass.trace_later(gate_arrays::name_of({"decoder", seg, layer, sublayer_trace_name(sublayer), gates[i]}),

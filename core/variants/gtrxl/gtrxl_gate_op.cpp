@@ -1,9 +1,9 @@
-// The gtrxl_gate op (core/backend/backend.h, GateArgs): shape checks and the Backend default, which
-// runs the host reference apply_gate (core/variants/gtrxl/gtrxl.cpp).
-#include "core/variants/gtrxl/gtrxl_gate_op.h"
-
+// The gtrxl_gate module op (gtrxl_gate.h): shape checks, its host reference over apply_gate
+// (core/variants/gtrxl/gtrxl.cpp) and its call on a backend.
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 #include "core/variants/gtrxl/gtrxl.h"
+#include "core/variants/gtrxl/gtrxl_gate.h"
 
 namespace atlas {
 
@@ -18,6 +18,7 @@ struct WeightSlot {
   Mat GateWeights::*host;
 };
 
+// The maps of a gate type, in the op's input order.
 std::vector<WeightSlot> square_weights(GateType t) {
   if (t == GateType::Gru)
     return {{"w_r", &GateArgs::w_r, &GateWeights::w_r}, {"u_r", &GateArgs::u_r, &GateWeights::u_r},
@@ -27,7 +28,31 @@ std::vector<WeightSlot> square_weights(GateType t) {
   return {{"w_g", &GateArgs::w_g, &GateWeights::w_g}};
 }
 
+std::vector<Tensor> gtrxl_gate_on_host(const std::vector<Tensor>& in, const GateOpArgs& args) {
+  GateWeights w;
+  size_t next = 2;
+  for (const WeightSlot& slot : square_weights(args.type)) w.*slot.host = in.at(next++).mat();
+  if (uses_bias(args.type)) {
+    const Tensor& b = in.at(next);
+    w.b_g = Eigen::Map<const Eigen::RowVectorXf>(b.data.data(), Eigen::Index(b.data.size()));
+  }
+  Mat y = in.at(1).mat();
+  if (args.relu_y) y = y.cwiseMax(0.0f);
+  std::vector<GateActivation> acts;
+  std::vector<Tensor> out = {Tensor::from_mat(apply_gate(args.type, w, in.at(0).mat(), y, &acts))};
+  for (const GateActivation& a : acts) out.push_back(Tensor::from_mat(a.value));
+  return out;
+}
+
+bool uses_gates(const ModelConfig& c) { return c.gating() && c.gating()->type != GateType::None; }
+
+constexpr ModuleOpOf<GateOpArgs> kGtrxlGate = module_op<GateOpArgs, gtrxl_gate_on_host>(
+    "gtrxl_gate", "GTrXL gating layers computed on the host", uses_gates);
+const RegisterModuleOp kRegisterGtrxlGate(kGtrxlGate.op);
+
 }  // namespace
+
+const ModuleOp& gtrxl_gate_op() { return kGtrxlGate.op; }
 
 void check_gate_shapes(const Shape& x, const Shape& y, const GateArgs& args) {
   if (x.size() != 2 || x != y)
@@ -42,27 +67,16 @@ void check_gate_shapes(const Shape& x, const Shape& y, const GateArgs& args) {
     throw AtlasError("gtrxl_gate: b_g must be " + shape_str({d}) + ", got " + shape_str(args.b_g.shape));
 }
 
-GateResult Backend::gtrxl_gate(const DTensor& x, const DTensor& y, const GateArgs& args) {
+GateResult gtrxl_gate(Backend& be, const DTensor& x, const DTensor& y, const GateArgs& args) {
   check_gate_shapes(x.shape, y.shape, args);
-  note_host_compute(Op::GtrxlGate);
   std::vector<DTensor> in = {x, y};
-  const std::vector<WeightSlot> slots = square_weights(args.type);
-  for (const WeightSlot& w : slots) in.push_back(args.*w.device);
+  for (const WeightSlot& w : square_weights(args.type)) in.push_back(args.*w.device);
   if (uses_bias(args.type)) in.push_back(args.b_g);
-  const std::vector<Tensor> host = download_all(in);
-  GateWeights w;
-  size_t next = 2;
-  for (const WeightSlot& slot : slots) w.*slot.host = host[next++].mat();
-  if (uses_bias(args.type))
-    w.b_g = Eigen::Map<const Eigen::RowVectorXf>(host[next].data.data(), Eigen::Index(host[next].data.size()));
-  Mat yy = host[1].mat();
-  if (args.relu_y) yy = yy.cwiseMax(0.0f);
-  std::vector<GateActivation> acts;
-  const Mat out = apply_gate(args.type, w, host[0].mat(), yy, &acts);
+  const std::vector<DTensor> out = run_op(be, kGtrxlGate, in, GateOpArgs{args.type, args.relu_y});
   GateResult r;
-  r.out = upload(Tensor::from_mat(out));
-  if (!acts.empty()) r.gate = upload(Tensor::from_mat(acts[0].value));
-  if (acts.size() > 1) r.z = upload(Tensor::from_mat(acts[1].value));
+  r.out = out.at(0);
+  if (out.size() > 1) r.gate = out[1];
+  if (out.size() > 2) r.z = out[2];
   return r;
 }
 

@@ -148,8 +148,8 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
       const int64_t mem_rows = m ? m.shape[0] : 0;
       const DTensor cat = mem_rows ? be.concat_rows(m, x) : x;  // [m + Lq, d]
       const int64_t first_key = start - mem_rows;
-      // GTrXL replaces the residual x + y of both sub-layers by a gate (core/variants/gtrxl/gtrxl.cpp, the
-      // backend's gtrxl_gate op).
+      // GTrXL replaces the residual x + y of both sub-layers by a gate
+      // (core/variants/gtrxl/gtrxl.cpp, the gtrxl_gate module op).
       auto residual = [&](const DTensor& stream, const DTensor& out, GatedSublayer s) -> DTensor {
         if (!c.gating()) return be.add(stream, out);
         return gtrxl_combine(pass, stream, out, l, seg, s);

@@ -1,5 +1,5 @@
 #version 450
-// GTrXL gating (core/backend/backend.h, GateArgs; host reference apply_gate in core/variants/gtrxl/gtrxl.cpp), the
+// GTrXL gating (core/variants/gtrxl/gtrxl_gate.h; host reference apply_gate in core/variants/gtrxl/gtrxl.cpp), the
 // elementwise part: the [d, d] maps are the backend's linear op, recorded before this. One
 // invocation per element n of the [L, d] tensors (column c = n % d for the bias):
 //   INPUT    g = sigma(a0);          out = g x + y
