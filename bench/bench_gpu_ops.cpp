@@ -20,6 +20,7 @@
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
+#include "core/variants/performer/performer_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/universal/act_step.h"
 #include "gpu/vulkan_backend.h"
@@ -167,14 +168,14 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.score_attention(in.q, in.k, in.v, a).out;
     };
   };
-  // Performer FAVOR+ (Backend::performer_attention), 256 features per head: bidirectional
+  // Performer FAVOR+ (the performer_attention module op), 256 features per head: bidirectional
   // (linear-time path) and causal (per-row path).
   auto performer = [heads](bool causal) {
     return [heads, causal](Backend& be, const Inputs& in) {
       PerformerArgs a;
       a.heads = heads;
       a.causal = causal;
-      return be.performer_attention(in.q, in.k, in.v, in.performer_w, a).out;
+      return performer_attention(be, in.q, in.k, in.v, in.performer_w, a).out;
     };
   };
   return {

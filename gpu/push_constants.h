@@ -129,22 +129,13 @@ struct ScoreAttentionPC {
   float strength;
 };
 
-// shaders/performer.comp: one dispatch per phase (0 query features, 1 key features, 2 key
-// exponentials, 3 KV sums, 4 output, 5 per-row form); flags 1 causal, 2 key_valid bound.
-struct PerformerPC {
-  uint32_t lq, lk, heads, dk, dv, m;
-  uint32_t phase;
-  uint32_t flags;
-};
-
 // shaders/repeat_heads.comp: one invocation per output element.
 struct RepeatHeadsPC {
   uint32_t rows, kv, groups, dh;
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
-static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ScoreAttentionPC) <= 128 &&
-              sizeof(PerformerPC) <= 128);
+static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ScoreAttentionPC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

@@ -28,6 +28,10 @@ class KernelApi {
   // The backend's built-in ops, for a kernel that composes them with its own dispatches (e.g.
   // the linear maps before an elementwise shader).
   virtual Backend& backend() = 0;
+  // A kernel's constant data (a mask, an index list) as one storage buffer.
+  virtual std::shared_ptr<GpuBuffer> upload_words(const std::vector<uint32_t>& words) = 0;
+  // The device's limit of storage buffers bound to one shader (Vulkan guarantees only 4).
+  virtual uint32_t max_storage_buffers() const = 0;
   virtual const Pipeline& pipeline(const ShaderSpec& shader) = 0;
   // The op's host reference instead (inputs downloaded, outputs uploaded), reported as a
   // fallback with `why` (e.g. a tensor larger than one binding).

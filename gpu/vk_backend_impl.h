@@ -75,9 +75,6 @@ class VulkanBackend : public Backend, private KernelApi {
   // vk_score_attention.cpp (seed 004's score functions)
   AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                   const ScoreAttentionArgs& args) override;
-  // vk_performer.cpp (Performer FAVOR+)
-  PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                      const DTensor& features, const PerformerArgs& args) override;
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;
@@ -104,6 +101,10 @@ class VulkanBackend : public Backend, private KernelApi {
   }
   Recorder& recorder() override { return *rec_; }
   Backend& backend() override { return *this; }
+  std::shared_ptr<GpuBuffer> upload_words(const std::vector<uint32_t>& words) override {
+    return upload_bytes(words.data(), words.size() * 4);
+  }
+  uint32_t max_storage_buffers() const override;
   const Pipeline& pipeline(const ShaderSpec& shader) override { return pipes_->get(shader); }
   std::vector<DTensor> on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
                                const void* args, const std::string& why) override;

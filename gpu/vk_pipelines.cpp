@@ -22,7 +22,6 @@
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
 #include "mul_spv.h"
-#include "performer_spv.h"
 #include "relative_attention_spv.h"
 #include "repeat_heads_spv.h"
 #include "rms_norm_spv.h"
@@ -64,7 +63,6 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
     ATLAS_SHADER(xl_attention, 13, XlAttentionPC, Op::XlAttention),
     ATLAS_SHADER(score_attention, 13, ScoreAttentionPC, Op::ScoreFunction),
-    ATLAS_SHADER(performer, 12, PerformerPC, Op::PerformerAttention),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),

@@ -26,7 +26,6 @@ enum class ShaderId {
   SparseAttention,
   XlAttention,
   ScoreAttention,
-  Performer,
   RmsNorm,
   Mul,
   RepeatHeads,

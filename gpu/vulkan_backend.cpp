@@ -171,6 +171,10 @@ VulkanBackend::MaskBuffers VulkanBackend::upload_mask(const AttentionMask& mask,
 
 bool VulkanBackend::fits(uint64_t elems) const { return elems * 4 <= ctx_->max_binding_bytes; }
 
+uint32_t VulkanBackend::max_storage_buffers() const {
+  return ctx_->props.limits.maxPerStageDescriptorStorageBuffers;
+}
+
 uint64_t VulkanBackend::rows_per_window(uint64_t row_elems) const {
   const uint64_t align = ctx_->props.limits.minStorageBufferOffsetAlignment;
   if (ctx_->max_binding_bytes <= align) return 0;

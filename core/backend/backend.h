@@ -30,19 +30,18 @@ enum class Op {
   RepeatHeads,
   // Variant attention computed by core/ on the host unless the backend has a kernel for it
   // (supports() says which); see Backend::note_host_compute.
-  ShawAttention,       // Shaw relative positions
-                       // (core/variants/relative_attention/relative_attention.cpp)
-  AdaptiveSpan,        // adaptive span soft mask
-                       // (core/variants/relative_attention/relative_attention.cpp)
-  XlAttention,         // Transformer-XL segment recurrence
-                       // (core/variants/transformer_xl/transformer_xl.cpp)
-  SparseAttention,     // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
-  LshAttention,        // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
-  PerformerAttention,  // Performer FAVOR+ (core/variants/performer/performer.cpp)
-  ScoreFunction,       // seed 004 score functions other than scaled dot
-                       // (core/variants/score_functions/score_functions.cpp)
-  HostModel,           // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
-  Count                // not an op: how many there are (core/backend/op_registry.cpp has each)
+  ShawAttention,    // Shaw relative positions
+                    // (core/variants/relative_attention/relative_attention.cpp)
+  AdaptiveSpan,     // adaptive span soft mask
+                    // (core/variants/relative_attention/relative_attention.cpp)
+  XlAttention,      // Transformer-XL segment recurrence
+                    // (core/variants/transformer_xl/transformer_xl.cpp)
+  SparseAttention,  // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
+  LshAttention,     // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
+  ScoreFunction,    // seed 004 score functions other than scaled dot
+                    // (core/variants/score_functions/score_functions.cpp)
+  HostModel,        // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
+  Count             // not an op: how many there are (core/backend/op_registry.cpp has each)
 };
 // Lookups into the op registry (core/backend/op_registry.h).
 const char* op_name(Op op);
@@ -183,25 +182,6 @@ struct ScoreAttentionArgs {
   DTensor w1, w2, v_a;      // additive [H, d_attn, dh] twice and [H, d_attn]
 };
 
-// Performer FAVOR+ attention of all heads (seed 003; host reference favor_attention and
-// positive_features, core/variants/performer/performer.h): q [Lq, H*dk], k [Lk, H*dk], v [Lk, H*dv], features
-// [H, m, dk] each head's orthogonal random features w_r. phi(x)_r = m^-1/2 exp(w_r . x' -
-// |x'|^2 / 2), x' = x / dk^(1/4), shifted by the row's largest projection for queries and by
-// the largest over all keys for keys (shifts cancel in the ratio); keys with key_valid 0 get
-// phi = 0. out_i = sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j) over j <= i
-// when causal (0 when the sum is 0).
-struct PerformerArgs {
-  int heads = 1;
-  bool causal = false;
-  std::vector<uint8_t> key_valid;  // [Lk] or empty
-  bool want_implicit = false;      // the implicit attention [H, Lq, Lk]
-};
-
-struct PerformerResult {
-  DTensor out;       // [Lq, H*dv]
-  DTensor implicit;  // rownorm(phi(Q) phi(K)^T), causal: lower triangle, when asked
-};
-
 class Backend {
  public:
   Backend();
@@ -300,10 +280,6 @@ class Backend {
   virtual XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                          const DTensor& rk, const DTensor& u, const DTensor& vb,
                                          const XlAttentionArgs& args);
-  // Performer attention (PerformerArgs). The default runs the host reference, reported by
-  // note_host_compute(Op::PerformerAttention).
-  virtual PerformerResult performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                              const DTensor& features, const PerformerArgs& args);
 
   // A variant module's op (core/backend/module_op.h; call it through run_op). Supported: the
   // CPU backend (the host reference is its computation) and a device backend with a kernel for

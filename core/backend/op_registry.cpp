@@ -35,8 +35,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
     {Op::SparseAttention, "sparse_attention", "sparse CSR attention computed on the host"},
     {Op::LshAttention, "lsh_attention",
      "LSH attention (hashing, sorting, chunked attention) computed on the host", false},
-    {Op::PerformerAttention, "performer_attention",
-     "Performer FAVOR+ attention (features, linear attention) computed on the host"},
     {Op::ScoreFunction, "score_function",
      "attention with a seed-004 score function (scores, softmax) computed on the host"},
     {Op::HostModel, "host_model",

@@ -12,12 +12,12 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
     ops.push_back(Op::XlAttention);
     return ops;
   }
-  // Self-attention dispatch of ForwardPass::attention: LSH, then Performer, then a CSR
-  // pattern (sparse_attention_layer), else Shaw / adaptive span (relative_attention_layer).
+  // Self-attention dispatch of ForwardPass::attention: LSH, then Performer (a module op, which
+  // says itself that it is used), then a CSR pattern (sparse_attention_layer), else Shaw /
+  // adaptive span (relative_attention_layer).
   if (c.lsh()) {
     ops.push_back(Op::LshAttention);
   } else if (c.performer()) {
-    ops.push_back(Op::PerformerAttention);
   } else if (c.sparse()) {
     ops.push_back(Op::SparseAttention);
   } else {

@@ -14,6 +14,7 @@
 #include "core/variants/gtrxl/gtrxl.h"
 #include "core/variants/gtrxl/gtrxl_gate.h"
 #include "core/variants/performer/performer.h"
+#include "core/variants/performer/performer_attention.h"
 #include "core/variants/performer/train_performer.h"
 #include "tests/backend_ops/compare.h"
 #include "tests/backend_ops/op_case.h"
@@ -33,7 +34,7 @@ struct PerformerIn {
 };
 
 const Register performer_case(make_case(OpTest<PerformerShape, PerformerIn>{
-    Op::PerformerAttention,
+    performer_attention_op(),
     {"out", "implicit"},
     {
         // name                      lq  lk  H  dk   m  causal pad   implicit
@@ -65,8 +66,8 @@ const Register performer_case(make_case(OpTest<PerformerShape, PerformerIn>{
       return in;
     },
     [](Backend& be, const PerformerIn& in) {
-      const PerformerResult r =
-          be.performer_attention(be.upload(in.q), be.upload(in.k), be.upload(in.v), be.upload(in.w), in.args);
+      const PerformerResult r = performer_attention(be, be.upload(in.q), be.upload(in.k),
+                                                    be.upload(in.v), be.upload(in.w), in.args);
       return std::vector<Tensor>{be.download(r.out), download_or_absent(be, r.implicit)};
     },
     [](const PerformerIn& in) {
@@ -89,7 +90,8 @@ const Register performer_case(make_case(OpTest<PerformerShape, PerformerIn>{
     [](const PerformerIn& in) -> std::optional<TapeOp> {  // features are constants, not trained
       const int64_t H = in.args.heads, m = in.w.shape[1], dk = in.w.shape[2];
       std::vector<Mat> features;
-      for (int64_t h = 0; h < H; ++h) features.push_back(Eigen::Map<const Mat>(in.w.data.data() + h * m * dk, m, dk));
+      for (int64_t h = 0; h < H; ++h)
+        features.push_back(Eigen::Map<const Mat>(in.w.data.data() + h * m * dk, m, dk));
       train::AttentionSpec<double> spec;
       spec.heads = int(H);
       spec.causal = in.args.causal;

@@ -6,6 +6,7 @@
 //   output |err| <= 2e-5, implicit attention |err| <= 2e-6.
 #include <cmath>
 
+#include "core/variants/performer/performer_attention.h"
 #include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
@@ -114,7 +115,8 @@ TEST_CASE("Vulkan performer_attention matches a naive FAVOR+ loop and the CPU re
     const NaivePerformer want = naive_performer(q, k, v, w, a);
     for (Backend* be : {g.vk.get(), g.cpu.get()}) {
       const std::string n = std::string(c.name) + (be == g.vk.get() ? " vulkan" : " cpu");
-      const PerformerResult r = be->performer_attention(be->upload(q), be->upload(k), be->upload(v), be->upload(w), a);
+      const PerformerResult r =
+          performer_attention(*be, be->upload(q), be->upload(k), be->upload(v), be->upload(w), a);
       require_close(be->download(r.out).data, want.out, 2e-5, n + " out");
       if (c.implicit) require_close(be->download(r.implicit).data, want.implicit, 2e-6, n + " implicit");
       else CHECK_FALSE(r.implicit);
@@ -128,9 +130,9 @@ TEST_CASE("Vulkan performer_attention names a shape mismatch", "[vulkan][perform
   const DTensor q = g.vk->upload(Tensor({4, 6})), k = g.vk->upload(Tensor({5, 6}));
   PerformerArgs a;
   a.heads = 2;
-  CHECK_THROWS_WITH(g.vk->performer_attention(q, k, k, g.vk->upload(Tensor({2, 8, 2})), a),
+  CHECK_THROWS_WITH(performer_attention(*g.vk, q, k, k, g.vk->upload(Tensor({2, 8, 2})), a),
                     Catch::Contains("features must be [heads, m >= 1, d_head]"));
   a.causal = true;
-  CHECK_THROWS_WITH(g.vk->performer_attention(q, k, k, g.vk->upload(Tensor({2, 8, 3})), a),
+  CHECK_THROWS_WITH(performer_attention(*g.vk, q, k, k, g.vk->upload(Tensor({2, 8, 3})), a),
                     Catch::Contains("as many queries as keys"));
 }

@@ -7,9 +7,10 @@
 
 #include <cmath>
 
-#include "core/tensor/error.h"
 #include "core/model/forward_pass.h"
+#include "core/tensor/error.h"
 #include "core/tensor/random.h"
+#include "core/variants/performer/performer_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
 
 namespace atlas {
@@ -141,7 +142,7 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
   args.key_valid = mask.key_valid;
   args.want_implicit = fp.options().trace.attention && L <= kDenseTraceLimit;
   Backend& be = fp.backend();
-  const PerformerResult r = be.performer_attention(q, k, v, be.upload(features), args);
+  const PerformerResult r = performer_attention(be, q, k, v, be.upload(features), args);
   if (args.want_implicit)
     fp.trace_later(traced_name, "Performer implicit attention rownorm(phi(Q) phi(K)^T) [heads, L, L]", r.implicit);
   // The keys each query may use (causal prefix, padding), as every dense attention traces it.

@@ -1,11 +1,11 @@
-// The performer_attention op (core/backend/backend.h, PerformerArgs): shape checks and the Backend
-// default, which runs the host reference (favor_attention, positive_features) head by head.
-#include "core/variants/performer/performer_op.h"
-
+// The performer_attention module op (performer_attention.h): shape checks, its host reference
+// (favor_attention, positive_features head by head) and its call on a backend.
 #include <algorithm>
 
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 #include "core/variants/performer/performer.h"
+#include "core/variants/performer/performer_attention.h"
 
 namespace atlas {
 
@@ -26,13 +26,12 @@ void check_performer_shapes(const Shape& q, const Shape& k, const Shape& v, cons
   if (args.causal && q[0] != k[0]) fail("causal attention needs as many queries as keys");
 }
 
-PerformerResult Backend::performer_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                             const DTensor& features, const PerformerArgs& args) {
-  check_performer_shapes(q.shape, k.shape, v.shape, features.shape, args);
-  note_host_compute(Op::PerformerAttention);
-  const std::vector<Tensor> in = download_all({q, k, v, features});
-  const int64_t H = args.heads, lq = q.shape[0], lk = k.shape[0], dk = q.shape[1] / H,
-                dv = v.shape[1] / H, m = features.shape[1];
+namespace {
+
+std::vector<Tensor> performer_attention_on_host(const std::vector<Tensor>& in,
+                                                const PerformerArgs& args) {
+  const int64_t H = args.heads, lq = in.at(0).shape[0], lk = in.at(1).shape[0],
+                dk = in.at(0).shape[1] / H, dv = in.at(2).shape[1] / H, m = in.at(3).shape[1];
   Tensor out({lq, H * dv});
   Tensor implicit(args.want_implicit ? Shape{H, lq, lk} : Shape{0});
   ConstMatMap Q = in[0].mat(), K = in[1].mat(), V = in[2].mat();
@@ -46,9 +45,32 @@ PerformerResult Backend::performer_attention(const DTensor& q, const DTensor& k,
     const Mat a = favor_implicit_attention(qh, kh, w, args.causal, args.key_valid);  // [Lq, Lk]
     std::copy(a.data(), a.data() + lq * lk, implicit.data.begin() + h * lq * lk);
   }
+  std::vector<Tensor> r = {std::move(out)};
+  if (args.want_implicit) r.push_back(std::move(implicit));
+  return r;
+}
+
+bool uses_performer(const ModelConfig& c) { return c.performer() != nullptr; }
+
+constexpr ModuleOpOf<PerformerArgs> kPerformerAttention =
+    module_op<PerformerArgs, performer_attention_on_host>(
+        "performer_attention",
+        "Performer FAVOR+ attention (features, linear attention) computed on the host",
+        uses_performer);
+const RegisterModuleOp kRegisterPerformerAttention(kPerformerAttention.op);
+
+}  // namespace
+
+const ModuleOp& performer_attention_op() { return kPerformerAttention.op; }
+
+PerformerResult performer_attention(Backend& be, const DTensor& q, const DTensor& k,
+                                    const DTensor& v, const DTensor& features,
+                                    const PerformerArgs& args) {
+  check_performer_shapes(q.shape, k.shape, v.shape, features.shape, args);
+  const std::vector<DTensor> out = run_op(be, kPerformerAttention, {q, k, v, features}, args);
   PerformerResult r;
-  r.out = upload(out);
-  if (args.want_implicit) r.implicit = upload(implicit);
+  r.out = out.at(0);
+  if (args.want_implicit) r.implicit = out.at(1);
   return r;
 }
 

@@ -1,5 +1,5 @@
 #version 450
-// Performer FAVOR+ attention (core/backend/backend.h, PerformerArgs; host reference favor_attention in
+// Performer FAVOR+ attention (core/variants/performer/performer_attention.h; host reference favor_attention in
 // core/variants/performer/performer.cpp), in phases recorded as separate dispatches of 64-invocation workgroups:
 //   FEAT_Q (query i, head h)  pq[h,i,r] = m^-1/2 exp(p_r - |x'|^2/2 - max_r p_r),
 //                             p_r = w_r . x', x' = q_i / dk^(1/4)
