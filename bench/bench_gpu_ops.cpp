@@ -21,6 +21,7 @@
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
 #include "core/variants/performer/performer_attention.h"
+#include "core/variants/score_functions/score_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/universal/act_step.h"
 #include "gpu/vulkan_backend.h"
@@ -155,7 +156,7 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.xl_attention(in.q, in.xl_k, in.xl_v, in.xl_rk, in.xl_u, in.xl_vb, a).out;
     };
   };
-  // Seed 004's score functions (Backend::score_attention), causal, with probabilities.
+  // Seed 004's score functions (the score_attention module op), causal, with probabilities.
   auto score = [heads](ScoreFunction f) {
     return [heads, f](Backend& be, const Inputs& in) {
       ScoreAttentionArgs a;
@@ -165,7 +166,7 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       a.function = f;
       if (f == ScoreFunction::General) a.w = in.score_w;
       if (f == ScoreFunction::Additive) a.w1 = in.score_w1, a.w2 = in.score_w2, a.v_a = in.score_v;
-      return be.score_attention(in.q, in.k, in.v, a).out;
+      return score_attention(be, in.q, in.k, in.v, a).out;
     };
   };
   // Performer FAVOR+ (the performer_attention module op), 256 features per head: bidirectional

@@ -111,31 +111,13 @@ struct XlAttentionPC {
   float scale;
 };
 
-// shaders/score_attention.comp: one workgroup per (query row, head).
-enum ScoreAttentionFlags : uint32_t {
-  kScoreKeyValid = 1,
-  kScoreAllowed = 2,
-  kScoreCausal = 4,
-  kScoreScores = 8,  // write masked scores to binding 11
-  kScoreProjectKeys = 16,  // additive's first pass: W2_h k_j into binding 12
-};
-struct ScoreAttentionPC {
-  uint32_t lq, lk, heads, dh;
-  uint32_t flags;
-  int32_t causal_offset;
-  uint32_t function;  // ScoreFunction's value (core/config/score_seq2seq_config.h)
-  uint32_t d_attn;
-  uint32_t max_positions;
-  float strength;
-};
-
 // shaders/repeat_heads.comp: one invocation per output element.
 struct RepeatHeadsPC {
   uint32_t rows, kv, groups, dh;
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
-static_assert(sizeof(XlAttentionPC) <= 128 && sizeof(ScoreAttentionPC) <= 128);
+static_assert(sizeof(XlAttentionPC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

@@ -32,6 +32,12 @@ class KernelApi {
   virtual std::shared_ptr<GpuBuffer> upload_words(const std::vector<uint32_t>& words) = 0;
   // The device's limit of storage buffers bound to one shader (Vulkan guarantees only 4).
   virtual uint32_t max_storage_buffers() const = 0;
+  // An attention mask as storage buffers: key_valid one uint per key (null when every key is
+  // valid), the pattern and a causal window one bit per (query, key) (null when neither).
+  struct MaskBuffers {
+    std::shared_ptr<GpuBuffer> key_valid, allowed;
+  };
+  virtual MaskBuffers mask_buffers(const AttentionMask& mask, int64_t lq, int64_t lk) = 0;
   virtual const Pipeline& pipeline(const ShaderSpec& shader) = 0;
   // The op's host reference instead (inputs downloaded, outputs uploaded), reported as a
   // fallback with `why` (e.g. a tensor larger than one binding).

@@ -72,9 +72,6 @@ class VulkanBackend : public Backend, private KernelApi {
   XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                  const DTensor& rk, const DTensor& u, const DTensor& vb,
                                  const XlAttentionArgs& args) override;
-  // vk_score_attention.cpp (seed 004's score functions)
-  AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                  const ScoreAttentionArgs& args) override;
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;
@@ -105,18 +102,16 @@ class VulkanBackend : public Backend, private KernelApi {
     return upload_bytes(words.data(), words.size() * 4);
   }
   uint32_t max_storage_buffers() const override;
+  MaskBuffers mask_buffers(const AttentionMask& mask, int64_t lq, int64_t lk) override {
+    return upload_mask(mask, lq, lk);
+  }
   const Pipeline& pipeline(const ShaderSpec& shader) override { return pipes_->get(shader); }
   std::vector<DTensor> on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
                                const void* args, const std::string& why) override;
   std::shared_ptr<GpuBuffer> upload_bytes(const void* data, uint64_t bytes);
 
-  // An attention mask as device buffers: key_valid one uint per key (null when every key is
-  // valid), the dense pattern one bit per (query, key) (null when there is none).
-  struct MaskBuffers {
-    std::shared_ptr<GpuBuffer> key_valid, allowed;
-  };
-  // The masks as device buffers; a sliding window becomes part of the dense pattern unless the
-  // kernel tests it itself (`window_in_kernel`: attention.comp).
+  // The masks as device buffers (KernelApi::MaskBuffers); a sliding window becomes part of the
+  // dense pattern unless the kernel tests it itself (`window_in_kernel`: attention.comp).
   MaskBuffers upload_mask(const AttentionMask& mask, int64_t lq, int64_t lk, bool window_in_kernel = false);
 
   // Binding of a whole tensor of n floats (caller checked fits()).

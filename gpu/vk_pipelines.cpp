@@ -28,7 +28,6 @@
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
 #include "scale_spv.h"
-#include "score_attention_spv.h"
 #include "sparse_attention_spv.h"
 #include "sparse_tiles_spv.h"
 #include "xl_attention_spv.h"
@@ -62,7 +61,6 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC, Op::ShawAttention, Op::AdaptiveSpan),
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
     ATLAS_SHADER(xl_attention, 13, XlAttentionPC, Op::XlAttention),
-    ATLAS_SHADER(score_attention, 13, ScoreAttentionPC, Op::ScoreFunction),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),

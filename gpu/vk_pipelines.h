@@ -25,7 +25,6 @@ enum class ShaderId {
   RelativeAttention,
   SparseAttention,
   XlAttention,
-  ScoreAttention,
   RmsNorm,
   Mul,
   RepeatHeads,

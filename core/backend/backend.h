@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/config/score_seq2seq_config.h"
-#include "core/config/relative_recurrent_config.h"
 #include "core/tensor/tensor.h"
 
 namespace atlas {
@@ -38,8 +36,6 @@ enum class Op {
                     // (core/variants/transformer_xl/transformer_xl.cpp)
   SparseAttention,  // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
   LshAttention,     // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
-  ScoreFunction,    // seed 004 score functions other than scaled dot
-                    // (core/variants/score_functions/score_functions.cpp)
   HostModel,        // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
   Count             // not an op: how many there are (core/backend/op_registry.cpp has each)
 };
@@ -164,24 +160,6 @@ struct XlAttentionResult {
   DTensor term_a, term_b, term_c, term_d;  // [heads, Lq, Lk] when want_terms
 };
 
-// Seed 004's score functions other than scaled dot (core/variants/score_functions/score_functions.h) on one attention
-// call (host reference score_attention_reference, core/variants/score_functions/score_attention_op.cpp). Per head h,
-// with the head's slice of the layer's [H, ...] weights:
-//   dot      e_ij = q_i . k_j
-//   general  e_ij = q_i W_h k_j^T                      W_h [dh, dh]
-//   cosine   e_ij = beta q_i . k_j / max(|q_i| |k_j|, 1e-8)
-//   location e_ij = (W_h q_i)_j, keys unused           W_h [max_positions, dh], Lk <= max_positions
-//   additive e_ij = v_h . tanh(W1_h q_i + W2_h k_j)   W1_h, W2_h [d_attn, dh], v_h [d_attn]
-// then -inf where the mask forbids, a row softmax (a zero row when no key is allowed) and
-// o_i = sum_j a_ij v_j. attn.scale is not used.
-struct ScoreAttentionArgs {
-  AttentionArgs attn;  // heads, mask, want_probs, want_scores
-  ScoreFunction function = ScoreFunction::Dot;
-  float strength = 1.0f;    // cosine beta
-  DTensor w;                // general [H, dh, dh], location [H, max_positions, dh]
-  DTensor w1, w2, v_a;      // additive [H, d_attn, dh] twice and [H, d_attn]
-};
-
 class Backend {
  public:
   Backend();
@@ -266,10 +244,6 @@ class Backend {
   virtual RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
                                                      const DTensor& v,
                                                      const RelativeAttentionArgs& args);
-  // Score-function attention (ScoreAttentionArgs): q [Lq, H*dh], k, v [Lk, H*dh]. The default
-  // runs the host reference, reported by note_host_compute(Op::ScoreFunction).
-  virtual AttentionResult score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                          const ScoreAttentionArgs& args);
   // Rows [begin, begin + count) of x [M, d] -> [count, d]. The default copies through the host.
   virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
   // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.

@@ -35,8 +35,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
     {Op::SparseAttention, "sparse_attention", "sparse CSR attention computed on the host"},
     {Op::LshAttention, "lsh_attention",
      "LSH attention (hashing, sorting, chunked attention) computed on the host", false},
-    {Op::ScoreFunction, "score_function",
-     "attention with a seed-004 score function (scores, softmax) computed on the host"},
     {Op::HostModel, "host_model",
      "the whole model (recurrent seq2seq, NTM, SAGAN or SNAIL) runs on the host; the backend "
      "is not used",

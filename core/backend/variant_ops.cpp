@@ -24,7 +24,6 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
     if (c.shaw()) ops.push_back(Op::ShawAttention);
     if (c.adaptive_span()) ops.push_back(Op::AdaptiveSpan);
   }
-  if (c.score()) ops.push_back(Op::ScoreFunction);
   return ops;
 }
 

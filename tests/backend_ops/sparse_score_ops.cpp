@@ -10,12 +10,12 @@
 #include <cmath>
 
 #include "core/backend/op_registry.h"
-#include "core/variants/score_functions/score_attention_op.h"
+#include "core/variants/score_functions/score_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/sparse/sparse_pattern.h"
-#include "tests/backend_ops/test_masks.h"
 #include "tests/backend_ops/compare.h"
 #include "tests/backend_ops/op_case.h"
+#include "tests/backend_ops/test_masks.h"
 
 namespace atlas::op_test {
 namespace {
@@ -83,7 +83,7 @@ struct ScoreIn {
 };
 
 const Register score_case(make_case(OpTest<ScoreShape, ScoreIn>{
-    Op::ScoreFunction,
+    score_attention_op(),
     {"out", "probs", "scores"},
     {
         // name                    function                  lq  lk  H  dh  causal pad  pattern
@@ -107,8 +107,10 @@ const Register score_case(make_case(OpTest<ScoreShape, ScoreIn>{
       const int64_t D = c.heads * c.dh, da = 11, P = c.lk + 3;
       ScoreIn in{random_tensor({c.lq, D}, seed), random_tensor({c.lk, D}, seed + 1), random_tensor({c.lk, D}, seed + 2),
                  {}, {}, {}, {}, {}};
-      if (c.f == ScoreFunction::General) in.w = random_tensor({c.heads, c.dh, c.dh}, seed + 3, -0.5f, 0.5f);
-      if (c.f == ScoreFunction::Location) in.w = random_tensor({c.heads, P, c.dh}, seed + 3, -0.5f, 0.5f);
+      if (c.f == ScoreFunction::General)
+        in.w = random_tensor({c.heads, c.dh, c.dh}, seed + 3, -0.5f, 0.5f);
+      if (c.f == ScoreFunction::Location)
+        in.w = random_tensor({c.heads, P, c.dh}, seed + 3, -0.5f, 0.5f);
       if (c.f == ScoreFunction::Additive) {
         in.w1 = random_tensor({c.heads, da, c.dh}, seed + 4, -0.5f, 0.5f);
         in.w2 = random_tensor({c.heads, da, c.dh}, seed + 5, -0.5f, 0.5f);
@@ -130,7 +132,8 @@ const Register score_case(make_case(OpTest<ScoreShape, ScoreIn>{
       ScoreAttentionArgs a = in.args;
       if (in.w.numel()) a.w = be.upload(in.w);
       if (in.w1.numel()) a.w1 = be.upload(in.w1), a.w2 = be.upload(in.w2), a.v_a = be.upload(in.va);
-      const AttentionResult r = be.score_attention(be.upload(in.q), be.upload(in.k), be.upload(in.v), a);
+      const AttentionResult r =
+          score_attention(be, be.upload(in.q), be.upload(in.k), be.upload(in.v), a);
       return be.download_all({r.out, r.probs, r.scores});
     },
     [](const ScoreIn& in) {

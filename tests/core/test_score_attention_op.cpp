@@ -1,7 +1,7 @@
-// The score_attention backend op (core/variants/score_functions/score_attention_op.h): the host reference against a
-// scalar loop over seed 004's five score functions written out here (not score_matrix), the
-// Backend default against the reference, and the shape checks. Device kernels are tested
-// against the same reference in tests/gpu/.
+// The score_attention backend op (core/variants/score_functions/score_attention.h): the host
+// reference against a scalar loop over seed 004's five score functions written out here (not
+// score_matrix), the Backend default against the reference, and the shape checks. Device kernels
+// are tested against the same reference in tests/gpu/.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
-#include "core/variants/score_functions/score_attention_op.h"
+#include "core/variants/score_functions/score_attention.h"
 #include "core/variants/score_functions/score_functions.h"
 #include "tests/core/random_tensor.h"
 
@@ -125,7 +125,8 @@ TEST_CASE("score_attention reference equals a scalar loop over each score functi
     if (w1.numel()) dargs.w1 = be->upload(w1), dargs.w2 = be->upload(w2), dargs.v_a = be->upload(va);
     dargs.attn.want_probs = true;
     dargs.attn.want_scores = false;
-    const AttentionResult got = be->score_attention(be->upload(q), be->upload(k), be->upload(v), dargs);
+    const AttentionResult got =
+        score_attention(*be, be->upload(q), be->upload(k), be->upload(v), dargs);
     CHECK(be->download(got.out).data == r.out.data);
     CHECK(be->download(got.probs).data == r.probs.data);
     CHECK_FALSE(got.scores);
@@ -139,15 +140,17 @@ TEST_CASE("score_attention rejects mismatched shapes and weights by name", "[sco
   args.attn.heads = 2;
   args.function = ScoreFunction::General;
   args.w = be->upload(Tensor({2, 3, 4}));
-  CHECK_THROWS_WITH(be->score_attention(q, k, v, args), Catch::Contains("W_a must be [2, 3, 3]"));
+  CHECK_THROWS_WITH(score_attention(*be, q, k, v, args), Catch::Contains("W_a must be [2, 3, 3]"));
   args.function = ScoreFunction::Location;
   args.w = be->upload(Tensor({2, 4, 3}));
-  CHECK_THROWS_WITH(be->score_attention(q, k, v, args), Catch::Contains("at most 4 key positions"));
+  CHECK_THROWS_WITH(score_attention(*be, q, k, v, args),
+                    Catch::Contains("at most 4 key positions"));
   args.function = ScoreFunction::Dot;
-  CHECK_THROWS_WITH(be->score_attention(q, be->upload(Tensor({5, 4})), v, args), Catch::Contains("heads of one size"));
+  CHECK_THROWS_WITH(score_attention(*be, q, be->upload(Tensor({5, 4})), v, args),
+                    Catch::Contains("heads of one size"));
   args.attn.mask.key_valid.assign(3, 1);
-  CHECK_THROWS_WITH(be->score_attention(q, k, v, args), Catch::Contains("mask sizes"));
+  CHECK_THROWS_WITH(score_attention(*be, q, k, v, args), Catch::Contains("mask sizes"));
   args.attn.mask.key_valid.clear();
   args.function = ScoreFunction::ScaledDot;
-  CHECK_THROWS_WITH(be->score_attention(q, k, v, args), Catch::Contains("attention op's own"));
+  CHECK_THROWS_WITH(score_attention(*be, q, k, v, args), Catch::Contains("attention op's own"));
 }

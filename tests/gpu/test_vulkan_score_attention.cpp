@@ -6,10 +6,10 @@
 //   scores: |err| <= 4e-6 + 4e-6 |want|   probabilities: |err| <= 4e-6   output: |err| <= 1e-5
 #include <cmath>
 
-#include "tests/gpu/gpu_test_util.h"
-#include "tests/backend_ops/test_masks.h"
-#include "core/variants/score_functions/score_attention_op.h"
+#include "core/variants/score_functions/score_attention.h"
 #include "core/variants/score_functions/score_functions.h"
+#include "tests/backend_ops/test_masks.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;
@@ -133,7 +133,8 @@ TEST_CASE("Vulkan score_attention matches a naive loop for every score function"
       ScoreAttentionArgs ba = a;
       if (w.numel()) ba.w = be->upload(w);
       if (w1.numel()) ba.w1 = be->upload(w1), ba.w2 = be->upload(w2), ba.v_a = be->upload(va);
-      const AttentionResult r = be->score_attention(be->upload(q), be->upload(k), be->upload(v), ba);
+      const AttentionResult r =
+          score_attention(*be, be->upload(q), be->upload(k), be->upload(v), ba);
       const std::vector<Tensor> got = be->download_all({r.out, r.probs, r.scores});
       require_close(got[0].data, want.out, 1e-5, n + " out");
       require_close(got[1].data, want.probs, 4e-6, n + " probs");
@@ -151,7 +152,8 @@ TEST_CASE("Vulkan score_attention beyond the kernel's head size runs on the host
   a.function = ScoreFunction::Dot;
   a.attn.heads = 1;
   a.attn.want_probs = true;
-  const AttentionResult r = g.vk->score_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), a);
+  const AttentionResult r =
+      score_attention(*g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), a);
   const NaiveScore want = naive_score(q, k, v, {}, {}, {}, {}, a);
   require_close(g.vk->download(r.probs).data, want.probs, 4e-6, "wide head probs");
   REQUIRE(g.vk->fallbacks().size() == 1);

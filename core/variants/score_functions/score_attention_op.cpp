@@ -1,10 +1,11 @@
-// The score_attention op (core/backend/backend.h, ScoreAttentionArgs): host reference and Backend
-// default, built from score_matrix and masked_softmax (core/variants/score_functions/score_functions.cpp).
-#include "core/variants/score_functions/score_attention_op.h"
-
+// The score_attention module op (score_attention.h): shape checks, its host reference built
+// from score_matrix and masked_softmax (core/variants/score_functions/score_functions.cpp) and
+// its call on a backend.
 #include <algorithm>
 
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
+#include "core/variants/score_functions/score_attention.h"
 #include "core/variants/score_functions/score_functions.h"
 
 namespace atlas {
@@ -50,7 +51,7 @@ void check_score_attention_shapes(const Shape& q, const Shape& k, const Shape& v
 
 ScoreAttentionHost score_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const Tensor& w, const Tensor& w1, const Tensor& w2,
-                                             const Tensor& v_a, const ScoreAttentionArgs& args) {
+                                             const Tensor& v_a, const ScoreOpArgs& args) {
   const int64_t H = args.attn.heads, dh = q.shape[1] / H, lq = q.shape[0], lk = k.shape[0];
   ScoreAttentionHost r{Tensor({lq, H * dh}), Tensor({H, lq, lk}), Tensor({H, lq, lk})};
   for (int64_t h = 0; h < H; ++h) {
@@ -65,22 +66,50 @@ ScoreAttentionHost score_attention_reference(const Tensor& q, const Tensor& k, c
   return r;
 }
 
-AttentionResult Backend::score_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                         const ScoreAttentionArgs& args) {
+namespace {
+
+bool has_w(ScoreFunction f) { return f == ScoreFunction::General || f == ScoreFunction::Location; }
+
+std::vector<Tensor> score_attention_on_host(const std::vector<Tensor>& in,
+                                            const ScoreOpArgs& args) {
+  const bool additive = args.function == ScoreFunction::Additive;
+  const Tensor none;
+  const Tensor& w = has_w(args.function) ? in.at(3) : none;
+  const Tensor &w1 = additive ? in.at(3) : none, &w2 = additive ? in.at(4) : none,
+               &va = additive ? in.at(5) : none;
+  ScoreAttentionHost h =
+      score_attention_reference(in.at(0), in.at(1), in.at(2), w, w1, w2, va, args);
+  std::vector<Tensor> out = {std::move(h.out)};
+  if (args.attn.want_probs) out.push_back(std::move(h.probs));
+  if (args.attn.want_scores) out.push_back(std::move(h.scores));
+  return out;
+}
+
+bool uses_score_function(const ModelConfig& c) { return c.score() != nullptr; }
+
+constexpr ModuleOpOf<ScoreOpArgs> kScoreAttention = module_op<ScoreOpArgs, score_attention_on_host>(
+    "score_attention",
+    "attention with a seed-004 score function (scores, softmax) computed on the host",
+    uses_score_function);
+const RegisterModuleOp kRegisterScoreAttention(kScoreAttention.op);
+
+}  // namespace
+
+const ModuleOp& score_attention_op() { return kScoreAttention.op; }
+
+AttentionResult score_attention(Backend& be, const DTensor& q, const DTensor& k, const DTensor& v,
+                                const ScoreAttentionArgs& args) {
   check_score_attention_shapes(q.shape, k.shape, v.shape, args);
-  note_host_compute(Op::ScoreFunction);
   std::vector<DTensor> in = {q, k, v};
-  for (const DTensor* t : {&args.w, &args.w1, &args.w2, &args.v_a})
-    if (*t) in.push_back(*t);
-  const std::vector<Tensor> host = download_all(in);
-  size_t next = 3;
-  auto weight = [&](const DTensor& t) { return t ? host[next++] : Tensor(); };
-  const Tensor w = weight(args.w), w1 = weight(args.w1), w2 = weight(args.w2), va = weight(args.v_a);
-  ScoreAttentionHost h = score_attention_reference(host[0], host[1], host[2], w, w1, w2, va, args);
+  if (has_w(args.function)) in.push_back(args.w);
+  if (args.function == ScoreFunction::Additive) in.insert(in.end(), {args.w1, args.w2, args.v_a});
+  const std::vector<DTensor> out =
+      run_op(be, kScoreAttention, in, static_cast<const ScoreOpArgs&>(args));
   AttentionResult r;
-  r.out = upload(h.out);
-  if (args.attn.want_probs) r.probs = upload(h.probs);
-  if (args.attn.want_scores) r.scores = upload(h.scores);
+  size_t next = 0;
+  r.out = out.at(next++);
+  if (args.attn.want_probs) r.probs = out.at(next++);
+  if (args.attn.want_scores) r.scores = out.at(next++);
   return r;
 }
 

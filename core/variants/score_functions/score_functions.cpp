@@ -6,9 +6,10 @@
 #include <cmath>
 #include <limits>
 
-#include "core/tensor/error.h"
 #include "core/model/forward_pass.h"
+#include "core/tensor/error.h"
 #include "core/tensor/random.h"
+#include "core/variants/score_functions/score_attention.h"
 
 namespace atlas {
 
@@ -197,7 +198,7 @@ DTensor score_function_attention(ForwardPass& pass, const DTensor& q_d, const DT
     args.w2 = pass.weight(prefix + ".score.w2");
     args.v_a = pass.weight(prefix + ".score.v");
   }
-  const AttentionResult r = pass.backend().score_attention(q_d, k_d, v_d, args);
+  const AttentionResult r = score_attention(pass.backend(), q_d, k_d, v_d, args);
   if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (topt.scores)
     pass.trace_later(traced_name + ".scores",

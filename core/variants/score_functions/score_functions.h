@@ -1,6 +1,7 @@
 #pragma once
 // Alignment score functions of seed 004's summary table ("Attention? Attention!"), for any
-// attention layer of any model and for the recurrent encoder-decoder (core/variants/seq2seq/seq2seq.cpp):
+// attention layer of any model and for the recurrent encoder-decoder
+// (core/variants/seq2seq/seq2seq.cpp):
 //   scaled_dot  s.h / sqrt(n)                         (Vaswani et al. 2017)
 //   dot         s.h                                   (Luong et al. 2015)
 //   general     s^T W_a h                             (Luong et al. 2015)
@@ -8,8 +9,8 @@
 //   cosine      beta cos(s, h)                        (content-based, Graves et al. 2014)
 //   location    alpha_t = softmax(W_a s): column j of W_a s scores key j; keys are ignored
 //               (Luong et al. 2015). W_a has max_positions rows; rows beyond Lk are dropped.
-// In a Transformer the backend runs them (Backend::score_attention; the host reference is
-// core/variants/score_functions/score_attention_op.cpp, a device kernel may replace it).
+// In a Transformer the backend runs them (the score_attention module op, score_attention.h; a
+// device kernel may replace its host reference).
 #include <string>
 #include <vector>
 

@@ -1,6 +1,6 @@
 #version 450
-// Seed 004's score functions other than scaled dot (core/backend/backend.h, ScoreAttentionArgs; host
-// reference core/variants/score_functions/score_attention_op.cpp). One workgroup of 64 invocations per (query row i,
+// Seed 004's score functions other than scaled dot (core/variants/score_functions/score_attention.h;
+// host reference core/variants/score_functions/score_attention_op.cpp). One workgroup of 64 invocations per (query row i,
 // head h). First the query-side vector the function needs is staged in shared memory
 // (general: q_i W_h; additive: W1_h q_i), then invocation t owns keys j = t, t + 64, ...:
 //   dot      e_j = q_i . k_j
