@@ -23,6 +23,7 @@
 #include "core/variants/performer/performer_attention.h"
 #include "core/variants/score_functions/score_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
+#include "core/variants/transformer_xl/xl_attention_op.h"
 #include "core/variants/universal/act_step.h"
 #include "gpu/vulkan_backend.h"
 
@@ -145,15 +146,15 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.sparse_attention(in.q, in.k, in.v, heads, 0.125f, *pats, false).out;
     };
   };
-  // Transformer-XL (Backend::xl_attention): a segment of L queries over L memory rows + itself,
-  // with the probabilities and the four terms as the XL view asks.
+  // Transformer-XL (the xl_attention module op): a segment of L queries over L memory rows +
+  // itself, with the probabilities and the four terms as the XL view asks.
   auto xl = [heads](bool terms) {
     return [heads, terms](Backend& be, const Inputs& in) {
       XlAttentionArgs a;
       a.heads = heads;
       a.scale = 0.125f;
       a.want_probs = a.want_terms = terms;
-      return be.xl_attention(in.q, in.xl_k, in.xl_v, in.xl_rk, in.xl_u, in.xl_vb, a).out;
+      return xl_attention(be, in.q, in.xl_k, in.xl_v, in.xl_rk, in.xl_u, in.xl_vb, a).out;
     };
   };
   // Seed 004's score functions (the score_attention module op), causal, with probabilities.

@@ -98,26 +98,12 @@ struct SparseTilesPC {
   uint32_t tile_count, want_probs;
 };
 
-// shaders/xl_attention.comp: one workgroup per (query row, head).
-enum XlAttentionFlags : uint32_t {
-  kXlSameLength = 1,  // keys j <= p - mem_len are hidden too
-  kXlTerms = 2,       // write scores and the four terms to bindings 8..12
-};
-struct XlAttentionPC {
-  uint32_t lq, lk, heads, dh;
-  uint32_t flags;
-  int32_t mem_len;
-  int32_t clamp_len;  // < 0: distances are not clamped
-  float scale;
-};
-
 // shaders/repeat_heads.comp: one invocation per output element.
 struct RepeatHeadsPC {
   uint32_t rows, kv, groups, dh;
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
-static_assert(sizeof(XlAttentionPC) <= 128);
 static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);

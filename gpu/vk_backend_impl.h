@@ -65,13 +65,8 @@ class VulkanBackend : public Backend, private KernelApi {
                                          const std::vector<CsrPattern>& patterns,
                                          bool want_probs) override;
   // vk_relative_attention.cpp (Shaw / adaptive span)
-  RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
-                                             const DTensor& v,
+  RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                              const RelativeAttentionArgs& args) override;
-  // vk_xl_attention.cpp (Transformer-XL relative terms)
-  XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                 const DTensor& rk, const DTensor& u, const DTensor& vb,
-                                 const XlAttentionArgs& args) override;
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;

@@ -30,7 +30,6 @@
 #include "scale_spv.h"
 #include "sparse_attention_spv.h"
 #include "sparse_tiles_spv.h"
-#include "xl_attention_spv.h"
 
 namespace atlas::vk {
 
@@ -60,7 +59,6 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(attention, 8, AttentionPC, Op::Attention),
     ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC, Op::ShawAttention, Op::AdaptiveSpan),
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
-    ATLAS_SHADER(xl_attention, 13, XlAttentionPC, Op::XlAttention),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),

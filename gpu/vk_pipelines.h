@@ -24,7 +24,6 @@ enum class ShaderId {
   Attention,
   RelativeAttention,
   SparseAttention,
-  XlAttention,
   RmsNorm,
   Mul,
   RepeatHeads,

@@ -32,8 +32,6 @@ enum class Op {
                     // (core/variants/relative_attention/relative_attention.cpp)
   AdaptiveSpan,     // adaptive span soft mask
                     // (core/variants/relative_attention/relative_attention.cpp)
-  XlAttention,      // Transformer-XL segment recurrence
-                    // (core/variants/transformer_xl/transformer_xl.cpp)
   SparseAttention,  // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
   LshAttention,     // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
   HostModel,        // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
@@ -137,29 +135,6 @@ struct SparseAttentionResult {
                   // indices, start at sum_{g < h} nnz_g
 };
 
-// Transformer-XL relative attention of one layer (host reference xl_attention_reference,
-// core/variants/transformer_xl/xl_attention_op.cpp). Keys are the m = Lk - Lq memory rows then the Lq current rows;
-// query i sits at key position p = m + i. Per head h, with d(i, j) = min(p - j, clamp_len):
-//   s_ij = scale [ (q_i + u_h) . k_j + (q_i + v_h) . rk_{d(i,j)} ]   over keys j <= p (and
-//   j > p - mem_len with same_length), a = softmax(s), o_i = sum_j a_ij v_j.
-// The four terms the trace shows: (a) q.k, (b) q.rk, (c) u.k, (d) v.rk, each times scale.
-struct XlAttentionArgs {
-  int heads = 1;
-  float scale = 1.0f;
-  int64_t mem_len = 0;        // only read with same_length
-  bool same_length = false;
-  int64_t clamp_len = -1;     // <= 0: distances are not clamped (as the reference)
-  bool want_probs = false;    // probs [heads, Lq, Lk]
-  bool want_terms = false;    // scores (-inf where masked) and terms a, b, c, d (0 where masked)
-};
-
-struct XlAttentionResult {
-  DTensor out;                        // [Lq, heads * d_head]
-  DTensor probs;                      // [heads, Lq, Lk] when want_probs
-  DTensor scores;                     // [heads, Lq, Lk] when want_terms
-  DTensor term_a, term_b, term_c, term_d;  // [heads, Lq, Lk] when want_terms
-};
-
 class Backend {
  public:
   Backend();
@@ -248,12 +223,6 @@ class Backend {
   virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
   // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.
   virtual DTensor concat_rows(const DTensor& a, const DTensor& b);
-  // Transformer-XL attention (XlAttentionArgs): q [Lq, H*dh], k, v [Lk, H*dh] with Lk >= Lq,
-  // rk [D, H*dh] with D > the largest distance used, u, vb [H, dh]. The default runs the
-  // host reference, reported by note_host_compute(Op::XlAttention).
-  virtual XlAttentionResult xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                         const DTensor& rk, const DTensor& u, const DTensor& vb,
-                                         const XlAttentionArgs& args);
 
   // A variant module's op (core/backend/module_op.h; call it through run_op). Supported: the
   // CPU backend (the host reference is its computation) and a device backend with a kernel for

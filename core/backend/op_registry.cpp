@@ -29,9 +29,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
      "Shaw relative-position attention (scores, softmax, value term) computed on the host"},
     {Op::AdaptiveSpan, "adaptive_span",
      "adaptive-span masked attention (scores, soft mask, softmax) computed on the host"},
-    {Op::XlAttention, "xl_attention",
-     "Transformer-XL layers (projections, relative attention, memory) computed on the host; "
-     "the norms and feed-forward run on the backend"},
     {Op::SparseAttention, "sparse_attention", "sparse CSR attention computed on the host"},
     {Op::LshAttention, "lsh_attention",
      "LSH attention (hashing, sorting, chunked attention) computed on the host", false},

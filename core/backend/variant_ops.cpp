@@ -7,11 +7,9 @@ namespace atlas {
 std::vector<Op> variant_ops(const ModelConfig& c) {
   std::vector<Op> ops;
   if (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()) return {Op::HostModel};
-  // Transformer-XL runs its own layers (transformer_xl.cpp): no other attention hook applies.
-  if (c.xl()) {
-    ops.push_back(Op::XlAttention);
-    return ops;
-  }
+  // Transformer-XL runs its own layers (transformer_xl.cpp) over its module op: no other
+  // attention hook applies.
+  if (c.xl()) return ops;
   // Self-attention dispatch of ForwardPass::attention: LSH, then Performer (a module op, which
   // says itself that it is used), then a CSR pattern (sparse_attention_layer), else Shaw /
   // adaptive span (relative_attention_layer).

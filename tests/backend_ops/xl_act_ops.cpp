@@ -28,7 +28,7 @@ struct XlIn {
 };
 
 const Register xl_case(make_case(OpTest<XlShape, XlIn>{
-    Op::XlAttention,
+    xl_attention_op(),
     {"out", "probs", "scores", "term_a", "term_b", "term_c", "term_d"},
     {
         // lq mem  H  dh  mem_len clamp same_length
@@ -66,8 +66,9 @@ const Register xl_case(make_case(OpTest<XlShape, XlIn>{
       return in;
     },
     [](Backend& be, const XlIn& in) {
-      const XlAttentionResult r = be.xl_attention(be.upload(in.q), be.upload(in.k), be.upload(in.v),
-                                                  be.upload(in.rk), be.upload(in.u), be.upload(in.vb), in.args);
+      const XlAttentionResult r =
+          xl_attention(be, be.upload(in.q), be.upload(in.k), be.upload(in.v), be.upload(in.rk),
+                       be.upload(in.u), be.upload(in.vb), in.args);
       std::vector<Tensor> out{be.download(r.out)};
       for (const DTensor* t : {&r.probs, &r.scores, &r.term_a, &r.term_b, &r.term_c, &r.term_d})
         out.push_back(download_or_absent(be, *t));

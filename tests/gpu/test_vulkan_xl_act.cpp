@@ -109,8 +109,8 @@ TEST_CASE("Vulkan xl_attention matches a naive loop over the four terms and the 
 
     for (Backend* be : {g.vk.get(), g.cpu.get()}) {
       const std::string n = std::string(c.name) + (be == g.vk.get() ? " vulkan" : " cpu");
-      const XlAttentionResult r = be->xl_attention(be->upload(q), be->upload(k), be->upload(v),
-                                                   be->upload(rk), be->upload(u), be->upload(vb), a);
+      const XlAttentionResult r = xl_attention(*be, be->upload(q), be->upload(k), be->upload(v),
+                                               be->upload(rk), be->upload(u), be->upload(vb), a);
       const std::vector<Tensor> got =
           be->download_all({r.out, r.probs, r.scores, r.term_a, r.term_b, r.term_c, r.term_d});
       require_close(got[0].data, want.out, 1e-5, n + " out");
@@ -134,16 +134,17 @@ TEST_CASE("Vulkan xl_attention without traces writes only the output and probabi
   a.heads = 2;
   a.scale = 0.5f;
   a.mem_len = 4;
-  const XlAttentionResult r = g.vk->xl_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v),
-                                                 g.vk->upload(rk), g.vk->upload(u), g.vk->upload(vb), a);
+  const XlAttentionResult r = xl_attention(*g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v),
+                                           g.vk->upload(rk), g.vk->upload(u), g.vk->upload(vb), a);
   CHECK_FALSE(r.probs);
   CHECK_FALSE(r.scores);
   CHECK_FALSE(r.term_a);
   const NaiveXl want = naive_xl(q, k, v, rk, u, vb, a);
   require_close(g.vk->download(r.out).data, want.out, 1e-5, "no-trace out");
-  CHECK_THROWS_WITH(g.vk->xl_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v),
-                                       g.vk->upload(Tensor({3, 6})), g.vk->upload(u), g.vk->upload(vb), a),
-                    Catch::Contains("rk needs a row for every distance up to 8"));
+  CHECK_THROWS_WITH(
+      xl_attention(*g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v),
+                   g.vk->upload(Tensor({3, 6})), g.vk->upload(u), g.vk->upload(vb), a),
+      Catch::Contains("rk needs a row for every distance up to 8"));
 }
 
 namespace {

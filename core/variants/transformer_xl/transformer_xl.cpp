@@ -58,10 +58,10 @@ void append_xl_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
 namespace {
 
 // One XL attention sub-layer on the backend: xq [Lq, d] (normed current input), xkv
-// [m + Lq, d] (normed memory + current) -> [Lq, d] after W^O; the scores go through
-// Backend::xl_attention (core/variants/transformer_xl/xl_attention_op.cpp).
-DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, int64_t l, int64_t seg,
-                     int64_t first_key_pos) {
+// [m + Lq, d] (normed memory + current) -> [Lq, d] after W^O; the scores go through the
+// xl_attention module op (core/variants/transformer_xl/xl_attention_op.h).
+DTensor xl_attention_sublayer(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, int64_t l,
+                              int64_t seg, int64_t first_key_pos) {
   const ModelConfig& c = pass.config();
   Backend& be = pass.backend();
   const TraceOptions& topt = pass.options().trace;
@@ -84,7 +84,8 @@ DTensor xl_attention(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, i
   args.clamp_len = x.clamp_len;
   args.want_probs = topt.attention;
   args.want_terms = topt.scores;
-  const XlAttentionResult a = be.xl_attention(q, k, v, rk, pass.weight("xl.u"), pass.weight("xl.v"), args);
+  const XlAttentionResult a =
+      xl_attention(be, q, k, v, rk, pass.weight("xl.u"), pass.weight("xl.v"), args);
   AttentionMap site = attention_site("decoder", "self_attn", l);
   site.segment = seg;
   const std::string name = attention_array_name(site);
@@ -158,9 +159,11 @@ DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
       if (pre) {
         const DTensor ncat = pass.norm(cat, p + ".self_attn_norm");
         const DTensor nq = mem_rows ? be.slice_rows(ncat, mem_rows, lq) : ncat;
-        y = residual(x, xl_attention(pass, nq, ncat, l, seg, first_key), GatedSublayer::Attention);
+        y = residual(x, xl_attention_sublayer(pass, nq, ncat, l, seg, first_key),
+                     GatedSublayer::Attention);
       } else {
-        y = pass.norm(residual(x, xl_attention(pass, x, cat, l, seg, first_key), GatedSublayer::Attention),
+        y = pass.norm(residual(x, xl_attention_sublayer(pass, x, cat, l, seg, first_key),
+                               GatedSublayer::Attention),
                       p + ".self_attn_norm");
       }
       // Memory for the next segment: this layer's input, last mem_len rows (detached).

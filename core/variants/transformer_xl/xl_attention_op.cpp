@@ -1,9 +1,11 @@
-// The xl_attention op (core/backend/backend.h, XlAttentionArgs): host reference and Backend default.
+// The xl_attention module op (xl_attention_op.h): shape checks, its host reference and its call
+// on a backend.
 // The position term b is computed per (i, j) from rk (no rel_shift), so no garbage entries.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
 #include "core/variants/transformer_xl/xl_attention_op.h"
@@ -78,23 +80,45 @@ XlAttentionHost xl_attention_reference(const Tensor& q, const Tensor& k, const T
   return r;
 }
 
-XlAttentionResult Backend::xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                        const DTensor& rk, const DTensor& u, const DTensor& vb,
-                                        const XlAttentionArgs& args) {
+namespace {
+
+std::vector<Tensor> xl_attention_on_host(const std::vector<Tensor>& in,
+                                         const XlAttentionArgs& args) {
+  XlAttentionHost h =
+      xl_attention_reference(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), in.at(5), args);
+  std::vector<Tensor> out = {std::move(h.out)};
+  if (args.want_probs) out.push_back(std::move(h.probs));
+  if (args.want_terms)
+    for (Tensor* t : {&h.scores, &h.term_a, &h.term_b, &h.term_c, &h.term_d})
+      out.push_back(std::move(*t));
+  return out;
+}
+
+bool uses_xl(const ModelConfig& c) { return c.xl() != nullptr; }
+
+constexpr ModuleOpOf<XlAttentionArgs> kXlAttention =
+    module_op<XlAttentionArgs, xl_attention_on_host>(
+        "xl_attention",
+        "Transformer-XL relative attention (scores over memory and segment, softmax) computed on "
+        "the host; the projections, norms and feed-forward run on the backend",
+        uses_xl);
+const RegisterModuleOp kRegisterXlAttention(kXlAttention.op);
+
+}  // namespace
+
+const ModuleOp& xl_attention_op() { return kXlAttention.op; }
+
+XlAttentionResult xl_attention(Backend& be, const DTensor& q, const DTensor& k, const DTensor& v,
+                               const DTensor& rk, const DTensor& u, const DTensor& vb,
+                               const XlAttentionArgs& args) {
   check_xl_attention_shapes(q.shape, k.shape, v.shape, rk.shape, u.shape, vb.shape, args);
-  note_host_compute(Op::XlAttention);
-  const std::vector<Tensor> in = download_all({q, k, v, rk, u, vb});
-  XlAttentionHost h = xl_attention_reference(in[0], in[1], in[2], in[3], in[4], in[5], args);
+  const std::vector<DTensor> out = run_op(be, kXlAttention, {q, k, v, rk, u, vb}, args);
   XlAttentionResult r;
-  r.out = upload(h.out);
-  if (args.want_probs) r.probs = upload(h.probs);
-  if (args.want_terms) {
-    r.scores = upload(h.scores);
-    r.term_a = upload(h.term_a);
-    r.term_b = upload(h.term_b);
-    r.term_c = upload(h.term_c);
-    r.term_d = upload(h.term_d);
-  }
+  size_t next = 0;
+  r.out = out.at(next++);
+  if (args.want_probs) r.probs = out.at(next++);
+  if (args.want_terms)
+    for (DTensor* t : {&r.scores, &r.term_a, &r.term_b, &r.term_c, &r.term_d}) *t = out.at(next++);
   return r;
 }
 

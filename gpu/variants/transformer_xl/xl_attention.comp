@@ -1,5 +1,5 @@
 #version 450
-// Transformer-XL relative attention of one layer (core/backend/backend.h, XlAttentionArgs; host
+// Transformer-XL relative attention of one layer (core/variants/transformer_xl/xl_attention_op.h; host
 // reference core/variants/transformer_xl/xl_attention_op.cpp). Keys are m = Lk - Lq memory rows then the Lq current
 // rows; query i sits at key position p = m + i. One workgroup of 64 invocations per (query
 // row i, head h); invocation t owns keys j = t, t + 64, ...:
