@@ -1,10 +1,11 @@
-# atlas_variant_module_list(OUT FOLDER INCLUDE NAMESPACE TYPE SUFFIX)
+# atlas_variant_module_list(OUT FOLDER INCLUDE NAMESPACE TYPE SUFFIX [MARKER])
 # The variant modules' paired folders (DESIGN.md: one folder per variant in core/, gpu/, ui/):
 # writes the source OUT (rewritten only when it changes) defining
 #   std::vector<TYPE> NAMESPACE::generated_variant_SUFFIX()
 # which concatenates NAMESPACE::variants::<m>_SUFFIX() of every sub-folder <m> of FOLDER, in
 # folder-name order. A new module's folder is found at configure time (the callers glob with
-# CONFIGURE_DEPENDS), so it adds no line to a central list.
+# CONFIGURE_DEPENDS), so it adds no line to a central list. With MARKER, only the sub-folders
+# holding a file of that name are listed (core/variants/<m>/ brings a hook only where it has one).
 function(atlas_variant_module_list out folder include ns type suffix)
   file(GLOB entries LIST_DIRECTORIES true CONFIGURE_DEPENDS ${folder}/*)
   file(RELATIVE_PATH rel_folder ${PROJECT_SOURCE_DIR} ${folder})
@@ -12,7 +13,7 @@ function(atlas_variant_module_list out folder include ns type suffix)
   set(decls "")
   set(calls "")
   foreach(dir ${entries})
-    if(IS_DIRECTORY ${dir})
+    if(IS_DIRECTORY ${dir} AND (ARGC LESS 7 OR EXISTS ${dir}/${ARGV6}))
       get_filename_component(module ${dir} NAME)
       string(APPEND decls "std::vector<${type}> ${module}_${suffix}();\n")
       string(APPEND calls "  for (auto& item : variants::${module}_${suffix}()) all.push_back(item);\n")

@@ -4,6 +4,11 @@
 #   scripts/compare_preset_dumps.sh BUILD_DIR OUT_DIR REF_DIR   ... and compares with REF_DIR,
 # where REF_DIR was dumped the same way by a build of the commit before the change. Exits 1
 # naming each file that differs or exists on one side only.
+# A new source file shifts the release build's unity batches (eight files each, in path order),
+# and a file compiled beside other partners may be inlined and contracted (FMA) differently: the
+# last bits of a few presets can move without any change of meaning. To tell such a change from
+# one of meaning, build the commit before it with empty files at the new files' paths (the same
+# batches) and compare with that build's dumps.
 set -euo pipefail
 build=${1:?usage: compare_preset_dumps.sh BUILD_DIR OUT_DIR [REF_DIR]}
 out=${2:?usage: compare_preset_dumps.sh BUILD_DIR OUT_DIR [REF_DIR]}

@@ -586,12 +586,13 @@ HeatmapData positionalHeatmap(const Trace& trace) {
   d.values.assign(p.tensor.data.begin(), p.tensor.data.end());
   for (int i = 0; i < d.rows; ++i) d.rowLabels << QString::number(i);
   for (int j = 0; j < d.cols; ++j) d.colLabels << QString::number(j);
-  // RoPE traces its rotation angles instead of an added encoding (core/model/forward_pass.cpp).
-  const bool rotary = trace.find(model_arrays::kRopeFrequencies) != nullptr;
-  d.title = rotary ? "RoPE rotation table: cos(p wᵢ) | sin(p wᵢ)" : "positional encoding P";
+  // Positions that rotate queries and keys trace their angles, with the frequencies beside,
+  // instead of an added encoding (core/model/qk_positions.h).
+  const bool rotation = trace.find(model_arrays::kPositionalFrequencies) != nullptr;
+  d.title = rotation ? "rotation table: cos(p wᵢ) | sin(p wᵢ)" : "positional encoding P";
   d.valueName = "value";
   d.rowAxis = "position";
-  d.colAxis = rotary ? "frequency i (cos, then sin)" : "dimension";
+  d.colAxis = rotation ? "frequency i (cos, then sin)" : "dimension";
   return d;
 }
 
@@ -603,10 +604,10 @@ HeatmapData positionalSimilarity(const Trace& trace) {
   const Mat s = pm * pm.transpose();                      // [L, L]
   d.values.assign(s.data(), s.data() + s.size());
   d.rowLabels = d.colLabels = p.rowLabels;
-  // For RoPE, P P^T [m, n] = sum_i cos((m - n) w_i): how a query-key pair's score turns with
-  // their distance alone.
-  d.title = trace.find(model_arrays::kRopeFrequencies)
-                ? "RoPE distance kernel \u03A3\u1D62 cos((m \u2212 n) w\u1D62)"
+  // For a rotation table, P P^T [m, n] = sum_i cos((m - n) w_i): how a query-key pair's score
+  // turns with their distance alone.
+  d.title = trace.find(model_arrays::kPositionalFrequencies)
+                ? "distance kernel \u03A3\u1D62 cos((m \u2212 n) w\u1D62)"
                 : "positional similarity P P\u1D40";
   d.valueName = "dot product";
   d.rowAxis = "position";

@@ -75,12 +75,13 @@ void PositionalView::rebuildVisible() {
   if (tab == 1) updateCurves();  // builds P first when it is stale
   if (tab == 2) m_similarity->setData(positionalSimilarity(*m_trace));
   const TracedArray* p = m_trace->find(model_arrays::kPositional);
-  if (m_trace->find(model_arrays::kRopeFrequencies))
-    m_note->setText(QString("Rotary positions (RoPE): nothing is added to the embeddings; each head's q "
-                            "and k are rotated by the angles p w\u1D62 of this %1 table. P P\u1D40 "
-                            "[m, n] = \u03A3\u1D62 cos((m \u2212 n) w\u1D62): it depends on the "
-                            "distance only.")
-                        .arg(QString::fromStdString(shape_str(p->tensor.shape))));
+  if (m_trace->find(model_arrays::kPositionalFrequencies))
+    m_note->setText(
+        QString("Positions by rotation: nothing is added to the embeddings; each head's q "
+                "and k are rotated by the angles p w\u1D62 of this %1 table. P P\u1D40 "
+                "[m, n] = \u03A3\u1D62 cos((m \u2212 n) w\u1D62): it depends on the "
+                "distance only.")
+            .arg(QString::fromStdString(shape_str(p->tensor.shape))));
   else
     m_note->setText(QString("P is %1 (positions \u00D7 dimensions). P P\u1D40 peaks on the diagonal and decays "
                             "with distance for sinusoidal encodings.")

@@ -67,8 +67,8 @@ const char* kExportUsage =
     "Transformer's steps are chosen by --step N (from 1, the same as --layer N-1), a\n"
     "Transformer-XL's segments by --segment S (from 0, default 0; keys are the cached memory,\n"
     "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n"
-    "--panel ID draws a plot of one of the app's variant panels (span, act, lsh, xl, gates, lens,\n"
-    "ablation, performer, predictions, heads, rope, qk) as its Export button does: --plot picks it\n"
+    "--panel ID draws a plot of one of the app's variant panels (their ids are listed below) as\n"
+    "its Export button does: --plot picks it\n"
     "by number or by part of its name (default the first; --list-plots prints them), --layer,\n"
     "--head and --query the selection it follows. The run traces what the panel reads; the\n"
     "ablation panel compares with the run that --drop-heads / --drop-layers / --layerdrop-rate give.\n";
@@ -110,7 +110,12 @@ double parsePositive(const std::string& key, const std::string& s) {
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-  if (wants_help(argv, kExportUsage)) return 0;
+  if (wants_help(argv, kExportUsage)) {
+#if defined(ATLAS_HAVE_UI)
+    std::printf("Panels: %s\n", panel_ids().c_str());
+#endif
+    return 0;
+  }
   ArgSpec spec;
   spec.options = {"--text",  "--text-file", "--image", "--target", "--out",    "--view",     "--stack",
                   "--kind",  "--layer",     "--step",   "--segment", "--head",  "--query",  "--dpi",  "--width",

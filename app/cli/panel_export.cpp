@@ -17,12 +17,16 @@ std::string plot_list(const std::vector<ui::PanelPlot>& plots) {
 }  // namespace
 
 ui::PanelProvider panel_provider(const std::string& id) {
-  std::string ids;
-  for (const ui::PanelProvider& p : ui::variantProviders()) {
+  for (const ui::PanelProvider& p : ui::variantProviders())
     if (p.id.toStdString() == id) return p;
+  throw AtlasError("--panel '" + id + "' is not a panel; the panels are " + panel_ids());
+}
+
+std::string panel_ids() {
+  std::string ids;
+  for (const ui::PanelProvider& p : ui::variantProviders())
     ids += (ids.empty() ? "" : ", ") + p.id.toStdString();
-  }
-  throw AtlasError("--panel '" + id + "' is not a panel; the panels are " + ids);
+  return ids;
 }
 
 void trace_for_panel(const ui::PanelProvider& panel, TraceOptions& trace) {

@@ -1,7 +1,7 @@
 #pragma once
-// atlas export --panel ID: one plot of a variant panel (the app's View > Variant panels: span,
-// act, lsh, xl, gates, lens, ablation, performer, predictions, heads, rope, qk), drawn as the
-// panel's own Export button writes it. The run is made with what the panel reads: scores,
+// atlas export --panel ID: one plot of a variant panel (the app's View > Variant panels, each
+// module's ui/variants/<m>/ and the analysis panels), drawn as the panel's own Export button
+// writes it. The run is made with what the panel reads: scores,
 // queries and keys, the logit lens, the Performer study or an ablated second run.
 #if defined(ATLAS_HAVE_UI)
 #include <string>
@@ -15,6 +15,8 @@ namespace atlas::cli {
 
 // The panel `id` names; throws AtlasError listing the ids.
 ui::PanelProvider panel_provider(const std::string& id);
+// Every panel's id, comma-separated, in the app's order.
+std::string panel_ids();
 // Sets what the panel's arrays need traced (scores, q/k, the lens's hidden states).
 void trace_for_panel(const ui::PanelProvider& panel, TraceOptions& trace);
 // Adds the arrays the panel computes after the run (the logit lens, the Performer study, the

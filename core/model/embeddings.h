@@ -25,7 +25,8 @@ typename E::Value embed_tokens(E& e, const ModelConfig& c, const std::vector<int
 }
 
 // x [L, d] + the positions first .. first + L - 1: the sinusoid table (seed 000 §3.5) or the
-// learned rows of embed.positions (rotary positions add nothing: q and k rotate instead);
+// learned rows of embed.positions (positions on queries and keys add nothing here:
+// core/model/qk_positions.h);
 // + the rows of embed.token_types of `types` when the config has token types (`types` empty:
 // every token is type 0; the caller has checked them, ForwardPass naming the token); then
 // embed.norm when the config has one. `positions(rows)` sees the

@@ -3,17 +3,12 @@
 #include <sstream>
 
 #include "core/model/params.h"
+#include "core/model/qk_positions.h"
 #include "core/variants/score_functions/score_functions.h"  // score_function_name
 
 namespace atlas {
 
 namespace {
-
-std::string format_number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
 
 const char* name_of(Architecture a) {
   switch (a) {
@@ -116,12 +111,9 @@ std::string describe_architecture(const ModelConfig& c) {
     s << "embeddings: " << c.embeddings.token_types << " token types"
       << (c.embeddings.norm ? ", normalised" : "") << "\n";
   s << "positions: "
-    << (c.positional == Positional::None         ? "none"
-        : c.positional == Positional::Learned    ? "learned"
-        : c.positional == Positional::Rotary
-            ? "rotary (RoPE, theta " + format_number(c.rope.theta) + ", " +
-                  std::to_string(c.rope.rotary_dims > 0 ? c.rope.rotary_dims : c.d_head()) +
-                  " of " + std::to_string(c.d_head()) + " dims per head)"
+    << (c.positional == Positional::None                   ? "none"
+        : c.positional == Positional::Learned              ? "learned"
+        : qk_positions_module(c)                           ? qk_positions_module(c)->describe(c)
         : c.sinusoid_layout == SinusoidLayout::Interleaved ? "sinusoidal (interleaved)"
                                                            : "sinusoidal (concatenated)")
     << (c.scale_embedding ? ", embeddings scaled by sqrt(d)" : "") << "\n";

@@ -15,14 +15,12 @@
 
 #include "core/config/config.h"
 #include "core/tensor/tensor.h"
-#include "core/variants/rotary/rope.h"
 
 namespace atlas {
 
 template <class E>
 concept Executor = requires(E e, const typename E::Value& x, const std::string& name, float eps,
-                            FfnActivation activation, const typename E::RopeTable& angles,
-                            const RopeArgs& rope, int64_t n, const std::vector<int32_t>& ids,
+                            FfnActivation activation, int64_t n, const std::vector<int32_t>& ids,
                             const Tensor& host) {
   // Parameters by name; an optional one that is absent is a value `linear` reads as "no bias".
   { e.weight(name) } -> std::convertible_to<typename E::Value>;
@@ -37,9 +35,7 @@ concept Executor = requires(E e, const typename E::Value& x, const std::string& 
   { e.layer_norm(x, x, x, eps) } -> std::convertible_to<typename E::Value>;  // gamma, beta
   { e.rms_norm(x, x, eps) } -> std::convertible_to<typename E::Value>;       // gamma
   { e.scale_norm(x, x, eps) } -> std::convertible_to<typename E::Value>;     // g
-  // Rotary positions on [L, heads * d_head] by a table of angles (rope.h), the inference
-  // backend's on the device, the tape's on the host; grouped-query heads repeated n times.
-  { e.rope(x, angles, rope) } -> std::convertible_to<typename E::Value>;
+  // Grouped-query heads repeated n times.
   { e.repeat_heads(x, n, n) } -> std::convertible_to<typename E::Value>;  // groups, d_head
   // The residual dropout of a sub-layer's output (identity at inference).
   { e.residual_dropout(x) } -> std::convertible_to<typename E::Value>;

@@ -10,7 +10,6 @@
 #include "core/tensor/error.h"
 #include "core/variants/reformer/lsh_attention.h"
 #include "core/variants/relative_attention/relative_attention.h"
-#include "core/variants/rotary/rope.h"
 #include "core/variants/score_functions/score_functions.h"
 #include "core/variants/sparse/sparse_attention.h"
 
@@ -25,8 +24,13 @@ Tensor mask_matrix(const AttentionMask& m, int64_t lq, int64_t lk) {
 
 ForwardPass::ForwardPass(const ModelConfig& config, Backend& backend, const Weights& weights,
                          const RunOptions& options, Trace& trace, int64_t steps_total)
-    : c_(config), be_(backend), w_(weights), opt_(options), trace_(trace),
-      steps_total_(std::max<int64_t>(1, steps_total)) {}
+    : c_(config),
+      be_(backend),
+      w_(weights),
+      opt_(options),
+      trace_(trace),
+      steps_total_(std::max<int64_t>(1, steps_total)),
+      qk_positions_(make_qk_positions(config)) {}
 
 const DTensor& ForwardPass::weight(const std::string& name) const {
   auto it = w_.find(name);
@@ -76,7 +80,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   // Self-attention is called with the same tensor for queries and keys.
   const AttentionMechanism mechanism = attention_mechanism(c_, xq.storage == xkv.storage);
   const bool sparse = is_sparse_mechanism(mechanism);  // sparse patterns, LSH, Performer
-  const bool rotary = c_.positional == Positional::Rotary && site.sublayer != "cross_attn";
+  QkPositions* positions = site.sublayer != "cross_attn" ? qk_positions_.get() : nullptr;
   // Decoder self-attention continuing a cached prefix (prefix_cache.h): keys and values of the
   // past tokens go before this call's, and the query rows are the positions after them.
   const bool continues = (past_ > 0 || record_) && site.stack == "decoder" &&
@@ -119,13 +123,11 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
     }
     trace_.describe_attention(std::move(site));
   }
-  // Self-attention after a cached prefix: the rotation angles of this call's positions, and the
+  // Self-attention after a cached prefix: queries and keys at this call's positions, and the
   // prefix's keys and values in front of this call's (the queries stay this call's rows).
-  const int64_t n = xq.shape[0];
-  DTensor angles;
-  if (rotary)
-    angles =
-        past > 0 ? be_.slice_rows(rotary_table(past + n).device, past, n) : rotary_table(n).device;
+  auto at_positions = [&](const DTensor& x, int heads) {
+    return positions ? positions->apply(be_, x, heads, past) : x;
+  };
   auto splice_prefix = [&](DTensor& k, DTensor& v) {
     if (!continues) return;
     if (past > 0) {
@@ -139,7 +141,7 @@ DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std:
   };
   BackendExecutor e(*this);
   const AttentionInputs<DTensor> in =
-      attention_inputs(e, c_, xq, xkv, prefix, rotary ? &angles : nullptr, splice_prefix);
+      attention_inputs(e, c_, xq, xkv, prefix, at_positions, splice_prefix);
   const DTensor &q = in.q, &k = in.k, &v = in.v;
   AttentionArgs args;
   args.heads = static_cast<int>(c_.n_heads);
@@ -280,16 +282,8 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
   BackendExecutor e(*this);
   x = atlas::add_positions(e, c_, x, L, first, types,
                            TracePositions{*this, positional_name, traced});
-  if (c_.positional == Positional::Rotary && traced) {  // nothing added: q and k rotate instead
-    const RotaryTable& table = rotary_table(first + L);
-    trace_.add(positional_name,
-               "RoPE rotation table [L, r]: cos(p w_i) for i < r/2, then sin(p w_i)",
-               first > 0 ? rope_table(table.frequencies, first, L) : table.host);
-    Tensor f({static_cast<int64_t>(table.frequencies.size())});
-    f.data.assign(table.frequencies.begin(), table.frequencies.end());
-    trace_.add(model_arrays::frequencies_of(positional_name),
-               "RoPE frequencies w_i (radians per position) [r/2]", std::move(f));
-  }
+  // Nothing is added where positions act on queries and keys: their own arrays instead.
+  if (qk_positions_ && traced) qk_positions_->trace(trace_, positional_name, first, L);
   return x;
 }
 
@@ -334,18 +328,6 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
   }
   BackendExecutor e(*this);
   return decoder_stack(e, c_, std::move(x), memory, self_valid, memory_valid);
-}
-
-const ForwardPass::RotaryTable& ForwardPass::rotary_table(int64_t length) {
-  auto it = rotary_tables_.find(length);
-  if (it == rotary_tables_.end()) {
-    RotaryTable t;
-    t.frequencies = rope_frequencies(c_, length);
-    t.host = rope_table(t.frequencies, 0, length);
-    t.device = be_.upload(t.host);
-    it = rotary_tables_.emplace(length, std::move(t)).first;
-  }
-  return it->second;
 }
 
 void ForwardPass::trace_later(std::string name, std::string meaning, DTensor t, DType dtype) {

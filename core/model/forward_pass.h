@@ -4,6 +4,7 @@
 // to a config, a backend, uploaded weights and the trace being recorded. Variants reuse these
 // blocks and replace only what their paper changes.
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/config/config.h"
 #include "core/model/model.h"
 #include "core/model/prefix_cache.h"
+#include "core/model/qk_positions.h"
 #include "core/model/standard_stacks.h"
 #include "core/model/trace.h"
 #include "core/model/transformer_block.h"
@@ -97,14 +99,6 @@ class ForwardPass {
   // Positions (sinusoidal or learned), token types and the embedding norm on top of x.
   DTensor add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
                         const std::string& positional_name);
-  // RoPE angles of positions 0..length-1 (rope_table), made once per length and forward: on
-  // the host for the trace, on the backend for the rotation.
-  struct RotaryTable {
-    std::vector<float> frequencies;
-    Tensor host;
-    DTensor device;
-  };
-  const RotaryTable& rotary_table(int64_t length);
 
   const ModelConfig& c_;
   Backend& be_;
@@ -117,7 +111,8 @@ class ForwardPass {
     DTensor tensor;
   };
   std::vector<Pending> pending_;
-  std::map<int64_t, RotaryTable> rotary_tables_;
+  // The config's positions on queries and keys, or null (qk_positions.h).
+  std::unique_ptr<QkPositions> qk_positions_;
   const PrefixCache::Keys* past_keys_ = nullptr;
   int64_t past_ = 0;
   PrefixCache::Keys* record_ = nullptr;
@@ -128,7 +123,6 @@ class ForwardPass {
 class BackendExecutor {
  public:
   using Value = DTensor;
-  using RopeTable = DTensor;
   explicit BackendExecutor(ForwardPass& pass) : pass_(pass), be_(pass.backend()) {}
   DTensor weight(const std::string& name) const { return pass_.weight(name); }
   DTensor optional_weight(const std::string& name) const { return pass_.optional_weight(name); }
@@ -153,9 +147,6 @@ class BackendExecutor {
   }
   DTensor scale_norm(const DTensor& x, const DTensor& g, float eps) {
     return be_.scale_norm(x, g, eps);
-  }
-  DTensor rope(const DTensor& x, const DTensor& angles, const RopeArgs& args) {
-    return apply_rope(be_, x, angles, args);
   }
   DTensor repeat_heads(const DTensor& x, int64_t groups, int64_t d_head) {
     return be_.repeat_heads(x, groups, d_head);

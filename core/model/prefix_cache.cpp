@@ -64,7 +64,9 @@ void PrefixCache::store(Pending pending, std::shared_ptr<const RunResult> result
 namespace {
 
 // Arrays of a decoder-only trace that do not hold a row per token.
-bool per_token_rows(const std::string& name) { return name != model_arrays::kRopeFrequencies; }
+bool per_token_rows(const std::string& name) {
+  return name != model_arrays::kPositionalFrequencies;
+}
 
 // Rows [0, past) of `cached` then every row of `fresh`, along the first dimension.
 Tensor splice_rows(const Tensor& cached, const Tensor& fresh, int64_t past,

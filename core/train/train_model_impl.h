@@ -19,12 +19,12 @@
 #include "core/model/attention_mechanism.h"
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
+#include "core/model/qk_positions.h"
 #include "core/model/transformer_block.h"
 #include "core/variants/adaptive_span/train_span.h"
 #include "core/variants/gtrxl/train_gates.h"
 #include "core/variants/performer/train_performer.h"
 #include "core/variants/reformer/lsh_attention.h"
-#include "core/variants/rotary/train_rope.h"
 #include "core/variants/score_functions/train_score.h"
 #include "core/variants/shaw/train_shaw.h"
 #include "core/variants/sparse/sparse_attention.h"
@@ -66,7 +66,7 @@ class Builder {
   using M = MatT<S>;
   Builder(Tape<S>& t, const ModelConfig& c, const ParamsT<S>& p, const Regularization& reg,
           Rng* rng)
-      : t_(t), c_(c), p_(p), reg_(reg), rng_(rng) {}
+      : qk_positions_(make_qk_positions(c)), t_(t), c_(c), p_(p), reg_(reg), rng_(rng) {}
 
   int w(const std::string& name) { return t_.param(name, p_.at(name)); }
   int opt(const std::string& name) { return p_.count(name) ? w(name) : -1; }
@@ -87,7 +87,6 @@ class Builder {
   class TapeExecutor {
    public:
     using Value = int;
-    using RopeTable = Tensor;
     explicit TapeExecutor(Builder& b) : b_(b), t_(b.t_) {}
     int weight(const std::string& name) { return b_.w(name); }
     int optional_weight(const std::string& name) { return b_.opt(name); }
@@ -110,9 +109,6 @@ class Builder {
     }
     int rms_norm(int x, int gamma, float eps) { return t_.rms_norm(x, gamma, S(eps)); }
     int scale_norm(int x, int g, float eps) { return t_.scale_norm(x, g, S(eps)); }
-    int rope(int x, const Tensor& angles, const RopeArgs& args) {
-      return train::rope(t_, x, angles, args);
-    }
     int repeat_heads(int x, int64_t groups, int64_t d_head) {
       return t_.repeat_heads(x, groups, d_head);
     }
@@ -193,10 +189,11 @@ class Builder {
   int attention(int xq, int xkv, const std::string& prefix, bool causal,
                 const std::vector<uint8_t>& key_valid) {
     // As ForwardPass::attention, which splices a cached prefix's keys in before the repeat.
-    const bool rotary = c_.positional == Positional::Rotary && !prefix.ends_with("cross_attn");
+    QkPositions* positions = !prefix.ends_with("cross_attn") ? qk_positions_.get() : nullptr;
     TapeExecutor e(*this);
     const AttentionInputs<int> in = attention_inputs(
-        e, c_, xq, xkv, prefix, rotary ? &rope_table_for(t_.value(xq).rows()) : nullptr,
+        e, c_, xq, xkv, prefix,
+        [&](int x, int heads) { return positions ? positions->apply(t_, x, heads) : x; },
         [](int&, int&) {});
     const int q = in.q, k = in.k, v = in.v;
     AttentionSpec<S> spec;
@@ -613,14 +610,8 @@ class Builder {
   std::vector<int> act_halt_nodes;
 
  private:
-  // RoPE angles per sequence length, made once per forward (every layer reuses them).
-  const Tensor& rope_table_for(int64_t length) {
-    auto it = rope_tables_.find(length);
-    if (it == rope_tables_.end())
-      it = rope_tables_.emplace(length, rope_table(rope_frequencies(c_, length), 0, length)).first;
-    return it->second;
-  }
-  std::map<int64_t, Tensor> rope_tables_;
+  // The config's positions on queries and keys, or null (core/model/qk_positions.h).
+  std::unique_ptr<QkPositions> qk_positions_;
   Tape<S>& t_;
   const ModelConfig& c_;
   const ParamsT<S>& p_;

@@ -10,13 +10,15 @@
 #include "core/config/config.h"
 #include "core/model/model.h"
 #include "core/model/presets.h"
+#include "core/model/qk_positions.h"
+#include "core/model/trace.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 #include "core/variants/rotary/rope.h"
 #include "core/variants/rotary/train_rope.h"
+#include "tests/core/config_error.h"
 #include "tests/core/finite_differences.h"
 #include "tests/core/train_test_util.h"
-#include "tests/core/config_error.h"
 
 using namespace atlas;
 using atlas::test::parse;
@@ -237,6 +239,47 @@ TEST_CASE("tiny-rope: the preset runs and traces its rotation table and frequenc
           Approx(std::pow(double(c.rope.theta), -2.0 * double(i) / double(dims))).epsilon(1e-6));
   CHECK(table->tensor.data[size_t(5 * dims + 1)] ==
         Approx(std::cos(5.0 * freq->tensor.data[1])).margin(1e-6));
+}
+
+TEST_CASE("the forwards' rotary positions: rows at positions first.. rotated as by hand",
+          "[rope]") {
+  // The object ForwardPass and the training Builder apply (core/model/qk_positions.h), on the
+  // CPU backend after a cached prefix of 5 positions, against the rotation written out in double
+  // with HF's pairing (i, i + r/2) over the first r of each head's dimensions.
+  ModelConfig c = rope_config(4);
+  c.d_model = 12;
+  c.n_heads = 2;  // d_head 6: dimensions 4 and 5 of each head are left as they are
+  const QkPositionsModule* module = qk_positions_module(c);
+  REQUIRE(module);
+  CHECK(std::string(module->name) == "rotary");
+  CHECK_FALSE(qk_positions_module(preset_config("tiny-decoder")));
+  const std::unique_ptr<QkPositions> positions = module->make(c);
+  const std::unique_ptr<Backend> be = make_cpu_backend();
+  Tensor x({3, 12});
+  Rng rng(7);
+  for (float& v : x.data) v = static_cast<float>(rng.uniform() * 2 - 1);
+  const int64_t first = 5;
+  const Tensor y = be->download(positions->apply(*be, be->upload(x), 2, first));
+  for (int64_t row = 0; row < 3; ++row)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < 6; ++j) {
+        const auto at = [&](int64_t d) { return double(x.data[size_t(row * 12 + h * 6 + d)]); };
+        double want = at(j);
+        if (j < 4) {
+          const int64_t i = j % 2;  // the pair (i, i + 2)
+          const double angle = double(first + row) * std::pow(10000.0, -2.0 * double(i) / 4.0);
+          want = j < 2 ? at(i) * std::cos(angle) - at(i + 2) * std::sin(angle)
+                       : at(i + 2) * std::cos(angle) + at(i) * std::sin(angle);
+        }
+        CHECK(y.data[size_t(row * 12 + h * 6 + j)] == Approx(want).margin(1e-5));
+      }
+  // The trace of positions 5..7: the table's rows and the frequencies beside it.
+  Trace trace;
+  positions->trace(trace, "positional", first, 3);
+  REQUIRE(trace.find("positional"));
+  REQUIRE(trace.find("positional.frequencies"));
+  CHECK(trace.find("positional")->tensor.shape == Shape{3, 4});
+  CHECK(trace.find("positional")->tensor.data[4 + 1] == Approx(std::cos(6.0 * 0.01)).margin(1e-6));
 }
 
 namespace atlas::train {

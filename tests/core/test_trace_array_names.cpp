@@ -41,13 +41,14 @@ TEST_CASE("NTM head array names", "[names][ntm]") {
 }
 
 TEST_CASE("runs write the declared model-level and variant names", "[names]") {
-  CHECK(model_arrays::frequencies_of(model_arrays::kPositional) == model_arrays::kRopeFrequencies);
+  CHECK(model_arrays::frequencies_of(model_arrays::kPositional) ==
+        model_arrays::kPositionalFrequencies);
   {
     const ModelConfig c = preset_config("tiny-rope");
     const RunResult r = Model(c, init_params(c, 1)).run("abcd", "", RunOptions{});
     CHECK(r.trace.find(model_arrays::kLogits));
     CHECK(r.trace.find(model_arrays::kPositional));
-    CHECK(r.trace.find(model_arrays::kRopeFrequencies));
+    CHECK(r.trace.find(model_arrays::kPositionalFrequencies));
   }
   {
     const ModelConfig c = preset_config("tiny-gtrxl");

@@ -44,7 +44,7 @@ HeatmapData byDistance(const Tensor& a, const QString& title, const QString& val
 
 std::vector<PanelPlot> ropePlots(const Trace& trace, const PanelContext& ctx) {
   std::vector<PanelPlot> out;
-  const Tensor& freq = requireArray(trace, model_arrays::kRopeFrequencies);  // [r / 2]
+  const Tensor& freq = requireArray(trace, model_arrays::kPositionalFrequencies);  // [r / 2]
   PanelPlot f;
   f.name = "rotation frequency per dimension pair";
   f.kind = PanelPlot::Kind::Curves;
@@ -98,7 +98,9 @@ PanelProvider ropeProvider() {
   p.id = "rope";
   p.title = "Rotary positions";
   p.arrays = "positional.frequencies (models with rotary positions), the layer's scores";
-  p.available = [](const Trace& t) { return t.find(model_arrays::kRopeFrequencies) != nullptr; };
+  p.available = [](const Trace& t) {
+    return t.find(model_arrays::kPositionalFrequencies) != nullptr;
+  };
   p.plots = ropePlots;
   p.needsScores = true;  // the score curves; the window re-runs once with scores while open
   p.autoShow = false;    // scores cost a map per layer: opened from View > Variant panels
