@@ -38,6 +38,9 @@ class KernelApi {
     std::shared_ptr<GpuBuffer> key_valid, allowed;
   };
   virtual MaskBuffers mask_buffers(const AttentionMask& mask, int64_t lq, int64_t lk) = 0;
+  // A small buffer to bind where a shader's optional input or output is unused this time: the
+  // shader must neither read nor write it (bind it as whole(placeholder(), 1)).
+  virtual const GpuBuffer& placeholder() const = 0;
   virtual const Pipeline& pipeline(const ShaderSpec& shader) = 0;
   // The op's host reference instead (inputs downloaded, outputs uploaded), reported as a
   // fallback with `why` (e.g. a tensor larger than one binding).

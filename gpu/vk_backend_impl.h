@@ -100,6 +100,7 @@ class VulkanBackend : public Backend, private KernelApi {
   MaskBuffers mask_buffers(const AttentionMask& mask, int64_t lq, int64_t lk) override {
     return upload_mask(mask, lq, lk);
   }
+  const GpuBuffer& placeholder() const override { return *dummy_; }
   const Pipeline& pipeline(const ShaderSpec& shader) override { return pipes_->get(shader); }
   std::vector<DTensor> on_host(const ModuleOp& op, const std::vector<DTensor>& inputs,
                                const void* args, const std::string& why) override;

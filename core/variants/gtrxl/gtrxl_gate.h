@@ -35,6 +35,10 @@ struct GateOpArgs {
   bool relu_y = false;
 };
 const ModuleOp& gtrxl_gate_op();
+// Whether the type's inputs end with b_g (the op, its host reference and its kernel ask this).
+inline bool gate_has_bias(GateType t) {
+  return t == GateType::Output || t == GateType::Highway || t == GateType::Gru;
+}
 
 // Throws AtlasError naming the tensor whose shape does not fit x [L, d] and y [L, d].
 void check_gate_shapes(const Shape& x, const Shape& y, const GateArgs& args);

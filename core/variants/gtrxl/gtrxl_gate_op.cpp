@@ -9,8 +9,6 @@ namespace atlas {
 
 namespace {
 
-bool uses_bias(GateType t) { return t == GateType::Output || t == GateType::Highway || t == GateType::Gru; }
-
 // A [d, d] map of the gate: its name, its device handle in GateArgs, its host slot in GateWeights.
 struct WeightSlot {
   const char* name;
@@ -32,7 +30,7 @@ std::vector<Tensor> gtrxl_gate_on_host(const std::vector<Tensor>& in, const Gate
   GateWeights w;
   size_t next = 2;
   for (const WeightSlot& slot : square_weights(args.type)) w.*slot.host = in.at(next++).mat();
-  if (uses_bias(args.type)) {
+  if (gate_has_bias(args.type)) {
     const Tensor& b = in.at(next);
     w.b_g = Eigen::Map<const Eigen::RowVectorXf>(b.data.data(), Eigen::Index(b.data.size()));
   }
@@ -63,7 +61,7 @@ void check_gate_shapes(const Shape& x, const Shape& y, const GateArgs& args) {
     if ((args.*w.device).shape != Shape{d, d})
       throw AtlasError(std::string("gtrxl_gate: ") + w.name + " must be " + shape_str({d, d}) + ", got " +
                        shape_str((args.*w.device).shape));
-  if (uses_bias(args.type) && args.b_g.shape != Shape{d})
+  if (gate_has_bias(args.type) && args.b_g.shape != Shape{d})
     throw AtlasError("gtrxl_gate: b_g must be " + shape_str({d}) + ", got " + shape_str(args.b_g.shape));
 }
 
@@ -71,7 +69,7 @@ GateResult gtrxl_gate(Backend& be, const DTensor& x, const DTensor& y, const Gat
   check_gate_shapes(x.shape, y.shape, args);
   std::vector<DTensor> in = {x, y};
   for (const WeightSlot& w : square_weights(args.type)) in.push_back(args.*w.device);
-  if (uses_bias(args.type)) in.push_back(args.b_g);
+  if (gate_has_bias(args.type)) in.push_back(args.b_g);
   const std::vector<DTensor> out = run_op(be, kGtrxlGate, in, GateOpArgs{args.type, args.relu_y});
   GateResult r;
   r.out = out.at(0);

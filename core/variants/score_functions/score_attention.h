@@ -40,6 +40,33 @@ AttentionResult score_attention(Backend& be, const DTensor& q, const DTensor& k,
 // then scores when want_scores}.
 const ModuleOp& score_attention_op();
 
+// The function's weights, in the op's input order after q, k, v: W for general and location,
+// W1, W2, v_a for additive, none for dot and cosine. The op's call puts them there and its host
+// reference and kernel read them back through score_weight_inputs: one rule for all three.
+inline std::vector<DTensor ScoreAttentionArgs::*> score_weights(ScoreFunction f) {
+  if (f == ScoreFunction::General || f == ScoreFunction::Location) return {&ScoreAttentionArgs::w};
+  if (f == ScoreFunction::Additive)
+    return {&ScoreAttentionArgs::w1, &ScoreAttentionArgs::w2, &ScoreAttentionArgs::v_a};
+  return {};
+}
+template <class T>
+struct ScoreWeightInputs {  // null where the function has none
+  const T *w = nullptr, *w1 = nullptr, *w2 = nullptr, *v_a = nullptr;
+};
+template <class T>
+ScoreWeightInputs<T> score_weight_inputs(const std::vector<T>& in, ScoreFunction f) {
+  ScoreWeightInputs<T> r;
+  size_t next = 3;
+  for (DTensor ScoreAttentionArgs::*role : score_weights(f)) {
+    const T* t = &in.at(next++);
+    if (role == &ScoreAttentionArgs::w) r.w = t;
+    if (role == &ScoreAttentionArgs::w1) r.w1 = t;
+    if (role == &ScoreAttentionArgs::w2) r.w2 = t;
+    if (role == &ScoreAttentionArgs::v_a) r.v_a = t;
+  }
+  return r;
+}
+
 struct ScoreAttentionHost {
   Tensor out, probs, scores;  // as AttentionResult (all filled; scores -inf where masked)
 };

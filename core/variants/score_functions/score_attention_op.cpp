@@ -68,17 +68,14 @@ ScoreAttentionHost score_attention_reference(const Tensor& q, const Tensor& k, c
 
 namespace {
 
-bool has_w(ScoreFunction f) { return f == ScoreFunction::General || f == ScoreFunction::Location; }
-
 std::vector<Tensor> score_attention_on_host(const std::vector<Tensor>& in,
                                             const ScoreOpArgs& args) {
-  const bool additive = args.function == ScoreFunction::Additive;
+  const ScoreWeightInputs<Tensor> w = score_weight_inputs(in, args.function);
   const Tensor none;
-  const Tensor& w = has_w(args.function) ? in.at(3) : none;
-  const Tensor &w1 = additive ? in.at(3) : none, &w2 = additive ? in.at(4) : none,
-               &va = additive ? in.at(5) : none;
+  auto or_none = [&](const Tensor* t) -> const Tensor& { return t ? *t : none; };
   ScoreAttentionHost h =
-      score_attention_reference(in.at(0), in.at(1), in.at(2), w, w1, w2, va, args);
+      score_attention_reference(in.at(0), in.at(1), in.at(2), or_none(w.w), or_none(w.w1),
+                                or_none(w.w2), or_none(w.v_a), args);
   std::vector<Tensor> out = {std::move(h.out)};
   if (args.attn.want_probs) out.push_back(std::move(h.probs));
   if (args.attn.want_scores) out.push_back(std::move(h.scores));
@@ -101,8 +98,8 @@ AttentionResult score_attention(Backend& be, const DTensor& q, const DTensor& k,
                                 const ScoreAttentionArgs& args) {
   check_score_attention_shapes(q.shape, k.shape, v.shape, args);
   std::vector<DTensor> in = {q, k, v};
-  if (has_w(args.function)) in.push_back(args.w);
-  if (args.function == ScoreFunction::Additive) in.insert(in.end(), {args.w1, args.w2, args.v_a});
+  for (DTensor ScoreAttentionArgs::*weight : score_weights(args.function))
+    in.push_back(args.*weight);
   const std::vector<DTensor> out =
       run_op(be, kScoreAttention, in, static_cast<const ScoreOpArgs&>(args));
   AttentionResult r;

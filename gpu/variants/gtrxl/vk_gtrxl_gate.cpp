@@ -43,30 +43,27 @@ std::vector<DTensor> run_gtrxl_gate(KernelApi& api, const std::vector<DTensor>& 
   if (gru) out.push_back(api.make({L, d}));
   if (n == 0) return out;
 
-  // Placeholders for the bindings a mode does not use (never read or written by the shader).
-  const DTensor unused_in = api.make({1}), unused_out = api.make({1});
-  const bool has_bias = args.type != GateType::Input;
-  const DTensor* bias = has_bias ? &in.back() : &unused_in;
-  // One elementwise dispatch; absent inputs and outputs bind a placeholder.
+  const DTensor* bias = gate_has_bias(args.type) ? &in.back() : nullptr;
+  // One elementwise dispatch; the inputs and outputs a mode does not use bind the placeholder.
   auto run = [&](GateMode mode, std::initializer_list<const DTensor*> operands, const DTensor* z_in,
                  const DTensor* result, const DTensor* gate, const DTensor* z_out,
                  const DTensor* rx) {
-    const DTensor* as[4] = {&unused_in, &unused_in, &unused_in, &unused_in};
+    const DTensor* as[4] = {nullptr, nullptr, nullptr, nullptr};
     size_t next = 0;
     for (const DTensor* t : operands) as[next++] = t;
-    auto bind = [&](const DTensor* t, const DTensor& unused, const char* what) -> const GpuBuffer& {
-      return api.buffer(t ? *t : unused, op, what);
+    auto bind = [&](const DTensor* t, const char* what) -> const GpuBuffer& {
+      return t ? api.buffer(*t, op, what) : api.placeholder();
     };
     const GpuBuffer &bx = api.buffer(x, op, "x"), &by = api.buffer(y, op, "y");
-    const GpuBuffer &b0 = bind(as[0], unused_in, "a0"), &b1 = bind(as[1], unused_in, "a1"),
-                    &b2 = bind(as[2], unused_in, "a2"), &b3 = bind(as[3], unused_in, "a3");
+    const GpuBuffer &b0 = bind(as[0], "a0"), &b1 = bind(as[1], "a1"), &b2 = bind(as[2], "a2"),
+                    &b3 = bind(as[3], "a3");
     const bool bias_used = mode == kOutput || mode == kHighway || mode == kGruRz;
-    const GpuBuffer& bb = bind(bias_used ? bias : nullptr, unused_in, "b_g");
-    const GpuBuffer& bz = bind(z_in, unused_in, "z");
-    const GpuBuffer &bo = bind(result, unused_out, "output"), &bg = bind(gate, unused_out, "gate"),
-                    &bzo = bind(z_out, unused_out, "z"), &brx = bind(rx, unused_out, "r x");
+    const GpuBuffer& bb = bind(bias_used ? bias : nullptr, "b_g");
+    const GpuBuffer& bz = bind(z_in, "z");
+    const GpuBuffer &bo = bind(result, "output"), &bg = bind(gate, "gate"), &bzo = bind(z_out, "z"),
+                    &brx = bind(rx, "r x");
     api.recorder().access({&bx, &by, &b0, &b1, &b2, &b3, &bb, &bz}, {&bo, &bg, &bzo, &brx});
-    auto span = [&](const DTensor* t) { return t && t != &unused_in ? n : 1; };
+    auto span = [&](const DTensor* t) { return t ? n : uint64_t(1); };
     const std::vector<Binding> bindings = {api.whole(bx, n),
                                            api.whole(by, n),
                                            api.whole(b0, span(as[0])),

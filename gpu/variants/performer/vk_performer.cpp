@@ -79,12 +79,11 @@ std::vector<DTensor> run_performer(KernelApi& api, const std::vector<DTensor>& i
         api.upload_words(std::vector<uint32_t>(args.key_valid.begin(), args.key_valid.end()));
     flags |= 2u;
   }
-  // Placeholders for the bindings a phase does not use (never read or written by the shader).
-  const DTensor unused_in = api.make({1}), unused_out = api.make({1});
+  // The bindings a phase does not use take the placeholder (never read or written then).
   auto or_unused = [&](const DTensor& t, const char* what) -> const GpuBuffer& {
-    return api.buffer(t ? t : unused_out, op, what);
+    return t ? api.buffer(t, op, what) : api.placeholder();
   };
-  const GpuBuffer& bkv_mask = key_valid ? *key_valid : api.buffer(unused_in, op, "key_valid");
+  const GpuBuffer& bkv_mask = key_valid ? *key_valid : api.placeholder();
   const GpuBuffer &bpq = api.buffer(pq, op, "query features"),
                   &bpk = api.buffer(pk, op, "key features");
   const GpuBuffer& bkmax = api.buffer(kmax, op, "key maxima");

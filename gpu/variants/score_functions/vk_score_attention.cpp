@@ -48,13 +48,11 @@ std::vector<DTensor> run_score_attention(KernelApi& api, const std::vector<DTens
   const GpuBuffer& bq = api.buffer(q, op, "q");
   const GpuBuffer& bk = api.buffer(k, op, "k");
   const GpuBuffer& bv = api.buffer(v, op, "v");
-  const bool additive = args.function == ScoreFunction::Additive;
-  const bool has_w =
-      args.function == ScoreFunction::General || args.function == ScoreFunction::Location;
+  const ScoreWeightInputs<DTensor> weights = score_weight_inputs(in, args.function);
   const DTensor none;
-  const DTensor& w = has_w ? in.at(3) : none;
-  const DTensor &w1 = additive ? in.at(3) : none, &w2 = additive ? in.at(4) : none,
-                &v_a = additive ? in.at(5) : none;
+  const DTensor &w = weights.w ? *weights.w : none, &w1 = weights.w1 ? *weights.w1 : none,
+                &w2 = weights.w2 ? *weights.w2 : none, &v_a = weights.v_a ? *weights.v_a : none;
+  const bool additive = static_cast<bool>(w1);
   const int64_t H = args.attn.heads, lq = q.shape[0], lk = k.shape[0], dh = q.shape[1] / H;
   const int64_t d_attn = additive ? w1.shape[1] : 0;
   const AttentionMask& mask = args.attn.mask;
@@ -93,23 +91,22 @@ std::vector<DTensor> run_score_attention(KernelApi& api, const std::vector<DTens
   if (mask.causal) flags |= kScoreCausal;
   if (scores) flags |= kScoreScores;
 
-  // Placeholders for the bindings a call does not use (never read or written by the shader).
-  const DTensor unused_in = api.make({1}), unused_out = api.make({1});
-  auto in_or_unused = [&](const DTensor& t, const char* what) -> const GpuBuffer& {
-    return api.buffer(t ? t : unused_in, op, what);
+  // The bindings a call does not use take the placeholder (never read or written then).
+  auto or_placeholder = [&](const DTensor& t, const char* what) -> const GpuBuffer& {
+    return t ? api.buffer(t, op, what) : api.placeholder();
   };
-  const GpuBuffer& bw = in_or_unused(w, "W_a");
-  const GpuBuffer& bw1 = in_or_unused(w1, "W1");
-  const GpuBuffer& bw2 = in_or_unused(w2, "W2");
-  const GpuBuffer& bva = in_or_unused(v_a, "v_a");
-  const GpuBuffer& bkv = key_valid ? *key_valid : api.buffer(unused_in, op, "key_valid");
-  const GpuBuffer& bal = allowed ? *allowed : api.buffer(unused_in, op, "allowed");
+  const GpuBuffer& bw = or_placeholder(w, "W_a");
+  const GpuBuffer& bw1 = or_placeholder(w1, "W1");
+  const GpuBuffer& bw2 = or_placeholder(w2, "W2");
+  const GpuBuffer& bva = or_placeholder(v_a, "v_a");
+  const GpuBuffer& bkv = key_valid ? *key_valid : api.placeholder();
+  const GpuBuffer& bal = allowed ? *allowed : api.placeholder();
   const GpuBuffer& bo = api.buffer(out, op, "output");
   const GpuBuffer& bp = api.buffer(probs, op, "probs");
-  const GpuBuffer& bs = api.buffer(scores ? scores : unused_out, op, "scores");
+  const GpuBuffer& bs = or_placeholder(scores, "scores");
   // Additive: W2_h k_j for every key and head, projected once by a first dispatch.
-  const DTensor key_proj = additive ? api.make({lk, H, d_attn}) : unused_out;
-  const GpuBuffer& bwk = api.buffer(key_proj, op, "key projection");
+  const DTensor key_proj = additive ? api.make({lk, H, d_attn}) : DTensor{};
+  const GpuBuffer& bwk = or_placeholder(key_proj, "key projection");
 
   auto size_of = [](const DTensor& t) { return t ? static_cast<uint64_t>(t.numel()) : 1; };
   const std::vector<Binding> bindings = {api.whole(bq, q.numel()),

@@ -66,9 +66,9 @@ std::vector<DTensor> run_xl_attention(KernelApi& api, const std::vector<DTensor>
     for (DTensor& t : terms) result.push_back(t = api.make({H, lq, lk}));
   if (lq == 0) return result;
 
-  const DTensor unused_out = api.make({1});  // never written without want_terms
+  // Without want_terms the terms' bindings take the placeholder (never written then).
   auto out_or_unused = [&](const DTensor& t, const char* what) -> const GpuBuffer& {
-    return api.buffer(t ? t : unused_out, op, what);
+    return t ? api.buffer(t, op, what) : api.placeholder();
   };
   const GpuBuffer& bo = api.buffer(out, op, "output");
   const GpuBuffer& bp = api.buffer(probs, op, "probs");
