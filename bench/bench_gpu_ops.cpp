@@ -21,6 +21,7 @@
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
 #include "core/variants/performer/performer_attention.h"
+#include "core/variants/relative_attention/relative_attention_op.h"
 #include "core/variants/score_functions/score_attention.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/transformer_xl/xl_attention_op.h"
@@ -109,7 +110,7 @@ std::vector<OpDef> ops(int64_t L, int heads) {
       return be.attention(in.q, in.k, in.v, a).out;
     };
   };
-  // Variant attention (Backend::relative_attention): Shaw k = 16, adaptive span (causal, z
+  // Variant attention (the relative_attention op): Shaw k = 16, adaptive span (causal, z
   // from L/8 to L/2 over the heads, ramp 32), both with probabilities as the views ask.
   auto rel = [heads, L](bool shaw, bool span, bool probs) {
     std::vector<float> z(static_cast<size_t>(heads * L));
@@ -131,7 +132,7 @@ std::vector<OpDef> ops(int64_t L, int heads) {
         a.span_ramp = 32;
         a.span_max = L;
       }
-      return be.relative_attention(in.q, in.k, in.v, a).out;
+      return relative_attention(be, in.q, in.k, in.v, a).out;
     };
   };
   // Sparse Transformer strided pattern (stride sqrt(L), heads alternate the two factors),

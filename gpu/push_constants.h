@@ -62,29 +62,6 @@ struct AttentionPC {
   int32_t window;  // with causal: keys j > i + causal_offset - window only (Mistral); 0 = none
 };
 
-// shaders/relative_attention.comp: one workgroup per (query row, head).
-enum RelativeAttentionFlags : uint32_t {
-  kRelKeyValid = 1,
-  kRelAllowed = 2,
-  kRelCausal = 4,
-  kRelShaw = 8,          // bindings 5, 6 hold a^K, a^V [2k+1, d]
-  kRelSpan = 16,         // binding 7 holds z [heads, Lq]
-  kRelSpanAfter = 32,    // mask after the softmax and renormalise
-  kRelScores = 64,       // write scores to binding 10
-  kRelTerms = 128,       // write the Shaw key / value terms to bindings 11, 12
-  kRelSpanMask = 256,    // write the soft mask to binding 13
-};
-struct RelativeAttentionPC {
-  uint32_t lq, lk, heads, dh, dv;
-  uint32_t flags;
-  int32_t causal_offset;
-  float scale;
-  int32_t max_distance;
-  float span_ramp;
-  int32_t span_max;
-  int32_t span_offset;  // the adaptive-span distance convention (0 paper, 1 reference)
-};
-
 // shaders/sparse_attention.comp: one workgroup per (query row, head).
 struct SparseAttentionPC {
   uint32_t lq, lk, heads, dh, dv;
@@ -104,7 +81,7 @@ struct RepeatHeadsPC {
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
-static_assert(sizeof(RelativeAttentionPC) <= 128 && sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
+static_assert(sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);
 static_assert(sizeof(AttentionPC) <= 128, "Vulkan guarantees only 128 bytes of push constants");

@@ -64,9 +64,6 @@ class VulkanBackend : public Backend, private KernelApi {
                                          int heads, float scale,
                                          const std::vector<CsrPattern>& patterns,
                                          bool want_probs) override;
-  // vk_relative_attention.cpp (Shaw / adaptive span)
-  RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                             const RelativeAttentionArgs& args) override;
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;

@@ -22,7 +22,6 @@
 #include "layer_norm_spv.h"
 #include "linear_spv.h"
 #include "mul_spv.h"
-#include "relative_attention_spv.h"
 #include "repeat_heads_spv.h"
 #include "rms_norm_spv.h"
 #include "row_normalize_spv.h"
@@ -57,7 +56,6 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(embedding, 3, EmbeddingPC, Op::Embedding),
     ATLAS_SHADER(linear, 4, LinearPC, Op::Linear),
     ATLAS_SHADER(attention, 8, AttentionPC, Op::Attention),
-    ATLAS_SHADER(relative_attention, 14, RelativeAttentionPC, Op::ShawAttention, Op::AdaptiveSpan),
     ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),

@@ -22,7 +22,6 @@ enum class ShaderId {
   Embedding,
   Linear,
   Attention,
-  RelativeAttention,
   SparseAttention,
   RmsNorm,
   Mul,

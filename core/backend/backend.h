@@ -28,10 +28,6 @@ enum class Op {
   RepeatHeads,
   // Variant attention computed by core/ on the host unless the backend has a kernel for it
   // (supports() says which); see Backend::note_host_compute.
-  ShawAttention,    // Shaw relative positions
-                    // (core/variants/relative_attention/relative_attention.cpp)
-  AdaptiveSpan,     // adaptive span soft mask
-                    // (core/variants/relative_attention/relative_attention.cpp)
   SparseAttention,  // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
   LshAttention,     // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
   HostModel,        // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
@@ -89,39 +85,6 @@ struct AttentionResult {
   DTensor out;     // [Lq, heads * d_head]
   DTensor probs;   // [heads, Lq, Lk] when asked
   DTensor scores;  // [heads, Lq, Lk] when asked
-};
-
-// Shaw relative positions and / or the adaptive-span soft mask on one self-attention head set
-// (host reference: relative_attention_reference, core/variants/relative_attention/relative_attention_op.cpp). Per head h:
-//   e_ij = scale (q_i . k_j + [shaw] q_i . a^K_{r(i,j)}), -inf where the hard mask forbids j
-//   a_ij = softmax_j over m_ij > 0 of e_ij weighted by m_ij         (span inside), or
-//   a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8), p = softmax(e)      (span after), or softmax(e)
-//   o_i  = sum_j a_ij (v_j + [shaw] a^V_{r(i,j)})
-// with r(i, j) = clip(j - (i + Lk - Lq), -k, k) + k and m_ij = m_z(|i + Lk - Lq - j| - o),
-// o = span_offset (core/variants/adaptive_span/span_mask.h).
-struct RelativeAttentionArgs {
-  AttentionArgs attn;          // heads, scale, hard mask, want_probs, want_scores
-  DTensor rel_k, rel_v;        // Shaw tables [2k+1, d_head] (empty handles: no Shaw term)
-  int64_t max_distance = 0;    // Shaw k
-  bool shaw_efficient = true;  // host reference: seed 001 eq. 5 (same values, other rounding)
-  std::vector<float> span_z;   // [heads, Lq] span z per head and query; empty: no span mask
-  int64_t span_ramp = 32;      // R
-  int64_t span_max = 0;        // S: keys farther than S get m = 0
-  int64_t span_offset = 0;     // o: 0 the paper's distance, 1 the reference code's
-  bool span_after = false;     // mask after the softmax and renormalise (the reference code)
-  bool want_terms = false;     // Shaw key_term (scaled) and value_term
-  bool want_span_mask = false;
-  bool shaw() const { return static_cast<bool>(rel_k); }
-  bool span() const { return !span_z.empty(); }
-};
-
-struct RelativeAttentionResult {
-  DTensor out;         // [Lq, heads * d_value]
-  DTensor probs;       // [heads, Lq, Lk] when attn.want_probs
-  DTensor scores;      // [heads, Lq, Lk] when attn.want_scores (masked = -inf)
-  DTensor key_term;    // [heads, Lq, Lk] scale * q_i . a^K when want_terms
-  DTensor value_term;  // [heads, Lq, d_value] sum_j a_ij a^V when want_terms
-  DTensor span_mask;   // [heads, Lq, Lk] m_ij (0 where the hard mask forbids) when asked
 };
 
 struct CsrPattern;  // core/variants/sparse/sparse_pattern.h
@@ -213,12 +176,6 @@ class Backend {
                                                  const DTensor& v, int heads, float scale,
                                                  const std::vector<CsrPattern>& patterns,
                                                  bool want_probs);
-  // Shaw / adaptive-span attention (RelativeAttentionArgs). The default downloads the
-  // inputs, runs the host reference and uploads the results, reported by
-  // note_host_compute (so a backend without a kernel still works, visibly).
-  virtual RelativeAttentionResult relative_attention(const DTensor& q, const DTensor& k,
-                                                     const DTensor& v,
-                                                     const RelativeAttentionArgs& args);
   // Rows [begin, begin + count) of x [M, d] -> [count, d]. The default copies through the host.
   virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
   // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.

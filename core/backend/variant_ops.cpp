@@ -10,18 +10,13 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
   // Transformer-XL runs its own layers (transformer_xl.cpp) over its module op: no other
   // attention hook applies.
   if (c.xl()) return ops;
-  // Self-attention dispatch of ForwardPass::attention: LSH, then Performer (a module op, which
-  // says itself that it is used), then a CSR pattern (sparse_attention_layer), else Shaw /
-  // adaptive span (relative_attention_layer).
-  if (c.lsh()) {
+  // Self-attention dispatch of ForwardPass::attention: LSH, then a CSR pattern
+  // (sparse_attention_layer). Performer and Shaw / adaptive span are module ops, which say
+  // themselves that they are used.
+  if (c.lsh())
     ops.push_back(Op::LshAttention);
-  } else if (c.performer()) {
-  } else if (c.sparse()) {
+  else if (c.sparse())
     ops.push_back(Op::SparseAttention);
-  } else {
-    if (c.shaw()) ops.push_back(Op::ShawAttention);
-    if (c.adaptive_span()) ops.push_back(Op::AdaptiveSpan);
-  }
   return ops;
 }
 

@@ -1,19 +1,19 @@
-// Test cases of relative_attention under its two op ids (op_case.h): shaw_attention (Shaw
-// relative positions) and adaptive_span (the soft span mask, inside or after the softmax,
-// alone or with Shaw), over odd shapes, key prefixes, causal / padding / pattern masks, rows
-// longer than the 64-wide workgroup, and one case without traces. Reference:
-// relative_attention_reference (core/variants/relative_attention/relative_attention_op.cpp).
-// Bounds against the exact value (inputs in [-1, 1], d_head <= 13, Lk <= 130): scores and
-// key term 2e-6 + 2e-6 |want|, probabilities 2e-6, output and value term 1e-5, span mask
-// 1e-6; the host reference is float too, so against it twice those.
+// Test cases of the relative_attention module op (op_case.h): Shaw relative positions, and the
+// adaptive-span soft mask (inside or after the softmax, alone or with Shaw), over odd shapes, key
+// prefixes, causal / padding / pattern masks, rows longer than the 64-wide workgroup, and one case
+// without traces. Reference: relative_attention_reference
+// (core/variants/relative_attention/relative_attention_op.h). Bounds against the exact value
+// (inputs in [-1, 1], d_head <= 13, Lk <= 130): scores and key term 2e-6 + 2e-6 |want|,
+// probabilities 2e-6, output and value term 1e-5, span mask 1e-6; the host reference is float too,
+// so against it twice those.
 #include <cmath>
 
 #include "core/backend/op_registry.h"
-#include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/relative_attention/relative_attention_op.h"
 #include "core/variants/shaw/train_shaw.h"
 #include "tests/backend_ops/compare.h"
-#include "tests/backend_ops/test_masks.h"
 #include "tests/backend_ops/op_case.h"
+#include "tests/backend_ops/test_masks.h"
 
 namespace atlas::op_test {
 namespace {
@@ -80,7 +80,8 @@ std::vector<Tensor> run(Backend& be, const RelIn& in) {
     a.rel_k = be.upload(in.ak);
     a.rel_v = be.upload(in.av);
   }
-  const RelativeAttentionResult r = be.relative_attention(be.upload(in.q), be.upload(in.k), be.upload(in.v), a);
+  const RelativeAttentionResult r =
+      relative_attention(be, be.upload(in.q), be.upload(in.k), be.upload(in.v), a);
   return {be.download(r.out),
           download_or_absent(be, r.probs),
           download_or_absent(be, r.scores),
@@ -90,11 +91,9 @@ std::vector<Tensor> run(Backend& be, const RelIn& in) {
 }
 
 std::vector<Want> reference(const RelIn& in) {
-  RelativeAttentionArgs a = in.args;
-  Mat ak, av;
-  if (in.shaw) {  // the reference reads the tables from ak / av; the handle only says "Shaw"
-    a.rel_k.shape = in.ak.shape;
-    a.rel_k.storage = std::make_shared<DeviceStorage>();
+  const RelativeAttentionArgs& a = in.args;
+  Mat ak, av;  // empty: no Shaw term
+  if (in.shaw) {
     ak = in.ak.mat();
     av = in.av.mat();
   }
@@ -139,8 +138,9 @@ std::optional<TapeOp> shaw_tape(const RelIn& in) {
 
 const std::vector<std::string> kOutputs = {"out", "probs", "scores", "key_term", "value_term", "span_mask"};
 
-const Register shaw_case(make_case(OpTest<RelShape, RelIn>{
-    Op::ShawAttention, kOutputs,
+const Register relative_case(make_case(OpTest<RelShape, RelIn>{
+    relative_attention_op(),
+    kOutputs,
     {
         // lq  lk  H  dh  shaw  span   after  causal pad    pattern k
         {1, 1, 1, 1, true, false, false, false, false, false, 1},
@@ -150,13 +150,9 @@ const Register shaw_case(make_case(OpTest<RelShape, RelIn>{
         {9, 23, 2, 6, true, false, false, true, false, false, 3},
         {65, 65, 1, 8, true, false, false, true, false, false, 16},
         {3, 129, 2, 4, true, false, false, false, true, false, 64},
-        {5, 5, 2, 3, true, false, false, false, false, false, 1, false},  // no traces: out only
-    },
-    describe, generate, run, reference, tolerance, shaw_tape}));
-
-const Register span_case(make_case(OpTest<RelShape, RelIn>{
-    Op::AdaptiveSpan, kOutputs,
-    {
+        {5, 5, 2, 3, true, false, false, false, false, false, 1,
+         false},  // no traces: out only
+                  // adaptive span, alone and with Shaw
         {29, 29, 3, 6, false, true, false, true, false, false, 0},
         {17, 17, 2, 9, false, true, true, false, true, true, 0},
         {21, 21, 2, 8, true, true, false, true, true, false, 5},
@@ -165,7 +161,12 @@ const Register span_case(make_case(OpTest<RelShape, RelIn>{
         {65, 129, 1, 5, false, true, false, true, false, false, 0},
         {9, 9, 2, 4, false, true, true, false, false, false, 0, false},
     },
-    describe, generate, run, reference, tolerance, {}}));
+    describe,
+    generate,
+    run,
+    reference,
+    tolerance,
+    shaw_tape}));
 
 }  // namespace
 }  // namespace atlas::op_test

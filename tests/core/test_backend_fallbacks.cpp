@@ -43,8 +43,8 @@ TEST_CASE("a backend without variant kernels reports each host computation once"
           "[backend][fallback]") {
   // Each preset's fallback lines, by their first words, in the order the forward meets them.
   const std::vector<std::pair<std::string, std::vector<std::string>>> table = {
-      {"tiny-shaw", {"shaw_attention: "}},
-      {"tiny-span", {"adaptive_span: "}},
+      {"tiny-shaw", {"relative_attention: "}},
+      {"tiny-span", {"relative_attention: "}},
       {"tiny-xl", {"xl_attention: "}},
       {"tiny-sparse-fixed", {"sparse_attention: "}},
       {"tiny-reformer", {"lsh_attention: "}},

@@ -25,7 +25,7 @@ std::vector<std::string> fallbacks_after_run(Backend& be, const std::string& pre
   return be.fallbacks();
 }
 
-// The op-kind prefix of each line ("shaw_attention: ..." -> "shaw_attention").
+// The op-kind prefix of each line ("lsh_attention: ..." -> "lsh_attention").
 std::vector<std::string> kinds(const std::vector<std::string>& lines) {
   std::vector<std::string> out;
   for (const auto& l : lines) out.push_back(l.substr(0, l.find(':')));

@@ -1,4 +1,4 @@
-// Vulkan relative_attention (Shaw relative positions, adaptive-span soft mask) against a naive
+// Vulkan relative_attention op (Shaw relative positions, adaptive-span soft mask) against a naive
 // double-precision loop written here from the papers' equations, and against the CPU
 // backend (the host reference), over odd shapes, masks, key prefixes and both span modes.
 // Bounds, stated per array (inputs in [-1, 1], d_head <= 13, Lk <= 70):
@@ -6,8 +6,9 @@
 //   output, value term: |err| <= 1e-5                  span mask:      |err| <= 1e-6
 #include <cmath>
 
-#include "tests/gpu/gpu_test_util.h"
+#include "core/variants/relative_attention/relative_attention_op.h"
 #include "tests/backend_ops/test_masks.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace atlas;
 using namespace atlas::gpu_test;
@@ -155,7 +156,7 @@ TEST_CASE("Vulkan relative_attention matches a naive loop and the CPU reference"
       va.rel_v = g.vk->upload(av);
     }
     const RelativeAttentionResult r =
-        g.vk->relative_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), va);
+        relative_attention(*g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), va);
     const std::string n = c.name;
     require_close(g.vk->download(r.out).data, want.out, 1e-5, n + " out");
     require_close(g.vk->download(r.probs).data, want.probs, 2e-6, n + " probs");
@@ -175,7 +176,7 @@ TEST_CASE("Vulkan relative_attention matches a naive loop and the CPU reference"
       ca.rel_v = g.cpu->upload(av);
     }
     const RelativeAttentionResult cr =
-        g.cpu->relative_attention(g.cpu->upload(q), g.cpu->upload(k), g.cpu->upload(v), ca);
+        relative_attention(*g.cpu, g.cpu->upload(q), g.cpu->upload(k), g.cpu->upload(v), ca);
     require_close(g.cpu->download(cr.out).data, want.out, 1e-5, n + " cpu out");
     require_close(g.cpu->download(cr.probs).data, want.probs, 2e-6, n + " cpu probs");
   }
@@ -194,7 +195,8 @@ TEST_CASE("Vulkan relative_attention without traces writes only the output", "[v
   const Naive want_shaw = naive(q, k, v, ak, av, a, true);
   a.rel_k = g.vk->upload(ak);
   a.rel_v = g.vk->upload(av);
-  const RelativeAttentionResult r = g.vk->relative_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), a);
+  const RelativeAttentionResult r =
+      relative_attention(*g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), a);
   CHECK(!r.probs);
   CHECK(!r.scores);
   CHECK(!r.key_term);

@@ -1,8 +1,8 @@
-// Self-attention heads modified by Shaw relative positions and adaptive span (relative_attention.h): Shaw relative
-// positions (shaw.cpp) and adaptive span (adaptive_span.cpp), alone or together. This file
-// gathers the variant parameters (Shaw tables, span z), calls the backend's
-// relative_attention op (maths and host reference: relative_attention_op.cpp; Vulkan kernel:
-// gpu/shaders/relative_attention.comp) and records the traces and per-layer span summaries.
+// Self-attention heads modified by Shaw relative positions and adaptive span
+// (relative_attention.h): Shaw relative positions (shaw.cpp) and adaptive span (adaptive_span.cpp),
+// alone or together. This file gathers the variant parameters (Shaw tables, span z), calls the
+// relative_attention module op (maths and host reference: relative_attention_op.h; Vulkan kernel:
+// gpu/variants/relative_attention/) and records the traces and per-layer span summaries.
 #include <cmath>
 #include <algorithm>
 
@@ -109,7 +109,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
     args.want_span_mask = topt.masks;
   }
 
-  RelativeAttentionResult r = be.relative_attention(q_d, k_d, v_d, args);
+  RelativeAttentionResult r = relative_attention(be, q_d, k_d, v_d, args);
 
   if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (topt.scores)

@@ -1,8 +1,9 @@
 #pragma once
-// Hooks of Shaw relative positions and adaptive span into the shared forward (forward_pass.cpp, params.cpp).
-// Shaw relative positions (core/variants/shaw/shaw.cpp) and adaptive attention span (core/variants/adaptive_span/adaptive_span.cpp)
-// change the scores and weights of a self-attention head, which the plain attention op cannot
-// express: such heads go through Backend::relative_attention (core/variants/relative_attention/relative_attention.cpp).
+// Hooks of Shaw relative positions and adaptive span into the shared forward (forward_pass.cpp,
+// params.cpp). Shaw relative positions (core/variants/shaw/shaw.cpp) and adaptive attention span
+// (core/variants/adaptive_span/adaptive_span.cpp) change the scores and weights of a self-attention
+// head, which the plain attention op cannot express: such heads go through the relative_attention
+// module op (relative_attention_op.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,8 +11,9 @@
 #include "core/backend/backend.h"
 #include "core/config/config.h"
 #include "core/model/params.h"
-#include "core/tensor/tensor.h"
 #include "core/model/trace.h"
+#include "core/tensor/tensor.h"
+#include "core/variants/relative_attention/relative_attention_op.h"
 
 namespace atlas {
 
@@ -20,24 +22,12 @@ class ForwardPass;
 // Appends the variant tensors (Shaw tables, span parameters) of every self-attention layer.
 void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c);
 
-// Attention of all heads through Backend::relative_attention: xq [Lq, d] (the sub-layer input, for the dynamic span),
-// q [Lq, H*dh], k, v [Lk, H*dh] -> concatenated heads [Lq, H*dh] (before W^O). Traces
-// `traced_name` (probabilities, scores) and the variant arrays.
+// Attention of all heads through the relative_attention op: xq [Lq, d] (the sub-layer input, for
+// the dynamic span), q [Lq, H*dh], k, v [Lk, H*dh] -> concatenated heads [Lq, H*dh] (before W^O).
+// Traces `traced_name` (probabilities, scores) and the variant arrays.
 DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq, const DTensor& q,
                                  const DTensor& k, const DTensor& v, const std::string& prefix,
                                  const std::string& traced_name, const AttentionMask& mask);
-
-// Host results of the relative_attention op; the key / value terms and the span mask are
-// empty tensors unless asked for.
-struct RelativeAttentionHost {
-  Tensor out, probs, scores, key_term, value_term, span_mask;
-};
-// The reference of Backend::relative_attention (core/variants/relative_attention/relative_attention_op.cpp): q [Lq, H*dh],
-// k [Lk, H*dh], v [Lk, H*dv], Shaw tables ak [2k+1, dh], av [2k+1, dv] (ignored without
-// args.rel_k). probs and scores are always filled.
-RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor& k,
-                                                   const Tensor& v, const Mat& ak, const Mat& av,
-                                                   const RelativeAttentionArgs& args);
 
 // ---- Shaw (core/variants/shaw/shaw.cpp) ----
 // clip(j - i, -k, k) + k, with query i at key position i + (lk - lq) when keys include a prefix.

@@ -1,32 +1,31 @@
-// The relative_attention op (core/backend/backend.h, RelativeAttentionArgs): the host reference that
-// the CPU backend runs and every device kernel is tested against, and the Backend default
-// that runs it for a backend without a kernel (reported as a fallback).
+// The relative_attention module op (relative_attention_op.h): shape checks, the host reference
+// that the CPU backend runs, a backend without the kernel falls back to and the Vulkan kernel is
+// tested against, and its call on a backend.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/relative_attention/relative_attention_op.h"
 
 namespace atlas {
 
-RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor& k,
-                                                   const Tensor& v, const Mat& ak, const Mat& av,
-                                                   const RelativeAttentionArgs& args) {
+void check_relative_attention_shapes(const Shape& q, const Shape& k, const Shape& v, bool shaw,
+                                     const Shape& rel_k, const Shape& rel_v,
+                                     const RelativeOpArgs& args) {
   const int64_t H = args.attn.heads;
-  if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2 ||
-      q.shape[1] != k.shape[1] || q.shape[1] % H != 0 || v.shape[1] % H != 0 ||
-      v.shape[0] != k.shape[0])
-    throw AtlasError("relative_attention: shapes q " + shape_str(q.shape) + " k " +
-                     shape_str(k.shape) + " v " + shape_str(v.shape) + " do not split into " +
-                     std::to_string(H) + " heads");
-  const int64_t dh = q.shape[1] / H, dv = v.shape[1] / H, lq = q.shape[0], lk = k.shape[0];
-  const bool shaw = args.shaw(), span = args.span();
-  const int64_t kd = args.max_distance;
-  if (shaw && (ak.rows() != 2 * kd + 1 || ak.cols() != dh || av.rows() != 2 * kd + 1 || av.cols() != dv))
-    throw AtlasError("relative_attention: Shaw tables must be [2k+1, d_head] = [" +
-                     std::to_string(2 * kd + 1) + ", " + std::to_string(dh) + "]");
-  if (span && static_cast<int64_t>(args.span_z.size()) != H * lq)
+  if (H < 1 || q.size() != 2 || k.size() != 2 || v.size() != 2 || q[1] != k[1] || q[1] % H != 0 ||
+      v[1] % H != 0 || v[0] != k[0])
+    throw AtlasError("relative_attention: shapes q " + shape_str(q) + " k " + shape_str(k) + " v " +
+                     shape_str(v) + " do not split into " + std::to_string(H) + " heads");
+  const int64_t dh = q[1] / H, dv = v[1] / H, lq = q[0], lk = k[0], kd = args.max_distance;
+  if (shaw && (kd < 0 || rel_k != Shape{2 * kd + 1, dh} || rel_v != Shape{2 * kd + 1, dv}))
+    throw AtlasError("relative_attention: Shaw tables " + shape_str(rel_k) + ", " +
+                     shape_str(rel_v) + " are not [2k+1, d_head] = " + shape_str({2 * kd + 1, dh}) +
+                     ", " + shape_str({2 * kd + 1, dv}) + " for k = " + std::to_string(kd));
+  if (args.span() && static_cast<int64_t>(args.span_z.size()) != H * lq)
     throw AtlasError("relative_attention: span_z needs heads x Lq = " + std::to_string(H * lq) +
                      " values, got " + std::to_string(args.span_z.size()));
   const AttentionMask& mask = args.attn.mask;
@@ -34,6 +33,18 @@ RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor
       (!mask.allowed.empty() && int64_t(mask.allowed.size()) != lq * lk))
     throw AtlasError("relative_attention: mask sizes do not match " + std::to_string(lq) +
                      " queries x " + std::to_string(lk) + " keys");
+}
+
+RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor& k,
+                                                   const Tensor& v, const Mat& ak, const Mat& av,
+                                                   const RelativeOpArgs& args) {
+  const bool shaw = ak.size() > 0, span = args.span();
+  check_relative_attention_shapes(q.shape, k.shape, v.shape, shaw, {ak.rows(), ak.cols()},
+                                  {av.rows(), av.cols()}, args);
+  const int64_t H = args.attn.heads;
+  const int64_t dh = q.shape[1] / H, dv = v.shape[1] / H, lq = q.shape[0], lk = k.shape[0];
+  const int64_t kd = args.max_distance;
+  const AttentionMask& mask = args.attn.mask;
   const float scale = args.attn.scale;
   const float ninf = -std::numeric_limits<float>::infinity();
 
@@ -111,26 +122,61 @@ RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor
   return r;
 }
 
-RelativeAttentionResult Backend::relative_attention(const DTensor& q, const DTensor& k,
-                                                    const DTensor& v,
-                                                    const RelativeAttentionArgs& args) {
-  if (args.shaw()) note_host_compute(Op::ShawAttention);
-  if (args.span()) note_host_compute(Op::AdaptiveSpan);
+namespace {
+
+std::vector<Tensor> relative_attention_on_host(const std::vector<Tensor>& in,
+                                               const RelativeOpArgs& args) {
   Mat ak, av;
-  if (args.shaw()) {
-    if (!args.rel_v) throw AtlasError("relative_attention: rel_k given without rel_v");
-    ak = download(args.rel_k).mat();
-    av = download(args.rel_v).mat();
+  if (in.size() == kRelativeInputsWithShaw) {
+    ak = in[3].mat();
+    av = in[4].mat();
   }
   RelativeAttentionHost h =
-      relative_attention_reference(download(q), download(k), download(v), ak, av, args);
+      relative_attention_reference(in.at(0), in.at(1), in.at(2), ak, av, args);
+  std::vector<Tensor> out = {std::move(h.out)};
+  if (args.attn.want_probs) out.push_back(std::move(h.probs));
+  if (args.attn.want_scores) out.push_back(std::move(h.scores));
+  for (Tensor* t : {&h.key_term, &h.value_term, &h.span_mask})
+    if (t->shape.size() == 3) out.push_back(std::move(*t));
+  return out;
+}
+
+bool uses_relative_attention(const ModelConfig& c) {
+  return c.shaw() != nullptr || c.adaptive_span() != nullptr;
+}
+
+constexpr ModuleOpOf<RelativeOpArgs> kRelativeAttention =
+    module_op<RelativeOpArgs, relative_attention_on_host>(
+        "relative_attention",
+        "Shaw relative-position / adaptive-span attention (scores, soft mask, softmax, value "
+        "term) computed on the host",
+        uses_relative_attention);
+const RegisterModuleOp kRegisterRelativeAttention(kRelativeAttention.op);
+
+}  // namespace
+
+const ModuleOp& relative_attention_op() { return kRelativeAttention.op; }
+
+RelativeAttentionResult relative_attention(Backend& be, const DTensor& q, const DTensor& k,
+                                           const DTensor& v, const RelativeAttentionArgs& args) {
+  const bool shaw = args.shaw();
+  if (shaw && !args.rel_v) throw AtlasError("relative_attention: rel_k given without rel_v");
+  check_relative_attention_shapes(q.shape, k.shape, v.shape, shaw, args.rel_k.shape,
+                                  args.rel_v.shape, args);
+  std::vector<DTensor> in = {q, k, v};
+  if (shaw) in.insert(in.end(), {args.rel_k, args.rel_v});
+  const std::vector<DTensor> out =
+      run_op(be, kRelativeAttention, in, static_cast<const RelativeOpArgs&>(args));
   RelativeAttentionResult r;
-  r.out = upload(h.out);
-  if (args.attn.want_probs) r.probs = upload(h.probs);
-  if (args.attn.want_scores) r.scores = upload(h.scores);
-  if (h.key_term.shape.size() == 3) r.key_term = upload(h.key_term);
-  if (h.value_term.shape.size() == 3) r.value_term = upload(h.value_term);
-  if (h.span_mask.shape.size() == 3) r.span_mask = upload(h.span_mask);
+  size_t next = 0;
+  r.out = out.at(next++);
+  if (args.attn.want_probs) r.probs = out.at(next++);
+  if (args.attn.want_scores) r.scores = out.at(next++);
+  if (shaw && args.want_terms) {
+    r.key_term = out.at(next++);
+    r.value_term = out.at(next++);
+  }
+  if (args.span() && args.want_span_mask) r.span_mask = out.at(next++);
   return r;
 }
 

@@ -1,6 +1,7 @@
 #version 450
-// Shaw relative positions and / or the adaptive-span soft mask (core/backend/backend.h,
-// RelativeAttentionArgs; host reference core/variants/relative_attention/relative_attention_op.cpp). One workgroup of 64
+// Shaw relative positions and / or the adaptive-span soft mask (the relative_attention op,
+// core/variants/relative_attention/relative_attention_op.h; host reference
+// relative_attention_op.cpp). One workgroup of 64
 // invocations per (query row i, head h); invocation t owns keys j = t, t + 64, ...:
 //   1. e_j = scale (q_i . k_j + [shaw] q_i . a^K_r(i,j)), -inf where the hard mask forbids j;
 //      m_j = m_z(|i + Lk - Lq - j|) (span); e_j staged in probs (and scores, key term, mask)
