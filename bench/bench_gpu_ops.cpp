@@ -144,7 +144,7 @@ std::vector<OpDef> ops(int64_t L, int heads) {
     m.causal = true;
     auto pats = std::make_shared<std::vector<CsrPattern>>(layer_patterns(s, L, 0, heads, m));
     return [heads, pats](Backend& be, const Inputs& in) {
-      return be.sparse_attention(in.q, in.k, in.v, heads, 0.125f, *pats, false).out;
+      return sparse_attention(be, in.q, in.k, in.v, heads, 0.125f, *pats, false).out;
     };
   };
   // Transformer-XL (the xl_attention module op): a segment of L queries over L memory rows +

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
       if (backend == "vulkan") {
         const DTensor dq = be->upload(q), dk = be->upload(k), dv = be->upload(v);
         tiles_ms = bench::median_ms(3, [&] {
-          finish(*be, be->sparse_attention(dq, dk, dv, int(kHeads), scale, pats, false).out);
+          finish(*be, sparse_attention(*be, dq, dk, dv, int(kHeads), scale, pats, false).out);
         });
       } else {
         tiles_ms = median_of_enough([&] { block_sparse_attention(q, k, v, int(kHeads), scale, pats); });

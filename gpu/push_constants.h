@@ -62,26 +62,12 @@ struct AttentionPC {
   int32_t window;  // with causal: keys j > i + causal_offset - window only (Mistral); 0 = none
 };
 
-// shaders/sparse_attention.comp: one workgroup per (query row, head).
-struct SparseAttentionPC {
-  uint32_t lq, lk, heads, dh, dv;
-  float scale;
-};
-
-// shaders/sparse_tiles.comp: one workgroup per tile of up to 64 rows (sparse_tiles plan).
-struct SparseTilesPC {
-  uint32_t lq, lk, heads, dh, dv;
-  float scale;
-  uint32_t tile_count, want_probs;
-};
-
 // shaders/repeat_heads.comp: one invocation per output element.
 struct RepeatHeadsPC {
   uint32_t rows, kv, groups, dh;
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
-static_assert(sizeof(SparseAttentionPC) <= 128 && sizeof(SparseTilesPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);
 static_assert(sizeof(AttentionPC) <= 128, "Vulkan guarantees only 128 bytes of push constants");

@@ -59,11 +59,6 @@ class VulkanBackend : public Backend, private KernelApi {
                     float scale) override;
   AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
                             const AttentionArgs& args) override;
-  // vk_sparse_attention.cpp (CSR patterns)
-  SparseAttentionResult sparse_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                         int heads, float scale,
-                                         const std::vector<CsrPattern>& patterns,
-                                         bool want_probs) override;
   // vulkan_backend.cpp (Llama-family blocks)
   DTensor rms_norm(const DTensor& x, const DTensor& w, float eps) override;
   DTensor mul(const DTensor& a, const DTensor& b) override;

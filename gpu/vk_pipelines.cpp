@@ -27,8 +27,6 @@
 #include "row_normalize_spv.h"
 #include "scale_norm_spv.h"
 #include "scale_spv.h"
-#include "sparse_attention_spv.h"
-#include "sparse_tiles_spv.h"
 
 namespace atlas::vk {
 
@@ -56,11 +54,9 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(embedding, 3, EmbeddingPC, Op::Embedding),
     ATLAS_SHADER(linear, 4, LinearPC, Op::Linear),
     ATLAS_SHADER(attention, 8, AttentionPC, Op::Attention),
-    ATLAS_SHADER(sparse_attention, 8, SparseAttentionPC, Op::SparseAttention),
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),
-    ATLAS_SHADER(sparse_tiles, 11, SparseTilesPC, Op::SparseAttention),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

@@ -22,11 +22,9 @@ enum class ShaderId {
   Embedding,
   Linear,
   Attention,
-  SparseAttention,
   RmsNorm,
   Mul,
   RepeatHeads,
-  SparseTiles,
   Count
 };
 

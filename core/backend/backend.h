@@ -28,10 +28,9 @@ enum class Op {
   RepeatHeads,
   // Variant attention computed by core/ on the host unless the backend has a kernel for it
   // (supports() says which); see Backend::note_host_compute.
-  SparseAttention,  // CSR sparse patterns (core/variants/sparse/sparse_attention.cpp)
-  LshAttention,     // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
-  HostModel,        // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
-  Count             // not an op: how many there are (core/backend/op_registry.cpp has each)
+  LshAttention,  // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp)
+  HostModel,     // whole models without backend ops: seq2seq RNN, NTM, SAGAN (seed 004)
+  Count          // not an op: how many there are (core/backend/op_registry.cpp has each)
 };
 // Lookups into the op registry (core/backend/op_registry.h).
 const char* op_name(Op op);
@@ -87,16 +86,7 @@ struct AttentionResult {
   DTensor scores;  // [heads, Lq, Lk] when asked
 };
 
-struct CsrPattern;  // core/variants/sparse/sparse_pattern.h
-struct ModuleOp;    // core/backend/module_op.h
-
-// Softmax attention over a sparse pattern's nonzeros only (core/variants/sparse/sparse_attention.h): O(nnz d)
-// work, nothing of size Lq x Lk.
-struct SparseAttentionResult {
-  DTensor out;    // [Lq, heads * d_value]
-  DTensor probs;  // [sum_h nnz_h] when asked: head h's probabilities, aligned with its CSR
-                  // indices, start at sum_{g < h} nnz_g
-};
+struct ModuleOp;  // core/backend/module_op.h
 
 class Backend {
  public:
@@ -169,13 +159,6 @@ class Backend {
   // q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv] -> softmax(scale q k^T + mask) v per head
   virtual AttentionResult attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                     const AttentionArgs& args) = 0;
-  // Sparse attention: q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv], one pattern [Lq, Lk] per
-  // head. A row without nonzeros gives a zero output. The default runs the host kernel in dense
-  // tiles (block_sparse_attention; download, compute, upload), reported by note_host_compute.
-  virtual SparseAttentionResult sparse_attention(const DTensor& q, const DTensor& k,
-                                                 const DTensor& v, int heads, float scale,
-                                                 const std::vector<CsrPattern>& patterns,
-                                                 bool want_probs);
   // Rows [begin, begin + count) of x [M, d] -> [count, d]. The default copies through the host.
   virtual DTensor slice_rows(const DTensor& x, int64_t begin, int64_t count);
   // [a; b] for a [Ma, d] (Ma may be 0) and b [Mb, d]. The default copies through the host.

@@ -25,7 +25,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::Count)> kOps = {{
     {Op::RmsNorm, "rms_norm", kHost},
     {Op::Mul, "mul", kHost},
     {Op::RepeatHeads, "repeat_heads", kHost},
-    {Op::SparseAttention, "sparse_attention", "sparse CSR attention computed on the host"},
     {Op::LshAttention, "lsh_attention",
      "LSH attention (hashing, sorting, chunked attention) computed on the host", false},
     {Op::HostModel, "host_model",

@@ -1,5 +1,5 @@
 #pragma once
-// Which variant ops (core/backend/backend.h, Op::SparseAttention ...; module ops say themselves
+// Which variant ops (core/backend/backend.h, Op::LshAttention ...; module ops say themselves
 // which configs use them, module_op.h) a model's forward pass calls, so
 // `atlas info` can say before any run which of them a backend computes on the host.
 #include <vector>

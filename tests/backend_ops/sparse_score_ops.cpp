@@ -36,10 +36,16 @@ struct SparseIn {
 using test_masks::random_pattern;
 
 const Register sparse_case(make_case(OpTest<SparseShape, SparseIn>{
-    Op::SparseAttention,
+    sparse_attention_op(),
     {"out", "probs"},
-    {{1, 1, 1, 1, 1, 1.0}, {13, 13, 3, 5, 5, 0.4}, {37, 37, 2, 7, 3, 0.2}, {9, 150, 2, 13, 70, 0.9},
-     {50, 21, 4, 6, 6, 0.6}, {65, 129, 1, 8, 8, 0.7}, {128, 128, 2, 4, 4, 0.5}, {17, 17, 2, 5, 5, 0.5, false}},
+    {{1, 1, 1, 1, 1, 1.0},
+     {13, 13, 3, 5, 5, 0.4},
+     {37, 37, 2, 7, 3, 0.2},
+     {9, 150, 2, 13, 70, 0.9},
+     {50, 21, 4, 6, 6, 0.6},
+     {65, 129, 1, 8, 8, 0.7},
+     {128, 128, 2, 4, 4, 0.5},
+     {17, 17, 2, 5, 5, 0.5, false}},
     [](const SparseShape& s) {
       return dims({s.lq, s.lk}) + " H " + std::to_string(s.heads) + " dh " + std::to_string(s.dh) + " dv " +
              std::to_string(s.dv) + " density " + std::to_string(s.density).substr(0, 3) + (s.probs ? "" : " untraced");
@@ -53,8 +59,9 @@ const Register sparse_case(make_case(OpTest<SparseShape, SparseIn>{
     },
     [](Backend& be, const SparseIn& in) {
       const int heads = int(in.patterns.size());
-      const SparseAttentionResult r = be.sparse_attention(be.upload(in.q), be.upload(in.k), be.upload(in.v), heads,
-                                                          in.scale, in.patterns, in.probs);
+      const SparseAttentionResult r =
+          sparse_attention(be, be.upload(in.q), be.upload(in.k), be.upload(in.v), heads, in.scale,
+                           in.patterns, in.probs);
       return std::vector<Tensor>{be.download(r.out), download_or_absent(be, r.probs)};
     },
     [](const SparseIn& in) {

@@ -66,16 +66,17 @@ TEST_CASE("Vulkan sparse_attention matches a naive loop and the CPU reference",
         }
       }
     }
-    const SparseAttentionResult r = g.vk->sparse_attention(
-        g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(c.heads), scale, pats, true);
+    const SparseAttentionResult r = sparse_attention(
+        *g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(c.heads), scale, pats, true);
     require_close(g.vk->download(r.out).data, out, 1e-5, "sparse out");
     require_close(g.vk->download(r.probs).data, probs, 2e-6, "sparse probs");
-    const SparseAttentionResult cr = g.cpu->sparse_attention(
-        g.cpu->upload(q), g.cpu->upload(k), g.cpu->upload(v), int(c.heads), scale, pats, true);
+    const SparseAttentionResult cr =
+        sparse_attention(*g.cpu, g.cpu->upload(q), g.cpu->upload(k), g.cpu->upload(v), int(c.heads),
+                         scale, pats, true);
     require_close(g.cpu->download(cr.out).data, out, 1e-5, "cpu sparse out");
     require_close(g.cpu->download(cr.probs).data, probs, 2e-6, "cpu sparse probs");
-    const SparseAttentionResult untraced = g.vk->sparse_attention(
-        g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(c.heads), scale, pats, false);
+    const SparseAttentionResult untraced = sparse_attention(
+        *g.vk, g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(c.heads), scale, pats, false);
     CHECK(!untraced.probs);
     require_close(g.vk->download(untraced.out).data, out, 1e-5, "sparse out, no probs");
   }
@@ -100,8 +101,8 @@ TEST_CASE("Vulkan sparse_attention on the Sparse Transformer's patterns equals t
     const Tensor q = random_tensor({L, H * dh}, 3), k = random_tensor({L, H * dh}, 4), v = random_tensor({L, H * dh}, 5);
     std::vector<std::vector<float>> probs;
     const Tensor want = sparse_attention(q, k, v, int(H), 0.25f, pats, &probs);
-    const SparseAttentionResult r = g.vk->sparse_attention(g.vk->upload(q), g.vk->upload(k), g.vk->upload(v), int(H),
-                                                           0.25f, pats, true);
+    const SparseAttentionResult r = sparse_attention(*g.vk, g.vk->upload(q), g.vk->upload(k),
+                                                     g.vk->upload(v), int(H), 0.25f, pats, true);
     require_close(g.vk->download(r.out).data, std::vector<double>(want.data.begin(), want.data.end()), 1e-5,
                   "tiles out");
     std::vector<double> all;

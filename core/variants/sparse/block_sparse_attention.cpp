@@ -95,7 +95,7 @@ void attend_group(const Problem& pr, const CsrPattern& p, const HeadPlan& plan, 
 Tensor block_sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
                               const std::vector<CsrPattern>& patterns,
                               std::vector<std::vector<float>>* probs) {
-  check_sparse_attention_shapes(q, k, v, heads, patterns);
+  check_sparse_attention_shapes(q.shape, k.shape, v.shape, heads, patterns);
   const int64_t H = heads, L = q.shape[0];
   Tensor out({L, H * (v.shape[1] / H)});
   const Problem pr{q.data.data(), k.data.data(), v.data.data(), H, q.shape[1] / H, v.shape[1] / H, scale,

@@ -6,29 +6,34 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/tensor/error.h"
+#include "core/backend/module_op.h"
 #include "core/model/forward_pass.h"
-#include "core/variants/sparse/block_sparse_attention.h"
-#include "core/variants/reformer/lsh_attention.h"
+#include "core/tensor/error.h"
 #include "core/variants/performer/performer.h"
+#include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/sparse/block_sparse_attention.h"
 
 namespace atlas {
 
-void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+void check_sparse_attention_shapes(const Shape& q, const Shape& k, const Shape& v, int heads,
                                    const std::vector<CsrPattern>& patterns) {
   const int64_t H = heads;
-  if (H < 1 || q.shape.size() != 2 || k.shape.size() != 2 || v.shape.size() != 2 ||
-      q.shape[1] != k.shape[1] || q.shape[1] % H || v.shape[1] % H || k.shape[0] != v.shape[0])
-    throw AtlasError("sparse_attention: shapes q " + shape_str(q.shape) + " k " +
-                     shape_str(k.shape) + " v " + shape_str(v.shape) + " do not fit " +
-                     std::to_string(H) + " heads");
+  if (H < 1 || q.size() != 2 || k.size() != 2 || v.size() != 2 || q[1] != k[1] || q[1] % H ||
+      v[1] % H || k[0] != v[0])
+    throw AtlasError("sparse_attention: shapes q " + shape_str(q) + " k " + shape_str(k) + " v " +
+                     shape_str(v) + " do not fit " + std::to_string(H) + " heads");
   if (static_cast<int64_t>(patterns.size()) != H)
     throw AtlasError("sparse_attention: need one pattern per head");
-  for (const auto& p : patterns)
-    if (p.rows != q.shape[0] || p.cols != k.shape[0])
+  for (const auto& p : patterns) {
+    if (p.rows != q[0] || p.cols != k[0] || static_cast<int64_t>(p.indptr.size()) != p.rows + 1)
       throw AtlasError("sparse_attention: pattern is " + std::to_string(p.rows) + "x" +
-                       std::to_string(p.cols) + ", attention is " + std::to_string(q.shape[0]) + "x" +
-                       std::to_string(k.shape[0]));
+                       std::to_string(p.cols) + ", attention is " + std::to_string(q[0]) + "x" +
+                       std::to_string(k[0]));
+    if (p.indptr.front() != 0 || p.indptr.back() != static_cast<int64_t>(p.indices.size()) ||
+        !std::is_sorted(p.indptr.begin(), p.indptr.end()))
+      throw AtlasError("sparse_attention: pattern row pointers do not run from 0 to its " +
+                       std::to_string(p.indices.size()) + " indices");
+  }
 }
 
 void sparse_attention_row(const float* q, const float* k, const float* v, int64_t heads, int64_t dk, int64_t dv,
@@ -60,7 +65,7 @@ void sparse_attention_row(const float* q, const float* k, const float* v, int64_
 Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, float scale,
                         const std::vector<CsrPattern>& patterns,
                         std::vector<std::vector<float>>* probs) {
-  check_sparse_attention_shapes(q, k, v, heads, patterns);
+  check_sparse_attention_shapes(q.shape, k.shape, v.shape, heads, patterns);
   const int64_t H = heads;
   const int64_t L = q.shape[0], dk = q.shape[1] / H, dv = v.shape[1] / H;
   Tensor out({L, H * dv});
@@ -82,21 +87,45 @@ Tensor sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, int h
   return out;
 }
 
-SparseAttentionResult Backend::sparse_attention(const DTensor& q, const DTensor& k,
-                                                const DTensor& v, int heads, float scale,
-                                                const std::vector<CsrPattern>& patterns,
-                                                bool want_probs) {
-  note_host_compute(Op::SparseAttention);
+// ---- The sparse_attention module op (sparse_attention_op.h) ----
+
+namespace {
+
+std::vector<Tensor> sparse_attention_on_host(const std::vector<Tensor>& in,
+                                             const SparseOpArgs& args) {
   std::vector<std::vector<float>> probs;
-  SparseAttentionResult r;
-  r.out = upload(block_sparse_attention(download(q), download(k), download(v), heads, scale, patterns,
-                                        want_probs ? &probs : nullptr));
-  if (want_probs) {
+  std::vector<Tensor> out = {block_sparse_attention(in.at(0), in.at(1), in.at(2), args.heads,
+                                                    args.scale, *args.patterns,
+                                                    args.want_probs ? &probs : nullptr)};
+  if (args.want_probs) {
     Tensor all({0});
     for (const auto& p : probs) all.data.insert(all.data.end(), p.begin(), p.end());
     all.shape = {all.numel()};
-    r.probs = upload(all);
+    out.push_back(std::move(all));
   }
+  return out;
+}
+
+bool uses_sparse_attention(const ModelConfig& c) { return c.sparse() != nullptr; }
+
+constexpr ModuleOpOf<SparseOpArgs> kSparseAttention =
+    module_op<SparseOpArgs, sparse_attention_on_host>(
+        "sparse_attention", "sparse CSR attention computed on the host", uses_sparse_attention);
+const RegisterModuleOp kRegisterSparseAttention(kSparseAttention.op);
+
+}  // namespace
+
+const ModuleOp& sparse_attention_op() { return kSparseAttention.op; }
+
+SparseAttentionResult sparse_attention(Backend& be, const DTensor& q, const DTensor& k,
+                                       const DTensor& v, int heads, float scale,
+                                       const std::vector<CsrPattern>& patterns, bool want_probs) {
+  check_sparse_attention_shapes(q.shape, k.shape, v.shape, heads, patterns);
+  const std::vector<DTensor> out =
+      run_op(be, kSparseAttention, {q, k, v}, SparseOpArgs{heads, scale, &patterns, want_probs});
+  SparseAttentionResult r;
+  r.out = out.at(0);
+  if (want_probs) r.probs = out.at(1);
   return r;
 }
 
@@ -230,8 +259,8 @@ DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor&
   std::vector<std::vector<float>> probs;
   Backend& be = fp.backend();
   SparseAttentionResult r =
-      be.sparse_attention(q, k, v, static_cast<int>(c.n_heads),
-                          1.0f / std::sqrt(static_cast<float>(c.d_head())), heads, want.attention);
+      sparse_attention(be, q, k, v, static_cast<int>(c.n_heads),
+                       1.0f / std::sqrt(static_cast<float>(c.d_head())), heads, want.attention);
   if (want.attention) {  // per-head slices of the concatenated values
     const Tensor all = be.download(r.probs);
     size_t at = 0;

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/variants/sparse/sparse_pattern.h"
-#include "core/tensor/tensor.h"
 #include "core/model/trace.h"
+#include "core/tensor/tensor.h"
+#include "core/variants/sparse/sparse_attention_op.h"
+#include "core/variants/sparse/sparse_pattern.h"
 
 namespace atlas {
 
@@ -31,8 +32,11 @@ void sparse_attention_row(const float* q, const float* k, const float* v, int64_
                           float scale, const CsrPattern& pattern, int64_t h, int64_t i, float* out_row,
                           float* probs, std::vector<float>& scores);
 
-// Throws AtlasError unless q, k, v fit `heads` heads and there is one [Lq, Lk] pattern per head.
-void check_sparse_attention_shapes(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+// Throws AtlasError unless q, k, v fit `heads` heads and there is one [Lq, Lk] pattern per head
+// with Lq + 1 row pointers running from 0 to its nonzeros, naming the mismatch; shared by the
+// host references and the module op (sparse_attention_op.h), so by every backend. (Indices are
+// the generator's, layer_patterns; the Vulkan kernel checks them as it copies them.)
+void check_sparse_attention_shapes(const Shape& q, const Shape& k, const Shape& v, int heads,
                                    const std::vector<CsrPattern>& patterns);
 
 // The pattern of every head of one self-attention layer at length L, intersected with the
