@@ -68,10 +68,10 @@ const char* kExportUsage =
     "Transformer-XL's segments by --segment S (from 0, default 0; keys are the cached memory,\n"
     "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n"
     "--panel ID draws a plot of one of the app's variant panels (their ids are listed below) as\n"
-    "its Export button does: --plot picks it\n"
-    "by number or by part of its name (default the first; --list-plots prints them), --layer,\n"
-    "--head and --query the selection it follows. The run traces what the panel reads; the\n"
-    "ablation panel compares with the run that --drop-heads / --drop-layers / --layerdrop-rate give.\n";
+    "its Export button does: --plot picks it by number or by part of its name (default the\n"
+    "first; --list-plots prints them), --layer, --head and --query the selection it follows.\n"
+    "The run traces what the panel reads; the ablation panel compares with the run that\n"
+    "--drop-heads / --drop-layers / --layerdrop-rate give.\n";
 
 // The --panel path: the panel's plots for this run and selection, listed or one written.
 int export_panel_plot(const Args& args, const ui::PanelProvider& panel, const Model& model, RunResult& result,

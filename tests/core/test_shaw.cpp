@@ -3,6 +3,8 @@
 // vanilla model, rows sum to 1 over allowed keys, bad config values are rejected by key.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "core/config/config.h"
 #include "core/tensor/error.h"
 #include "core/model/model.h"
@@ -172,4 +174,29 @@ TEST_CASE("Shaw presets load and run", "[shaw]") {
   RunResult r = m.run("hello", "", RunOptions{});
   CHECK(r.trace.find("decoder.layer1.self_attn") != nullptr);
   CHECK(preset_config("shaw-base").shaw()->max_distance == 20);
+}
+
+TEST_CASE("the relative_attention op refuses Shaw tables of the wrong shape, naming them",
+          "[shaw][op]") {
+  const std::unique_ptr<Backend> be = make_cpu_backend();
+  const Tensor x({4, 6});  // 2 heads of 3
+  RelativeAttentionArgs a;
+  a.attn.heads = 2;
+  a.attn.scale = 0.5f;
+  a.max_distance = 2;
+  a.rel_k = be->upload(Tensor({5, 3}));
+  a.rel_v = be->upload(Tensor({5, 3}));
+  CHECK(relative_attention(*be, be->upload(x), be->upload(x), be->upload(x), a).out.shape ==
+        Shape{4, 6});
+  a.rel_v = be->upload(Tensor({4, 3}));  // 2k + 1 = 5 rows expected
+  CHECK_THROWS_WITH(relative_attention(*be, be->upload(x), be->upload(x), be->upload(x), a),
+                    Catch::Contains("Shaw tables [5, 3], [4, 3] are not [2k+1, d_head]"));
+  a.rel_v = {};
+  CHECK_THROWS_WITH(relative_attention(*be, be->upload(x), be->upload(x), be->upload(x), a),
+                    Catch::Contains("rel_k given without rel_v"));
+  a = RelativeAttentionArgs{};
+  a.attn.heads = 2;
+  a.span_z = {1.0f, 2.0f};  // needs heads x Lq = 8
+  CHECK_THROWS_WITH(relative_attention(*be, be->upload(x), be->upload(x), be->upload(x), a),
+                    Catch::Contains("span_z needs heads x Lq = 8 values, got 2"));
 }

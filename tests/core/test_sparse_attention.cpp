@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "core/backend/backend.h"
@@ -199,4 +200,28 @@ TEST_CASE("sparse model run traces CSR arrays consistent with the dense probabil
   CHECK_FALSE(allowed_at(0, 8));
   CHECK(allowed_at(1, 8));  // head 1: offset 4 -> columns 8..11
   CHECK_FALSE(allowed_at(1, 12));
+}
+
+TEST_CASE("the sparse_attention op refuses malformed patterns on every backend's path",
+          "[sparse][op]") {
+  // The op's shared check runs before any backend sees the call; each refusal names what is wrong.
+  const std::unique_ptr<Backend> be = make_cpu_backend();
+  Tensor q({3, 4}), k({3, 4}), v({3, 4});
+  CsrPattern p;
+  p.rows = p.cols = 3;
+  p.indptr = {0, 1, 2, 3};
+  p.indices = {0, 1, 2};
+  const auto run = [&](const std::vector<CsrPattern>& heads) {
+    return sparse_attention(*be, be->upload(q), be->upload(k), be->upload(v),
+                            static_cast<int>(heads.size()), 0.5f, heads, true);
+  };
+  const SparseAttentionResult ok = run({p});  // the well-formed pattern runs
+  CHECK(be->download(ok.probs).data == std::vector<float>{1, 1, 1});
+  CsrPattern backwards = p;
+  backwards.indptr = {0, 2, 1, 3};
+  CHECK_THROWS_WITH(run({backwards}), Catch::Contains("row pointers do not run from 0"));
+  CsrPattern short_rows = p;
+  short_rows.indptr = {0, 1, 3};
+  CHECK_THROWS_WITH(run({short_rows}), Catch::Contains("pattern is 3x3"));
+  CHECK_THROWS_WITH(run({p, p, p}), Catch::Contains("do not fit 3 heads"));  // width 4
 }
