@@ -8,6 +8,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/model/attention_map.h"
 #include "core/tensor/error.h"
 #include "ui/export_dialog.h"
 #include "ui/heatmap_view.h"
@@ -25,12 +26,17 @@ QStringList labelsOf(const std::vector<TokenInfo>& tokens) {
   return out;
 }
 
-// Keys are the source tokens for cross-attention and recurrent alignments, else the queries.
+// The keys as the attention-map catalogue describes the compared map (the source tokens for
+// cross-attention and recurrent alignments, memory + segment for XL, ...).
 QStringList keyLabels(const ScoreComparison& c, const Trace& trace) {
-  const bool cross = c.attention.find("cross") != std::string::npos ||
-                     c.attention == "seq2seq.alignment" || c.attention == "pointer.probs";
-  const auto& keys = cross ? trace.source_tokens : c.row_tokens;
-  if (static_cast<int64_t>(keys.size()) == c.lk) return labelsOf(keys);
+  if (const AttentionMap* map = trace.attention_map(c.attention)) {
+    const std::vector<std::string> keys = key_labels(trace, *map);
+    if (static_cast<int64_t>(keys.size()) == c.lk) {
+      QStringList out;
+      for (const auto& k : keys) out << displayLabel(k);
+      return out;
+    }
+  }
   return indexLabels("k", static_cast<int>(c.lk));
 }
 

@@ -10,6 +10,7 @@
 #include "core/model/attention_map.h"
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/figure_export.h"
 #include "ui/heatmap_data.h"
 #include "ui/model_view.h"
 
@@ -120,6 +121,16 @@ TEST_CASE("every preset's attention families show the traced maps by position", 
             CHECK(mismatches == 0);
             CHECK(d.rowLabels == shown(query_labels(t, *m), 0));
             CHECK(d.colLabels == shown(key_labels(t, *m), m->memory_keys));
+            // What `atlas export --view heatmap` writes for this selection: the same cells.
+            FigureSpec spec;
+            spec.selection = {f.stack, f.kind, layer, head, segment};
+            const FigureContent fig = figureContent(spec, t);
+            REQUIRE(fig.data.numel() == int64_t(d.rows) * d.cols);
+            int exportMismatches = 0;
+            for (int i = 0; i < d.rows; ++i)
+              for (int j = 0; j < d.cols; ++j)
+                if (fig.data.data[size_t(i * d.cols + j)] != tracedValue(t, *m, head, i, j)) ++exportMismatches;
+            CHECK(exportMismatches == 0);
           }
           if (layer == 0) {
             const ModelGridData grid = modelGridData(t, f, true, segment);
