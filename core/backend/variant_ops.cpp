@@ -10,8 +10,8 @@ std::vector<Op> variant_ops(const ModelConfig& c) {
   // Transformer-XL runs its own layers (transformer_xl.cpp) over its module op: no other
   // attention hook applies.
   if (c.xl()) return ops;
-  // Self-attention dispatch of ForwardPass::attention: LSH first. Performer, CSR patterns and
-  // Shaw / adaptive span are module ops, which say themselves that they are used.
+  // Self-attention's mechanism (core/model/attention_mechanism.h): LSH runs on the host. Performer,
+  // CSR patterns and Shaw / adaptive span are module ops, which say themselves that they are used.
   if (c.lsh()) ops.push_back(Op::LshAttention);
   return ops;
 }

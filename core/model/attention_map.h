@@ -3,8 +3,8 @@
 // that views, exports and dumps read what an array is (stack, layer, segment, step, kind, which
 // tokens its rows and columns are) instead of parsing its name.
 //
-// The producer of an attention array describes it (ForwardPass::attention for the vanilla,
-// Universal, sparse, Reformer, Performer, Shaw and span sub-layers; the Transformer-XL loop for
+// The producer of an attention array describes it (the inference attention sub-layer,
+// BackendExecutor::begin_attention, for the vanilla, Universal, sparse, Reformer, Performer, Shaw and span sub-layers; the Transformer-XL loop for
 // its segments over memory; the seq2seq, SNAIL and SAGAN models for theirs). When the run ends,
 // Trace::finalize_attention_maps() records how each map is stored (dense [heads, Lq, Lk], CSR,
 // or both) and drops descriptions whose arrays were not traced.

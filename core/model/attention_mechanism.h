@@ -1,6 +1,6 @@
 #pragma once
 // Which mechanism computes an attention sub-layer: the one rule that the inference forward
-// (ForwardPass::attention) and the training forward (Builder::attention) both dispatch on, so
+// and the training forward both dispatch on (core/model/attention_sublayer.h, written once), so
 // they cannot disagree about where a variant applies. The config's attention kind acts on
 // self-attention only, except a score function, which replaces the scores of every sub-layer
 // (seed 004); cross-attention is otherwise plain scaled dot-product softmax.

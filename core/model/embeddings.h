@@ -15,13 +15,24 @@
 
 namespace atlas {
 
+// The token rows' scale: sqrt(d_model) with scale_embedding, else 1.
+inline float token_scale(const ModelConfig& c) {
+  return c.scale_embedding ? std::sqrt(static_cast<float>(c.d_model)) : 1.0f;
+}
+
+// embed.tokens [vocab, d_model], unit rows with FixNorm. Models that embed several times (the
+// segments of Transformer-XL) take it once.
+template <Executor E>
+typename E::Value token_table(E& e, const ModelConfig& c) {
+  typename E::Value table = e.weight("embed.tokens");
+  if (c.fixnorm) table = e.row_normalize(table, 1e-5f);
+  return table;
+}
+
 // ids [L] -> [L, d_model] rows of embed.tokens.
 template <Executor E>
 typename E::Value embed_tokens(E& e, const ModelConfig& c, const std::vector<int32_t>& ids) {
-  const float s = c.scale_embedding ? std::sqrt(static_cast<float>(c.d_model)) : 1.0f;
-  typename E::Value table = e.weight("embed.tokens");
-  if (c.fixnorm) table = e.row_normalize(table, 1e-5f);
-  return e.embedding(table, ids, s);
+  return e.embedding(token_table(e, c), ids, token_scale(c));
 }
 
 // x [L, d] + the positions first .. first + L - 1: the sinusoid table (seed 000 §3.5) or the

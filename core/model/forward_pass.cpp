@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/model/attention_inputs.h"
-#include "core/model/attention_mechanism.h"
+#include "core/model/attention_sublayer.h"
 #include "core/model/embeddings.h"
 #include "core/model/model_arrays.h"
 #include "core/tensor/error.h"
+#include "core/variants/performer/performer.h"
 #include "core/variants/reformer/lsh_attention.h"
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/score_functions/score_functions.h"
@@ -74,117 +74,154 @@ AttentionMap attention_site(std::string stack, std::string sublayer, int64_t lay
   return m;
 }
 
-DTensor ForwardPass::attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
-                               AttentionMap site, AttentionMask mask) {
-  const std::string traced_name = attention_array_name(site);
-  // Self-attention is called with the same tensor for queries and keys.
-  const AttentionMechanism mechanism = attention_mechanism(c_, xq.storage == xkv.storage);
+DTensor BackendExecutor::attention(const DTensor& xq, const DTensor& xkv, const AttentionCall& call) {
+  return attention_sublayer(*this, pass_.c_, xq, xkv, call);
+}
+
+BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, const DTensor& xq,
+                                                     const DTensor& xkv, AttentionMechanism mechanism) {
+  ForwardPass& p = pass_;
+  const ModelConfig& c = p.c_;
+  BackendAttentionRun run;
+  run.prefix = call.prefix;
+  run.mechanism = mechanism;
+  if (call.causal) {
+    run.mask.causal = true;
+    run.mask.causal_offset = p.past_;  // queries start after the cached prefix
+    run.mask.window = c.attention.sliding_window;
+  }
+  if (call.key_valid) run.mask.key_valid = *call.key_valid;
+  AttentionMap site = attention_site(call.stack, call.sublayer, call.layer, call.step);
+  run.traced_name = attention_array_name(site);
   const bool sparse = is_sparse_mechanism(mechanism);  // sparse patterns, LSH, Performer
-  QkPositions* positions = site.sublayer != "cross_attn" ? qk_positions_.get() : nullptr;
+  run.positions = !call.cross() ? p.qk_positions_.get() : nullptr;
   // Decoder self-attention continuing a cached prefix (prefix_cache.h): keys and values of the
   // past tokens go before this call's, and the query rows are the positions after them.
-  const bool continues = (past_ > 0 || record_) && site.stack == "decoder" &&
-                         site.sublayer == "self_attn";
-  const int64_t past = continues ? past_ : 0;
-  const size_t layer = static_cast<size_t>(site.layer);  // `site` goes to the trace below
-  if (past > 0) {
-    site.queries = {TokenSide::Source, 0, past + xq.shape[0]};
+  run.continues = (p.past_ > 0 || p.record_) && call.stack == "decoder" && call.sublayer == "self_attn";
+  run.past = run.continues ? p.past_ : 0;
+  run.layer = static_cast<size_t>(call.layer);
+  if (run.past > 0) {
+    site.queries = {TokenSide::Source, 0, run.past + xq.shape[0]};
     site.keys = site.queries;
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c_.d_head()));  // seed 002: 1/sqrt(d_k)
   // Full attention above the size budget (attention_on_demand.h): the queries and keys are
   // traced instead of the maps, which are computed from them on request.
-  const bool on_demand = maps_on_demand_ && opt_.trace.attention &&
-                         mechanism == AttentionMechanism::Softmax && mask.allowed.empty();
-  if (opt_.trace.attention) {
+  run.on_demand = p.maps_on_demand_ && p.opt_.trace.attention &&
+                  mechanism == AttentionMechanism::Softmax && run.mask.allowed.empty();
+  if (p.opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
-    const bool target_rows = c_.architecture == Architecture::EncoderDecoder && site.stack == "decoder";
-    const bool cross = site.sublayer == "cross_attn";
+    const bool target_rows = c.architecture == Architecture::EncoderDecoder && site.stack == "decoder";
     const TokenSide rows = target_rows ? TokenSide::Target : TokenSide::Source;
     if (site.queries.count == 0) site.queries = {rows, 0, xq.shape[0]};
-    if (site.keys.count == 0) site.keys = {cross ? TokenSide::Source : rows, 0, xkv.shape[0]};
-    site.kind = cross            ? AttentionMapKind::Cross
-                : !sparse        ? AttentionMapKind::Self
-                : c_.performer() ? AttentionMapKind::Implicit
-                                 : AttentionMapKind::Sparse;
-    site.array = traced_name;
-    if (c_.kv_heads() != c_.n_heads) site.kv_heads = c_.kv_heads();
-    if (on_demand) {
+    if (site.keys.count == 0) site.keys = {call.cross() ? TokenSide::Source : rows, 0, xkv.shape[0]};
+    site.kind = call.cross()    ? AttentionMapKind::Cross
+                : !sparse       ? AttentionMapKind::Self
+                : c.performer() ? AttentionMapKind::Implicit
+                                : AttentionMapKind::Sparse;
+    site.array = run.traced_name;
+    if (c.kv_heads() != c.n_heads) site.kv_heads = c.kv_heads();
+    if (run.on_demand) {
       site.on_demand = true;
-      site.heads = c_.n_heads;
-      site.scale = scale;
+      site.heads = c.n_heads;
+      site.scale = 1.0f / std::sqrt(static_cast<float>(c.d_head()));
       // Of the whole map: after a cached prefix its query rows start at 0 again (the trace is
       // spliced, prefix_cache.h), so the offset loses the prefix.
-      site.causal = mask.causal;
-      site.causal_offset = mask.causal_offset - past;
+      site.causal = run.mask.causal;
+      site.causal_offset = run.mask.causal_offset - run.past;
       // A window wider than every distance hides nothing (kept within the map's reach).
-      site.window = std::min<int64_t>(mask.window, site.queries.count + site.keys.count + 1);
+      site.window = std::min<int64_t>(run.mask.window, site.queries.count + site.keys.count + 1);
     }
-    trace_.describe_attention(std::move(site));
+    p.trace_.describe_attention(std::move(site));
   }
-  // Self-attention after a cached prefix: queries and keys at this call's positions, and the
-  // prefix's keys and values in front of this call's (the queries stay this call's rows).
-  auto at_positions = [&](const DTensor& x, int heads) {
-    return positions ? positions->apply(be_, x, heads, past) : x;
-  };
-  auto splice_prefix = [&](DTensor& k, DTensor& v) {
-    if (!continues) return;
-    if (past > 0) {
-      k = be_.concat_rows(be_.slice_rows(past_keys_->k.at(layer), 0, past), k);
-      v = be_.concat_rows(be_.slice_rows(past_keys_->v.at(layer), 0, past), v);
-    }
-    if (record_) {
-      record_->k.at(layer) = k;
-      record_->v.at(layer) = v;
-    }
-  };
-  BackendExecutor e(*this);
-  const AttentionInputs<DTensor> in =
-      attention_inputs(e, c_, xq, xkv, prefix, at_positions, splice_prefix);
-  const DTensor &q = in.q, &k = in.k, &v = in.v;
-  AttentionArgs args;
-  args.heads = static_cast<int>(c_.n_heads);
-  args.scale = scale;
-  args.want_probs = opt_.trace.attention && !on_demand;
-  args.want_scores = opt_.trace.scores && !on_demand;
-  const int64_t lq = xq.shape[0], lk = k.shape[0];
-  if (opt_.trace.value_norms) trace_value_norms(traced_name, v, prefix);
+  return run;
+}
+
+// Queries and keys at this call's positions (after a cached prefix, the positions after it).
+DTensor BackendExecutor::qk_positions(const BackendAttentionRun& run, const DTensor& x, int heads) {
+  return run.positions ? run.positions->apply(be_, x, heads, run.past) : x;
+}
+
+// Self-attention after a cached prefix: the prefix's keys and values in front of this call's
+// (the queries stay this call's rows); a run that records keys for the next keeps them.
+void BackendExecutor::splice_prefix(const BackendAttentionRun& run, DTensor& k, DTensor& v) {
+  if (!run.continues) return;
+  ForwardPass& p = pass_;
+  if (run.past > 0) {
+    k = be_.concat_rows(be_.slice_rows(p.past_keys_->k.at(run.layer), 0, run.past), k);
+    v = be_.concat_rows(be_.slice_rows(p.past_keys_->v.at(run.layer), 0, run.past), v);
+  }
+  if (p.record_) {
+    p.record_->k.at(run.layer) = k;
+    p.record_->v.at(run.layer) = v;
+  }
+}
+
+void BackendExecutor::inputs_ready(const BackendAttentionRun& run, const DTensor& q,
+                                   const DTensor& k, const DTensor& v) {
+  ForwardPass& p = pass_;
+  const TraceOptions& want = p.opt_.trace;
+  const int64_t lq = q.shape[0], lk = k.shape[0], past = run.past;
+  const std::string& name = run.traced_name;
+  if (want.value_norms) p.trace_value_norms(name, v, run.prefix);
   // `atlas scores` recomputes every score function from these; on-demand maps are computed from
   // them. After a cached prefix only this call's key rows are traced (the rest are spliced in).
-  if (opt_.trace.qk || on_demand) {
-    trace_later(traced_name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
-    trace_later(traced_name + ".k", "projected keys, heads side by side [Lk, heads*d_head]",
-                past > 0 ? be_.slice_rows(k, past, k.shape[0] - past) : k);
+  if (want.qk || run.on_demand) {
+    p.trace_later(name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
+    p.trace_later(name + ".k", "projected keys, heads side by side [Lk, heads*d_head]",
+                  past > 0 ? be_.slice_rows(k, past, k.shape[0] - past) : k);
   }
-  if (sparse) {  // CSR pattern, never a dense L x L mask
-    DTensor o = sparse_attention_layer(*this, q, k, v, prefix, traced_name, mask);
-    return attention_output(o, prefix);
-  }
-  if (on_demand && !mask.key_valid.empty()) {
+  if (is_sparse_mechanism(run.mechanism)) return;  // CSR patterns, never a dense L x L mask
+  if (run.on_demand && !run.mask.key_valid.empty()) {
     Tensor valid({lk - past});  // after a cached prefix, this call's keys (spliced like .k)
-    for (int64_t j = past; j < lk; ++j) valid.data[size_t(j - past)] = mask.key_valid[size_t(j)] ? 1.0f : 0.0f;
-    trace_.add(traced_name + ".key_valid", "1 for a real key, 0 for padding [Lk]", std::move(valid), DType::I32);
+    for (int64_t j = past; j < lk; ++j) valid.data[size_t(j - past)] = run.mask.key_valid[size_t(j)] ? 1.0f : 0.0f;
+    p.trace_.add(name + ".key_valid", "1 for a real key, 0 for padding [Lk]", std::move(valid), DType::I32);
   }
-  if (opt_.trace.masks && !on_demand)  // an on-demand map's mask is its rule (AttentionMap)
-    trace_.add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]",
-               mask_matrix(mask, lq, lk), DType::I32);
-  if (mechanism == AttentionMechanism::Relative) {  // Shaw / adaptive span
-    DTensor o = relative_attention_layer(*this, xq, q, k, v, prefix, traced_name, mask);
-    return attention_output(o, prefix);
-  }
-  if (mechanism == AttentionMechanism::ScoreFunction) {  // seed 004's score functions
-    DTensor o = score_function_attention(*this, q, k, v, prefix, traced_name, mask);
-    return attention_output(o, prefix);
-  }
-  args.mask = std::move(mask);
+  if (want.masks && !run.on_demand)  // an on-demand map's mask is its rule (AttentionMap)
+    p.trace_.add(name + ".mask", "allowed keys (1) per query [Lq, Lk]", mask_matrix(run.mask, lq, lk),
+                 DType::I32);
+}
+
+DTensor BackendExecutor::softmax_attention(BackendAttentionRun& run, const DTensor& q,
+                                           const DTensor& k, const DTensor& v) {
+  ForwardPass& p = pass_;
+  AttentionArgs args;
+  args.heads = static_cast<int>(p.c_.n_heads);
+  args.scale = 1.0f / std::sqrt(static_cast<float>(p.c_.d_head()));  // seed 002: 1/sqrt(d_k)
+  args.want_probs = p.opt_.trace.attention && !run.on_demand;
+  args.want_scores = p.opt_.trace.scores && !run.on_demand;
+  args.mask = std::move(run.mask);
   AttentionResult r = be_.attention(q, k, v, args);
-  if (args.want_probs)
-    trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
+  if (args.want_probs) p.trace_later(run.traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (args.want_scores)
-    trace_later(traced_name + ".scores",
-                "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
-  return attention_output(r.out, prefix);
+    p.trace_later(run.traced_name + ".scores",
+                  "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
+  return r.out;
+}
+
+DTensor BackendExecutor::relative_attention(const BackendAttentionRun& run, const DTensor& xq,
+                                            const DTensor& q, const DTensor& k, const DTensor& v) {
+  return relative_attention_layer(pass_, xq, q, k, v, run.prefix, run.traced_name, run.mask);
+}
+
+DTensor BackendExecutor::sparse_attention(const BackendAttentionRun& run, const DTensor& q,
+                                          const DTensor& k, const DTensor& v) {
+  return sparse_attention_layer(pass_, q, k, v, run.prefix, run.traced_name, run.mask);
+}
+
+DTensor BackendExecutor::lsh_attention(const BackendAttentionRun& run, const DTensor& q,
+                                       const DTensor& v) {
+  return lsh_attention_layer(pass_, q, v, run.prefix, run.traced_name, run.mask);
+}
+
+DTensor BackendExecutor::performer_attention(const BackendAttentionRun& run, const DTensor& q,
+                                             const DTensor& k, const DTensor& v) {
+  return performer_attention_layer(pass_, q, k, v, run.prefix, run.traced_name, run.mask);
+}
+
+DTensor BackendExecutor::score_attention(const BackendAttentionRun& run, const DTensor& q,
+                                         const DTensor& k, const DTensor& v) {
+  return score_function_attention(pass_, q, k, v, run.prefix, run.traced_name, run.mask);
 }
 
 void ForwardPass::trace_value_norms(const std::string& traced_name, const DTensor& v, const std::string& prefix) {
@@ -285,19 +322,6 @@ DTensor ForwardPass::add_positions(DTensor x, const std::vector<TokenInfo>& toke
   // Nothing is added where positions act on queries and keys: their own arrays instead.
   if (qk_positions_ && traced) qk_positions_->trace(trace_, positional_name, first, L);
   return x;
-}
-
-DTensor ForwardPass::stack_attention(const DTensor& xq, const DTensor& xkv,
-                                     const AttentionCall& call) {
-  AttentionMask mask;
-  if (call.causal) {
-    mask.causal = true;
-    mask.causal_offset = past_;  // queries start after the cached prefix
-    mask.window = c_.attention.sliding_window;
-  }
-  if (call.key_valid) mask.key_valid = *call.key_valid;
-  return attention(xq, xkv, call.prefix, attention_site(call.stack, call.sublayer, call.layer),
-                   std::move(mask));
 }
 
 void ForwardPass::layer_done(const std::string& layer, const DTensor& x) {

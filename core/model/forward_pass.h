@@ -11,6 +11,7 @@
 
 #include "core/backend/backend.h"
 #include "core/config/config.h"
+#include "core/model/attention_mechanism.h"
 #include "core/model/model.h"
 #include "core/model/prefix_cache.h"
 #include "core/model/qk_positions.h"
@@ -48,12 +49,6 @@ class ForwardPass {
   void step(const std::string& stage);
 
   DTensor norm(const DTensor& x, const std::string& prefix);
-  // Multi-head attention sub-layer: projections `prefix.{wq,wk,wv,wo}`, traced as
-  // attention_array_name(site) (probabilities, mask and scores as RunOptions::trace asks) and
-  // described in the trace's attention-map catalogue. `site` names stack, sublayer, layer (or
-  // step); the token spans default to the stack's tokens and the kind to the config's attention.
-  DTensor attention(const DTensor& xq, const DTensor& xkv, const std::string& prefix,
-                    AttentionMap site, AttentionMask mask);
   // With TraceOptions::value_norms: traced_name + ".value_norms" [heads, Lk], the norm of
   // W^O_h v_j for every head h and key j (v [Lk, heads * d_head], the values every head reads).
   void trace_value_norms(const std::string& traced_name, const DTensor& v, const std::string& prefix);
@@ -73,10 +68,6 @@ class ForwardPass {
   // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.
   DTensor embed_patches(const Tensor& pixels, const Tensor& cls_fix,
                         const std::vector<TokenInfo>& tokens, const std::string& positional_name);
-  // A standard stack's attention sub-layer (standard_stacks.h): its mask (a decoder's
-  // self-attention is causal after any cached prefix, within the config's sliding window) and
-  // its site in the trace, then attention().
-  DTensor stack_attention(const DTensor& xq, const DTensor& xkv, const AttentionCall& call);
   // After a standard stack's layer ("encoder.layer2"): its hidden state traced when asked,
   // then step().
   void layer_done(const std::string& layer, const DTensor& x);
@@ -100,6 +91,8 @@ class ForwardPass {
   DTensor add_positions(DTensor x, const std::vector<TokenInfo>& tokens,
                         const std::string& positional_name);
 
+  friend class BackendExecutor;  // the attention sub-layer's operations on this pass
+
   const ModelConfig& c_;
   Backend& be_;
   const Weights& w_;
@@ -119,10 +112,27 @@ class ForwardPass {
   bool maps_on_demand_ = false;
 };
 
-// The inference Executor (core/model/executor.h): a pass's weights and its backend's ops.
+// What the inference executor keeps of one attention sub-layer call (attention_sublayer.h).
+struct BackendAttentionRun {
+  std::string prefix;       // its parameters
+  std::string traced_name;  // attention_array_name of its site
+  AttentionMechanism mechanism = AttentionMechanism::Softmax;
+  AttentionMask mask;
+  QkPositions* positions = nullptr;  // null for cross-attention or no scheme
+  bool continues = false;            // decoder self-attention after (or recording) a cached prefix
+  int64_t past = 0;                  // cached tokens before this call's
+  size_t layer = 0;
+  bool on_demand = false;  // full attention above the size budget: q, k and the rule traced
+};
+
+// The inference Executor (core/model/executor.h): a pass's weights and its backend's ops, and
+// the attention sub-layer's (core/model/attention_sublayer.h): each mechanism's op on the
+// backend, its maps traced and described in the trace's attention-map catalogue (probabilities,
+// masks and scores as RunOptions::trace asks), a cached prefix spliced in, the head hooks.
 class BackendExecutor {
  public:
   using Value = DTensor;
+  using AttentionRun = BackendAttentionRun;
   explicit BackendExecutor(ForwardPass& pass) : pass_(pass), be_(pass.backend()) {}
   DTensor weight(const std::string& name) const { return pass_.weight(name); }
   DTensor optional_weight(const std::string& name) const { return pass_.optional_weight(name); }
@@ -152,10 +162,8 @@ class BackendExecutor {
     return be_.repeat_heads(x, groups, d_head);
   }
   DTensor residual_dropout(const DTensor& x) const { return x; }
-  // StackExecutor (standard_stacks.h)
-  DTensor attention(const DTensor& xq, const DTensor& xkv, const AttentionCall& call) {
-    return pass_.stack_attention(xq, xkv, call);
-  }
+  // StackExecutor (standard_stacks.h): attention_sublayer over this executor.
+  DTensor attention(const DTensor& xq, const DTensor& xkv, const AttentionCall& call);
   bool skip_layer() const { return false; }
   DTensor layer_output(const std::string& layer, const DTensor& input, DTensor output) {
     return pass_.layer_output(layer, input, std::move(output));
@@ -164,6 +172,35 @@ class BackendExecutor {
 
   // The backend's kernel of a config's feed-forward activation.
   static Activation backend_activation(FfnActivation kind);
+
+  // AttentionExecutor (attention_sublayer.h). The sub-layer's mask: a decoder's self-attention
+  // is causal after any cached prefix, within the config's sliding window; its site in the
+  // trace names stack, sublayer, layer (or step), the token spans default to the stack's tokens
+  // and the kind to the config's attention.
+  BackendAttentionRun begin_attention(const AttentionCall& call, const DTensor& xq,
+                                      const DTensor& xkv, AttentionMechanism mechanism);
+  DTensor qk_positions(const BackendAttentionRun& run, const DTensor& x, int heads);
+  void splice_prefix(const BackendAttentionRun& run, DTensor& k, DTensor& v);
+  void inputs_ready(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
+                    const DTensor& v);
+  DTensor softmax_attention(BackendAttentionRun& run, const DTensor& q, const DTensor& k,
+                            const DTensor& v);
+  DTensor relative_attention(const BackendAttentionRun& run, const DTensor& xq, const DTensor& q,
+                             const DTensor& k, const DTensor& v);
+  DTensor sparse_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
+                           const DTensor& v);
+  DTensor lsh_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& v);
+  DTensor performer_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
+                              const DTensor& v);
+  DTensor score_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
+                          const DTensor& v);
+  DTensor finish_attention(const BackendAttentionRun& run, const DTensor& heads) {
+    return attention_output(heads, run.prefix);
+  }
+  // The heads' outputs through `prefix.{wo,bo}`, after the run's head hooks.
+  DTensor attention_output(const DTensor& heads, const std::string& prefix) {
+    return pass_.attention_output(heads, prefix);
+  }
 
  private:
   ForwardPass& pass_;

@@ -3,9 +3,11 @@
 // ViT, the Llama family), written once over a StackExecutor for inference and training: each
 // layer a self-attention sub-layer, for a decoder with an encoder's memory a cross-attention
 // sub-layer, and a feed-forward sub-layer, each in its residual (pre- or post-norm), then the
-// final norm of a pre-norm stack. The attention itself is the executor's: ForwardPass::attention
-// traces it and runs every variant's mechanism on the Backend, the training Builder records it
-// on the tape. The Universal Transformer, Transformer-XL and reversible stacks have their own.
+// final norm of a pre-norm stack. The attention sub-layer is the executor's `attention`, written
+// once in core/model/attention_sublayer.h: on the Backend it runs every variant's mechanism and
+// traces the maps, on the tape it records them. The Universal Transformer (core/variants/universal/universal_stack.h) and
+// Transformer-XL (core/variants/transformer_xl/xl_stack.h) are written over it too; the
+// reversible stack has its own.
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -25,6 +27,8 @@ struct AttentionCall {
   int64_t layer = 0;
   bool causal = false;                              // a decoder's self-attention
   const std::vector<uint8_t>* key_valid = nullptr;  // [Lk] 1 = real key; null: every key
+  int64_t step = -1;  // the Universal Transformer's step (its one shared layer is layer 0)
+  bool cross() const { return sublayer == "cross_attn"; }  // keys from another stack
 };
 
 // What a stack asks of an executor beyond the block's ops.

@@ -15,8 +15,7 @@
 #include <optional>
 #include <utility>
 
-#include "core/model/attention_inputs.h"
-#include "core/model/attention_mechanism.h"
+#include "core/model/attention_sublayer.h"
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/qk_positions.h"
@@ -25,11 +24,14 @@
 #include "core/variants/gtrxl/train_gates.h"
 #include "core/variants/performer/train_performer.h"
 #include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/reformer/reversible_halves.h"
 #include "core/variants/score_functions/train_score.h"
 #include "core/variants/shaw/train_shaw.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/transformer_xl/train_xl.h"
+#include "core/variants/transformer_xl/xl_stack.h"
 #include "core/variants/universal/train_act.h"
+#include "core/variants/universal/universal_stack.h"
 
 namespace atlas::train {
 
@@ -113,15 +115,98 @@ class Builder {
       return t_.repeat_heads(x, groups, d_head);
     }
     int residual_dropout(int x) { return b_.dropout(x, b_.reg_.dropout); }
-    // StackExecutor (core/model/standard_stacks.h)
+    // StackExecutor (core/model/standard_stacks.h): attention_sublayer over this executor.
     int attention(int xq, int xkv, const AttentionCall& call) {
-      static const std::vector<uint8_t> kAllValid;
-      return b_.attention(xq, xkv, call.prefix, call.causal,
-                          call.key_valid ? *call.key_valid : kAllValid);
+      return attention_sublayer(*this, b_.c_, xq, xkv, call);
+    }
+    // AttentionExecutor (core/model/attention_sublayer.h): the tape's kernels, with attention
+    // dropout (drawn as the sub-layer begins) and DropHead on the heads' outputs.
+    struct AttentionRun {
+      std::string prefix;
+      AttentionSpec<S> spec;       // heads, scale, masks, attention-dropout multipliers
+      std::vector<S> heads_kept;   // DropHead multipliers [H], empty when off
+      QkPositions* positions = nullptr;
+    };
+    AttentionRun begin_attention(const AttentionCall& call, int xq, int xkv, AttentionMechanism);
+    int qk_positions(const AttentionRun& run, int x, int heads) {
+      return run.positions ? run.positions->apply(t_, x, heads) : x;
+    }
+    static void splice_prefix(const AttentionRun&, int&, int&) {}  // no cached prefix here
+    static void inputs_ready(const AttentionRun&, int, int, int) {}
+    int softmax_attention(AttentionRun& run, int q, int k, int v) {
+      return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
+    }
+    int relative_attention(AttentionRun& run, int xq, int q, int k, int v);
+    int sparse_attention(AttentionRun& run, int q, int k, int v) {  // a dense mask of the pattern
+      const int64_t lq = t_.value(q).rows();
+      run.spec.head_allowed = b_.sparse_allowed(run.prefix, lq, run.spec.causal, run.spec.key_valid);
+      return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
+    }
+    int lsh_attention(AttentionRun& run, int q, int v) {  // train_lsh in-line (Builder)
+      return b_.lsh_attention(q, v, run.prefix, std::move(run.spec));
+    }
+    int performer_attention(AttentionRun& run, int q, int k, int v) {
+      if (!run.spec.prob_keep.empty())
+        throw AtlasError(
+            "attention dropout needs the attention probabilities, which a Performer "
+            "never forms; use dropout or DropHead instead");
+      return train::performer_attention(t_, q, k, v, b_.performer_features(run.prefix), run.spec);
+    }
+    int score_attention(AttentionRun& run, int q, int k, int v) {  // train_score.h
+      return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
+    }
+    int finish_attention(const AttentionRun& run, int heads) {  // DropHead, then W_o
+      return attention_output(b_.drop_heads(heads, run.heads_kept), run.prefix);
+    }
+    // The heads' outputs o [Lq, H*dv] through `prefix.{wo,bo}` (kept for the tests' checks).
+    int attention_output(int o, const std::string& prefix) {
+      b_.attention_nodes.push_back(o);
+      return t_.linear(o, b_.w(prefix + ".wo"), b_.opt(prefix + ".bo"));
     }
     bool skip_layer() { return b_.skip_layer(); }
     int layer_output(const std::string&, int, int output) { return output; }
     void layer_done(const std::string&, int) {}
+    // XlExecutor (core/variants/transformer_xl/xl_stack.h)
+    int64_t rows(int x) const { return t_.value(x).rows(); }
+    int concat_rows(int a, int b) { return train::stack_rows(t_, a, b); }
+    int slice_rows(int x, int64_t first, int64_t count) { return train::slice_rows(t_, x, first, count); }
+    int detach(int x) { return t_.constant(t_.value(x)); }  // the reference's stop-gradient
+    static int no_bias() { return -1; }
+    int xl_attention(int q, int k, int v, int rk, int u, int vb, const XlSite&) {
+      std::vector<S> keep = b_.attention_keep(rows(q), rows(k));
+      const std::vector<S> heads_kept = b_.head_keep();
+      return b_.drop_heads(xl_relative_attention(t_, q, k, v, rk, u, vb, static_cast<int>(b_.c_.n_heads),
+                                                 *b_.c_.xl(), std::move(keep)),
+                           heads_kept);
+    }
+    int gate(int stream, int out, const XlSite& site, GatedSublayer s) {  // train_gates.h
+      const std::string prefix = gate_tensor_prefix(site.layer, s);
+      return train::gate<S>(t_, *b_.c_.gating(), stream, out,
+                            [&](const char* name) { return b_.w(prefix + name); });
+    }
+    void segment_layer_done(const XlSite&, int) {}
+    // UniversalExecutor (core/variants/universal/universal_stack.h); ACT as train_act.h.
+    struct ActRun {
+      std::vector<S> cum;         // [L] sum of h over the steps before halting
+      std::vector<uint8_t> halted;  // [L]
+      std::vector<int> h_nodes;   // h^n [L, 1] of every step so far
+      int y = -1;                 // [L, d] the ACT output so far
+      int state = -1;             // [L, d] the next step's input
+    };
+    void trace_position_signal(const Tensor&) {}
+    ActRun act_begin(int state) {
+      const Eigen::Index L = t_.value(state).rows();
+      b_.act_steps.assign(size_t(L), 0);
+      b_.act_halt_nodes.assign(size_t(L), -1);
+      return {std::vector<S>(size_t(L), S(0)), std::vector<uint8_t>(size_t(L), 0), {},
+              t_.constant(M::Zero(L, t_.value(state).cols())), state};
+    }
+    static int act_state(const ActRun& act) { return act.state; }
+    bool act_step(ActRun& act, int logit, int step_out, bool last);
+    static int act_output(const ActRun& act) { return act.y; }
+    void universal_step_done(const std::string&, int64_t, int) {}
+    // ReversibleExecutor (core/variants/reformer/reversible_halves.h): the rows whole.
+    static int in_row_chunks(int x, int64_t, const std::function<int(const int&)>& f) { return f(x); }
 
    private:
     Builder& b_;
@@ -184,71 +269,6 @@ class Builder {
       out.push_back(
           performer_head_features(*c_.performer(), layer_index_of(prefix), h, c_.d_head()));
     return out;
-  }
-
-  int attention(int xq, int xkv, const std::string& prefix, bool causal,
-                const std::vector<uint8_t>& key_valid) {
-    // As ForwardPass::attention, which splices a cached prefix's keys in before the repeat.
-    QkPositions* positions = !prefix.ends_with("cross_attn") ? qk_positions_.get() : nullptr;
-    TapeExecutor e(*this);
-    const AttentionInputs<int> in = attention_inputs(
-        e, c_, xq, xkv, prefix,
-        [&](int x, int heads) { return positions ? positions->apply(t_, x, heads) : x; },
-        [](int&, int&) {});
-    const int q = in.q, k = in.k, v = in.v;
-    AttentionSpec<S> spec;
-    spec.heads = static_cast<int>(c_.n_heads);
-    // Same rounding as the inference engine: the scale is a float there.
-    spec.scale = static_cast<S>(1.0f / std::sqrt(static_cast<float>(c_.d_head())));
-    spec.causal = causal;
-    spec.key_valid = key_valid;
-    const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
-    spec.prob_keep = attention_keep(lq, lk);
-    if (causal && c_.attention.sliding_window > 0) {  // Mistral's window, as a dense pattern
-      spec.head_allowed.assign(size_t(c_.n_heads * lq * lk), 0);
-      for (int64_t h = 0; h < c_.n_heads; ++h)
-        for (int64_t i = 0; i < lq; ++i)
-          for (int64_t j = std::max<int64_t>(0, i - c_.attention.sliding_window + 1); j <= i && j < lk; ++j)
-            spec.head_allowed[size_t((h * lq + i) * lk + j)] = 1;
-    }
-    const std::vector<S> heads_kept = head_keep();
-    auto out = [&](int o) {  // DropHead on the heads' outputs, then W_o
-      o = drop_heads(o, heads_kept);
-      attention_nodes.push_back(o);
-      return t_.linear(o, w(prefix + ".wo"), opt(prefix + ".bo"));
-    };
-    switch (attention_mechanism(c_, xq == xkv)) {  // the inference forward's rule
-      case AttentionMechanism::Lsh:  // Reformer: shared QK, hashed buckets (train_lsh in-line)
-        return out(lsh_attention(q, v, prefix, spec));
-      case AttentionMechanism::Performer:
-        if (!spec.prob_keep.empty())
-          throw AtlasError(
-              "attention dropout needs the attention probabilities, which a Performer "
-              "never forms; use dropout or DropHead instead");
-        return out(performer_attention(t_, q, k, v, performer_features(prefix), spec));
-      case AttentionMechanism::SparsePattern:  // a dense mask of the pattern, then softmax
-        spec.head_allowed = sparse_allowed(prefix, lq, causal, key_valid);
-        break;
-      case AttentionMechanism::Relative:
-        if (c_.adaptive_span()) {  // core/variants/adaptive_span/train_span.h
-          const AdaptiveSpanConfig& sc = *c_.adaptive_span();
-          const int z =
-              sc.dynamic
-                  ? t_.scaled_sigmoid(t_.linear(xq, w(prefix + ".span_v"), w(prefix + ".span_b")),
-                                      S(sc.max_span))
-                  : w(prefix + ".span_z");  // [Lq, H] or [1, H]
-          span_z_nodes.push_back(z);
-          return out(span_attention(t_, q, k, v, z, spec,
-                                    {sc.ramp, sc.max_span, sc.mode, sc.distance_offset()}));
-        }
-        // Shaw alone (check_trainable refuses Shaw with a span): core/variants/shaw/train_shaw.h
-        return out(shaw_attention(t_, q, k, v, w(prefix + ".rel_k"), w(prefix + ".rel_v"), spec,
-                                  c_.shaw()->max_distance));
-      case AttentionMechanism::Softmax:
-      case AttentionMechanism::ScoreFunction:
-        break;
-    }
-    return out(score_function_attention(q, k, v, prefix, std::move(spec)));
   }
 
   // Attention-dropout multipliers [H*Lq*Lk] (0 or 1/(1-p)), empty when off.
@@ -341,75 +361,17 @@ class Builder {
     return dropout(x, reg_.dropout);
   }
 
-  // Transformer-XL (core/variants/transformer_xl/transformer_xl.cpp): the input in segments of segment_length; each
-  // layer attends to its memory (the previous segments' inputs to that layer, last mem_len
-  // rows, detached: a constant on the tape, the reference's stop-gradient) and the segment,
-  // with relative positions only (no absolute encoding is added to the embeddings).
+  // Transformer-XL, the inference engine's stack (core/variants/transformer_xl/xl_stack.h): its
+  // memory a constant on the tape (the reference's stop-gradient), dropout after the
+  // embeddings and each sub-layer, attention dropout and DropHead in its attention.
   int xl(const std::vector<int32_t>& ids) {
-    const int64_t L = static_cast<int64_t>(ids.size()), seg_len = c_.xl()->segment_length, d = c_.d_model;
-    const bool pre = c_.norm_position == NormPosition::Pre;
-    const S emb_scale = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(d))) : S(1);
-    std::vector<M> mem(size_t(c_.n_layers), M(0, d));
-    int result = -1;
-    for (int64_t start = 0; start < L; start += seg_len) {
-      const int64_t lq = std::min(seg_len, L - start);
-      std::vector<int32_t> seg(ids.begin() + start, ids.begin() + start + lq);
-      int x = dropout(t_.gather_rows(table("embed.tokens"), std::move(seg), emb_scale), reg_.dropout);
-      for (int64_t l = 0; l < c_.n_layers; ++l) {
-        const std::string p = "decoder.layer" + std::to_string(l);
-        const int cat = stack_rows(t_, t_.constant(mem[size_t(l)]), x);  // [m + Lq, d]
-        const Eigen::Index rows = t_.value(cat).rows();
-        mem[size_t(l)] = t_.value(cat).bottomRows(std::min<Eigen::Index>(c_.xl()->mem_len, rows));
-        // GTrXL replaces the residual x + y of both sub-layers by a gate (core/variants/gtrxl/train_gates.h).
-        auto residual = [&](int stream, int out, const std::string& gate_prefix) {
-          if (!c_.gating()) return t_.add(stream, out);
-          return gate<S>(t_, *c_.gating(), stream, out, [&](const char* n) { return w(gate_prefix + n); });
-        };
-        int y;
-        if (pre) {
-          const int ncat = norm(cat, p + ".self_attn_norm");
-          y = residual(x, dropout(xl_attention(slice_rows(t_, ncat, rows - lq, lq), ncat, p), reg_.dropout),
-                       p + ".self_attn_gate");
-        } else {
-          y = norm(residual(x, dropout(xl_attention(x, cat, p), reg_.dropout), p + ".self_attn_gate"),
-                   p + ".self_attn_norm");
-        }
-        if (c_.gating()) {
-          const int f = dropout(ffn(pre ? norm(y, p + ".ffn_norm") : y, p + ".ffn"), reg_.dropout);
-          x = residual(y, f, p + ".ffn_gate");
-          if (!pre) x = norm(x, p + ".ffn_norm");
-        } else {
-          x = sublayer(y, p + ".ffn_norm", [&](int h) { return ffn(h, p + ".ffn"); });
-        }
-      }
-      result = result < 0 ? x : stack_rows(t_, result, x);
-    }
-    return pre ? norm(result, "decoder.final_norm") : result;
-  }
-
-  int xl_attention(int xq, int xkv, const std::string& layer) {
-    const std::string p = layer + ".self_attn";
-    const int q = t_.linear(xq, w(p + ".wq"), opt(p + ".bq"));
-    const int k = t_.linear(xkv, w(p + ".wk"), opt(p + ".bk"));
-    const int v = t_.linear(xkv, w(p + ".wv"), opt(p + ".bv"));
-    const int64_t lk = t_.value(xkv).rows();
-    const int64_t max_dist = xl_max_distance(lk, c_.xl()->clamp_len);
-    const Tensor r = sinusoid_table(max_dist + 1, c_.d_model, SinusoidLayout::Concatenated);
-    M rm(r.shape[0], r.shape[1]);
-    for (int64_t i = 0; i < r.numel(); ++i) rm.data()[i] = static_cast<S>(r.data[size_t(i)]);
-    const int rk = t_.linear(t_.constant(std::move(rm)), w(p + ".wr"), -1);  // R W_kR^T
-    std::vector<S> keep = attention_keep(t_.value(xq).rows(), lk);
-    const std::vector<S> heads_kept = head_keep();
-    const int o = drop_heads(xl_relative_attention(t_, q, k, v, rk, w("xl.u"), w("xl.v"),
-                                                   static_cast<int>(c_.n_heads), *c_.xl(), std::move(keep)),
-                             heads_kept);
-    attention_nodes.push_back(o);
-    return t_.linear(o, w(p + ".wo"), opt(p + ".bo"));
+    TapeExecutor e(*this);
+    return xl_stack(e, c_, ids);
   }
 
   // Reformer's reversible layers (core/variants/reformer/lsh_attention.cpp reversible_stack): the input enters
-  // both streams, Y1 = X1 + F(X2), Y2 = X2 + G(Y1) with F = drop(Attn(N(.))) and
-  // G = drop(FF(N(.))), and leaves as N_final(mean). Each layer is one tape op on [X1 | X2]
+  // both streams, Y1 = X1 + F(X2), Y2 = X2 + G(Y1) with the halves F = drop(Attn(N(.))) and
+  // G = drop(FF(N(.))) of core/variants/reformer/reversible_halves.h, and leaves as N_final(mean). Each layer is one tape op on [X1 | X2]
   // that keeps no activation: its input's value is released as soon as the layer has read it,
   // and its backward rebuilds that input from its output (X2 = Y2 - G(Y1), X1 = Y1 - F(X2)),
   // re-running F and G on a scratch tape for the gradients: memory per layer is one stream.
@@ -456,15 +418,11 @@ class Builder {
                     const M* dy, M* dx, ParamsT<S>* grads, std::vector<std::string>* names) {
     Tape<S> scratch;
     Builder sub(scratch, *layer.config, *layer.params, layer.reg, rng);
+    TapeExecutor e(sub);
     const int in = scratch.constant(x);
-    int out;
-    if (attention_half) {
-      const int n = sub.norm(in, layer.attn_prefix + "_norm");
-      out = sub.dropout(sub.attention(n, n, layer.attn_prefix, layer.causal, layer.valid), layer.reg.dropout);
-    } else {
-      out = sub.dropout(sub.ffn(sub.norm(in, layer.prefix + ".ffn_norm"), layer.prefix + ".ffn"),
-                        layer.reg.dropout);
-    }
+    const AttentionCall call{layer.attn_prefix, "", "", 0, layer.causal, &layer.valid};
+    const int out = attention_half ? reversible_attention_half(e, *layer.config, in, call)
+                                   : reversible_ffn_half(e, *layer.config, in, layer.prefix);
     if (names) *names = scratch.param_names();
     if (dy) {
       scratch.backward(out, *dy, *grads);
@@ -536,72 +494,12 @@ class Builder {
     return any ? v : std::vector<uint8_t>{};
   }
 
-  // The Universal Transformer (core/variants/universal/universal.cpp, op for op): one shared block applied up to
-  // M times to the state plus the position and time signal, with ACT halting per position or
-  // a fixed number of steps. The token embedding carries no positions; the signal does.
+  // The Universal Transformer, the inference engine's steps
+  // (core/variants/universal/universal_stack.h), with dropout after the embeddings and each
+  // sub-layer; ACT decided on the values, its weights differentiable (train_act.h).
   int universal(const std::vector<int32_t>& ids, const std::vector<uint8_t>& valid) {
-    const UniversalConfig& u = std::get<UniversalConfig>(c_.stack);
-    const bool dec = c_.architecture == Architecture::Decoder;
-    const std::string stack = dec ? "decoder" : "encoder", pre = stack + ".universal",
-                      attn = dec ? "self_attn" : "attn";
-    const S scale = c_.scale_embedding ? static_cast<S>(std::sqrt(static_cast<float>(c_.d_model))) : S(1);
-    int state = dropout(t_.gather_rows(table("embed.tokens"), ids, scale), reg_.dropout);
-    const int64_t L = static_cast<int64_t>(ids.size()), d = c_.d_model;
-    const Tensor pos = sinusoid_table(L, d, c_.sinusoid_layout);
-    auto signal = [&](int64_t n) {
-      const Tensor time = sinusoid_table(1, d, c_.sinusoid_layout, n);
-      M m(L, d);
-      for (int64_t i = 0; i < L; ++i)
-        for (int64_t k = 0; k < d; ++k)
-          m(i, k) = static_cast<S>(pos.data[size_t(i * d + k)] + time.data[size_t(k)]);
-      return t_.constant(std::move(m));
-    };
-    auto block = [&](int s) {
-      const int x = sublayer(s, pre + "." + attn + "_norm",
-                             [&](int h) { return attention(h, h, pre + "." + attn, dec, valid); });
-      return sublayer(x, pre + ".ffn_norm", [&](int h) { return ffn(h, pre + ".ffn"); });
-    };
-    auto finish = [&](int y) {
-      return c_.norm_position == NormPosition::Pre ? norm(y, stack + ".final_norm") : y;
-    };
-    if (!u.act) {
-      for (int64_t n = 1; n <= u.max_steps; ++n) state = block(t_.add(state, signal(n)));
-      return finish(state);
-    }
-    const S threshold = S(1) - static_cast<S>(u.epsilon);
-    std::vector<S> cum(size_t(L), S(0));
-    std::vector<uint8_t> halted(size_t(L), 0);
-    act_steps.assign(size_t(L), 0);
-    act_halt_nodes.assign(size_t(L), -1);
-    int y = t_.constant(M::Zero(L, d));
-    std::vector<int> h_nodes;
-    for (int64_t n = 1; n <= u.max_steps; ++n) {
-      if (std::find(halted.begin(), halted.end(), 0) == halted.end()) break;
-      const int sn = t_.add(state, signal(n));
-      const int h = t_.scaled_sigmoid(t_.linear(sn, w(pre + ".halt.w"), w(pre + ".halt.b")), S(1));
-      h_nodes.push_back(h);
-      ActStepMask mask{std::vector<uint8_t>(size_t(L), 0), std::vector<uint8_t>(size_t(L), 0)};
-      for (size_t i = 0; i < size_t(L); ++i) {
-        if (halted[i]) continue;
-        mask.running[i] = 1;
-        ++act_steps[i];
-        const S p = t_.value(h)(Eigen::Index(i), 0);
-        if (cum[i] + p >= threshold || n == u.max_steps) {
-          mask.halting[i] = 1;
-          halted[i] = 1;
-        } else {
-          cum[i] += p;
-        }
-      }
-      const std::vector<uint8_t> halting = mask.halting, running = mask.running;
-      const int wn = act_weights(t_, h_nodes, std::move(mask));
-      for (size_t i = 0; i < size_t(L); ++i)
-        if (halting[i]) act_halt_nodes[i] = wn;
-      const int tn = block(sn);
-      y = act_update(t_, y, tn, wn, running, u.update == ActUpdate::Interpolate);
-      state = select_rows(t_, tn, state, running);
-    }
-    return finish(y);
+    TapeExecutor e(*this);
+    return universal_stack(e, c_, ids, valid);
   }
 
   std::vector<int> attention_nodes;
@@ -618,6 +516,82 @@ class Builder {
   const Regularization& reg_;
   Rng* rng_;
 };
+
+// An attention sub-layer begins: its spec (the scale rounded as the inference engine's, a
+// float there; causal, padding, Mistral's window as a dense pattern), attention dropout's
+// multipliers, then DropHead's.
+template <class S>
+typename Builder<S>::TapeExecutor::AttentionRun Builder<S>::TapeExecutor::begin_attention(
+    const AttentionCall& call, int xq, int xkv, AttentionMechanism) {
+  const ModelConfig& c = b_.c_;
+  AttentionRun run;
+  run.prefix = call.prefix;
+  run.positions = !call.cross() ? b_.qk_positions_.get() : nullptr;
+  AttentionSpec<S>& spec = run.spec;
+  spec.heads = static_cast<int>(c.n_heads);
+  spec.scale = static_cast<S>(1.0f / std::sqrt(static_cast<float>(c.d_head())));
+  spec.causal = call.causal;
+  if (call.key_valid) spec.key_valid = *call.key_valid;
+  const int64_t lq = t_.value(xq).rows(), lk = t_.value(xkv).rows();
+  spec.prob_keep = b_.attention_keep(lq, lk);
+  if (call.causal && c.attention.sliding_window > 0) {  // Mistral's window, as a dense pattern
+    spec.head_allowed.assign(size_t(c.n_heads * lq * lk), 0);
+    for (int64_t h = 0; h < c.n_heads; ++h)
+      for (int64_t i = 0; i < lq; ++i)
+        for (int64_t j = std::max<int64_t>(0, i - c.attention.sliding_window + 1); j <= i && j < lk; ++j)
+          spec.head_allowed[size_t((h * lq + i) * lk + j)] = 1;
+  }
+  run.heads_kept = b_.head_keep();
+  return run;
+}
+
+// Shaw's relations or the adaptive span (check_trainable refuses the two together).
+template <class S>
+int Builder<S>::TapeExecutor::relative_attention(AttentionRun& run, int xq, int q, int k, int v) {
+  const ModelConfig& c = b_.c_;
+  const std::string& prefix = run.prefix;
+  if (const AdaptiveSpanConfig* sc = c.adaptive_span()) {  // core/variants/adaptive_span/train_span.h
+    const int z = sc->dynamic ? t_.scaled_sigmoid(t_.linear(xq, b_.w(prefix + ".span_v"), b_.w(prefix + ".span_b")),
+                                                  S(sc->max_span))
+                              : b_.w(prefix + ".span_z");  // [Lq, H] or [1, H]
+    b_.span_z_nodes.push_back(z);
+    return span_attention(t_, q, k, v, z, run.spec, {sc->ramp, sc->max_span, sc->mode, sc->distance_offset()});
+  }
+  // core/variants/shaw/train_shaw.h
+  return shaw_attention(t_, q, k, v, b_.w(prefix + ".rel_k"), b_.w(prefix + ".rel_v"), run.spec,
+                        c.shaw()->max_distance);
+}
+
+// One ACT step (train_act.h): which positions run and which halt, decided on h's values; the
+// weights w^n, the update of y and the next state recorded on the tape.
+template <class S>
+bool Builder<S>::TapeExecutor::act_step(ActRun& act, int logit, int step_out, bool last) {
+  const UniversalConfig& u = *b_.c_.universal();
+  const S threshold = S(1) - static_cast<S>(u.epsilon);
+  const int h = t_.scaled_sigmoid(logit, S(1));
+  act.h_nodes.push_back(h);
+  const size_t L = act.cum.size();
+  ActStepMask mask{std::vector<uint8_t>(L, 0), std::vector<uint8_t>(L, 0)};
+  for (size_t i = 0; i < L; ++i) {
+    if (act.halted[i]) continue;
+    mask.running[i] = 1;
+    ++b_.act_steps[i];
+    const S p = t_.value(h)(Eigen::Index(i), 0);
+    if (act.cum[i] + p >= threshold || last) {
+      mask.halting[i] = 1;
+      act.halted[i] = 1;
+    } else {
+      act.cum[i] += p;
+    }
+  }
+  const std::vector<uint8_t> halting = mask.halting, running = mask.running;
+  const int wn = act_weights(t_, act.h_nodes, std::move(mask));
+  for (size_t i = 0; i < L; ++i)
+    if (halting[i]) b_.act_halt_nodes[i] = wn;
+  act.y = act_update(t_, act.y, step_out, wn, running, u.update == ActUpdate::Interpolate);
+  act.state = select_rows(t_, step_out, act.state, running);
+  return std::find(act.halted.begin(), act.halted.end(), 0) != act.halted.end();
+}
 
 }  // namespace
 

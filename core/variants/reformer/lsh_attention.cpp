@@ -12,6 +12,7 @@
 #include "core/tensor/error.h"
 #include "core/model/forward_pass.h"
 #include "core/tensor/random.h"
+#include "core/variants/reformer/reversible_halves.h"
 #include "core/variants/sparse/sparse_attention.h"
 
 namespace atlas {
@@ -263,22 +264,34 @@ DTensor chunked_rows(Backend& be, const DTensor& x, int64_t chunks, const Sublay
   return be.upload(out);
 }
 
+namespace {
+
+// The reversible halves' executor on the Backend (reversible_halves.h): the feed-forward half
+// on row chunks.
+class ReversibleBackendExecutor : public BackendExecutor {
+ public:
+  explicit ReversibleBackendExecutor(ForwardPass& fp) : BackendExecutor(fp), be_(fp.backend()) {}
+  DTensor in_row_chunks(const DTensor& x, int64_t chunks, const Sublayer& f) {
+    return chunked_rows(be_, x, chunks, f);
+  }
+
+ private:
+  Backend& be_;
+};
+
+}  // namespace
+
 DTensor reversible_stack(ForwardPass& fp, DTensor x, const std::string& stack, int64_t layers,
                          const AttentionMask& mask, const std::string& attn_name) {
   Backend& be = fp.backend();
   const ModelConfig& c = fp.config();
+  ReversibleBackendExecutor e(fp);
   DTensor x1 = x, x2 = x;  // entry: duplicate
   for (int64_t i = 0; i < layers; ++i) {
     const std::string p = stack + ".layer" + std::to_string(i);
-    const std::string a = p + "." + attn_name;
-    Sublayer attn = [&](const DTensor& h) {
-      const DTensor n = fp.norm(h, a + "_norm");
-      return fp.attention(n, n, a, attention_site(stack, attn_name, i), mask);
-    };
-    Sublayer ff = [&](const DTensor& h) {
-      return chunked_rows(be, fp.norm(h, p + ".ffn_norm"), c.reversible()->ff_chunks,
-                          [&](const DTensor& r) { return fp.ffn(r, p + ".ffn"); });
-    };
+    const AttentionCall call{p + "." + attn_name, stack, attn_name, i, mask.causal, &mask.key_valid};
+    const Sublayer attn = [&](const DTensor& h) { return reversible_attention_half(e, c, h, call); };
+    const Sublayer ff = [&](const DTensor& h) { return reversible_ffn_half(e, c, h, p); };
     reversible_forward(be, attn, ff, x1, x2);
     if (fp.options().trace.hidden)
       fp.trace().add(p + ".hidden", "mean of the two reversible streams after the layer [L, d]",

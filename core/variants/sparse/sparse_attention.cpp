@@ -250,8 +250,6 @@ DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor&
                                const DTensor& v, const std::string& prefix,
                                const std::string& traced_name, const AttentionMask& mask) {
   const ModelConfig& c = fp.config();
-  if (c.lsh()) return lsh_attention_layer(fp, q, v, prefix, traced_name, mask);
-  if (c.performer()) return performer_attention_layer(fp, q, k, v, prefix, traced_name, mask);
   const int64_t L = q.shape[0];
   std::vector<CsrPattern> heads =
       layer_patterns(*c.sparse(), L, layer_index_of(prefix), c.n_heads, mask);

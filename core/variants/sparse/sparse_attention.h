@@ -47,7 +47,7 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
 // The layer index in a dump-scheme prefix "<stack>.layer<i>.<what>" (0 when absent).
 int64_t layer_index_of(const std::string& prefix);
 
-// ForwardPass::attention's sparse path: attention of q, k, v (device tensors, [L, H*dh]) under
+// The inference executor's sparse-pattern kernel (core/model/attention_sublayer.h): attention of q, k, v (device tensors, [L, H*dh]) under
 // the config's pattern, traced as `traced_name.{indptr,indices,values,allowed}` (+ the dense
 // `traced_name` and `.mask` when sparse_dense_copy_traced). Returns [L, H*dv] before W_o.
 DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,

@@ -16,11 +16,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
-#include "core/model/positional.h"
 #include "core/variants/gtrxl/gtrxl.h"
 #include "core/variants/transformer_xl/xl_attention_op.h"
+#include "core/variants/transformer_xl/xl_stack.h"
 
 namespace atlas {
 
@@ -57,25 +56,45 @@ void append_xl_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
 
 namespace {
 
-// One XL attention sub-layer on the backend: xq [Lq, d] (normed current input), xkv
-// [m + Lq, d] (normed memory + current) -> [Lq, d] after W^O; the scores go through the
-// xl_attention module op (core/variants/transformer_xl/xl_attention_op.h).
-DTensor xl_attention_sublayer(ForwardPass& pass, const DTensor& xq, const DTensor& xkv, int64_t l,
-                              int64_t seg, int64_t first_key_pos) {
-  const ModelConfig& c = pass.config();
-  Backend& be = pass.backend();
-  const TraceOptions& topt = pass.options().trace;
-  const std::string p = layer_prefix(l) + ".self_attn";
-  auto proj = [&](const DTensor& x, const char* w, const char* b) {
-    return be.linear(x, pass.weight(p + "." + w), pass.optional_weight(p + "." + b));
-  };
-  const DTensor q = proj(xq, "wq", "bq"), k = proj(xkv, "wk", "bk"), v = proj(xkv, "wv", "bv");
-  const int64_t lk = xkv.shape[0];
-  const XLConfig& x = std::get<XLConfig>(c.stack);
-  // R over distances 0 .. max needed, projected by W_kR: rk [ndist, H*dh].
-  const int64_t max_dist = xl_max_distance(lk, x.clamp_len);
-  const Tensor r = sinusoid_table(max_dist + 1, c.d_model, SinusoidLayout::Concatenated);
-  const DTensor rk = be.linear(be.upload(r), pass.weight(p + ".wr"), {});
+// The XL stack's executor on the Backend (xl_stack.h): the relative attention through the
+// xl_attention module op (xl_attention_op.h), its maps and score terms traced and described in
+// the catalogue, GTrXL's gates through gtrxl_combine; no dropout, and the memory a device
+// tensor.
+class XlBackendExecutor : public BackendExecutor {
+ public:
+  explicit XlBackendExecutor(ForwardPass& pass) : BackendExecutor(pass), pass_(pass), be_(pass.backend()) {}
+  static int64_t rows(const DTensor& x) { return x.shape[0]; }
+  DTensor concat_rows(const DTensor& a, const DTensor& b) { return be_.concat_rows(a, b); }
+  DTensor slice_rows(const DTensor& x, int64_t first, int64_t count) {
+    return be_.slice_rows(x, first, count);
+  }
+  static DTensor detach(const DTensor& x) { return x; }
+  static DTensor no_bias() { return {}; }
+  DTensor gate(const DTensor& stream, const DTensor& out, const XlSite& site, GatedSublayer s) {
+    return gtrxl_combine(pass_, stream, out, site.layer, site.segment, s);
+  }
+  void segment_layer_done(const XlSite& site, const DTensor& x) {
+    const std::string seg = std::to_string(site.segment), layer = std::to_string(site.layer);
+    if (pass_.options().trace.hidden)
+      pass_.trace_later("decoder.seg" + seg + ".layer" + layer + ".hidden",
+                        "hidden state after the layer [Lq, d]", x);
+    pass_.step("segment " + seg + " layer " + layer);
+  }
+  DTensor xl_attention(const DTensor& q, const DTensor& k, const DTensor& v, const DTensor& rk,
+                       const DTensor& u, const DTensor& vb, const XlSite& at);
+
+ private:
+  ForwardPass& pass_;
+  Backend& be_;
+};
+
+DTensor XlBackendExecutor::xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                        const DTensor& rk, const DTensor& u, const DTensor& vb,
+                                        const XlSite& at) {
+  const ModelConfig& c = pass_.config();
+  const TraceOptions& topt = pass_.options().trace;
+  const XLConfig& x = *c.xl();
+  const int64_t lq = q.shape[0], lk = k.shape[0], l = at.layer, seg = at.segment;
   XlAttentionArgs args;
   args.heads = int(c.n_heads);
   args.scale = 1.0f / std::sqrt(float(c.d_head()));
@@ -84,108 +103,55 @@ DTensor xl_attention_sublayer(ForwardPass& pass, const DTensor& xq, const DTenso
   args.clamp_len = x.clamp_len;
   args.want_probs = topt.attention;
   args.want_terms = topt.scores;
-  const XlAttentionResult a =
-      xl_attention(be, q, k, v, rk, pass.weight("xl.u"), pass.weight("xl.v"), args);
+  const XlAttentionResult a = atlas::xl_attention(be_, q, k, v, rk, u, vb, args);
   AttentionMap site = attention_site("decoder", "self_attn", l);
   site.segment = seg;
   const std::string name = attention_array_name(site);
-  if (topt.value_norms) pass.trace_value_norms(name, v, p);
+  if (topt.value_norms) pass_.trace_value_norms(name, v, layer_prefix(l) + ".self_attn");
   if (topt.attention) {
     // Queries are this segment's tokens; keys the cached memory (earlier tokens) then the segment.
-    const int64_t lq = xq.shape[0];
     site.array = name;
     site.kind = AttentionMapKind::Memory;
     site.memory_keys = lk - lq;
-    site.queries = {TokenSide::Source, first_key_pos + site.memory_keys, lq};
-    site.keys = {TokenSide::Source, first_key_pos, lk};
-    pass.trace().describe_attention(std::move(site));
-    pass.trace_later(name, "attention probabilities, keys = memory + segment [heads, Lq, Lk]", a.probs);
+    site.queries = {TokenSide::Source, at.first_key + site.memory_keys, lq};
+    site.keys = {TokenSide::Source, at.first_key, lk};
+    pass_.trace().describe_attention(std::move(site));
+    pass_.trace_later(name, "attention probabilities, keys = memory + segment [heads, Lq, Lk]", a.probs);
     if (topt.masks) {  // query i sits at key position m + i (xl_key_visible)
       const int64_t m = lk - lq;
       Tensor mask({lq, lk});
       for (int64_t i = 0; i < lq; ++i)
         for (int64_t j = 0; j < lk; ++j)
           mask.data[size_t(i * lk + j)] = xl_key_visible(m + i, j, x.mem_len, x.same_length) ? 1.0f : 0.0f;
-      pass.trace().add(name + ".mask", "allowed keys (1) per query: causal over memory + segment [Lq, Lk]",
-                       std::move(mask), DType::I32);
+      pass_.trace().add(name + ".mask", "allowed keys (1) per query: causal over memory + segment [Lq, Lk]",
+                        std::move(mask), DType::I32);
     }
   }
   if (topt.scores) {
-    pass.trace_later(name + ".scores", "pre-softmax scores (a + b + c + d), -inf where masked [heads, Lq, Lk]", a.scores);
-    pass.trace_later(xl_arrays::term(seg, l, 'a'), "(a) content q_i.k_j / sqrt(d_head), 0 where masked [heads, Lq, Lk]", a.term_a);
-    pass.trace_later(xl_arrays::term(seg, l, 'b'), "(b) content-dependent position q_i.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_b);
-    pass.trace_later(xl_arrays::term(seg, l, 'c'), "(c) global content bias u.k_j / sqrt(d_head) [heads, Lq, Lk]", a.term_c);
-    pass.trace_later(xl_arrays::term(seg, l, 'd'), "(d) global position bias v.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_d);
+    pass_.trace_later(name + ".scores", "pre-softmax scores (a + b + c + d), -inf where masked [heads, Lq, Lk]", a.scores);
+    pass_.trace_later(xl_arrays::term(seg, l, 'a'), "(a) content q_i.k_j / sqrt(d_head), 0 where masked [heads, Lq, Lk]", a.term_a);
+    pass_.trace_later(xl_arrays::term(seg, l, 'b'), "(b) content-dependent position q_i.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_b);
+    pass_.trace_later(xl_arrays::term(seg, l, 'c'), "(c) global content bias u.k_j / sqrt(d_head) [heads, Lq, Lk]", a.term_c);
+    pass_.trace_later(xl_arrays::term(seg, l, 'd'), "(d) global position bias v.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_d);
   }
   if (topt.masks && l == 0) {
     Tensor ks({lk});
     for (int64_t j = 0; j < lk; ++j)
-      ks.data[size_t(j)] = float((first_key_pos + j) / x.segment_length);
-    pass.trace().add(xl_arrays::key_segment(seg),
-                     "segment each key column came from (< seg: memory) [Lk]", std::move(ks), DType::I32);
+      ks.data[size_t(j)] = float((at.first_key + j) / x.segment_length);
+    pass_.trace().add(xl_arrays::key_segment(seg),
+                      "segment each key column came from (< seg: memory) [Lk]", std::move(ks), DType::I32);
   }
-  return pass.attention_output(a.out, p);
+  return a.out;
 }
 
 }  // namespace
 
 DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
-  const ModelConfig& c = pass.config();
-  Backend& be = pass.backend();
-  const int64_t L = int64_t(tokens.size()), d = c.d_model, S = c.xl()->segment_length;
-  const bool pre = c.norm_position == NormPosition::Pre;
-  DTensor table = pass.weight("embed.tokens");
-  if (c.fixnorm) table = be.row_normalize(table, 1e-5f);
-  std::vector<DTensor> mem(size_t(c.n_layers));  // [<= mem_len, d] per layer; empty at first
-  DTensor result;
-  for (int64_t seg = 0, start = 0; start < L; ++seg, start += S) {
-    const int64_t lq = std::min(S, L - start);
-    std::vector<int32_t> ids;
-    for (int64_t t = start; t < start + lq; ++t) ids.push_back(tokens[size_t(t)].id);
-    DTensor x = be.embedding(table, ids, c.scale_embedding ? std::sqrt(float(d)) : 1.0f);
-    for (int64_t l = 0; l < c.n_layers; ++l) {
-      const std::string p = layer_prefix(l);
-      const DTensor& m = mem[size_t(l)];
-      const int64_t mem_rows = m ? m.shape[0] : 0;
-      const DTensor cat = mem_rows ? be.concat_rows(m, x) : x;  // [m + Lq, d]
-      const int64_t first_key = start - mem_rows;
-      // GTrXL replaces the residual x + y of both sub-layers by a gate
-      // (core/variants/gtrxl/gtrxl.cpp, the gtrxl_gate module op).
-      auto residual = [&](const DTensor& stream, const DTensor& out, GatedSublayer s) -> DTensor {
-        if (!c.gating()) return be.add(stream, out);
-        return gtrxl_combine(pass, stream, out, l, seg, s);
-      };
-      DTensor y;
-      if (pre) {
-        const DTensor ncat = pass.norm(cat, p + ".self_attn_norm");
-        const DTensor nq = mem_rows ? be.slice_rows(ncat, mem_rows, lq) : ncat;
-        y = residual(x, xl_attention_sublayer(pass, nq, ncat, l, seg, first_key),
-                     GatedSublayer::Attention);
-      } else {
-        y = pass.norm(residual(x, xl_attention_sublayer(pass, x, cat, l, seg, first_key),
-                               GatedSublayer::Attention),
-                      p + ".self_attn_norm");
-      }
-      // Memory for the next segment: this layer's input, last mem_len rows (detached).
-      const int64_t rows = mem_rows + lq, keep = std::min<int64_t>(c.xl()->mem_len, rows);
-      mem[size_t(l)] = keep == rows ? cat : keep > 0 ? be.slice_rows(cat, rows - keep, keep) : DTensor{};
-      if (c.gating()) {
-        const DTensor f = pass.ffn(pre ? pass.norm(y, p + ".ffn_norm") : y, p + ".ffn");
-        x = residual(y, f, GatedSublayer::Ffn);
-        if (!pre) x = pass.norm(x, p + ".ffn_norm");
-      } else {
-        x = pass.sublayer(y, p + ".ffn_norm", [&](const DTensor& h) { return pass.ffn(h, p + ".ffn"); });
-      }
-      if (pass.options().trace.hidden)
-        pass.trace_later("decoder.seg" + std::to_string(seg) + ".layer" + std::to_string(l) + ".hidden",
-                         "hidden state after the layer [Lq, d]", x);
-      pass.step("segment " + std::to_string(seg) + " layer " + std::to_string(l));
-    }
-    result = result ? be.concat_rows(result, x) : x;
-  }
-  if (!result) result = be.upload(Tensor({0, d}));
-  if (pre) result = pass.norm(result, "decoder.final_norm");
-  return result;
+  std::vector<int32_t> ids;
+  ids.reserve(tokens.size());
+  for (const auto& t : tokens) ids.push_back(t.id);
+  XlBackendExecutor e(pass);
+  return xl_stack(e, pass.config(), ids);
 }
 
 }  // namespace atlas

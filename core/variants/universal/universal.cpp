@@ -17,12 +17,10 @@
 #include "core/variants/universal/universal.h"
 #include "core/variants/universal/act_arrays.h"
 
-#include <cmath>
-
 #include "core/model/model_arrays.h"
-#include "core/model/positional.h"
-#include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/relative_attention/relative_attention.h"  // append_trace_row
 #include "core/variants/universal/act_step.h"
+#include "core/variants/universal/universal_stack.h"
 
 namespace atlas {
 
@@ -30,9 +28,6 @@ namespace {
 
 std::string stack_of(const ModelConfig& c) {
   return c.architecture == Architecture::Decoder ? "decoder" : "encoder";
-}
-std::string attn_of(const ModelConfig& c) {
-  return c.architecture == Architecture::Decoder ? "self_attn" : "attn";
 }
 
 }  // namespace
@@ -59,92 +54,88 @@ void append_universal_specs(std::vector<ParamSpec>& specs, const ModelConfig& c)
   }
 }
 
-DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens,
-                          const std::vector<uint8_t>& key_valid) {
-  const ModelConfig& c = pass.config();
-  const UniversalConfig& u = std::get<UniversalConfig>(c.stack);
-  Backend& be = pass.backend();
-  Trace& trace = pass.trace();
-  const TraceOptions& topt = pass.options().trace;
-  const std::string stack = stack_of(c), pre = stack + ".universal", attn = attn_of(c);
-  const int64_t L = static_cast<int64_t>(tokens.size()), d = c.d_model;
+namespace {
 
-  std::vector<int32_t> ids;
-  for (const auto& t : tokens) ids.push_back(t.id);
-  DTensor table = pass.weight("embed.tokens");
-  if (c.fixnorm) table = be.row_normalize(table, 1e-5f);
-  DTensor state = be.embedding(table, ids, c.scale_embedding ? std::sqrt(float(d)) : 1.0f);
-  const Tensor pos = sinusoid_table(L, d, c.sinusoid_layout);
-  if (topt.positional) trace.add(model_arrays::kPositional, "position signal added at every step [L, d]", pos);
-  auto signal = [&](int64_t n) {  // P_pos + P_time(n), the same time row for every position
-    Tensor s = pos;
-    const Tensor time = sinusoid_table(1, d, c.sinusoid_layout, n);
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t k = 0; k < d; ++k) s.data[size_t(i * d + k)] += time.data[size_t(k)];
-    return s;
-  };
-  AttentionMask mask;
-  mask.causal = c.architecture == Architecture::Decoder;
-  mask.key_valid = key_valid;
-  auto block = [&](const DTensor& s, int64_t n) {
-    DTensor x = pass.sublayer(s, pre + "." + attn + "_norm", [&](const DTensor& h) {
-      return pass.attention(h, h, pre + "." + attn, attention_site(stack, attn, 0, n), mask);
-    });
-    return pass.sublayer(x, pre + ".ffn_norm", [&](const DTensor& h) { return pass.ffn(h, pre + ".ffn"); });
-  };
+// The Universal Transformer's executor on the Backend (universal_stack.h): ACT through the
+// act_step module op (act_step.h), whose halting state stays on the backend; one small download
+// per step decides whether any position still runs and fills the per-step trace rows.
+class UniversalBackendExecutor : public BackendExecutor {
+ public:
+  using ActRun = ActState;
+  explicit UniversalBackendExecutor(ForwardPass& pass)
+      : BackendExecutor(pass), pass_(pass), be_(pass.backend()), u_(*pass.config().universal()) {}
 
-  if (!u.act) {  // fixed number of steps: a deep model with tied layers
-    for (int64_t n = 1; n <= u.max_steps; ++n) {
-      state = block(be.add(state, be.upload(signal(n))), n);
-      if (topt.hidden)
-        trace.add(stack + ".step" + std::to_string(n) + ".hidden", "state after the step [L, d]", be.download(state));
-      pass.step("universal step " + std::to_string(n));
-    }
-    if (c.norm_position == NormPosition::Pre) state = pass.norm(state, stack + ".final_norm");
-    return state;
+  void trace_position_signal(const Tensor& positions) {
+    if (pass_.options().trace.positional)
+      pass_.trace().add(model_arrays::kPositional, "position signal added at every step [L, d]", positions);
+  }
+  ActState act_begin(const DTensor& state) {
+    const int64_t L = state.shape[0], d = state.shape[1];
+    return {be_.upload(Tensor({L, 4})), be_.upload(Tensor({L, d})), state};
+  }
+  static DTensor act_state(const ActState& act) { return act.state; }
+  bool act_step(ActState& act, const DTensor& logit, const DTensor& step_out, bool last);
+  DTensor act_output(const ActState& act);
+  void universal_step_done(const std::string& stack, int64_t n, const DTensor& state) {
+    if (pass_.options().trace.hidden)
+      pass_.trace_later(stack + ".step" + std::to_string(n) + ".hidden", "state after the step [L, d]", state);
+    pass_.step("universal step " + std::to_string(n));
   }
 
-  // ACT (act_step, core/variants/universal/act_step.h): the halting state stays on the backend;
-  // one small download per step decides whether any position still runs and fills the
-  // per-step trace rows.
+ private:
+  ForwardPass& pass_;
+  Backend& be_;
+  const UniversalConfig& u_;
+};
+
+bool UniversalBackendExecutor::act_step(ActState& act, const DTensor& logit,
+                                        const DTensor& step_out, bool last) {
   ActStepArgs args;
-  args.threshold = 1.0f - u.epsilon;
-  args.interpolate = u.update == ActUpdate::Interpolate;
-  ActState act{be.upload(Tensor({L, 4})), be.upload(Tensor({L, d})), state};
-  for (int64_t n = 1; n <= u.max_steps; ++n) {
-    const DTensor s = be.add(act.state, be.upload(signal(n)));
-    const DTensor logit = be.linear(s, pass.weight(pre + ".halt.w"), pass.weight(pre + ".halt.b"));
-    args.last_step = n == u.max_steps;
-    const ActStepResult r = act_step(be, act, logit, block(s, n), args);
-    act = r.next;
-    const std::vector<Tensor> host = be.download_all({r.weights, act.halting});
-    std::vector<float> p(static_cast<size_t>(L)), w(static_cast<size_t>(L));
-    bool any_running = false;
-    for (size_t i = 0; i < size_t(L); ++i) {
-      p[i] = host[0].data[2 * i];
-      w[i] = host[0].data[2 * i + 1];
-      any_running |= host[1].data[4 * i + 3] == 0.0f;
-    }
-    append_trace_row(trace, act_arrays::kHalting, "halting probability h per step and position (0 once halted) [steps, L]", p, {L});
-    append_trace_row(trace, act_arrays::kWeights, "update weight p (h, or the remainder R at the halting step) [steps, L]", w, {L});
-    if (topt.hidden)
-      pass.trace_later(stack + ".step" + std::to_string(n) + ".hidden", "state after the step [L, d]", act.state);
-    pass.step("universal step " + std::to_string(n));
-    if (!any_running) break;
+  args.threshold = 1.0f - u_.epsilon;
+  args.interpolate = u_.update == ActUpdate::Interpolate;
+  args.last_step = last;
+  const ActStepResult r = atlas::act_step(be_, act, logit, step_out, args);
+  act = r.next;
+  const std::vector<Tensor> host = be_.download_all({r.weights, act.halting});
+  const int64_t L = act.y.shape[0];
+  std::vector<float> p(static_cast<size_t>(L)), w(static_cast<size_t>(L));
+  bool any_running = false;
+  for (size_t i = 0; i < size_t(L); ++i) {
+    p[i] = host[0].data[2 * i];
+    w[i] = host[0].data[2 * i + 1];
+    any_running |= host[1].data[4 * i + 3] == 0.0f;
   }
-  const Tensor halting = be.download(act.halting);
+  Trace& trace = pass_.trace();
+  append_trace_row(trace, act_arrays::kHalting, "halting probability h per step and position (0 once halted) [steps, L]", p, {L});
+  append_trace_row(trace, act_arrays::kWeights, "update weight p (h, or the remainder R at the halting step) [steps, L]", w, {L});
+  return any_running;
+}
+
+DTensor UniversalBackendExecutor::act_output(const ActState& act) {
+  const Tensor halting = be_.download(act.halting);
+  const int64_t L = act.y.shape[0];
   Tensor steps({L}), rem({L}), ponder({L});
   for (size_t i = 0; i < size_t(L); ++i) {
     steps.data[i] = halting.data[4 * i + 2];
     rem.data[i] = halting.data[4 * i + 1];
     ponder.data[i] = steps.data[i] + rem.data[i];
   }
+  Trace& trace = pass_.trace();
   trace.add(act_arrays::kSteps, "N(t): steps each position took [L]", std::move(steps), DType::I32);
   trace.add(act_arrays::kRemainder, "R(t): remainder at the halting step [L]", std::move(rem));
   trace.add(act_arrays::kPonder, "ponder cost N(t) + R(t) [L]", std::move(ponder));
-  DTensor y = act.y;
-  if (c.norm_position == NormPosition::Pre) y = pass.norm(y, stack + ".final_norm");
-  return y;
+  return act.y;
+}
+
+}  // namespace
+
+DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens,
+                          const std::vector<uint8_t>& key_valid) {
+  std::vector<int32_t> ids;
+  ids.reserve(tokens.size());
+  for (const auto& t : tokens) ids.push_back(t.id);
+  UniversalBackendExecutor e(pass);
+  return universal_stack(e, pass.config(), ids, key_valid);
 }
 
 }  // namespace atlas
