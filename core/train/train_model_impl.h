@@ -158,7 +158,7 @@ class Builder {
     int finish_attention(const AttentionRun& run, int heads) {  // DropHead, then W_o
       return attention_output(b_.drop_heads(heads, run.heads_kept), run.prefix);
     }
-    // The heads' outputs o [Lq, H*dv] through `prefix.{wo,bo}` (kept for the tests' checks).
+    // The heads' outputs o [Lq, H*dv] (recorded in ForwardResult::attention_nodes) through W^O.
     int attention_output(int o, const std::string& prefix) {
       b_.attention_nodes.push_back(o);
       return t_.linear(o, b_.w(prefix + ".wo"), b_.opt(prefix + ".bo"));
