@@ -5,6 +5,7 @@
 #include <QPaintDevice>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSet>
 #include <QVector>
 #include <algorithm>
 #include <cmath>
@@ -123,6 +124,15 @@ qreal widestLabel(const QFontMetricsF& fm, const QStringList& labels, int maxCha
   return w;
 }
 
+bool labelsRepeat(const QStringList& labels) {
+  QSet<QString> seen;
+  for (const QString& l : labels) {
+    if (seen.contains(l)) return true;
+    seen.insert(l);
+  }
+  return false;
+}
+
 }  // namespace
 
 qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper) {
@@ -139,6 +149,8 @@ HeatmapMeasures measureHeatmap(const QPaintDevice* device, const HeatmapData& da
   if (style.showTokenLabels) {
     m.rowLabelWidth = widestLabel(fm, data.rowLabels, style.maxLabelChars) + pad;
     m.colLabelHeight = widestLabel(fm, data.colLabels, style.maxLabelChars) + pad;
+    m.rowLabelsRepeat = labelsRepeat(data.rowLabels);
+    m.colLabelsRepeat = labelsRepeat(data.colLabels);
   }
   if (style.showColorBar && !data.empty()) m.colorBarExtra = 1.5 * style.fontSize + colorBarExtraWidth(fm, mapper);
   return m;
@@ -163,29 +175,51 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
                                                       mapper ? *mapper : ValueMapper(data, style.mapping));
   const qreal titleH = style.showTitle ? tfm.height() * 1.6 : pad;
   const qreal axisT = style.showAxisTitles ? fm.height() * 1.4 : 0;
-  const qreal rowW = M.rowLabelWidth;
-  const qreal colH = M.colLabelHeight;
   const qreal barW = style.showColorBar && !data.empty() ? 1.2 * u : 0;
   const qreal barExtra = barW > 0 ? M.colorBarExtra : 0;
 
-  const qreal left = bounds.left() + pad + axisT + rowW;
-  const qreal top = bounds.top() + titleH;
-  qreal availW = bounds.right() - pad - barW - barExtra - left;
-  qreal availH = bounds.bottom() - pad - axisT - colH - top;
-  availW = std::max<qreal>(availW, 8);
-  availH = std::max<qreal>(availH, 8);
-  qreal w = availW, h = availH;
-  // Square matrices (attention over one sequence) keep square cells so the diagonal is one.
-  if (data.rows == data.cols && L.window.width() == L.window.height()) w = h = std::min(availW, availH);
-  const qreal shiftX = (availW - w) / 2;
-  L.cells = QRectF(left + shiftX, top, w, h);
-  L.cellW = w / L.window.width();
-  L.cellH = h / L.window.height();
-  L.title = QRectF(bounds.left(), bounds.top(), bounds.width(), titleH);
-  L.rowLabels = QRectF(L.cells.left() - rowW, top, rowW, h);
-  L.colLabels = QRectF(L.cells.left(), L.cells.bottom() + pad * 0.5, w, colH);
-  if (barW > 0) L.colorBar = QRectF(L.cells.right() + 1.5 * u, top, barW, h);
+  auto place = [&](qreal rowW, qreal colH) {
+    const qreal left = bounds.left() + pad + axisT + rowW;
+    const qreal top = bounds.top() + titleH;
+    qreal availW = bounds.right() - pad - barW - barExtra - left;
+    qreal availH = bounds.bottom() - pad - axisT - colH - top;
+    availW = std::max<qreal>(availW, 8);
+    availH = std::max<qreal>(availH, 8);
+    qreal w = availW, h = availH;
+    // Square matrices (attention over one sequence) keep square cells so the diagonal is one.
+    if (data.rows == data.cols && L.window.width() == L.window.height()) w = h = std::min(availW, availH);
+    const qreal shiftX = (availW - w) / 2;
+    L.cells = QRectF(left + shiftX, top, w, h);
+    L.cellW = w / L.window.width();
+    L.cellH = h / L.window.height();
+    L.title = QRectF(bounds.left(), bounds.top(), bounds.width(), titleH);
+    L.rowLabels = QRectF(L.cells.left() - rowW, top, rowW, h);
+    L.colLabels = QRectF(L.cells.left(), L.cells.bottom() + pad * 0.5, w, colH);
+    if (barW > 0) L.colorBar = QRectF(L.cells.right() + 1.5 * u, top, barW, h);
+    L.rowLabelStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellH)));
+    L.colLabelStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellW)));
+  };
+  place(M.rowLabelWidth, M.colLabelHeight);
+  // A thinned axis whose labels repeat gets their positions: room for the widest "<position> " in
+  // front, then the cells placed again (smaller cells can only thin further). A pooled
+  // overview's labels are position ranges already.
+  if (style.showTokenLabels && !data.pooled() && (L.rowLabelStep > 1 || L.colLabelStep > 1)) {
+    L.rowLabelPositions = L.rowLabelStep > 1 && M.rowLabelsRepeat;
+    L.colLabelPositions = L.colLabelStep > 1 && M.colLabelsRepeat;
+  }
+  if (L.rowLabelPositions || L.colLabelPositions) {
+    auto positionWidth = [&](int last) { return fm.horizontalAdvance(QString::number(last) + ' '); };
+    place(M.rowLabelWidth + (L.rowLabelPositions ? positionWidth(data.rowOrigin + data.rows - 1) : 0),
+          M.colLabelHeight + (L.colLabelPositions ? positionWidth(data.colOrigin + data.cols - 1) : 0));
+  }
   return L;
+}
+
+QString axisLabelText(const HeatmapLayout& L, const HeatmapData& data, bool rows, int index, int maxChars) {
+  const QStringList& labels = rows ? data.rowLabels : data.colLabels;
+  const QString text = elideChars(labels[index], maxChars);
+  if (!(rows ? L.rowLabelPositions : L.colLabelPositions)) return text;
+  return QString::number((rows ? data.rowOrigin : data.colOrigin) + index) + ' ' + text;
 }
 
 void drawCellRects(QPainter& p, const HeatmapLayout& L, const HeatmapData& data, const CellColours& colour,
@@ -356,7 +390,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   p.setFont(L.font);
   const QFontMetricsF fm(L.font, p.device());
   if (style.showTokenLabels) {
-    const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellH)));
+    const int rowStep = L.rowLabelStep;
     // Marked labels (the token search's matches) are drawn even between the thinned ones.
     for (int r = std::max(0, r0); r < r1; ++r) {
       if (r >= data.rowLabels.size()) continue;
@@ -371,13 +405,13 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
       }
       p.drawText(QRectF(L.rowLabels.left(), y - fm.height() / 2, L.rowLabels.width() - 0.3 * style.fontSize,
                         fm.height()),
-                 Qt::AlignRight | Qt::AlignVCenter, elideChars(data.rowLabels[r], style.maxLabelChars));
+                 Qt::AlignRight | Qt::AlignVCenter, axisLabelText(L, data, true, r, style.maxLabelChars));
       if (marked) {
         p.setPen(style.foreground);
         p.setFont(L.font);
       }
     }
-    const int colStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellW)));
+    const int colStep = L.colLabelStep;
     for (int c = std::max(0, c0); c < c1; ++c) {
       if (c >= data.colLabels.size()) continue;
       const bool marked = c < static_cast<int>(data.colMarks.size()) && data.colMarks[size_t(c)];
@@ -394,7 +428,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
         p.setFont(bold);
       }
       p.drawText(QRectF(-L.colLabels.height(), -fm.height() / 2, L.colLabels.height(), fm.height()),
-                 Qt::AlignRight | Qt::AlignVCenter, elideChars(data.colLabels[c], style.maxLabelChars));
+                 Qt::AlignRight | Qt::AlignVCenter, axisLabelText(L, data, false, c, style.maxLabelChars));
       p.restore();
     }
   }

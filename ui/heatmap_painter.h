@@ -105,6 +105,12 @@ struct HeatmapLayout {
   QRectF colorBar;    // the gradient strip
   QRectF window;      // visible cells, in cell coordinates
   qreal cellW = 0, cellH = 0;  // figure units per cell
+  // Labels are drawn every rowLabelStep-th row (colLabelStep-th column) when cells are smaller
+  // than a line of text; a thinned axis whose labels repeat also shows each drawn label's
+  // position ("12 a"), since every k-th token of a repeating text can read as one token over and
+  // over.
+  int rowLabelStep = 1, colLabelStep = 1;
+  bool rowLabelPositions = false, colLabelPositions = false;
   QFont font;
   QFont titleFont;
 
@@ -113,12 +119,19 @@ struct HeatmapLayout {
   QRectF cellRect(int row, int col) const;
 };
 
+// The text of row (or column) label `index` as drawn under layout L: the token label, elided to
+// maxChars, after its position where the axis is thinned (HeatmapLayout::rowLabelPositions).
+QString axisLabelText(const HeatmapLayout& L, const HeatmapData& data, bool rows, int index, int maxChars);
+
 // Sizes that depend on the data and the font but not on the zoom (label extents, colour bar
 // ticks), measured once per data or style change by widgets that repaint often.
 struct HeatmapMeasures {
   qreal rowLabelWidth = 0;
   qreal colLabelHeight = 0;
   qreal colorBarExtra = 0;
+  // Some label stands more than once on the axis (tokens of a repeating text): thinned, such an
+  // axis shows positions too. Index and layer labels never repeat and are left as they are.
+  bool rowLabelsRepeat = false, colLabelsRepeat = false;
 };
 HeatmapMeasures measureHeatmap(const QPaintDevice* device, const HeatmapData& data,
                                const HeatmapStyle& style, const ValueMapper& mapper);

@@ -6,10 +6,12 @@
 #include <QFile>
 #include <QImage>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 #include "core/model/model.h"
@@ -246,4 +248,70 @@ TEST_CASE("CSV export leaves masked cells empty and keeps repeated labels apart"
       }
     }
   }
+}
+
+namespace {
+
+// The <text> contents of an SVG.
+QStringList svgTexts(const QByteArray& svg) {
+  QXmlStreamReader xml(svg);
+  QStringList out;
+  while (!xml.atEnd())
+    if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
+      out << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
+  return out;
+}
+
+HeatmapData labelledSquare(int n, const std::function<QString(int)>& label) {
+  HeatmapData d;
+  d.rows = d.cols = n;
+  d.values.assign(size_t(n) * size_t(n), 0.5f);
+  for (int i = 0; i < n; ++i) d.rowLabels << label(i), d.colLabels << label(i);
+  d.title = "labels";
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a thinned axis of repeating token labels shows each drawn label's position", "[ui][export]") {
+  ensureApp();
+  const int n = 64;
+  const HeatmapData abab = labelledSquare(n, [](int i) { return QString(i % 2 ? "b" : "a"); });
+  FigureSpec small;
+  small.sizeInches = QSizeF(3, 3);  // cells far smaller than a line of text: every k-th label
+  const QRegularExpression positioned("^(\\d+) ([ab])$");
+  int drawn = 0, bare = 0;
+  for (const QString& t : svgTexts(figureSvg(heatmapFigureContent(abab, small)))) {
+    if (t == "a" || t == "b") ++bare;
+    const QRegularExpressionMatch m = positioned.match(t);
+    if (!m.hasMatch()) continue;
+    ++drawn;
+    const int at = m.captured(1).toInt();
+    INFO(t.toStdString());
+    REQUIRE(at < n);
+    CHECK(m.captured(2) == abab.rowLabels[at]);  // the label at that position
+  }
+  CHECK(bare == 0);
+  CHECK(drawn >= 8);
+  CHECK(drawn < 2 * n);  // thinned
+
+  FigureSpec large;
+  large.sizeInches = QSizeF(30, 30);  // room for every label: drawn as they are
+  int plain = 0;
+  for (const QString& t : svgTexts(figureSvg(heatmapFigureContent(abab, large)))) {
+    CHECK_FALSE(positioned.match(t).hasMatch());
+    plain += t == "a" || t == "b";
+  }
+  CHECK(plain == 2 * n);
+
+  // Labels that never repeat (positions, layers) are thinned without a prefix.
+  const HeatmapData distinct = labelledSquare(n, [](int i) { return QString("t%1").arg(i); });
+  int prefixed = 0, shown = 0;
+  for (const QString& t : svgTexts(figureSvg(heatmapFigureContent(distinct, small)))) {
+    prefixed += QRegularExpression("^\\d+ t\\d+$").match(t).hasMatch();
+    shown += QRegularExpression("^t\\d+$").match(t).hasMatch();
+  }
+  CHECK(prefixed == 0);
+  CHECK(shown > 0);
+  CHECK(shown < 2 * n);
 }
