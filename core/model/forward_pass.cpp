@@ -254,11 +254,6 @@ DTensor ForwardPass::layer_output(const std::string& layer, const DTensor& input
   return be_.upload(out);
 }
 
-DTensor ForwardPass::ffn(const DTensor& x, const std::string& prefix) {
-  BackendExecutor e(*this);
-  return feed_forward(e, c_, x, prefix);
-}
-
 Activation BackendExecutor::backend_activation(FfnActivation kind) {
   switch (kind) {
     case FfnActivation::ReLU: return Activation::ReLU;

@@ -55,11 +55,6 @@ class ForwardPass {
   // The output projection `prefix.{wo,bo}` of the heads' outputs o [Lq, heads * d_head], after
   // RunOptions::hooks.heads has seen (and maybe edited) them. Every attention variant ends here.
   DTensor attention_output(const DTensor& o, const std::string& prefix);
-  // The block pieces shared with training, run on this pass (core/model/transformer_block.h):
-  // the feed-forward network, and x + f(norm(x)) for pre-norm, norm(x + f(x)) for post-norm.
-  DTensor ffn(const DTensor& x, const std::string& prefix);
-  template <class F>
-  DTensor sublayer(const DTensor& x, const std::string& norm_prefix, F&& f);
   // A standard stack's layer `layer` ("decoder.layer2") mapped `input` to `output`: returns the
   // output after RunOptions::hooks.layer has seen it (unchanged without a hook).
   DTensor layer_output(const std::string& layer, const DTensor& input, DTensor output);
@@ -206,12 +201,6 @@ class BackendExecutor {
   ForwardPass& pass_;
   Backend& be_;
 };
-
-template <class F>
-DTensor ForwardPass::sublayer(const DTensor& x, const std::string& norm_prefix, F&& f) {
-  BackendExecutor e(*this);
-  return residual_sublayer(e, c_, x, norm_prefix, std::forward<F>(f));
-}
 
 // The description of one attention sub-layer before its spans and kind are known.
 AttentionMap attention_site(std::string stack, std::string sublayer, int64_t layer,

@@ -333,18 +333,6 @@ class Builder {
     return t_.attention(q, k, v, std::move(spec));
   }
 
-  int ffn(int x, const std::string& prefix) {
-    TapeExecutor e(*this);
-    return feed_forward(e, c_, x, prefix);
-  }
-
-  // x + drop(f(norm(x))) for pre-norm, norm(x + drop(f(x))) for post-norm (seed 002).
-  template <class F>
-  int sublayer(int x, const std::string& norm_prefix, F&& f) {
-    TapeExecutor e(*this);
-    return residual_sublayer(e, c_, x, norm_prefix, std::forward<F>(f));
-  }
-
   bool skip_layer() { return reg_.layer_drop > 0 && rng_ && rng_->uniform() < reg_.layer_drop; }
 
   int table(const std::string& name) {
@@ -420,6 +408,7 @@ class Builder {
     Builder sub(scratch, *layer.config, *layer.params, layer.reg, rng);
     TapeExecutor e(sub);
     const int in = scratch.constant(x);
+    // The tape reads the call's parameters, causal mask and padding (no trace site here).
     const AttentionCall call{layer.attn_prefix, "", "", 0, layer.causal, &layer.valid};
     const int out = attention_half ? reversible_attention_half(e, *layer.config, in, call)
                                    : reversible_ffn_half(e, *layer.config, in, layer.prefix);
