@@ -197,7 +197,7 @@ class BackendExecutor {
     return pass_.attention_output(heads, prefix);
   }
 
- private:
+ protected:  // the variant stacks' executors (xl_stack.h, universal_stack.h, ...) extend it
   ForwardPass& pass_;
   Backend& be_;
 };

@@ -270,13 +270,10 @@ namespace {
 // on row chunks.
 class ReversibleBackendExecutor : public BackendExecutor {
  public:
-  explicit ReversibleBackendExecutor(ForwardPass& fp) : BackendExecutor(fp), be_(fp.backend()) {}
+  explicit ReversibleBackendExecutor(ForwardPass& fp) : BackendExecutor(fp) {}
   DTensor in_row_chunks(const DTensor& x, int64_t chunks, const Sublayer& f) {
     return chunked_rows(be_, x, chunks, f);
   }
-
- private:
-  Backend& be_;
 };
 
 }  // namespace

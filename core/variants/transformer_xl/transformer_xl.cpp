@@ -62,7 +62,7 @@ namespace {
 // tensor.
 class XlBackendExecutor : public BackendExecutor {
  public:
-  explicit XlBackendExecutor(ForwardPass& pass) : BackendExecutor(pass), pass_(pass), be_(pass.backend()) {}
+  explicit XlBackendExecutor(ForwardPass& pass) : BackendExecutor(pass) {}
   static int64_t rows(const DTensor& x) { return x.shape[0]; }
   DTensor concat_rows(const DTensor& a, const DTensor& b) { return be_.concat_rows(a, b); }
   DTensor slice_rows(const DTensor& x, int64_t first, int64_t count) {
@@ -82,10 +82,6 @@ class XlBackendExecutor : public BackendExecutor {
   }
   DTensor xl_attention(const DTensor& q, const DTensor& k, const DTensor& v, const DTensor& rk,
                        const DTensor& u, const DTensor& vb, const XlSite& at);
-
- private:
-  ForwardPass& pass_;
-  Backend& be_;
 };
 
 DTensor XlBackendExecutor::xl_attention(const DTensor& q, const DTensor& k, const DTensor& v,

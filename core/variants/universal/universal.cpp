@@ -63,7 +63,7 @@ class UniversalBackendExecutor : public BackendExecutor {
  public:
   using ActRun = ActState;
   explicit UniversalBackendExecutor(ForwardPass& pass)
-      : BackendExecutor(pass), pass_(pass), be_(pass.backend()), u_(*pass.config().universal()) {}
+      : BackendExecutor(pass), u_(*pass.config().universal()) {}
 
   void trace_position_signal(const Tensor& positions) {
     if (pass_.options().trace.positional)
@@ -83,8 +83,6 @@ class UniversalBackendExecutor : public BackendExecutor {
   }
 
  private:
-  ForwardPass& pass_;
-  Backend& be_;
   const UniversalConfig& u_;
 };
 
