@@ -25,17 +25,10 @@ namespace atlas::ui {
 
 namespace {
 
-std::vector<int32_t> idsOf(const std::vector<TokenInfo>& tokens) {
-  std::vector<int32_t> ids;
-  ids.reserve(tokens.size());
-  for (const TokenInfo& t : tokens) ids.push_back(t.id);
-  return ids;
-}
-
 bool sameInput(const Trace* a, const Trace* b) {
   if (!a || !b) return a == b;
-  return idsOf(a->source_tokens) == idsOf(b->source_tokens) &&
-         idsOf(a->target_tokens) == idsOf(b->target_tokens);
+  return token_ids(a->source_tokens) == token_ids(b->source_tokens) &&
+         token_ids(a->target_tokens) == token_ids(b->target_tokens);
 }
 
 }  // namespace

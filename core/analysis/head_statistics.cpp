@@ -78,13 +78,6 @@ void accumulate(const MapRows& m, const std::vector<int32_t>& tokens, Row&& row,
   for (int s = 0; s < kHeadStatisticCount; ++s) out[s] = count[s] ? sum[s] / double(count[s]) : 0.0;
 }
 
-std::vector<int32_t> ids_of(const std::vector<TokenInfo>& list) {
-  std::vector<int32_t> ids;
-  ids.reserve(list.size());
-  for (const TokenInfo& t : list) ids.push_back(t.id);
-  return ids;
-}
-
 }  // namespace
 
 void map_head_statistics(const float* p, const MapRows& m, const std::vector<int32_t>& tokens,
@@ -117,7 +110,7 @@ std::vector<HeadStatisticsRow> head_statistics(const Trace& trace) {
   for (const AttentionMap& m : trace.attention_maps) {
     if (!head_statistics_apply(m)) continue;
     const std::vector<int32_t> tokens =
-        ids_of(m.queries.side == TokenSide::Source ? trace.source_tokens : trace.target_tokens);
+        token_ids(m.queries.side == TokenSide::Source ? trace.source_tokens : trace.target_tokens);
     const MapRows shape{m.queries.count, m.keys.count, m.queries.begin, m.keys.begin};
     const StoredRows stored(trace, m);  // checks the arrays against the map
     for (int64_t h = 0; h < m.heads; ++h) {

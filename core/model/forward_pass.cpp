@@ -85,6 +85,7 @@ BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, 
   BackendAttentionRun run;
   run.prefix = call.prefix;
   run.mechanism = mechanism;
+  run.scale = 1.0f / std::sqrt(static_cast<float>(c.d_head()));  // seed 002: 1/sqrt(d_k)
   if (call.causal) {
     run.mask.causal = true;
     run.mask.causal_offset = p.past_;  // queries start after the cached prefix
@@ -124,7 +125,7 @@ BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, 
     if (run.on_demand) {
       site.on_demand = true;
       site.heads = c.n_heads;
-      site.scale = 1.0f / std::sqrt(static_cast<float>(c.d_head()));
+      site.scale = run.scale;
       // Of the whole map: after a cached prefix its query rows start at 0 again (the trace is
       // spliced, prefix_cache.h), so the offset loses the prefix.
       site.causal = run.mask.causal;
@@ -187,7 +188,7 @@ DTensor BackendExecutor::softmax_attention(BackendAttentionRun& run, const DTens
   ForwardPass& p = pass_;
   AttentionArgs args;
   args.heads = static_cast<int>(p.c_.n_heads);
-  args.scale = 1.0f / std::sqrt(static_cast<float>(p.c_.d_head()));  // seed 002: 1/sqrt(d_k)
+  args.scale = run.scale;
   args.want_probs = p.opt_.trace.attention && !run.on_demand;
   args.want_scores = p.opt_.trace.scores && !run.on_demand;
   args.mask = std::move(run.mask);
@@ -265,11 +266,8 @@ Activation BackendExecutor::backend_activation(FfnActivation kind) {
 }
 
 DTensor ForwardPass::embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name) {
-  std::vector<int32_t> ids;
-  ids.reserve(tokens.size());
-  for (const auto& t : tokens) ids.push_back(t.id);
   BackendExecutor e(*this);
-  return add_positions(embed_tokens(e, c_, ids), tokens, positional_name);
+  return add_positions(embed_tokens(e, c_, token_ids(tokens)), tokens, positional_name);
 }
 
 DTensor ForwardPass::embed_patches(const Tensor& pixels, const Tensor& cls_fix,

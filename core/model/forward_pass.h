@@ -118,6 +118,7 @@ struct BackendAttentionRun {
   int64_t past = 0;                  // cached tokens before this call's
   size_t layer = 0;
   bool on_demand = false;  // full attention above the size budget: q, k and the rule traced
+  float scale = 1.0f;      // seed 002's 1/sqrt(d_k)
 };
 
 // The inference Executor (core/model/executor.h): a pass's weights and its backend's ops, and

@@ -20,6 +20,14 @@ struct TokenInfo {
   std::vector<float> patch = {};
 };
 
+// The ids of `tokens`, in order.
+inline std::vector<int32_t> token_ids(const std::vector<TokenInfo>& tokens) {
+  std::vector<int32_t> ids;
+  ids.reserve(tokens.size());
+  for (const TokenInfo& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
 enum class DType { F32, I32 };
 
 struct TracedArray {

@@ -143,11 +143,8 @@ DTensor XlBackendExecutor::xl_attention(const DTensor& q, const DTensor& k, cons
 }  // namespace
 
 DTensor xl_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens) {
-  std::vector<int32_t> ids;
-  ids.reserve(tokens.size());
-  for (const auto& t : tokens) ids.push_back(t.id);
   XlBackendExecutor e(pass);
-  return xl_stack(e, pass.config(), ids);
+  return xl_stack(e, pass.config(), token_ids(tokens));
 }
 
 }  // namespace atlas

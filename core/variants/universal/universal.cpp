@@ -129,11 +129,8 @@ DTensor UniversalBackendExecutor::act_output(const ActState& act) {
 
 DTensor universal_forward(ForwardPass& pass, const std::vector<TokenInfo>& tokens,
                           const std::vector<uint8_t>& key_valid) {
-  std::vector<int32_t> ids;
-  ids.reserve(tokens.size());
-  for (const auto& t : tokens) ids.push_back(t.id);
   UniversalBackendExecutor e(pass);
-  return universal_stack(e, pass.config(), ids, key_valid);
+  return universal_stack(e, pass.config(), token_ids(tokens), key_valid);
 }
 
 }  // namespace atlas
