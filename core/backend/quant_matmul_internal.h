@@ -1,0 +1,86 @@
+#pragma once
+// Shared between quant_matmul.cpp (dispatch, preparation, portable kernels) and the per-ISA
+// kernel files: the prepared activations and the panel a block of weight columns is unpacked to.
+// Not part of the interface (core/backend/quant_matmul.h).
+#include <cstdint>
+#include <vector>
+
+#include "core/backend/quant_matmul.h"
+
+namespace atlas::quant_matmul {
+
+enum : uint32_t {
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
+  kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30
+};
+
+inline bool is_float_type(uint32_t t) { return t == kF32 || t == kF16 || t == kBF16; }
+
+struct PreparedInput::Impl {
+  uint32_t type = 0;
+  int64_t m = 0, k = 0;
+  // Float weight types: x itself.
+  std::vector<float> xf;  // [m, k]
+  // Block types: x quantized per 32 values, x[i, 32b + e] ~ d[i, b] q[i, 32b + e].
+  std::vector<int8_t> q;        // [m, k]
+  std::vector<float> d;         // [m, k / 32]
+  std::vector<int32_t> sum16;   // [m, k / 16]  sum of q over each 16 values
+  std::vector<float> dsum32;    // [m, k / 32]  d * (sum of q over the block)
+  std::vector<float> dsum16;    // [m, k / 16]  d * (sum of q over the half block)
+};
+
+// Columns per panel (two 16-lane vectors) and blocks of 32 per panel chunk (one K super-block).
+constexpr int kPanelCols = 32;
+constexpr int kChunkBlocks = 8;
+constexpr int kFloatChunk = 256;  // depth of a float panel chunk
+
+// kPanelCols weight columns x kb blocks of 32 values, as unsigned bytes u with
+//   w[col, 32b + e] = s[b][col] u + c[b][col]   (per half block of 16 when halves == 2, Q6_K)
+// so a block's contribution to y[i, col] is
+//   d[i, b] (s dot(u, q_i) + c sum(q_i)) = s (d dot) + c dsum.
+// u is stored for vpdpbusd: element ((b * 8 + j) * 32 + col) * 4 + t is value 4 j + t of
+// column col's block b. Columns past the product's end are zero (s = c = 0).
+struct IntPanel {
+  alignas(64) uint8_t u[kChunkBlocks * 32 * kPanelCols];
+  alignas(64) float s[kChunkBlocks * 2 * kPanelCols];
+  alignas(64) float c[kChunkBlocks * 2 * kPanelCols];
+  int halves = 1;     // 2 for Q6_K: a scale per 16 values
+  bool wide = false;  // u may exceed 127 (Q8_0): AVX2's maddubs would saturate
+};
+
+// Float weights as floats, element kk * 32 + col = W[col, k0 + kk].
+struct FloatPanel {
+  alignas(64) float w[kFloatChunk * kPanelCols];
+};
+
+// Adds the contribution of blocks [b0, b0 + kb) to y[i, col] for i < x.m, col < cols (starting
+// from zero when `first`). Every kernel computes each element the same way: per block, the exact
+// integer dot, then acc = fma(float(dot), s * d, acc), acc = fma(c, dsum, acc) (per half for Q6_K).
+using IntKernel = void (*)(const IntPanel& p, int kb, const PreparedInput::Impl& x, int64_t b0,
+                           float* y, int64_t ldy, int cols, bool first);
+// y[i, col] = fma chain over kk < kc of x[i, k0 + kk] W[col, k0 + kk], from y (or zero if first).
+using FloatKernel = void (*)(const FloatPanel& p, int kc, const PreparedInput::Impl& x, int64_t k0,
+                             float* y, int64_t ldy, int cols, bool first);
+// Unpacks columns [col0, col0 + cols) of w, blocks [b0, b0 + kb), into p (zero past cols).
+using IntUnpacker = void (*)(const PackedMatrix& w, int64_t col0, int cols, int64_t b0, int kb,
+                             IntPanel& p);
+using FloatUnpacker = void (*)(const PackedMatrix& w, int64_t col0, int cols, int64_t k0, int kc,
+                               FloatPanel& p);
+
+struct KernelSet {
+  const char* name;
+  IntKernel int_kernel;
+  FloatKernel float_kernel;
+  IntUnpacker (*int_unpacker)(uint32_t type);      // nullptr result: use the portable one
+  FloatUnpacker (*float_unpacker)(uint32_t type);
+};
+
+// Portable unpackers (quant_matmul.cpp), used by every kernel set that has no faster one.
+IntUnpacker portable_int_unpacker(uint32_t type);
+FloatUnpacker portable_float_unpacker(uint32_t type);
+
+// Defined in the ISA files; their functions carry target attributes, so they compile in any build.
+extern const KernelSet kAvx512Kernels;
+extern const KernelSet kAvx2Kernels;
+
+}  // namespace atlas::quant_matmul
