@@ -60,7 +60,7 @@ void read_q8_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
   const float d = half_at(b);
   for (int e = 0; e < 32; ++e) u[e] = uint8_t(b[2 + e] ^ 0x80);  // int8 q + 128
   s[0] = d;
-  c[0] = -128.0f * d;
+  c[0] = 0.0f;
 }
 
 void read_q4_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
@@ -70,7 +70,7 @@ void read_q4_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
     u[j + 16] = b[2 + j] >> 4;
   }
   s[0] = d;
-  c[0] = -8.0f * d;
+  c[0] = 0.0f;
 }
 
 void read_q4_1(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
@@ -93,7 +93,7 @@ void five_bits(const uint8_t* high, const uint8_t* qs, uint8_t* u) {
 void read_q5_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
   five_bits(b + 2, b + 6, u);
   s[0] = half_at(b);
-  c[0] = -16.0f * s[0];
+  c[0] = 0.0f;
 }
 
 void read_q5_1(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
@@ -145,7 +145,7 @@ void read_q6_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
   for (int half = 0; half < 2; ++half) {
     const int8_t sc = int8_t(b[192 + 8 * h + 2 * g + half]);
     s[half] = d * float(sc);
-    c[half] = -32.0f * s[half];
+    c[half] = 0.0f;
   }
 }
 
@@ -154,6 +154,7 @@ void unpack_blocks(const PackedMatrix& w, int64_t col0, int cols, int64_t b0, in
   const int64_t block_bytes = ggml_type_info(w.type).block_bytes;
   p.halves = kHalves;
   p.wide = Read == read_q8_0;
+  p.has_min = Read == read_q4_1 || Read == read_q5_1 || Read == read_q4_k || Read == read_q5_k;
   alignas(64) uint8_t u[32];
   float s[2], c[2];
   for (int col = 0; col < kPanelCols; ++col) {
@@ -212,13 +213,12 @@ void portable_int_kernel(const IntPanel& p, int kb, const PreparedInput::Impl& x
             dot[j / 4] += int32_t(p.u[((bb * 8 + j) * kPanelCols + col) * 4 + t]) * q[b * 32 + 4 * j + t];
         if (p.halves == 1) {
           const int at = bb * kPanelCols + col;
-          acc = std::fma(float(dot[0] + dot[1]), p.s[at] * d, acc);
-          acc = std::fma(p.c[at], x.dsum32[size_t(i * nb + b)], acc);
+          acc = std::fma(float(x.bias[size_t(i * nb + b)] + dot[0] + dot[1]), p.s[at] * d, acc);
+          if (p.has_min) acc = std::fma(p.c[at], x.dsum32[size_t(i * nb + b)], acc);
         } else {
           for (int h = 0; h < 2; ++h) {
             const int at = (bb * 2 + h) * kPanelCols + col;
-            acc = std::fma(float(dot[h]), p.s[at] * d, acc);
-            acc = std::fma(p.c[at], x.dsum16[size_t(i * nb * 2 + 2 * b + h)], acc);
+            acc = std::fma(float(x.bias[size_t(i * nb * 2 + 2 * b + h)] + dot[h]), p.s[at] * d, acc);
           }
         }
       }
@@ -314,6 +314,16 @@ void quantize_block(const float* src, int8_t* q, float& d, int32_t sum16[2]) {
 
 }  // namespace
 
+int weight_offset(uint32_t type) {
+  switch (type) {
+    case kQ8_0: return 128;
+    case kQ4_0: return 8;
+    case kQ5_0: return 16;
+    case kQ6_K: return 32;
+    default: return 0;
+  }
+}
+
 IntUnpacker portable_int_unpacker(uint32_t type) {
   switch (type) {
     case kQ8_0: return unpack_blocks<read_q8_0, 1, 1>;
@@ -366,16 +376,21 @@ PreparedInput::PreparedInput(uint32_t weight_type, const float* x, int64_t m, in
   p.q.resize(size_t(m * k));
   p.d.resize(size_t(m * nb));
   p.dsum32.resize(size_t(m * nb));
-  p.sum16.resize(size_t(m * nb * 2));
-  p.dsum16.resize(size_t(m * nb * 2));
+  const int offset = weight_offset(weight_type);
+  const bool per_half = weight_type == kQ6_K;
+  p.bias.resize(size_t(m * nb * (per_half ? 2 : 1)));
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t b = 0; b < nb; ++b) {
       const size_t at = size_t(i * nb + b);
-      int32_t* sums = p.sum16.data() + 2 * at;
+      int32_t sums[2];
       quantize_block(x + i * ldx + 32 * b, p.q.data() + i * k + 32 * b, p.d[at], sums);
       p.dsum32[at] = p.d[at] * float(sums[0] + sums[1]);
-      p.dsum16[2 * at] = p.d[at] * float(sums[0]);
-      p.dsum16[2 * at + 1] = p.d[at] * float(sums[1]);
+      if (per_half) {
+        p.bias[2 * at] = -offset * sums[0];
+        p.bias[2 * at + 1] = -offset * sums[1];
+      } else {
+        p.bias[at] = -offset * (sums[0] + sums[1]);
+      }
     }
   }
 }

@@ -3,8 +3,8 @@
 // same bit for bit. vpdpbusd is emulated by maddubs (u8 x s8 -> pairs of s16) and madd with
 // ones; maddubs saturates a pair above 32767, which 4-, 5- and 6-bit weights (u <= 63) never
 // reach but Q8_0's offset bytes (u <= 255) could, so for Q8_0 the signed weight w = u - 128 is
-// multiplied with the sign trick (|w| x sign(q, w), pairs <= 2 128 127) and 128 sum(q) added
-// back to the block's integer dot. Tiles: 2 rows x 16 columns (8 accumulators and dot
+// multiplied with the sign trick (|w| x sign(q, w), pairs <= 2 128 127), which gives the
+// block's bias + dot(u, q) directly. Tiles: 2 rows x 16 columns (8 accumulators and dot
 // registers fit in 16 ymm), or 4 rows x 16 columns for float weights.
 #include <immintrin.h>
 
@@ -43,7 +43,7 @@ ATLAS_AVX2 inline void load_cols(float* dst, const float* src, int n, bool first
 }
 
 // Rows [row0, row0 + R), columns [16 half, 16 half + n) of the panel.
-template <int R, int H, bool kWide>
+template <int R, int H, bool kWide, bool kMin>
 ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0, int64_t b0,
                          float* y, int64_t ldy, int half, int n, bool first) {
   const int64_t nb = x.k / 32;
@@ -57,8 +57,11 @@ ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0,
   for (int bb = 0; bb < kb; ++bb) {
     const uint8_t* u = p.u + bb * 8 * kPanelCols * 4 + 64 * half;
     for (int h = 0; h < H; ++h) {
+      // Q8_0's sign trick gives the dot of w = u - 128 itself, which is what bias + dot(u) is.
       __m256i dot[R][2];
-      for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm256_setzero_si256();
+      for (int r = 0; r < R; ++r)
+        dot[r][0] = dot[r][1] =
+            kWide ? _mm256_setzero_si256() : _mm256_set1_epi32(x.bias[size_t(((row0 + r) * nb + b0 + bb) * H + h)]);
       for (int j = h * 8 / H; j < (h + 1) * 8 / H; ++j) {
         __m256i w0, w1;
         std::memcpy(&w0, u + j * 128, 32);
@@ -71,20 +74,16 @@ ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0,
       }
       const int at = (bb * H + h) * kPanelCols + 16 * half;
       const __m256 s0 = _mm256_loadu_ps(p.s + at), s1 = _mm256_loadu_ps(p.s + at + 8);
-      const __m256 c0 = _mm256_loadu_ps(p.c + at), c1 = _mm256_loadu_ps(p.c + at + 8);
       for (int r = 0; r < R; ++r) {
         const size_t blk = size_t((row0 + r) * nb + b0 + bb);
-        if constexpr (kWide) {  // H == 1: the dot of u = w + 128
-          const __m256i off = _mm256_set1_epi32(128 * (x.sum16[2 * blk] + x.sum16[2 * blk + 1]));
-          dot[r][0] = _mm256_add_epi32(dot[r][0], off);
-          dot[r][1] = _mm256_add_epi32(dot[r][1], off);
-        }
         const __m256 d = _mm256_set1_ps(x.d[blk]);
-        const __m256 ds = _mm256_set1_ps(H == 1 ? x.dsum32[blk] : x.dsum16[2 * blk + h]);
         acc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][0]), _mm256_mul_ps(s0, d), acc[r][0]);
         acc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][1]), _mm256_mul_ps(s1, d), acc[r][1]);
-        acc[r][0] = _mm256_fmadd_ps(c0, ds, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(c1, ds, acc[r][1]);
+        if constexpr (kMin) {
+          const __m256 ds = _mm256_set1_ps(x.dsum32[blk]);
+          acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(p.c + at), ds, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(p.c + at + 8), ds, acc[r][1]);
+        }
       }
     }
   }
@@ -96,25 +95,27 @@ ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0,
   }
 }
 
-template <int H, bool kWide>
+template <int H, bool kWide, bool kMin>
 ATLAS_AVX2 void int_rows(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y,
                          int64_t ldy, int cols, bool first) {
   for (int half = 0; half * 16 < cols; ++half) {
     const int n = cols - 16 * half < 16 ? cols - 16 * half : 16;
     int64_t i = 0;
-    for (; i + 2 <= x.m; i += 2) int_tile<2, H, kWide>(p, kb, x, i, b0, y, ldy, half, n, first);
-    if (i < x.m) int_tile<1, H, kWide>(p, kb, x, i, b0, y, ldy, half, n, first);
+    for (; i + 2 <= x.m; i += 2) int_tile<2, H, kWide, kMin>(p, kb, x, i, b0, y, ldy, half, n, first);
+    if (i < x.m) int_tile<1, H, kWide, kMin>(p, kb, x, i, b0, y, ldy, half, n, first);
   }
 }
 
 void int_kernel(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y, int64_t ldy,
                 int cols, bool first) {
   if (p.halves == 2)
-    int_rows<2, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows<2, false, false>(p, kb, x, b0, y, ldy, cols, first);
   else if (p.wide)
-    int_rows<1, true>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows<1, true, false>(p, kb, x, b0, y, ldy, cols, first);
+  else if (p.has_min)
+    int_rows<1, false, true>(p, kb, x, b0, y, ldy, cols, first);
   else
-    int_rows<1, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows<1, false, false>(p, kb, x, b0, y, ldy, cols, first);
 }
 
 template <int R>

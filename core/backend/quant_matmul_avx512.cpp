@@ -27,7 +27,7 @@ ATLAS_AVX512 inline __m512i broadcast4(const int8_t* p) {
 }
 
 // Rows [row0, row0 + R) of the tile; masks select the valid columns of each 16-column half.
-template <int R, int H>
+template <int R, int H, bool kMin>
 ATLAS_AVX512 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0, int64_t b0,
                            float* y, int64_t ldy, __mmask16 m0, __mmask16 m1, bool first) {
   const int64_t nb = x.k / 32;
@@ -43,7 +43,8 @@ ATLAS_AVX512 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row
     const uint8_t* u = p.u + bb * 8 * kPanelCols * 4;
     for (int h = 0; h < H; ++h) {
       __m512i dot[R][2];
-      for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm512_setzero_si512();
+      for (int r = 0; r < R; ++r)
+        dot[r][0] = dot[r][1] = _mm512_set1_epi32(x.bias[size_t(((row0 + r) * nb + b0 + bb) * H + h)]);
       for (int j = h * 8 / H; j < (h + 1) * 8 / H; ++j) {
         const __m512i w0 = _mm512_loadu_si512(u + j * 128);
         const __m512i w1 = _mm512_loadu_si512(u + j * 128 + 64);
@@ -55,15 +56,16 @@ ATLAS_AVX512 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row
       }
       const int at = (bb * H + h) * kPanelCols;
       const __m512 s0 = _mm512_loadu_ps(p.s + at), s1 = _mm512_loadu_ps(p.s + at + 16);
-      const __m512 c0 = _mm512_loadu_ps(p.c + at), c1 = _mm512_loadu_ps(p.c + at + 16);
       for (int r = 0; r < R; ++r) {
         const size_t blk = size_t((row0 + r) * nb + b0 + bb);
         const __m512 d = _mm512_set1_ps(x.d[blk]);
-        const __m512 ds = _mm512_set1_ps(H == 1 ? x.dsum32[blk] : x.dsum16[2 * blk + h]);
         acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0]), _mm512_mul_ps(s0, d), acc[r][0]);
         acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][1]), _mm512_mul_ps(s1, d), acc[r][1]);
-        acc[r][0] = _mm512_fmadd_ps(c0, ds, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(c1, ds, acc[r][1]);
+        if constexpr (kMin) {  // H == 1
+          const __m512 ds = _mm512_set1_ps(x.dsum32[blk]);
+          acc[r][0] = _mm512_fmadd_ps(_mm512_loadu_ps(p.c + at), ds, acc[r][0]);
+          acc[r][1] = _mm512_fmadd_ps(_mm512_loadu_ps(p.c + at + 16), ds, acc[r][1]);
+        }
       }
     }
   }
@@ -79,27 +81,29 @@ inline void column_masks(int cols, __mmask16& m0, __mmask16& m1) {
   m1 = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
 }
 
-template <int H>
+template <int H, bool kMin>
 ATLAS_AVX512 void int_rows(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y,
                            int64_t ldy, int cols, bool first) {
   __mmask16 m0, m1;
   column_masks(cols, m0, m1);
   int64_t i = 0;
-  for (; i + 4 <= x.m; i += 4) int_tile<4, H>(p, kb, x, i, b0, y, ldy, m0, m1, first);
+  for (; i + 4 <= x.m; i += 4) int_tile<4, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first);
   switch (x.m - i) {
-    case 3: int_tile<3, H>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
-    case 2: int_tile<2, H>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
-    case 1: int_tile<1, H>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
+    case 3: int_tile<3, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
+    case 2: int_tile<2, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
+    case 1: int_tile<1, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
     default: break;
   }
 }
 
 void int_kernel(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y, int64_t ldy,
                 int cols, bool first) {
-  if (p.halves == 1)
-    int_rows<1>(p, kb, x, b0, y, ldy, cols, first);
+  if (p.halves == 2)
+    int_rows<2, false>(p, kb, x, b0, y, ldy, cols, first);
+  else if (p.has_min)
+    int_rows<1, true>(p, kb, x, b0, y, ldy, cols, first);
   else
-    int_rows<2>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows<1, false>(p, kb, x, b0, y, ldy, cols, first);
 }
 
 template <int R>
@@ -139,12 +143,11 @@ ATLAS_AVX512 void float_kernel(const FloatPanel& p, int kc, const Impl& x, int64
   for (; i < x.m; ++i) float_tile<1>(p, kc, x, i, k0, y, ldy, m0, m1, first);
 }
 
-IntUnpacker int_unpacker(uint32_t) { return nullptr; }
 FloatUnpacker float_unpacker(uint32_t) { return nullptr; }
 
 }  // namespace
 
-const KernelSet kAvx512Kernels = {"avx512-vnni", int_kernel, float_kernel, int_unpacker,
+const KernelSet kAvx512Kernels = {"avx512-vnni", int_kernel, float_kernel, avx512_int_unpacker,
                                   float_unpacker};
 
 }  // namespace atlas::quant_matmul

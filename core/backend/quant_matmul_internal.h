@@ -24,9 +24,10 @@ struct PreparedInput::Impl {
   // Block types: x quantized per 32 values, x[i, 32b + e] ~ d[i, b] q[i, 32b + e].
   std::vector<int8_t> q;        // [m, k]
   std::vector<float> d;         // [m, k / 32]
-  std::vector<int32_t> sum16;   // [m, k / 16]  sum of q over each 16 values
-  std::vector<float> dsum32;    // [m, k / 32]  d * (sum of q over the block)
-  std::vector<float> dsum16;    // [m, k / 16]  d * (sum of q over the half block)
+  std::vector<float> dsum32;    // [m, k / 32]  d * (sum of q over the block), for minimums
+  // The weight type's offset o (u = w / s + o: Q8_0 128, Q4_0 8, Q5_0 16, Q6_K 32, else 0) times
+  // the block's sum of q, negated: the integer dot starts there, so it is the dot of w / s.
+  std::vector<int32_t> bias;    // [m, k / 32] (per half block, [m, k / 16], for Q6_K)
 };
 
 // Columns per panel (two 16-lane vectors) and blocks of 32 per panel chunk (one K super-block).
@@ -35,9 +36,9 @@ constexpr int kChunkBlocks = 8;
 constexpr int kFloatChunk = 256;  // depth of a float panel chunk
 
 // kPanelCols weight columns x kb blocks of 32 values, as unsigned bytes u with
-//   w[col, 32b + e] = s[b][col] u + c[b][col]   (per half block of 16 when halves == 2, Q6_K)
-// so a block's contribution to y[i, col] is
-//   d[i, b] (s dot(u, q_i) + c sum(q_i)) = s (d dot) + c dsum.
+//   w[col, 32b + e] = s[b][col] (u - o) + c[b][col]   (per half block of 16 for Q6_K)
+// (o the type's offset, c its minimum, zero for types without one) so a block's contribution to
+// y[i, col] is d[i, b] (s (dot(u, q_i) - o sum(q_i)) + c sum(q_i)) = s d (dot + bias) + c dsum.
 // u is stored for vpdpbusd: element ((b * 8 + j) * 32 + col) * 4 + t is value 4 j + t of
 // column col's block b. Columns past the product's end are zero (s = c = 0).
 struct IntPanel {
@@ -46,6 +47,7 @@ struct IntPanel {
   alignas(64) float c[kChunkBlocks * 2 * kPanelCols];
   int halves = 1;     // 2 for Q6_K: a scale per 16 values
   bool wide = false;  // u may exceed 127 (Q8_0): AVX2's maddubs would saturate
+  bool has_min = false;  // c is not zero (Q4_1, Q5_1, Q4_K, Q5_K)
 };
 
 // Float weights as floats, element kk * 32 + col = W[col, k0 + kk].
@@ -55,7 +57,8 @@ struct FloatPanel {
 
 // Adds the contribution of blocks [b0, b0 + kb) to y[i, col] for i < x.m, col < cols (starting
 // from zero when `first`). Every kernel computes each element the same way: per block, the exact
-// integer dot, then acc = fma(float(dot), s * d, acc), acc = fma(c, dsum, acc) (per half for Q6_K).
+// integer bias + dot, then acc = fma(float(bias + dot), s * d, acc) and, for types with a
+// minimum, acc = fma(c, dsum, acc) (per half block for Q6_K).
 using IntKernel = void (*)(const IntPanel& p, int kb, const PreparedInput::Impl& x, int64_t b0,
                            float* y, int64_t ldy, int cols, bool first);
 // y[i, col] = fma chain over kk < kc of x[i, k0 + kk] W[col, k0 + kk], from y (or zero if first).
@@ -75,9 +78,15 @@ struct KernelSet {
   FloatUnpacker (*float_unpacker)(uint32_t type);
 };
 
+// The offset o of a weight type (see IntPanel).
+int weight_offset(uint32_t type);
+
 // Portable unpackers (quant_matmul.cpp), used by every kernel set that has no faster one.
 IntUnpacker portable_int_unpacker(uint32_t type);
 FloatUnpacker portable_float_unpacker(uint32_t type);
+
+// The AVX-512 unpackers (quant_matmul_avx512_unpack.cpp); nullptr for float types.
+IntUnpacker avx512_int_unpacker(uint32_t type);
 
 // Defined in the ISA files; their functions carry target attributes, so they compile in any build.
 extern const KernelSet kAvx512Kernels;
