@@ -1,33 +1,37 @@
 // y = x W^T with W held in a ggml block type (quant_matmul.h): activation preparation, the panel
 // unpackers, the portable kernels and the run-time choice between them and the ISA kernels
-// (quant_matmul_avx512.cpp, quant_matmul_avx2.cpp).
+// (quant_matmul_avx512.cpp, quant_matmul_avx512_unpack.cpp, quant_matmul_avx2.cpp).
 //
-// Scheme (llama.cpp's, ggml-cpu/ggml-cpu-quants.c and llamafile's tinyBLAS, rewritten here):
-// x is quantized once per product, per 32 values, to int8 with a float scale d = amax / 127,
-// keeping per-16 integer sums. Each weight block of 32 (a K-quant's sub-block) is read as
-// unsigned bytes u with w = s u + c: the nibbles of Q4_x/Q5_x/Q4_K/Q5_K as they are, Q8_0 offset
-// by 128 (c = -128 d), Q6_K per 16 values (c = -32 d sc). The block's share of y[i, col] is then
-//   d_i (s dot(u, q_i) + c sum(q_i)),
-// an exact integer dot (vpdpbusd: u8 x s8 -> s32) and two float multiply-adds. Differences from
-// llama.cpp, chosen on purpose:
+// Scheme (llama.cpp's, ggml-cpu's quants and llamafile's tinyBLAS, rewritten here): x is quantized
+// once per product, per 32 values, to int8 with a float scale d = amax / 127. Each weight block of
+// 32 (a K-quant's sub-block) is read as unsigned bytes u with w = s (u - o) + c: the nibbles of
+// Q4_x/Q5_x/Q4_K/Q5_K as they are, Q8_0 offset by o = 128, Q4_0 by 8, Q5_0 by 16, Q6_K by 32
+// (with s per 16 values); c is the minimum of Q4_1/Q5_1/Q4_K/Q5_K. The block's share of y[i, col]
+//   d_i s (dot(u, q_i) - o sum(q_i)) + c d_i sum(q_i)
+// is an exact integer dot (vpdpbusd: u8 x s8 -> s32) started at -o sum(q_i), which the prepared
+// input holds per block, then one float multiply-add (two with a minimum). Chosen on purpose,
+// against llama.cpp:
 //  - the K-quants dot against the same per-32 activation format as the 32-value types rather than
-//    Q8_K's one scale per 256: one kernel for every type, activation error never larger (a per-32
-//    amax is at most the per-256 one), at the cost of the float epilogue per 32 instead of per 256
-//    (measured: see docs/quantized-models.md, "Products and their error");
-//  - the activation scale is kept in float32 (Q8_0 rounds it to float16);
-//  - the minimum of Q4_1/Q5_1/K-quants multiplies d * sum(q) in float, as Q8_1/Q8_K do.
-// Because y is, up to float rounding, the product of the dequantized weights with the
-// dequantized activations, |y - x W^T| <= sum_j |W[c, j]| amax_b(j)(x_i) / 254 + rounding.
+//    Q8_K's one scale per 256: one kernel for every type and an activation error never larger
+//    (a per-32 amax is at most the per-256 one); the per-32 float epilogue costs 3 vector ops per
+//    8 vpdpbusd, and Q4_K still runs within 10 % of Q8_0 (docs/quantized-models.md);
+//  - the activation scale is kept in float32 (Q8_0 rounds it to float16).
+// So y is, up to float rounding, the product of the dequantized weights with the dequantized
+// activations: |y - x W^T| <= sum_j |W[c, j]| amax_b(j)(x_i) / 254 + rounding.
 //
-// Tiling (compute-bound prompts): 32 weight columns x 8 blocks are unpacked once into a panel
-// laid out for vpdpbusd (4 bytes of each of 16 columns per 512-bit vector) and reused by every
-// row of x, 4 rows x 32 columns of accumulators at a time; the activations' 4 bytes are
-// broadcast from memory. Each element's float operations are the same sequence whatever its
-// place in the tile, the number of rows or the column range, so any split of columns over
-// threads gives bit-identical results; the portable and AVX2 kernels follow the same sequence
-// (exact integer dot, then std::fma), so all kernels agree bit for bit.
+// Tiling: 32 weight columns x 64 blocks (k = 2048) are unpacked once into a panel laid out for
+// vpdpbusd (4 bytes of each of 16 columns per 512-bit vector) and reused by every row of x, 4 rows
+// x 32 columns of accumulators at a time, the activations' 4 bytes broadcast from memory. Chunks
+// of 64 blocks measured faster than 8, 16 or 32 (fewer round trips of y through memory) on the
+// Zen 5 development machine. Each element's float operations are the same sequence whatever its
+// place in the tile, the number of rows or the column range, so any split of columns over threads
+// gives bit-identical results, and a row computed alone equals the same row of a larger product;
+// the portable and AVX2 kernels follow the same sequence (exact integer dot, then std::fma), so all
+// kernels agree bit for bit.
 // Float weights (F32, F16, BF16) are converted panel by panel to float and multiplied by exact
-// float activations with a chain of fused multiply-adds in increasing k (no bf16 rounding of x).
+// float activations, a chain of fused multiply-adds in increasing k: rounding x to bf16 for
+// vdpbf16ps would add an error of 2^-9 |x| per element, larger than Q8_0's, to a type chosen for
+// its precision.
 #include "core/backend/quant_matmul.h"
 
 #include <atomic>
@@ -284,14 +288,18 @@ std::string type_name(uint32_t t) {
   return name ? name : "type " + std::to_string(t);
 }
 
-// x's 32 values at src quantized to int8 with d = amax / 127 (float, unlike Q8_0's float16).
-// A block holding a NaN or infinity gets d = NaN, so the products it enters are NaN, not garbage.
+// x's 32 values at src quantized to int8 with d = amax / 127 (float, unlike Q8_0's float16),
+// rounding to nearest by the 1.5 2^23 trick: plain float arithmetic the compiler vectorizes
+// (std::round is a libm call that took a sixth of a 512-row product). Every kernel reads the
+// same prepared input, so they agree whatever the compiler contracts here. A block holding a NaN or infinity gets d = NaN, so the products it
+// enters are NaN, not garbage.
 void quantize_block(const float* src, int8_t* q, float& d, int32_t sum16[2]) {
   float amax = 0.0f;
   bool finite = true;
   for (int e = 0; e < 32; ++e) {
-    finite = finite && std::isfinite(src[e]);
-    amax = std::fmax(amax, std::fabs(src[e]));
+    const float a = std::fabs(src[e]);
+    finite &= a <= std::numeric_limits<float>::max();  // false for NaN too
+    amax = a > amax ? a : amax;
   }
   if (!finite) {
     std::memset(q, 0, 32);
@@ -301,15 +309,16 @@ void quantize_block(const float* src, int8_t* q, float& d, int32_t sum16[2]) {
   }
   d = amax / 127.0f;
   const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+  constexpr float kMagic = 12582912.0f;  // 1.5 2^23: v + kMagic - kMagic rounds v to an integer
+  int32_t sums[2] = {0, 0};
   for (int e = 0; e < 32; ++e) {
-    const float r = std::round(src[e] * id);  // |r| <= 127 (x id <= 127 (1 + 2^-23))
-    q[e] = int8_t(std::fmax(-127.0f, std::fmin(127.0f, r)));
+    float r = (src[e] * id + kMagic) - kMagic;  // |src id| <= 127 (1 + 2^-23)
+    r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+    q[e] = int8_t(r);
+    sums[e / 16] += q[e];
   }
-  for (int h = 0; h < 2; ++h) {
-    int32_t s = 0;
-    for (int e = 0; e < 16; ++e) s += q[16 * h + e];
-    sum16[h] = s;
-  }
+  sum16[0] = sums[0];
+  sum16[1] = sums[1];
 }
 
 }  // namespace

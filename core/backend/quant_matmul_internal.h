@@ -32,7 +32,7 @@ struct PreparedInput::Impl {
 
 // Columns per panel (two 16-lane vectors) and blocks of 32 per panel chunk (one K super-block).
 constexpr int kPanelCols = 32;
-constexpr int kChunkBlocks = 8;
+constexpr int kChunkBlocks = 64;
 constexpr int kFloatChunk = 256;  // depth of a float panel chunk
 
 // kPanelCols weight columns x kb blocks of 32 values, as unsigned bytes u with

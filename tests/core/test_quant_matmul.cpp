@@ -137,8 +137,9 @@ Oracle oracle(uint32_t type, const PackedMatrix& w, const std::vector<float>& x,
 
 std::vector<int64_t> depths(uint32_t type) {
   if (is_float(type)) return {1, 7, 100, 300};
-  if (type == Q4_K || type == Q5_K || type == Q6_K) return {256, 768};
-  return {32, 96, 288};  // one block, several, more than a panel chunk (8 blocks)
+  // One block, several, and more than a panel chunk (64 blocks of 32).
+  if (type == Q4_K || type == Q5_K || type == Q6_K) return {256, 768, 2304};
+  return {32, 96, 2240};
 }
 
 std::vector<float> run(const PackedMatrix& w, const quant_matmul::PreparedInput& px, int64_t c0,
