@@ -63,7 +63,22 @@ const EnumTable<TokenizerKind> kTokenizerKinds = {{"bytes", TokenizerKind::Bytes
     {"labels", TokenizerKind::Labels}, {"byte_level_bpe", TokenizerKind::ByteLevelBpe},
     {"sentencepiece_bpe", TokenizerKind::SentencePieceBpe}};
 const EnumTable<SplitRegex> kSplitRegexes = {{"llama3", SplitRegex::Llama3},
-    {"qwen2", SplitRegex::Qwen2}, {"gpt2", SplitRegex::Gpt2}};
+    {"qwen2", SplitRegex::Qwen2}, {"gpt2", SplitRegex::Gpt2},
+    {"llamacpp_default", SplitRegex::LlamaCppDefault},
+    {"llamacpp_llama3", SplitRegex::LlamaCppLlama3}, {"llamacpp_qwen2", SplitRegex::LlamaCppQwen2},
+    {"llamacpp_starcoder", SplitRegex::LlamaCppStarcoder},
+    {"llamacpp_falcon", SplitRegex::LlamaCppFalcon},
+    {"llamacpp_deepseek_llm", SplitRegex::LlamaCppDeepseekLlm},
+    {"llamacpp_deepseek_coder", SplitRegex::LlamaCppDeepseekCoder},
+    {"llamacpp_bloom", SplitRegex::LlamaCppBloom}, {"llamacpp_viking", SplitRegex::LlamaCppViking},
+    {"llamacpp_tekken", SplitRegex::LlamaCppTekken},
+    {"llamacpp_chameleon", SplitRegex::LlamaCppChameleon},
+    {"llamacpp_gpt4o", SplitRegex::LlamaCppGpt4o}, {"llamacpp_jais2", SplitRegex::LlamaCppJais2},
+    {"llamacpp_seed_coder", SplitRegex::LlamaCppSeedCoder},
+    {"llamacpp_ufakzeka", SplitRegex::LlamaCppUfakzeka},
+    {"llamacpp_laguna", SplitRegex::LlamaCppLaguna},
+    {"llamacpp_bailingmoe", SplitRegex::LlamaCppBailingMoe},
+    {"llamacpp_minicpm5", SplitRegex::LlamaCppMiniCpm5}};
 const EnumTable<SpacePrefix> kSpacePrefixes = {{"none", SpacePrefix::None},
     {"prepend", SpacePrefix::Prepend}, {"first", SpacePrefix::First},
     {"always", SpacePrefix::Always}};

@@ -38,8 +38,15 @@ enum class TokenizerKind {
   Bytes, Chars, Words, Gpt2Bpe, WordPiece, Labels, ByteLevelBpe, SentencePieceBpe
 };
 // byte_level_bpe: the pre-tokenisation regex of tokenizer.json's Split pre-tokenizer, each
-// implemented by hand (core/tokenizers/hf_pretokenize.h).
-enum class SplitRegex { Llama3, Qwen2, Gpt2 };
+// implemented by hand (core/tokenizers/hf_pretokenize.h); for GGUF files, the split rules
+// llama.cpp gives its pre types (core/tokenizers/llamacpp_pretokenize.h; Gpt2 is one of them).
+enum class SplitRegex {
+  Llama3, Qwen2, Gpt2,
+  LlamaCppDefault, LlamaCppLlama3, LlamaCppQwen2, LlamaCppStarcoder, LlamaCppFalcon,
+  LlamaCppDeepseekLlm, LlamaCppDeepseekCoder, LlamaCppBloom, LlamaCppViking, LlamaCppTekken,
+  LlamaCppChameleon, LlamaCppGpt4o, LlamaCppJais2, LlamaCppSeedCoder, LlamaCppUfakzeka,
+  LlamaCppLaguna, LlamaCppBailingMoe, LlamaCppMiniCpm5
+};
 // sentencepiece_bpe: where a "▁" is put in front of the text (spaces always become "▁").
 //   Prepend  normalizer Prepend("▁") (older files): before every piece of text between added
 //            tokens, even one that already starts with a space

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/tensor/error.h"
+#include "core/tokenizers/llamacpp_pretokenize.h"
 #include "core/tokenizers/utf8.h"
 
 namespace atlas {
@@ -68,6 +69,7 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
          " is not supported (supported: \"llama\" (SentencePiece BPE), \"gpt2\" (byte-level "
          "BPE))");
   TokenizerConfig c;
+  const LlamaCppPreType* pre_type = nullptr;  // "gpt2" vocabularies only
   c.vocab = file.get_string_array("tokenizer.ggml.tokens");
   const size_t n = c.vocab.size();
   if (n == 0) fail("tokenizer.ggml.tokens is empty");
@@ -115,25 +117,23 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
   } else {
     c.kind = TokenizerKind::ByteLevelBpe;
     c.merges = file.get_string_array("tokenizer.ggml.merges");
+    // llama.cpp's pre types: "default" and a missing key are its default rule.
     const std::string pre = file.get_string_or("tokenizer.ggml.pre", "");
-    if (pre == "llama-bpe" || pre == "llama3") {
-      c.split_regex = SplitRegex::Llama3;
-      c.ignore_merges = true;  // as llama.cpp (and Llama 3's tokenizer.json) do
-    } else if (pre == "qwen2") {
-      c.split_regex = SplitRegex::Qwen2;
-      c.nfc = true;  // Qwen2's tokenizer.json normalizes to NFC
-    } else if (pre == "gpt-2") {
-      c.split_regex = SplitRegex::Gpt2;
-    } else {
+    pre_type = find_llamacpp_pre_type(pre);
+    if (pre_type == nullptr)
       fail("tokenizer.ggml.pre " + quoted_token(pre) +
-           " is not supported (supported: \"llama-bpe\", \"qwen2\", \"gpt-2\")");
-    }
+           " is not a pre-tokenizer this tool can run (supported, as llama.cpp names them: " +
+           llamacpp_pre_type_names() + "; a missing key means \"default\")");
+    c.split_regex = pre_type->rule;
+    c.ignore_merges = pre_type->ignore_merges;
+    c.nfc = pre == "qwen2";  // Qwen2's tokenizer.json normalizes to NFC (llama.cpp does not)
     c.unk = "";
   }
-  // BOS/EOS: llama.cpp adds the BOS by default for "llama" vocabularies only.
+  // BOS/EOS: without add_bos_token llama.cpp adds the BOS for "llama" vocabularies and for
+  // the pre types it marks (llama3, tekken, chameleon).
   const bool add_bos = file.has("tokenizer.ggml.add_bos_token")
                            ? file.get_bool("tokenizer.ggml.add_bos_token")
-                           : model == "llama";
+                           : model == "llama" || (pre_type != nullptr && pre_type->add_bos);
   const bool add_eos = file.has("tokenizer.ggml.add_eos_token") &&
                        file.get_bool("tokenizer.ggml.add_eos_token");
   for (const auto& [add, key, slot] : {std::tuple{add_bos, "tokenizer.ggml.bos_token_id", &c.bos},

@@ -5,7 +5,8 @@
 //   tokenizer.ggml.model "llama"  SentencePiece-style: tokens, scores, token_type; the merges
 //                                 are derived from the scores (sentencepiece_bpe)
 //   tokenizer.ggml.model "gpt2"   byte-level BPE: tokens, merges, token_type, and
-//                                 tokenizer.ggml.pre naming the split regex (byte_level_bpe)
+//                                 tokenizer.ggml.pre naming llama.cpp's split rule
+//                                 (byte_level_bpe; core/tokenizers/llamacpp_pretokenize.h)
 // plus bos/eos/unknown token ids, add_bos_token/add_eos_token and add_space_prefix.
 #include "core/config/config.h"
 #include "core/formats/gguf.h"

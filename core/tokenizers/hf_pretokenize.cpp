@@ -4,6 +4,7 @@
 #include "core/tokenizers/hf_pretokenize.h"
 
 #include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/llamacpp_pretokenize.h"
 #include "core/tokenizers/unicode_categories.h"
 #include "core/tokenizers/utf8.h"
 #include "core/tokenizers/char_class.h"
@@ -43,11 +44,12 @@ bool is_cr_or_lf(char32_t cp) { return cp == '\r' || cp == '\n'; }
 // (?i:'s|'t|'re|'ve|'m|'ll|'d): the length in code points, 0 if none. Case-insensitive
 // matching uses Unicode simple case folding, under which U+017F LATIN SMALL LETTER LONG S folds
 // to "s"; no other character folds onto the letters used here.
-size_t contraction_length_any_case(const std::vector<ClassifiedCodePoint>& cps, size_t i) {
+size_t contraction_length_any_case(const std::vector<ClassifiedCodePoint>& cps, size_t i,
+                                   bool ascii_only) {
   if (cps[i].cp != '\'' || i + 1 >= cps.size()) return 0;
   const auto lower = [](char32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; };
   const char32_t a = lower(cps[i + 1].cp);
-  if (a == 's' || a == 0x17F || a == 't' || a == 'm' || a == 'd') return 2;
+  if (a == 's' || (a == 0x17F && !ascii_only) || a == 't' || a == 'm' || a == 'd') return 2;
   if (i + 2 >= cps.size()) return 0;
   const char32_t b = lower(cps[i + 2].cp);
   if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
@@ -57,7 +59,8 @@ size_t contraction_length_any_case(const std::vector<ClassifiedCodePoint>& cps, 
 }  // namespace
 
 std::vector<std::pair<size_t, size_t>> llama3_pretokenize(std::string_view text,
-                                                          bool single_digits) {
+                                                          bool single_digits,
+                                                          bool ascii_contractions) {
   const std::vector<ClassifiedCodePoint> cps = decode_classified(text);
   const size_t n = cps.size();
   const auto byte_at = [&](size_t i) { return i < n ? cps[i].begin : text.size(); };
@@ -71,7 +74,7 @@ std::vector<std::pair<size_t, size_t>> llama3_pretokenize(std::string_view text,
   while (i < n) {
     const CharClass c = cps[i].cls;
     size_t end = 0;
-    if (const size_t len = contraction_length_any_case(cps, i)) {
+    if (const size_t len = contraction_length_any_case(cps, i, ascii_contractions)) {
       end = i + len;
     } else if (c == CharClass::Letter) {
       // [^\r\n\p{L}\p{N}]?\p{L}+ with the optional class empty: the letter run.
@@ -114,6 +117,7 @@ std::vector<std::pair<size_t, size_t>> split_pretokenize(SplitRegex regex, std::
     case SplitRegex::Llama3: return llama3_pretokenize(text, false);
     case SplitRegex::Qwen2: return llama3_pretokenize(text, true);
     case SplitRegex::Gpt2: return gpt2_pretokenize(text);
+    default: return llamacpp_pretokenize(regex, text);
   }
   return {{0, text.size()}};
 }

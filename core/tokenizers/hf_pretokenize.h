@@ -21,11 +21,14 @@ extern const std::string_view kQwen2SplitPattern;
 extern const std::string_view kGpt2SplitPattern;
 
 // The [begin, end) byte ranges of the pieces, which tile `text`. The text must be valid UTF-8
-// (callers check; an invalid byte is read as a character of class "other").
+// (callers check; an invalid byte is read as a character of class "other"). `ascii_contractions`:
+// llama.cpp's '[sS]|'[tT].. in place of (?i:'s|'t..), which also takes "'ſ" (U+017F).
 std::vector<std::pair<size_t, size_t>> llama3_pretokenize(std::string_view text,
-                                                          bool single_digits);
+                                                          bool single_digits,
+                                                          bool ascii_contractions = false);
 
-// Dispatch on the config's choice (Gpt2 uses gpt2_pretokenize of bpe_tokenizer.h).
+// Dispatch on the config's choice (Gpt2 uses gpt2_pretokenize of bpe_tokenizer.h, the LlamaCpp
+// rules llamacpp_pretokenize of llamacpp_pretokenize.h).
 std::vector<std::pair<size_t, size_t>> split_pretokenize(SplitRegex regex, std::string_view text);
 
 }  // namespace atlas

@@ -132,14 +132,14 @@ TEST_CASE("GGUF \"llama\" tokenizer: SentencePiece BPE by score, byte fallback, 
 TEST_CASE("GGUF \"gpt2\" tokenizer: merges, tokenizer.ggml.pre names the regex", "[gguf-tok]") {
   const TokenizerConfig c = tokenizer_from_gguf(parsed(bpe_writer("llama-bpe")));
   CHECK(c.kind == TokenizerKind::ByteLevelBpe);
-  CHECK(c.split_regex == SplitRegex::Llama3);
+  CHECK(c.split_regex == SplitRegex::LlamaCppLlama3);
   CHECK(c.ignore_merges);
   CHECK(c.bos == "<|begin_of_text|>");
   // Llama 3's regex: "123" "45"; 1 2 -> 12, 12 3 -> 123 = 257; "4" "5" = 52 53.
   CHECK(ids_of(HfBpeTokenizer(c).encode("12345")) == std::vector<int32_t>{258, 257, 52, 53});
   // Qwen2's: one digit a piece, so no merge applies: 49 50 51 52 53.
   const TokenizerConfig q = tokenizer_from_gguf(parsed(bpe_writer("qwen2")));
-  CHECK(q.split_regex == SplitRegex::Qwen2);
+  CHECK(q.split_regex == SplitRegex::LlamaCppQwen2);
   CHECK(q.nfc);
   CHECK(ids_of(HfBpeTokenizer(q).encode("12345")) == std::vector<int32_t>{258, 49, 50, 51, 52, 53});
   // GPT-2's: " ?\p{N}+" keeps "12345" whole: 1 2 -> 12 -> 123, then 4, 5.
@@ -148,9 +148,9 @@ TEST_CASE("GGUF \"gpt2\" tokenizer: merges, tokenizer.ggml.pre names the regex",
 }
 
 TEST_CASE("GGUF tokenizer metadata it cannot use is refused by name", "[gguf-tok]") {
-  CHECK_THROWS_WITH(tokenizer_from_gguf(parsed(bpe_writer("deepseek-llm"))),
+  CHECK_THROWS_WITH(tokenizer_from_gguf(parsed(bpe_writer("kimi-k2"))),
                     Catch::Contains("test.gguf") &&
-                        Catch::Contains("tokenizer.ggml.pre \"deepseek-llm\" is not supported"));
+                        Catch::Contains("tokenizer.ggml.pre \"kimi-k2\" is not a pre-tokenizer"));
   Writer bert = spm_writer();
   bert.kvs[1].second = str("bert");
   CHECK_THROWS_WITH(tokenizer_from_gguf(parsed(bert)),
