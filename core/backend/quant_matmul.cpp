@@ -51,24 +51,24 @@ namespace atlas::quant_matmul {
 
 namespace {
 
-inline uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
-inline uint32_t le32(const uint8_t* p) {
+inline uint16_t le16_qm(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+inline uint32_t le32_qm(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-inline float half_at(const uint8_t* p) { return half_to_float(le16(p)); }
+inline float half_at_qm(const uint8_t* p) { return half_to_float(le16_qm(p)); }
 
 // One 32-value block (K-quants: sub-block `sub` of the super-block at b) as u, s, c.
 using BlockReader = void (*)(const uint8_t* b, int sub, uint8_t* u, float* s, float* c);
 
 void read_q8_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
-  const float d = half_at(b);
+  const float d = half_at_qm(b);
   for (int e = 0; e < 32; ++e) u[e] = uint8_t(b[2 + e] ^ 0x80);  // int8 q + 128
   s[0] = d;
   c[0] = 0.0f;
 }
 
 void read_q4_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
-  const float d = half_at(b);
+  const float d = half_at_qm(b);
   for (int j = 0; j < 16; ++j) {
     u[j] = b[2 + j] & 15;
     u[j + 16] = b[2 + j] >> 4;
@@ -82,12 +82,12 @@ void read_q4_1(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
     u[j] = b[4 + j] & 15;
     u[j + 16] = b[4 + j] >> 4;
   }
-  s[0] = half_at(b);
-  c[0] = half_at(b + 2);
+  s[0] = half_at_qm(b);
+  c[0] = half_at_qm(b + 2);
 }
 
 void five_bits(const uint8_t* high, const uint8_t* qs, uint8_t* u) {
-  const uint32_t h = le32(high);
+  const uint32_t h = le32_qm(high);
   for (int j = 0; j < 16; ++j) {
     u[j] = uint8_t((qs[j] & 15) | ((h >> j) & 1) << 4);
     u[j + 16] = uint8_t((qs[j] >> 4) | ((h >> (j + 16)) & 1) << 4);
@@ -96,18 +96,18 @@ void five_bits(const uint8_t* high, const uint8_t* qs, uint8_t* u) {
 
 void read_q5_0(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
   five_bits(b + 2, b + 6, u);
-  s[0] = half_at(b);
+  s[0] = half_at_qm(b);
   c[0] = 0.0f;
 }
 
 void read_q5_1(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
   five_bits(b + 4, b + 8, u);
-  s[0] = half_at(b);
-  c[0] = half_at(b + 2);
+  s[0] = half_at_qm(b);
+  c[0] = half_at_qm(b + 2);
 }
 
 // The 6-bit (scale, min) pair of sub-block `sub` from Q4_K/Q5_K's 12 packed bytes.
-void k_scale_min(const uint8_t* p, int sub, int& scale, int& min) {
+void k_scale_min_qm(const uint8_t* p, int sub, int& scale, int& min) {
   if (sub < 4) {
     scale = p[sub] & 63;
     min = p[sub + 4] & 63;
@@ -119,23 +119,23 @@ void k_scale_min(const uint8_t* p, int sub, int& scale, int& min) {
 
 void read_q4_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
   int scale, min;
-  k_scale_min(b + 4, sub, scale, min);
+  k_scale_min_qm(b + 4, sub, scale, min);
   const uint8_t* q = b + 16 + 32 * (sub / 2);
   const int shift = 4 * (sub % 2);
   for (int l = 0; l < 32; ++l) u[l] = (q[l] >> shift) & 15;
-  s[0] = half_at(b) * float(scale);
-  c[0] = -(half_at(b + 2) * float(min));
+  s[0] = half_at_qm(b) * float(scale);
+  c[0] = -(half_at_qm(b + 2) * float(min));
 }
 
 void read_q5_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
   int scale, min;
-  k_scale_min(b + 4, sub, scale, min);
+  k_scale_min_qm(b + 4, sub, scale, min);
   const uint8_t* qh = b + 16;
   const uint8_t* q = b + 48 + 32 * (sub / 2);
   const int shift = 4 * (sub % 2);
   for (int l = 0; l < 32; ++l) u[l] = uint8_t(((q[l] >> shift) & 15) | ((qh[l] >> sub) & 1) << 4);
-  s[0] = half_at(b) * float(scale);
-  c[0] = -(half_at(b + 2) * float(min));
+  s[0] = half_at_qm(b) * float(scale);
+  c[0] = -(half_at_qm(b + 2) * float(min));
 }
 
 void read_q6_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
@@ -145,7 +145,7 @@ void read_q6_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
   const int lo_shift = 4 * (g / 2), hi_shift = 2 * g;
   for (int l = 0; l < 32; ++l)
     u[l] = uint8_t(((lo[l] >> lo_shift) & 15) | ((hi[l] >> hi_shift) & 3) << 4);
-  const float d = half_at(b + 208);
+  const float d = half_at_qm(b + 208);
   for (int half = 0; half < 2; ++half) {
     const int8_t sc = int8_t(b[192 + 8 * h + 2 * g + half]);
     s[half] = d * float(sc);
@@ -186,9 +186,9 @@ float float_at(const uint8_t* p) {
     std::memcpy(&f, p, 4);
     return f;
   } else if constexpr (kType == kF16) {
-    return half_at(p);
+    return half_at_qm(p);
   } else {
-    return bf16_to_float(le16(p));
+    return bf16_to_float(le16_qm(p));
   }
 }
 
@@ -247,7 +247,7 @@ IntUnpacker no_int_unpacker(uint32_t) { return nullptr; }
 FloatUnpacker no_float_unpacker(uint32_t) { return nullptr; }
 
 const KernelSet kPortableKernels = {"portable", portable_int_kernel, portable_float_kernel,
-                                    no_int_unpacker, no_float_unpacker};
+                                    no_int_unpacker, no_float_unpacker, nullptr};
 
 bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -431,6 +431,7 @@ void multiply(const PackedMatrix& w, const PreparedInput& x, int64_t c0, int64_t
     return;
   }
   const KernelSet& ks = active_kernels();
+  if (ks.small_product && ks.small_product(w, in, c0, n, y, ldy)) return;
   if (is_float_type(w.type)) {
     FloatUnpacker unpack = ks.float_unpacker(w.type);
     if (!unpack) unpack = portable_float_unpacker(w.type);

@@ -18,16 +18,16 @@ namespace atlas::quant_matmul {
 
 namespace {
 
-using Impl = PreparedInput::Impl;
+using ImplAvx2 = PreparedInput::Impl;
 
-ATLAS_AVX2 inline __m256i broadcast4(const int8_t* p) {
+ATLAS_AVX2 inline __m256i broadcast4_avx2(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
   return _mm256_set1_epi32(v);
 }
 
 template <bool kWide>
-ATLAS_AVX2 inline __m256i dot4(__m256i acc, __m256i u, __m256i a) {
+ATLAS_AVX2 inline __m256i dot4_avx2(__m256i acc, __m256i u, __m256i a) {
   __m256i pairs;
   if constexpr (kWide) {
     const __m256i w = _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80)));
@@ -38,19 +38,19 @@ ATLAS_AVX2 inline __m256i dot4(__m256i acc, __m256i u, __m256i a) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 }
 
-ATLAS_AVX2 inline void load_cols(float* dst, const float* src, int n, bool first) {
+ATLAS_AVX2 inline void load_cols_avx2(float* dst, const float* src, int n, bool first) {
   for (int t = 0; t < 16; ++t) dst[t] = first || t >= n ? 0.0f : src[t];
 }
 
 // Rows [row0, row0 + R), columns [16 half, 16 half + n) of the panel.
 template <int R, int H, bool kWide, bool kMin>
-ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0, int64_t b0,
+ATLAS_AVX2 void int_tile_avx2(const IntPanel& p, int kb, const ImplAvx2& x, int64_t row0, int64_t b0,
                          float* y, int64_t ldy, int half, int n, bool first) {
   const int64_t nb = x.k / 32;
   __m256 acc[R][2];
   for (int r = 0; r < R; ++r) {
     alignas(32) float t[16];
-    load_cols(t, y + (row0 + r) * ldy + 16 * half, n, first);
+    load_cols_avx2(t, y + (row0 + r) * ldy + 16 * half, n, first);
     acc[r][0] = _mm256_load_ps(t);
     acc[r][1] = _mm256_load_ps(t + 8);
   }
@@ -67,9 +67,9 @@ ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0,
         std::memcpy(&w0, u + j * 128, 32);
         std::memcpy(&w1, u + j * 128 + 32, 32);
         for (int r = 0; r < R; ++r) {
-          const __m256i a = broadcast4(x.q.data() + (row0 + r) * x.k + (b0 + bb) * 32 + 4 * j);
-          dot[r][0] = dot4<kWide>(dot[r][0], w0, a);
-          dot[r][1] = dot4<kWide>(dot[r][1], w1, a);
+          const __m256i a = broadcast4_avx2(x.q.data() + (row0 + r) * x.k + (b0 + bb) * 32 + 4 * j);
+          dot[r][0] = dot4_avx2<kWide>(dot[r][0], w0, a);
+          dot[r][1] = dot4_avx2<kWide>(dot[r][1], w1, a);
         }
       }
       const int at = (bb * H + h) * kPanelCols + 16 * half;
@@ -96,36 +96,36 @@ ATLAS_AVX2 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0,
 }
 
 template <int H, bool kWide, bool kMin>
-ATLAS_AVX2 void int_rows(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y,
+ATLAS_AVX2 void int_rows_avx2(const IntPanel& p, int kb, const ImplAvx2& x, int64_t b0, float* y,
                          int64_t ldy, int cols, bool first) {
   for (int half = 0; half * 16 < cols; ++half) {
     const int n = cols - 16 * half < 16 ? cols - 16 * half : 16;
     int64_t i = 0;
-    for (; i + 2 <= x.m; i += 2) int_tile<2, H, kWide, kMin>(p, kb, x, i, b0, y, ldy, half, n, first);
-    if (i < x.m) int_tile<1, H, kWide, kMin>(p, kb, x, i, b0, y, ldy, half, n, first);
+    for (; i + 2 <= x.m; i += 2) int_tile_avx2<2, H, kWide, kMin>(p, kb, x, i, b0, y, ldy, half, n, first);
+    if (i < x.m) int_tile_avx2<1, H, kWide, kMin>(p, kb, x, i, b0, y, ldy, half, n, first);
   }
 }
 
-void int_kernel(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y, int64_t ldy,
+void int_kernel_avx2(const IntPanel& p, int kb, const ImplAvx2& x, int64_t b0, float* y, int64_t ldy,
                 int cols, bool first) {
   if (p.halves == 2)
-    int_rows<2, false, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_avx2<2, false, false>(p, kb, x, b0, y, ldy, cols, first);
   else if (p.wide)
-    int_rows<1, true, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_avx2<1, true, false>(p, kb, x, b0, y, ldy, cols, first);
   else if (p.has_min)
-    int_rows<1, false, true>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_avx2<1, false, true>(p, kb, x, b0, y, ldy, cols, first);
   else
-    int_rows<1, false, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_avx2<1, false, false>(p, kb, x, b0, y, ldy, cols, first);
 }
 
 template <int R>
-ATLAS_AVX2 void float_tile(const FloatPanel& p, int kc, const Impl& x, int64_t row0, int64_t k0,
+ATLAS_AVX2 void float_tile_avx2(const FloatPanel& p, int kc, const ImplAvx2& x, int64_t row0, int64_t k0,
                            float* y, int64_t ldy, int half, int n, bool first) {
   __m256 acc[R][2];
   const float* xr[R];
   for (int r = 0; r < R; ++r) {
     alignas(32) float t[16];
-    load_cols(t, y + (row0 + r) * ldy + 16 * half, n, first);
+    load_cols_avx2(t, y + (row0 + r) * ldy + 16 * half, n, first);
     acc[r][0] = _mm256_load_ps(t);
     acc[r][1] = _mm256_load_ps(t + 8);
     xr[r] = x.xf.data() + (row0 + r) * x.k + k0;
@@ -147,21 +147,22 @@ ATLAS_AVX2 void float_tile(const FloatPanel& p, int kc, const Impl& x, int64_t r
   }
 }
 
-void float_kernel(const FloatPanel& p, int kc, const Impl& x, int64_t k0, float* y, int64_t ldy,
+void float_kernel_avx2(const FloatPanel& p, int kc, const ImplAvx2& x, int64_t k0, float* y, int64_t ldy,
                   int cols, bool first) {
   for (int half = 0; half * 16 < cols; ++half) {
     const int n = cols - 16 * half < 16 ? cols - 16 * half : 16;
     int64_t i = 0;
-    for (; i + 4 <= x.m; i += 4) float_tile<4>(p, kc, x, i, k0, y, ldy, half, n, first);
-    for (; i < x.m; ++i) float_tile<1>(p, kc, x, i, k0, y, ldy, half, n, first);
+    for (; i + 4 <= x.m; i += 4) float_tile_avx2<4>(p, kc, x, i, k0, y, ldy, half, n, first);
+    for (; i < x.m; ++i) float_tile_avx2<1>(p, kc, x, i, k0, y, ldy, half, n, first);
   }
 }
 
-IntUnpacker int_unpacker(uint32_t) { return nullptr; }
-FloatUnpacker float_unpacker(uint32_t) { return nullptr; }
+IntUnpacker int_unpacker_avx2(uint32_t) { return nullptr; }
+FloatUnpacker float_unpacker_avx2(uint32_t) { return nullptr; }
 
 }  // namespace
 
-const KernelSet kAvx2Kernels = {"avx2", int_kernel, float_kernel, int_unpacker, float_unpacker};
+const KernelSet kAvx2Kernels = {"avx2", int_kernel_avx2, float_kernel_avx2, int_unpacker_avx2, float_unpacker_avx2,
+                                 nullptr};
 
 }  // namespace atlas::quant_matmul

@@ -18,9 +18,9 @@ namespace atlas::quant_matmul {
 
 namespace {
 
-using Impl = PreparedInput::Impl;
+using Impl512 = PreparedInput::Impl;
 
-ATLAS_AVX512 inline __m512i broadcast4(const int8_t* p) {
+ATLAS_AVX512 inline __m512i broadcast4_512(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
@@ -28,7 +28,7 @@ ATLAS_AVX512 inline __m512i broadcast4(const int8_t* p) {
 
 // Rows [row0, row0 + R) of the tile; masks select the valid columns of each 16-column half.
 template <int R, int H, bool kMin>
-ATLAS_AVX512 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row0, int64_t b0,
+ATLAS_AVX512 void int_tile_512(const IntPanel& p, int kb, const Impl512& x, int64_t row0, int64_t b0,
                            float* y, int64_t ldy, __mmask16 m0, __mmask16 m1, bool first) {
   const int64_t nb = x.k / 32;
   __m512 acc[R][2];
@@ -49,7 +49,7 @@ ATLAS_AVX512 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row
         const __m512i w0 = _mm512_loadu_si512(u + j * 128);
         const __m512i w1 = _mm512_loadu_si512(u + j * 128 + 64);
         for (int r = 0; r < R; ++r) {
-          const __m512i a = broadcast4(q[r] + bb * 32 + 4 * j);
+          const __m512i a = broadcast4_512(q[r] + bb * 32 + 4 * j);
           dot[r][0] = _mm512_dpbusd_epi32(dot[r][0], w0, a);
           dot[r][1] = _mm512_dpbusd_epi32(dot[r][1], w1, a);
         }
@@ -76,38 +76,38 @@ ATLAS_AVX512 void int_tile(const IntPanel& p, int kb, const Impl& x, int64_t row
   }
 }
 
-inline void column_masks(int cols, __mmask16& m0, __mmask16& m1) {
+inline void column_masks_512(int cols, __mmask16& m0, __mmask16& m1) {
   m0 = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
   m1 = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
 }
 
 template <int H, bool kMin>
-ATLAS_AVX512 void int_rows(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y,
+ATLAS_AVX512 void int_rows_512(const IntPanel& p, int kb, const Impl512& x, int64_t b0, float* y,
                            int64_t ldy, int cols, bool first) {
   __mmask16 m0, m1;
-  column_masks(cols, m0, m1);
+  column_masks_512(cols, m0, m1);
   int64_t i = 0;
-  for (; i + 4 <= x.m; i += 4) int_tile<4, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first);
+  for (; i + 4 <= x.m; i += 4) int_tile_512<4, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first);
   switch (x.m - i) {
-    case 3: int_tile<3, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
-    case 2: int_tile<2, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
-    case 1: int_tile<1, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
+    case 3: int_tile_512<3, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
+    case 2: int_tile_512<2, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
+    case 1: int_tile_512<1, H, kMin>(p, kb, x, i, b0, y, ldy, m0, m1, first); break;
     default: break;
   }
 }
 
-void int_kernel(const IntPanel& p, int kb, const Impl& x, int64_t b0, float* y, int64_t ldy,
+void int_kernel_512(const IntPanel& p, int kb, const Impl512& x, int64_t b0, float* y, int64_t ldy,
                 int cols, bool first) {
   if (p.halves == 2)
-    int_rows<2, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_512<2, false>(p, kb, x, b0, y, ldy, cols, first);
   else if (p.has_min)
-    int_rows<1, true>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_512<1, true>(p, kb, x, b0, y, ldy, cols, first);
   else
-    int_rows<1, false>(p, kb, x, b0, y, ldy, cols, first);
+    int_rows_512<1, false>(p, kb, x, b0, y, ldy, cols, first);
 }
 
 template <int R>
-ATLAS_AVX512 void float_tile(const FloatPanel& p, int kc, const Impl& x, int64_t row0, int64_t k0,
+ATLAS_AVX512 void float_tile_512(const FloatPanel& p, int kc, const Impl512& x, int64_t row0, int64_t k0,
                              float* y, int64_t ldy, __mmask16 m0, __mmask16 m1, bool first) {
   __m512 acc[R][2];
   const float* xr[R];
@@ -133,21 +133,19 @@ ATLAS_AVX512 void float_tile(const FloatPanel& p, int kc, const Impl& x, int64_t
   }
 }
 
-ATLAS_AVX512 void float_kernel(const FloatPanel& p, int kc, const Impl& x, int64_t k0, float* y,
+ATLAS_AVX512 void float_kernel_512(const FloatPanel& p, int kc, const Impl512& x, int64_t k0, float* y,
                                int64_t ldy, int cols, bool first) {
   __mmask16 m0, m1;
-  column_masks(cols, m0, m1);
+  column_masks_512(cols, m0, m1);
   int64_t i = 0;
-  for (; i + 8 <= x.m; i += 8) float_tile<8>(p, kc, x, i, k0, y, ldy, m0, m1, first);
-  for (; i + 4 <= x.m; i += 4) float_tile<4>(p, kc, x, i, k0, y, ldy, m0, m1, first);
-  for (; i < x.m; ++i) float_tile<1>(p, kc, x, i, k0, y, ldy, m0, m1, first);
+  for (; i + 8 <= x.m; i += 8) float_tile_512<8>(p, kc, x, i, k0, y, ldy, m0, m1, first);
+  for (; i + 4 <= x.m; i += 4) float_tile_512<4>(p, kc, x, i, k0, y, ldy, m0, m1, first);
+  for (; i < x.m; ++i) float_tile_512<1>(p, kc, x, i, k0, y, ldy, m0, m1, first);
 }
-
-FloatUnpacker float_unpacker(uint32_t) { return nullptr; }
 
 }  // namespace
 
-const KernelSet kAvx512Kernels = {"avx512-vnni", int_kernel, float_kernel, avx512_int_unpacker,
-                                  float_unpacker};
+const KernelSet kAvx512Kernels = {"avx512-vnni", int_kernel_512, float_kernel_512, avx512_int_unpacker,
+                                  avx512_float_unpacker, avx512_small_product};
 
 }  // namespace atlas::quant_matmul

@@ -12,12 +12,16 @@
 #include "core/formats/ggml_types.h"
 
 #define ATLAS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c")))
+// Register shuffles over arrays of vectors: only fast fully unrolled and inlined (the arrays
+// then live in registers), which GCC does not do by itself past 8 iterations.
+#define ATLAS_AVX512_FLAT \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"), always_inline))
 
 namespace atlas::quant_matmul {
 
 namespace {
 
-ATLAS_AVX512 inline float half_at(const uint8_t* p) {
+ATLAS_AVX512 inline float half_at_512u(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);  // the engine reads little-endian files on little-endian hosts only
   return _cvtsh_ss(h);    // exact, as half_to_float
@@ -40,8 +44,11 @@ struct Q8_0 {
   static constexpr int kSub = 1, kHalves = 1;
   static constexpr bool kWide = true, kMin = false;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int, float* s, float* c) {
-    s[0] = half_at(b);
+    s[0] = half_at_512u(b);
     c[0] = 0.0f;
+    return u(b, 0);
+  }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int) {
     return _mm256_xor_si256(load32(b + 2), _mm256_set1_epi8(char(0x80)));
   }
 };
@@ -50,30 +57,35 @@ struct Q4_0 {
   static constexpr int kSub = 1, kHalves = 1;
   static constexpr bool kWide = false, kMin = false;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int, float* s, float* c) {
-    s[0] = half_at(b);
+    s[0] = half_at_512u(b);
     c[0] = 0.0f;
-    return nibbles(b + 2);
+    return u(b, 0);
   }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int) { return nibbles(b + 2); }
 };
 
 struct Q4_1 {
   static constexpr int kSub = 1, kHalves = 1;
   static constexpr bool kWide = false, kMin = true;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int, float* s, float* c) {
-    s[0] = half_at(b);
-    c[0] = half_at(b + 2);
-    return nibbles(b + 4);
+    s[0] = half_at_512u(b);
+    c[0] = half_at_512u(b + 2);
+    return u(b, 0);
   }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int) { return nibbles(b + 4); }
 };
 
 struct Q5_0 {
   static constexpr int kSub = 1, kHalves = 1;
   static constexpr bool kWide = false, kMin = false;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int, float* s, float* c) {
+    s[0] = half_at_512u(b);
+    c[0] = 0.0f;
+    return u(b, 0);
+  }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int) {
     uint32_t h;
     std::memcpy(&h, b + 2, 4);
-    s[0] = half_at(b);
-    c[0] = 0.0f;
     return _mm256_or_si256(nibbles(b + 6), fifth_bits(h));
   }
 };
@@ -82,15 +94,18 @@ struct Q5_1 {
   static constexpr int kSub = 1, kHalves = 1;
   static constexpr bool kWide = false, kMin = true;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int, float* s, float* c) {
+    s[0] = half_at_512u(b);
+    c[0] = half_at_512u(b + 2);
+    return u(b, 0);
+  }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int) {
     uint32_t h;
     std::memcpy(&h, b + 4, 4);
-    s[0] = half_at(b);
-    c[0] = half_at(b + 2);
     return _mm256_or_si256(nibbles(b + 8), fifth_bits(h));
   }
 };
 
-inline void k_scale_min(const uint8_t* p, int sub, int& scale, int& min) {
+inline void k_scale_min_512u(const uint8_t* p, int sub, int& scale, int& min) {
   if (sub < 4) {
     scale = p[sub] & 63;
     min = p[sub + 4] & 63;
@@ -110,11 +125,12 @@ struct Q4_K {
   static constexpr bool kWide = false, kMin = true;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int sub, float* s, float* c) {
     int scale, min;
-    k_scale_min(b + 4, sub, scale, min);
-    s[0] = half_at(b) * float(scale);
-    c[0] = -(half_at(b + 2) * float(min));
-    return k_nibbles(b + 16, sub);
+    k_scale_min_512u(b + 4, sub, scale, min);
+    s[0] = half_at_512u(b) * float(scale);
+    c[0] = -(half_at_512u(b + 2) * float(min));
+    return u(b, sub);
   }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int sub) { return k_nibbles(b + 16, sub); }
 };
 
 struct Q5_K {
@@ -122,9 +138,12 @@ struct Q5_K {
   static constexpr bool kWide = false, kMin = true;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int sub, float* s, float* c) {
     int scale, min;
-    k_scale_min(b + 4, sub, scale, min);
-    s[0] = half_at(b) * float(scale);
-    c[0] = -(half_at(b + 2) * float(min));
+    k_scale_min_512u(b + 4, sub, scale, min);
+    s[0] = half_at_512u(b) * float(scale);
+    c[0] = -(half_at_512u(b + 2) * float(min));
+    return u(b, sub);
+  }
+  ATLAS_AVX512 static __m256i u(const uint8_t* b, int sub) {
     const __mmask32 high = _mm256_test_epi8_mask(load32(b + 16), _mm256_set1_epi8(char(1 << sub)));
     return _mm256_or_si256(k_nibbles(b + 48, sub), _mm256_maskz_mov_epi8(high, _mm256_set1_epi8(16)));
   }
@@ -135,7 +154,7 @@ struct Q6_K {
   static constexpr bool kWide = false, kMin = false;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int sub, float* s, float* c) {
     const int h = sub / 4, g = sub % 4;
-    const float d = half_at(b + 208);
+    const float d = half_at_512u(b + 208);
     for (int half = 0; half < 2; ++half) {
       s[half] = d * float(int8_t(b[192 + 8 * h + 2 * g + half]));
       c[half] = 0.0f;
@@ -161,11 +180,12 @@ struct SwapIndices {
   }
 };
 
-template <int kBit>
-ATLAS_AVX512 inline void swap_round(__m512i* r) {
+template <int kBit, int kRegs = 8>
+ATLAS_AVX512_FLAT inline void swap_round(__m512i* r) {
   static constexpr SwapIndices<kBit> kIdx;
   const __m512i ilo = _mm512_load_si512(kIdx.lo), ihi = _mm512_load_si512(kIdx.hi);
-  for (int a = 0; a < 8; ++a) {
+#pragma GCC unroll 16
+  for (int a = 0; a < kRegs; ++a) {
     if (a & (1 << kBit)) continue;
     const int b = a | (1 << kBit);
     const __m512i x = _mm512_permutex2var_epi32(r[a], ilo, r[b]);
@@ -178,13 +198,26 @@ ATLAS_AVX512 inline void swap_round(__m512i* r) {
 // u[c] holds column c's 8 dwords; out + 128 j receives dword j of the 16 columns.
 // Register p starts as [column p, column p + 8]: register bits (c3 c2 c1), lane bits (c0' j2 j1 j0)
 // with c0' selecting p or p + 8; after the rounds the lane is column p + 8 c0', as stored.
-ATLAS_AVX512 inline void transpose_store(const __m256i* u, uint8_t* out) {
-  __m512i r[8];
+ATLAS_AVX512_FLAT inline void transpose16x8(const __m256i* u, __m512i* r) {
+#pragma GCC unroll 8
   for (int p = 0; p < 8; ++p) r[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u[p]), u[p + 8], 1);
   swap_round<2>(r);
   swap_round<1>(r);
   swap_round<0>(r);
+}
+
+ATLAS_AVX512 inline void transpose_store(const __m256i* u, uint8_t* out) {
+  __m512i r[8];
+  transpose16x8(u, r);
   for (int j = 0; j < 8; ++j) _mm512_storeu_si512(out + j * kPanelCols * 4, r[j]);
+}
+
+// 16 registers of 16 dwords: register a lane l <-> register l lane a.
+ATLAS_AVX512_FLAT inline void transpose16x16(__m512i* r) {
+  swap_round<0, 16>(r);
+  swap_round<1, 16>(r);
+  swap_round<2, 16>(r);
+  swap_round<3, 16>(r);
 }
 
 template <class T>
@@ -218,6 +251,229 @@ ATLAS_AVX512 void unpack(const PackedMatrix& w, int64_t col0, int cols, int64_t 
   }
 }
 
+
+// ---- Float weights: each of 16 rows read a run of 256 values at a time, converted (vcvtph2ps;
+// bfloat16 is the high half of a float32) into a small buffer, then transposed 16 x 16 in
+// registers. Runs of 0.5 to 1 KB are too short for the hardware prefetchers (each run paid a
+// memory latency: 6 GB/s measured), so the next run of the same row is prefetched while this one
+// is read.
+constexpr int kRun512u = 256;  // values per row and run
+
+// buf[l][kk] = W[col0 + l, k0 + kk] as float for l < cols, kk < kc (kc <= kRun512u); zero for l >= cols.
+template <int kType>
+ATLAS_AVX512 void load_rows_512u(const PackedMatrix& w, int64_t col0, int cols, int64_t k0, int kc,
+                                 float (*buf)[kRun512u]) {
+  constexpr int64_t kBytes = kType == kF32 ? 4 : 2;
+  for (int l = 0; l < 16; ++l) {
+    const uint8_t* src = l < cols ? w.row(col0 + l) + k0 * kBytes : nullptr;
+    for (int kk = 0; kk < kc; kk += 16) {
+      const int left = kc - kk;
+      const __mmask16 km = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+      __m512 v;
+      if (!src) {
+        v = _mm512_setzero_ps();
+      } else if constexpr (kType == kF32) {
+        v = _mm512_maskz_loadu_ps(km, src + kk * kBytes);
+      } else if constexpr (kType == kF16) {
+        v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(km, src + kk * kBytes));
+      } else {
+        v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(km, src + kk * kBytes)), 16));
+      }
+      _mm512_store_ps(buf[l] + kk, v);
+      if (src) _mm_prefetch(reinterpret_cast<const char*>(src + (kk + kRun512u) * kBytes), _MM_HINT_T0);
+    }
+  }
+}
+
+// v[t] = buf[0..15][kk + t]: 16 columns of one depth per register.
+ATLAS_AVX512_FLAT inline void transposed_512u(const float (*buf)[kRun512u], int kk, __m512i* v) {
+#pragma GCC unroll 16
+  for (int l = 0; l < 16; ++l) v[l] = _mm512_load_si512(buf[l] + kk);
+  transpose16x16(v);
+}
+
+template <int kType>
+ATLAS_AVX512 void unpack_floats_512u(const PackedMatrix& w, int64_t col0, int cols, int64_t k0, int kc,
+                                     FloatPanel& p) {
+  static_assert(kFloatChunk <= kRun512u);
+  alignas(64) float buf[16][kRun512u];
+  for (int g = 0; g < kPanelCols / 16; ++g) {
+    load_rows_512u<kType>(w, col0 + 16 * g, cols - 16 * g, k0, kc, buf);
+    for (int kk = 0; kk < kc; kk += 16) {
+      __m512i v[16];
+      transposed_512u(buf, kk, v);
+      for (int t = 0; t < 16 && kk + t < kc; ++t) _mm512_storeu_si512(p.w + (kk + t) * kPanelCols + 16 * g, v[t]);
+    }
+  }
+}
+
+// Float weights for a few rows without a panel: 16 columns at a time over the whole depth, each
+// 16 x 16 piece consumed as soon as it is transposed; per element the same fma chain in
+// increasing k as the panel kernels (which chain through y between chunks).
+template <int kType, int R>
+ATLAS_AVX512 void small_float_rows_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t row0,
+                                        int64_t c0, int64_t n, float* y, int64_t ldy) {
+  alignas(64) float buf[16][kRun512u];
+  for (int64_t g0 = 0; g0 < n; g0 += 16) {
+    const int cols = int(n - g0 < 16 ? n - g0 : 16);
+    const __mmask16 valid = cols == 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t k0 = 0; k0 < x.k; k0 += kRun512u) {
+      const int kc = int(x.k - k0 < kRun512u ? x.k - k0 : kRun512u);
+      load_rows_512u<kType>(w, c0 + g0, cols, k0, kc, buf);
+      for (int kk = 0; kk < kc; kk += 16) {
+        __m512i v[16];
+        transposed_512u(buf, kk, v);
+        const int steps = kc - kk < 16 ? kc - kk : 16;
+#pragma GCC unroll 16
+        for (int t = 0; t < steps; ++t)
+#pragma GCC unroll 4
+          for (int r = 0; r < R; ++r)
+            acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(x.xf[size_t((row0 + r) * x.k + k0 + kk + t)]),
+                                     _mm512_castsi512_ps(v[t]), acc[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (row0 + r) * ldy + g0, valid, acc[r]);
+  }
+}
+
+template <int kType>
+ATLAS_AVX512 void small_float_product_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0,
+                                           int64_t n, float* y, int64_t ldy) {
+  int64_t i = 0;
+  for (; i + 4 <= x.m; i += 4) small_float_rows_512u<kType, 4>(w, x, i, c0, n, y, ldy);
+  for (; i < x.m; ++i) small_float_rows_512u<kType, 1>(w, x, i, c0, n, y, ldy);
+}
+
+// ---- Small-m product of the block types: per 16 weight columns and 8 blocks (a K-quant's
+// super-block), each column's blocks are dotted where they lie (two blocks per vpdpbusd against
+// the activations' 64 bytes), the partial sums folded to one per block and transposed so that
+// lanes are columns; the scales of the 16 columns are gathered. Then, per block in increasing
+// order, exactly the panel kernel's float operations, so the results are bit-identical.
+
+// Scales and minimums (s, c of IntPanel) of blocks [8 t, 8 t + 8) for 16 columns: `at` points
+// at the group's first block in the first column, `offs` holds each column's byte offset.
+template <class T>
+ATLAS_AVX512 inline void plain_scales_512u(const uint8_t* at, __m512i offs, __mmask16 valid,
+                                           int64_t block_bytes, __m512* s, __m512* c) {
+  for (int b = 0; b < 8; ++b) {
+    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), valid, offs, at + b * block_bytes, 1);
+    s[b] = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+    c[b] = T::kMin ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))) : _mm512_setzero_ps();
+  }
+}
+
+// Q4_K / Q5_K: d and dmin at byte 0, the 12 bytes of 6-bit scales and minimums at byte 4 (the
+// vector form of k_scale_min_512u).
+ATLAS_AVX512 inline void k_scales_512u(const uint8_t* at, __m512i offs, __mmask16 valid, __m512* s,
+                                       __m512* c) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i v = _mm512_mask_i32gather_epi32(zero, valid, offs, at, 1);
+  const __m512i p0 = _mm512_mask_i32gather_epi32(zero, valid, offs, at + 4, 1);
+  const __m512i p1 = _mm512_mask_i32gather_epi32(zero, valid, offs, at + 8, 1);
+  const __m512i p2 = _mm512_mask_i32gather_epi32(zero, valid, offs, at + 12, 1);
+  const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+  const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+  const __m512i m63 = _mm512_set1_epi32(63), m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int j = 0; j < 8; ++j) {
+    __m512i sc, mn;
+    if (j < 4) {
+      sc = _mm512_and_si512(_mm512_srli_epi32(p0, unsigned(8 * j)), m63);
+      mn = _mm512_and_si512(_mm512_srli_epi32(p1, unsigned(8 * j)), m63);
+    } else {
+      const unsigned sh = unsigned(8 * (j - 4));
+      sc = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(p2, sh), m15),
+                           _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p0, sh + 6), m3), 4));
+      mn = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(p2, sh + 4), m15),
+                           _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p1, sh + 6), m3), 4));
+    }
+    s[j] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+    c[j] = _mm512_xor_ps(_mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mn)), sign);
+  }
+}
+
+// d[j] holds the vpdpbusd partial sums of blocks 2 j (low half) and 2 j + 1: the 8 blocks' sums.
+ATLAS_AVX512_FLAT inline __m256i block_sums_512u(const __m512i* d) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i e01 = _mm512_add_epi32(_mm512_permutex2var_epi32(d[0], even, d[1]),
+                                       _mm512_permutex2var_epi32(d[0], odd, d[1]));
+  const __m512i e23 = _mm512_add_epi32(_mm512_permutex2var_epi32(d[2], even, d[3]),
+                                       _mm512_permutex2var_epi32(d[2], odd, d[3]));
+  const __m512i f = _mm512_add_epi32(_mm512_permutex2var_epi32(e01, even, e23),
+                                     _mm512_permutex2var_epi32(e01, odd, e23));
+  return _mm512_cvtepi64_epi32(_mm512_add_epi32(f, _mm512_shuffle_epi32(f, _MM_PERM_CDAB)));
+}
+
+template <class T, int R>
+ATLAS_AVX512 void small_rows_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t row0,
+                                  int64_t c0, int64_t n, float* y, int64_t ldy) {
+  const int64_t block_bytes = ggml_type_info(w.type).block_bytes;
+  const int64_t nb = x.k / 32, groups = nb / 8;
+  const int64_t group_bytes = 8 / T::kSub * block_bytes;
+  const __m512i offs = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(int32_t(w.row_bytes)));
+  for (int64_t g0 = 0; g0 < n; g0 += 16) {
+    const int cols = int(n - g0 < 16 ? n - g0 : 16);
+    const __mmask16 valid = cols == 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+    const uint8_t* base = w.row(c0 + g0);
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t t = 0; t < groups; ++t) {
+      __m512i q[R][4];
+      for (int r = 0; r < R; ++r)
+        for (int j = 0; j < 4; ++j) q[r][j] = _mm512_loadu_si512(x.q.data() + (row0 + r) * x.k + t * 256 + 64 * j);
+      __m256i sums[R][16];
+      for (int l = 0; l < 16; ++l) {
+        if (l >= cols) {
+          for (int r = 0; r < R; ++r) sums[r][l] = _mm256_setzero_si256();
+          continue;
+        }
+        const uint8_t* g = base + l * w.row_bytes + t * group_bytes;
+        for (int64_t o = 0; o < group_bytes; o += 64)  // 16 rows side by side: prefetch ahead
+          _mm_prefetch(reinterpret_cast<const char*>(g) + 8 * group_bytes + o, _MM_HINT_T0);
+        __m512i u[4];
+        for (int j = 0; j < 4; ++j)
+          u[j] = _mm512_inserti64x4(
+              _mm512_castsi256_si512(T::u(g + (2 * j / T::kSub) * block_bytes, (2 * j) % T::kSub)),
+              T::u(g + ((2 * j + 1) / T::kSub) * block_bytes, (2 * j + 1) % T::kSub), 1);
+        for (int r = 0; r < R; ++r) {
+          __m512i d[4];
+          for (int j = 0; j < 4; ++j) d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[j], q[r][j]);
+          sums[r][l] = block_sums_512u(d);
+        }
+      }
+      __m512 s[8], c[8];
+      if constexpr (T::kSub == 8)
+        k_scales_512u(base + t * group_bytes, offs, valid, s, c);
+      else
+        plain_scales_512u<T>(base + t * group_bytes, offs, valid, block_bytes, s, c);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        __m512i dots[8];
+        transpose16x8(sums[r], dots);
+#pragma GCC unroll 8
+        for (int b = 0; b < 8; ++b) {
+          const size_t blk = size_t((row0 + r) * nb + t * 8 + b);
+          const __m512i dot = _mm512_add_epi32(_mm512_set1_epi32(x.bias[blk]), dots[b]);
+          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s[b], _mm512_set1_ps(x.d[blk])), acc[r]);
+          if constexpr (T::kMin) acc[r] = _mm512_fmadd_ps(c[b], _mm512_set1_ps(x.dsum32[blk]), acc[r]);
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (row0 + r) * ldy + g0, valid, acc[r]);
+  }
+}
+
+template <class T>
+ATLAS_AVX512 void small_product_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0,
+                                     int64_t n, float* y, int64_t ldy) {
+  int64_t i = 0;
+  for (; i + 2 <= x.m; i += 2) small_rows_512u<T, 2>(w, x, i, c0, n, y, ldy);
+  if (i < x.m) small_rows_512u<T, 1>(w, x, i, c0, n, y, ldy);
+}
 }  // namespace
 
 IntUnpacker avx512_int_unpacker(uint32_t type) {
@@ -231,6 +487,43 @@ IntUnpacker avx512_int_unpacker(uint32_t type) {
     case kQ5_K: return unpack<Q5_K>;
     case kQ6_K: return unpack<Q6_K>;
     default: return nullptr;
+  }
+}
+
+}  // namespace atlas::quant_matmul
+
+namespace atlas::quant_matmul {
+
+FloatUnpacker avx512_float_unpacker(uint32_t type) {
+  switch (type) {
+    case kF32: return unpack_floats_512u<kF32>;
+    case kF16: return unpack_floats_512u<kF16>;
+    case kBF16: return unpack_floats_512u<kBF16>;
+    default: return nullptr;
+  }
+}
+
+// Rows up to which the small-m product runs (measured: bench_quant_matmul).
+constexpr int64_t kSmallRows512 = 4, kSmallFloatRows512 = 8;
+
+bool avx512_small_product(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0, int64_t n,
+                          float* y, int64_t ldy) {
+  switch (w.type) {
+    case kF32: if (x.m > kSmallFloatRows512) return false; small_float_product_512u<kF32>(w, x, c0, n, y, ldy); return true;
+    case kF16: if (x.m > kSmallFloatRows512) return false; small_float_product_512u<kF16>(w, x, c0, n, y, ldy); return true;
+    case kBF16: if (x.m > kSmallFloatRows512) return false; small_float_product_512u<kBF16>(w, x, c0, n, y, ldy); return true;
+    default: break;
+  }
+  if (x.m > kSmallRows512 || x.k % 256 != 0 || w.row_bytes > (int64_t(1) << 26)) return false;
+  switch (w.type) {
+    case kQ8_0: small_product_512u<Q8_0>(w, x, c0, n, y, ldy); return true;
+    case kQ4_0: small_product_512u<Q4_0>(w, x, c0, n, y, ldy); return true;
+    case kQ4_1: small_product_512u<Q4_1>(w, x, c0, n, y, ldy); return true;
+    case kQ5_0: small_product_512u<Q5_0>(w, x, c0, n, y, ldy); return true;
+    case kQ5_1: small_product_512u<Q5_1>(w, x, c0, n, y, ldy); return true;
+    case kQ4_K: small_product_512u<Q4_K>(w, x, c0, n, y, ldy); return true;
+    case kQ5_K: small_product_512u<Q5_K>(w, x, c0, n, y, ldy); return true;
+    default: return false;
   }
 }
 

@@ -70,12 +70,20 @@ using IntUnpacker = void (*)(const PackedMatrix& w, int64_t col0, int cols, int6
 using FloatUnpacker = void (*)(const PackedMatrix& w, int64_t col0, int cols, int64_t k0, int kc,
                                FloatPanel& p);
 
+// The whole product y[i, col] for col in [c0, c0 + n) without a panel, for a few rows (a
+// keystroke): blocks are dotted where they lie. Each element gets exactly the panel kernels'
+// float sequence, so the results are bit-identical to theirs. Returns false (doing nothing)
+// where it does not apply (type, depth or row count); the panel path runs then.
+using SmallProduct = bool (*)(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0,
+                              int64_t n, float* y, int64_t ldy);
+
 struct KernelSet {
   const char* name;
   IntKernel int_kernel;
   FloatKernel float_kernel;
   IntUnpacker (*int_unpacker)(uint32_t type);      // nullptr result: use the portable one
   FloatUnpacker (*float_unpacker)(uint32_t type);
+  SmallProduct small_product;                      // nullptr: always the panel path
 };
 
 // The offset o of a weight type (see IntPanel).
@@ -85,8 +93,12 @@ int weight_offset(uint32_t type);
 IntUnpacker portable_int_unpacker(uint32_t type);
 FloatUnpacker portable_float_unpacker(uint32_t type);
 
-// The AVX-512 unpackers (quant_matmul_avx512_unpack.cpp); nullptr for float types.
+// The AVX-512 unpackers (quant_matmul_avx512_unpack.cpp); nullptr for types they lack.
 IntUnpacker avx512_int_unpacker(uint32_t type);
+FloatUnpacker avx512_float_unpacker(uint32_t type);
+// The AVX-512 VNNI small-m product of the block types (quant_matmul_avx512_unpack.cpp).
+bool avx512_small_product(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0,
+                          int64_t n, float* y, int64_t ldy);
 
 // Defined in the ISA files; their functions carry target attributes, so they compile in any build.
 extern const KernelSet kAvx512Kernels;

@@ -42,7 +42,7 @@ void put16(uint8_t* p, uint16_t v) {
 }
 
 // `rows` rows of `k` values: random quants, random finite float16 scales (minimums).
-std::vector<uint8_t> random_weights(uint32_t type, int64_t rows, int64_t k, uint64_t seed) {
+std::vector<uint8_t> random_quant_weights(uint32_t type, int64_t rows, int64_t k, uint64_t seed) {
   const GgmlTypeInfo info = ggml_type_info(type);
   const int64_t blocks = rows * k / info.block_elems;
   std::vector<uint8_t> bytes(size_t(blocks * info.block_bytes));
@@ -161,7 +161,7 @@ TEST_CASE("quantized products stay within the activation-quantization bound of a
           INFO(ggml_type_info(type).name << " m " << m << " n " << n << " k " << k << " kernel "
                                          << quant_matmul::kernel_name(type));
           const int64_t rows = n + 5, c0 = 3, ldx = k + 3, ldy = n + 2;
-          const std::vector<uint8_t> bytes = random_weights(type, rows, k, 1000 * type + k + n);
+          const std::vector<uint8_t> bytes = random_quant_weights(type, rows, k, 1000 * type + k + n);
           const PackedMatrix w = packed(type, bytes, rows, k);
           const std::vector<float> x = random_input(m, ldx, 7 * m + k);
           const quant_matmul::PreparedInput px(type, x.data(), m, k, ldx);
@@ -191,7 +191,7 @@ TEST_CASE("quantized products give bit-identical columns whatever the column spl
   for (uint32_t type : kAllTypes) {
     const int64_t k = depths(type).back();
     INFO(ggml_type_info(type).name);
-    const std::vector<uint8_t> bytes = random_weights(type, rows, k, 77 + type);
+    const std::vector<uint8_t> bytes = random_quant_weights(type, rows, k, 77 + type);
     const PackedMatrix w = packed(type, bytes, rows, k);
     const std::vector<float> x = random_input(m, k, 5 + type);
     const quant_matmul::PreparedInput px(type, x.data(), m, k, k);
@@ -214,7 +214,7 @@ TEST_CASE("every kernel this CPU runs gives the portable kernel's results bit fo
   for (uint32_t type : kAllTypes) {
     const int64_t k = depths(type).back();
     INFO(ggml_type_info(type).name);
-    const std::vector<uint8_t> bytes = random_weights(type, n, k, 99 + type);
+    const std::vector<uint8_t> bytes = random_quant_weights(type, n, k, 99 + type);
     const PackedMatrix w = packed(type, bytes, n, k);
     const std::vector<float> x = random_input(m, k, 3 + type);
     const quant_matmul::PreparedInput px(type, x.data(), m, k, k);
@@ -243,7 +243,7 @@ TEST_CASE("quantized products refuse mismatched types and shapes with a message"
   std::vector<float> x(64, 1.0f);
   CHECK_THROWS_WITH(quant_matmul::PreparedInput(10, x.data(), 1, 64, 64), Catch::Contains("Q2_K"));
   CHECK_THROWS_WITH(quant_matmul::PreparedInput(Q8_0, x.data(), 1, 40, 40), Catch::Contains("40"));
-  const std::vector<uint8_t> bytes = random_weights(Q4_0, 4, 64, 1);
+  const std::vector<uint8_t> bytes = random_quant_weights(Q4_0, 4, 64, 1);
   const PackedMatrix w = packed(Q4_0, bytes, 4, 64);
   const quant_matmul::PreparedInput px(Q8_0, x.data(), 1, 64, 64);
   std::vector<float> y(4);
@@ -257,11 +257,37 @@ TEST_CASE("quantized products refuse mismatched types and shapes with a message"
 TEST_CASE("a non-finite activation makes its products NaN rather than garbage", "[quant]") {
   std::vector<float> x(64, 0.5f);
   x[40] = std::numeric_limits<float>::infinity();
-  const std::vector<uint8_t> bytes = random_weights(Q8_0, 2, 64, 3);
+  const std::vector<uint8_t> bytes = random_quant_weights(Q8_0, 2, 64, 3);
   const PackedMatrix w = packed(Q8_0, bytes, 2, 64);
   const quant_matmul::PreparedInput px(Q8_0, x.data(), 1, 64, 64);
   std::vector<float> y(2);
   quant_matmul::multiply(w, px, 0, 2, y.data(), 2);
   CHECK(std::isnan(y[0]));
   CHECK(std::isnan(y[1]));
+}
+
+// A few rows (a keystroke) take a path without a panel where the CPU has one (AVX-512: blocks
+// dotted where they lie, float weights converted 16 x 16 in registers); it must give the panel
+// path's results bit for bit, for every row count up to where the panel path takes over and on
+// depths of whole super-blocks (the small path's unit) with a column range not starting at 0.
+TEST_CASE("products of a few rows equal the same rows of a larger product bit for bit", "[quant]") {
+  const int64_t big = 13, rows = 45, c0 = 3, n = 37;
+  for (uint32_t type : kAllTypes) {
+    for (int64_t k : {256, 2560}) {
+      INFO(ggml_type_info(type).name << " k " << k);
+      const std::vector<uint8_t> bytes = random_quant_weights(type, rows, k, 11 + type + k);
+      const PackedMatrix w = packed(type, bytes, rows, k);
+      const std::vector<float> x = random_input(big, k + 5, 13 + type);
+      const quant_matmul::PreparedInput all(type, x.data(), big, k, k + 5);
+      const std::vector<float> whole = run(w, all, c0, n, n);
+      for (int64_t m : {1, 2, 3, 4, 5, 8}) {
+        for (int64_t first : {int64_t(0), big - m}) {
+          INFO("rows " << first << " + " << m);
+          const quant_matmul::PreparedInput few(type, x.data() + first * (k + 5), m, k, k + 5);
+          const std::vector<float> y = run(w, few, c0, n, n);
+          CHECK(std::memcmp(y.data(), whole.data() + first * n, size_t(m * n) * 4) == 0);
+        }
+      }
+    }
+  }
 }
