@@ -7,12 +7,13 @@
 //   node bench/llama_cpp_prompt.mjs MODEL.gguf --tokenize TEXT
 //
 // Timing mode prints one JSON object: the load time (getLlama excluded, loadModel + context
-// creation included separately), and the prompt time of N tokens evaluated in one batch
+// creation reported separately), and the prompt time of N tokens evaluated in one batch
 // (contextSize >= N, batchSize = N) into a fresh sequence, after one warm-up, as the median of
-// R repeats. Token ids are Atlas's `atlas bench` ids ((i * 7 + 32) % vocab, no BOS) unless
-// --text is given (its tokens, repeated to N). --logits: which positions get logits: "last" (as
-// llama-bench and a real prompt do; default), "all" (every position, like a full forward that
-// keeps every position's logits), "none" (llama.cpp then skips the output head).
+// R repeats (median_ms, wall; cpu_ms_median, the process's CPU time). Token ids are `atlas
+// bench`'s ((i * 7 + 32) % vocab, no BOS) unless --text is given (its tokens, repeated to N).
+// --logits: which positions get logits: "last" (as llama-bench and a real prompt do; default),
+// "all" (every position, like a full forward that keeps every position's logits), "none"
+// (llama.cpp then skips the output head).
 // --tokenize mode prints {"text", "ids"} with llama.cpp's ids for TEXT (special tokens parsed,
 // BOS added as the model's metadata asks).
 //
@@ -123,6 +124,7 @@ const sequence = context.getSequence();
 
 async function evaluateOnce() {
   await sequence.clearHistory();  // a fresh sequence: no cached prefix
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   if (opts.logits === "none") {
     await sequence.evaluateWithoutGeneratingNewTokens(ids);
@@ -131,10 +133,15 @@ async function evaluateOnce() {
       opts.logits === "all" || i === ids.length - 1 ? [id, { generateNext: { token: true } }] : id);
     await sequence.controlledEvaluate(input);
   }
-  return performance.now() - start;
+  const wall = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
+  cpuMs.push((cpu.user + cpu.system) / 1000);
+  return wall;
 }
+const cpuMs = [];
 
 await evaluateOnce();  // warm-up: first touch of the weights and buffers
+cpuMs.length = 0;
 const ms = [];
 for (let r = 0; r < opts.repeats; ++r) ms.push(await evaluateOnce());
 const sorted = [...ms].sort((a, b) => a - b);
@@ -152,6 +159,9 @@ const result = {
   min_ms: sorted[0],
   max_ms: sorted[sorted.length - 1],
   all_ms: ms,
+  // CPU time of the whole process (every thread) per evaluation, median: on a loaded machine
+  // the wall time stretches, this much less (threads that spin at barriers still count)
+  cpu_ms_median: [...cpuMs].sort((a, b) => a - b)[Math.floor(cpuMs.length / 2)],
   tokens_per_s: (opts.tokens * 1000) / median,
   init_s: initS,
   load_s: loadS,
@@ -163,6 +173,7 @@ const result = {
   max_rss_kb: process.resourceUsage().maxRSS,
   cpu_backend: pick(/load_backend|CPU backend|libggml-cpu/i).slice(0, 3),
   buffers: pick(/buffer size/i),
+  context_log: pick(/flash_attn|n_ubatch|n_threads/i).slice(0, 6),
   repacked_tensors: pick(/repack tensor/i).length,
   system_info: llama.systemInfo,
 };

@@ -3,7 +3,8 @@
 #
 #   bench/quant_vs_llamacpp.sh [--files "1b-q8_0 1b-q4_k_m 8b-q4_k_m"] [--lengths "128 512"]
 #                              [--threads "1 2"] [--repeats R] [--no-atlas] [--no-llamacpp]
-#                              [--logits last|all|none]
+#                              [--logits last|all|none] [--table-also DIR]...
+#   bench/quant_vs_llamacpp.sh --table-only DIR [--table-also DIR]... [--files ...] ...
 #
 # Files: $ATLAS_BIG_MODELS (default /work/bigmodels)/NAME.gguf, NAME = SHAPE-TYPE (shape 1b or
 # 8b, type q8_0, q4_k_m, f16 or bf16), made with random weights by bench/make_llama_gguf.cpp
@@ -13,12 +14,15 @@
 #   npm install --omit=optional --ignore-scripts node-llama-cpp @node-llama-cpp/linux-x64).
 # Atlas: `$ATLAS_BIN bench FILE --length N --threads T --repeats R --json` (default
 # build/release/app/atlas), under a virtual-memory limit (85% of RAM, or MemAvailable less 3 GB
-# if lower) so that a load that would not fit fails cleanly instead of meeting the OOM killer; a failure is reported and the run
-# goes on.
-# Both are timed after a warm-up, median of R repeats in one process; peak RSS by
-# /usr/bin/time (file pages of a mapped model count). Timing runs are not niced. The 1-minute
+# if lower) so that a load that would not fit fails cleanly instead of meeting the OOM killer;
+# a failure is reported and the run goes on.
+# Both are timed after a warm-up, median of R repeats in one process; peak RSS, wall, user and
+# system time of each process by /usr/bin/time (file pages of a mapped model count); the Atlas
+# binary's date and checksum per run in KEY.atlas.bin. Timing runs are not niced. The 1-minute
 # load average before each run is printed next to it: on a shared machine read the figures
-# with it. Raw JSON and logs go to $OUT_DIR (default $ATLAS_BIG_MODELS/results-DATE).
+# with it. Raw JSON and logs go to $OUT_DIR (default $ATLAS_BIG_MODELS/results-DATE); the table
+# gives medians over that folder and those of earlier runs named with --table-also (repeat the
+# whole run on a noisy machine). --table-only DIR prints the table of folders without running.
 #
 # What is compared: llama.cpp evaluates the prompt in one batch with logits for the last
 # position only (--logits last, as llama-bench does); atlas bench runs a full forward with every
@@ -37,6 +41,8 @@ REPEATS=""
 LOGITS=last
 RUN_ATLAS=1
 RUN_LLAMA=1
+TABLE_ALSO=()
+TABLE_ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) FILES=$2; shift 2 ;;
@@ -46,10 +52,21 @@ while [ $# -gt 0 ]; do
     --logits) LOGITS=$2; shift 2 ;;
     --no-atlas) RUN_ATLAS=0; shift ;;
     --no-llamacpp) RUN_LLAMA=0; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --table-also) TABLE_ALSO+=("$2"); shift 2 ;;
+    --table-only) TABLE_ONLY=$2; shift 2 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "quant_vs_llamacpp: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+table() {
+  python3 "$ROOT/bench/quant_vs_llamacpp_table.py" --files "$FILES" --lengths "$LENGTHS" \
+    --threads "$THREADS" "$OUT" ${TABLE_ALSO[@]+"${TABLE_ALSO[@]}"}
+}
+if [ -n "$TABLE_ONLY" ]; then
+  OUT=$TABLE_ONLY
+  table
+  exit
+fi
 OUT=${OUT_DIR:-$MODELS/results-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$MODELS" "$OUT" || exit 1
 TIME=/usr/bin/time
@@ -106,15 +123,17 @@ for f in $FILES; do
       key=$f-n$n-t$t
       if [ "$RUN_LLAMA" = 1 ]; then
         echo "$(load1)" >"$OUT/$key.llama.load"
-        $TIME -f '%M %e' -o "$OUT/$key.llama.time" \
+        $TIME -f '%M %e %U %S' -o "$OUT/$key.llama.time" \
           node "$ROOT/bench/llama_cpp_prompt.mjs" "$path" --tokens "$n" --threads "$t" --repeats "$r" \
           --logits "$LOGITS" >"$OUT/$key.llama.json" 2>"$OUT/$key.llama.err" ||
           echo "llama.cpp failed on $key (see $OUT/$key.llama.err)"
       fi
       if [ "$RUN_ATLAS" = 1 ]; then
         echo "$(load1)" >"$OUT/$key.atlas.load"
+        # which build ran: the binary may be rebuilt between runs
+        echo "$(stat -c '%y' "$ATLAS") $(md5sum <"$ATLAS" | cut -c1-12)" >"$OUT/$key.atlas.bin"
         (ulimit -v "$(vmem_kb)"
-         exec $TIME -f '%M %e' -o "$OUT/$key.atlas.time" \
+         exec $TIME -f '%M %e %U %S' -o "$OUT/$key.atlas.time" \
            "$ATLAS" bench "$path" --length "$n" --threads "$t" --repeats "$r" --json) \
           >"$OUT/$key.atlas.json" 2>"$OUT/$key.atlas.err" ||
           echo "Atlas failed on $key: $(grep -v '^Command exited' "$OUT/$key.atlas.err" | grep -v '^\s*$' | tail -1 | cut -c1-200)"
@@ -124,49 +143,6 @@ for f in $FILES; do
   done
 done
 
-# 3. The table.
-python3 - "$OUT" "$FILES" "$LENGTHS" "$THREADS" <<'EOF'
-import json, sys, os
-out, files, lengths, threads = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
-def read(path, kind):
-    try:
-        with open(path) as fh:
-            text = fh.read().strip()
-        return json.loads(text.splitlines()[-1]) if kind == "json" else text
-    except Exception:
-        return None
-def time_of(path):
-    t = read(path, "text")
-    if not t: return None, None
-    parts = t.splitlines()[-1].split()
-    try: return int(parts[0]) / 1024.0, float(parts[1])
-    except Exception: return None, None
-def fmt(x, f="%.0f"):
-    return "-" if x is None else f % x
-print()
-print("%-10s %4s %2s | %9s %8s %7s %7s %5s | %9s %7s %7s %5s | %7s" % (
-    "file", "N", "T", "llama ms", "tok/s", "RSS MB", "load s", "load1",
-    "Atlas ms", "RSS MB", "wall s", "load1", "Atlas/ll"))
-for f in files:
-    for n in lengths:
-        for t in threads:
-            k = os.path.join(out, "%s-n%s-t%s" % (f, n, t))
-            lj = read(k + ".llama.json", "json")
-            aj = read(k + ".atlas.json", "json")
-            lrss, _ = time_of(k + ".llama.time")
-            arss, awall = time_of(k + ".atlas.time")
-            lms = lj.get("median_ms") if lj else None
-            ams = aj.get("median_ms") if aj else None
-            ratio = ams / lms if (ams and lms) else None
-            print("%-10s %4s %2s | %9s %8s %7s %7s %5s | %9s %7s %7s %5s | %7s" % (
-                f, n, t, fmt(lms), fmt(lj and lj.get("tokens_per_s"), "%.1f"), fmt(lrss),
-                fmt(lj and (lj.get("load_s", 0) + lj.get("context_s", 0)), "%.2f"),
-                read(k + ".llama.load", "text") or "-",
-                fmt(ams) if ams else ("failed" if os.path.exists(k + ".atlas.err") else "-"),
-                fmt(arss) if ams else "-", fmt(awall, "%.1f") if ams else "-",
-                read(k + ".atlas.load", "text") or "-", fmt(ratio, "%.2f")))
-print("\nllama.cpp: median of the repeats, one batch, logits: see the JSON 'logits' field; load s = "
-      "loadModel + createContext. Atlas: atlas bench median (every map traced, logits at every "
-      "position); wall s = whole process incl. load. RSS = peak resident set (mapped file pages "
-      "included). load1 = 1-minute load average just before the run.")
-EOF
+# 3. The table (bench/quant_vs_llamacpp_table.py): medians over this run's folder and any
+# given with --table-also.
+table
