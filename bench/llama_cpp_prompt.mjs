@@ -20,6 +20,7 @@
 // node-llama-cpp is looked up in $LLAMACPP_NODE_DIR (default
 // ~/.cache/attention-atlas/llamacpp), installed with
 //   npm install --omit=optional --ignore-scripts node-llama-cpp @node-llama-cpp/linux-x64
+import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -58,10 +59,14 @@ if (!["last", "all", "none"].includes(opts.logits)) usage("--logits must be last
 if (!["auto", "on", "off"].includes(opts.flash)) usage("--flash-attention must be auto, on or off");
 
 const nodeDir = process.env.LLAMACPP_NODE_DIR || path.join(os.homedir(), ".cache/attention-atlas/llamacpp");
-let nlc;
+let nlc, nlcVersion = "3.x";
 try {
   const require = createRequire(path.join(nodeDir, "package.json"));
-  nlc = await import(pathToFileURL(require.resolve("node-llama-cpp")).href);
+  const entry = require.resolve("node-llama-cpp");
+  nlc = await import(pathToFileURL(entry).href);
+  try {  // dist/index.js -> package.json
+    nlcVersion = JSON.parse(fs.readFileSync(path.join(path.dirname(entry), "..", "package.json"))).version;
+  } catch {}
 } catch (e) {
   process.stderr.write(`llama_cpp_prompt: node-llama-cpp not found under ${nodeDir} (${e.message})\n`);
   process.exit(3);
@@ -105,8 +110,11 @@ if (opts.text !== null) {
   if (base.length === 0) usage("--text has no tokens");
   ids = Array.from({ length: opts.tokens }, (_, i) => base[i % base.length]);
 } else {
-  const n = model.fileInfo?.metadata?.llama?.vocab_size ?? model.fileInsights?.trainContextSize ?? 0;
-  const vocabSize = typeof n === "number" && n > 0 ? n : 128256;
+  // the vocabulary size: the tokenizer's token list (every file has one), else the arch's key
+  const meta = model.fileInfo?.metadata ?? {};
+  const arch = meta.general?.architecture;
+  const vocabSize = meta.tokenizer?.ggml?.tokens?.length ?? (arch && meta[arch]?.vocab_size);
+  if (!(vocabSize > 0)) usage("cannot tell the vocabulary size of the file");
   ids = Array.from({ length: opts.tokens }, (_, i) => (i * 7 + 32) % vocabSize);
 }
 
@@ -149,7 +157,7 @@ const median = sorted[Math.floor(sorted.length / 2)];
 
 const pick = (re) => log.filter((l) => re.test(l));
 const result = {
-  engine: "llama.cpp (node-llama-cpp " + (nlc.version ?? "3.x") + ")",
+  engine: "llama.cpp (node-llama-cpp " + nlcVersion + ")",
   model: path.basename(modelPath),
   tokens: opts.tokens,
   threads: opts.threads,
