@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "core/formats/packed_weights.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -146,6 +147,7 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
       for (const char* attn : {".attn.wo", ".self_attn.wo", ".cross_attn.wo"}) {
         auto it = p.find(pre + attn);
         if (it == p.end()) continue;
+        if (it->second.packed) it->second = to_float(it->second);  // this one matrix, edited
         const int64_t width = it->second.shape[1];  // n_heads * d_head
         for (int64_t o = 0; o < d; ++o)
           for (int64_t col = h * dh; col < (h + 1) * dh; ++col) it->second.data[size_t(o * width + col)] = 0.0f;

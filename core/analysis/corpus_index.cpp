@@ -178,7 +178,10 @@ std::string model_fingerprint(const Model& model) {
   for (const auto& [name, t] : model.params()) {
     h = fnv1a64(name.c_str(), name.size() + 1, h);  // with its NUL: names cannot run together
     h = fnv1a64(t.shape.data(), t.shape.size() * sizeof(int64_t), h);
-    h = fnv1a64(t.data.data(), t.data.size() * sizeof(float), h);
+    if (t.packed)  // the encoded bytes (and their type) are the weight
+      h = fnv1a64(t.packed->data, size_t(t.packed->bytes()), fnv1a64(&t.packed->type, 4, h));
+    else
+      h = fnv1a64(t.data.data(), t.data.size() * sizeof(float), h);
   }
   return fingerprint_text(h);
 }

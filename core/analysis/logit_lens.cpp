@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/backend/backend.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -52,7 +53,17 @@ float activate(FfnActivation a, float x) {
 
 // The output head after the final norm: BERT's MLM transform when configured, the output
 // matrix, the output bias when configured.
-Mat head_logits(const ModelConfig& c, const ParamStore& p, const Mat& table, Mat h) {
+// h [L, d] times the output matrix transposed: a float table as a Mat, a table held in its
+// file's encoding (quantized, 16-bit) through the CPU backend's product, which reads it in place.
+Mat table_product(const Mat& h, const Mat& table, const Tensor& held) {
+  if (!held.packed) return h * table.transpose();
+  const std::unique_ptr<Backend> cpu = make_cpu_backend();
+  const Tensor x = Tensor::from_mat(h);
+  return cpu->download(cpu->linear(cpu->upload(x), cpu->upload_weight(held), {})).mat();
+}
+
+Mat head_logits(const ModelConfig& c, const ParamStore& p, const Mat& table, const Tensor& held,
+                Mat h) {
   if (c.head.transform) {
     Mat t = h * p.at("output.transform.weight").mat().transpose();
     const auto& b = p.at("output.transform.bias").data;
@@ -60,7 +71,7 @@ Mat head_logits(const ModelConfig& c, const ParamStore& p, const Mat& table, Mat
       for (int64_t k = 0; k < t.cols(); ++k) t(i, k) = activate(c.activation, t(i, k) + b[size_t(k)]);
     h = norm_rows(c, p, "output.transform_norm", std::move(t));
   }
-  Mat logits = h * table.transpose();
+  Mat logits = table_product(h, table, held);
   if (c.head.bias) {
     const auto& b = p.at("output.bias").data;
     for (int64_t i = 0; i < logits.rows(); ++i)
@@ -92,8 +103,11 @@ void add_logit_lens(const Model& model, RunResult& result, int64_t top_k) {
     while (result.trace.find(hidden_name(layers))) ++layers;
     if (layers == 0) layers = 1;  // reports the missing first step below
   }
-  Mat table = model.params().at(c.output == OutputHead::Tied ? "embed.tokens" : "output.weight").mat();
-  if (c.fixnorm)
+  const Tensor& held = model.params().at(c.output == OutputHead::Tied ? "embed.tokens" : "output.weight");
+  if (c.fixnorm && held.packed)
+    throw AtlasError("the logit lens of a FixNorm model needs its embedding as float32");
+  Mat table = held.packed ? Mat() : held.mat();  // a packed table is read in place
+  if (c.fixnorm && !held.packed)
     for (int64_t v = 0; v < table.rows(); ++v) table.row(v) /= std::max(table.row(v).norm(), 1e-5f);
   Tensor ids, probs;
   int64_t L = 0;
@@ -106,7 +120,7 @@ void add_logit_lens(const Model& model, RunResult& result, int64_t top_k) {
       ids = Tensor({layers, L, top_k});
       probs = Tensor({layers, L, top_k});
     }
-    const Mat logits = head_logits(c, model.params(), table,
+    const Mat logits = head_logits(c, model.params(), table, held,
                                    final_norm(c, model.params(), stack, h->tensor.mat()));  // [L, V]
     std::vector<int64_t> order(static_cast<size_t>(logits.cols()));
     for (int64_t i = 0; i < L; ++i) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/formats/packed_weights.h"
 #include "core/tensor/float_scan.h"
 
 namespace atlas {
@@ -47,9 +48,17 @@ std::vector<std::string> check_weight_magnitudes(const ParamStore& params, doubl
   for (const auto& [name, t] : params) {
     // NaN/Inf: check_params reports them. The scan is vectorised; only a tensor over the
     // bound is searched again for where its largest value sits.
-    const float worst = scan_floats(t.data.data(), t.numel()).max_abs;
+    const float worst = scan_weights(t).max_abs;
     if (!(double(worst) > bound)) continue;
     if (++over > max_lines) continue;
+    if (t.packed) {  // a bound from the block scales: no single value to point at
+      out.push_back("weights: tensor " + name + " (" + held_type_name(t) + ") has block scales that reach " +
+                    sci(double(worst)) + ", above " + sci(bound) +
+                    ", the largest magnitude float32 arithmetic carries through this model's "
+                    "products (sqrt(FLT_MAX / n), n = its largest dimension): runs may give "
+                    "Inf/NaN outputs");
+      continue;
+    }
     int64_t at = 0;
     while (std::fabs(t.data[size_t(at)]) != worst) ++at;
     out.push_back("weights: tensor " + name + " holds " + sci(double(t.data[size_t(at)])) + " at " +

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "core/formats/packed_weights.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -18,6 +19,14 @@ void Backend::note_fallback(const std::string& line) {
   if (std::find(fallbacks_.begin(), fallbacks_.end(), line) != fallbacks_.end()) return;
   fallbacks_.push_back(line);
   std::fprintf(stderr, "atlas: %s: %s\n", name().c_str(), line.c_str());
+}
+
+DTensor Backend::upload_weight(const Tensor& host) {
+  if (!host.packed) return upload(host);
+  note_fallback(std::string("weights held as ") + held_type_name(host) +
+                " are converted to float32 on upload (this backend has no product for them; "
+                "the CPU backend keeps them as they are)");
+  return upload(to_float(host));
 }
 
 Tensor rms_norm_reference(const Tensor& x, const Tensor& w, float eps) {

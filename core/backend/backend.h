@@ -103,8 +103,10 @@ class Backend {
 
   virtual DTensor upload(const Tensor& host) = 0;
   // A model weight: `host` outlives the result and does not change while it is used. The CPU
-  // backend reads it in place (a model's weights are not held twice); device backends copy.
-  virtual DTensor upload_weight(const Tensor& host) { return upload(host); }
+  // backend reads it in place (a model's weights are not held twice), quantized ones included;
+  // device backends copy. The default converts a weight held in its file's encoding
+  // (Tensor::packed) to float32 first and says so in fallbacks().
+  virtual DTensor upload_weight(const Tensor& host);
   virtual Tensor download(const DTensor& t) = 0;
   // Several downloads that a recording backend serves with one submission.
   virtual std::vector<Tensor> download_all(const std::vector<DTensor>& ts) {
@@ -190,6 +192,18 @@ Tensor repeat_heads_reference(const Tensor& x, int64_t groups, int64_t d_head);
 // spin barriers stall whenever the other core is busy (vanilla-base at 64 tokens: 300 ms with
 // it, 105 ms without), so the backend splits large products itself, one join per op.
 void set_cpu_threads(int threads);
+
+// How the CPU backend multiplies by block-quantized weights (Q8_0, Q4_K, ...; float16, bfloat16
+// and float32 weights always take float32 activations):
+//   Int8Activations  the activations quantized to int8 per 32 values, integer dot products
+//                    (llama.cpp's own arithmetic, ~3-4x faster; maps and logits differ from the
+//                    dequantized model's by that rounding: docs/quantized-models.md);
+//   Exact            float32 activations times the weights dequantized tile by tile (the
+//                    dequantized model itself, to float rounding, at the float product's speed).
+// Process-wide, like the thread count; the default is Int8Activations.
+enum class QuantizedProducts { Int8Activations, Exact };
+void set_quantized_products(QuantizedProducts products);
+QuantizedProducts quantized_products();
 int cpu_threads();
 
 }  // namespace atlas

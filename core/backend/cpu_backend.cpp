@@ -5,28 +5,50 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "core/backend/attention_rows.h"
 #include "core/backend/backend.h"
 #include "core/backend/cpu_gemm.h"
 #include "core/backend/module_op.h"
+#include "core/backend/quant_matmul.h"
+#include "core/formats/ggml_types.h"
+#include "core/formats/packed_weights.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
 
 namespace {
 
+constexpr uint32_t kGgmlF32 = 0;
+
+const char* held_type_name_of(const PackedMatrix& m) {
+  const char* name = ggml_type_info(m.type).name;
+  return name ? name : "an unknown type";
+}
+
 // An op's output is a host Tensor (aligned, tensor.h), so a download the caller lets go of hands
 // the buffer over instead of copying it (take_all): at 1024 tokens GPT-2's maps are 600 MB.
 struct CpuStorage : DeviceStorage {
   Tensor values;
   const float* borrowed = nullptr;  // a model weight read in place (upload_weight)
+  // A model weight held in its file's encoding (quantized, 16-bit): only linear and embedding
+  // read it, block by block; it has no float32 values to point at.
+  std::shared_ptr<const PackedMatrix> packed;
 };
+
+const PackedMatrix* packed_of(const DTensor& t) {
+  return static_cast<const CpuStorage*>(t.storage.get())->packed.get();
+}
 
 // Ops only write the tensors they make, so a borrowed weight is never written through this.
 float* ptr(const DTensor& t) {
   auto* s = static_cast<CpuStorage*>(t.storage.get());
+  if (s->packed)
+    throw AtlasError("cpu backend: an op other than linear or embedding was given a weight held as " +
+                     std::string(held_type_name_of(*s->packed)) + " " + shape_str(t.shape) +
+                     "; it reads float32 only");
   return s->borrowed ? const_cast<float*>(s->borrowed) : s->values.data.data();
 }
 
@@ -56,6 +78,12 @@ void require(bool ok, const char* op, const std::string& what) {
 
 
 std::atomic<int> g_cpu_threads{0};  // 0: OpenMP's default
+// set_quantized_products; ATLAS_QUANTIZED_PRODUCTS=exact starts a process with exact products.
+bool int8_by_default() {
+  const char* v = std::getenv("ATLAS_QUANTIZED_PRODUCTS");
+  return !(v && std::string(v) == "exact");
+}
+std::atomic<bool> g_int8_activations{int8_by_default()};
 
 constexpr int64_t kPackedMinRows = 24;  // two of the packed kernel's row tiles
 // Element-wise ops and row norms split over the threads above this many elements (each element
@@ -109,11 +137,22 @@ class CpuBackend : public Backend {
 
   DTensor upload_weight(const Tensor& host) override {
     auto s = std::make_shared<CpuStorage>();
-    s->borrowed = host.data.data();
+    if (host.packed && host.packed->type == kGgmlF32 &&
+        reinterpret_cast<uintptr_t>(host.packed->data) % alignof(float) == 0)
+      s->borrowed = reinterpret_cast<const float*>(host.packed->data);  // float32 in the file
+    else if (host.packed)
+      s->packed = host.packed;
+    else
+      s->borrowed = host.data.data();
     return DTensor{host.shape, std::move(s)};
   }
 
   Tensor download(const DTensor& t) override {
+    if (const PackedMatrix* m = packed_of(t)) {  // asked for explicitly: the caller holds it
+      Tensor host = Tensor::uninitialized(t.shape);
+      dequantize_rows(*m, 0, m->rows, host.data.data());
+      return host;
+    }
     Tensor host = Tensor::uninitialized(t.shape);
     std::copy(ptr(t), ptr(t) + t.numel(), host.data.begin());
     return host;
@@ -125,7 +164,7 @@ class CpuBackend : public Backend {
     for (DTensor& t : ts) {
       auto* s = t.storage ? static_cast<CpuStorage*>(t.storage.get()) : nullptr;
       // Only the last handle may give the buffer away: another holder would see it emptied.
-      if (s && !s->borrowed && t.storage.use_count() == 1) {
+      if (s && !s->borrowed && !s->packed && t.storage.use_count() == 1) {
         out.push_back(std::move(s->values));
         out.back().shape = t.shape;
       } else {
@@ -144,6 +183,11 @@ class CpuBackend : public Backend {
     const int64_t m = x.numel() / in;
     DTensor y = make_uninit({m, out});  // every column block is assigned below
     MatMap Y = rows_of(y, out);
+    if (const PackedMatrix* pw = packed_of(w)) {
+      packed_linear(*pw, x, m, y);
+      if (b) add_bias(b, out, Y);
+      return y;
+    }
     MatMap X = rows_of(x, in), Wt = rows_of(w, in);
     // Threads take whole blocks of output columns (one join per op) rather than letting
     // Eigen's GEMM split itself: its inner spin-barriers stall badly whenever another process
@@ -168,13 +212,66 @@ class CpuBackend : public Backend {
     } else {
       columns(0, out);
     }
-    if (b) {
-      require(b.numel() == out, "linear", "bias " + shape_str(b.shape) + " for " +
-                                               std::to_string(out) + " outputs");
-      Y.rowwise() += rows_of(b, out).row(0);
-    }
+    if (b) add_bias(b, out, Y);
     return y;
   }
+
+  static void add_bias(const DTensor& b, int64_t out, MatMap& Y) {
+    require(b.numel() == out, "linear", "bias " + shape_str(b.shape) + " for " +
+                                             std::to_string(out) + " outputs");
+    Y.rowwise() += rows_of(b, out).row(0);
+  }
+
+  // y = x W^T with W in its file's encoding: the activations prepared once (quantized per block
+  // where the type's product reads int8), then the threads take blocks of output columns.
+  static void packed_linear(const PackedMatrix& w, const DTensor& x, int64_t m, DTensor& y) {
+    const int64_t in = w.cols, out = w.rows;
+    require(quant_matmul::supports(w.type), "linear",
+            std::string("no product for weights held as ") + held_type_name_of(w));
+    if (!g_int8_activations.load() && !is_float_type(w.type)) return exact_linear(w, x, m, y);
+    const quant_matmul::PreparedInput prepared(w.type, ptr(x), m, in, in);
+    const int threads = cpu_threads();
+    if (threads > 1 && m * in * out >= (int64_t{1} << 20)) {
+      // Blocks of 16 columns dealt out dynamically: a few rows cost little per column, so
+      // finishing together matters more than locality.
+      const int64_t chunk = std::max<int64_t>(16, (out / threads / 16 + 15) / 16 * 16);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+      for (int64_t c0 = 0; c0 < out; c0 += chunk)
+        quant_matmul::multiply(w, prepared, c0, std::min(chunk, out - c0), ptr(y), out);
+    } else {
+      quant_matmul::multiply(w, prepared, 0, out, ptr(y), out);
+    }
+  }
+
+  // y = x W^T with float32 activations: tiles of W's rows converted into a per-thread buffer
+  // and multiplied as float32 (what the model computes with its weights dequantized, to float
+  // rounding), at the float product's speed. Each tile is converted once per product.
+  static void exact_linear(const PackedMatrix& w, const DTensor& x, int64_t m, DTensor& y) {
+    const int64_t in = w.cols, out = w.rows;
+    constexpr int64_t kTileRows = 64;
+    const int64_t tiles = (out + kTileRows - 1) / kTileRows;
+    const float* px = ptr(x);
+    float* py = ptr(y);
+    const int threads = m * in * out >= (int64_t{1} << 20) ? cpu_threads() : 1;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      FloatBuffer tile(static_cast<size_t>(kTileRows * in));
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t c0 = t * kTileRows, n = std::min(kTileRows, out - c0);
+        dequantize_rows(w, c0, n, tile.data());
+        if (m >= kPackedMinRows) {
+          cpu_gemm::multiply(m, n, in, {px, in, 1}, {tile.data(), 1, in}, py + c0, out);
+        } else {
+          MatMap Y(py, m, out);
+          ConstMatMap X(px, m, in), T(tile.data(), n, in);
+          Y.middleCols(c0, n).noalias() = X * T.transpose();
+        }
+      }
+    }
+  }
+
+  static bool is_float_type(uint32_t type) { return type == 0 || type == 1 || type == 30; }
 
   DTensor add(const DTensor& a, const DTensor& b) override {
     require(a.shape == b.shape, "add", shape_str(a.shape) + " + " + shape_str(b.shape));
@@ -301,12 +398,19 @@ class CpuBackend : public Backend {
     require(table.shape.size() == 2, "embedding", "table must be 2-D");
     const int64_t v = table.shape[0], d = table.shape[1];
     DTensor y = make_uninit({static_cast<int64_t>(ids.size()), d});  // every row is assigned
-    MatMap T = rows_of(table, d), Y = rows_of(y, d);
-    for (size_t i = 0; i < ids.size(); ++i) {
+    for (size_t i = 0; i < ids.size(); ++i)
       require(ids[i] >= 0 && ids[i] < v, "embedding",
               "token id " + std::to_string(ids[i]) + " outside vocab of " + std::to_string(v));
-      Y.row(static_cast<int64_t>(i)) = T.row(ids[i]) * s;
+    MatMap Y = rows_of(y, d);
+    if (const PackedMatrix* m = packed_of(table)) {  // only the rows gathered are converted
+      for (size_t i = 0; i < ids.size(); ++i) {
+        dequantize_rows(*m, ids[i], 1, ptr(y) + int64_t(i) * d);
+        Y.row(static_cast<int64_t>(i)) *= s;
+      }
+      return y;
     }
+    MatMap T = rows_of(table, d);
+    for (size_t i = 0; i < ids.size(); ++i) Y.row(static_cast<int64_t>(i)) = T.row(ids[i]) * s;
     return y;
   }
 
@@ -360,6 +464,13 @@ class CpuBackend : public Backend {
 };
 
 }  // namespace
+
+void set_quantized_products(QuantizedProducts products) {
+  g_int8_activations.store(products == QuantizedProducts::Int8Activations);
+}
+QuantizedProducts quantized_products() {
+  return g_int8_activations.load() ? QuantizedProducts::Int8Activations : QuantizedProducts::Exact;
+}
 
 void set_cpu_threads(int threads) { g_cpu_threads.store(std::max(threads, 0)); }
 

@@ -659,6 +659,24 @@ Tensor GgufFile::read_tensor(const std::string& name) const {
   return out;
 }
 
+PackedMatrix GgufFile::read_packed(const std::string& name) const {
+  const GgufTensorInfo& t = tensor(name);
+  require_supported(t, origin_);
+  const GgmlTypeInfo info = ggml_type_info(t.ggml_type);
+  if (t.ne.size() < 2 || t.ne[0] % info.block_elems != 0)
+    throw AtlasError(origin_ + ": tensor " + in_quotes(name) + " " + shape_str(t.shape) + " of type " +
+                     t.type_name + " is not a matrix of whole " + num(uint64_t(info.block_elems)) +
+                     "-value blocks per row");
+  PackedMatrix m;
+  m.type = t.ggml_type;
+  m.cols = t.ne[0];
+  m.rows = t.ne[0] == 0 ? 0 : t.numel / t.ne[0];
+  m.row_bytes = t.ne[0] / info.block_elems * info.block_bytes;
+  m.data = data_ + t.offset;
+  m.owner = owner_;
+  return m;
+}
+
 std::map<std::string, Tensor> GgufFile::read_all_tensors() const {
   std::map<std::string, Tensor> out;
   std::vector<std::pair<const GgufTensorInfo*, Tensor*>> work;

@@ -126,6 +126,10 @@ class GgufFile {
   // Every tensor, dequantized by all CPU threads at once (largest first), so the kernel's
   // zeroing of the fresh float pages is shared out too. Unsupported types are refused first.
   std::map<std::string, Tensor> read_all_tensors() const;
+  // A tensor of two or more dimensions as stored, read in place where it lies in the mapping (no
+  // conversion, no copy): [rows, cols] with cols = ne[0] (whole blocks) and rows the product of
+  // the other dims. The types read_tensor reads; the result keeps the mapping alive.
+  PackedMatrix read_packed(const std::string& name) const;
   // The raw bytes of a tensor as stored (points into the mapping).
   const uint8_t* tensor_bytes(const GgufTensorInfo& info) const { return data_ + info.offset; }
 

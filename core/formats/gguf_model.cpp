@@ -5,6 +5,9 @@
 #include <set>
 
 #include "core/formats/gguf_tokenizer.h"
+#include "core/formats/input_file.h"
+#include "core/formats/packed_weights.h"
+#include "core/model/memory_budget.h"
 #include "core/tensor/error.h"
 #include "core/variants/rotary/rope.h"
 
@@ -118,21 +121,47 @@ ModelConfig gguf_model_config(const GgufFile& f, const GgufLoadOptions& options)
   return c;
 }
 
+namespace {
+
+// What the loader below holds: matrices as stored (their bytes), vectors as float32.
+double held_weight_bytes(const GgufFile& f) {
+  double bytes = 0;
+  for (const GgufTensorInfo& t : f.tensors()) bytes += t.shape.size() >= 2 ? double(t.n_bytes) : 4.0 * double(t.numel);
+  return bytes;
+}
+
+std::string held_weight_detail(const GgufFile& f) {
+  std::map<std::string, double> by_type;
+  double vectors = 0;
+  for (const GgufTensorInfo& t : f.tensors()) {
+    if (t.shape.size() >= 2) by_type[t.type_name] += double(t.n_bytes);
+    else vectors += 4.0 * double(t.numel);
+  }
+  std::string s;
+  for (const auto& [type, bytes] : by_type)
+    s += (s.empty() ? "" : ", ") + format_bytes(uint64_t(bytes)) + " of " + type + " matrices";
+  return s + ", " + format_bytes(uint64_t(vectors)) + " of float32 vectors";
+}
+
+}  // namespace
+
 Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
   const GgufFile f = GgufFile::open(path);
   ModelConfig c = gguf_model_config(f, options);
+  check_weights_memory(held_weight_bytes(f), f.origin(), held_weight_detail(f));
   std::set<std::string> used = {"rope_freqs.weight"};
-  std::map<std::string, Tensor> all = f.read_all_tensors();  // dequantized in parallel
+  // Matrices stay as the file holds them (quantized, 16-bit or float32), read in place from the
+  // mapping; vectors (norms, biases) are converted to float32.
   auto take = [&](const std::string& name) {
     used.insert(name);
-    auto it = all.find(name);
-    if (it == all.end()) return f.read_tensor(name);  // throws, naming the file and the tensor
-    return std::move(it->second);
+    const GgufTensorInfo& t = f.tensor(name);  // throws, naming the file and the tensor
+    if (t.shape.size() < 2) return f.read_tensor(name);
+    Tensor m = packed_tensor(f.read_packed(name));
+    m.shape = t.shape;  // as the file gives it (a 3-D tensor is refused by the shape check)
+    return m;
   };
   auto rows = [](const Tensor& t, int64_t begin, int64_t end) {
-    Tensor r({end - begin, t.shape[1]});
-    std::copy(t.data.begin() + begin * t.shape[1], t.data.begin() + end * t.shape[1], r.data.begin());
-    return r;
+    return packed_tensor(t.packed->row_range(begin, end));
   };
   const int64_t d = c.d_model, ff = c.d_ff, q = c.attention_width(), kv = c.kv_heads() * c.d_head();
   ParamStore p;

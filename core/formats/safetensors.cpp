@@ -20,6 +20,7 @@
 #include "core/formats/input_file.h"
 #include "core/formats/json_text.h"
 #include "core/formats/mapped_file.h"
+#include "core/formats/packed_weights.h"
 #include "core/formats/npy.h"
 #include "core/formats/file_fields.h"
 
@@ -292,10 +293,10 @@ std::string build_header(const std::map<std::string, Tensor>& tensors,
     if (name == kMetadataKey)
       throw AtlasError("cannot write safetensors: a tensor may not be named __metadata__");
     uint64_t numel = 0;
-    if (!checked_numel(t.shape, numel) || numel != t.data.size())
+    const uint64_t held = t.packed ? uint64_t(t.numel()) : t.data.size();
+    if (!checked_numel(t.shape, numel) || numel != held)
       throw AtlasError("cannot write safetensors: tensor " + file_text(name) + " has shape " +
-                       shape_str(t.shape) + " but " + std::to_string(t.data.size()) +
-                       " values");
+                       shape_str(t.shape) + " but " + std::to_string(held) + " values");
     uint64_t end = offset + 4 * numel;
     h += (h.size() > 1 ? "," : "") + json_string(name, "tensor name") +
          ":{\"dtype\":\"F32\",\"shape\":" + shape_json(t.shape) + ",\"data_offsets\":[" +
@@ -320,16 +321,28 @@ void emit_safetensors(const std::string& header, const std::map<std::string, Ten
   sink(reinterpret_cast<const uint8_t*>(header.data()), header.size());
   std::vector<uint8_t> chunk;
   constexpr size_t kChunkFloats = 1 << 16;
-  for (const auto& [name, t] : tensors) {
-    for (size_t i = 0; i < t.data.size(); i += kChunkFloats) {
-      size_t n = std::min(kChunkFloats, t.data.size() - i);
+  auto emit_floats = [&](const float* values, size_t count) {
+    for (size_t i = 0; i < count; i += kChunkFloats) {
+      size_t n = std::min(kChunkFloats, count - i);
       chunk.resize(4 * n);
       for (size_t j = 0; j < n; ++j) {
         uint32_t bits;
-        std::memcpy(&bits, &t.data[i + j], 4);
+        std::memcpy(&bits, &values[i + j], 4);
         for (int b = 0; b < 4; ++b) chunk[4 * j + b] = uint8_t(bits >> (8 * b));
       }
       sink(chunk.data(), chunk.size());
+    }
+  };
+  std::vector<float> row;
+  for (const auto& [name, t] : tensors) {
+    if (!t.packed) {
+      emit_floats(t.data.data(), t.data.size());
+      continue;
+    }
+    row.resize(size_t(t.packed->cols));  // a weight held encoded: converted a row at a time
+    for (int64_t r = 0; r < t.packed->rows; ++r) {
+      dequantize_rows(*t.packed, r, 1, row.data());
+      emit_floats(row.data(), row.size());
     }
   }
 }
@@ -387,8 +400,11 @@ void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t e
 
 using SkipTensor = std::function<bool(const std::string&)>;
 
+// `mapping` (null for a caller's buffer) keeps `data` alive for the tensors kept encoded.
 SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
-                           bool release_pages, const SkipTensor& skip = {});
+                           bool release_pages, const SkipTensor& skip = {},
+                           const SkipTensor& keep_encoded = {},
+                           const std::shared_ptr<const void>& mapping = {});
 
 }  // namespace
 
@@ -399,7 +415,9 @@ SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::s
 namespace {
 
 SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& origin,
-                           bool release_pages, const SkipTensor& skip) {
+                           bool release_pages, const SkipTensor& skip,
+                           const SkipTensor& keep_encoded,
+                           const std::shared_ptr<const void>& mapping) {
   if (size < 8)
     safetensors_error(origin,
                       "file is " + std::to_string(size) +
@@ -463,6 +481,19 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
     Tensor& t = file.tensors[e.name];
     t.shape = e.shape;
     file.source_dtype[e.name] = e.dtype->name;
+    const bool sixteen_bit = e.dtype->kind == Kind::F16 || e.dtype->kind == Kind::BF16;
+    if (mapping && keep_encoded && sixteen_bit && e.shape.size() == 2 && e.begin % 2 == 0 &&
+        keep_encoded(e.name)) {  // read in place: the same bytes as ggml's F16 / BF16 rows
+      PackedMatrix m;
+      m.type = e.dtype->kind == Kind::F16 ? 1 : 30;  // ggml's F16, BF16
+      m.rows = e.shape[0];
+      m.cols = e.shape[1];
+      m.row_bytes = m.cols * 2;
+      m.data = buffer + e.begin;
+      m.owner = mapping;
+      t.packed = std::make_shared<const PackedMatrix>(std::move(m));
+      continue;
+    }
     work.emplace_back(&e, &t);
   }
   std::stable_sort(work.begin(), work.end(), [](const auto& a, const auto& b) {
@@ -488,9 +519,12 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
 
 }  // namespace
 
-SafetensorsFile read_safetensors(const std::string& path, const SkipTensor& skip) {
-  MappedFile file(path, "a .safetensors file");
-  return parse_impl(file.data(), file.size(), path, file.size() > 0, skip);
+SafetensorsFile read_safetensors(const std::string& path, const SkipTensor& skip,
+                                 const SkipTensor& keep_encoded) {
+  auto file = std::make_shared<const MappedFile>(path, "a .safetensors file");
+  // Pages are released as they are converted only when no tensor stays in the mapping.
+  return parse_impl(file->data(), file->size(), path, file->size() > 0 && !keep_encoded, skip,
+                    keep_encoded, file);
 }
 
 std::vector<uint8_t> encode_safetensors(const std::map<std::string, Tensor>& tensors,

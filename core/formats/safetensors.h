@@ -30,8 +30,11 @@ SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, const std::s
 // cache without first being copied into a heap buffer.
 // Tensors for which `skip(name)` holds are checked like the others but not converted (saved
 // buffers a loader would drop: GPT-2's 48 MB of mask buffers); they are listed in `unread`.
+// Matrices (2-D) stored as F16 or BF16 for which `keep_encoded(name)` holds are not converted:
+// they are read in place (Tensor::packed, ggml's F16 / BF16 rows), the mapping kept alive.
 SafetensorsFile read_safetensors(const std::string& path,
-                                 const std::function<bool(const std::string&)>& skip = {});
+                                 const std::function<bool(const std::string&)>& skip = {},
+                                 const std::function<bool(const std::string&)>& keep_encoded = {});
 
 // Writes every tensor as F32, keys sorted, header padded with spaces to a multiple of 8.
 // The file is written to a temporary sibling and renamed, so a crash never leaves a torn file.

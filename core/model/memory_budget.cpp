@@ -224,4 +224,15 @@ void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_l
   throw AtlasError(message + " (the limit can be set with ATLAS_MEMORY_BUDGET)");
 }
 
+void check_weights_memory(double held, const std::string& origin, const std::string& detail) {
+  const uint64_t available = available_memory_bytes();
+  if (available == 0 || held <= 0.9 * double(available)) return;
+  throw AtlasError(origin + ": the model's weights need about " +
+                   format_bytes(static_cast<uint64_t>(std::min(held, 1.8e19))) + " (" + detail +
+                   ") but about " + format_bytes(available) +
+                   " is available; a smaller quantization of the same model (Q4_K_M needs about "
+                   "0.6 bytes a parameter, Q8_0 about 1.1) or a smaller model fits (the limit can "
+                   "be set with ATLAS_MEMORY_BUDGET)");
+}
+
 }  // namespace atlas

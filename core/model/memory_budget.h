@@ -40,4 +40,11 @@ std::string untraced_sparse_maps_reason(const ModelConfig& config, int64_t sourc
 void check_run_memory(const ModelConfig& config, int64_t source_len, int64_t target_len,
                       const TraceOptions& trace);
 
+// Throws AtlasError, before a model's weights are read, when holding them would take more than
+// 90% of available_memory_bytes(): `held` is what they occupy as the engine will hold them
+// (matrices kept in the file's encoding count their encoded bytes, which are the file's pages;
+// float32 conversions count 4 bytes a value). `origin` names the file; `detail` says what the
+// bytes are made of ("4.6 GB of Q4_K/Q6_K matrices, 0.5 MB of float32 vectors").
+void check_weights_memory(double held, const std::string& origin, const std::string& detail);
+
 }  // namespace atlas

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/formats/packed_weights.h"
 #include "core/tensor/error.h"
 #include "core/tensor/float_scan.h"
 #include "core/variants/ntm/ntm_model.h"
@@ -174,7 +175,7 @@ std::vector<std::string> check_params(const ModelConfig& c, const ParamStore& pa
   check_param_shapes(c, params, origin);
   std::vector<std::string> warnings;
   for (const auto& [name, t] : params) {
-    const int64_t bad = scan_floats(t.data.data(), t.numel()).non_finite;
+    const int64_t bad = scan_weights(t).non_finite;
     if (bad) {
       std::ostringstream w;
       w << origin << ": tensor " << name << " has " << bad << " non-finite value"

@@ -48,12 +48,21 @@ static std::pair<int64_t, int64_t> matrix_dims(const Shape& shape, int64_t numel
   return {rows, rows == 0 ? 0 : numel / rows};
 }
 
+static void refuse_packed(const Tensor& t) {
+  if (t.packed)
+    throw AtlasError("a weight " + shape_str(t.shape) +
+                     " held in its file's encoding (quantized or 16-bit) was read as float32 as a "
+                     "whole; this operation does not support such models yet");
+}
+
 MatMap Tensor::mat() {
+  refuse_packed(*this);
   auto [r, c] = matrix_dims(shape, numel());
   return MatMap(data.data(), r, c);
 }
 
 ConstMatMap Tensor::mat() const {
+  refuse_packed(*this);
   auto [r, c] = matrix_dims(shape, numel());
   return ConstMatMap(data.data(), r, c);
 }

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/tensor/packed_matrix.h"
+
 namespace atlas {
 
 using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -60,6 +62,9 @@ inline bool operator!=(const std::vector<float>& a, const FloatBuffer& b) { retu
 struct Tensor {
   Shape shape;
   FloatBuffer data;  // C order
+  // A model weight held in its file's encoding instead (`data` then empty; shape [rows, cols]).
+  // Read it through core/formats/packed_weights.h; mat() refuses it.
+  std::shared_ptr<const PackedMatrix> packed;
 
   Tensor() = default;
   explicit Tensor(Shape s, float fill = 0.0f);
@@ -67,9 +72,11 @@ struct Tensor {
   static Tensor uninitialized(Shape s);
   static Tensor from_mat(const Mat& m);  // [rows, cols]
 
-  int64_t numel() const { return static_cast<int64_t>(data.size()); }
+  int64_t numel() const { return packed ? numel_of(shape) : static_cast<int64_t>(data.size()); }
+  bool is_packed() const { return packed != nullptr; }
   int64_t dim(size_t i) const { return shape.at(i); }
-  // View as a matrix [shape[0], product of the rest]; a 1-D tensor is one row.
+  // View as a matrix [shape[0], product of the rest]; a 1-D tensor is one row. Throws AtlasError
+  // for a packed tensor (its float values do not exist as a whole).
   MatMap mat();
   ConstMatMap mat() const;
 };

@@ -1,4 +1,5 @@
 #pragma once
+#include "core/backend/backend.h"
 // Llama-family model files in GGUF (llama.cpp's tensor names and keys), written byte by byte
 // with tests/core/gguf_test_util.h: an architecture description, its weights of any ggml type
 // with the values the file holds (for naive oracles), and the file. Used by the GGUF model
@@ -32,6 +33,7 @@ struct Arch {
   uint32_t matrix_type = 0;
   std::vector<float> rope_freqs;  // Llama 3.1 factors, empty: none
   int64_t head_dim = 0;  // written as attention.key_length / value_length when set (Gemma 7B)
+  float weight_scale = 1.0f;  // multiplies every matrix's values (norms stay near 1)
   int64_t dh() const { return head_dim > 0 ? head_dim : d / heads; }
 };
 
@@ -53,8 +55,8 @@ inline float half_to_float(uint16_t h) {  // normal numbers and zero (all this t
 }
 
 // Q8_0 by hand: per 32 values d = max|x| / 127 (stored as f16), q = round(x / d).
-inline Weight q8_weight(int64_t rows, int64_t cols, uint32_t seed) {
-  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, 3.0f);
+inline Weight q8_weight(int64_t rows, int64_t cols, uint32_t seed, float k = 1.0f) {
+  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, 3.0f * k);
   Weight w{rows, cols, {}, T_Q8_0, {}};
   for (size_t b = 0; b < t.data.size(); b += 32) {
     float amax = 0;
@@ -81,8 +83,8 @@ inline Weight f32_weight(int64_t rows, int64_t cols, uint32_t seed, float scale 
   return w;
 }
 
-inline Weight f16_weight(int64_t rows, int64_t cols, uint32_t seed) {
-  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, 4.0f);
+inline Weight f16_weight(int64_t rows, int64_t cols, uint32_t seed, float k = 1.0f) {
+  const hf_test::HfTensor t = hf_test::pattern({rows, cols}, seed, 4.0f * k);
   Weight w{rows, cols, {}, T_F16, {}};
   for (float v : t.data) {
     put(w.bytes, hf_test::to_f16(v), 2);
@@ -94,7 +96,7 @@ inline Weight f16_weight(int64_t rows, int64_t cols, uint32_t seed) {
 // A weight of any block type: random quant bits with small random scales, written as the file
 // holds them; its values are the engine's dequantization (dequantize_ggml), whose every block
 // type is checked against values worked by hand from the format in test_gguf.cpp.
-inline Weight typed_weight(int64_t rows, int64_t cols, uint32_t type, uint32_t seed) {
+inline Weight typed_weight(int64_t rows, int64_t cols, uint32_t type, uint32_t seed, float k = 1.0f) {
   const GgmlTypeInfo info = ggml_type_info(type);
   Weight w{rows, cols, {}, type, {}};
   const int64_t blocks = rows * cols / info.block_elems;
@@ -103,7 +105,7 @@ inline Weight typed_weight(int64_t rows, int64_t cols, uint32_t type, uint32_t s
   w.bytes.resize(size_t(blocks * info.block_bytes));
   for (auto& byte : w.bytes) byte = uint8_t(next() >> 24);
   auto scale = [&](size_t at, float lo, float hi) {  // a small f16 scale, never Inf/NaN
-    const float v = lo + (hi - lo) * float(next() >> 8) / float(1u << 24);
+    const float v = k * (lo + (hi - lo) * float(next() >> 8) / float(1u << 24));
     const uint16_t h = type == T_BF16 ? hf_test::to_bf16(v) : hf_test::to_f16(v);
     w.bytes[at] = uint8_t(h & 0xff);
     w.bytes[at + 1] = uint8_t(h >> 8);
@@ -160,13 +162,14 @@ inline File make_file(const Arch& a) {
   };
   auto matrix = [&](int64_t r, int64_t c) {
     if (a.matrix_type != 0) {
-      if (c % ggml_type_info(a.matrix_type).block_elems == 0) return typed_weight(r, c, a.matrix_type, seed++);
-      if (c % 32 != 0) return f32_weight(r, c, seed++, 3.0f);  // a row that holds no whole Q8_0 block
+      if (c % ggml_type_info(a.matrix_type).block_elems == 0)
+        return typed_weight(r, c, a.matrix_type, seed++, a.weight_scale);
+      if (c % 32 != 0) return f32_weight(r, c, seed++, 3.0f * a.weight_scale);  // no whole Q8_0 block
     }
-    return a.quantized ? q8_weight(r, c, seed++) : f32_weight(r, c, seed++, 3.0f);
+    return a.quantized ? q8_weight(r, c, seed++, a.weight_scale) : f32_weight(r, c, seed++, 3.0f * a.weight_scale);
   };
   const int64_t q = a.heads * a.dh(), kv = a.kv_heads * a.dh();
-  add("token_embd.weight", f16_weight(a.vocab, a.d, seed++));
+  add("token_embd.weight", f16_weight(a.vocab, a.d, seed++, a.weight_scale));
   for (int64_t i = 0; i < a.layers; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     add(b + "attn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
@@ -189,7 +192,7 @@ inline File make_file(const Arch& a) {
       f.w[b + "ffn_up.weight"] = wu;
       add(b + "attn_output.weight", matrix(a.d, q));
       add(b + "ffn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
-      add(b + "ffn_down.weight", a.quantized && !a.matrix_type ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
+      add(b + "ffn_down.weight", a.quantized && !a.matrix_type ? f32_weight(a.d, a.ff, seed++, a.weight_scale) : matrix(a.d, a.ff));
       continue;
     }
     add(b + "attn_q.weight", matrix(q, a.d));
@@ -204,10 +207,10 @@ inline File make_file(const Arch& a) {
     add(b + "ffn_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
     add(b + "ffn_gate.weight", matrix(a.ff, a.d));
     add(b + "ffn_up.weight", matrix(a.ff, a.d));
-    add(b + "ffn_down.weight", a.quantized && !a.matrix_type ? f32_weight(a.d, a.ff, seed++) : matrix(a.d, a.ff));
+    add(b + "ffn_down.weight", a.quantized && !a.matrix_type ? f32_weight(a.d, a.ff, seed++, a.weight_scale) : matrix(a.d, a.ff));
   }
   add("output_norm.weight", f32_weight(1, a.d, seed++, 1.0f, 1.0f));
-  if (!a.tied) add("output.weight", f32_weight(a.vocab, a.d, seed++));
+  if (!a.tied) add("output.weight", f32_weight(a.vocab, a.d, seed++, a.weight_scale));
   if (!a.rope_freqs.empty()) {
     Weight r{1, int64_t(a.rope_freqs.size()), {}, T_F32, {}};
     for (float v : a.rope_freqs) put_f32(r.bytes, v);
@@ -237,5 +240,14 @@ inline void add_byte_level_tokenizer(File& f) {
       .kv("tokenizer.ggml.bos_token_id", u32(258))
       .kv("tokenizer.ggml.add_bos_token", boolean(true));
 }
+
+// Sets how the CPU backend multiplies by quantized weights for one test, and restores it.
+struct ScopedQuantizedProducts {
+  explicit ScopedQuantizedProducts(atlas::QuantizedProducts p) : before(atlas::quantized_products()) {
+    atlas::set_quantized_products(p);
+  }
+  ~ScopedQuantizedProducts() { atlas::set_quantized_products(before); }
+  atlas::QuantizedProducts before;
+};
 
 }  // namespace gguf_test

@@ -94,6 +94,7 @@ inline uint16_t to_f16(float f) {  // exact for the pattern() values (normal ran
   uint32_t sign = (b >> 16) & 0x8000u;
   if ((b & 0x7fffffffu) == 0) return uint16_t(sign);
   int32_t exp = int32_t((b >> 23) & 0xff) - 127 + 15;
+  if (exp <= 0) return uint16_t(sign);  // below float16's normal range: written as zero
   uint32_t mant = (b >> 13) & 0x3ffu;
   return uint16_t(sign | (uint32_t(exp) << 10) | mant);
 }

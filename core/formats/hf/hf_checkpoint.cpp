@@ -48,9 +48,11 @@ bool is_hf_directory(const std::string& dir) {
 std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
                                               std::map<std::string, std::string>& origin_of,
                                               bool (*unread)(const std::string&),
-                                              std::vector<std::string>* skipped) {
-  std::function<bool(const std::string&)> skip;
+                                              std::vector<std::string>* skipped,
+                                              bool (*keep_encoded)(const std::string&)) {
+  std::function<bool(const std::string&)> skip, keep;
   if (unread) skip = unread;
+  if (keep_encoded) keep = keep_encoded;
   auto note_unread = [&](const SafetensorsFile& f) {
     if (skipped)
       for (const auto& [name, shape] : f.unread) skipped->push_back(name);
@@ -60,7 +62,7 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
   const fs::path index = dir / "model.safetensors.index.json";
   std::map<std::string, Tensor> tensors;
   if (fs::exists(single)) {
-    SafetensorsFile f = read_safetensors(single.string(), skip);
+    SafetensorsFile f = read_safetensors(single.string(), skip, keep);
     note_unread(f);
     for (auto& [name, t] : f.tensors) origin_of[name] = single.string();
     return std::move(f.tensors);
@@ -95,7 +97,7 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
     if (!fs::exists(path))
       throw AtlasError(path.string() + ": missing shard (listed in " + index.string() + " for " +
                        std::to_string(names.size()) + " tensors, e.g. " + names.front() + ")");
-    SafetensorsFile f = read_safetensors(path.string(), skip);
+    SafetensorsFile f = read_safetensors(path.string(), skip, keep);
     note_unread(f);
     for (const std::string& name : names)
       if (!f.tensors.count(name) && !f.unread.count(name))
@@ -120,7 +122,8 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
   const hf::Family* family = stage.family;
   std::map<std::string, std::string> origin_of;
   std::vector<std::string> unread;
-  std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of, family->unread, &unread);
+  std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of, family->unread, &unread,
+                                                       family->keep_encoded);
   hf::TensorSource source(std::move(raw), std::move(origin_of), family->prefixes,
                           config_path);
   family->params(out.config, source, out.params);

@@ -44,6 +44,7 @@ Model load_hf_directory(const std::string& dir, const HfLoadOptions& options = {
 std::map<std::string, Tensor> read_hf_tensors(const std::string& dir,
                                               std::map<std::string, std::string>& origin_of,
                                               bool (*unread)(const std::string&) = nullptr,
-                                              std::vector<std::string>* skipped = nullptr);
+                                              std::vector<std::string>* skipped = nullptr,
+                                              bool (*keep_encoded)(const std::string&) = nullptr);
 
 }  // namespace atlas

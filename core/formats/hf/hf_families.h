@@ -63,6 +63,9 @@ struct Family {
   bool (*skippable)(const std::string& name);  // buffers and heads deliberately not loaded
   // Saved buffers no mapping ever reads: not even converted from the file (null: none).
   bool (*unread)(const std::string& name) = nullptr;
+  // F16 / BF16 matrices the mapping takes as they are stored (read in place by the products,
+  // never converted to float32 as a whole; null: every tensor is converted).
+  bool (*keep_encoded)(const std::string& name) = nullptr;
 };
 
 Family gpt2_family();        // hf_gpt2.cpp

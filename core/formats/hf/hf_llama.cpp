@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/formats/hf/hf_families.h"
+#include "core/formats/packed_weights.h"
 
 namespace atlas::hf {
 namespace {
@@ -119,6 +120,7 @@ void take_norm(TensorSource& src, ParamStore& out, const std::string& hf, const 
 }
 
 Tensor rows(const Tensor& t, int64_t begin, int64_t end) {  // [a, b] -> [end - begin, b]
+  if (t.packed) return packed_tensor(t.packed->row_range(begin, end));  // no bytes move
   Tensor r({end - begin, t.shape[1]});
   std::copy(t.data.begin() + begin * t.shape[1], t.data.begin() + end * t.shape[1], r.data.begin());
   return r;
@@ -182,9 +184,17 @@ bool llama_skippable(const std::string& name) {
   return name.ends_with(".rotary_emb.inv_freq") || name == "lm_head.weight";
 }
 
+// The matrices of the products and the embedding stay in the checkpoint's F16 / BF16: an 8B
+// BF16 folder would need 32 GB as float32. Norm weights (vectors) are converted (Gemma adds 1).
+bool llama_keep_encoded(const std::string& name) {
+  return name.find("_proj.weight") != std::string::npos ||
+         name.find("embed_tokens.weight") != std::string::npos || name == "lm_head.weight";
+}
+
 Family family(const char* model_type) {
   return {model_type, {"model."}, llama_config,
-          std::string(model_type) == "gemma" ? gemma_params : llama_params, llama_skippable};
+          std::string(model_type) == "gemma" ? gemma_params : llama_params, llama_skippable,
+          nullptr, llama_keep_encoded};
 }
 
 }  // namespace
