@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <vector>
 
 #include "core/backend/quant_matmul_internal.h"
 #include "core/formats/ggml_types.h"
@@ -212,13 +213,6 @@ ATLAS_AVX512 inline void transpose_store(const __m256i* u, uint8_t* out) {
   for (int j = 0; j < 8; ++j) _mm512_storeu_si512(out + j * kPanelCols * 4, r[j]);
 }
 
-// 16 registers of 16 dwords: register a lane l <-> register l lane a.
-ATLAS_AVX512_FLAT inline void transpose16x16(__m512i* r) {
-  swap_round<0, 16>(r);
-  swap_round<1, 16>(r);
-  swap_round<2, 16>(r);
-  swap_round<3, 16>(r);
-}
 
 template <class T>
 ATLAS_AVX512 void unpack(const PackedMatrix& w, int64_t col0, int cols, int64_t b0, int kb, IntPanel& p) {
@@ -259,10 +253,11 @@ ATLAS_AVX512 void unpack(const PackedMatrix& w, int64_t col0, int cols, int64_t 
 // is read.
 constexpr int kRun512u = 256;  // values per row and run
 
-// buf[l][kk] = W[col0 + l, k0 + kk] as float for l < cols, kk < kc (kc <= kRun512u); zero for l >= cols.
+// buf[l ld + kk] = W[col0 + l, k0 + kk] as float for l < cols, kk < kc (kc <= ld, both
+// multiples of 16 or kc the rest of the depth); zero for l >= cols.
 template <int kType>
 ATLAS_AVX512 void load_rows_512u(const PackedMatrix& w, int64_t col0, int cols, int64_t k0, int kc,
-                                 float (*buf)[kRun512u]) {
+                                 float* buf, int ld) {
   constexpr int64_t kBytes = kType == kF32 ? 4 : 2;
   for (int l = 0; l < 16; ++l) {
     const uint8_t* src = l < cols ? w.row(col0 + l) + k0 * kBytes : nullptr;
@@ -279,17 +274,40 @@ ATLAS_AVX512 void load_rows_512u(const PackedMatrix& w, int64_t col0, int cols, 
       } else {
         v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(km, src + kk * kBytes)), 16));
       }
-      _mm512_store_ps(buf[l] + kk, v);
-      if (src) _mm_prefetch(reinterpret_cast<const char*>(src + (kk + kRun512u) * kBytes), _MM_HINT_T0);
+      _mm512_storeu_ps(buf + l * ld + kk, v);
+      if (src) _mm_prefetch(reinterpret_cast<const char*>(src + (kk + ld) * kBytes), _MM_HINT_T0);
     }
   }
 }
 
-// v[t] = buf[0..15][kk + t]: 16 columns of one depth per register.
-ATLAS_AVX512_FLAT inline void transposed_512u(const float (*buf)[kRun512u], int kk, __m512i* v) {
-#pragma GCC unroll 16
-  for (int l = 0; l < 16; ++l) v[l] = _mm512_load_si512(buf[l] + kk);
-  transpose16x16(v);
+// v[t] = buf[0..15][kk + t]: 16 columns of one depth per register. Half the shuffles stay
+// within 128-bit lanes (unpack, shufps), half move whole lanes (shuf_f32x4): measured faster
+// than transpose16x16's cross-lane vpermt2d.
+ATLAS_AVX512_FLAT inline void transposed_512u(const float* buf, int ld, int kk, __m512i* v) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 16; i += 2) {
+    const __m512 a = _mm512_loadu_ps(buf + i * ld + kk), b = _mm512_loadu_ps(buf + (i + 1) * ld + kk);
+    t[i] = _mm512_unpacklo_ps(a, b);
+    t[i + 1] = _mm512_unpackhi_ps(a, b);
+  }
+  // u[4 g + c], 128-bit lane L: rows 4 g .. 4 g + 3 at depth 4 L + c.
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+    const __m512 va = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88), vb = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    const __m512 wa = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88), wb = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    v[c] = _mm512_castps_si512(_mm512_shuffle_f32x4(va, wa, 0x88));
+    v[c + 8] = _mm512_castps_si512(_mm512_shuffle_f32x4(va, wa, 0xDD));
+    v[c + 4] = _mm512_castps_si512(_mm512_shuffle_f32x4(vb, wb, 0x88));
+    v[c + 12] = _mm512_castps_si512(_mm512_shuffle_f32x4(vb, wb, 0xDD));
+  }
 }
 
 template <int kType>
@@ -298,10 +316,10 @@ ATLAS_AVX512 void unpack_floats_512u(const PackedMatrix& w, int64_t col0, int co
   static_assert(kFloatChunk <= kRun512u);
   alignas(64) float buf[16][kRun512u];
   for (int g = 0; g < kPanelCols / 16; ++g) {
-    load_rows_512u<kType>(w, col0 + 16 * g, cols - 16 * g, k0, kc, buf);
+    load_rows_512u<kType>(w, col0 + 16 * g, cols - 16 * g, k0, kc, buf[0], kRun512u);
     for (int kk = 0; kk < kc; kk += 16) {
       __m512i v[16];
-      transposed_512u(buf, kk, v);
+      transposed_512u(buf[0], kRun512u, kk, v);
       for (int t = 0; t < 16 && kk + t < kc; ++t) _mm512_storeu_si512(p.w + (kk + t) * kPanelCols + 16 * g, v[t]);
     }
   }
@@ -310,21 +328,25 @@ ATLAS_AVX512 void unpack_floats_512u(const PackedMatrix& w, int64_t col0, int co
 // Float weights for a few rows without a panel: 16 columns at a time over the whole depth, each
 // 16 x 16 piece consumed as soon as it is transposed; per element the same fma chain in
 // increasing k as the panel kernels (which chain through y between chunks).
+// The run here is up to 4096 values: 16 consecutive rows read whole are one sequential stream
+// (the prefetchers' best case; runs of 256 measured 1.6x slower at one row), held in L2.
+constexpr int kSmallRun512u = 4096;
+
 template <int kType, int R>
 ATLAS_AVX512 void small_float_rows_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t row0,
-                                        int64_t c0, int64_t n, float* y, int64_t ldy) {
-  alignas(64) float buf[16][kRun512u];
+                                        int64_t c0, int64_t n, float* y, int64_t ldy, float* buf) {
+  const int run = int(x.k < kSmallRun512u ? (x.k + 15) / 16 * 16 : kSmallRun512u);
   for (int64_t g0 = 0; g0 < n; g0 += 16) {
     const int cols = int(n - g0 < 16 ? n - g0 : 16);
     const __mmask16 valid = cols == 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-    for (int64_t k0 = 0; k0 < x.k; k0 += kRun512u) {
-      const int kc = int(x.k - k0 < kRun512u ? x.k - k0 : kRun512u);
-      load_rows_512u<kType>(w, c0 + g0, cols, k0, kc, buf);
+    for (int64_t k0 = 0; k0 < x.k; k0 += run) {
+      const int kc = int(x.k - k0 < run ? x.k - k0 : run);
+      load_rows_512u<kType>(w, c0 + g0, cols, k0, kc, buf, run);
       for (int kk = 0; kk < kc; kk += 16) {
         __m512i v[16];
-        transposed_512u(buf, kk, v);
+        transposed_512u(buf, run, kk, v);
         const int steps = kc - kk < 16 ? kc - kk : 16;
 #pragma GCC unroll 16
         for (int t = 0; t < steps; ++t)
@@ -341,9 +363,10 @@ ATLAS_AVX512 void small_float_rows_512u(const PackedMatrix& w, const PreparedInp
 template <int kType>
 ATLAS_AVX512 void small_float_product_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0,
                                            int64_t n, float* y, int64_t ldy) {
+  std::vector<float> buf(size_t(16) * kSmallRun512u);
   int64_t i = 0;
-  for (; i + 4 <= x.m; i += 4) small_float_rows_512u<kType, 4>(w, x, i, c0, n, y, ldy);
-  for (; i < x.m; ++i) small_float_rows_512u<kType, 1>(w, x, i, c0, n, y, ldy);
+  for (; i + 4 <= x.m; i += 4) small_float_rows_512u<kType, 4>(w, x, i, c0, n, y, ldy, buf.data());
+  for (; i < x.m; ++i) small_float_rows_512u<kType, 1>(w, x, i, c0, n, y, ldy, buf.data());
 }
 
 // ---- Small-m product of the block types: per 16 weight columns and 8 blocks (a K-quant's
@@ -407,44 +430,51 @@ ATLAS_AVX512_FLAT inline __m256i block_sums_512u(const __m512i* d) {
   return _mm512_cvtepi64_epi32(_mm512_add_epi32(f, _mm512_shuffle_epi32(f, _MM_PERM_CDAB)));
 }
 
+// sums: R x groups x 16 x 8 int32 of scratch. Each of the 16 columns is read whole before the
+// next (16 consecutive rows of W are one sequential stream, the prefetchers' best case), its
+// per-block sums kept; then per group of 8 blocks the sums are transposed and the float
+// epilogue runs.
 template <class T, int R>
 ATLAS_AVX512 void small_rows_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t row0,
-                                  int64_t c0, int64_t n, float* y, int64_t ldy) {
+                                  int64_t c0, int64_t n, float* y, int64_t ldy, __m256i* sums) {
   const int64_t block_bytes = ggml_type_info(w.type).block_bytes;
   const int64_t nb = x.k / 32, groups = nb / 8;
   const int64_t group_bytes = 8 / T::kSub * block_bytes;
   const __m512i offs = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           _mm512_set1_epi32(int32_t(w.row_bytes)));
+  auto at = [&](int r, int64_t t, int l) -> __m256i& { return sums[(r * groups + t) * 16 + l]; };
   for (int64_t g0 = 0; g0 < n; g0 += 16) {
     const int cols = int(n - g0 < 16 ? n - g0 : 16);
     const __mmask16 valid = cols == 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
     const uint8_t* base = w.row(c0 + g0);
-    __m512 acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-    for (int64_t t = 0; t < groups; ++t) {
-      __m512i q[R][4];
-      for (int r = 0; r < R; ++r)
-        for (int j = 0; j < 4; ++j) q[r][j] = _mm512_loadu_si512(x.q.data() + (row0 + r) * x.k + t * 256 + 64 * j);
-      __m256i sums[R][16];
-      for (int l = 0; l < 16; ++l) {
-        if (l >= cols) {
-          for (int r = 0; r < R; ++r) sums[r][l] = _mm256_setzero_si256();
-          continue;
-        }
+    for (int l = 0; l < 16; ++l) {
+      if (l >= cols) {
+        for (int r = 0; r < R; ++r)
+          for (int64_t t = 0; t < groups; ++t) at(r, t, l) = _mm256_setzero_si256();
+        continue;
+      }
+      for (int64_t t = 0; t < groups; ++t) {
         const uint8_t* g = base + l * w.row_bytes + t * group_bytes;
-        for (int64_t o = 0; o < group_bytes; o += 64)  // 16 rows side by side: prefetch ahead
-          _mm_prefetch(reinterpret_cast<const char*>(g) + 8 * group_bytes + o, _MM_HINT_T0);
         __m512i u[4];
+#pragma GCC unroll 4
         for (int j = 0; j < 4; ++j)
           u[j] = _mm512_inserti64x4(
               _mm512_castsi256_si512(T::u(g + (2 * j / T::kSub) * block_bytes, (2 * j) % T::kSub)),
               T::u(g + ((2 * j + 1) / T::kSub) * block_bytes, (2 * j + 1) % T::kSub), 1);
+#pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
+          const int8_t* q = x.q.data() + (row0 + r) * x.k + t * 256;
           __m512i d[4];
-          for (int j = 0; j < 4; ++j) d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[j], q[r][j]);
-          sums[r][l] = block_sums_512u(d);
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j)
+            d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[j], _mm512_loadu_si512(q + 64 * j));
+          at(r, t, l) = block_sums_512u(d);
         }
       }
+    }
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t t = 0; t < groups; ++t) {
       __m512 s[8], c[8];
       if constexpr (T::kSub == 8)
         k_scales_512u(base + t * group_bytes, offs, valid, s, c);
@@ -453,7 +483,7 @@ ATLAS_AVX512 void small_rows_512u(const PackedMatrix& w, const PreparedInput::Im
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         __m512i dots[8];
-        transpose16x8(sums[r], dots);
+        transpose16x8(&at(r, t, 0), dots);
 #pragma GCC unroll 8
         for (int b = 0; b < 8; ++b) {
           const size_t blk = size_t((row0 + r) * nb + t * 8 + b);
@@ -470,10 +500,16 @@ ATLAS_AVX512 void small_rows_512u(const PackedMatrix& w, const PreparedInput::Im
 template <class T>
 ATLAS_AVX512 void small_product_512u(const PackedMatrix& w, const PreparedInput::Impl& x, int64_t c0,
                                      int64_t n, float* y, int64_t ldy) {
+  struct alignas(32) Sums8 {
+    int32_t v[8];
+  };
+  std::vector<Sums8> buf(size_t(2 * (x.k / 256) * 16));
+  __m256i* sums = reinterpret_cast<__m256i*>(buf.data());  // __m256i may alias anything
   int64_t i = 0;
-  for (; i + 2 <= x.m; i += 2) small_rows_512u<T, 2>(w, x, i, c0, n, y, ldy);
-  if (i < x.m) small_rows_512u<T, 1>(w, x, i, c0, n, y, ldy);
+  for (; i + 2 <= x.m; i += 2) small_rows_512u<T, 2>(w, x, i, c0, n, y, ldy, sums);
+  if (i < x.m) small_rows_512u<T, 1>(w, x, i, c0, n, y, ldy, sums);
 }
+
 }  // namespace
 
 IntUnpacker avx512_int_unpacker(uint32_t type) {

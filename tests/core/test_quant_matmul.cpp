@@ -36,7 +36,7 @@ uint16_t random_half(Rng& rng, int lo, int hi) {
   return uint16_t(((r >> 8) & 1) << 15 | e << 10 | ((r >> 16) & 1023));
 }
 
-void put16(uint8_t* p, uint16_t v) {
+void store_le16(uint8_t* p, uint16_t v) {
   p[0] = uint8_t(v & 255);
   p[1] = uint8_t(v >> 8);
 }
@@ -56,14 +56,14 @@ std::vector<uint8_t> random_quant_weights(uint32_t type, int64_t rows, int64_t k
         std::memcpy(b, &f, 4);  // little-endian host, as the engine assumes
         break;
       }
-      case F16: put16(b, random_half(rng, 10, 17)); break;
-      case BF16: put16(b, uint16_t((rng.next() & 1) << 15 | (122 + rng.next() % 8) << 7 | (rng.next() & 127))); break;
-      case Q8_0: case Q4_0: case Q5_0: put16(b, random_half(rng, 5, 12)); break;
+      case F16: store_le16(b, random_half(rng, 10, 17)); break;
+      case BF16: store_le16(b, uint16_t((rng.next() & 1) << 15 | (122 + rng.next() % 8) << 7 | (rng.next() & 127))); break;
+      case Q8_0: case Q4_0: case Q5_0: store_le16(b, random_half(rng, 5, 12)); break;
       case Q4_1: case Q5_1: case Q4_K: case Q5_K:
-        put16(b, random_half(rng, 5, 12));
-        put16(b + 2, random_half(rng, 5, 12));
+        store_le16(b, random_half(rng, 5, 12));
+        store_le16(b + 2, random_half(rng, 5, 12));
         break;
-      case Q6_K: put16(b + 208, random_half(rng, 5, 12)); break;
+      case Q6_K: store_le16(b + 208, random_half(rng, 5, 12)); break;
       default: break;
     }
   }
