@@ -1,7 +1,9 @@
 // atlas presets | init | info
+#include <map>
 #include <cstdio>
 
 #include "app/cli/commands.h"
+#include "core/formats/packed_weights.h"
 #include "core/model/demos.h"
 #include "core/tensor/error.h"
 #include "core/model/estimate.h"
@@ -54,13 +56,51 @@ int cmd_init(const std::vector<std::string>& args) {
   return 0;
 }
 
+namespace {
+
+// The weights as the engine holds them: bytes per encoding (a quantized or 16-bit matrix stays as
+// the file stores it; the rest is float32), and how products with quantized ones are computed.
+void print_held_weights(const Model& model, bool each_tensor) {
+  std::map<std::string, std::pair<double, int>> by_type;
+  double total = 0;
+  for (const auto& [name, t] : model.params()) {
+    auto& entry = by_type[held_type_name(t)];
+    entry.first += double(held_bytes(t));
+    entry.second += 1;
+    total += double(held_bytes(t));
+    if (each_tensor)
+      std::printf("  tensor %s %s %s %.2f MB\n", name.c_str(), shape_str(t.shape).c_str(),
+                  held_type_name(t), double(held_bytes(t)) / (1024.0 * 1024.0));
+  }
+  std::printf("weights as held: %.1f MB", total / (1024.0 * 1024.0));
+  const char* sep = " (";
+  bool quantized = false;
+  for (const auto& [type, entry] : by_type) {
+    std::printf("%s%s %.1f MB in %d tensors", sep, type.c_str(), entry.first / (1024.0 * 1024.0), entry.second);
+    sep = ", ";
+    quantized |= type != "F32" && type != "F16" && type != "BF16";
+  }
+  std::printf("%s\n", by_type.empty() ? "" : ")");
+  if (quantized)
+    std::printf("quantized products: %s\n",
+                quantized_products() == QuantizedProducts::Exact
+                    ? "exact (float32 activations; ATLAS_QUANTIZED_PRODUCTS=exact)"
+                    : "int8 activations per 32 values, as llama.cpp (ATLAS_QUANTIZED_PRODUCTS=exact "
+                      "for the dequantized model's float32 arithmetic)");
+}
+
+}  // namespace
+
 int cmd_info(const std::vector<std::string>& args) {
   if (wants_help(args,
                  "usage: atlas info MODEL [--length N] [--backend cpu|vulkan|auto] [--device D]\n"
-                 "  Architecture, parameter count, and estimated memory and FLOPs of one\n"
-                 "  forward pass at N tokens (default: min(512, max_positions)).\n"))
+                 "                  [--tensors]\n"
+                 "  Architecture, parameter count, the weights as held (bytes per encoding:\n"
+                 "  quantized GGUF and 16-bit matrices stay as the file stores them; --tensors:\n"
+                 "  one line per tensor), and estimated memory and FLOPs of one forward pass\n"
+                 "  at N tokens (default: min(512, max_positions)).\n"))
     return 0;
-  Args a(args, {{"--length", "--backend", "--device"}, {}});
+  Args a(args, {{"--length", "--backend", "--device"}, {"--tensors"}});
   if (a.positionals().size() != 1) throw AtlasError("info takes one MODEL");
   Model model = load_model(a.positionals()[0]);
   const ModelConfig& c = model.config();
@@ -72,6 +112,7 @@ int cmd_info(const std::vector<std::string>& args) {
   std::printf("%s", describe_architecture(c).c_str());
   std::printf("parameters: %lld (%.1f MB as float32)\n", static_cast<long long>(e.parameters),
               e.weight_bytes / mb);
+  print_held_weights(model, a.has("--tensors"));
   std::printf("at %lld tokens:\n", static_cast<long long>(length));
   std::printf("  attention + QK memory per example: %.1f MB (heads*L^2 + heads*d_head*L floats "
               "per attention layer)\n", e.attention_bytes / mb);

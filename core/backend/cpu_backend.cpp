@@ -232,12 +232,12 @@ class CpuBackend : public Backend {
     const quant_matmul::PreparedInput prepared(w.type, ptr(x), m, in, in);
     const int threads = cpu_threads();
     if (threads > 1 && m * in * out >= (int64_t{1} << 20)) {
-      // Blocks of 16 columns dealt out dynamically: a few rows cost little per column, so
-      // finishing together matters more than locality.
-      const int64_t chunk = std::max<int64_t>(16, (out / threads / 16 + 15) / 16 * 16);
+      // Blocks of whole 64-column panels (the kernels unpack 32 columns at a time), about four
+      // per thread, dealt out dynamically so the threads finish together.
+      const int64_t chunk = std::max<int64_t>(64, ((out + 4 * threads - 1) / (4 * threads) + 63) / 64 * 64);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
       for (int64_t c0 = 0; c0 < out; c0 += chunk)
-        quant_matmul::multiply(w, prepared, c0, std::min(chunk, out - c0), ptr(y), out);
+        quant_matmul::multiply(w, prepared, c0, std::min(chunk, out - c0), ptr(y) + c0, out);
     } else {
       quant_matmul::multiply(w, prepared, 0, out, ptr(y), out);
     }

@@ -33,7 +33,8 @@ class PreparedInput {
   std::unique_ptr<Impl> impl_;
 };
 
-// y[i * ldy + c] = sum over j < k of x[i, j] W[c, j], for i < m and c in [c0, c0 + n). W's type
+// y[i * ldy + (c - c0)] = sum over j < k of x[i, j] W[c, j], for i < m and c in [c0, c0 + n):
+// `y` points at the first column computed (for a whole product's output, pass out + c0). W's type
 // must be the one `x` was prepared for and W.cols == x.depth(). Runs on the calling thread; the
 // caller splits columns over threads (every column is computed the same way whatever the split).
 void multiply(const PackedMatrix& w, const PreparedInput& x, int64_t c0, int64_t n, float* y,
