@@ -27,7 +27,8 @@
 // place in the tile, the number of rows or the column range, so any split of columns over threads
 // gives bit-identical results, and a row computed alone equals the same row of a larger product;
 // the portable and AVX2 kernels follow the same sequence (exact integer dot, then std::fma), so all
-// kernels agree bit for bit.
+// kernels agree bit for bit. A kernel set may also have a small-m product without a panel
+// (AVX-512: quant_matmul_avx512_unpack.cpp) that keeps the same per-element sequence.
 // Float weights (F32, F16, BF16) are converted panel by panel to float and multiplied by exact
 // float activations, a chain of fused multiply-adds in increasing k: rounding x to bf16 for
 // vdpbf16ps would add an error of 2^-9 |x| per element, larger than Q8_0's, to a type chosen for

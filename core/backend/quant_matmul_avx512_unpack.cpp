@@ -3,7 +3,12 @@
 // vector of bytes u (nibbles split by shift and mask, fifth and sixth bits spread from a bit mask),
 // then 16 columns x 8 dwords are transposed to 8 vectors of one dword per column with three
 // rounds of two-source permutes. The same values as the portable readers in quant_matmul.cpp,
-// produced ~10x faster, which is what a product with a few rows (a keystroke) spends its time on.
+// produced ~10x faster. Float weights are converted and transposed 16 x 16 in registers.
+// Products of a few rows (a keystroke, up to 4 rows of a block type, 8 of a float type) skip the
+// panel (avx512_small_product): each weight row is read whole where it lies, blocks dotted
+// against the activations (per-block sums folded, then transposed to a lane per column), and
+// each element then gets the panel kernels' float operations in the same order, so the results
+// are bit-identical to the panel path's.
 #include <immintrin.h>
 
 #include <cstring>
