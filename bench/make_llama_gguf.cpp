@@ -552,7 +552,7 @@ void write_all(int fd, const uint8_t* p, size_t n, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string shape_name = "1b", type = "q8_0", out;
+  std::string shape_name = "1b", type = "q8_0", out, pre = "llama-bpe";
   int64_t layers = -1;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -566,9 +566,11 @@ int main(int argc, char** argv) {
     else if (a == "--layers") layers = std::atoll(next().c_str());
     else if (a == "--seed") seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "-o" || a == "--out") out = next();
+    else if (a == "--pre") pre = next();  // tokenizer.ggml.pre ("none": no key), for tokenizer checks
     else {
       std::fprintf(stderr,
-                   "usage: make_llama_gguf --shape 1b|8b --type q8_0|q4_k_m|f16|bf16 [--layers N] [--seed S] -o FILE\n");
+                   "usage: make_llama_gguf --shape 1b|8b --type q8_0|q4_k_m|f16|bf16 [--layers N] [--seed S]\n"
+                   "                       [--pre NAME|none] -o FILE\n");
       return 2;
     }
   }
@@ -637,7 +639,7 @@ int main(int argc, char** argv) {
   h.kv_u32("llama.rope.dimension_count", uint32_t(d_head));
   h.kv_u32("general.file_type", file_type);
   h.kv_str("tokenizer.ggml.model", "gpt2");
-  h.kv_str("tokenizer.ggml.pre", "llama-bpe");
+  if (pre != "none") h.kv_str("tokenizer.ggml.pre", pre);
   h.kv_strs("tokenizer.ggml.tokens", vocab.tokens);
   h.kv_i32s("tokenizer.ggml.token_type", vocab.types);
   h.kv_strs("tokenizer.ggml.merges", vocab.merges);

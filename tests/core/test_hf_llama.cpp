@@ -403,3 +403,33 @@ TEST_CASE("Llama-family configs that change the maths are refused by name", "[hf
   CHECK_THAT(refused(LlamaArch{}, [](auto& j) { j["intermediate_size"] = 30; }),
              Contains("mlp.gate_proj.weight"));  // the file's [24, 16] is not [30, 16]
 }
+
+TEST_CASE("a BF16 Llama folder keeps its matrices as stored; its weights are budgeted before reading",
+          "[hf][llama][packed]") {
+  LlamaArch a;
+  a.dtype = "BF16";
+  const fs::path dir = write_llama_dir(a, "bf16-held");
+  HfLoadOptions no_tokenizer;
+  no_tokenizer.tokenizer = false;
+  {
+    const Model model = load_hf_directory(dir.string(), no_tokenizer);
+    for (const char* name : {"embed.tokens", "decoder.layer0.self_attn.wq", "decoder.layer1.ffn.w2"}) {
+      INFO(name);
+      const Tensor& t = model.params().at(name);
+      CHECK(t.is_packed());
+      CHECK(t.packed->type == 30);  // ggml's BF16: the file's bytes, read in place
+    }
+    CHECK_FALSE(model.params().at("decoder.layer0.self_attn_norm.gamma").is_packed());  // vectors: float32
+  }
+  ::setenv("ATLAS_MEMORY_BUDGET", "1K", 1);
+  std::string message;
+  try {
+    load_hf_directory(dir.string(), no_tokenizer);
+  } catch (const AtlasError& e) {
+    message = e.what();
+  }
+  ::unsetenv("ATLAS_MEMORY_BUDGET");
+  CHECK_THAT(message, Contains("the model's weights need about"));
+  CHECK_THAT(message, Contains("16-bit matrices kept as stored"));
+  fs::remove_all(dir);
+}

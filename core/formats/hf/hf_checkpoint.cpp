@@ -16,6 +16,8 @@
 #include "core/formats/hf/hf_families.h"
 #include "core/formats/hf/hf_tokenizer_files.h"
 #include "core/formats/safetensors.h"
+#include "core/model/memory_budget.h"
+#include "core/model/params.h"
 
 namespace atlas {
 
@@ -30,6 +32,21 @@ std::string pickle_advice(const fs::path& dir, const std::string& file) {
          "python -c \"from transformers import AutoModel; m = AutoModel.from_pretrained('" +
          dir.string() + "'); m.save_pretrained('" + dir.string() +
          "', safe_serialization=True)\"";
+}
+
+// What the loader will hold, before reading: a family that keeps 16-bit matrices as stored holds
+// about its safetensors files (float32 files are converted to the same size); the others convert
+// every parameter to float32.
+double held_weight_estimate(const fs::path& dir, const ModelConfig& config, bool keeps_encoded) {
+  if (!keeps_encoded) return 4.0 * double(parameter_count(config));
+  double bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0)
+      bytes += double(entry.file_size(ec));
+  }
+  return bytes > 0 ? bytes : 4.0 * double(parameter_count(config));
 }
 
 }  // namespace
@@ -120,6 +137,9 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
   HfCheckpoint out;
   out.config = std::move(stage.config);
   const hf::Family* family = stage.family;
+  check_weights_memory(held_weight_estimate(dir, out.config, family->keep_encoded != nullptr),
+                       dir.string(), family->keep_encoded ? "16-bit matrices kept as stored, float32 vectors"
+                                                          : "every tensor as float32");
   std::map<std::string, std::string> origin_of;
   std::vector<std::string> unread;
   std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of, family->unread, &unread,
