@@ -44,6 +44,20 @@ struct LinearPC {
   uint32_t row0, rows, n, k, x_base, y_base, has_bias;
 };
 
+// shaders/linear_packed.comp: LinearPC's product with w held in its file's encoding (ggml
+// type `type`, blocks of block_elems values in block_bytes bytes); the bound weight window
+// holds output columns [col0, col0 + cols), its row r starting at byte w_byte0 + r * row_bytes.
+struct LinearPackedPC {
+  uint32_t row0, rows, n, k, x_base, y_base, has_bias;
+  uint32_t col0, cols, type, row_bytes, w_byte0, block_elems, block_bytes;
+};
+
+// shaders/embedding_packed.comp: EmbeddingPC's gather from a table held in its file's encoding.
+struct EmbeddingPackedPC {
+  uint32_t row0, rows, d, vocab, y_base, type, row_bytes, block_elems, block_bytes;
+  float scale;
+};
+
 // shaders/attention.comp: one workgroup per (head, 16 query rows).
 enum AttentionFlags : uint32_t {
   kAttnKeyValid = 1,  // binding 3 holds key_valid[Lk] as uint
@@ -68,6 +82,7 @@ struct RepeatHeadsPC {
 };
 
 static_assert(sizeof(RepeatHeadsPC) <= 128);
+static_assert(sizeof(LinearPackedPC) <= 128 && sizeof(EmbeddingPackedPC) <= 128);
 static_assert(sizeof(AddPC) <= 128 && sizeof(ScalePC) <= 128 && sizeof(ActivationPC) <= 128);
 static_assert(sizeof(RowPC) <= 128 && sizeof(EmbeddingPC) <= 128 && sizeof(LinearPC) <= 128);
 static_assert(sizeof(AttentionPC) <= 128, "Vulkan guarantees only 128 bytes of push constants");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/tensor/packed_matrix.h"
 #include "gpu/variant_kernel.h"
 #include "gpu/vk_context.h"
 #include "gpu/vk_pipelines.h"
@@ -23,6 +24,10 @@ namespace atlas::vk {
 struct VkTensorStorage : DeviceStorage {
   std::shared_ptr<GpuBuffer> buffer;
   uint64_t backend_id = 0;  // Backend::instance_id() of the owner
+  // A model weight held in its file's encoding (upload_weight, vk_packed.cpp): `buffer` holds
+  // the encoded rows as stored, so only linear, embedding and download read it (buf() refuses
+  // it to every other op). `host` is the matrix uploaded (its bytes outlive this tensor).
+  std::shared_ptr<const PackedMatrix> packed;
 };
 
 // A window of a buffer bound as one descriptor: shader index = element index - base.
@@ -39,6 +44,8 @@ class VulkanBackend : public Backend, private KernelApi {
   std::string name() const override { return "vulkan (" + ctx_->info.name + ")"; }
   bool supports(Op op) const override;  // the ops of kShaders (vk_pipelines.cpp, has_kernel)
   DTensor upload(const Tensor& host) override;
+  // vk_packed.cpp: weights of the types linear_packed.comp reads stay encoded on the device.
+  DTensor upload_weight(const Tensor& host) override;
   Tensor download(const DTensor& t) override;
   std::vector<Tensor> download_all(const std::vector<DTensor>& ts) override;
   void flush() override { rec_->submit(); }
@@ -75,8 +82,17 @@ class VulkanBackend : public Backend, private KernelApi {
   VulkanBackendStats stats() const;
 
  private:
-  // Shape checks and buffer access of an input handle.
+  // Shape checks and buffer access of an input handle (a float32 one: an encoded weight is
+  // refused by name).
   const GpuBuffer& buf(const DTensor& t, const char* op, const char* what) const;
+  // The storage of an encoded weight (upload_weight), nullptr for a float32 tensor.
+  const VkTensorStorage* packed_of(const DTensor& t, const char* op, const char* what) const;
+  // vk_packed.cpp: linear, embedding and download of an encoded weight.
+  DTensor linear_packed(const DTensor& x, const DTensor& w, const VkTensorStorage& sw,
+                        const DTensor& b);
+  DTensor embedding_packed(const DTensor& table, const VkTensorStorage& st,
+                           const std::vector<int32_t>& ids, float scale);
+  Tensor download_packed(const DTensor& t, const VkTensorStorage& s);
   DTensor make(Shape shape) override;
 
   // KernelApi, for the variant kernels (make, whole and fits are above and below).

@@ -18,8 +18,10 @@
 #include "activation_spv.h"
 #include "add_spv.h"
 #include "attention_spv.h"
+#include "embedding_packed_spv.h"
 #include "embedding_spv.h"
 #include "layer_norm_spv.h"
+#include "linear_packed_spv.h"
 #include "linear_spv.h"
 #include "mul_spv.h"
 #include "repeat_heads_spv.h"
@@ -57,6 +59,8 @@ const BuiltinShader kShaders[] = {
     ATLAS_SHADER(rms_norm, 3, RmsNormPC, Op::RmsNorm),
     ATLAS_SHADER(mul, 3, AddPC, Op::Mul),
     ATLAS_SHADER(repeat_heads, 2, RepeatHeadsPC, Op::RepeatHeads),
+    ATLAS_SHADER(linear_packed, 4, LinearPackedPC, Op::Linear),
+    ATLAS_SHADER(embedding_packed, 3, EmbeddingPackedPC, Op::Embedding),
 };
 static_assert(std::size(kShaders) == static_cast<size_t>(ShaderId::Count));
 

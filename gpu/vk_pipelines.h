@@ -25,6 +25,8 @@ enum class ShaderId {
   RmsNorm,
   Mul,
   RepeatHeads,
+  LinearPacked,     // linear / embedding with weights held in their file's encoding
+  EmbeddingPacked,
   Count
 };
 

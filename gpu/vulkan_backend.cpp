@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/formats/ggml_types.h"
 #include "core/tensor/error.h"
 #include "gpu/push_constants.h"
 #include "gpu/vk_backend_impl.h"
@@ -76,7 +77,22 @@ const GpuBuffer& VulkanBackend::buf(const DTensor& t, const char* op, const char
   if (!s || s->backend_id != instance_id())
     fail(op, std::string(what) + " " + shape_str(t.shape) +
                  " belongs to another backend; upload it with this one");
+  if (s->packed)
+    fail(op, std::string(what) + " " + shape_str(t.shape) + " is a weight held as " +
+                 ggml_type_info(s->packed->type).name +
+                 " (its file's encoding); only linear and embedding read it, this op reads "
+                 "float32 (download() gives its values)");
   return *s->buffer;
+}
+
+const VkTensorStorage* VulkanBackend::packed_of(const DTensor& t, const char* op,
+                                                const char* what) const {
+  if (!t.storage) fail(op, std::string(what) + " is an empty tensor handle");
+  auto* s = dynamic_cast<const VkTensorStorage*>(t.storage.get());
+  if (!s || s->backend_id != instance_id())
+    fail(op, std::string(what) + " " + shape_str(t.shape) +
+                 " belongs to another backend; upload it with this one");
+  return s->packed ? s : nullptr;
 }
 
 DTensor VulkanBackend::make(Shape shape) {
@@ -111,6 +127,7 @@ DTensor VulkanBackend::upload(const Tensor& host) {
 }
 
 Tensor VulkanBackend::download(const DTensor& t) {
+  if (const VkTensorStorage* p = packed_of(t, "download", "tensor")) return download_packed(t, *p);
   const GpuBuffer& src = buf(t, "download", "tensor");
   Tensor host(t.shape);
   const uint64_t bytes = host.data.size() * 4;
@@ -125,6 +142,13 @@ Tensor VulkanBackend::download(const DTensor& t) {
 
 std::vector<Tensor> VulkanBackend::download_all(const std::vector<DTensor>& ts) {
   // Record every copy, then wait once: one submission however many arrays a run traced.
+  // (An encoded weight, asked for explicitly, is read back and converted by download().)
+  for (const DTensor& t : ts)
+    if (packed_of(t, "download", "tensor")) {
+      std::vector<Tensor> out;
+      for (const DTensor& u : ts) out.push_back(download(u));
+      return out;
+    }
   std::vector<Tensor> out;
   std::vector<std::shared_ptr<GpuBuffer>> readback;
   out.reserve(ts.size());
@@ -383,6 +407,7 @@ DTensor VulkanBackend::row_normalize(const DTensor& x, float eps) {
 // ---- linear and embedding ------------------------------------------------------------
 
 DTensor VulkanBackend::linear(const DTensor& x, const DTensor& w, const DTensor& b) {
+  if (const VkTensorStorage* p = packed_of(w, "linear", "weight")) return linear_packed(x, w, *p, b);
   const GpuBuffer& bx = buf(x, "linear", "input");
   const GpuBuffer& bw = buf(w, "linear", "weight");
   if (w.shape.size() != 2) fail("linear", "weight must be 2-D, got " + shape_str(w.shape));
@@ -420,6 +445,8 @@ DTensor VulkanBackend::linear(const DTensor& x, const DTensor& w, const DTensor&
 
 DTensor VulkanBackend::embedding(const DTensor& table, const std::vector<int32_t>& ids,
                                  float s) {
+  if (const VkTensorStorage* p = packed_of(table, "embedding", "table"))
+    return embedding_packed(table, *p, ids, s);
   const GpuBuffer& bt = buf(table, "embedding", "table");
   if (table.shape.size() != 2) fail("embedding", "table must be 2-D, got " + shape_str(table.shape));
   const int64_t vocab = table.shape[0], d = table.shape[1];
