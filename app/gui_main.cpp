@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "app/openmp_waits.h"
 #include "core/formats/input_file.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
@@ -18,6 +19,7 @@
 #include "ui/model_view.h"
 
 int main(int argc, char** argv) {
+  atlas::app::wait_passively_in_openmp(argv);
   atlas::keep_freed_memory_for_reuse();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("AttentionAtlas");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/cli/commands.h"
+#include "app/openmp_waits.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
 
@@ -117,6 +118,7 @@ void print_error(const std::string& verb, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  atlas::app::wait_passively_in_openmp(argv);
   atlas::keep_freed_memory_for_reuse();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
