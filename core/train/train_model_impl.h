@@ -6,6 +6,7 @@
 // included by train_model_float.cpp and train_model_double.cpp: the two instantiations were
 // one translation unit of ~140 s, the longest step of the build; split, they compile in
 // parallel.
+#include "core/formats/packed_weights.h"
 #include "core/train/train_model.h"
 
 #include <algorithm>
@@ -38,7 +39,10 @@ namespace atlas::train {
 template <class S>
 ParamsT<S> to_train_params(const ParamStore& store) {
   ParamsT<S> out;
-  for (const auto& [name, t] : store) {
+  for (const auto& [name, held] : store) {
+    // Training updates every value: a weight held in its file's encoding is converted here.
+    const Tensor converted = held.packed ? to_float(held) : Tensor{};
+    const Tensor& t = held.packed ? converted : held;
     const int64_t rows = t.shape.size() >= 2 ? t.shape[0] : 1;
     const int64_t cols = rows ? t.numel() / rows : 0;
     MatT<S> m(rows, cols);
