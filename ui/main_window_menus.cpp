@@ -30,6 +30,7 @@
 #include "ui/figure_export.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
+#include "ui/model_properties_dialog.h"
 #include "ui/model_view.h"
 #include "ui/ntm_panel.h"
 #include "ui/snail_panel.h"
@@ -99,6 +100,10 @@ void MainWindow::buildMenus() {
   model->addAction("&Train a model\u2026", this, [this] {
     trainingPanel()->show();
     trainingPanel()->raise();
+  });
+  model->addAction("P&roperties\u2026", this, [this] {
+    if (!m_model) return;
+    createModelPropertiesDialog(*m_model, m_modelSpec, this)->show();
   });
   QMenu* presets = model->addMenu("&Presets");
   std::map<QString, QMenu*> families;

@@ -61,27 +61,20 @@ namespace {
 // The weights as the engine holds them: bytes per encoding (a quantized or 16-bit matrix stays as
 // the file stores it; the rest is float32), and how products with quantized ones are computed.
 void print_held_weights(const Model& model, bool each_tensor) {
-  std::map<std::string, std::pair<double, int>> by_type;
-  double total = 0;
-  for (const auto& [name, t] : model.params()) {
-    auto& entry = by_type[held_type_name(t)];
-    entry.first += double(held_bytes(t));
-    entry.second += 1;
-    total += double(held_bytes(t));
-    if (each_tensor)
+  constexpr double kMb = 1024.0 * 1024.0;
+  if (each_tensor)
+    for (const auto& [name, t] : model.params())
       std::printf("  tensor %s %s %s %.2f MB\n", name.c_str(), shape_str(t.shape).c_str(),
-                  held_type_name(t), double(held_bytes(t)) / (1024.0 * 1024.0));
-  }
-  std::printf("weights as held: %.1f MB", total / (1024.0 * 1024.0));
+                  held_type_name(t), double(held_bytes(t)) / kMb);
+  const HeldWeights held = held_weights(model.params());
+  std::printf("weights as held: %.1f MB", held.total_bytes / kMb);
   const char* sep = " (";
-  bool quantized = false;
-  for (const auto& [type, entry] : by_type) {
-    std::printf("%s%s %.1f MB in %d tensors", sep, type.c_str(), entry.first / (1024.0 * 1024.0), entry.second);
+  for (const HeldWeights::Encoding& e : held.by_type) {
+    std::printf("%s%s %.1f MB in %d tensors", sep, e.type.c_str(), e.bytes / kMb, e.tensors);
     sep = ", ";
-    quantized |= type != "F32" && type != "F16" && type != "BF16";
   }
-  std::printf("%s\n", by_type.empty() ? "" : ")");
-  if (quantized)
+  std::printf("%s\n", held.by_type.empty() ? "" : ")");
+  if (held.quantized)
     std::printf("quantized products: %s\n",
                 quantized_products() == QuantizedProducts::Exact
                     ? "exact (float32 activations; ATLAS_QUANTIZED_PRODUCTS=exact)"

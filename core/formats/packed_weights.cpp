@@ -140,4 +140,21 @@ const char* held_type_name(const Tensor& t) {
   return name ? name : "?";
 }
 
+HeldWeights held_weights(const std::map<std::string, Tensor>& params) {
+  std::map<std::string, HeldWeights::Encoding> by_name;
+  HeldWeights out;
+  for (const auto& [name, t] : params) {
+    HeldWeights::Encoding& e = by_name[held_type_name(t)];
+    e.type = held_type_name(t);
+    e.bytes += double(held_bytes(t));
+    e.tensors += 1;
+    out.total_bytes += double(held_bytes(t));
+  }
+  for (auto& [name, e] : by_name) {
+    out.quantized |= name != "F32" && name != "F16" && name != "BF16";
+    out.by_type.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace atlas

@@ -3,6 +3,9 @@
 // such tensors with packed_tensor, the backends and analyses read them through the functions
 // here, a few rows or one matrix at a time (never the whole model as float32).
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "core/tensor/float_scan.h"
 #include "core/tensor/packed_matrix.h"
@@ -33,5 +36,19 @@ int64_t held_bytes(const Tensor& t);
 
 // "Q4_K" for a packed tensor, "F32" for a float one.
 const char* held_type_name(const Tensor& t);
+
+// A model's weights as held, per encoding ("Q4_K", "F32", ...; by name), for `atlas info` and the
+// app's Model > Properties.
+struct HeldWeights {
+  struct Encoding {
+    std::string type;
+    double bytes = 0;
+    int tensors = 0;
+  };
+  std::vector<Encoding> by_type;
+  double total_bytes = 0;
+  bool quantized = false;  // some matrix is block-quantized (not F32/F16/BF16)
+};
+HeldWeights held_weights(const std::map<std::string, Tensor>& params);
 
 }  // namespace atlas
