@@ -107,20 +107,9 @@ void read_q5_1(const uint8_t* b, int, uint8_t* u, float* s, float* c) {
   c[0] = half_at_qm(b + 2);
 }
 
-// The 6-bit (scale, min) pair of sub-block `sub` from Q4_K/Q5_K's 12 packed bytes.
-void k_scale_min_qm(const uint8_t* p, int sub, int& scale, int& min) {
-  if (sub < 4) {
-    scale = p[sub] & 63;
-    min = p[sub + 4] & 63;
-  } else {
-    scale = (p[sub + 4] & 15) | ((p[sub - 4] >> 6) << 4);
-    min = (p[sub + 4] >> 4) | ((p[sub] >> 6) << 4);
-  }
-}
-
 void read_q4_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
   int scale, min;
-  k_scale_min_qm(b + 4, sub, scale, min);
+  k_scale_min(b + 4, sub, scale, min);
   const uint8_t* q = b + 16 + 32 * (sub / 2);
   const int shift = 4 * (sub % 2);
   for (int l = 0; l < 32; ++l) u[l] = (q[l] >> shift) & 15;
@@ -130,7 +119,7 @@ void read_q4_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
 
 void read_q5_k(const uint8_t* b, int sub, uint8_t* u, float* s, float* c) {
   int scale, min;
-  k_scale_min_qm(b + 4, sub, scale, min);
+  k_scale_min(b + 4, sub, scale, min);
   const uint8_t* qh = b + 16;
   const uint8_t* q = b + 48 + 32 * (sub / 2);
   const int shift = 4 * (sub % 2);

@@ -111,16 +111,6 @@ struct Q5_1 {
   }
 };
 
-inline void k_scale_min_512u(const uint8_t* p, int sub, int& scale, int& min) {
-  if (sub < 4) {
-    scale = p[sub] & 63;
-    min = p[sub + 4] & 63;
-  } else {
-    scale = (p[sub + 4] & 15) | ((p[sub - 4] >> 6) << 4);
-    min = (p[sub + 4] >> 4) | ((p[sub] >> 6) << 4);
-  }
-}
-
 ATLAS_AVX512 inline __m256i k_nibbles(const uint8_t* qs, int sub) {
   const __m256i q = load32(qs + 32 * (sub / 2));
   return _mm256_and_si256(_mm256_srli_epi16(q, 4 * (sub % 2)), _mm256_set1_epi8(15));
@@ -131,7 +121,7 @@ struct Q4_K {
   static constexpr bool kWide = false, kMin = true;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int sub, float* s, float* c) {
     int scale, min;
-    k_scale_min_512u(b + 4, sub, scale, min);
+    k_scale_min(b + 4, sub, scale, min);
     s[0] = half_at_512u(b) * float(scale);
     c[0] = -(half_at_512u(b + 2) * float(min));
     return u(b, sub);
@@ -144,7 +134,7 @@ struct Q5_K {
   static constexpr bool kWide = false, kMin = true;
   ATLAS_AVX512 static __m256i read(const uint8_t* b, int sub, float* s, float* c) {
     int scale, min;
-    k_scale_min_512u(b + 4, sub, scale, min);
+    k_scale_min(b + 4, sub, scale, min);
     s[0] = half_at_512u(b) * float(scale);
     c[0] = -(half_at_512u(b + 2) * float(min));
     return u(b, sub);
@@ -393,7 +383,7 @@ ATLAS_AVX512 inline void plain_scales_512u(const uint8_t* at, __m512i offs, __mm
 }
 
 // Q4_K / Q5_K: d and dmin at byte 0, the 12 bytes of 6-bit scales and minimums at byte 4 (the
-// vector form of k_scale_min_512u).
+// vector form of k_scale_min).
 ATLAS_AVX512 inline void k_scales_512u(const uint8_t* at, __m512i offs, __mmask16 valid, __m512* s,
                                        __m512* c) {
   const __m512i zero = _mm512_setzero_si512();

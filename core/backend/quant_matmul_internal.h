@@ -16,6 +16,19 @@ enum : uint32_t {
 
 inline bool is_float_type(uint32_t t) { return t == kF32 || t == kF16 || t == kBF16; }
 
+// The 6-bit (scale, min) pair of sub-block `sub` from Q4_K/Q5_K's 12 packed bytes: sub-blocks 0-3
+// use the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); 4-7 take their low 4 bits from the
+// nibbles of bytes 8-11 and their top 2 bits from the spare high bits of bytes 0-7.
+inline void k_scale_min(const uint8_t* p, int sub, int& scale, int& min) {
+  if (sub < 4) {
+    scale = p[sub] & 63;
+    min = p[sub + 4] & 63;
+  } else {
+    scale = (p[sub + 4] & 15) | ((p[sub - 4] >> 6) << 4);
+    min = (p[sub + 4] >> 4) | ((p[sub] >> 6) << 4);
+  }
+}
+
 struct PreparedInput::Impl {
   uint32_t type = 0;
   int64_t m = 0, k = 0;
