@@ -32,6 +32,7 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/tokenizers/unicode_nfc_data.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_tokenizer_files.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_llama_tokenizer.cpp
+    ${PROJECT_SOURCE_DIR}/core/formats/hf/sentencepiece_model.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_config.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_tensor_source.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_gpt2.cpp

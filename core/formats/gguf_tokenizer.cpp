@@ -6,6 +6,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "core/tensor/error.h"
 #include "core/tokenizers/llamacpp_pretokenize.h"
@@ -18,6 +19,19 @@ constexpr int64_t kControl = 3, kUserDefined = 4, kByte = 6;
 
 std::string quoted_token(const std::string& s) {
   return "\"" + (utf8::is_valid(s) ? s : "?") + "\"";
+}
+
+// Checks every token and lists the control and user-defined ones as added tokens: they are
+// matched whole in the text, as the added tokens of tokenizer.json are.
+void check_tokens(TokenizerConfig& c, const std::vector<int64_t>& types, const std::string& origin,
+                  const std::string& tokens_name) {
+  for (size_t i = 0; i < c.vocab.size(); ++i) {
+    if (c.vocab[i].empty() || !utf8::is_valid(c.vocab[i]))
+      throw AtlasError(origin + ": " + tokens_name + "[" + std::to_string(i) +
+                       "] is empty or not valid UTF-8");
+    if (types[i] == kControl || types[i] == kUserDefined)
+      c.added_tokens.push_back(AddedToken{c.vocab[i]});
+  }
 }
 
 }  // namespace
@@ -80,14 +94,6 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
       fail("tokenizer.ggml.token_type has " + std::to_string(types.size()) +
            " entries but tokenizer.ggml.tokens has " + std::to_string(n));
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (c.vocab[i].empty() || !utf8::is_valid(c.vocab[i]))
-      fail("tokenizer.ggml.tokens[" + std::to_string(i) + "] is empty or not valid UTF-8");
-    // Control and user-defined tokens are matched whole in the text, as the added tokens of
-    // tokenizer.json are.
-    if (types[i] == kControl || types[i] == kUserDefined)
-      c.added_tokens.push_back(AddedToken{c.vocab[i]});
-  }
   const auto token_of = [&](const char* key) -> std::string {
     const int64_t id = file.get_int(key);
     if (id < 0 || size_t(id) >= n)
@@ -97,24 +103,22 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
   };
 
   if (model == "llama") {
-    c.kind = TokenizerKind::SentencePieceBpe;
-    const std::vector<double> scores = file.get_float_array("tokenizer.ggml.scores");
-    if (scores.size() != n)
-      fail("tokenizer.ggml.scores has " + std::to_string(scores.size()) +
+    SpmVocab v;
+    v.scores = file.get_float_array("tokenizer.ggml.scores");
+    if (v.scores.size() != n)
+      fail("tokenizer.ggml.scores has " + std::to_string(v.scores.size()) +
            " entries but tokenizer.ggml.tokens has " + std::to_string(n));
-    c.merges = merges_from_scores(c.vocab, scores);
-    c.byte_fallback = std::find(types.begin(), types.end(), kByte) != types.end();
-    c.unk = file.has("tokenizer.ggml.unknown_token_id") ? token_of("tokenizer.ggml.unknown_token_id")
-                                                       : "";
-    // llama.cpp puts a space before the text and after every special token: the older
-    // tokenizer.json files' Prepend.
-    const bool space = !file.has("tokenizer.ggml.add_space_prefix") ||
-                       file.get_bool("tokenizer.ggml.add_space_prefix");
-    c.space_prefix = space ? SpacePrefix::Prepend : SpacePrefix::None;
-    if (c.unk.empty() && !c.byte_fallback)
-      fail("a \"llama\" tokenizer with neither byte tokens nor tokenizer.ggml.unknown_token_id "
-           "cannot encode a character missing from its vocab");
+    if (file.has("tokenizer.ggml.unknown_token_id")) {
+      token_of("tokenizer.ggml.unknown_token_id");  // checks the range
+      v.unk_id = file.get_int("tokenizer.ggml.unknown_token_id");
+    }
+    v.add_space_prefix = !file.has("tokenizer.ggml.add_space_prefix") ||
+                         file.get_bool("tokenizer.ggml.add_space_prefix");
+    v.tokens = std::move(c.vocab);
+    v.types = std::move(types);
+    c = spm_tokenizer_config(std::move(v), origin, "tokenizer.ggml.tokens");
   } else {
+    check_tokens(c, types, origin, "tokenizer.ggml.tokens");
     c.kind = TokenizerKind::ByteLevelBpe;
     c.merges = file.get_string_array("tokenizer.ggml.merges");
     // llama.cpp's pre types: "default" and a missing key are its default rule.
@@ -142,6 +146,33 @@ TokenizerConfig tokenizer_from_gguf(const GgufFile& file) {
     if (!file.has(key)) fail(std::string(key) + " is missing, but the file asks for the token");
     *slot = token_of(key);
   }
+  return c;
+}
+
+TokenizerConfig spm_tokenizer_config(SpmVocab v, const std::string& origin,
+                                     const std::string& tokens_name) {
+  const size_t n = v.tokens.size();
+  if (n == 0) throw AtlasError(origin + ": " + tokens_name + " is empty");
+  if (v.scores.size() != n || v.types.size() != n)
+    throw AtlasError(origin + ": " + tokens_name + " has " + std::to_string(n) +
+                     " tokens but " + std::to_string(v.scores.size()) + " scores and " +
+                     std::to_string(v.types.size()) + " types");
+  if (v.unk_id >= int64_t(n))
+    throw AtlasError(origin + ": the unknown token id " + std::to_string(v.unk_id) +
+                     " is outside the " + std::to_string(n) + " tokens");
+  TokenizerConfig c;
+  c.kind = TokenizerKind::SentencePieceBpe;
+  c.vocab = std::move(v.tokens);
+  check_tokens(c, v.types, origin, tokens_name);
+  c.merges = merges_from_scores(c.vocab, v.scores);
+  c.byte_fallback = std::find(v.types.begin(), v.types.end(), kByte) != v.types.end();
+  c.unk = v.unk_id >= 0 ? c.vocab[size_t(v.unk_id)] : "";
+  // llama.cpp puts a space before the text and after every special token: the older
+  // tokenizer.json files' Prepend.
+  c.space_prefix = v.add_space_prefix ? SpacePrefix::Prepend : SpacePrefix::None;
+  if (c.unk.empty() && !c.byte_fallback)
+    throw AtlasError(origin + ": a SentencePiece vocabulary with neither byte tokens nor an "
+                              "unknown token cannot encode a character missing from its vocab");
   return c;
 }
 

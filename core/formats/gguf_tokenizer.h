@@ -17,6 +17,26 @@ namespace atlas {
 // this tool does not implement, arrays of different lengths, a token id out of range.
 TokenizerConfig tokenizer_from_gguf(const GgufFile& file);
 
+// A SentencePiece-style vocabulary as a GGUF "llama" file and SentencePiece's own
+// tokenizer.model (core/formats/hf/sentencepiece_model.h) carry it. Token types are
+// llama.cpp's llama_token_type, which are SentencePiece's piece types: 1 normal, 2 unknown,
+// 3 control, 4 user-defined, 5 unused, 6 byte.
+struct SpmVocab {
+  std::vector<std::string> tokens;
+  std::vector<double> scores;   // one per token
+  std::vector<int64_t> types;   // one per token
+  int64_t unk_id = -1;          // the unknown token; -1: none
+  bool add_space_prefix = true;  // "▁" before the text and after every special token
+};
+
+// The sentencepiece_bpe TokenizerConfig of a vocabulary, without BOS/EOS (the caller's): merges
+// from the scores, byte fallback when there are byte tokens, control and user-defined tokens
+// matched whole. Throws AtlasError "<origin>: ..." naming `tokens_name` (the key or field the
+// tokens came from) for an empty or invalid token, or when a character missing from the vocab
+// could not be encoded (no byte tokens, no unknown token).
+TokenizerConfig spm_tokenizer_config(SpmVocab v, const std::string& origin,
+                                     const std::string& tokens_name);
+
 // SentencePiece BPE merges from scores: every split of a token into two tokens is a rule, and
 // rules are ranked by the merged token's score, highest first (SentencePiece merges the pair
 // whose concatenation scores highest). Ties keep token order, then the pieces' ids, as

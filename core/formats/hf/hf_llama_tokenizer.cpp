@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/formats/hf/hf_tokenizer_json.h"
+#include "core/formats/hf/sentencepiece_model.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/hf_pretokenize.h"
 #include "core/tokenizers/utf8.h"
@@ -261,10 +262,25 @@ void read_tokenizer_config(const fs::path& dir, TokenizerConfig& c) {
 
 TokenizerConfig read_llama_family_tokenizer(const fs::path& dir, const std::string& model_type) {
   const fs::path file = dir / "tokenizer.json";
+  const fs::path spm_file = dir / "tokenizer.model";
+  std::error_code ec;
+  // Older folders (Llama 1/2, Mistral, Gemma) may ship only SentencePiece's own file; its
+  // tokenizer is the one llama.cpp converts to a GGUF "llama" vocabulary. transformers' Llama
+  // and Gemma tokenizers add BOS and not EOS unless tokenizer_config.json says otherwise.
+  if (!fs::exists(fs::symlink_status(file, ec)) && fs::exists(fs::symlink_status(spm_file, ec))) {
+    TokenizerConfig c = tokenizer_from_sentencepiece(read_sentencepiece_model(spm_file.string()),
+                                                     spm_file.string(), true, false);
+    read_tokenizer_config(dir, c);
+    for (const auto& [token, what] : {std::pair{&c.bos, "BOS"}, std::pair{&c.eos, "EOS"}})
+      if (!token->empty() && std::find(c.vocab.begin(), c.vocab.end(), *token) == c.vocab.end())
+        fail(dir / "tokenizer_config.json",
+             std::string("the ") + what + " " + show(*token) + " is not in tokenizer.model");
+    return c;
+  }
   const Json root = parse_json(
       file, read_text(file, "a " + model_type + " checkpoint's tokenizer is read from "
-                                                "tokenizer.json (tokenizer.model, SentencePiece's "
-                                                "own file, is not read)"));
+                                                "tokenizer.json or, without it, tokenizer.model "
+                                                "(SentencePiece's own file)"));
   if (!root.is_object() || !root.contains("model") || !root["model"].is_object())
     fail(file, "has no \"model\" object (not a `tokenizers` tokenizer.json?)");
   const Json& model = root["model"];

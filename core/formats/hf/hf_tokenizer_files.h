@@ -5,9 +5,11 @@
 //   bert, distilbert    vocab.txt (one token a line, id = line number), with do_lower_case /
 //                       strip_accents from tokenizer_config.json when present (default:
 //                       lower-case, accents stripped when lower-casing, as transformers does)
-//   llama, mistral,     tokenizer.json only (+ tokenizer_config.json for add_bos_token), as
+//   llama, mistral,     tokenizer.json (+ tokenizer_config.json for add_bos_token), as
 //   qwen2, gemma, phi3  byte_level_bpe (Llama 3, Qwen2) or sentencepiece_bpe (Llama 2,
-//                       Mistral, Gemma, Phi-3): core/formats/hf/hf_llama_tokenizer.cpp
+//                       Mistral, Gemma, Phi-3): core/formats/hf/hf_llama_tokenizer.cpp; without
+//                       tokenizer.json, SentencePiece's tokenizer.model (BPE models only:
+//                       core/formats/hf/sentencepiece_model.h)
 // When the directory has tokenizer.json (the `tokenizers` library's single file) it is read
 // instead, because it is what transformers itself prefers.
 // Throws AtlasError naming the missing or malformed file and the problem.
