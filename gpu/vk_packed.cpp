@@ -20,17 +20,10 @@ namespace {
 
 // The ggml types dequant.glsl reads (F32 needs no shader: its bytes are float32 already).
 bool device_reads_encoded(uint32_t type) {
+  using namespace ggml_type;
   switch (type) {
-    case 1:   // F16
-    case 30:  // BF16
-    case 2:   // Q4_0
-    case 3:   // Q4_1
-    case 6:   // Q5_0
-    case 7:   // Q5_1
-    case 8:   // Q8_0
-    case 12:  // Q4_K
-    case 13:  // Q5_K
-    case 14:  // Q6_K
+    case F16: case BF16: case Q4_0: case Q4_1: case Q5_0: case Q5_1: case Q8_0:
+    case Q4_K: case Q5_K: case Q6_K:
       return true;
     default:
       return false;
@@ -47,7 +40,7 @@ DTensor VulkanBackend::upload_weight(const Tensor& host) {
   if (!host.packed) return upload(host);
   const PackedMatrix& m = *host.packed;
   const bool matrix = host.shape == Shape{m.rows, m.cols};
-  if (matrix && m.type == 0 && m.row_bytes == 4 * m.cols) {  // float32 in the file: as it is
+  if (matrix && m.type == ggml_type::F32 && m.row_bytes == 4 * m.cols) {  // float32 in the file: as it is
     auto s = std::make_shared<VkTensorStorage>();
     s->buffer = upload_bytes(m.data, static_cast<uint64_t>(m.bytes()));
     s->backend_id = instance_id();

@@ -45,6 +45,8 @@ QDialog* createModelPropertiesDialog(const Model& model, const QString& source, 
   auto* dialog = new QDialog(parent);
   dialog->setObjectName("modelProperties");
   dialog->setAttribute(Qt::WA_DeleteOnClose);
+  // Window-modal: it describes this model, so the window cannot switch models while it is open.
+  dialog->setWindowModality(Qt::WindowModal);
   dialog->setWindowTitle("Model properties");
   auto* layout = new QVBoxLayout(dialog);
   auto* summary = new QLabel(summaryText(model, source), dialog);

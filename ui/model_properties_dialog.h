@@ -10,7 +10,8 @@ class Model;
 
 namespace atlas::ui {
 
-// A non-modal dialog (deleted on close) with the summary (objectName "summary") and one row per
+// A window-modal dialog (deleted on close; the window cannot load another model under it) with
+// the summary (objectName "summary") and one row per
 // tensor: name, shape, encoding, MB (objectName "tensors").
 QDialog* createModelPropertiesDialog(const Model& model, const QString& source, QWidget* parent);
 

@@ -21,13 +21,6 @@ namespace atlas {
 
 namespace {
 
-constexpr uint32_t kGgmlF32 = 0;
-
-const char* held_type_name_of(const PackedMatrix& m) {
-  const char* name = ggml_type_info(m.type).name;
-  return name ? name : "an unknown type";
-}
-
 // An op's output is a host Tensor (aligned, tensor.h), so a download the caller lets go of hands
 // the buffer over instead of copying it (take_all): at 1024 tokens GPT-2's maps are 600 MB.
 struct CpuStorage : DeviceStorage {
@@ -47,7 +40,7 @@ float* ptr(const DTensor& t) {
   auto* s = static_cast<CpuStorage*>(t.storage.get());
   if (s->packed)
     throw AtlasError("cpu backend: an op other than linear or embedding was given a weight held as " +
-                     std::string(held_type_name_of(*s->packed)) + " " + shape_str(t.shape) +
+                     std::string(held_type_name(*s->packed)) + " " + shape_str(t.shape) +
                      "; it reads float32 only");
   return s->borrowed ? const_cast<float*>(s->borrowed) : s->values.data.data();
 }
@@ -137,7 +130,7 @@ class CpuBackend : public Backend {
 
   DTensor upload_weight(const Tensor& host) override {
     auto s = std::make_shared<CpuStorage>();
-    if (host.packed && host.packed->type == kGgmlF32 &&
+    if (host.packed && host.packed->type == ggml_type::F32 &&
         reinterpret_cast<uintptr_t>(host.packed->data) % alignof(float) == 0)
       s->borrowed = reinterpret_cast<const float*>(host.packed->data);  // float32 in the file
     else if (host.packed)
@@ -227,8 +220,8 @@ class CpuBackend : public Backend {
   static void packed_linear(const PackedMatrix& w, const DTensor& x, int64_t m, DTensor& y) {
     const int64_t in = w.cols, out = w.rows;
     require(quant_matmul::supports(w.type), "linear",
-            std::string("no product for weights held as ") + held_type_name_of(w));
-    if (!g_int8_activations.load() && !is_float_type(w.type)) return exact_linear(w, x, m, y);
+            std::string("no product for weights held as ") + held_type_name(w));
+    if (!g_int8_activations.load() && !ggml_type::is_float(w.type)) return exact_linear(w, x, m, y);
     const quant_matmul::PreparedInput prepared(w.type, ptr(x), m, in, in);
     const int threads = cpu_threads();
     if (threads > 1 && m * in * out >= (int64_t{1} << 20)) {
@@ -270,8 +263,6 @@ class CpuBackend : public Backend {
       }
     }
   }
-
-  static bool is_float_type(uint32_t type) { return type == 0 || type == 1 || type == 30; }
 
   DTensor add(const DTensor& a, const DTensor& b) override {
     require(a.shape == b.shape, "add", shape_str(a.shape) + " + " + shape_str(b.shape));

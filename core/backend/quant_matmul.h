@@ -1,9 +1,10 @@
 #pragma once
 // Products with weights held in their file's encoding (core/tensor/packed_matrix.h), on the CPU:
 // y = x W^T for x [m, k] float32 and W [n, k] of a ggml type, never dequantizing W as a whole.
-// The activations are prepared once per product (quantized per block to the format the weight
-// type's dot product reads, as llama.cpp does: Q8_0 for the 32-value types, Q8_K for the
-// K-quants; or kept float where that measured faster) and every output column reuses them.
+// The activations are prepared once per product and every output column reuses them: for the
+// block types quantized to int8 per 32 values with a float scale (as llama.cpp's Q8_0; the
+// K-quants take the same per-32 format rather than Q8_K's one scale per 256, so one kernel serves
+// every type and the rounding is never coarser), for F32/F16/BF16 weights kept float.
 // Kernels are chosen at run time from what the CPU has (AVX-512 VNNI, AVX2, portable C++), so
 // one binary runs everywhere. Error bounds per type: docs/quantized-models.md.
 #include <cstdint>

@@ -5,16 +5,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/formats/ggml_types.h"
 #include "core/backend/quant_matmul.h"
 
 namespace atlas::quant_matmul {
 
+// ggml's type ids (core/formats/ggml_types.h) under the names the kernels use.
 enum : uint32_t {
-  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
-  kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30
+  kF32 = ggml_type::F32, kF16 = ggml_type::F16, kQ4_0 = ggml_type::Q4_0, kQ4_1 = ggml_type::Q4_1,
+  kQ5_0 = ggml_type::Q5_0, kQ5_1 = ggml_type::Q5_1, kQ8_0 = ggml_type::Q8_0,
+  kQ4_K = ggml_type::Q4_K, kQ5_K = ggml_type::Q5_K, kQ6_K = ggml_type::Q6_K, kBF16 = ggml_type::BF16
 };
 
-inline bool is_float_type(uint32_t t) { return t == kF32 || t == kF16 || t == kBF16; }
+inline bool is_float_type(uint32_t t) { return ggml_type::is_float(t); }
 
 // The 6-bit (scale, min) pair of sub-block `sub` from Q4_K/Q5_K's 12 packed bytes: sub-blocks 0-3
 // use the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); 4-7 take their low 4 bits from the

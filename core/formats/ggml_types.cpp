@@ -40,19 +40,7 @@ constexpr TypeRow kTypes[] = {
     {42, {"Q2_0", 64, 18, false}},
 };
 
-enum : uint32_t {
-  F32 = 0,
-  F16 = 1,
-  Q4_0 = 2,
-  Q4_1 = 3,
-  Q5_0 = 6,
-  Q5_1 = 7,
-  Q8_0 = 8,
-  Q4_K = 12,
-  Q5_K = 13,
-  Q6_K = 14,
-  BF16 = 30
-};
+using namespace ggml_type;  // F32, Q8_0, ... in the tables below
 
 inline uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
 inline float half_at(const uint8_t* p) { return half_to_float(le16(p)); }

@@ -20,6 +20,16 @@
 
 namespace atlas {
 
+// ggml's type ids of the types the engine reads (ggml's enum ggml_type).
+namespace ggml_type {
+enum : uint32_t {
+  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
+  Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30
+};
+// One value per "block": products with them take float32 activations.
+inline bool is_float(uint32_t type) { return type == F32 || type == F16 || type == BF16; }
+}  // namespace ggml_type
+
 struct GgmlTypeInfo {
   const char* name;     // "Q4_K"; nullptr for an id ggml does not define (or has retired)
   int64_t block_elems;  // values per block

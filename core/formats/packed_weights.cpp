@@ -13,9 +13,6 @@ namespace atlas {
 
 namespace {
 
-enum : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
-                  kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30 };
-
 uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
 
 // Where a block keeps its float16 scales, and how far |value| can reach per unit of each:
@@ -27,14 +24,14 @@ struct ScaleLayout {
 
 ScaleLayout scale_layout(uint32_t type) {
   switch (type) {
-    case kQ8_0: return {0, -1, 128, 0};           // int8 q
-    case kQ4_0: return {0, -1, 8, 0};             // q - 8 in [-8, 7]
-    case kQ4_1: return {0, 2, 15, 1};             // d q + m, q in [0, 15]
-    case kQ5_0: return {0, -1, 16, 0};            // q - 16 in [-16, 15]
-    case kQ5_1: return {0, 2, 31, 1};             // d q + m, q in [0, 31]
-    case kQ4_K: return {0, 2, 63.0 * 15, 63};     // d sc q - dmin mn, 6-bit sc and mn
-    case kQ5_K: return {0, 2, 63.0 * 31, 63};
-    case kQ6_K: return {208, -1, 128.0 * 32, 0};  // d sc (q - 32), int8 sc
+    case ggml_type::Q8_0: return {0, -1, 128, 0};           // int8 q
+    case ggml_type::Q4_0: return {0, -1, 8, 0};             // q - 8 in [-8, 7]
+    case ggml_type::Q4_1: return {0, 2, 15, 1};             // d q + m, q in [0, 15]
+    case ggml_type::Q5_0: return {0, -1, 16, 0};            // q - 16 in [-16, 15]
+    case ggml_type::Q5_1: return {0, 2, 31, 1};             // d q + m, q in [0, 31]
+    case ggml_type::Q4_K: return {0, 2, 63.0 * 15, 63};     // d sc q - dmin mn, 6-bit sc and mn
+    case ggml_type::Q5_K: return {0, 2, 63.0 * 31, 63};
+    case ggml_type::Q6_K: return {208, -1, 128.0 * 32, 0};  // d sc (q - 32), int8 sc
     default: return {};
   }
 }
@@ -64,11 +61,11 @@ FloatScan scan_packed(const PackedMatrix& m) {
     for (int64_t r = 0; r < m.rows; ++r) {
       const uint8_t* row = m.row(r);
       FloatScan s;
-      if (m.type == kF32) {
+      if (m.type == ggml_type::F32) {
         s = scan_floats(reinterpret_cast<const float*>(row), m.cols);
-      } else if (m.type == kF16) {
+      } else if (m.type == ggml_type::F16) {
         s = scan_16bit(row, m.cols, 0x7c00, false);
-      } else if (m.type == kBF16) {
+      } else if (m.type == ggml_type::BF16) {
         s = scan_16bit(row, m.cols, 0x7f80, true);
       } else {
         const ScaleLayout l = scale_layout(m.type);
@@ -134,11 +131,12 @@ int64_t held_bytes(const Tensor& t) {
   return t.packed ? t.packed->bytes() : int64_t(t.data.size() * sizeof(float));
 }
 
-const char* held_type_name(const Tensor& t) {
-  if (!t.packed) return "F32";
-  const char* name = ggml_type_info(t.packed->type).name;
-  return name ? name : "?";
+const char* held_type_name(const PackedMatrix& m) {
+  const char* name = ggml_type_info(m.type).name;
+  return name ? name : "an unknown type";
 }
+
+const char* held_type_name(const Tensor& t) { return t.packed ? held_type_name(*t.packed) : "F32"; }
 
 HeldWeights held_weights(const std::map<std::string, Tensor>& params) {
   std::map<std::string, HeldWeights::Encoding> by_name;

@@ -36,6 +36,7 @@ int64_t held_bytes(const Tensor& t);
 
 // "Q4_K" for a packed tensor, "F32" for a float one.
 const char* held_type_name(const Tensor& t);
+const char* held_type_name(const PackedMatrix& m);
 
 // A model's weights as held, per encoding ("Q4_K", "F32", ...; by name), for `atlas info` and the
 // app's Model > Properties.

@@ -23,6 +23,7 @@
 #include "core/formats/packed_weights.h"
 #include "core/formats/npy.h"
 #include "core/formats/file_fields.h"
+#include "core/formats/ggml_types.h"
 
 namespace atlas {
 
@@ -485,7 +486,7 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
     if (mapping && keep_encoded && sixteen_bit && e.shape.size() == 2 && e.begin % 2 == 0 &&
         keep_encoded(e.name)) {  // read in place: the same bytes as ggml's F16 / BF16 rows
       PackedMatrix m;
-      m.type = e.dtype->kind == Kind::F16 ? 1 : 30;  // ggml's F16, BF16
+      m.type = e.dtype->kind == Kind::F16 ? ggml_type::F16 : ggml_type::BF16;
       m.rows = e.shape[0];
       m.cols = e.shape[1];
       m.row_bytes = m.cols * 2;

@@ -42,6 +42,7 @@ TEST_CASE("Model > Properties lists every tensor with the encoding it is held in
   properties->trigger();
   auto* dialog = w.findChild<QDialog*>("modelProperties");
   REQUIRE(dialog);
+  CHECK(dialog->windowModality() == Qt::WindowModal);  // no model switch under it
   auto* table = dialog->findChild<QTableWidget*>("tensors");
   REQUIRE(table);
   const GgufLoadOptions no_tokenizer{false};
