@@ -4,7 +4,12 @@
 // zooms in, and heatmap frames while zooming. Peak RSS of the whole process (the acceptance
 // bound is 2 GB) and times, each beside a baseline measured in the same run: the dense GEMM
 // rate of this machine and the same model storing its maps at 2048 tokens.
-//   bench_on_demand [--length N] [--grab DIR]   (DIR: PNGs of the overview and a zoomed window)
+// With --model SPEC (e.g. an 8B-shaped GGUF from bench/make_llama_gguf) the run is that model's
+// forward over N tokens of the same text with maps on request, and the stored baseline is skipped:
+// a head's full map (the overview) and the zoom are then timed against the forward's per-head
+// share.
+//   bench_on_demand [--length N] [--grab DIR] [--model SPEC] [--layer K] [--head H]
+//   (DIR: PNGs of the overview and a zoomed window)
 #include <QApplication>
 #include <QElapsedTimer>
 #include <sys/resource.h>
@@ -16,6 +21,7 @@
 #include <string>
 
 #include "bench/bench_timing.h"
+#include "core/formats/model_io.h"
 #include "core/model/attention_on_demand.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
@@ -52,44 +58,67 @@ double gemm_gflops() {
 
 int main(int argc, char** argv) {
   int64_t length = 16384;
-  std::string grab;
+  std::string grab, spec;
+  int layer = 1, head = 2;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--length") == 0) length = std::atoll(argv[i + 1]);
     if (std::strcmp(argv[i], "--grab") == 0) grab = argv[i + 1];
+    if (std::strcmp(argv[i], "--model") == 0) spec = argv[i + 1];
+    if (std::strcmp(argv[i], "--layer") == 0) layer = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--head") == 0) head = std::atoi(argv[i + 1]);
   }
   if (!std::getenv("DISPLAY") && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
   QApplication app(argc, argv);
 
-  const ModelConfig c = preset_config("long-16k");
-  const Model model(c, init_params(c, 1));
+  auto t0 = std::chrono::steady_clock::now();
+  const Model model = spec.empty() ? [] {
+    const ModelConfig c = preset_config("long-16k");
+    return Model(c, init_params(c, 1));
+  }() : load_model(spec);
+  const ModelConfig& c = model.config();
+  if (!spec.empty()) std::printf("%s opened in %.0f ms\n", spec.c_str(), ms_since(t0));
   const double gflops = gemm_gflops();
   std::printf("dense GEMM [1024x64]x[64x4096]: %.1f GFLOP/s\n", gflops);
 
   // Baseline: the same model storing its maps at 2048 tokens.
-  RunOptions stored;
-  stored.trace.maps = MapStorage::Stored;
-  auto t0 = std::chrono::steady_clock::now();
-  model.run(text_of(2048), "", stored);
-  const double stored_ms = ms_since(t0);
-  std::printf("stored maps, 2048 tokens: forward %.0f ms\n", stored_ms);
+  double stored_ms = 0;
+  if (spec.empty()) {
+    RunOptions stored;
+    stored.trace.maps = MapStorage::Stored;
+    t0 = std::chrono::steady_clock::now();
+    model.run(text_of(2048), "", stored);
+    stored_ms = ms_since(t0);
+    std::printf("stored maps, 2048 tokens: forward %.0f ms\n", stored_ms);
+  }
 
+  // Exactly `length` tokens of the text (a BPE model takes fewer tokens than bytes).
+  std::vector<TokenInfo> tokens = model.tokenize(text_of(8 * length), "").first;
+  if (int64_t(tokens.size()) < length) {
+    std::fprintf(stderr, "the text gives only %zu tokens\n", tokens.size());
+    return 1;
+  }
+  tokens.resize(size_t(length));
+  RunOptions on_demand;
+  on_demand.trace.maps = MapStorage::OnDemand;
   t0 = std::chrono::steady_clock::now();
-  const RunResult r = model.run(text_of(length), "", RunOptions{});  // Auto: on request here
+  const RunResult r = model.forward(tokens, {}, on_demand);
   const double forward_ms = ms_since(t0);
   // Causal attention: q k^T and p v over half the L^2 cells, per head and layer.
-  const double attn_flop = 2.0 * 2.0 * double(length) * double(length) / 2 * 64 * 4 * 2;
-  const AttentionMap& m = r.trace.attention_maps.at(1);
+  const double attn_flop = 2.0 * 2.0 * double(length) * double(length) / 2 * double(c.d_head()) *
+                           double(c.n_heads) * double(c.n_layers);
+  const AttentionMap& m = r.trace.attention_maps.at(size_t(layer));
   std::printf("on-demand maps, %lld tokens: forward %.0f ms (%.1fx the stored run at 2048 tokens; "
               "attention alone at the GEMM rate would take %.0f ms); maps on request: %s; peak RSS %.0f MB\n",
-              (long long)length, forward_ms, forward_ms / stored_ms, attn_flop / (gflops * 1e6),
-              m.on_demand ? "yes" : "NO", peak_rss_mb());
+              (long long)length, forward_ms, stored_ms > 0 ? forward_ms / stored_ms : 0.0,
+              attn_flop / (gflops * 1e6), m.on_demand ? "yes" : "NO", peak_rss_mb());
 
-  ui::AttentionSelection sel{"decoder", "self_attn", 1, 2, 0};
+  ui::AttentionSelection sel{"decoder", "self_attn", layer, head, 0};
   t0 = std::chrono::steady_clock::now();
   const ui::HeatmapData overview = ui::attentionHeatmap(r.trace, sel);
   const double overview_ms = ms_since(t0);
   std::printf("overview of one head (%d x %d blocks of %d): %.0f ms (%.2fx the forward's per-head share)\n",
-              overview.rows, overview.cols, overview.rowStep, overview_ms, overview_ms / (forward_ms / 8));
+              overview.rows, overview.cols, overview.rowStep, overview_ms,
+              overview_ms / (forward_ms / double(c.n_heads * c.n_layers)));
 
   ui::HeatmapView view;
   view.resize(1000, 900);

@@ -1,4 +1,5 @@
 #include "ui/main_window.h"
+#include "core/formats/input_file.h"
 #include "core/model/memory_budget.h"
 #include "ui/compare_panel.h"
 #include "ui/search_panel.h"
@@ -186,15 +187,22 @@ void MainWindow::buildUi() {
   m_progress->hide();
   m_cancel = new QToolButton;
   m_cancel->setText("Cancel");
+  m_cancel->setObjectName("cancelButton");
   m_cancel->hide();
+  m_memoryNote = new QLabel;
+  m_memoryNote->setObjectName("memoryNote");
+  m_memoryNote->setStyleSheet("color: #b35900;");
+  m_memoryNote->hide();
+  statusBar()->addPermanentWidget(m_memoryNote);
   statusBar()->addPermanentWidget(m_progress);
   statusBar()->addPermanentWidget(m_cancel);
 
   connect(m_source, &QPlainTextEdit::textChanged, this, &MainWindow::onSourceEdited);
   connect(m_target, &QPlainTextEdit::textChanged, this, &MainWindow::onTextChanged);
   connect(m_cancel, &QToolButton::clicked, this, [this] {
+    const bool loading = m_runner->isLoading();
     m_runner->cancel();
-    m_status->setText("Run cancelled");
+    if (!loading) m_status->setText("Run cancelled");  // a load says so when it has stopped
   });
   // The heatmap and token view pin rows of the map on screen; an XL segment's rows start at
   // its first token.
@@ -280,20 +288,29 @@ void MainWindow::buildSelectors(QWidget* bar) {
 void MainWindow::connectRunner() {
   connect(m_runner, &RunController::modelLoaded, this, &MainWindow::onModelLoaded);
   connect(m_runner, &RunController::modelLoadFailed, this, &MainWindow::onModelLoadFailed);
-  connect(m_runner, &RunController::modelLoading, this,
-          [this](const QString& spec) { m_status->setText("Loading " + spec + "\u2026"); });
+  connect(m_runner, &RunController::modelLoading, this, [this](const QString& spec) {
+    m_status->setText("Loading " + spec + "\u2026");
+    m_runClock.start();  // a load's progress shows after the same delay as a run's
+  });
+  connect(m_runner, &RunController::modelLoadCancelled, this, [this](const QString& spec) {
+    m_status->setText("Opening " + spec + " cancelled" +
+                      (m_model ? "; " + QString::fromStdString(m_model->config().name) + " is still open" : QString()));
+  });
   connect(m_runner, &RunController::runFinished, this, &MainWindow::onRunFinished);
   connect(m_runner, &RunController::runFailed, this, &MainWindow::onRunFailed);
   connect(m_runner, &RunController::runStarted, this, [this] { m_runClock.start(); });
-  connect(m_runner, &RunController::runProgress, this, [this](double f, const QString& stage) {
-    // Only long runs get a progress bar; a flash of one per keystroke would be noise.
+  auto showProgress = [this](double f, const QString& stage) {
+    // Only long runs and loads get a progress bar; a flash of one per keystroke would be noise.
     if (m_runClock.isValid() && m_runClock.elapsed() > 150) {
       m_progress->show();
       m_cancel->show();
       m_progress->setValue(static_cast<int>(f * 1000));
       m_progress->setFormat(stage + " %p%");
     }
-  });
+  };
+  connect(m_runner, &RunController::runProgress, this, showProgress);
+  connect(m_runner, &RunController::runMemory, this, &MainWindow::showRunMemory);
+  connect(m_runner, &RunController::loadProgress, this, showProgress);
   connect(m_runner, &RunController::busyChanged, this, [this](bool busy) {
     if (!busy) {
       m_progress->hide();
@@ -303,6 +320,22 @@ void MainWindow::connectRunner() {
 }
 
 void MainWindow::loadModel(const QString& spec) { m_runner->loadModel(spec); }
+
+void MainWindow::showRunMemory(double needed, double available) {
+  // Past half of what the process may allocate, a longer input or another program can tip the
+  // run over the guard's limit (90%, core/model/memory_budget.h): say so before it does.
+  const bool close = available > 0 && needed > 0.5 * available;
+  m_memoryNote->setVisible(close);
+  if (!close) return;
+  const auto bytes = [](double b) { return QString::fromStdString(format_bytes(static_cast<uint64_t>(b))); };
+  m_memoryNote->setText(QString("Memory: this run needs %1 of %2 available (%3%)")
+                            .arg(bytes(needed), bytes(available))
+                            .arg(static_cast<int>(std::lround(100.0 * needed / available))));
+  m_memoryNote->setToolTip(
+      "The attention maps of every layer and head dominate. Runs above 90% of the available memory "
+      "are refused; a shorter input or maps computed on request (View > Attention maps > Always "
+      "computed on request) need less.");
+}
 
 void MainWindow::setSourceText(const QString& text) { m_source->setPlainText(text); }
 void MainWindow::setTargetText(const QString& text) { m_target->setPlainText(text); }

@@ -74,6 +74,7 @@ class MainWindow : public QMainWindow {
   // of a dialog, and `firstRunShown` fires once the first trace is on screen.
   void setHeadless(bool headless) { m_headless = headless; }
   void loadModel(const QString& spec);
+  void showRunMemory(double neededBytes, double availableBytes);  // the status bar's memory note
   void setSourceText(const QString& text);
   // Image input for pixel models (core/input/image_input.h) and ViT patch models
   // (core/input/patch_input.h): the image becomes the input tokens until the user types. Returns false, with the reason in lastError(), when the model
@@ -266,6 +267,7 @@ class MainWindow : public QMainWindow {
   QComboBox* m_tokenHeads = nullptr;
   QLabel* m_status = nullptr;
   QProgressBar* m_progress = nullptr;
+  QLabel* m_memoryNote = nullptr;  // shown when a run holds more than half the available memory
   QToolButton* m_cancel = nullptr;
   QMenu* m_recentMenu = nullptr;
   QMenu* m_viewMenu = nullptr;

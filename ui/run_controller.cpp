@@ -19,6 +19,7 @@ RunController::RunController(QObject* parent) : QObject(parent) {
 RunController::~RunController() {
   // Do not leave a worker running on a model this object no longer owns.
   if (m_cancelFlag) m_cancelFlag->store(true);
+  if (m_loadCancelFlag) m_loadCancelFlag->store(true);
   m_runWatcher.waitForFinished();
   m_loadWatcher.waitForFinished();
 }
@@ -31,15 +32,31 @@ int RunController::debounceMs() const {
 
 void RunController::loadModel(const QString& spec) {
   cancel();
+  if (m_loadWatcher.isRunning()) m_loadWatcher.waitForFinished();  // cancelled just above
   emit modelLoading(spec);
   emit busyChanged(true);
-  m_loadWatcher.setFuture(QtConcurrent::run([spec]() {
+  m_loadCancelFlag = std::make_shared<std::atomic<bool>>(false);
+  QPointer<RunController> self(this);
+  auto monitor = std::make_shared<LoadMonitor>();
+  monitor->cancel = m_loadCancelFlag.get();
+  monitor->progress = [self](double fraction, const std::string& stage) {
+    const QString s = QString::fromStdString(stage);
+    if (self)
+      QMetaObject::invokeMethod(self, [self, fraction, s]() {
+        if (self) emit self->loadProgress(fraction, s);
+      }, Qt::QueuedConnection);
+  };
+  m_loadWatcher.setFuture(QtConcurrent::run([spec, monitor, flag = m_loadCancelFlag]() {
     LoadOutcome out;
     out.spec = spec;
     QElapsedTimer t;
     t.start();
     try {
-      out.model = std::make_shared<const Model>(load_model(spec.toStdString()));
+      LoadOptions options;
+      options.monitor = monitor.get();
+      out.model = std::make_shared<const Model>(load_model(spec.toStdString(), options));
+    } catch (const Cancelled&) {
+      out.cancelled = true;
     } catch (const std::exception& e) {
       out.error = QString::fromStdString(e.what());
     }
@@ -52,7 +69,8 @@ void RunController::onLoadDone() {
   LoadOutcome out = m_loadWatcher.result();
   if (!out.model) {
     emit busyChanged(isBusy());
-    emit modelLoadFailed(out.spec, out.error);
+    if (out.cancelled) emit modelLoadCancelled(out.spec);
+    else emit modelLoadFailed(out.spec, out.error);
     return;
   }
   setModel(out.model);
@@ -95,6 +113,7 @@ void RunController::cancel() {
   m_hasPending = false;
   ++m_generation;
   if (m_cancelFlag) m_cancelFlag->store(true);
+  if (m_loadCancelFlag) m_loadCancelFlag->store(true);
 }
 
 void RunController::startPending() {
@@ -116,6 +135,12 @@ void RunController::startPending() {
     if (self)
       QMetaObject::invokeMethod(self, [self, fraction, s]() {
         if (self) emit self->runProgress(fraction, s);
+      }, Qt::QueuedConnection);
+  };
+  options.memory_estimate = [self](double needed, double available) {
+    if (self)
+      QMetaObject::invokeMethod(self, [self, needed, available]() {
+        if (self) emit self->runMemory(needed, available);
       }, Qt::QueuedConnection);
   };
   const std::string source = m_pendingSource.toStdString(), target = m_pendingTarget.toStdString();

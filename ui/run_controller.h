@@ -30,6 +30,7 @@ struct LoadOutcome {
   std::shared_ptr<const Model> model;
   QString spec;
   QString error;
+  bool cancelled = false;
   double ms = 0.0;
 };
 
@@ -39,7 +40,9 @@ class RunController : public QObject {
   explicit RunController(QObject* parent = nullptr);
   ~RunController() override;
 
-  void loadModel(const QString& spec);  // emits modelLoaded or modelLoadFailed
+  // Emits modelLoaded, modelLoadFailed or modelLoadCancelled (cancel() during the load), with
+  // loadProgress between. The current model stays until the new one has loaded.
+  void loadModel(const QString& spec);
   void setModel(std::shared_ptr<const Model> model);
   std::shared_ptr<const Model> model() const { return m_model; }
 
@@ -52,8 +55,9 @@ class RunController : public QObject {
   void runNow(const QString& source, const QString& target);  // no debounce
   int debounceMs() const;
   void setMaxDebounceMs(int ms) { m_maxDebounceMs = ms; }
-  void cancel();  // cancels the running forward and drops pending requests
+  void cancel();  // cancels the running forward or model load and drops pending requests
   bool isBusy() const;
+  bool isLoading() const { return m_loadWatcher.isRunning(); }
   double lastRunMs() const { return m_lastRunMs; }
   // From the newest request to the start of its run (debounce and waiting for a stale run).
   double lastQueueMs() const { return m_lastQueueMs; }
@@ -82,8 +86,12 @@ class RunController : public QObject {
   void modelLoading(const QString& spec);
   void modelLoaded(const QString& spec, std::shared_ptr<const atlas::Model> model);
   void modelLoadFailed(const QString& spec, const QString& message);
+  void modelLoadCancelled(const QString& spec);
+  void loadProgress(double fraction, const QString& stage);
   void runStarted();
   void runProgress(double fraction, const QString& stage);
+  // Before the forward's first layer: what the run will hold and what the process may allocate.
+  void runMemory(double neededBytes, double availableBytes);
   void runFinished(std::shared_ptr<const atlas::RunResult> result, double ms);
   void runFailed(const QString& message);
   void busyChanged(bool busy);
@@ -105,6 +113,7 @@ class RunController : public QObject {
   bool m_hasPending = false;
   quint64 m_generation = 0;  // of the newest request
   std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+  std::shared_ptr<std::atomic<bool>> m_loadCancelFlag;
   QFutureWatcher<RunOutcome> m_runWatcher;
   QFutureWatcher<LoadOutcome> m_loadWatcher;
   double m_lastRunMs = 0.0;

@@ -213,7 +213,8 @@ Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
       fail(f, "unexpected tensor \"" + t.name + "\" for a " + f.get_string("general.architecture") +
                   " model (this loader would ignore it, so the model would not be the file's)");
   check_param_shapes(c, p, f.origin());  // every shape against the config, naming the tensor
-  return Model(std::move(c), std::move(p));
+  // Everything above only maps the file; the scan of every weight's pages is the load's time.
+  return Model(std::move(c), std::move(p), options.monitor);
 }
 
 }  // namespace atlas

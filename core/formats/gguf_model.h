@@ -1,7 +1,8 @@
 #pragma once
 // llama.cpp GGUF files as engine models: the architecture metadata mapped to a ModelConfig and
-// the tensors (dequantized to float32 by core/formats/gguf.h) renamed to the engine's names, so
-// every view, the dump and the Vulkan backend work on them as on any model.
+// the tensors renamed to the engine's names, so every view, the dump and the Vulkan backend work
+// on them as on any model. Matrices stay in the file's encoding, read in place from the mapping
+// (core/formats/packed_weights.h); vectors are converted to float32.
 //   general.architecture "llama" (Llama 1-3, Mistral, TinyLlama, SmolLM), "qwen2", "gemma",
 //   "phi3"
 // llama.cpp's converter permutes the q and k rows of "llama" so that adjacent dimensions
@@ -13,6 +14,7 @@
 
 #include "core/config/config.h"
 #include "core/formats/gguf.h"
+#include "core/model/load_monitor.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 
@@ -20,12 +22,13 @@ namespace atlas {
 
 struct GgufLoadOptions {
   bool tokenizer = true;  // false: keep the bytes tokenizer (tests give ids directly)
+  const LoadMonitor* monitor = nullptr;  // progress and cancellation (core/model/load_monitor.h)
 };
 
 // The engine config the file's metadata describes (no tensor data is read). Every error names
 // the file and the key.
 ModelConfig gguf_model_config(const GgufFile& file, const GgufLoadOptions& options = {});
-// Config plus every tensor, dequantized and renamed; unknown or missing tensors are errors.
+// Config plus every tensor, renamed; unknown or missing tensors are errors.
 Model load_gguf_model(const std::string& path, const GgufLoadOptions& options = {});
 
 }  // namespace atlas

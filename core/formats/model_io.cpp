@@ -24,9 +24,13 @@ std::string read_model_text(const fs::path& path) {
   return read_input_file(path.string(), InputKind::ModelConfig);
 }
 
-Model load_directory(const fs::path& dir) {
+Model load_directory(const fs::path& dir, const LoadMonitor* monitor) {
   // Hugging Face directories (config.json with "model_type") are converted.
-  if (is_hf_directory(dir.string())) return load_hf_directory(dir.string());
+  if (is_hf_directory(dir.string())) {
+    HfLoadOptions hf;
+    hf.monitor = monitor;
+    return load_hf_directory(dir.string(), hf);
+  }
   const fs::path config_path = dir / "config.json";
   const fs::path weights_path = dir / "model.safetensors";
   if (!fs::exists(config_path))
@@ -39,12 +43,15 @@ Model load_directory(const fs::path& dir) {
     throw AtlasError(dir.string() + ": no model.safetensors next to config.json");
   ModelConfig config = parse_config(read_model_text(config_path), config_path.string());
   if (config.name.empty()) config.name = dir.filename().string();
+  load_step(monitor, "Reading weights", 0, 1);
   SafetensorsFile file = read_safetensors(weights_path.string());
   check_param_shapes(config, file.tensors, weights_path.string());  // names the file in errors
-  return Model(std::move(config), std::move(file.tensors));
+  const LoadMonitor scan = monitor ? monitor->part(0.5, 1.0) : LoadMonitor{};
+  return Model(std::move(config), std::move(file.tensors), monitor ? &scan : nullptr);
 }
 
-Model load_single_file(const fs::path& path) {
+Model load_single_file(const fs::path& path, const LoadMonitor* monitor) {
+  load_step(monitor, "Reading weights", 0, 1);
   SafetensorsFile file = read_safetensors(path.string());
   auto it = file.metadata.find("config");
   if (it == file.metadata.end())
@@ -53,7 +60,8 @@ Model load_single_file(const fs::path& path) {
   ModelConfig config = parse_config(it->second, path.string() + " (__metadata__.config)");
   if (config.name.empty()) config.name = path.stem().string();
   check_param_shapes(config, file.tensors, path.string());
-  return Model(std::move(config), std::move(file.tensors));
+  const LoadMonitor scan = monitor ? monitor->part(0.5, 1.0) : LoadMonitor{};
+  return Model(std::move(config), std::move(file.tensors), monitor ? &scan : nullptr);
 }
 
 }  // namespace
@@ -62,8 +70,9 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
   if (spec.rfind("preset:", 0) == 0) {
     ModelConfig config = preset_config(spec.substr(7));
     if (options.seed) config.seed = *options.seed;
+    load_step(options.monitor, "Initialising weights", 0, 1);
     ParamStore params = init_params(config, config.seed);
-    return Model(std::move(config), std::move(params));
+    return Model(std::move(config), std::move(params), options.monitor);
   }
   if (options.seed)
     throw AtlasError("--seed applies to presets only; " + spec + " has trained weights");
@@ -74,21 +83,25 @@ Model load_model(const std::string& spec, const LoadOptions& options) {
         reinterpret_cast<const uint8_t*>(demo.safetensors.data()), demo.safetensors.size(),
         spec + " (model.safetensors)");
     check_param_shapes(config, file.tensors, spec);
-    return Model(std::move(config), std::move(file.tensors));
+    return Model(std::move(config), std::move(file.tensors), options.monitor);
   }
   const fs::path path(spec);
   if (!fs::exists(path))
     throw AtlasError(spec + ": no such file or directory (a model is a directory, a "
                      ".safetensors or .gguf file, preset:NAME or demo:NAME)");
-  if (fs::is_directory(path)) return load_directory(path);
-  if (path.extension() == ".gguf") return load_gguf_model(spec);  // llama.cpp (gguf_model.h)
+  if (fs::is_directory(path)) return load_directory(path, options.monitor);
+  if (path.extension() == ".gguf") {  // llama.cpp (gguf_model.h)
+    GgufLoadOptions gguf;
+    gguf.monitor = options.monitor;
+    return load_gguf_model(spec, gguf);
+  }
   if (path.extension() == ".json")  // read as safetensors it would fail on a nonsense header size
     throw AtlasError(spec + ": a config alone is not a model; give the folder that holds it as "
                      "config.json next to model.safetensors, or preset:NAME");
   if (path.extension() == ".bin" || path.extension() == ".pt" || path.extension() == ".pth")
     throw AtlasError(spec + ": PyTorch pickle files are not read, for safety; convert it to "
                      ".safetensors first");
-  return load_single_file(path);
+  return load_single_file(path, options.monitor);
 }
 
 bool is_model_folder_file(const std::string& name) {

@@ -9,12 +9,15 @@
 #include <optional>
 #include <string>
 
+#include "core/model/load_monitor.h"
 #include "core/model/model.h"
 
 namespace atlas {
 
 struct LoadOptions {
   std::optional<uint64_t> seed;  // overrides the preset's seed (presets only)
+  // Progress and cancellation of a long load (the app's progress bar); null: none.
+  const LoadMonitor* monitor = nullptr;
 };
 
 Model load_model(const std::string& spec, const LoadOptions& options = {});

@@ -84,10 +84,10 @@ struct ModelPrivate {
   WeightCache cache;
 };
 
-Model::Model(ModelConfig config, ParamStore params)
+Model::Model(ModelConfig config, ParamStore params, const LoadMonitor* monitor)
     : config_(std::move(config)), params_(std::move(params)) {
   validate_config(config_, config_.name.empty() ? "model" : config_.name);
-  warnings_ = check_params(config_, params_, config_.name.empty() ? "model" : config_.name);
+  warnings_ = check_params(config_, params_, config_.name.empty() ? "model" : config_.name, monitor);
   tokenizer_ = make_tokenizer(config_.tokenizer);
   if (tokenizer_->vocab_size() > config_.vocab_size)
     throw AtlasError("tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
@@ -182,6 +182,11 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   if (enc_dec) check_tokens(c, target, "target text");
   check_run_memory(c, static_cast<int64_t>(source.size()), static_cast<int64_t>(target.size()),
                    options.trace);
+  if (options.memory_estimate)
+    options.memory_estimate(estimate_run_memory(c, static_cast<int64_t>(source.size()),
+                                                static_cast<int64_t>(target.size()), options.trace)
+                                .total(),
+                            double(available_memory_bytes()));
   if (options.threads > 0) set_cpu_threads(options.threads);
 
   Backend& be = options.backend ? *options.backend : *private_->cpu;

@@ -32,6 +32,9 @@ struct RunOptions {
   PrefixCache* prefix_cache = nullptr;
   // Activation edits (ablations, patching); a run with hooks never uses the prefix cache.
   ActivationHooks hooks;
+  // Told, before any layer runs, what the run will hold beyond the weights and what this process
+  // may allocate (core/model/memory_budget.h), so the app can show a run close to the limit.
+  std::function<void(double needed_bytes, double available_bytes)> memory_estimate;
 };
 
 struct RunResult {
@@ -42,8 +45,9 @@ struct RunResult {
 
 class Model {
  public:
-  // Validates parameters against the config (throws AtlasError on mismatch).
-  Model(ModelConfig config, ParamStore params);
+  // Validates parameters against the config (throws AtlasError on mismatch). `monitor` (may be
+  // null) hears of the weight scan and may cancel it (core/model/load_monitor.h).
+  Model(ModelConfig config, ParamStore params, const LoadMonitor* monitor = nullptr);
 
   const ModelConfig& config() const { return config_; }
   const ParamStore& params() const { return params_; }

@@ -171,10 +171,14 @@ void check_param_shapes(const ModelConfig& c, const ParamStore& params,
 }
 
 std::vector<std::string> check_params(const ModelConfig& c, const ParamStore& params,
-                                      const std::string& origin) {
+                                      const std::string& origin, const LoadMonitor* monitor) {
   check_param_shapes(c, params, origin);
   std::vector<std::string> warnings;
+  double total = 0, done = 0;
+  for (const auto& [name, t] : params) total += double(held_bytes(t));
   for (const auto& [name, t] : params) {
+    load_step(monitor, "Checking weights", done, total);
+    done += double(held_bytes(t));
     const int64_t bad = scan_weights(t).non_finite;
     if (bad) {
       std::ostringstream w;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/model/load_monitor.h"
 #include "core/tensor/tensor.h"
 
 namespace atlas {
@@ -40,8 +41,10 @@ const Tensor& required_param(const ParamStore& params, const std::string& name);
 void check_param_shapes(const ModelConfig& config, const ParamStore& params,
                         const std::string& origin);
 
-// check_param_shapes, then non-finite values returned as warnings (one line per tensor).
+// check_param_shapes, then non-finite values returned as warnings (one line per tensor). The scan
+// reads every weight's pages (a quantized matrix: its block scales), which is most of opening a
+// big file; `monitor` (may be null) hears of it tensor by tensor and may cancel it.
 std::vector<std::string> check_params(const ModelConfig& config, const ParamStore& params,
-                                      const std::string& origin);
+                                      const std::string& origin, const LoadMonitor* monitor = nullptr);
 
 }  // namespace atlas

@@ -11,10 +11,12 @@ class AtlasError : public std::runtime_error {
   explicit AtlasError(const std::string& message) : std::runtime_error(message) {}
 };
 
-// Thrown when RunOptions::cancel is set while a forward pass is running.
+// Thrown when RunOptions::cancel (or LoadOptions' monitor) is set while a forward pass (a load)
+// is running.
 class Cancelled : public AtlasError {
  public:
   Cancelled() : AtlasError("run cancelled") {}
+  explicit Cancelled(const std::string& message) : AtlasError(message) {}
 };
 
 }  // namespace atlas

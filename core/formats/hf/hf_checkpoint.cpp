@@ -66,7 +66,8 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
                                               std::map<std::string, std::string>& origin_of,
                                               bool (*unread)(const std::string&),
                                               std::vector<std::string>* skipped,
-                                              bool (*keep_encoded)(const std::string&)) {
+                                              bool (*keep_encoded)(const std::string&),
+                                              const LoadMonitor* monitor) {
   std::function<bool(const std::string&)> skip, keep;
   if (unread) skip = unread;
   if (keep_encoded) keep = keep_encoded;
@@ -79,6 +80,7 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
   const fs::path index = dir / "model.safetensors.index.json";
   std::map<std::string, Tensor> tensors;
   if (fs::exists(single)) {
+    load_step(monitor, "Reading weights", 0, 1);
     SafetensorsFile f = read_safetensors(single.string(), skip, keep);
     note_unread(f);
     for (auto& [name, t] : f.tensors) origin_of[name] = single.string();
@@ -109,7 +111,9 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir_str,
                        "\" must be a file in the same directory");
     by_shard[file].push_back(name);
   }
+  double shards_read = 0;
   for (const auto& [file, names] : by_shard) {
+    load_step(monitor, "Reading weights", shards_read++, double(by_shard.size()));
     const fs::path path = dir / file;
     if (!fs::exists(path))
       throw AtlasError(path.string() + ": missing shard (listed in " + index.string() + " for " +
@@ -137,13 +141,16 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
   HfCheckpoint out;
   out.config = std::move(stage.config);
   const hf::Family* family = stage.family;
+  out.read_share = family->keep_encoded ? 0.1 : 0.5;
   check_weights_memory(held_weight_estimate(dir, out.config, family->keep_encoded != nullptr),
                        dir.string(), family->keep_encoded ? "16-bit matrices kept as stored, float32 vectors"
                                                           : "every tensor as float32");
   std::map<std::string, std::string> origin_of;
   std::vector<std::string> unread;
+  // Matrices kept encoded are only mapped here; converted ones are copied, which takes a while.
+  const LoadMonitor reading = options.monitor ? options.monitor->part(0, out.read_share) : LoadMonitor{};
   std::map<std::string, Tensor> raw = read_hf_tensors(dir.string(), origin_of, family->unread, &unread,
-                                                       family->keep_encoded);
+                                                       family->keep_encoded, options.monitor ? &reading : nullptr);
   hf::TensorSource source(std::move(raw), std::move(origin_of), family->prefixes,
                           config_path);
   family->params(out.config, source, out.params);
@@ -156,7 +163,8 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir_str, const HfLoadOptions&
 
 Model load_hf_directory(const std::string& dir, const HfLoadOptions& options) {
   HfCheckpoint c = read_hf_checkpoint(dir, options);
-  return Model(std::move(c.config), std::move(c.params));
+  const LoadMonitor scan = options.monitor ? options.monitor->part(c.read_share, 1.0) : LoadMonitor{};
+  return Model(std::move(c.config), std::move(c.params), options.monitor ? &scan : nullptr);
 }
 
 }  // namespace atlas

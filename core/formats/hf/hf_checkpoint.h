@@ -18,12 +18,14 @@ namespace atlas {
 
 struct HfLoadOptions {
   bool tokenizer = true;  // false: skip the tokenizer files (keeps the bytes tokenizer)
+  const LoadMonitor* monitor = nullptr;  // progress and cancellation (core/model/load_monitor.h)
 };
 
 struct HfCheckpoint {
   ModelConfig config;
   ParamStore params;                  // engine names, float32
   std::vector<std::string> skipped;   // HF tensors deliberately not loaded (buffers, heads)
+  double read_share = 0.5;  // of a monitored load (HfLoadOptions::monitor): the reading's part
 };
 
 // True when DIR/config.json exists and has a "model_type" key (an Attention Atlas config never
@@ -45,6 +47,7 @@ std::map<std::string, Tensor> read_hf_tensors(const std::string& dir,
                                               std::map<std::string, std::string>& origin_of,
                                               bool (*unread)(const std::string&) = nullptr,
                                               std::vector<std::string>* skipped = nullptr,
-                                              bool (*keep_encoded)(const std::string&) = nullptr);
+                                              bool (*keep_encoded)(const std::string&) = nullptr,
+                                              const LoadMonitor* monitor = nullptr);
 
 }  // namespace atlas
