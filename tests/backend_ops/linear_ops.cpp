@@ -1,9 +1,15 @@
 // Test cases of linear, add, scale, mul, activation, embedding and repeat_heads (op_case.h).
 // References are double-precision loops (these ops' only other implementation is the CPU
 // backend itself) or, for repeat_heads, its host reference; bounds are stated per op.
+// Linear also runs with weights held in a GGUF file's encoding (Tensor::packed, every type the
+// engine reads), against the double loop over their dequantized values.
 #include <cmath>
+#include <memory>
 
 #include "core/backend/op_registry.h"
+#include "core/formats/ggml_types.h"
+#include "core/formats/packed_weights.h"
+#include "tests/core/gguf_model_writer.h"
 #include "tests/backend_ops/compare.h"
 #include "tests/backend_ops/op_case.h"
 
@@ -15,23 +21,92 @@ using train::ParamsT;
 using train::Tape;
 
 // ---- linear: y = x w^T + b ------------------------------------------------------------
-struct LinearShape { int64_t m, k, n; bool bias; };
-struct LinearIn { Tensor x, w, b; bool bias; };
+// `type`: the weight's ggml type when it is held encoded (Tensor::packed), -1 for a float32 tensor.
+struct LinearShape { int64_t m, k, n; bool bias; int type = -1; };
+struct LinearIn {
+  Tensor x, w, b;
+  bool bias;
+  int type;
+  std::vector<float> w_values;  // [n, k]: w as float (the dequantized blocks of an encoded one)
+};
+
+// A weight of `type` held as its blocks, and the values dequantize_ggml gives them.
+LinearIn encoded_weight(LinearIn in, int64_t n, int64_t k, uint32_t seed) {
+  const gguf_test::Weight w = gguf_test::typed_weight(n, k, uint32_t(in.type), seed);
+  auto bytes = std::make_shared<std::vector<uint8_t>>(w.bytes.begin(), w.bytes.end());
+  const GgmlTypeInfo info = ggml_type_info(uint32_t(in.type));
+  PackedMatrix m;
+  m.type = uint32_t(in.type);
+  m.rows = n;
+  m.cols = k;
+  m.row_bytes = k / info.block_elems * info.block_bytes;
+  m.data = bytes->data();
+  m.owner = bytes;
+  in.w = packed_tensor(m);
+  in.w_values.assign(w.v.begin(), w.v.end());
+  return in;
+}
+
+// Per element, the bound of docs/quantized-models.md. Float weights (float32, F16, BF16) meet
+// float activations: (K + 2) u sum |x w| (+ |b|). Block types may quantize x per 32 values to
+// d q with d = amax / 127 (the CPU backend's products; Vulkan dequantizes in the shader and
+// stays within the float bound): sum |w| amax / 254 plus the blocked epilogue's rounding,
+// (K / 16 + 8) 2^-21 sum max_block|w| |x|.
+std::vector<double> linear_tolerance(const LinearIn& in) {
+  const int64_t M = in.x.shape[0], K = in.x.shape[1], N = int64_t(in.w_values.size()) / K;
+  const bool float_weights = in.type < 0 || ggml_type::is_float(uint32_t(in.type));
+  std::vector<double> tol(size_t(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double mag = in.bias ? std::fabs(in.b.data[size_t(n)]) : 0.0, quant = 0.0;
+      for (int64_t k0 = 0; k0 < K; k0 += 32) {
+        double amax = 0, wmax = 0;
+        const int64_t k1 = std::min(K, k0 + 32);
+        for (int64_t k = k0; k < k1; ++k) {
+          amax = std::max(amax, std::fabs(double(in.x.data[size_t(m * K + k)])));
+          wmax = std::max(wmax, std::fabs(double(in.w_values[size_t(n * K + k)])));
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          const double x = in.x.data[size_t(m * K + k)], w = in.w_values[size_t(n * K + k)];
+          mag += float_weights ? std::fabs(x * w) : wmax * std::fabs(x);
+          quant += float_weights ? 0.0 : std::fabs(w) * amax / 254.0 * (1 + 1e-6);
+        }
+      }
+      tol[size_t(m * N + n)] = float_weights ? (K + 2) * kU * mag + 1e-30
+                                             : quant + double(K / 16 + 8) * 0x1p-21 * mag + 1e-30;
+    }
+  return tol;
+}
 
 const Register linear_case(make_case(OpTest<LinearShape, LinearIn>{
     Op::Linear,
     {"y"},
     {{1, 1, 1, true}, {3, 17, 5, false}, {17, 63, 65, true}, {63, 65, 127, true},
      {65, 129, 63, false}, {129, 3, 17, true}, {1, 512, 129, true}, {130, 100, 1, true},
-     {64, 64, 64, false}, {200, 257, 96, true}, {128, 128, 128, true}},
-    [](const LinearShape& s) { return dims({s.m, s.k, s.n}) + (s.bias ? " bias" : ""); },
+     {64, 64, 64, false}, {200, 257, 96, true}, {128, 128, 128, true},
+     // Encoded weights: one block and several per row (K-quants: 256 values a block), 1 row of
+     // x and the small-m path's 2-8, odd row counts either side of the 64-row tiles.
+     {1, 64, 3, false, ggml_type::F16}, {67, 96, 65, true, ggml_type::BF16},
+     {1, 32, 1, false, ggml_type::Q8_0}, {5, 96, 67, true, ggml_type::Q8_0}, {70, 160, 33, false, ggml_type::Q8_0},
+     {3, 64, 17, true, ggml_type::Q4_0}, {9, 96, 65, false, ggml_type::Q4_1},
+     {2, 64, 63, true, ggml_type::Q5_0}, {65, 32, 5, false, ggml_type::Q5_1},
+     {1, 256, 7, true, ggml_type::Q4_K}, {66, 512, 17, false, ggml_type::Q4_K},
+     {4, 256, 65, false, ggml_type::Q5_K}, {7, 512, 3, true, ggml_type::Q6_K}, {65, 256, 9, false, ggml_type::Q6_K}},
+    [](const LinearShape& s) {
+      return dims({s.m, s.k, s.n}) + (s.bias ? " bias" : "") +
+             (s.type >= 0 ? std::string(" w ") + ggml_type_info(uint32_t(s.type)).name : "");
+    },
     [](const LinearShape& s, uint32_t seed) {
-      return LinearIn{random_tensor({s.m, s.k}, seed), random_tensor({s.n, s.k}, seed + 1),
-                      random_tensor({s.n}, seed + 2), s.bias};
+      LinearIn in{random_tensor({s.m, s.k}, seed), random_tensor({s.n, s.k}, seed + 1),
+                  random_tensor({s.n}, seed + 2), s.bias, s.type, {}};
+      if (s.type >= 0) return encoded_weight(std::move(in), s.n, s.k, seed + 3);
+      in.w_values.assign(in.w.data.begin(), in.w.data.end());
+      return in;
     },
     [](Backend& be, const LinearIn& in) {
-      return std::vector<Tensor>{be.download(
-          be.linear(be.upload(in.x), be.upload(in.w), in.bias ? be.upload(in.b) : DTensor{}))};
+      // An encoded tensor is a model weight: upload_weight holds it as stored.
+      const DTensor w = in.type >= 0 ? be.upload_weight(in.w) : be.upload(in.w);
+      return std::vector<Tensor>{be.download(be.linear(be.upload(in.x), w, in.bias ? be.upload(in.b) : DTensor{}))};
     },
     [](const LinearIn& in) {
       const int64_t M = in.x.shape[0], K = in.x.shape[1], N = in.w.shape[0];
@@ -39,26 +114,14 @@ const Register linear_case(make_case(OpTest<LinearShape, LinearIn>{
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
           double s = in.bias ? in.b.data[size_t(n)] : 0.0;
-          for (int64_t k = 0; k < K; ++k) s += double(in.x.data[size_t(m * K + k)]) * in.w.data[size_t(n * K + k)];
+          for (int64_t k = 0; k < K; ++k) s += double(in.x.data[size_t(m * K + k)]) * in.w_values[size_t(n * K + k)];
           y.data[size_t(m * N + n)] = s;
         }
       return std::vector<Want>{y};
     },
-    // A float32 dot product of K terms (recursive or blocked summation):
-    // |err| <= (K + 2) u sum_k |x_k w_k| (+ |b|), u = 2^-24.
-    [](const LinearIn& in, size_t, const std::vector<double>&) {
-      const int64_t M = in.x.shape[0], K = in.x.shape[1], N = in.w.shape[0];
-      std::vector<double> tol(size_t(M * N));
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-          double mag = in.bias ? std::fabs(in.b.data[size_t(n)]) : 0.0;
-          for (int64_t k = 0; k < K; ++k)
-            mag += std::fabs(double(in.x.data[size_t(m * K + k)]) * in.w.data[size_t(n * K + k)]);
-          tol[size_t(m * N + n)] = (K + 2) * kU * mag + 1e-30;
-        }
-      return tol;
-    },
+    [](const LinearIn& in, size_t, const std::vector<double>&) { return linear_tolerance(in); },
     [](const LinearIn& in) -> std::optional<TapeOp> {
+      if (in.type >= 0) return std::nullopt;  // training converts encoded weights first
       TapeOp t{{{"x", to_mat(in.x)}, {"w", to_mat(in.w)}}, {}};
       if (in.bias) t.params["b"] = to_mat(in.b);
       const bool bias = in.bias;
