@@ -92,6 +92,14 @@ const WriteFixtures& write_fixtures() {
     REQUIRE(atlas_captured({"init", "--preset", "tiny-decoder", "--out", w.model.string()}).code == 0);
     return w;
   }();
+  // Removed when the test process ends.
+  static const struct FixtureFolderRemover {
+    fs::path dir;
+    ~FixtureFolderRemover() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } remover{f.dir};
   return f;
 }
 
