@@ -3,6 +3,8 @@
 //   attention-atlas [--model SPEC] [--text S] [--target S] [--image FILE] [--screenshot FILE]
 //                   [--quit-after-run]
 #include <QApplication>
+#include <QBuffer>
+#include <QByteArray>
 #include <QCommandLineParser>
 #include <QEventLoop>
 #include <QMessageBox>
@@ -10,6 +12,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "app/checked_writes.h"
 #include "app/openmp_waits.h"
 #include "core/formats/input_file.h"
 #include "core/tensor/allocation_policy.h"
@@ -20,6 +23,9 @@
 
 int main(int argc, char** argv) {
   atlas::app::wait_passively_in_openmp(argv);
+  // SIGXFSZ ignored (a screenshot past `ulimit -f` is an error, not a kill leaving its
+  // temporary); --help and --version output checked at exit.
+  atlas::app::check_every_write("attention-atlas");
   atlas::keep_freed_memory_for_reuse();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("AttentionAtlas");
@@ -73,8 +79,14 @@ int main(int argc, char** argv) {
           const QPixmap pm = window.grab();
           try {  // written whole or not at all: a failed save keeps an earlier screenshot
             if (pm.isNull()) throw atlas::AtlasError("the window could not be grabbed");
+            // Encoded in memory first: libpng prints its own line on a failed write, and the
+            // write error (full disk, `ulimit -f`) is to be the only one.
+            QByteArray png;
+            QBuffer buffer(&png);
+            buffer.open(QIODevice::WriteOnly);
+            if (!pm.save(&buffer, "PNG")) throw atlas::AtlasError("PNG encoding failed");
             atlas::ui::writeFileAtomically(shotPath, [&](atlas::ui::AtomicFileDevice& out) {
-              if (!pm.save(&out, "PNG")) throw atlas::AtlasError("PNG encoding failed");
+              out.write(png);  // a failed write is thrown by the commit, naming the file
             });
           } catch (const atlas::AtlasError& e) {
             std::fprintf(stderr, "attention-atlas: screenshot: %s\n", e.what());

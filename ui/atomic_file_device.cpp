@@ -38,7 +38,13 @@ void writeFileAtomically(const QString& path, const std::function<void(AtomicFil
   const bool hadFile = QFileInfo::exists(path);
   try {
     AtomicFileDevice device(path);
-    write(device);
+    try {
+      write(device);
+    } catch (const AtlasError&) {
+      // A writer that gives up because its writes failed ("could not write ...", "PNG
+      // encoding failed") says less than the write error itself, which commit() throws.
+      if (!device.failed()) throw;
+    }
     device.commit();
   } catch (const AtlasError& e) {
     std::string reason = e.what();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "app/checked_writes.h"
 #include "app/cli/commands.h"
 #include "core/tensor/error.h"
 #include "core/formats/model_io.h"
@@ -206,7 +207,7 @@ int cmd_train(const std::vector<std::string>& args) {
         if (s.ponder >= 0)
           std::printf("          ponder N+R %.2f  weighted ponder cost %.3g\n", s.ponder, s.span_penalty);
       }
-      std::fflush(stdout);
+      app::flush_standard_output();  // progress as it comes; a failure is said at exit
     }
   }
   if (eval_examples > 0) {

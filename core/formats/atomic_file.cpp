@@ -20,6 +20,8 @@ namespace {
 std::string errno_message() {
   if (errno == ENOSPC) return "no space left on the device";
   if (errno == EDQUOT) return "disk quota exceeded";
+  // The file-size limit (`ulimit -f`); the executables ignore SIGXFSZ so this is reported.
+  if (errno == EFBIG) return "the file is too large for the file-size limit (ulimit -f)";
   return std::strerror(errno);
 }
 

@@ -1,6 +1,6 @@
 // The real `atlas` executable never destroys or corrupts an existing file when a write fails:
-// each writer is run under a file-size limit (`ulimit -f`, SIGXFSZ ignored, so write() fails
-// with EFBIG part-way, as on a full disk) over an earlier output, which must stay byte-identical,
+// each writer is run under a file-size limit (`ulimit -f`; atlas ignores SIGXFSZ, so write()
+// fails with EFBIG part-way, as on a full disk) over an earlier output, which must stay byte-identical,
 // with a non-zero exit and a message naming the file. Model folders are not overwritten without
 // --force; dumps replace an earlier dump as a whole and refuse any other folder.
 #include <catch2/catch.hpp>
@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include <set>
+#include <sstream>
 
+#include "tests/app/child_process.h"
 #include "tests/app/cli_runner.h"
 #include "tests/core/write_failure_util.h"
 
@@ -23,23 +25,15 @@ using write_failure::write_bytes;
 
 namespace {
 
-// `atlas ARGS` with every file it writes limited to `kib` KiB: bash lowers the limit and
-// ignores SIGXFSZ (an ignored signal stays ignored across exec), then becomes atlas.
+// `atlas ARGS` (split at spaces: no quoting) with every file it writes limited to `kib` KiB.
+// SIGXFSZ is at its default in the child: only atlas's own ignoring of it turns a write past
+// the limit into an EFBIG the writer reports, instead of death by the signal (exit 153).
 Output run_atlas_limited(int kib, const std::string& args) {
-  static int n = 0;
-  const fs::path err = fs::temp_directory_path() / ("atlas-cli-writes-err-" +
-                                                    std::to_string(::getpid()) + "-" + std::to_string(n++));
-  const std::string cmd = "bash -c 'trap \"\" XFSZ; ulimit -f " + std::to_string(kib) +
-                          "; exec \"$0\" \"$@\"' " ATLAS_CLI " " + args + " 2>" + err.string();
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  std::array<char, 4096> buf;
-  for (size_t got; (got = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), got);
-  const int status = pclose(p);
-  const std::string error = read_all(err);
-  fs::remove(err);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, error};
+  atlas_test::Child c;
+  std::istringstream words(args);
+  for (std::string w; words >> w;) c.args.push_back(w);
+  c.file_size_limit = 1024LL * kib;
+  return atlas_test::run_child(c);
 }
 
 // 30 tokens: every export format is well above the 1 KiB limit.

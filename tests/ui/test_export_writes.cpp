@@ -13,6 +13,7 @@
 #include "ui/figure_export.h"
 #include "ui/ntm_panel.h"
 #include "ui/sagan_overlay.h"
+#include "ui/workspace.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -108,4 +109,19 @@ TEST_CASE("The old file survives a failed SAGAN overlay export", "[ui][sagan][ex
           overlay.exportTo(p);
         });
   }
+}
+
+TEST_CASE("A workspace save that fails part-way says the write error and keeps the old file",
+          "[ui][workspace][atomic]") {
+  // saveWorkspaceFile gives up with its own "could not write PATH" when a write comes up short;
+  // the reason (the file-size limit here, a full disk elsewhere) is the write error's.
+  QTemporaryDir dir;
+  Workspace w;
+  w.model = "preset:tiny-encoder";
+  w.source = QString(200, 'a');
+  const auto save = [&](const QString& p) { saveWorkspaceFile(w, p); };
+  old_file_survives(dir.filePath("session.atlas"), save, save);
+  const std::string error =
+      failure_under_limit(kLimit, [&] { saveWorkspaceFile(w, dir.filePath("new.atlas")); });
+  CHECK_THAT(error, Contains("write failed") && !Contains("could not write"));
 }
