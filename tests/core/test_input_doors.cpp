@@ -62,3 +62,33 @@ TEST_CASE("input doors: InputFile reads parts of a file and refuses what is not 
   fs::remove_all(dir);
 }
 
+TEST_CASE("input doors: a GGUF file is described from its header alone", "[input-file][gguf]") {
+  gguf_test::Arch a;
+  gguf_test::File file = gguf_test::make_file(a);
+  gguf_test::add_byte_level_tokenizer(file);
+  // One more tensor of 1 GiB at the end, its data a hole: the header is intact, the bytes zero.
+  file.writer.tensor("blk.0.zz_big.weight", {1024, 262144}, gguf_test::T_F32, {});
+  const fs::path path = gguf_test::write(file, "header-only");
+  fs::resize_file(path, fs::file_size(path) + (uint64_t(1) << 30));
+  const GgufFile f = GgufFile::open_header(path.string());
+  CHECK(f.tensors().size() == file.w.size() + 1);
+  CHECK(f.tensor("blk.0.zz_big.weight").n_bytes == uint64_t(1) << 30);
+  CHECK(f.get_string("general.architecture") == "llama");
+  // A small tensor is read on request, equal to the values written.
+  const Tensor norm = f.read_tensor("output_norm.weight");
+  REQUIRE(norm.data.size() == size_t(a.d));
+  for (int64_t i = 0; i < a.d; ++i) CHECK(norm.data[size_t(i)] == file.w.at("output_norm.weight").v[size_t(i)]);
+  CHECK_THROWS_WITH(f.read_packed("token_embd.weight"), Contains("opened for its header only"));
+  const ModelHeader h = read_gguf_model_header(path.string());
+  CHECK(h.config.d_model == a.d);
+  CHECK(h.held.bytes() > double(uint64_t(1) << 30));
+  CHECK_THAT(h.held.detail(), Contains("1.0 GB of float32 matrices"));
+  // The same checks as open(): data past the file is refused by name.
+  fs::resize_file(path, fs::file_size(path) - 4096);
+  CHECK_THROWS_WITH(GgufFile::open_header(path.string()), Contains("ends past the file"));
+  const fs::path fifo = path.parent_path() / "pipe.gguf";
+  make_fifo_at(fifo);
+  CHECK_THROWS_WITH(GgufFile::open_header(fifo.string()), Contains("named pipe"));
+  fs::remove_all(path.parent_path());
+}
+
