@@ -80,6 +80,32 @@ bool under_address_sanitizer() {
 
 }  // namespace
 
+TEST_CASE("attention-atlas given a workspace that is a FIFO exits 1 at once with the message",
+          "[cli][doors][gui]") {
+  const fs::path gui = fs::path(ATLAS_CLI).parent_path() / "attention-atlas";
+  if (!fs::exists(gui)) {
+    WARN("no attention-atlas in this build (ATLAS_GUI=OFF): skipped");
+    return;
+  }
+  const fs::path dir = fresh_dir("doors-workspace");
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "study.atlas";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  fs::create_directories(dir / "folder.atlas");
+  for (const auto& [path, says] : {std::pair{fifo, std::string("is a named pipe (FIFO), not a regular file")},
+                                   std::pair{dir / "folder.atlas", std::string("is a folder, not a file")}}) {
+    INFO(path.string());
+    const Output o = run_guarded(gui.string(), path.string() + " --quit-after-run", "QT_QPA_PLATFORM=offscreen");
+    INFO(o.err);
+    CHECK(o.code == 1);  // a blocked open would be killed by the timeout: -1
+    CHECK_THAT(o.err, Contains("attention-atlas: " + path.string() + ": " + says));
+  }
+  struct stat st {};
+  REQUIRE(::stat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));  // left as it was
+  fs::remove_all(dir);
+}
+
 TEST_CASE("atlas under prlimit --as refuses weights that exceed the address space, naming the limit",
           "[cli][doors][memory]") {
   if (under_address_sanitizer()) {

@@ -33,6 +33,25 @@ namespace {
 
 void make_fifo_at(const fs::path& path) { REQUIRE(::mkfifo(path.c_str(), 0600) == 0); }
 
+// A minimal Llama-2-style tokenizer.json: SentencePiece BPE behind a Metaspace pre-tokenizer.
+nlohmann::json small_llama_tokenizer() {
+  auto added = [](int id, const char* content) {
+    return nlohmann::json{{"id", id}, {"content", content}, {"single_word", false},
+                          {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+                          {"special", true}};
+  };
+  return {{"added_tokens", {added(0, "<unk>"), added(1, "<s>"), added(2, "</s>")}},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "\xe2\x96\x81"},
+                             {"prepend_scheme", "first"}, {"split", false}}},
+          {"post_processor", nullptr},
+          {"model", {{"type", "BPE"}, {"unk_token", "<unk>"}, {"fuse_unk", true},
+                     {"byte_fallback", false},
+                     {"vocab", {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}, {"\xe2\x96\x81", 3},
+                                {"a", 4}, {"b", 5}}},
+                     {"merges", nlohmann::json::array()}}}};
+}
+
 }  // namespace
 
 TEST_CASE("input doors: InputFile reads parts of a file and refuses what is not one",
@@ -59,6 +78,47 @@ TEST_CASE("input doors: InputFile reads parts of a file and refuses what is not 
   }
   CHECK_THROWS_WITH(InputFile((dir / "big.atlas").string(), InputKind::Workspace),
                     Contains("big.atlas: is 5.0 MB, over the 4.0 MB limit for a workspace"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("input doors: a tokenizer_config.json that is a FIFO or a folder is refused by name",
+          "[input-file][hf]") {
+  const fs::path dir = hf_test::fresh_dir("input-doors-tokenizer");
+  // BERT: vocab.txt + tokenizer_config.json.
+  hf_test::write_bert_vocab(dir, {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"});
+  REQUIRE_NOTHROW(read_hf_tokenizer(dir.string(), "bert", "{}"));  // absent: the defaults
+  make_fifo_at(dir / "tokenizer_config.json");
+  CHECK_THROWS_WITH(read_hf_tokenizer(dir.string(), "bert", "{}"),
+                    Contains("tokenizer_config.json: is a named pipe (FIFO), not a regular file"));
+  fs::remove(dir / "tokenizer_config.json");
+  fs::create_directory(dir / "tokenizer_config.json");
+  CHECK_THROWS_WITH(read_hf_tokenizer(dir.string(), "bert", "{}"),
+                    Contains("tokenizer_config.json: is a folder, not a file"));
+  fs::remove(dir / "tokenizer_config.json");
+  fs::create_symlink(dir / "gone.json", dir / "tokenizer_config.json");
+  CHECK_THROWS_WITH(read_hf_tokenizer(dir.string(), "bert", "{}"),
+                    Contains("tokenizer_config.json: no such file"));
+
+  // Llama: tokenizer.json + tokenizer_config.json.
+  const fs::path llama = dir / "llama";
+  fs::create_directories(llama);
+  hf_test::write_text(llama / "tokenizer.json", small_llama_tokenizer().dump());
+  REQUIRE_NOTHROW(read_hf_tokenizer(llama.string(), "llama", "{}"));
+  make_fifo_at(llama / "tokenizer_config.json");
+  CHECK_THROWS_WITH(read_hf_tokenizer(llama.string(), "llama", "{}"),
+                    Contains("tokenizer_config.json: is a named pipe (FIFO)"));
+  fs::remove(llama / "tokenizer_config.json");
+  fs::create_directory(llama / "tokenizer_config.json");
+  CHECK_THROWS_WITH(read_hf_tokenizer(llama.string(), "llama", "{}"),
+                    Contains("tokenizer_config.json: is a folder, not a file"));
+
+  // GPT-2: a tokenizer.json that is a FIFO is not passed over for vocab.json + merges.txt.
+  const fs::path gpt2 = hf_test::tiny_gpt2_dir("input-doors-gpt2");
+  REQUIRE_NOTHROW(read_hf_tokenizer(gpt2.string(), "gpt2", "{}"));
+  make_fifo_at(gpt2 / "tokenizer.json");
+  CHECK_THROWS_WITH(read_hf_tokenizer(gpt2.string(), "gpt2", "{}"),
+                    Contains("tokenizer.json: is a named pipe (FIFO)"));
+  fs::remove_all(gpt2);
   fs::remove_all(dir);
 }
 
@@ -92,3 +152,35 @@ TEST_CASE("input doors: a GGUF file is described from its header alone", "[input
   fs::remove_all(path.parent_path());
 }
 
+TEST_CASE("input doors: a new corpus folder that a full disk stops leaves no folder",
+          "[input-file][corpus]") {
+  const Model model = load_model("demo:induction");
+  const fs::path dir = write_failure::fresh_dir("corpus-full-disk");
+  hf_test::write_text(dir / "corpus.txt", "abcabc\nxyzxyz\n");
+  CorpusRunOptions o;
+  o.model_argument = "demo:induction";
+  o.corpus_path = (dir / "corpus.txt").string();
+  o.out_dir = (dir / "runs" / "new").string();
+  o.settings.top = 3;
+  // Every file may hold one byte: the run's first manifest cannot be written.
+  const std::string message = write_failure::failure_under_limit(1, [&] { run_corpus(model, o); });
+  CHECK_THAT(message, Contains("nothing was written"));
+  CHECK_FALSE(fs::exists(o.out_dir));
+  CHECK(write_failure::leftovers(dir / "runs").empty());
+  // With room, the same call makes the run.
+  CHECK(run_corpus(model, o).finished);
+  CHECK(fs::exists(fs::path(o.out_dir) / "manifest.json"));
+
+  write_failure::TinyTmpfs disk("corpus-tmpfs", "1m");
+  if (disk.mounted()) {
+    disk.fill_leaving(0);
+    CorpusRunOptions full = o;
+    full.out_dir = (disk.dir() / "new").string();
+    CHECK_THROWS_WITH(run_corpus(model, full), Contains("no space left") || Contains("nothing was written"));
+    CHECK_FALSE(fs::exists(full.out_dir));
+    CHECK(write_failure::leftovers(disk.dir()).empty());
+  } else {
+    WARN("cannot mount a tmpfs here: the full disk is simulated by RLIMIT_FSIZE only");
+  }
+  fs::remove_all(dir);
+}
