@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 
 #include "core/backend/backend.h"
 #include "core/formats/atomic_file.h"
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "gpu/push_constants.h"
 // Generated at build time from gpu/shaders/*.comp (see gpu/CMakeLists.txt).
@@ -154,8 +154,17 @@ Pipelines::Pipelines(std::shared_ptr<Context> ctx, const std::string& cache_dir)
   }
   std::vector<char> blob;
   if (!cache_path_.empty()) {
-    std::ifstream in(cache_path_, std::ios::binary);
-    if (in) blob.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // Through the input-file policy (a FIFO or device put there must not block or fill memory);
+    // a cache that cannot be read is rebuilt, never an error.
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(cache_path_, ec))) {
+      try {
+        const std::string bytes = read_input_file(cache_path_, InputKind::Cache);
+        blob.assign(bytes.begin(), bytes.end());
+      } catch (const AtlasError&) {
+        blob.clear();
+      }
+    }
     if (!cache_matches(blob, p)) blob.clear();
   }
   VkPipelineCacheCreateInfo ci{};

@@ -35,13 +35,14 @@ bool takesImages(const ModelConfig& c) { return is_image_model(c) || is_patch_mo
 }  // namespace
 
 bool MainWindow::openImage(const QString& path) {
-  try {
-    check_input_file(path.toStdString(), InputKind::Image);  // a FIFO would block the GUI
+  QImage image;
+  try {  // through the input-file policy: a FIFO would block the GUI
+    const std::string bytes = read_input_file(path.toStdString(), InputKind::Image);
+    image = QImage::fromData(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
   } catch (const AtlasError& e) {
     showError(QString::fromStdString(e.what()));
     return false;
   }
-  const QImage image(path);
   if (image.isNull()) {
     showError(path + ": cannot read the image (missing, or not a format Qt decodes)");
     return false;

@@ -18,6 +18,7 @@
 #include "ui/painted_figure.h"
 #include "ui/colormap.h"
 #include "core/tensor/error.h"
+#include "core/formats/input_file.h"
 #include "core/formats/npy.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -200,7 +201,14 @@ QWidget* makeSaganExplorer(QWidget* parent) {
     const QString path = QFileDialog::getOpenFileName(window, "Open an image", QString(),
                                                       "Images (*.png *.jpg *.jpeg *.bmp *.ppm *.gif)");
     if (path.isEmpty()) return;
-    const QImage img(path);
+    QImage img;
+    try {  // through the input-file policy: a FIFO would block the GUI
+      const std::string bytes = read_input_file(path.toStdString(), InputKind::Image);
+      img = QImage::fromData(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
+    } catch (const AtlasError& e) {
+      QMessageBox::warning(window, "Open image", QString::fromStdString(e.what()));
+      return;
+    }
     if (img.isNull()) {
       QMessageBox::warning(window, "Open image", path + ": not an image Qt can decode");
       return;

@@ -1,11 +1,11 @@
 // Workspace files (workspace.h).
 #include "ui/workspace.h"
 
-#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "core/formats/input_file.h"
 #include "core/tensor/error.h"
 #include "ui/atomic_file_device.h"
 
@@ -15,7 +15,6 @@ namespace {
 
 constexpr const char* kFormat = "attention-atlas-workspace";
 constexpr int kVersion = 1;
-constexpr qint64 kMaxBytes = 4 << 20;
 
 [[noreturn]] void fail(const QString& origin, const QString& what) {
   throw AtlasError((origin + ": " + what).toStdString());
@@ -130,13 +129,11 @@ void saveWorkspaceFile(const Workspace& w, const QString& path) {
 }
 
 Workspace loadWorkspaceFile(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) throw AtlasError((path + ": cannot open (" + f.errorString() + ")").toStdString());
-  if (!f.isSequential() && f.size() > kMaxBytes)
-    throw AtlasError((path + QString(": %1 bytes is not a workspace (they are a few KB)").arg(f.size())).toStdString());
-  const QByteArray data = f.read(kMaxBytes + 1);
-  if (data.size() > kMaxBytes) throw AtlasError((path + ": too large to be a workspace").toStdString());
-  return workspaceFromJson(data, path);
+  // Through the input-file policy: a FIFO, device or folder is refused before it is opened (a
+  // QFile would wait forever for a FIFO's writer), and the size is capped (a workspace is a
+  // few KB).
+  const std::string bytes = read_input_file(path.toStdString(), InputKind::Workspace);
+  return workspaceFromJson(QByteArray::fromStdString(bytes), path);
 }
 
 }  // namespace atlas::ui

@@ -3,7 +3,10 @@
 #include <cstdio>
 
 #include "app/cli/commands.h"
+#include "core/formats/input_file.h"
+#include "core/formats/model_header.h"
 #include "core/formats/packed_weights.h"
+#include "core/model/memory_budget.h"
 #include "core/model/demos.h"
 #include "core/tensor/error.h"
 #include "core/model/estimate.h"
@@ -58,15 +61,16 @@ int cmd_init(const std::vector<std::string>& args) {
 
 namespace {
 
-// The weights as the engine holds them: bytes per encoding (a quantized or 16-bit matrix stays as
-// the file stores it; the rest is float32), and how products with quantized ones are computed.
-void print_held_weights(const Model& model, bool each_tensor) {
+// The weights as the engine will hold them: bytes per encoding (a quantized or 16-bit matrix
+// stays as the file stores it; the rest is float32), and how products with quantized ones are
+// computed. From the headers: nothing is loaded.
+void print_held_weights(const HeldPlan& plan, bool each_tensor) {
   constexpr double kMb = 1024.0 * 1024.0;
   if (each_tensor)
-    for (const auto& [name, t] : model.params())
-      std::printf("  tensor %s %s %s %.2f MB\n", name.c_str(), shape_str(t.shape).c_str(),
-                  held_type_name(t), double(held_bytes(t)) / kMb);
-  const HeldWeights held = held_weights(model.params());
+    for (const HeldTensorInfo& t : plan.tensors)
+      std::printf("  tensor %s %s %s %.2f MB\n", t.name.c_str(), shape_str(t.shape).c_str(),
+                  t.type.c_str(), t.bytes / kMb);
+  const HeldWeights held = plan.summary();
   std::printf("weights as held: %.1f MB", held.total_bytes / kMb);
   const char* sep = " (";
   for (const HeldWeights::Encoding& e : held.by_type) {
@@ -80,6 +84,10 @@ void print_held_weights(const Model& model, bool each_tensor) {
                     ? "exact (float32 activations; ATLAS_QUANTIZED_PRODUCTS=exact)"
                     : "int8 activations per 32 values, as llama.cpp (ATLAS_QUANTIZED_PRODUCTS=exact "
                       "for the dequantized model's float32 arithmetic)");
+  const MemoryRoom room = available_memory();
+  if (room.bytes == 0) return;
+  std::printf("memory available: %s (%s)%s\n", format_bytes(room.bytes).c_str(), room.limit.c_str(),
+              held.total_bytes > 0.9 * double(room.bytes) ? "; the weights do not fit: loading is refused" : "");
 }
 
 }  // namespace
@@ -90,14 +98,15 @@ int cmd_info(const std::vector<std::string>& args) {
                  "                  [--tensors]\n"
                  "  Architecture, parameter count, the weights as held (bytes per encoding:\n"
                  "  quantized GGUF and 16-bit matrices stay as the file stores them; --tensors:\n"
-                 "  one line per tensor), and estimated memory and FLOPs of one forward pass\n"
-                 "  at N tokens (default: min(512, max_positions)).\n"))
+                 "  one line per tensor, named as in the file), the memory available, and\n"
+                 "  estimated memory and FLOPs of one forward pass at N tokens (default:\n"
+                 "  min(512, max_positions)). Read from the config and the weights' headers:\n"
+                 "  no weights are loaded, so a model too large to open is described too.\n"))
     return 0;
   Args a(args, {{"--length", "--backend", "--device"}, {"--tensors"}});
   if (a.positionals().size() != 1) throw AtlasError("info takes one MODEL");
-  Model model = load_model(a.positionals()[0]);
-  const ModelConfig& c = model.config();
-  for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  const ModelHeader header = read_model_header(a.positionals()[0]);  // no weights are read
+  const ModelConfig& c = header.config;
   const int64_t length = a.get_int("--length", std::min<int64_t>(512, c.max_positions), 1,
                                    c.max_positions);
   const CostEstimate e = estimate_cost(c, length);
@@ -105,7 +114,7 @@ int cmd_info(const std::vector<std::string>& args) {
   std::printf("%s", describe_architecture(c).c_str());
   std::printf("parameters: %lld (%.1f MB as float32)\n", static_cast<long long>(e.parameters),
               e.weight_bytes / mb);
-  print_held_weights(model, a.has("--tensors"));
+  print_held_weights(header.held, a.has("--tensors"));
   std::printf("at %lld tokens:\n", static_cast<long long>(length));
   std::printf("  attention + QK memory per example: %.1f MB (heads*L^2 + heads*d_head*L floats "
               "per attention layer)\n", e.attention_bytes / mb);

@@ -107,8 +107,12 @@ CorpusIndex open_run_folder(const std::string& dir, const CorpusIndex& fresh) {
     throw AtlasError(dir + " holds \"" + c.foreign +
                      "\", which is no part of a corpus run; give a new or empty folder as --out");
   CorpusIndex claimed = fresh;
-  if (c.exists) remove_corpus_views(dir);
-  commit_corpus_checkpoint(dir, claimed);
+  if (c.exists) {
+    remove_corpus_views(dir);
+    commit_corpus_checkpoint(dir, claimed);
+  } else {  // a new folder appears whole or not at all: a full disk leaves no empty folder
+    replace_folder(dir, [&](const std::string& staging) { commit_corpus_checkpoint(staging, claimed); });
+  }
   return claimed;
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/formats/input_file.h"
 #include "core/formats/mapped_file.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
@@ -88,12 +89,40 @@ std::string num(uint64_t v) { return std::to_string(v); }
   throw AtlasError(origin + ": " + message);
 }
 
-// Bounds-checked little-endian reads over the file. Every failure names the file and the item
-// being read ("metadata key 3 (\"general.name\")", with the array element path when inside one).
+}  // namespace
+
+// Outside the anonymous namespace: GgufFile::parse_with names the reader in gguf.h.
+// The first bytes of a file opened for its header only (GgufFile::open_header), read from the
+// file as the parser reaches them, doubling, never past kMaxHeaderOnlyBytes.
+constexpr uint64_t kMaxHeaderOnlyBytes = uint64_t(512) << 20;
+
+struct GgufPrefix {
+  const InputFile& file;
+  std::string bytes;
+  // Makes bytes [0, upto) available (upto is within the file).
+  void ensure(uint64_t upto) {
+    if (upto <= bytes.size()) return;
+    if (upto > kMaxHeaderOnlyBytes)
+      throw AtlasError(file.path() + ": the GGUF header (metadata and tensor table) runs past " +
+                       format_bytes(kMaxHeaderOnlyBytes) + "; not read for its header alone");
+    const uint64_t want = std::min<uint64_t>(
+        std::min(file.size(), kMaxHeaderOnlyBytes),
+        std::max<uint64_t>({upto, 2 * uint64_t(bytes.size()), uint64_t(1) << 20}));
+    bytes += file.read_at(bytes.size(), want - bytes.size());
+    if (bytes.size() < upto)
+      throw AtlasError(file.path() + ": the file shrank while its header was read");
+  }
+};
+
+// Bounds-checked little-endian reads over the file (held in memory, or its prefix read on
+// demand). Every failure names the file and the item being read ("metadata key 3
+// (\"general.name\")", with the array element path when inside one).
 class GgufReader {
  public:
   GgufReader(const uint8_t* data, size_t size, const std::string& origin)
       : data_(data), size_(size), origin_(origin) {}
+  GgufReader(GgufPrefix& prefix, size_t size, const std::string& origin)
+      : data_(nullptr), size_(size), origin_(origin), prefix_(&prefix) {}
 
   size_t pos() const { return pos_; }
   size_t left() const { return size_ - pos_; }
@@ -117,10 +146,17 @@ class GgufReader {
     throw AtlasError(origin_ + ": " + (where.empty() ? "" : where + ": ") + message);
   }
 
-  void need(uint64_t n, const char* what) const {
+  // Whether `n` more bytes could be part of a header read alone (always, in memory).
+  void check_header_room(uint64_t n) const {
+    if (prefix_ && pos_ + n > kMaxHeaderOnlyBytes)
+      fail(num(n) + " bytes at byte " + num(pos_) + " would take the header past " +
+           format_bytes(kMaxHeaderOnlyBytes) + "; not read for its header alone");
+  }
+  void need(uint64_t n, const char* what) {
     if (n > left())
       fail("truncated: " + std::string(what) + " needs " + num(n) + " bytes at byte " + num(pos_) +
            " but the file ends at byte " + num(size_));
+    fetch(n);
   }
   uint64_t uint(int bytes, const char* what) {
     need(uint64_t(bytes), what);
@@ -136,19 +172,30 @@ class GgufReader {
     if (n > left())
       fail(std::string(what) + ": string length " + num(n) + " runs past the end of the file (" +
            num(left()) + " bytes left at byte " + num(pos_) + ")");
+    fetch(n);
     std::string s(reinterpret_cast<const char*>(data_ + pos_), size_t(n));
     pos_ += size_t(n);
     return s;
   }
 
  private:
+  void fetch(uint64_t n) {
+    if (!prefix_) return;
+    check_header_room(n);
+    prefix_->ensure(pos_ + n);
+    data_ = reinterpret_cast<const uint8_t*>(prefix_->bytes.data());
+  }
+
   const uint8_t* data_;
   size_t size_;
   size_t pos_ = 0;
   const std::string& origin_;
   std::string item_;
   std::vector<uint64_t> path_;
+  GgufPrefix* prefix_ = nullptr;
 };
+
+namespace {
 
 double f32_from_bits(uint64_t bits) {
   float f;
@@ -247,6 +294,7 @@ GgufArray read_array(GgufReader& r, int depth) {
   if (count > r.left() / min_bytes)
     r.fail("array of " + num(count) + " " + gguf_type_name(a.type) +
            " elements cannot fit in the " + num(r.left()) + " bytes left in the file");
+  r.check_header_room(count * min_bytes);  // before reserving: a header read alone is capped
   switch (a.type) {
     case GgufType::UInt8:
     case GgufType::UInt16:
@@ -360,21 +408,36 @@ GgufFile GgufFile::parse(std::vector<uint8_t> bytes, const std::string& origin) 
   return f;
 }
 
+GgufFile GgufFile::open_header(const std::string& path) {
+  auto file = std::make_shared<const InputFile>(path, InputKind::Weights);
+  GgufPrefix prefix{*file, {}};
+  GgufReader r(prefix, size_t(file->size()), path);
+  GgufFile f = parse_with(r, size_t(file->size()), path);
+  f.header_file_ = std::move(file);
+  return f;
+}
+
 GgufFile GgufFile::parse(const uint8_t* data, size_t size, const std::string& origin) {
-  GgufFile f;
+  GgufReader r(data, size, origin);
+  GgufFile f = parse_with(r, size, origin);
   f.data_ = data;
+  return f;
+}
+
+GgufFile GgufFile::parse_with(GgufReader& r, size_t size, const std::string& origin) {
+  GgufFile f;
   f.size_ = size;
   f.origin_ = origin;
   auto fail = [&](const std::string& m) { fail_at(origin, m); };
 
   if (size < 4)
     fail("file is " + num(size) + " bytes, too short for a GGUF file (truncated or empty)");
-  if (std::memcmp(data, "GGUF", 4) != 0) {
-    std::string seen(reinterpret_cast<const char*>(data), 4);
+  const uint64_t magic = r.uint(4, "the magic");
+  if (magic != 0x46554747u) {  // "GGUF" little-endian
+    std::string seen(4, '\0');
+    for (int i = 0; i < 4; ++i) seen[size_t(i)] = char((magic >> (8 * i)) & 0xff);
     fail("not a GGUF file: it starts with " + in_quotes(seen) + ", expected \"GGUF\"");
   }
-  GgufReader r(data, size, origin);
-  r.uint(4, "the magic");
   r.set_item("header");
   f.version_ = r.u32("the version");
   if (f.version_ == 0x02000000u || f.version_ == 0x03000000u)
@@ -396,6 +459,7 @@ GgufFile GgufFile::parse(const uint8_t* data, size_t size, const std::string& or
     fail("tensor_count " + num(tensor_count) + " is absurd for a file of " + num(size) +
          " bytes (each tensor info takes at least " + num(kMinTensorInfoBytes) +
          " bytes; truncated?)");
+  r.check_header_room(kv_count * kMinKeyValueBytes + tensor_count * kMinTensorInfoBytes);
 
   f.metadata_.reserve(size_t(kv_count));
   for (uint64_t i = 0; i < kv_count; ++i) {
@@ -655,11 +719,25 @@ Tensor GgufFile::read_tensor(const std::string& name) const {
   const GgufTensorInfo& t = tensor(name);
   require_supported(t, origin_);
   Tensor out;
+  if (header_file_) {  // opened for its header: this tensor's bytes alone, read now
+    GgufTensorInfo alone = t;
+    alone.offset = 0;
+    const std::string bytes = header_file_->read_at(t.offset, t.n_bytes);
+    if (bytes.size() != t.n_bytes) throw AtlasError(origin_ + ": the file shrank while it was read");
+    dequantize_into(alone, reinterpret_cast<const uint8_t*>(bytes.data()), out);
+    return out;
+  }
   dequantize_into(t, data_, out);
   return out;
 }
 
+void GgufFile::require_data(const char* what) const {
+  if (!data_)
+    throw AtlasError(origin_ + ": opened for its header only; " + what + " needs the file mapped");
+}
+
 PackedMatrix GgufFile::read_packed(const std::string& name) const {
+  require_data("read_packed");
   const GgufTensorInfo& t = tensor(name);
   require_supported(t, origin_);
   const GgmlTypeInfo info = ggml_type_info(t.ggml_type);
@@ -678,6 +756,7 @@ PackedMatrix GgufFile::read_packed(const std::string& name) const {
 }
 
 std::map<std::string, Tensor> GgufFile::read_all_tensors() const {
+  require_data("read_all_tensors");
   std::map<std::string, Tensor> out;
   std::vector<std::pair<const GgufTensorInfo*, Tensor*>> work;
   for (const GgufTensorInfo& t : tensors_) {

@@ -24,6 +24,9 @@
 
 namespace atlas {
 
+class GgufReader;  // gguf.cpp
+class InputFile;   // input_file.h
+
 // Metadata value types, numbered as in the file.
 enum class GgufType : uint32_t {
   UInt8 = 0,
@@ -82,6 +85,11 @@ class GgufFile {
  public:
   // Memory-maps `path` (input_file.h's policy: a regular file, never blocking).
   static GgufFile open(const std::string& path);
+  // Reads the header alone (metadata and tensor table, through InputFile): no tensor data is
+  // mapped or read, so a model is described and sized before it is loaded, and the data
+  // section is checked only to lie within the file's size. read_tensor then reads the one
+  // tensor asked for; read_packed, read_all_tensors and tensor_bytes need open().
+  static GgufFile open_header(const std::string& path);
   // Parses a file held in memory; `data` must outlive the result. `origin` (usually the path)
   // starts every error message.
   static GgufFile parse(const uint8_t* data, size_t size, const std::string& origin);
@@ -131,14 +139,20 @@ class GgufFile {
   // the other dims. The types read_tensor reads; the result keeps the mapping alive.
   PackedMatrix read_packed(const std::string& name) const;
   // The raw bytes of a tensor as stored (points into the mapping).
-  const uint8_t* tensor_bytes(const GgufTensorInfo& info) const { return data_ + info.offset; }
+  const uint8_t* tensor_bytes(const GgufTensorInfo& info) const {
+    require_data("tensor_bytes");
+    return data_ + info.offset;
+  }
 
  private:
   GgufFile() = default;
+  static GgufFile parse_with(GgufReader& r, size_t size, const std::string& origin);
+  void require_data(const char* what) const;
   [[noreturn]] void fail_key(const std::string& key, const GgufValue* v,
                              const char* expected) const;
 
   std::shared_ptr<const void> owner_;  // keeps the mapping or the bytes alive
+  std::shared_ptr<const InputFile> header_file_;  // open_header: where tensors are read
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string origin_;

@@ -121,34 +121,31 @@ ModelConfig gguf_model_config(const GgufFile& f, const GgufLoadOptions& options)
   return c;
 }
 
-namespace {
-
-// What the loader below holds: matrices as stored (their bytes), vectors as float32.
-double held_weight_bytes(const GgufFile& f) {
-  double bytes = 0;
-  for (const GgufTensorInfo& t : f.tensors()) bytes += t.shape.size() >= 2 ? double(t.n_bytes) : 4.0 * double(t.numel);
-  return bytes;
-}
-
-std::string held_weight_detail(const GgufFile& f) {
-  std::map<std::string, double> by_type;
-  double vectors = 0;
+HeldPlan gguf_held_plan(const GgufFile& f) {
+  // What the loader below holds: matrices as stored (their bytes), vectors as float32.
+  HeldPlan plan;
   for (const GgufTensorInfo& t : f.tensors()) {
-    if (t.shape.size() >= 2) by_type[t.type_name] += double(t.n_bytes);
-    else vectors += 4.0 * double(t.numel);
+    if (t.shape.size() >= 2) plan.tensors.push_back({t.name, t.shape, t.type_name, double(t.n_bytes)});
+    else plan.tensors.push_back({t.name, t.shape, "F32", 4.0 * double(t.numel)});
   }
-  std::string s;
-  for (const auto& [type, bytes] : by_type)
-    s += (s.empty() ? "" : ", ") + format_bytes(uint64_t(bytes)) + " of " + type + " matrices";
-  return s + ", " + format_bytes(uint64_t(vectors)) + " of float32 vectors";
+  return plan;
 }
 
-}  // namespace
+ModelHeader read_gguf_model_header(const std::string& path, const GgufLoadOptions& options) {
+  const GgufFile f = GgufFile::open_header(path);
+  ModelHeader h;
+  h.config = gguf_model_config(f, options);
+  h.held = gguf_held_plan(f);
+  h.origin = f.origin();
+  h.advice = kQuantizeAdvice;
+  return h;
+}
 
 Model load_gguf_model(const std::string& path, const GgufLoadOptions& options) {
   const GgufFile f = GgufFile::open(path);
   ModelConfig c = gguf_model_config(f, options);
-  check_weights_memory(held_weight_bytes(f), f.origin(), held_weight_detail(f));
+  const HeldPlan plan = gguf_held_plan(f);
+  check_weights_memory(plan.bytes(), f.origin(), plan.detail());
   std::set<std::string> used = {"rope_freqs.weight"};
   // Matrices stay as the file holds them (quantized, 16-bit or float32), read in place from the
   // mapping; vectors (norms, biases) are converted to float32.

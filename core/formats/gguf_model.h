@@ -14,6 +14,7 @@
 
 #include "core/config/config.h"
 #include "core/formats/gguf.h"
+#include "core/formats/model_header.h"
 #include "core/model/load_monitor.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
@@ -28,6 +29,11 @@ struct GgufLoadOptions {
 // The engine config the file's metadata describes (no tensor data is read). Every error names
 // the file and the key.
 ModelConfig gguf_model_config(const GgufFile& file, const GgufLoadOptions& options = {});
+// The weights as load_gguf_model holds them: matrices in the file's encoding, vectors as float32.
+HeldPlan gguf_held_plan(const GgufFile& file);
+// The config and that plan from the header alone (GgufFile::open_header: no tensor data is
+// mapped or read, but Llama 3.1's small rope_freqs tensor).
+ModelHeader read_gguf_model_header(const std::string& path, const GgufLoadOptions& options = {});
 // Config plus every tensor, renamed; unknown or missing tensors are errors.
 Model load_gguf_model(const std::string& path, const GgufLoadOptions& options = {});
 

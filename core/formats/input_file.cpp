@@ -1,5 +1,6 @@
 #include "core/formats/input_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,14 +15,6 @@ namespace atlas {
 namespace {
 
 constexpr uint64_t kMiB = uint64_t(1) << 20;
-
-// A file descriptor closed on every path out.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 [[noreturn]] void refuse(const std::string& path, const std::string& problem) {
   throw AtlasError(path + ": " + problem);
@@ -65,6 +58,8 @@ const InputLimit& input_limit(InputKind kind) {
       {"text file", 64 * kMiB},      {"image file", 256 * kMiB},
       {"npy file", 8192 * kMiB},     {"dump manifest", 256 * kMiB},
       {"training state", 16 * kMiB}, {"file", 256 * kMiB},
+      {"workspace", 4 * kMiB},       {"system file", kMiB},
+      {"cache file", 256 * kMiB},
   };
   return limits[static_cast<int>(kind)];
 }
@@ -96,24 +91,62 @@ uint64_t check_input_file(const std::string& path, InputKind kind) {
   return static_cast<uint64_t>(st.st_size);
 }
 
-std::string read_input_file(const std::string& path, InputKind kind) {
-  const InputLimit& limit = input_limit(kind);
+InputFile::InputFile(const std::string& path, InputKind kind) : path_(path) {
   check_input_file(path, kind);
   // O_NONBLOCK: if the path was swapped for a FIFO since the stat, opening must not wait for a
   // writer; the fstat below then refuses it.
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (f.fd < 0) refuse(path, "cannot open for reading: " + errno_problem(errno));
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) refuse(path, "cannot open for reading: " + errno_problem(errno));
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) refuse(path, errno_problem(errno));
-  if (!S_ISREG(st.st_mode)) refuse(path, type_problem(st.st_mode));
-  check_size(path, limit, static_cast<uint64_t>(st.st_size));
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    refuse(path, errno_problem(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    refuse(path, type_problem(st.st_mode));
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+  try {
+    check_size(path, input_limit(kind), size_);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
 
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string InputFile::read_at(uint64_t offset, uint64_t length) const {
   std::string out;
-  out.reserve(static_cast<size_t>(st.st_size));
+  if (offset >= size_) return out;
+  length = std::min(length, size_ - offset);
+  out.resize(static_cast<size_t>(length));
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::pread(fd_, out.data() + got, out.size() - got, off_t(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      refuse(path_, "read failed: " + errno_problem(errno));
+    }
+    if (n == 0) break;  // the file shrank since it was opened
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+std::string read_input_file(const std::string& path, InputKind kind) {
+  const InputLimit& limit = input_limit(kind);
+  const InputFile f(path, kind);
+  std::string out;
+  out.reserve(static_cast<size_t>(f.size()));
   char buf[1 << 16];
   for (;;) {
-    const ssize_t n = ::read(f.fd, buf, sizeof buf);
+    const ssize_t n = ::read(f.fd(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       refuse(path, "read failed: " + errno_problem(errno));

@@ -3,10 +3,7 @@
 // destruction. Mapping instead of reading lets a multi-GB checkpoint be converted straight from
 // the page cache, without first being copied into a heap buffer. The file goes through the
 // input-file policy (input_file.h) first, so a FIFO or device is refused before it is opened.
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -21,23 +18,14 @@ namespace atlas {
 
 class MappedFile {
  public:
-  // `expected` completes "PATH: is a directory, expected ..." ("a .safetensors file").
+  // `expected` names what the file should be in a failed mapping's message ("a .safetensors
+  // file"). The descriptor is opened through InputFile and closed once mapped.
   explicit MappedFile(const std::string& path, const std::string& expected = "a file") {
-    check_input_file(path, InputKind::Weights);
-    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) fail(path, "cannot open for reading (" + errno_message() + ")");
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};  // the mapping outlives the descriptor
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) fail(path, "cannot stat (" + errno_message() + ")");
-    if (S_ISDIR(st.st_mode)) fail(path, "is a directory, expected " + expected);
-    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
-    size_ = static_cast<size_t>(st.st_size);
+    const InputFile file(path, InputKind::Weights);
+    size_ = static_cast<size_t>(file.size());
     if (size_ == 0) return;  // mmap rejects empty mappings; the parser reports the short file
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) fail(path, "cannot memory-map (" + errno_message() + ")");
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+    if (p == MAP_FAILED) fail(path, "cannot memory-map " + expected + " (" + errno_message() + ")");
     addr_ = p;
     ::madvise(addr_, size_, MADV_SEQUENTIAL);  // a hint only; failure is harmless
   }

@@ -399,6 +399,62 @@ void convert_releasing(const uint8_t* src, Kind kind, uint64_t numel, uint64_t e
   }
 }
 
+// The 8-byte length and the JSON header at the start of `data` (`available` bytes of a file of
+// `file_size`): its entries, checked against the data buffer the file holds, and __metadata__.
+// Returns the header length.
+uint64_t parse_header(const uint8_t* data, uint64_t available, uint64_t file_size,
+                      const std::string& origin, std::vector<Entry>& entries,
+                      std::map<std::string, std::string>& metadata) {
+  if (file_size < 8 || available < 8)
+    safetensors_error(origin,
+                      "file is " + std::to_string(file_size) +
+                          " bytes, too short for the 8-byte header length (truncated or not a "
+                          "safetensors file)");
+  const uint64_t n = load_le(data, 8);
+  if (n > kMaxHeaderBytes)
+    safetensors_error(origin, "header length " + std::to_string(n) +
+                                  " exceeds the 100 MB limit (corrupt "
+                                  "or not a safetensors file)");
+  if (n > file_size - 8 || n > available - 8)
+    safetensors_error(origin, "header length " + std::to_string(n) + " is larger than the file (" +
+                                  std::to_string(file_size - 8) +
+                                  " bytes follow the length field): truncated");
+
+  // Depth capped like the reference parser (serde_json, 128); a repeated key keeps the last, as
+  // there.
+  json header;
+  try {
+    header = parse_json_text(std::string_view(reinterpret_cast<const char*>(data + 8), n),
+                             "", JsonLimits{128, false});
+  } catch (const AtlasError& e) {
+    safetensors_error(origin,
+                      "header is not valid JSON (" + file_fields::printable(e.what(), 200) + ")");
+  }
+  if (!header.is_object())
+    safetensors_error(
+        origin, std::string("header is not a JSON object (it is a ") + header.type_name() + ")");
+
+  const uint64_t data_size = file_size - 8 - n;
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey) {
+      if (!value.is_object())
+        safetensors_error(origin, std::string("__metadata__ must be an object of strings (found ") +
+                                      value.type_name() + ")");
+      for (const auto& [k, v] : value.items()) {
+        if (!v.is_string())
+          safetensors_error(origin, "__metadata__ value for key \"" + file_text(k) + "\" is a " +
+                                        v.type_name() + ", expected a string");
+        metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(name, value, origin));
+    check_entry(entries.back(), data_size, origin);
+  }
+  check_tiling(entries, data_size, origin);
+  return n;
+}
+
 using SkipTensor = std::function<bool(const std::string&)>;
 
 // `mapping` (null for a caller's buffer) keeps `data` alive for the tensors kept encoded.
@@ -419,55 +475,9 @@ SafetensorsFile parse_impl(const uint8_t* data, size_t size, const std::string& 
                            bool release_pages, const SkipTensor& skip,
                            const SkipTensor& keep_encoded,
                            const std::shared_ptr<const void>& mapping) {
-  if (size < 8)
-    safetensors_error(origin,
-                      "file is " + std::to_string(size) +
-                          " bytes, too short for the 8-byte header length (truncated or not a "
-                          "safetensors file)");
-  const uint64_t n = load_le(data, 8);
-  if (n > kMaxHeaderBytes)
-    safetensors_error(origin, "header length " + std::to_string(n) +
-                                  " exceeds the 100 MB limit (corrupt "
-                                  "or not a safetensors file)");
-  if (n > size - 8)
-    safetensors_error(origin, "header length " + std::to_string(n) + " is larger than the file (" +
-                                  std::to_string(size - 8) +
-                                  " bytes follow the length field): truncated");
-
-  // Depth capped like the reference parser (serde_json, 128); a repeated key keeps the last, as
-  // there.
-  json header;
-  try {
-    header = parse_json_text(std::string_view(reinterpret_cast<const char*>(data + 8), n),
-                             "", JsonLimits{128, false});
-  } catch (const AtlasError& e) {
-    safetensors_error(origin,
-                      "header is not valid JSON (" + file_fields::printable(e.what(), 200) + ")");
-  }
-  if (!header.is_object())
-    safetensors_error(
-        origin, std::string("header is not a JSON object (it is a ") + header.type_name() + ")");
-
   SafetensorsFile file;
   std::vector<Entry> entries;
-  const uint64_t data_size = size - 8 - n;
-  for (const auto& [name, value] : header.items()) {
-    if (name == kMetadataKey) {
-      if (!value.is_object())
-        safetensors_error(origin, std::string("__metadata__ must be an object of strings (found ") +
-                                      value.type_name() + ")");
-      for (const auto& [k, v] : value.items()) {
-        if (!v.is_string())
-          safetensors_error(origin, "__metadata__ value for key \"" + file_text(k) + "\" is a " +
-                                        v.type_name() + ", expected a string");
-        file.metadata[k] = v.get<std::string>();
-      }
-      continue;
-    }
-    entries.push_back(parse_entry(name, value, origin));
-    check_entry(entries.back(), data_size, origin);
-  }
-  check_tiling(entries, data_size, origin);
+  const uint64_t n = parse_header(data, size, size, origin, entries, file.metadata);
 
   // Tensors are allocated and converted by all CPU threads, largest first: the kernel zeroes
   // every fresh page of the float copies on first touch, which single-threaded was most of
@@ -526,6 +536,29 @@ SafetensorsFile read_safetensors(const std::string& path, const SkipTensor& skip
   // Pages are released as they are converted only when no tensor stays in the mapping.
   return parse_impl(file->data(), file->size(), path, file->size() > 0 && !keep_encoded, skip,
                     keep_encoded, file);
+}
+
+SafetensorsHeader read_safetensors_header(const std::string& path) {
+  const InputFile file(path, InputKind::Weights);
+  const std::string length = file.read_at(0, 8);
+  std::string bytes = length;
+  if (length.size() == 8) {
+    const uint64_t n = load_le(reinterpret_cast<const uint8_t*>(length.data()), 8);
+    if (n <= kMaxHeaderBytes) bytes += file.read_at(8, n);  // parse_header refuses a longer one
+  }
+  return parse_safetensors_header(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                  file.size(), path);
+}
+
+SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t available,
+                                           uint64_t file_size, const std::string& origin) {
+  SafetensorsHeader out;
+  out.file_size = file_size;
+  std::vector<Entry> entries;
+  parse_header(data, available, file_size, origin, entries, out.metadata);
+  for (const Entry& e : entries)
+    out.tensors.push_back({e.name, e.dtype->name, e.shape, e.end - e.begin, e.dtype->size});
+  return out;
 }
 
 std::vector<uint8_t> encode_safetensors(const std::map<std::string, Tensor>& tensors,

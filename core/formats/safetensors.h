@@ -36,6 +36,24 @@ SafetensorsFile read_safetensors(const std::string& path,
                                  const std::function<bool(const std::string&)>& skip = {},
                                  const std::function<bool(const std::string&)>& keep_encoded = {});
 
+// A file's header alone: each tensor's name, dtype, shape and bytes (checked to tile the data
+// buffer exactly, as read_safetensors checks them) and __metadata__, read without mapping or
+// reading the tensors' data, so a checkpoint is sized before it is loaded.
+struct SafetensorsHeader {
+  struct TensorInfo {
+    std::string name, dtype;  // dtype: "F32", "BF16", ...
+    Shape shape;
+    uint64_t bytes = 0, element_bytes = 0;
+  };
+  std::vector<TensorInfo> tensors;  // in data order
+  std::map<std::string, std::string> metadata;
+  uint64_t file_size = 0;
+};
+SafetensorsHeader read_safetensors_header(const std::string& path);
+// The same over the first `available` bytes of a file of `file_size` bytes (an embedded demo).
+SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t available,
+                                           uint64_t file_size, const std::string& origin);
+
 // Writes every tensor as F32, keys sorted, header padded with spaces to a multiple of 8.
 // The file is written to a temporary sibling and renamed, so a crash never leaves a torn file.
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,

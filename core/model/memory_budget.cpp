@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "core/formats/input_file.h"  // format_bytes
 #include "core/model/attention_on_demand.h"
+#include "core/model/memory_limits.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
 #include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced
@@ -95,14 +95,6 @@ uint64_t parse_budget(const char* text) {
   return static_cast<uint64_t>(v * scale);
 }
 
-// A number from a small /proc or /sys file; 0 when absent or "max".
-uint64_t read_number(const char* path) {
-  std::ifstream in(path);
-  std::string word;
-  if (!(in >> word) || word == "max") return 0;
-  return std::strtoull(word.c_str(), nullptr, 10);
-}
-
 }  // namespace
 
 std::string untraced_sparse_maps_reason(const ModelConfig& c, int64_t source_len) {
@@ -166,38 +158,22 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
   return e;
 }
 
-uint64_t available_memory_bytes() {
+MemoryRoom available_memory() {
   if (const char* budget = std::getenv("ATLAS_MEMORY_BUDGET"); budget && *budget)
-    return parse_budget(budget);
-  uint64_t available = 0;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t value = 0;
-  std::string unit;
-  while (meminfo >> key >> value) {
-    std::getline(meminfo, unit);
-    if (key == "MemAvailable:") available = value * 1024;
-  }
-  // cgroup v2, then v1: a container's limit can be far below the machine's memory.
-  const uint64_t v2_limit = read_number("/sys/fs/cgroup/memory.max");
-  const uint64_t limit =
-      v2_limit ? v2_limit : read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
-  if (limit > 0 && limit < (uint64_t(1) << 60)) {
-    const uint64_t v2_used = read_number("/sys/fs/cgroup/memory.current");
-    const uint64_t used =
-        v2_used ? v2_used : read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
-    const uint64_t room = limit > used ? limit - used : 0;
-    if (available == 0 || room < available) available = room;
-  }
+    return {parse_budget(budget), std::string("ATLAS_MEMORY_BUDGET=") + budget};
+  MemoryRoom room = memory_room();
   // Freed heap this process keeps (a cgroup counts it as used, MemAvailable as taken): a new
   // run reuses it first, so a run after a large one is not refused for memory already held.
-  if (available > 0) available += freed_memory_held();
-  return available;
+  if (room.bytes > 0) room.bytes += freed_memory_held();
+  return room;
 }
+
+uint64_t available_memory_bytes() { return available_memory().bytes; }
 
 void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_len,
                       const TraceOptions& t) {
-  const uint64_t available = available_memory_bytes();
+  const MemoryRoom room = available_memory();
+  const uint64_t available = room.bytes;
   if (available == 0) return;  // unknown (no /proc): nothing to compare with
   const double allowed = 0.9 * double(available);
   const RunMemoryEstimate e = estimate_run_memory(c, source_len, target_len, t);
@@ -215,7 +191,7 @@ void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_l
   std::string message = "this run needs about " + bytes(e.total()) + " of memory (attention maps " +
                         bytes(e.attention_maps) + ", activations and logits " +
                         bytes(e.activations + e.working) + ") but about " +
-                        format_bytes(available) + " is available";
+                        format_bytes(available) + " is available (" + room.limit + ")";
   message += lo > 0 ? "; an input of at most " + std::to_string(lo) + " tokens fits"
                     : "; even one token does not fit";
   if (t.scores) message += ", and tracing without --scores halves the maps";
@@ -224,15 +200,15 @@ void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_l
   throw AtlasError(message + " (the limit can be set with ATLAS_MEMORY_BUDGET)");
 }
 
-void check_weights_memory(double held, const std::string& origin, const std::string& detail) {
-  const uint64_t available = available_memory_bytes();
-  if (available == 0 || held <= 0.9 * double(available)) return;
+void check_weights_memory(double held, const std::string& origin, const std::string& detail,
+                          const std::string& advice) {
+  const MemoryRoom room = available_memory();
+  if (room.bytes == 0 || held <= 0.9 * double(room.bytes)) return;
   throw AtlasError(origin + ": the model's weights need about " +
                    format_bytes(static_cast<uint64_t>(std::min(held, 1.8e19))) + " (" + detail +
-                   ") but about " + format_bytes(available) +
-                   " is available; a smaller quantization of the same model (Q4_K_M needs about "
-                   "0.6 bytes a parameter, Q8_0 about 1.1) or a smaller model fits (the limit can "
-                   "be set with ATLAS_MEMORY_BUDGET)");
+                   ") but about " + format_bytes(room.bytes) + " is available (" + room.limit +
+                   "); nothing was loaded. " + advice +
+                   " (the limit can be set with ATLAS_MEMORY_BUDGET)");
 }
 
 }  // namespace atlas

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config/config.h"
+#include "core/model/memory_limits.h"
 #include "core/model/trace.h"
 
 namespace atlas {
@@ -23,12 +24,13 @@ struct RunMemoryEstimate {
 RunMemoryEstimate estimate_run_memory(const ModelConfig& config, int64_t source_len,
                                       int64_t target_len, const TraceOptions& trace);
 
-// Bytes this process may still allocate: MemAvailable of /proc/meminfo, lowered by a cgroup
-// memory limit when there is one, plus what the allocator holds free for this process (earlier
-// runs' buffers kept for reuse, core/tensor/allocation_policy.h). ATLAS_MEMORY_BUDGET (bytes,
-// or with K/M/G suffix) sets it instead, e.g. to keep headroom for other work or to test the
-// guard.
-uint64_t available_memory_bytes();
+// What this process may still allocate and which limit says so: the tightest of MemAvailable,
+// its cgroup's limits and RLIMIT_AS (memory_limits.h), plus what the allocator holds free for
+// this process (earlier runs' buffers kept for reuse, core/tensor/allocation_policy.h).
+// ATLAS_MEMORY_BUDGET (bytes, or with K/M/G suffix) sets it instead, e.g. to keep headroom for
+// other work or to test the guard. bytes == 0: unknown (no /proc).
+MemoryRoom available_memory();
+uint64_t available_memory_bytes();  // available_memory().bytes
 
 // Why a run of `config` over `source_len` tokens records no sparse attention maps, or "" when it
 // does: a layer whose head pattern has kMaxTracedIndex nonzeros or more traces no CSR arrays
@@ -41,10 +43,15 @@ void check_run_memory(const ModelConfig& config, int64_t source_len, int64_t tar
                       const TraceOptions& trace);
 
 // Throws AtlasError, before a model's weights are read, when holding them would take more than
-// 90% of available_memory_bytes(): `held` is what they occupy as the engine will hold them
+// 90% of available_memory(): `held` is what they occupy as the engine will hold them
 // (matrices kept in the file's encoding count their encoded bytes, which are the file's pages;
 // float32 conversions count 4 bytes a value). `origin` names the file; `detail` says what the
-// bytes are made of ("4.6 GB of Q4_K/Q6_K matrices, 0.5 MB of float32 vectors").
-void check_weights_memory(double held, const std::string& origin, const std::string& detail);
+// bytes are made of ("4.6 GB of Q4_K/Q6_K matrices, 0.5 MB of float32 vectors"); `advice` says
+// what would fit instead. The message names the limit that applies (memory_limits.h).
+inline constexpr const char* kQuantizeAdvice =
+    "A smaller quantization of the same model (a GGUF file: Q4_K_M needs about 0.6 bytes a "
+    "parameter, Q8_0 about 1.1) or a smaller model fits";
+void check_weights_memory(double held, const std::string& origin, const std::string& detail,
+                          const std::string& advice = kQuantizeAdvice);
 
 }  // namespace atlas

@@ -11,6 +11,7 @@
 #include "core/formats/input_file.h"
 #include "core/formats/output_folder.h"
 #include "core/formats/json_text.h"
+#include "core/model/memory_budget.h"
 #include "core/tensor/error.h"
 #include "core/formats/model_io.h"
 #include "core/formats/safetensors.h"
@@ -117,6 +118,11 @@ Trainer::Trainer(ModelConfig config, TrainOptions options)
   check_trainable(config_);
   task_ = make_task(o_.task, o_.task_options);
   configure_for_task(config_, task_, o_.task_options.length);
+  // Training holds four float32 copies of the parameters (values, gradients, Adam's m and v):
+  // refused up front when they cannot fit, before the first is initialised.
+  check_weights_memory(16.0 * double(parameter_count(config_)), "training " + config_.name,
+                       "parameters, gradients and Adam's two moments as float32",
+                       "A smaller model trains (16 bytes a parameter)");
   params_ = to_train_params<float>(init_params(config_, o_.seed));
   finish_setup();
 }

@@ -102,8 +102,8 @@ TEST_CASE("hostile workspace files are refused naming the problem", "[ui][worksp
   REQUIRE(big.open(QIODevice::WriteOnly));
   big.write(QByteArray(5 << 20, ' '));
   big.close();
-  CHECK_THROWS_WITH(loadWorkspaceFile(big.fileName()), Catch::Contains("not a workspace"));
-  CHECK_THROWS_WITH(loadWorkspaceFile(dir.filePath("missing.atlas")), Catch::Contains("cannot open"));
+  CHECK_THROWS_WITH(loadWorkspaceFile(big.fileName()), Catch::Contains("over the 4.0 MB limit for a workspace"));
+  CHECK_THROWS_WITH(loadWorkspaceFile(dir.filePath("missing.atlas")), Catch::Contains("missing.atlas: no such file"));
   // A window given a bad file keeps what it had and says why.
   uitest::RunWindow rw("demo:induction", "abab");
   rw.w.setHeadless(true);

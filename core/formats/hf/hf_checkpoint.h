@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/formats/model_header.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 
@@ -38,6 +39,10 @@ ModelConfig read_hf_config(const std::string& dir, const HfLoadOptions& options 
 
 // Reads and converts; every error names the file and the problem.
 HfCheckpoint read_hf_checkpoint(const std::string& dir, const HfLoadOptions& options = {});
+// The config (config.json and tokenizer files) and the weights as the loader will hold them,
+// from the safetensors headers (model_header.h); no tensor data is read. The output head is
+// described as config.json gives it (loading drops a head the weights lack).
+ModelHeader read_hf_model_header(const std::string& dir, const HfLoadOptions& options = {});
 Model load_hf_directory(const std::string& dir, const HfLoadOptions& options = {});
 
 // The HF tensors of a directory, keyed by their HF name, read from model.safetensors or from

@@ -238,8 +238,7 @@ void read_post_processor(const fs::path& file, const Json& p, const std::string&
 // add_bos_token / add_eos_token when these are given, so they win over the file's template.
 void read_tokenizer_config(const fs::path& dir, TokenizerConfig& c) {
   const fs::path file = dir / "tokenizer_config.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return;
+  if (!is_present(file)) return;
   const Json t = parse_json(file, read_text(file, ""));
   if (!t.is_object()) fail(file, "must be a JSON object");
   for (const auto& [flag, token_key, slot] :

@@ -29,6 +29,11 @@ std::string read_text(const fs::path& file, const std::string& why) {
   return read_input_file(file.string(), InputKind::TokenizerFile);
 }
 
+bool is_present(const fs::path& file) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(file, ec));
+}
+
 Json parse_json(const fs::path& file, const std::string& text) {
   try {
     return parse_json_text(text, "", JsonLimits{128, false});
@@ -237,8 +242,7 @@ TokenizerConfig read_bert_files(const fs::path& dir, const std::string& model_ty
   c.lowercase = !looks_cased(c.vocab);  // transformers' default is true; see looks_cased
   bool strip_set = false;
   const fs::path config_file = dir / "tokenizer_config.json";
-  std::error_code ec;
-  if (fs::is_regular_file(config_file, ec)) {
+  if (is_present(config_file)) {
     const Json t = parse_json(config_file, read_text(config_file, ""));
     if (!t.is_object()) fail(config_file, "must be a JSON object");
     if (t.contains("do_lower_case")) {
@@ -274,8 +278,7 @@ TokenizerConfig read_hf_tokenizer(const std::string& dir_name, const std::string
                      "\" (supported: gpt2, bert, distilbert, llama, mistral, qwen2, gemma, "
                      "phi3)");
   const fs::path json_file = dir / "tokenizer.json";
-  std::error_code ec;
-  const bool single_file = fs::is_regular_file(json_file, ec) || llama_family;
+  const bool single_file = is_present(json_file) || llama_family;
   TokenizerConfig c;
   try {
     c = llama_family ? read_llama_family_tokenizer(dir, model_type)

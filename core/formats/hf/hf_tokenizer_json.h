@@ -17,6 +17,10 @@ using Json = nlohmann::json;
 [[noreturn]] void fail(const fs::path& file, const std::string& problem);
 // The file's text; `why` says, when it is missing, why it was wanted.
 std::string read_text(const fs::path& file, const std::string& why);
+// Whether an optional file (tokenizer_config.json, tokenizer.json beside vocab files) is given:
+// any entry at the name counts, so a FIFO, folder or dangling link there is read, and refused
+// by name, rather than silently passed over.
+bool is_present(const fs::path& file);
 // Files written by Python: a repeated key keeps the last, as json.load does.
 Json parse_json(const fs::path& file, const std::string& text);
 // token -> id object (vocab.json, tokenizer.json model.vocab) -> tokens by id, ids 0..N-1.
