@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -150,6 +151,47 @@ TEST_CASE("input doors: a GGUF file is described from its header alone", "[input
   make_fifo_at(fifo);
   CHECK_THROWS_WITH(GgufFile::open_header(fifo.string()), Contains("named pipe"));
   fs::remove_all(path.parent_path());
+}
+
+TEST_CASE("input doors: a GGUF header read alone gives the in-memory parser's answer, cut or flipped",
+          "[input-file][gguf]") {
+  // The header-only reader fetches the file's bytes as it reaches them; at every cut and after
+  // byte flips it must say what the parser of the whole file in memory says, word for word.
+  gguf_test::Arch a;
+  a.layers = 1;
+  gguf_test::File file = gguf_test::make_file(a);
+  gguf_test::add_byte_level_tokenizer(file);
+  const gguf_test::Bytes whole = file.writer.build();
+  const fs::path dir = hf_test::fresh_dir("gguf-header-differential");
+  const fs::path path = dir / "m.gguf";
+  auto answer = [](const std::function<GgufFile()>& open) {
+    try {
+      const GgufFile f = open();
+      return "ok: " + std::to_string(f.tensors().size()) + " tensors, " +
+             std::to_string(f.metadata().size()) + " keys, data at " + std::to_string(f.data_offset());
+    } catch (const AtlasError& e) {
+      return std::string(e.what());
+    }
+  };
+  auto compare = [&](const gguf_test::Bytes& bytes) {
+    gguf_test::write_file(path, bytes);
+    const std::string alone = answer([&] { return GgufFile::open_header(path.string()); });
+    const std::string whole_file = answer([&] { return GgufFile::parse(bytes.data(), bytes.size(), path.string()); });
+    REQUIRE(alone == whole_file);
+  };
+  for (size_t cut = 0; cut <= whole.size(); cut += (cut < 2048 ? 1 : 97))
+    compare(gguf_test::Bytes(whole.begin(), whole.begin() + std::ptrdiff_t(cut)));
+  uint32_t state = 12345;
+  const size_t header = file.writer.header().size();
+  for (int i = 0; i < 400; ++i) {
+    gguf_test::Bytes flipped = whole;
+    for (int k = 0; k < 3; ++k) {
+      state = state * 1664525u + 1013904223u;
+      flipped[(state >> 8) % header] ^= uint8_t(1u << ((state >> 4) % 8));
+    }
+    compare(flipped);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("input doors: a new corpus folder that a full disk stops leaves no folder",
