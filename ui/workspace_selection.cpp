@@ -30,8 +30,9 @@ QString workspaceSelectionProblem(const AttentionSelection& sel, int query,
   const QString family = f->label();
   if (sel.layer < 0 || sel.layer >= f->layers) {
     const QString word = f->layerWord();
-    return outOfRange(word, f->layerNumber(sel.layer), QString("the %1 has %2 %3s").arg(family).arg(f->layers).arg(word),
-                      f->layerNumber(0), f->layerNumber(f->layers - 1));
+    const long long base = f->steps ? 1 : 0;  // steps are read from 1 (layerNumber, without its int overflow)
+    return outOfRange(word, sel.layer + base, QString("the %1 has %2 %3s").arg(family).arg(f->layers).arg(word), base,
+                      f->layers - 1 + base);
   }
   if (f->segments == 0 && sel.segment != 0)
     return QString("segment %1: the %2 has no segments (it is not a Transformer-XL's)").arg(sel.segment).arg(family);

@@ -163,9 +163,10 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (!ui::figureViews().contains(fig.view))
     throw AtlasError("--view '" + fig.view.toStdString() + "' is not one of " + ui::figureViews().join(", ").toStdString());
   fig.dpi = static_cast<int>(args.get_int("--dpi", 150, 10, 2400));
-  // --query: an integer now, checked against the chosen map's rows (or the panel's positions)
-  // once the run is in.
+  // Indices are integers (checked now, before a run is spent) in the run's range (checked once
+  // it is in: --query against the chosen map's rows or the panel's positions).
   const std::optional<IndexArg> query = args.get_index("--query");
+  check_index_syntax(args);
   fig.title = QString::fromStdString(args.get_or("--title", ""));
   if (args.has("--width") || args.has("--height")) {
     if (!args.has("--width") || !args.has("--height")) throw AtlasError("give both --width and --height (inches)");

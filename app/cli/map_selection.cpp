@@ -18,6 +18,16 @@ int parse_head_flag(const std::string& s, int heads, const std::string& what, co
   return static_cast<int>(check_index(parse_index_arg("--head", s), 0, heads - 1, what, list.empty() ? "" : "or " + list));
 }
 
+void check_index_syntax(const Args& args) {
+  for (const char* key : {"--layer", "--step", "--segment"}) (void)args.get_index(key);
+  if (auto head = args.get("--head")) {
+    static const std::vector<std::string> names = {"mean", "max", "rollout", "flow"};
+    if (std::find(names.begin(), names.end(), *head) == names.end() &&
+        (head->empty() || head->find_first_not_of("-0123456789") != std::string::npos))
+      throw AtlasError("--head '" + printable(*head, 80) + "' is not a head number or one of mean, max, rollout, flow");
+  }
+}
+
 std::optional<ui::AttentionSelection> select_attention_map(const Args& args, const Trace& trace, bool required,
                                                            std::string* label) {
   // Default family: the catalogue's first (production order), or the first of the requested stack.

@@ -18,6 +18,11 @@ namespace atlas::cli {
 std::optional<ui::AttentionSelection> select_attention_map(const Args& args, const Trace& trace, bool required,
                                                            std::string* label = nullptr);
 
+// Refuses now a --layer, --step, --segment or --head that is no integer (nor, for --head, one
+// of mean, max, rollout, flow), so a typo does not wait for the run; ranges are checked by
+// select_attention_map once the run is in.
+void check_index_syntax(const Args& args);
+
 // --head: a number in [0, heads), or one of `names` (of mean, max, rollout, flow: the aggregates
 // the caller draws). Throws naming the valid range: "--head 9 is out of range: WHAT (0 to 3, or
 // mean, max, rollout, flow)"; a word not in `names` is named as such.

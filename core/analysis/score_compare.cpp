@@ -2,6 +2,7 @@
 #include "core/analysis/score_compare.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -64,12 +65,15 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
       }
       out.attention = attention;
     } else {
-      for (const auto& n : candidates)
-        if (n.find(".layer" + std::to_string(layer) + ".") != std::string::npos ||
-            n.find(".step" + std::to_string(layer + 1) + ".") != std::string::npos) {
-          out.attention = n;
-          break;
-        }
+      // A layer no name can hold (negative, or at the 64-bit limit where layer + 1 overflows) is
+      // never looked up.
+      if (layer >= 0 && layer < std::numeric_limits<int64_t>::max())
+        for (const auto& n : candidates)
+          if (n.find(".layer" + std::to_string(layer) + ".") != std::string::npos ||
+              n.find(".step" + std::to_string(layer + 1) + ".") != std::string::npos) {
+            out.attention = n;
+            break;
+          }
       if (out.attention.empty()) {
         // The numbers the search above accepts: "layer<L>." or "step<L+1>." in a name.
         int64_t layers = 0;
