@@ -61,6 +61,13 @@ int main(int argc, char** argv) {
   if (headless) {
     const QString shotPath = cli.value(shot);
     QObject::connect(&window, &atlas::ui::MainWindow::firstRunShown, &window, [&window, shotPath] {
+      // A workspace whose selection the run does not have (layer 99 of a 2-layer model) ends a
+      // scripted session with its message, as the dialog tells a user.
+      if (!window.workspaceError().isEmpty()) {
+        std::fprintf(stderr, "attention-atlas: %s\n", qPrintable(window.workspaceError()));
+        QCoreApplication::exit(1);
+        return;
+      }
       // The layers x heads grid builds on a worker thread: on a long input it can still be
       // building when the run is shown. Wait for it (at most 60 s) so the picture shows it.
       // Likewise the heatmap's overview of a map computed on request (long inputs).

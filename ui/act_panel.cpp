@@ -2,6 +2,8 @@
 // remainder R(t) and ponder cost per token as bars, the halting probability and the update
 // weights as steps x positions heatmaps, and the attention of every recurrent step.
 // Arrays: docs/variants.md "Universal Transformer with ACT".
+#include <algorithm>
+
 #include "core/variants/universal/act_arrays.h"
 #include "ui/variant_plots.h"
 
@@ -98,6 +100,15 @@ PanelProvider actProvider() {
     return t.find(act_arrays::kSteps) != nullptr || t.find(act_arrays::kHalting) != nullptr;
   };
   p.plots = actPlots;
+  p.selection = [](const Trace& t) {  // every step's attention shows one head, or their mean
+    PanelSelectionRanges r;
+    r.meanHead = true;
+    for (const AttentionMap& map : t.attention_maps)
+      if (map.step >= 1 && map.kind != AttentionMapKind::Cross && map.dense)
+        r.head.count = std::max(r.head.count, static_cast<int>(map.heads));
+    r.head.what = QString("the steps' attention has %1 heads").arg(r.head.count);
+    return r;
+  };
   return p;
 }
 

@@ -2,12 +2,10 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QBuffer>
 #include <QImage>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSvgGenerator>
 #include <QTextStream>
 #include <algorithm>
 #include <cmath>
@@ -17,6 +15,7 @@
 #include "ui/atomic_file_device.h"
 #include "ui/heatmap_painter.h"
 #include "ui/model_view.h"
+#include "ui/svg_writer.h"
 #include "core/formats/npy.h"
 #include "core/model/attention_on_demand.h"
 #include "ui/token_view.h"
@@ -56,7 +55,8 @@ QSizeF autoHeatmapSize(int rows, int cols) {
 
 Figure heatmapFigure(HeatmapData data, const FigureSpec& spec) {
   Figure f;
-  if (!spec.title.isEmpty()) data.title = spec.title;
+  // Titles are user text (--title, token labels in a panel's title): shown as figureText.
+  data.title = figureText(spec.title.isEmpty() ? data.title : spec.title);
   f.title = data.title;
   f.sizeInches = spec.sizeInches.isEmpty() ? autoHeatmapSize(data.rows, data.cols) : spec.sizeInches;
   f.data = Tensor({data.rows, data.cols});
@@ -104,7 +104,7 @@ Figure modelFigure(const Trace& trace, const FigureSpec& spec) {
   const auto families = attentionFamilies(trace);
   const AttentionFamily& fam = requireFamily(families, spec.selection.stack, spec.selection.kind);
   auto grid = std::make_shared<ModelGridData>(modelGridData(trace, fam, true, spec.selection.segment));
-  if (!spec.title.isEmpty()) grid->title = spec.title;
+  grid->title = figureText(spec.title.isEmpty() ? grid->title : spec.title);
   Figure f;
   f.title = grid->title;
   const double cols = grid->columnCount(), rows = grid->layers();
@@ -144,7 +144,7 @@ Figure modelFigure(const Trace& trace, const FigureSpec& spec) {
 Figure tokensFigure(const Trace& trace, const FigureSpec& spec) {
   auto lines = std::make_shared<TokenLinesData>();
   HeatmapData d = attentionHeatmap(trace, spec.selection);
-  lines->title = spec.title.isEmpty() ? d.title : spec.title;
+  lines->title = figureText(spec.title.isEmpty() ? d.title : spec.title);
   Figure f = heatmapFigure(d, spec);  // data and CSV are the head's matrix
   lines->heads.push_back(std::move(d));
   lines->headIndex.push_back(spec.selection.head);
@@ -248,21 +248,9 @@ QImage figureImage(const FigureContent& fig, int dpi) {
 }
 
 QByteArray figureSvg(const FigureContent& fig) {
-  const double wPt = fig.sizeInches.width() * 72.0, hPt = fig.sizeInches.height() * 72.0;
-  QBuffer buffer;
-  buffer.open(QIODevice::WriteOnly);
-  QSvgGenerator gen;
-  gen.setOutputDevice(&buffer);
-  gen.setSize(QSize(static_cast<int>(std::ceil(wPt)), static_cast<int>(std::ceil(hPt))));
-  gen.setViewBox(QRectF(0, 0, wPt, hPt));
-  gen.setResolution(72);
-  gen.setTitle(fig.title);
-  gen.setDescription("Attention Atlas figure");
-  QPainter p(&gen);
-  requirePainter(p, "the SVG");
-  fig.paint(p, QRectF(0, 0, wPt, hPt), true);
-  p.end();
-  return buffer.data();
+  const QRectF page(0, 0, fig.sizeInches.width() * 72.0, fig.sizeInches.height() * 72.0);
+  return renderSvg(page, fig.title, "Attention Atlas figure", [&](QPainter& p) { fig.paint(p, page, true); },
+                   "the SVG");
 }
 
 void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
@@ -311,19 +299,10 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
     return;
   }
   if (ext == "svg") {
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      QSvgGenerator gen;
-      gen.setOutputDevice(&out);
-      gen.setSize(QSize(static_cast<int>(std::ceil(wPt)), static_cast<int>(std::ceil(hPt))));
-      gen.setViewBox(bounds);
-      gen.setResolution(72);
-      gen.setTitle(fig.title);
-      gen.setDescription("Attention Atlas figure");
-      QPainter p(&gen);
-      requirePainter(p, path);
-      fig.paint(p, bounds, true);
-      p.end();  // writes the closing tags, before the file is committed
-    });
+    // Drawn whole first: the text is escaped and the XML checked before anything is written.
+    const QByteArray svg = renderSvg(bounds, fig.title, "Attention Atlas figure",
+                                     [&](QPainter& p) { fig.paint(p, bounds, true); }, path.toStdString());
+    writeFileAtomically(path, [&](AtomicFileDevice& out) { out.write(svg); });
     return;
   }
   // PDF: 72 dpi so one device unit is one point; vector output with embedded font subsets.

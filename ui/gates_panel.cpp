@@ -102,6 +102,16 @@ PanelProvider gatesProvider() {
   p.arrays = "<stack>.seg<s>.layer<i>.<attn|ffn>.gate.<input|output|highway|r|z> [L, d_model]";
   p.available = [](const Trace& t) { return !gateFamilies(t).empty(); };
   p.plots = gatePlots;
+  p.selection = [](const Trace& t) {  // the per-dimension gate values of one position
+    PanelSelectionRanges r;
+    for (const GateFamily& f : gateFamilies(t)) {
+      int L = 0;
+      for (const auto& [seg, tensor] : f.parts.begin()->second) L += static_cast<int>(tensor->shape[0]);
+      r.query.count = std::max(r.query.count, L);
+    }
+    r.query.what = QString("the gates cover %1 positions").arg(r.query.count);
+    return r;
+  };
   return p;
 }
 

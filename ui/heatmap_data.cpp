@@ -11,6 +11,7 @@
 #include "core/model/attention_on_demand.h"
 #include "core/tensor/error.h"
 #include "core/model/model_arrays.h"
+#include "ui/svg_writer.h"
 
 namespace atlas::ui {
 
@@ -156,7 +157,7 @@ QString displayLabel(const std::string& label) {
   s.replace(' ', QChar(0x2423));    // open box: a visible space
   s.replace('\n', QChar(0x21B5));   // return arrow
   s.replace('\t', QChar(0x21E5));   // tab arrow
-  return s;
+  return figureText(s);             // other controls as their symbols: U+0001 -> U+2401
 }
 
 QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map) {

@@ -124,7 +124,9 @@ struct HeatmapData {
   int rankInRow(int r, int c) const;
 };
 
-// Token labels as shown in the views: whitespace made visible, long labels elided.
+// Token labels as shown in the views: whitespace made visible (" " -> U+2423, newline -> U+21B5,
+// tab -> U+21E5), other control characters as their symbols (figureText: U+0001 -> U+2401),
+// so every figure format shows them and an SVG can hold them; long labels elided.
 QString displayLabel(const std::string& label);
 
 // The [Lq, Lk] matrix of one map (findAttentionMap) and head or aggregate: the dense array's

@@ -93,6 +93,14 @@ PanelProvider lshProvider() {
   p.arrays = "<attn>.round<r>.buckets, <attn>.round<r>.order, <attn>.chunks";
   p.available = [](const Trace& t) { return !arraysEndingWith(t, lsh_arrays::kFirstRoundSuffix).empty(); };
   p.plots = lshPlots;
+  p.selection = [](const Trace& t) {  // the buckets of one head
+    PanelSelectionRanges r;
+    for (const std::string& first : arraysEndingWith(t, lsh_arrays::kFirstRoundSuffix))
+      if (const TracedArray* b = t.find(first); b && !b->tensor.shape.empty())
+        r.head.count = std::max(r.head.count, static_cast<int>(b->tensor.shape[0]));
+    r.head.what = QString("the LSH layers have %1 heads").arg(r.head.count);
+    return r;
+  };
   return p;
 }
 

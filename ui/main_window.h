@@ -148,6 +148,9 @@ class MainWindow : public QMainWindow {
   Workspace workspace() const;
   void applyWorkspace(const Workspace& w);
   bool openWorkspace(const QString& path);
+  // Why the selection of the last workspace opened was not applied (a layer, head, segment,
+  // map or query its run does not have, with the valid range); empty when it was.
+  QString workspaceError() const { return m_workspaceError; }
   bool saveWorkspace(const QString& path);
   // Edit > Copy ... figure: the view as on screen, PNG and SVG on the clipboard.
   void copyFigure(const QString& view);
@@ -298,6 +301,7 @@ class MainWindow : public QMainWindow {
   std::map<std::pair<std::string, int>, HeatmapData> m_overviews;
   std::map<std::pair<std::string, int>, QFutureWatcher<HeatmapData>*> m_overviewJobs;
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
+  QString m_workspaceError;
   QString m_workspacePath;
   QDockWidget* m_compareDock = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;

@@ -386,9 +386,11 @@ void MainWindow::copyFigure(const QString& view) {
   spec.dpi = 200;
   try {
     const FigureContent fig = viewFigure(spec);
+    const QImage image = figureImage(fig, spec.dpi);
+    const QByteArray svg = figureSvg(fig);  // may refuse (ui/svg_writer.h): before the clipboard owns anything
     auto* mime = new QMimeData;
-    mime->setImageData(figureImage(fig, spec.dpi));
-    mime->setData("image/svg+xml", figureSvg(fig));
+    mime->setImageData(image);
+    mime->setData("image/svg+xml", svg);
     QGuiApplication::clipboard()->setMimeData(mime);
     statusBar()->showMessage("Copied the " + view + " figure (PNG and SVG) to the clipboard", 5000);
   } catch (const std::exception& e) {

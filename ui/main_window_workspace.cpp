@@ -8,11 +8,13 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QSettings>
+#include <QTimer>
 
 #include "core/tensor/error.h"
 #include "ui/colormap.h"
 #include "ui/main_window.h"
 #include "ui/workspace.h"
+#include "ui/workspace_selection.h"
 
 namespace atlas::ui {
 
@@ -79,12 +81,23 @@ bool MainWindow::saveWorkspace(const QString& path) {
   }
 }
 
-// The selection of a workspace being opened, once its model's first run is on screen.
+// The selection of a workspace being opened, once its model's first run is on screen. One this
+// run does not have (layer 99 of a 2-layer model) is refused with the valid range, and the run's
+// own default selection stays: never a clamped neighbour the user did not choose.
 void MainWindow::finishWorkspace() {
   if (!m_pendingWorkspace || !m_trace) return;
   const Workspace w = *m_pendingWorkspace;
   m_pendingWorkspace.reset();
-  if (findFamily(m_families, w.selection.stack, w.selection.kind)) setSelection(w.selection);
+  m_workspaceError.clear();
+  const QString problem = workspaceSelectionProblem(w.selection, w.query, m_families, *m_trace);
+  if (!problem.isEmpty()) {
+    m_workspaceError = m_lastError = "the workspace's selection: " + problem + "; the first map is shown instead";
+    // After the run is shown: a modal dialog here would run the event loop inside showRun.
+    if (!m_headless)
+      QTimer::singleShot(0, this, [this, text = m_lastError] { QMessageBox::warning(this, "Workspace selection", text); });
+    return;
+  }
+  setSelection(w.selection);
   if (w.query >= 0) selectQuery(w.query);
 }
 

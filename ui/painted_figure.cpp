@@ -3,10 +3,10 @@
 #include <QImage>
 #include <QPageSize>
 #include <QPdfWriter>
-#include <QSvgGenerator>
 
 #include "core/tensor/error.h"
 #include "ui/atomic_file_device.h"
+#include "ui/svg_writer.h"
 
 namespace atlas::ui {
 
@@ -34,18 +34,8 @@ void writePaintedFigure(const QString& path, const QString& ext, const QRectF& p
         throw AtlasError(where + ": cannot encode the PNG file");
     });
   } else if (ext == "svg") {
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      QSvgGenerator gen;
-      gen.setOutputDevice(&out);
-      gen.setSize(page.size().toSize());
-      gen.setViewBox(page);
-      gen.setResolution(72);
-      gen.setTitle(title);
-      QPainter p;
-      if (!p.begin(&gen)) throw AtlasError(where + ": cannot start the SVG file");
-      paint(p);
-      p.end();
-    });
+    const QByteArray svg = renderSvg(page, title, QString(), paint, where);
+    writeFileAtomically(path, [&](AtomicFileDevice& out) { out.write(svg); });
   } else if (ext == "pdf") {
     writeFileAtomically(path, [&](AtomicFileDevice& out) {
       QPdfWriter pdf(&out);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/svg_writer.h"
 #include "ui/token_view.h"
 
 namespace atlas::ui {
@@ -27,6 +28,17 @@ QStringList positionCategories(const QStringList& labels, int count) {
 }
 
 namespace {
+
+// Qt Charts draws every title, axis label and legend entry as HTML (QGraphicsTextItem::setHtml):
+// a token "<b>" would turn bold and "a<&b" lose its middle. Plain text is escaped for it.
+QString chartText(const QString& s) { return figureText(s).toHtmlEscaped(); }
+
+QStringList chartTexts(const QStringList& list) {
+  QStringList out;
+  out.reserve(list.size());
+  for (const QString& s : list) out << chartText(s);
+  return out;
+}
 
 // A chart's fonts in pixels of the figure (scene units): a point size would be resolved
 // against each export device's own DPI (72 for SVG and PDF, the PNG's --dpi), so text laid out
@@ -50,7 +62,7 @@ void useFigureFonts(QChart* chart) {
 QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   auto* chart = new QChart;
   chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-  chart->setTitle(plot.matrix.title);
+  chart->setTitle(chartText(plot.matrix.title));
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setMargins(QMargins(4, 4, 4, 4));
   const HeatmapData& m = plot.matrix;
@@ -58,7 +70,7 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   for (float v : m.values) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
   if (hi <= lo) hi = lo + 1;
   auto* y = new QValueAxis;
-  y->setTitleText(plot.yTitle);
+  y->setTitleText(chartText(plot.yTitle));
   y->setRange(lo, hi + 0.05 * (hi - lo));
   y->applyNiceNumbers();  // ticks at round values, the range widened to hold them
   if (plot.kind == PanelPlot::Kind::Scatter) {
@@ -69,7 +81,7 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     }
     const double px = 0.05 * std::max(x1 - x0, 1e-6), py = 0.05 * std::max(y1 - y0, 1e-6);
     auto* x = new QValueAxis;
-    x->setTitleText(plot.xTitle);
+    x->setTitleText(chartText(plot.xTitle));
     x->setRange(x0 - px, x1 + px);
     y->setRange(y0 - py, y1 + py);
     x->applyNiceNumbers();
@@ -79,7 +91,7 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     const QColor colours[] = {QColor(230, 120, 20), QColor(20, 150, 140), QColor(120, 80, 200)};
     for (int g = 0; g < plot.groupNames.size(); ++g) {
       auto* s = new QScatterSeries;
-      s->setName(plot.groupNames[g]);
+      s->setName(chartText(plot.groupNames[g]));
       s->setColor(colours[g % 3]);
       s->setBorderColor(colours[g % 3].darker(130));
       s->setMarkerSize(9);
@@ -94,7 +106,7 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   if (plot.kind == PanelPlot::Kind::Bars) {
     auto* series = new QBarSeries;
     for (int c = 0; c < m.cols; ++c) {
-      auto* set = new QBarSet(m.colLabels.value(c));
+      auto* set = new QBarSet(chartText(m.colLabels.value(c)));
       if (m.cols > 1) set->setColor(headColor(c, m.cols));
       for (int r = 0; r < m.rows; ++r) *set << m.at(r, c);
       series->append(set);
@@ -104,8 +116,8 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     // merge tokens that share a label ("0 1 1 0" as two bars). Each category is "i label".
     auto* x = new QBarCategoryAxis;
     const QStringList categories = positionCategories(m.rowLabels, m.rows);
-    x->append(categories);
-    x->setTitleText(plot.xTitle);
+    x->append(chartTexts(categories));
+    x->setTitleText(chartText(plot.xTitle));
     qsizetype longest = 0;
     for (const QString& c : categories) longest = std::max(longest, c.size());
     // Many tokens, or long names (the predictions' tokens): upright labels, never elided to
@@ -120,14 +132,14 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     series->attachAxis(y);
   } else {
     auto* x = new QValueAxis;
-    x->setTitleText(plot.xTitle);
+    x->setTitleText(chartText(plot.xTitle));
     x->setLabelFormat("%d");
     x->setRange(0, std::max(1, m.cols - 1));
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     for (int r = 0; r < m.rows; ++r) {
       auto* s = new QLineSeries;
-      s->setName(m.rowLabels.value(r));
+      s->setName(chartText(m.rowLabels.value(r)));
       s->setColor(headColor(r, std::max(2, m.rows)));
       for (int c = 0; c < m.cols; ++c) s->append(c, m.at(r, c));
       chart->addSeries(s);
@@ -185,6 +197,7 @@ FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
                   : plot.kind == PanelPlot::Kind::Scatter ? QSizeF(6.5, 5.5)
                                                           : QSizeF(std::clamp(3.0 + 0.25 * plot.matrix.rows, 6.0, 14.0), 4.5);
   auto shared = std::make_shared<PanelPlot>(plot);
+  if (!spec.title.isEmpty()) shared->matrix.title = spec.title;  // --title names the chart too
   f.paint = [shared](QPainter& p, const QRectF& bounds, bool) {
     // The chart lives in a scene only while it is rendered into the export painter.
     QGraphicsScene scene;

@@ -20,12 +20,19 @@ PositionalView::PositionalView(QWidget* parent) : QWidget(parent) {
   m_curves->setAxisTitles("position", "P[pos, dim]");
   m_dims = new QLineEdit("0, 1, 4, 5");
   m_dims->setToolTip("Dimensions of P to plot, separated by commas or spaces");
+  m_dims->setObjectName("dimensionsEdit");
   m_note = new QLabel;
   m_note->setWordWrap(true);
+  m_dimsProblem = new QLabel;
+  m_dimsProblem->setWordWrap(true);
+  m_dimsProblem->setTextFormat(Qt::PlainText);  // it quotes what the user typed
+  m_dimsProblem->setStyleSheet("color: #c0392b");
+  m_dimsProblem->hide();
 
   auto* curvesPage = new QWidget;
   auto* form = new QFormLayout;
   form->addRow("Dimensions:", m_dims);
+  form->addRow(m_dimsProblem);
   auto* cl = new QVBoxLayout(curvesPage);
   cl->setContentsMargins(0, 0, 0, 0);
   cl->addLayout(form);
@@ -107,6 +114,8 @@ QList<int> PositionalView::chosenDimensions() const {
   return dims;
 }
 
+QString PositionalView::dimensionsProblem() const { return m_dimsProblem->isHidden() ? QString() : m_dimsProblem->text(); }
+
 void PositionalView::updateCurves() {
   if (m_dirty[0] && m_trace && m_trace->find(model_arrays::kPositional)) {
     m_encoding->setData(positionalHeatmap(*m_trace));
@@ -125,6 +134,20 @@ void PositionalView::updateCurves() {
     curves << c;
   }
   m_curves->setCurves(curves);
+  // A typed dimension that is not plotted is said so, with P's range: never dropped silently.
+  QStringList problems;
+  const QStringList parts =
+      p.cols == 0 ? QStringList() : m_dims->text().split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts);
+  for (const QString& part : parts) {
+    bool ok = false;
+    const long long d = part.toLongLong(&ok);
+    if (!ok && !QRegularExpression("^-?[0-9]+$").match(part).hasMatch())
+      problems << QString("\"%1\" is not a dimension number").arg(part);
+    else if (!ok || d < 0 || d >= p.cols)  // !ok: beyond 64 bits
+      problems << QString("dimension %1 is out of range: P has %2 dimensions (0 to %3)").arg(part).arg(p.cols).arg(p.cols - 1);
+  }
+  m_dimsProblem->setText(problems.join("; "));
+  m_dimsProblem->setVisible(!problems.isEmpty());
 }
 
 }  // namespace atlas::ui

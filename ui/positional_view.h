@@ -24,6 +24,9 @@ class PositionalView : public QWidget {
   HeatmapView* encodingView() const { return m_encoding; }
   HeatmapView* similarityView() const { return m_similarity; }
   QList<int> chosenDimensions() const;
+  // Why some typed dimensions are not plotted: out of P's range (named) or not numbers; empty
+  // when every one is. Shown under the field in red.
+  QString dimensionsProblem() const;
 
  private:
   void updateCurves();
@@ -32,6 +35,7 @@ class PositionalView : public QWidget {
   HeatmapView* m_similarity;
   CurvePlot* m_curves;
   QLineEdit* m_dims;
+  QLabel* m_dimsProblem;
   QLabel* m_note;
   QTabWidget* m_tabs;
   bool m_dirty[3] = {false, false, false};  // per tab: encoding, curves, similarity

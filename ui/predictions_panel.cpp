@@ -154,6 +154,15 @@ PanelProvider predictionsProvider() {
     return a && a->tensor.shape.size() == 2;
   };
   p.plots = predictionPlots;
+  p.selection = [](const Trace& t) {  // the next token after one position (an image: [CLS] only)
+    PanelSelectionRanges r;
+    const TracedArray* a = t.find(model_arrays::kLogits);
+    const bool classifier = std::any_of(t.source_tokens.begin(), t.source_tokens.end(),
+                                        [](const TokenInfo& tok) { return !tok.patch.empty(); });
+    if (a && a->tensor.shape.size() == 2 && !classifier)
+      r.query = {static_cast<int>(a->tensor.shape[0]), QString("the logits have %1 positions").arg(a->tensor.shape[0])};
+    return r;
+  };
   p.autoShow = false;  // opened from View > Variant panels; it only reads the trace
   return p;
 }

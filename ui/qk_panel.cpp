@@ -2,6 +2,8 @@
 // (or step) and head, the queries and keys of every self-attention map as points of one joint
 // PCA, queries orange and keys teal; hovering names the token, a click selects it. The panel
 // turns on TraceOptions::qk while it is open.
+#include <algorithm>
+
 #include "core/analysis/qk_embedding.h"
 #include "ui/heatmap_data.h"
 #include "ui/variant_plots.h"
@@ -62,6 +64,17 @@ PanelProvider qkProvider() {
     return false;
   };
   p.plots = qkPlots;
+  p.selection = [](const Trace& t) {  // one layer (or step) and head of the self-attention
+    PanelSelectionRanges r;
+    for (const AttentionMap& m : t.attention_maps) {
+      if (m.queries.side != m.keys.side || m.round >= 0) continue;
+      r.layer.count = std::max(r.layer.count, static_cast<int>(m.step > 0 ? m.step : m.layer + 1));
+      r.head.count = std::max(r.head.count, static_cast<int>(m.heads));
+    }
+    r.layer.what = QString("the self-attention has %1 layers").arg(r.layer.count);
+    r.head.what = QString("the self-attention has %1 heads").arg(r.head.count);
+    return r;
+  };
   p.needsQk = true;
   p.autoShow = false;
   return p;

@@ -92,6 +92,13 @@ PanelProvider spanProvider() {
                       span_arrays::kDynamicZSuffix);
   p.available = [](const Trace& t) { return t.find(span_arrays::kZ) != nullptr; };
   p.plots = spanPlots;
+  p.selection = [](const Trace& t) {  // the mask curve is drawn for one layer
+    PanelSelectionRanges r;
+    if (const TracedArray* c = t.find(span_arrays::kMaskCurve); c && c->tensor.shape.size() == 3)
+      r.layer = {static_cast<int>(c->tensor.shape[0]),
+                 QString("the mask curves have %1 layers").arg(c->tensor.shape[0])};
+    return r;
+  };
   return p;
 }
 

@@ -49,6 +49,19 @@ struct PanelContext {
   std::function<QString(int32_t)> tokenText = {};  // the model's tokenizer; empty = show ids
 };
 
+// One part of the linked selection a panel follows, and the values it takes in a trace.
+struct PanelIndexRange {
+  int count = 0;  // values 0..count-1; 0: the panel does not follow this part
+  QString what;   // what holds the values, for messages: "the mask curves have 2 layers"
+};
+// What a panel's plots follow of the PanelContext in a trace. The CLI refuses a --layer,
+// --head or --query outside these, or one the panel does not follow (the panels themselves
+// clamp: the app's linked selection may come from a family with more layers than they draw).
+struct PanelSelectionRanges {
+  PanelIndexRange layer, head, query;
+  bool meanHead = false;  // a head < 0 draws the mean over heads
+};
+
 // One variant panel: its name, whether a trace has its arrays, and its plots.
 struct PanelProvider {
   QString id;     // "span", "act", "lsh", "xl", "gates"
@@ -56,6 +69,8 @@ struct PanelProvider {
   QString arrays; // one line naming the arrays it reads (shown when they are absent)
   std::function<bool(const Trace&)> available;
   std::function<std::vector<PanelPlot>(const Trace&, const PanelContext&)> plots;
+  // What the plots follow of the context in a trace; empty: nothing (every plot is the same).
+  std::function<PanelSelectionRanges(const Trace&)> selection = {};
   bool needsScores = false;  // the panel reads arrays traced only with TraceOptions::scores
   bool needsQk = false;      // ... only with TraceOptions::qk (projected queries and keys)
   // Shown by itself when a run has its arrays. The tool panels (logit lens, ablation) compute

@@ -111,6 +111,15 @@ PanelProvider xlProvider() {
   p.arrays = "the attention of every segment, xl.seg<s>.key_segment, xl.seg<s>.layer<i>.terms.a..d (with scores)";
   p.available = [](const Trace& t) { return t.find(xl_arrays::key_segment(0)) != nullptr || countLayers(t) > 0; };
   p.plots = xlPlots;
+  p.selection = [](const Trace& t) {  // one layer and head of every segment
+    PanelSelectionRanges r;
+    r.layer = {countLayers(t), QString("the segments have %1 layers").arg(countLayers(t))};
+    for (const AttentionMap& m : t.attention_maps)
+      if (m.segment >= 0 && m.dense && m.kind != AttentionMapKind::Cross)
+        r.head.count = std::max(r.head.count, static_cast<int>(m.heads));
+    r.head.what = QString("the segments' attention has %1 heads").arg(r.head.count);
+    return r;
+  };
   p.needsScores = true;
   return p;
 }

@@ -1,6 +1,7 @@
 #include "app/cli/args.h"
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -128,6 +129,33 @@ long long Args::get_int(const std::string& key, long long fallback, long long lo
   if (n < lo || n > hi)
     throw AtlasError(key + " must be between " + range_text(lo, hi) + ", got " + *v);
   return n;
+}
+
+IndexArg parse_index_arg(const std::string& key, const std::string& text) {
+  IndexArg arg{key, text, 0};
+  if (parse_ll(text, arg.value)) return arg;
+  // [-]digits too long for 64 bits: out of every range, which check_index says with the text.
+  const size_t digits = text.size() > 0 && text[0] == '-' ? 1 : 0;
+  if (text.size() > digits && text.size() <= 4096 &&
+      text.find_first_not_of("0123456789", digits) == std::string::npos) {
+    arg.value = digits ? LLONG_MIN : LLONG_MAX;
+    return arg;
+  }
+  throw AtlasError(key + " must be an integer, got \"" + printable(text, 80) + "\"");
+}
+
+long long check_index(const IndexArg& arg, long long lo, long long hi, const std::string& what,
+                      const std::string& more) {
+  if (arg.value >= lo && arg.value <= hi) return arg.value;
+  const std::string range = hi < lo ? std::string("none") : std::to_string(lo) + " to " + std::to_string(hi);
+  throw AtlasError(arg.key + " " + printable(arg.text, 80) + " is out of range: " + what + " (" + range +
+                   (more.empty() ? "" : ", " + more) + ")");
+}
+
+std::optional<IndexArg> Args::get_index(const std::string& key) const {
+  auto v = get(key);
+  if (!v) return std::nullopt;
+  return parse_index_arg(key, *v);
 }
 
 std::vector<long long> parse_int_list(const std::string& key, const std::string& value,

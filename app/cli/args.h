@@ -17,6 +17,15 @@ struct ArgSpec {
   std::set<std::string> flags;    // no value, e.g. "--json"
 };
 
+// An index option as given (--layer, --step, --segment, --head, --query, --plot, ...), read
+// before the run and checked against it once its range is known (check_index). `value` of a
+// number beyond 64 bits is the nearest 64-bit value, which no range holds; `text` is as typed.
+struct IndexArg {
+  std::string key;
+  std::string text;
+  long long value = 0;
+};
+
 class Args {
  public:
   // Throws AtlasError on unknown options, a missing value, a value given to a switch, or an
@@ -30,6 +39,8 @@ class Args {
   // The option's integer value in [lo, hi], else `fallback`; throws naming the key and the
   // valid range for anything else (not a number, out of range, beyond 64 bits).
   long long get_int(const std::string& key, long long fallback, long long lo, long long hi) const;
+  // The index option `key` when given (parse_index_arg), to be checked with check_index.
+  std::optional<IndexArg> get_index(const std::string& key) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
 
  private:
@@ -37,6 +48,14 @@ class Args {
   std::set<std::string> flags_;
   std::vector<std::string> positionals_;
 };
+
+// `text` as an IndexArg of `key`: [-]digits, else throws "KEY must be an integer, got "TEXT"".
+IndexArg parse_index_arg(const std::string& key, const std::string& text);
+// arg.value when it is in [lo, hi]; otherwise throws "KEY TEXT is out of range: WHAT (LO to HI)",
+// e.g. "--query 40 is out of range: this input has 12 tokens (0 to 11)". `what` says what holds
+// the range; `more` adds accepted values outside it ("or -1 for all"). hi < lo: "(none)".
+long long check_index(const IndexArg& arg, long long lo, long long hi, const std::string& what,
+                      const std::string& more = "");
 
 // Exactly `names.size()` comma-separated integers, each in [lo, hi], e.g. --tile R0,C0,ROWS,COLS
 // or --query ROW,COL. Throws AtlasError naming `key`, the expected form and the offending field.

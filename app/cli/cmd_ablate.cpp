@@ -147,7 +147,8 @@ int cmd_ablate(const std::vector<std::string>& args) {
   if (logit_diff) {
     spec.token_a = single_token_id(model, a.require("--token-a"), "--token-a");
     spec.token_b = single_token_id(model, a.require("--token-b"), "--token-b");
-    spec.position = a.get_int("--position", -1, -1, INT32_MAX);
+    // Checked against the input's positions by check_sweep, which names their range.
+    if (auto p = a.get_index("--position")) spec.position = p->value;
   }
   const std::string text = a.has("--text") ? a.require("--text")
                                            : read_input_file(a.require("--text-file"), InputKind::Text);

@@ -125,6 +125,9 @@ int cmd_compare(const std::vector<std::string>& args) {
 #endif
   }
   const int64_t top = a.get_int("--top", 5, 0, 100000);
+#if defined(ATLAS_HAVE_UI)
+  check_index_syntax(a);  // before the runs; their ranges once they are in
+#endif
   const std::string text_a = a.has("--text") ? a.require("--text") : read_input_file(a.require("--text-file"), InputKind::Text);
   const std::string text_b = a.has("--text-b")        ? a.require("--text-b")
                              : a.has("--text-file-b") ? read_input_file(a.require("--text-file-b"), InputKind::Text)

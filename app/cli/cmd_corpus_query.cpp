@@ -24,6 +24,7 @@ const char* kCorpusQueryUsage =
     "  --heads          the head statistics averaged over the documents instead of links\n";
 
 void print_heads(const CorpusIndex& index, const CorpusLinkQuery& q) {
+  check_head_table_query(index, q);  // an unknown map, layer or head is refused, not an empty table
   std::printf("%-28s %4s %9s", "map", "head", "documents");
   for (int s = 0; s < kHeadStatisticCount; ++s)
     std::printf(" %15s", head_statistic_name(HeadStatistic(s)));
@@ -55,8 +56,9 @@ int cmd_corpus_query(const std::vector<std::string>& args) {
         throw AtlasError(std::string(links_only) + " filters links; --heads prints the head table");
   CorpusLinkQuery q;
   q.map = a.get("--map");
-  if (a.has("--layer")) q.layer = a.get_int("--layer", 0, 0, INT32_MAX);
-  if (a.has("--head")) q.head = a.get_int("--head", 0, 0, INT32_MAX);
+  // Checked against the index by find_corpus_links, which names the layers and heads it holds.
+  if (auto layer = a.get_index("--layer")) q.layer = layer->value;
+  if (auto head = a.get_index("--head")) q.head = head->value;
   q.query_token = a.get("--query-token");
   q.key_token = a.get("--key-token");
   q.top = a.get_int("--top", 10, 1, 1000000);

@@ -69,7 +69,9 @@ const char* kExportUsage =
     "marked \u21BA, then the segment). Head 0 by default. Works without a display.\n"
     "--panel ID draws a plot of one of the app's variant panels (their ids are listed below) as\n"
     "its Export button does: --plot picks it by number or by part of its name (default the\n"
-    "first; --list-plots prints them), --layer, --head and --query the selection it follows.\n"
+    "first; --list-plots prints them), --layer, --head and --query the selection it follows\n"
+    "(a value out of the run's range, or a part of the selection the panel does not follow, is\n"
+    "refused, naming the valid range).\n"
     "The run traces what the panel reads; the ablation panel compares with the run that\n"
     "--drop-heads / --drop-layers / --layerdrop-rate give.\n";
 
@@ -81,10 +83,7 @@ int export_panel_plot(const Args& args, const ui::PanelProvider& panel, const Mo
   const std::string title = panel.title.toStdString();
   if (!panel.available(result.trace))
     throw AtlasError("the " + title + " panel has nothing to draw for this model: it reads " + panel.arrays.toStdString());
-  ui::PanelContext ctx;
-  ctx.layer = static_cast<int>(args.get_int("--layer", 0, 0, 1 << 20));
-  ctx.head = args.has("--head") ? parse_head_flag(*args.get("--head")) : 0;
-  ctx.query = static_cast<int>(args.get_int("--query", -1, -1, 1 << 30));
+  ui::PanelContext ctx = panel_context(args, panel, result.trace);
   ctx.tokenText = [&model](int32_t id) { return QString::fromStdString(model.tokenizer().label(id)); };
   const std::vector<ui::PanelPlot> plots = panel.plots(result.trace, ctx);
   if (args.has("--list-plots")) {
@@ -164,8 +163,10 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (!ui::figureViews().contains(fig.view))
     throw AtlasError("--view '" + fig.view.toStdString() + "' is not one of " + ui::figureViews().join(", ").toStdString());
   fig.dpi = static_cast<int>(args.get_int("--dpi", 150, 10, 2400));
-  // --query is checked against the chosen map's rows once the run is in (below).
-  const long long query = args.get_int("--query", -1, -1, 1 << 30);
+  // Indices are integers (checked now, before a run is spent) in the run's range (checked once
+  // it is in: --query against the chosen map's rows or the panel's positions).
+  const std::optional<IndexArg> query = args.get_index("--query");
+  check_index_syntax(args);
   fig.title = QString::fromStdString(args.get_or("--title", ""));
   if (args.has("--width") || args.has("--height")) {
     if (!args.has("--width") || !args.has("--height")) throw AtlasError("give both --width and --height (inches)");
@@ -208,21 +209,16 @@ int cmd_export(const std::vector<std::string>& argv) {
 
   const bool needsAttention = fig.view == "heatmap" || fig.view == "model" || fig.view == "tokens";
   std::string label;
-  if (auto sel = select_attention_map(args, result.trace, needsAttention, &label)) {
-    fig.selection = *sel;
-    if (query >= 0) {
-      const AttentionMap* map = ui::findAttentionMap(result.trace, fig.selection);
-      const long long rows = map ? static_cast<long long>(map->queries.count) : 0;
-      if (query >= rows)
-        throw AtlasError("--query " + std::to_string(query) + " does not exist: the " + label + " has " +
-                         std::to_string(rows) + " queries (0 to " + std::to_string(rows - 1) +
-                         ", or -1 for all)");
-    }
+  if (auto sel = select_attention_map(args, result.trace, needsAttention, &label)) fig.selection = *sel;
+  if (query && query->value != -1) {
+    if (fig.view != "tokens")
+      throw AtlasError("--query picks the query whose lines the tokens view draws; the " + fig.view.toStdString() +
+                       " view has no use for it");
+    const AttentionMap* map = ui::findAttentionMap(result.trace, fig.selection);
+    const long long rows = map ? static_cast<long long>(map->queries.count) : 0;
+    fig.query = static_cast<int>(
+        check_index(*query, 0, rows - 1, "the " + label + " has " + std::to_string(rows) + " queries", "or -1 for all"));
   }
-  if (query >= 0 && fig.view != "tokens")
-    throw AtlasError("--query picks the query whose lines the tokens view draws; the " +
-                     fig.view.toStdString() + " view has no use for it");
-  fig.query = static_cast<int>(query);
   if (valueWeighted)
     ui::writeFigure(ui::heatmapFigureContent(ui::valueWeightedHeatmap(result.trace, fig.selection), fig), fig.dpi,
                     QString::fromStdString(out));

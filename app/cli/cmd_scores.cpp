@@ -61,7 +61,8 @@ int cmd_scores(const std::vector<std::string>& args) {
       throw AtlasError("--strength must be a positive number, got \"" + printable(*v) + "\"");
   }
   const int64_t head = a.get_int("--head", 0, 0, c.rnn_seq2seq() ? 0 : c.n_heads - 1);
-  const int64_t layer = a.get_int("--layer", 0, 0, 1 << 20);
+  // Checked against the run's attention layers by compare_score_functions, which names them.
+  const int64_t layer = a.has("--layer") ? a.get_index("--layer")->value : 0;
   RunResult run = model.run(a.require("--text"), a.get_or("--target", ""), score_comparison_options(model));
   for (const auto& w : output_warnings(run)) std::fprintf(stderr, "warning: %s\n", w.c_str());
   ScoreComparison cmp;

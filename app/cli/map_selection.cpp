@@ -2,22 +2,30 @@
 #include "app/cli/map_selection.h"
 
 #if defined(ATLAS_HAVE_UI)
+#include <algorithm>
+
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
 
-int parse_head_flag(const std::string& s) {
-  if (s == "mean") return ui::HeadMean;
-  if (s == "max") return ui::HeadMax;
-  if (s == "rollout") return ui::HeadRollout;
-  if (s == "flow") return ui::HeadFlow;
-  try {
-    size_t used = 0;
-    const int h = std::stoi(s, &used);
-    if (used == s.size() && h >= 0) return h;
-  } catch (const std::exception&) {
+int parse_head_flag(const std::string& s, int heads, const std::string& what, const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  if (std::find(names.begin(), names.end(), s) != names.end())
+    return s == "mean" ? ui::HeadMean : s == "max" ? ui::HeadMax : s == "rollout" ? ui::HeadRollout : ui::HeadFlow;
+  if (s.empty() || s.find_first_not_of("-0123456789") != std::string::npos)
+    throw AtlasError("--head '" + printable(s, 80) + "' is not a head number" + (list.empty() ? "" : " or one of " + list));
+  return static_cast<int>(check_index(parse_index_arg("--head", s), 0, heads - 1, what, list.empty() ? "" : "or " + list));
+}
+
+void check_index_syntax(const Args& args) {
+  for (const char* key : {"--layer", "--step", "--segment"}) (void)args.get_index(key);
+  if (auto head = args.get("--head")) {
+    static const std::vector<std::string> names = {"mean", "max", "rollout", "flow"};
+    if (std::find(names.begin(), names.end(), *head) == names.end() &&
+        (head->empty() || head->find_first_not_of("-0123456789") != std::string::npos))
+      throw AtlasError("--head '" + printable(*head, 80) + "' is not a head number or one of mean, max, rollout, flow");
   }
-  throw AtlasError("--head '" + s + "' is not a head number or one of mean, max, rollout, flow");
 }
 
 std::optional<ui::AttentionSelection> select_attention_map(const Args& args, const Trace& trace, bool required,
@@ -44,31 +52,29 @@ std::optional<ui::AttentionSelection> select_attention_map(const Args& args, con
   ui::AttentionSelection sel;
   sel.stack = chosen->stack;
   sel.kind = chosen->kind;
-  if (args.has("--step")) {
+  // Every index is checked against this run's family, naming the valid range.
+  const std::string has = "the " + family + " has ";
+  if (auto step = args.get_index("--step")) {
     if (!chosen->steps)
       throw AtlasError("--step is for Universal Transformer models; the " + family + " has layers (use --layer)");
     if (args.has("--layer")) throw AtlasError("give --layer or --step, not both (--step N is --layer N-1)");
-    sel.layer = static_cast<int>(args.get_int("--step", 1, 1, chosen->layers)) - 1;
+    sel.layer = static_cast<int>(check_index(*step, 1, chosen->layers, has + std::to_string(chosen->layers) + " steps")) - 1;
+  } else if (auto layer = args.get_index("--layer")) {
+    sel.layer = static_cast<int>(check_index(*layer, 0, chosen->layers - 1, has + std::to_string(chosen->layers) + " layers"));
   } else {
     // Rollout and flow run through layers 0..L: without --layer, the last (the whole model).
     const bool rollout = args.get_or("--head", "") == "rollout" || args.get_or("--head", "") == "flow";
-    sel.layer = static_cast<int>(
-        args.get_int("--layer", rollout ? chosen->layers - 1 : 0, 0, chosen->layers - 1));
+    sel.layer = rollout ? chosen->layers - 1 : 0;
   }
-  if (args.has("--segment")) {
+  if (auto segment = args.get_index("--segment")) {
     if (chosen->segments == 0)
       throw AtlasError("--segment is for Transformer-XL models; the " + family + " has no segments");
-    const long long segment = args.get_int("--segment", 0, 0, 1LL << 30);
-    if (segment >= chosen->segments)
-      throw AtlasError("--segment " + std::to_string(segment) + " does not exist: this run has " +
-                       std::to_string(chosen->segments) + " segments of " + family + " (0 to " +
-                       std::to_string(chosen->segments - 1) + "; one per xl.segment_length tokens)");
-    sel.segment = static_cast<int>(segment);
+    sel.segment = static_cast<int>(check_index(*segment, 0, chosen->segments - 1,
+                                               "this run has " + std::to_string(chosen->segments) + " segments of " +
+                                                   family + ", one per xl.segment_length tokens"));
   }
-  sel.head = parse_head_flag(args.get_or("--head", "0"));
-  if (sel.head >= chosen->heads)
-    throw AtlasError("--head " + std::to_string(sel.head) + " does not exist: the model has " +
-                     std::to_string(chosen->heads) + " heads (0 to " + std::to_string(chosen->heads - 1) + ")");
+  sel.head = parse_head_flag(args.get_or("--head", "0"), chosen->heads, has + std::to_string(chosen->heads) + " heads",
+                             {"mean", "max", "rollout", "flow"});
   if (label) *label = chosen->label().toStdString();
   return sel;
 }

@@ -1,6 +1,7 @@
 #include "app/cli/panel_export.h"
 
 #if defined(ATLAS_HAVE_UI)
+#include "app/cli/map_selection.h"
 #include "core/tensor/error.h"
 #include "ui/panel_run_extras.h"
 
@@ -60,17 +61,48 @@ void add_panel_arrays(const ui::PanelProvider& panel, const Model& model, RunRes
 size_t choose_plot(const std::vector<ui::PanelPlot>& plots, const std::string& which, const std::string& panel) {
   if (plots.empty()) throw AtlasError("the " + panel + " panel draws nothing for this run");
   if (which.empty()) return 0;
-  if (which.find_first_not_of("0123456789") == std::string::npos && which.size() < 9) {
-    const size_t i = std::stoul(which);
-    if (i < plots.size()) return i;
-    throw AtlasError("--plot " + which + " does not exist; the " + panel + " panel's plots are" + plot_list(plots));
+  if (!which.empty() && which.find_first_not_of("-0123456789") == std::string::npos) {
+    const IndexArg arg = parse_index_arg("--plot", which);
+    if (arg.value >= 0 && arg.value < static_cast<long long>(plots.size())) return static_cast<size_t>(arg.value);
+    throw AtlasError("--plot " + printable(which, 80) + " is out of range: the " + panel + " panel has " +
+                     std::to_string(plots.size()) + " plots for this run (0 to " + std::to_string(plots.size() - 1) +
+                     "):" + plot_list(plots));
   }
   std::vector<size_t> hits;
   for (size_t i = 0; i < plots.size(); ++i)
     if (plots[i].name.contains(QString::fromStdString(which), Qt::CaseInsensitive)) hits.push_back(i);
   if (hits.size() == 1) return hits[0];
-  throw AtlasError("--plot '" + which + "' names " + (hits.empty() ? "no plot" : "several plots") + "; the " +
-                   panel + " panel's plots are" + plot_list(plots));
+  throw AtlasError("--plot '" + printable(which, 80) + "' names " + (hits.empty() ? "no plot" : "several plots") +
+                   "; the " + panel + " panel's plots are" + plot_list(plots));
+}
+
+ui::PanelContext panel_context(const Args& args, const ui::PanelProvider& panel, const Trace& trace) {
+  const ui::PanelSelectionRanges ranges = panel.selection ? panel.selection(trace) : ui::PanelSelectionRanges{};
+  const std::string title = panel.title.toStdString();
+  // A part of the selection the panel does not follow is refused, not ignored: the figure would
+  // not be of the layer, head or position asked for.
+  auto unfollowed = [&](const std::string& key, const std::string& text, const std::string& noun) {
+    return AtlasError(key + " " + printable(text, 80) + ": the " + title + " panel follows no " + noun +
+                      " (its plots are the same for every " + noun + "); leave " + key + " out");
+  };
+  ui::PanelContext ctx;
+  if (auto layer = args.get_index("--layer")) {
+    if (ranges.layer.count == 0) throw unfollowed("--layer", layer->text, "layer");
+    ctx.layer = static_cast<int>(check_index(*layer, 0, ranges.layer.count - 1, ranges.layer.what.toStdString()));
+  }
+  if (auto head = args.get("--head")) {
+    if (ranges.head.count == 0) throw unfollowed("--head", *head, "head");
+    const std::vector<std::string> names = ranges.meanHead ? std::vector<std::string>{"mean"} : std::vector<std::string>{};
+    ctx.head = parse_head_flag(*head, ranges.head.count, ranges.head.what.toStdString(), names);
+  }
+  if (auto query = args.get_index("--query")) {
+    if (ranges.query.count == 0) throw unfollowed("--query", query->text, "position");
+    ctx.query = query->value == -1 ? -1
+                                   : static_cast<int>(check_index(*query, 0, ranges.query.count - 1,
+                                                                  ranges.query.what.toStdString(),
+                                                                  "or -1 for the panel's default"));
+  }
+  return ctx;
 }
 
 }  // namespace atlas::cli

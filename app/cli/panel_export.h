@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/args.h"
 #include "core/analysis/ablation.h"
 #include "core/model/model.h"
 #include "ui/variant_plots.h"
@@ -27,6 +28,11 @@ void add_panel_arrays(const ui::PanelProvider& panel, const Model& model, RunRes
 // The plot `which` names: its index, or a case-insensitive part of its name that only one
 // plot has; empty = the first. Throws AtlasError listing the plots.
 size_t choose_plot(const std::vector<ui::PanelPlot>& plots, const std::string& which, const std::string& panel);
+// The selection --layer, --head and --query give the panel, each checked against what the
+// panel follows in `trace` (PanelProvider::selection): a value out of its range, or a flag
+// for a part the panel does not follow, is refused naming the valid range. The token text is
+// left to the caller.
+ui::PanelContext panel_context(const Args& args, const ui::PanelProvider& panel, const Trace& trace);
 
 }  // namespace atlas::cli
 #endif

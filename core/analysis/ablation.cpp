@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -121,10 +122,10 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
   for (const auto& [l, h] : spec.drop_heads) {
     if (l < 0 || l >= total_layers(c))
       throw AtlasError("--drop-heads: layer " + std::to_string(l) + " does not exist; the model has " +
-                       std::to_string(total_layers(c)) + " layers");
+                       std::to_string(total_layers(c)) + " layers (0.." + std::to_string(total_layers(c) - 1) + ")");
     if (h < 0 || h >= c.n_heads)
       throw AtlasError("--drop-heads: head " + std::to_string(h) + " does not exist; layers have " +
-                       std::to_string(c.n_heads) + " heads");
+                       std::to_string(c.n_heads) + " heads (0.." + std::to_string(c.n_heads - 1) + ")");
   }
   // Old local index -> new local index per stack.
   std::map<std::string, std::map<int64_t, int64_t>> renumber;
@@ -229,9 +230,11 @@ namespace atlas {
 namespace {
 
 int64_t parse_index(const std::string& s, const std::string& flag, const std::string& whole) {
-  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
     throw AtlasError(flag + ": expected a non-negative integer, got \"" + s + "\" in \"" + whole + "\"");
-  return std::stoll(s);
+  // A number beyond any layer or head is kept as the largest 64-bit value: the range check
+  // against the model then refuses it, naming the valid range.
+  return s.size() > 18 ? std::numeric_limits<int64_t>::max() : std::stoll(s);
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {

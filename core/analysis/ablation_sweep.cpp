@@ -179,7 +179,8 @@ void check_sweep(const Model& model, const std::vector<TokenInfo>& source,
                          std::to_string(vocab - 1) + "); give two tokens");
     if (spec.position < -1 || spec.position >= int64_t(rows.size()))
       throw AtlasError("logit-diff: position " + std::to_string(spec.position) + " is outside the " +
-                       std::to_string(rows.size()) + " output positions");
+                       std::to_string(rows.size()) + " output positions (0.." + std::to_string(rows.size() - 1) +
+                       ", or -1 for the last)");
   }
   bool heads = false;  // attention sub-layers with an output projection the hooks act on
   for (const auto& [name, t] : model.params())

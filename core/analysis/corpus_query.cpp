@@ -60,12 +60,16 @@ bool corpus_token_matches(const std::string& label, const std::string& wanted) {
   return token_matches(label, wanted, /*ignore_case=*/false);
 }
 
-std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const CorpusLinkQuery& q) {
-  const CorpusAccumulator& s = index.state;
+namespace {
+
+// Refuses a --map, --layer or --head that names nothing among `keys` (the maps and heads of
+// the links or of the head table), listing what there is.
+template <class Keys>
+void check_corpus_selection(const Keys& keys, const CorpusLinkQuery& q) {
   std::set<std::string> maps;
   std::set<int64_t> layers;
   int64_t heads = 0;
-  for (const auto& [key, list] : s.links) {
+  for (const auto& [key, value] : keys) {
     maps.insert(map_name(key));
     layers.insert(map_layer_row(key));
     heads = std::max(heads, key.head + 1);
@@ -80,6 +84,17 @@ std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const C
   if (q.head && (*q.head < 0 || *q.head >= heads))
     throw AtlasError("--head " + std::to_string(*q.head) + ": the index's maps have heads 0 to " +
                      std::to_string(heads - 1));
+}
+
+}  // namespace
+
+void check_head_table_query(const CorpusIndex& index, const CorpusLinkQuery& q) {
+  check_corpus_selection(index.state.heads, q);
+}
+
+std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const CorpusLinkQuery& q) {
+  const CorpusAccumulator& s = index.state;
+  check_corpus_selection(s.links, q);
   std::vector<CorpusLinkMatch> out;
   for (const auto& [key, list] : s.links) {
     if ((q.map && map_name(key) != *q.map) || (q.layer && map_layer_row(key) != *q.layer) ||

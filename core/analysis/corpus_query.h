@@ -28,6 +28,9 @@ struct CorpusLinkMatch {
 // map, head, query and key, all ascending). Throws AtlasError when --map or --head names
 // nothing the index holds, listing what it holds.
 std::vector<CorpusLinkMatch> find_corpus_links(const CorpusIndex& index, const CorpusLinkQuery& q);
+// The same refusals for the head table (atlas corpus-query --heads): a --map, --layer or --head
+// that names no row of it.
+void check_head_table_query(const CorpusIndex& index, const CorpusLinkQuery& q);
 
 // Whether a token label is the token a user typed: token_search.h's rule (the label without
 // the marks of a leading space, "␣the" is "the", or a WordPiece continuation, "##ing"; "run*"

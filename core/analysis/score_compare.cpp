@@ -2,6 +2,9 @@
 #include "core/analysis/score_compare.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
 
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
@@ -62,15 +65,30 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
       }
       out.attention = attention;
     } else {
-      for (const auto& n : candidates)
-        if (n.find(".layer" + std::to_string(layer) + ".") != std::string::npos ||
-            n.find(".step" + std::to_string(layer + 1) + ".") != std::string::npos) {
-          out.attention = n;
-          break;
-        }
-      if (out.attention.empty())
-        throw AtlasError("layer " + std::to_string(layer) + ": no attention layer with that index "
-                         "(first: " + candidates.front() + ", last: " + candidates.back() + ")");
+      // A layer no name can hold (negative, or at the 64-bit limit where layer + 1 overflows) is
+      // never looked up.
+      if (layer >= 0 && layer < std::numeric_limits<int64_t>::max())
+        for (const auto& n : candidates)
+          if (n.find(".layer" + std::to_string(layer) + ".") != std::string::npos ||
+              n.find(".step" + std::to_string(layer + 1) + ".") != std::string::npos) {
+            out.attention = n;
+            break;
+          }
+      if (out.attention.empty()) {
+        // The numbers the search above accepts: "layer<L>." or "step<L+1>." in a name.
+        int64_t layers = 0;
+        for (const auto& n : candidates)
+          for (const auto& [word, base] : {std::pair<std::string, int64_t>{".layer", 0}, {".step", -1}})
+            if (size_t at = n.find(word); at != std::string::npos) {
+              const size_t digits = at + word.size();
+              const size_t end = n.find_first_not_of("0123456789", digits);
+              if (end != digits && end != std::string::npos && n[end] == '.')
+                layers = std::max<int64_t>(layers, std::stoll(n.substr(digits, end - digits)) + base + 1);
+            }
+        throw AtlasError("layer " + std::to_string(layer) + " is out of range: the attention layers are 0 to " +
+                         std::to_string(layers - 1) + " (first: " + candidates.front() + ", last: " +
+                         candidates.back() + ")");
+      }
     }
     if (head < 0 || head >= c.n_heads)
       throw AtlasError("head " + std::to_string(head) + " is out of range: the model has " +

@@ -278,7 +278,7 @@ TEST_CASE("atlas compare: two inputs or two models, table, CSV, JSON and views",
              Catch::Contains("difference, side, heads"));
   if (built_with_ui())
     CHECK_THAT(atlas_cli("compare demo:induction --text abc --text-b abd --head 9 --out " + (dir / "x.svg").string()).err,
-               Catch::Contains("--head 9 does not exist"));
+               Catch::Contains("--head 9 is out of range: the decoder self-attention has 4 heads (0 to 3"));
   CHECK_THAT(atlas_cli("compare a b c --text abc").err, Catch::Contains("MODEL_A and optionally MODEL_B"));
   fs::remove_all(dir);
 }

@@ -225,7 +225,7 @@ TEST_CASE("out-of-range --query and other indices are refused with the valid ran
                 "--features 65536 at --length 4096 needs two [4096, 65536] float32 feature matrices");
   const Output e = run_killable("export preset:tiny-encoder --text abc --view tokens --query 3 --out /tmp/never.svg");
   if (!no_export(e)) {
-    check_refused(e, "--query 3 does not exist: the ");
+    check_refused(e, "--query 3 is out of range: the ");
     CHECK_THAT(e.err, Contains(" has 3 queries (0 to 2, or -1 for all)"));
   }
 }

@@ -237,7 +237,7 @@ TEST_CASE("atlas export --panel draws a variant panel's plot; its data are the r
   CHECK_THAT(o.out, Catch::Contains("Panels: span, act") && Catch::Contains("rope") &&
                         Catch::Contains("qk"));
   refused("export preset:tiny-decoder --text abc --panel heads --plot zzz", "names no plot");
-  refused("export preset:tiny-decoder --text abc --panel heads --plot 99", "--plot 99 does not exist");
+  refused("export preset:tiny-decoder --text abc --panel heads --plot 99", "--plot 99 is out of range: the Head statistics panel has ");
   refused("export preset:tiny-decoder --text abc --panel ablation", "--drop-heads");
   refused("export preset:tiny-decoder --text abc --panel act --view model", "not both");
   refused("export preset:tiny-decoder --text abc --view model --plot 1", "goes with --panel");

@@ -63,6 +63,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       } catch (const atlas::AtlasError& e) {
         check_printable(e.what());
       }
+      try {  // an index: an integer now, then in its range or refused naming the range
+        if (const auto idx = args.get_index(key)) {
+          check(idx->key == key && idx->text == *args.get(key));
+          try {
+            const long long v = atlas::cli::check_index(*idx, 0, 10, "ten things");
+            check(v >= 0 && v <= 10 && v == idx->value);
+          } catch (const atlas::AtlasError& e) {
+            check(std::string(e.what()).find("(0 to 10)") != std::string::npos);
+            check(idx->value < 0 || idx->value > 10);
+            check_printable(e.what());
+          }
+        }
+      } catch (const atlas::AtlasError& e) {
+        check_printable(e.what());
+      }
       try {
         const auto v = atlas::cli::parse_int_list(key, *args.get(key), {"A", "B"}, 0, INT64_MAX);
         check(v.size() == 2 && v[0] >= 0 && v[1] >= 0);

@@ -3,9 +3,11 @@
 // rendered with QSvgRenderer and the PDF with pdftoppm (poppler-utils) at the PNG's resolution,
 // and both must match the PNG block by block (charts: also a PNG at twice the DPI, scaled down). A figure element drawn in one format and not
 // the other (an unclipped hatch, a missing legend, a label outside the page) changes whole
-// blocks; antialiasing and font hinting move single pixels, which a block mean absorbs.
+// blocks; antialiasing and font hinting move single pixels, which a block mean absorbs. Every
+// SVG written must also parse as XML (tests/svg_xml.h).
 #include <catch2/catch.hpp>
 
+#include <QFile>
 #include <QImage>
 #include <QPainter>
 #include <QProcess>
@@ -19,6 +21,7 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
+#include "tests/svg_xml.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/figure_export.h"
 #include "ui/panel_chart.h"
@@ -102,6 +105,14 @@ void checkFormatsAgree(const FigureContent& fig, const QString& name, bool twice
   writeFigure(fig, kDpi, base + ".png");
   writeFigure(fig, kDpi, base + ".svg");
   writeFigure(fig, kDpi, base + ".pdf");
+  {  // The SVG is XML a strict reader parses (titles and token labels escaped), titled as the figure.
+    QFile f(base + ".svg");
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    const atlas_test::SvgXml xml = atlas_test::readSvgXml(f.readAll());
+    INFO(xml.describe());
+    REQUIRE(xml.wellFormed());
+    CHECK(xml.title == fig.title);
+  }
   const QImage png = QImage(base + ".png").convertToFormat(QImage::Format_RGB32);
   REQUIRE_FALSE(png.isNull());
   const QImage svg = renderSvg(base + ".svg", png.size());
@@ -151,6 +162,7 @@ TEST_CASE("every figure view exports SVG and PDF that render like its PNG", "[ui
     s.view = view;
     s.selection = {"decoder", "self_attn", 1, 2};
     s.dpi = kDpi;
+    s.title = "Q & K <" + view + "> ]]>";  // XML's special characters in the title
     checkFormatsAgree(figureContent(s, dec.trace), "tiny-decoder " + view);
   }
   // An aggregate head, and the grid on its shared scale.

@@ -3,6 +3,7 @@
 // and the mean attention weight as functions of the relative distance i - j, one curve per
 // head (long-range decay, local heads, sinks show up here). Reads positional.frequencies and
 // the selected layer's self-attention probabilities and scores (traced while the panel is open).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -102,6 +103,14 @@ PanelProvider ropeProvider() {
     return t.find(model_arrays::kPositionalFrequencies) != nullptr;
   };
   p.plots = ropePlots;
+  p.selection = [](const Trace& t) {  // one layer's self-attention by distance
+    PanelSelectionRanges r;
+    for (const AttentionMap& m : t.attention_maps)
+      if (m.kind != AttentionMapKind::Cross && m.dense && m.queries.count == m.keys.count)
+        r.layer.count = std::max(r.layer.count, static_cast<int>(m.layer + 1));
+    r.layer.what = QString("the self-attention has %1 layers").arg(r.layer.count);
+    return r;
+  };
   p.needsScores = true;  // the score curves; the window re-runs once with scores while open
   p.autoShow = false;    // scores cost a map per layer: opened from View > Variant panels
   return p;
