@@ -9,10 +9,14 @@
 #include <QByteArray>
 #include <QImage>
 #include <QImageReader>
+#include <QSize>
+#include <QtGlobal>
+#include <vector>
 #endif
 
 #include "app/cli/args.h"
 #include "core/formats/input_file.h"
+#include "core/input/image_header.h"
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
@@ -43,6 +47,33 @@ std::string head_lowercase(std::string_view content) {
 }
 
 #ifdef ATLAS_HAVE_UI
+// Qt's and its codecs' own lines (libpng's "libpng error: ...", libjpeg's "Corrupt JPEG data")
+// are caught while an image decodes: folded into the one-line error when decoding fails,
+// dropped when it succeeds (the header checks above have refused what is cut short).
+class DecoderMessages {
+ public:
+  DecoderMessages() : m_previous(qInstallMessageHandler(&DecoderMessages::collect)) { s_lines = &m_lines; }
+  ~DecoderMessages() {
+    qInstallMessageHandler(m_previous);
+    s_lines = nullptr;
+  }
+  DecoderMessages(const DecoderMessages&) = delete;
+  DecoderMessages& operator=(const DecoderMessages&) = delete;
+  std::string joined() const {
+    std::string out;
+    for (const std::string& l : m_lines) out += (out.empty() ? "" : "; ") + l;
+    return out;
+  }
+
+ private:
+  static void collect(QtMsgType, const QMessageLogContext&, const QString& message) {
+    if (s_lines) s_lines->push_back(message.trimmed().toStdString());
+  }
+  static inline std::vector<std::string>* s_lines = nullptr;
+  std::vector<std::string> m_lines;
+  QtMessageHandler m_previous;
+};
+
 // Qt's readers the CLI uses: raster formats whose decoding needs no GUI application. Anything
 // else Qt may have a plugin for (svg, svgz, icns, pdf-like ones) is refused by name.
 const char* const kRasterFormats[] = {"png", "jpeg", "jpg", "bmp", "gif", "pbm", "pgm", "ppm", "webp", "tiff", "tif"};
@@ -87,6 +118,9 @@ RgbImage load_image(const std::string& path) {
   if (const std::string kind = vector_image_kind(bytes, path); !kind.empty())
     throw AtlasError(printable(path) + " is " + kind + "; the CLI reads raster images: " + raster_list() +
                      " (convert it to PNG first)");
+  // PNG, JPEG, GIF, BMP and PPM headers: the size within the pixel cap and the data complete,
+  // before any decoder allocates (core/input/image_header.h).
+  check_image_header(bytes, printable(path));
 #ifdef ATLAS_HAVE_UI
   QByteArray data = QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size()));
   QBuffer buffer(&data);
@@ -103,11 +137,17 @@ RgbImage load_image(const std::string& path) {
                      " image, which the CLI does not read; it reads raster images: " + raster_list());
   buffer.seek(0);
   QImageReader reader(&buffer, format);
+  DecoderMessages messages;
+  // The other formats' (WebP, TIFF) size as their reader sees it, before it allocates.
+  if (const QSize size = reader.size(); size.isValid())
+    check_image_size(size.width(), size.height(), format.toUpper().toStdString(), printable(path));
   QImage img = reader.read();
   if (img.isNull()) {
     if (format == "ppm" && bytes.rfind("P6", 0) == 0) return read_ppm(path);
+    const std::string said = messages.joined();
     throw AtlasError(printable(path) + ": cannot decode the " + format.toUpper().toStdString() +
-                     " image: " + reader.errorString().toStdString());
+                     " image: " + reader.errorString().toStdString() +
+                     (said.empty() ? "" : " (" + said + ")"));
   }
   img = img.convertToFormat(QImage::Format_RGB888);
   RgbImage out{img.height(), img.width(), std::vector<uint8_t>(size_t(img.width()) * size_t(img.height()) * 3)};
