@@ -11,6 +11,9 @@
 #include <QImageReader>
 #include <QSize>
 #include <QtGlobal>
+#include <unistd.h>
+
+#include <cstdio>
 #include <vector>
 #endif
 
@@ -47,19 +50,26 @@ std::string head_lowercase(std::string_view content) {
 }
 
 #ifdef ATLAS_HAVE_UI
-// Qt's and its codecs' own lines (libpng's "libpng error: ...", libjpeg's "Corrupt JPEG data")
-// are caught while an image decodes: folded into the one-line error when decoding fails,
-// dropped when it succeeds (the header checks above have refused what is cut short).
+// Qt's and its codecs' own lines (Qt's warnings, libpng's "libpng error: ..." which libpng
+// writes to stderr itself, libjpeg's "Corrupt JPEG data") are caught while an image decodes:
+// folded into the one-line error when decoding fails, dropped when it succeeds (the header
+// checks above have refused what is cut short). stderr is redirected to a temporary file for
+// the decode; the CLI runs one thread here.
 class DecoderMessages {
  public:
-  DecoderMessages() : m_previous(qInstallMessageHandler(&DecoderMessages::collect)) { s_lines = &m_lines; }
-  ~DecoderMessages() {
-    qInstallMessageHandler(m_previous);
-    s_lines = nullptr;
+  DecoderMessages() : m_previous(qInstallMessageHandler(&DecoderMessages::collect)) {
+    s_lines = &m_lines;
+    std::fflush(stderr);
+    m_file = std::tmpfile();
+    m_saved = m_file ? ::dup(STDERR_FILENO) : -1;
+    if (m_saved >= 0) ::dup2(::fileno(m_file), STDERR_FILENO);
   }
+  ~DecoderMessages() { restore(); }
   DecoderMessages(const DecoderMessages&) = delete;
   DecoderMessages& operator=(const DecoderMessages&) = delete;
-  std::string joined() const {
+  // Ends the capture; what was said, joined with "; ".
+  std::string joined() {
+    restore();
     std::string out;
     for (const std::string& l : m_lines) out += (out.empty() ? "" : "; ") + l;
     return out;
@@ -69,9 +79,30 @@ class DecoderMessages {
   static void collect(QtMsgType, const QMessageLogContext&, const QString& message) {
     if (s_lines) s_lines->push_back(message.trimmed().toStdString());
   }
+  void restore() {
+    if (!s_lines) return;
+    qInstallMessageHandler(m_previous);
+    s_lines = nullptr;
+    if (m_saved >= 0) {
+      std::fflush(stderr);
+      ::dup2(m_saved, STDERR_FILENO);
+      ::close(m_saved);
+      std::rewind(m_file);
+      char line[512];
+      while (std::fgets(line, sizeof line, m_file)) {
+        std::string l(line);
+        while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+        if (!l.empty() && m_lines.size() < 8) m_lines.push_back(printable(l));
+      }
+    }
+    if (m_file) std::fclose(m_file);
+    m_file = nullptr;
+  }
   static inline std::vector<std::string>* s_lines = nullptr;
   std::vector<std::string> m_lines;
   QtMessageHandler m_previous;
+  std::FILE* m_file = nullptr;
+  int m_saved = -1;
 };
 
 // Qt's readers the CLI uses: raster formats whose decoding needs no GUI application. Anything

@@ -73,6 +73,13 @@ TEST_CASE("a truncated JPEG or a header claiming 100000 x 100000 pixels is refus
     CHECK(ok.code == 0);
     CHECK_THAT(ok.out, Catch::Contains("(grey, 512 tokens)"));
   }
+  // Whole, within the cap, but its pixel data is empty: libpng's own "libpng error: ..." line,
+  // which it writes to stderr itself, is folded into the one line.
+  const std::string empty = write("empty.png", image_test::png_claiming(3, 2));
+  const Output e = run_atlas("run preset:tiny-local2d --image " + empty);
+  one_line(e, empty + ": ");
+  if (e.err.find("without the GUI libraries") == std::string::npos)
+    CHECK_THAT(e.err, Catch::Contains("cannot decode the PNG image") && Catch::Contains("(libpng error: "));
   const std::string huge_png = write("huge.png", image_test::png_claiming(100000, 100000));
   one_line(run_atlas("run preset:tiny-local2d --image " + huge_png),
            huge_png + ": the PNG header claims 100000 x 100000 pixels, over the limit");
