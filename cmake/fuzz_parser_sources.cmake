@@ -49,4 +49,6 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/config/variant_choices.cpp
     ${PROJECT_SOURCE_DIR}/core/variants/rotary/rope_config.cpp
     ${PROJECT_SOURCE_DIR}/core/formats/hf/hf_llama.cpp
+    ${PROJECT_SOURCE_DIR}/core/formats/workspace_file.cpp
+    ${PROJECT_SOURCE_DIR}/core/input/image_header.cpp
 )

@@ -2,6 +2,7 @@
 // window, while a pixel model (local2d, byte vocabulary) or a patch model (ViT) is loaded. The
 // pixels become the input tokens through core/input/image_input.h, the patches (and [CLS]) through
 // core/input/patch_input.h; typing in the source box returns to text.
+#include <QByteArray>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -12,6 +13,7 @@
 
 #include "core/formats/input_file.h"
 #include "core/tensor/error.h"
+#include "core/input/image_header.h"
 #include "core/input/image_input.h"
 #include "ui/image_input_view.h"
 #include "ui/main_window.h"
@@ -35,14 +37,16 @@ bool takesImages(const ModelConfig& c) { return is_image_model(c) || is_patch_mo
 }  // namespace
 
 bool MainWindow::openImage(const QString& path) {
-  QImage image;
-  try {  // through the input-file policy: a FIFO would block the GUI
-    const std::string bytes = read_input_file(path.toStdString(), InputKind::Image);
-    image = QImage::fromData(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
+  std::string bytes;
+  try {
+    bytes = read_input_file(path.toStdString(), InputKind::Image);  // a FIFO would block the GUI
+    // The size within the pixel cap and the data complete, before Qt decodes (image_header.h).
+    check_image_header(bytes, path.toStdString());
   } catch (const AtlasError& e) {
     showError(QString::fromStdString(e.what()));
     return false;
   }
+  const QImage image = QImage::fromData(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
   if (image.isNull()) {
     showError(path + ": cannot read the image (missing, or not a format Qt decodes)");
     return false;

@@ -1,6 +1,7 @@
 // SAGAN attention overlay (see sagan_overlay.h).
 #include "ui/sagan_overlay.h"
 
+#include <QByteArray>
 #include <QCheckBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -19,6 +20,7 @@
 #include "ui/colormap.h"
 #include "core/tensor/error.h"
 #include "core/formats/input_file.h"
+#include "core/input/image_header.h"
 #include "core/formats/npy.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -201,14 +203,15 @@ QWidget* makeSaganExplorer(QWidget* parent) {
     const QString path = QFileDialog::getOpenFileName(window, "Open an image", QString(),
                                                       "Images (*.png *.jpg *.jpeg *.bmp *.ppm *.gif)");
     if (path.isEmpty()) return;
-    QImage img;
-    try {  // through the input-file policy: a FIFO would block the GUI
-      const std::string bytes = read_input_file(path.toStdString(), InputKind::Image);
-      img = QImage::fromData(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
+    std::string bytes;  // through the input-file policy and the header checks, as openImage
+    try {
+      bytes = read_input_file(path.toStdString(), InputKind::Image);
+      check_image_header(bytes, path.toStdString());
     } catch (const AtlasError& e) {
       QMessageBox::warning(window, "Open image", QString::fromStdString(e.what()));
       return;
     }
+    const QImage img = QImage::fromData(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
     if (img.isNull()) {
       QMessageBox::warning(window, "Open image", path + ": not an image Qt can decode");
       return;

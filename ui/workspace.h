@@ -33,7 +33,8 @@ QByteArray workspaceToJson(const Workspace& w);
 // newer version, a key of the wrong type, an unknown key, a value out of its range.
 Workspace workspaceFromJson(const QByteArray& json, const QString& origin);
 
-// Files: written atomically; read with a size limit (a workspace is a few KB).
+// Files: written atomically; read through the input-file policy (regular files only, never
+// blocking) with a size limit (a workspace is a few KB).
 void saveWorkspaceFile(const Workspace& w, const QString& path);
 Workspace loadWorkspaceFile(const QString& path);
 

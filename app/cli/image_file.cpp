@@ -9,10 +9,17 @@
 #include <QByteArray>
 #include <QImage>
 #include <QImageReader>
+#include <QSize>
+#include <QtGlobal>
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
 #endif
 
 #include "app/cli/args.h"
 #include "core/formats/input_file.h"
+#include "core/input/image_header.h"
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
@@ -43,6 +50,61 @@ std::string head_lowercase(std::string_view content) {
 }
 
 #ifdef ATLAS_HAVE_UI
+// Qt's and its codecs' own lines (Qt's warnings, libpng's "libpng error: ..." which libpng
+// writes to stderr itself, libjpeg's "Corrupt JPEG data") are caught while an image decodes:
+// folded into the one-line error when decoding fails, dropped when it succeeds (the header
+// checks above have refused what is cut short). stderr is redirected to a temporary file for
+// the decode; the CLI runs one thread here.
+class DecoderMessages {
+ public:
+  DecoderMessages() : m_previous(qInstallMessageHandler(&DecoderMessages::collect)) {
+    s_lines = &m_lines;
+    std::fflush(stderr);
+    m_file = std::tmpfile();
+    m_saved = m_file ? ::dup(STDERR_FILENO) : -1;
+    if (m_saved >= 0) ::dup2(::fileno(m_file), STDERR_FILENO);
+  }
+  ~DecoderMessages() { restore(); }
+  DecoderMessages(const DecoderMessages&) = delete;
+  DecoderMessages& operator=(const DecoderMessages&) = delete;
+  // Ends the capture; what was said, joined with "; ".
+  std::string joined() {
+    restore();
+    std::string out;
+    for (const std::string& l : m_lines) out += (out.empty() ? "" : "; ") + l;
+    return out;
+  }
+
+ private:
+  static void collect(QtMsgType, const QMessageLogContext&, const QString& message) {
+    if (s_lines) s_lines->push_back(message.trimmed().toStdString());
+  }
+  void restore() {
+    if (!s_lines) return;
+    qInstallMessageHandler(m_previous);
+    s_lines = nullptr;
+    if (m_saved >= 0) {
+      std::fflush(stderr);
+      ::dup2(m_saved, STDERR_FILENO);
+      ::close(m_saved);
+      std::rewind(m_file);
+      char line[512];
+      while (std::fgets(line, sizeof line, m_file)) {
+        std::string l(line);
+        while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+        if (!l.empty() && m_lines.size() < 8) m_lines.push_back(printable(l));
+      }
+    }
+    if (m_file) std::fclose(m_file);
+    m_file = nullptr;
+  }
+  static inline std::vector<std::string>* s_lines = nullptr;
+  std::vector<std::string> m_lines;
+  QtMessageHandler m_previous;
+  std::FILE* m_file = nullptr;
+  int m_saved = -1;
+};
+
 // Qt's readers the CLI uses: raster formats whose decoding needs no GUI application. Anything
 // else Qt may have a plugin for (svg, svgz, icns, pdf-like ones) is refused by name.
 const char* const kRasterFormats[] = {"png", "jpeg", "jpg", "bmp", "gif", "pbm", "pgm", "ppm", "webp", "tiff", "tif"};
@@ -87,6 +149,9 @@ RgbImage load_image(const std::string& path) {
   if (const std::string kind = vector_image_kind(bytes, path); !kind.empty())
     throw AtlasError(printable(path) + " is " + kind + "; the CLI reads raster images: " + raster_list() +
                      " (convert it to PNG first)");
+  // PNG, JPEG, GIF, BMP and PPM headers: the size within the pixel cap and the data complete,
+  // before any decoder allocates (core/input/image_header.h).
+  check_image_header(bytes, printable(path));
 #ifdef ATLAS_HAVE_UI
   QByteArray data = QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size()));
   QBuffer buffer(&data);
@@ -103,11 +168,17 @@ RgbImage load_image(const std::string& path) {
                      " image, which the CLI does not read; it reads raster images: " + raster_list());
   buffer.seek(0);
   QImageReader reader(&buffer, format);
+  DecoderMessages messages;
+  // The other formats' (WebP, TIFF) size as their reader sees it, before it allocates.
+  if (const QSize size = reader.size(); size.isValid())
+    check_image_size(size.width(), size.height(), format.toUpper().toStdString(), printable(path));
   QImage img = reader.read();
   if (img.isNull()) {
     if (format == "ppm" && bytes.rfind("P6", 0) == 0) return read_ppm(path);
+    const std::string said = messages.joined();
     throw AtlasError(printable(path) + ": cannot decode the " + format.toUpper().toStdString() +
-                     " image: " + reader.errorString().toStdString());
+                     " image: " + reader.errorString().toStdString() +
+                     (said.empty() ? "" : " (" + said + ")"));
   }
   img = img.convertToFormat(QImage::Format_RGB888);
   RgbImage out{img.height(), img.width(), std::vector<uint8_t>(size_t(img.width()) * size_t(img.height()) * 3)};

@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kMaxTop = 10000;  // keeps the manifest of a 144-head model well below its cap
-
 std::string shard_text(int64_t index, int64_t count) {
   return std::to_string(index) + "/" + std::to_string(count);
 }
@@ -85,8 +83,27 @@ std::string run_difference(const CorpusIndex& there, const CorpusIndex& here, bo
   return "";
 }
 
+// A resumed run's maps against the model resuming it: its layer numbers (steps, blocks) and
+// heads within the model's, so the views written at the end are sized by the model, not by
+// numbers from the file.
+void check_maps_fit_model(const CorpusIndex& index, const ModelConfig& c, const std::string& origin) {
+  const int64_t rows = attention_layer_rows(c);
+  auto check = [&](const MapHead& k) {
+    if (k.head >= c.n_heads)
+      throw AtlasError(origin + ": " + map_name(k) + " head " + std::to_string(k.head) +
+                       " is out of range: model " + c.name + " has heads 0 to " +
+                       std::to_string(c.n_heads - 1));
+    if (map_layer_row(k) >= rows)
+      throw AtlasError(origin + ": " + map_name(k) + " is out of range: model " + c.name +
+                       " has " + (k.step > 0 ? "steps 1 to " + std::to_string(rows)
+                                             : "layers 0 to " + std::to_string(rows - 1)));
+  };
+  for (const auto& [k, row] : index.state.heads) check(k);
+  for (const auto& [k, list] : index.state.links) check(k);
+}
+
 // The run held by `dir` when it is this run (a resume), else a fresh claim of `dir`.
-CorpusIndex open_run_folder(const std::string& dir, const CorpusIndex& fresh) {
+CorpusIndex open_run_folder(const std::string& dir, const CorpusIndex& fresh, const ModelConfig& model) {
   std::error_code ec;
   if (fs::exists(fs::path(dir) / "manifest.json", ec)) {
     CorpusIndex there;
@@ -100,6 +117,12 @@ CorpusIndex open_run_folder(const std::string& dir, const CorpusIndex& fresh) {
     if (!diff.empty())
       throw AtlasError(dir + " holds a corpus run of " + diff +
                        "; give the same arguments to resume it, or another --out");
+    try {
+      check_maps_fit_model(there, model, (fs::path(dir) / "manifest.json").string());
+    } catch (const AtlasError& e) {
+      throw AtlasError(std::string(e.what()) +
+                       "; the folder cannot be resumed: remove it or give another --out");
+    }
     return there;
   }
   const FolderContents c = inspect_output_folder(dir, is_corpus_folder_entry);
@@ -169,6 +192,9 @@ CorpusShard parse_corpus_shard(const std::string& text, const std::string& flag)
                      "\" is not K/N: shard K of N, numbered from 0 (e.g. 0/4 ... 3/4)");
   if (s.count < 1)
     throw AtlasError(flag + " " + text + ": N, the number of shards, must be at least 1");
+  if (s.count > kMaxCorpusShards)
+    throw AtlasError(flag + " " + text + ": N, the number of shards, must be at most " +
+                     std::to_string(kMaxCorpusShards));
   if (s.index >= s.count)
     throw AtlasError(flag + " " + text + ": K must be below N (the shards of " +
                      std::to_string(s.count) + " are numbered 0 to " + std::to_string(s.count - 1) +
@@ -191,12 +217,13 @@ std::string model_fingerprint(const Model& model) {
 }
 
 CorpusRunResult run_corpus(const Model& model, const CorpusRunOptions& o) {
-  if (o.settings.top < 1 || o.settings.top > kMaxTop)
+  if (o.settings.top < 1 || o.settings.top > kMaxCorpusTop)
     throw AtlasError("--top " + std::to_string(o.settings.top) + ": keep from 1 to " +
-                     std::to_string(kMaxTop) + " links per head");
+                     std::to_string(kMaxCorpusTop) + " links per head");
   if (o.settings.max_tokens < 0)
     throw AtlasError("--max-tokens must be at least 1 (or 0 for the model's max_positions)");
-  if (o.shard.count < 1 || o.shard.index < 0 || o.shard.index >= o.shard.count)
+  if (o.shard.count < 1 || o.shard.count > kMaxCorpusShards || o.shard.index < 0 ||
+      o.shard.index >= o.shard.count)
     throw AtlasError("--shard " + shard_text(o.shard.index, o.shard.count) +
                      ": K must be from 0 to N - 1");
   if (is_patch_model(model.config()))
@@ -211,7 +238,7 @@ CorpusRunResult run_corpus(const Model& model, const CorpusRunOptions& o) {
   for (const CorpusDocument& d : file.documents())
     if (d.id % o.shard.count == o.shard.index) mine.push_back(&d);
   fresh.shard_documents = int64_t(mine.size());
-  CorpusIndex index = open_run_folder(o.out_dir, fresh);
+  CorpusIndex index = open_run_folder(o.out_dir, fresh, model.config());
 
   CorpusRunResult result;
   result.total = int64_t(mine.size());

@@ -2,9 +2,13 @@
 // The views (heads.csv, heads/*.npy, links.csv) are in corpus_views.cpp.
 #include "core/analysis/corpus_store.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/config/config_limits.h"
 #include "core/formats/atomic_file.h"
 #include "core/formats/input_file.h"
 #include "core/formats/json_text.h"
@@ -43,11 +47,24 @@ struct ManifestReader {
   }
   int64_t integer(const nlohmann::json& j, const char* key, int64_t lo = INT64_MIN) const {
     const auto& v = at(j, key);
-    if (!v.is_number_integer() || v.get<int64_t>() < lo)
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) ||
+        v.get<int64_t>() < lo)
       fail(std::string("\"") + key + "\" is not an integer" +
            (lo == 0   ? " >= 0"
             : lo == 1 ? " >= 1"
                       : ""));
+    return v.get<int64_t>();
+  }
+  // An integer that indexes or counts something: checked against the range it may take before
+  // anything is sized by it. `where` names the entry ("\"heads\" entry 3: "), `why` the range.
+  int64_t integer_in(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi,
+                     const std::string& where, const std::string& why) const {
+    const auto& v = at(j, key);
+    if (!v.is_number_integer()) fail(where + "\"" + key + "\" is not an integer");
+    const bool big = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX);
+    if (big || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+      fail(where + "\"" + key + "\" is " + v.dump() + ", out of range: it must be from " +
+           std::to_string(lo) + " to " + std::to_string(hi) + " (" + why + ")");
     return v.get<int64_t>();
   }
   std::string string(const nlohmann::json& j, const char* key) const {
@@ -65,14 +82,22 @@ struct ManifestReader {
     if (!v.is_array()) fail(std::string("\"") + key + "\" is not an array");
     return v;
   }
-  MapHead map_head_of(const nlohmann::json& j) const {
+  // The map and head of a "heads" or "links" entry; every number within what a model can have
+  // (core/config/config_limits.h) and a segment within the run's token limit.
+  MapHead map_head_of(const nlohmann::json& j, const std::string& where, int64_t token_limit) const {
     AttentionMap m;
     m.stack = string(j, "stack");
     m.sublayer = string(j, "sublayer");
-    m.segment = integer(j, "segment", -1);
-    m.step = integer(j, "step", -1);
-    m.layer = integer(j, "layer", 0);
-    return map_head(m, integer(j, "head", 0));
+    m.segment = integer_in(j, "segment", -1, token_limit - 1, where,
+                           "-1 for none, else a Transformer-XL segment within the " +
+                               std::to_string(token_limit) + "-token limit");
+    m.step = integer_in(j, "step", -1, kMaxUniversalSteps, where,
+                        "-1 for none, else a Universal Transformer step from 1");
+    if (m.step == 0) fail(where + "\"step\" is 0: steps are numbered from 1 (-1 for none)");
+    m.layer = integer_in(j, "layer", 0, kMaxLayers - 1, where,
+                         "no model has more than " + std::to_string(kMaxLayers) + " layers");
+    return map_head(m, integer_in(j, "head", 0, kMaxHeads - 1, where,
+                                  "no model has more than " + std::to_string(kMaxHeads) + " heads"));
   }
   TokenSide side(const nlohmann::json& j) const {
     const std::string s = string(j, "side");
@@ -92,54 +117,109 @@ CorpusIdentity read_identity(const ManifestReader& r, const nlohmann::json& j) {
   const auto& corpus = r.at(j, "corpus");
   id.corpus_path = r.string(corpus, "path");
   id.corpus_bytes = static_cast<uint64_t>(r.integer(corpus, "bytes", 1));
-  id.lines = r.integer(corpus, "lines", 1);
-  id.documents = r.integer(corpus, "documents", 1);
+  id.lines = r.integer_in(corpus, "lines", 1, int64_t(id.corpus_bytes), "\"corpus\": ",
+                          "a line of the corpus file holds at least one of its " +
+                              std::to_string(id.corpus_bytes) + " bytes");
+  id.documents = r.integer_in(corpus, "documents", 1, id.lines, "\"corpus\": ",
+                              "the documents are the non-empty lines of the file");
   id.corpus_fingerprint = r.string(corpus, "fingerprint");
   const auto& settings = r.at(j, "settings");
-  id.settings.top = r.integer(settings, "top", 1);
+  id.settings.top = r.integer_in(settings, "top", 1, kMaxCorpusTop, "\"settings\": ",
+                                 "--top keeps from 1 to " + std::to_string(kMaxCorpusTop) +
+                                     " links per head");
   id.settings.max_tokens = r.integer(settings, "max_tokens", 0);
   id.settings.exclude_self = r.boolean(settings, "exclude_self");
-  id.token_limit = r.integer(settings, "token_limit", 1);
+  id.token_limit = r.integer_in(settings, "token_limit", 1, kMaxPositions, "\"settings\": ",
+                                "no model takes more than " + std::to_string(kMaxPositions) +
+                                    " positions");
   return id;
+}
+
+// The [layer rows, heads] tables of each map family (head_statistics_families) are sized by
+// the largest layer and head numbers "heads" lists; a run lists every head of every layer it
+// measured, so tables more than half empty are no run's and would only fill memory.
+void check_head_tables(const ManifestReader& r, const CorpusAccumulator& s) {
+  std::map<std::string, std::pair<int64_t, int64_t>> extent;  // family -> (rows, heads)
+  for (const auto& [key, row] : s.heads) {
+    auto& [rows, heads] = extent[key.stack + "." + key.sublayer + "." + std::to_string(key.segment)];
+    rows = std::max(rows, map_layer_row(key) + 1);
+    heads = std::max(heads, key.head + 1);
+  }
+  int64_t cells = 0;  // at most 1024 x 1024 per family and one family per entry: no overflow
+  for (const auto& [family, e] : extent) cells += e.first * e.second;
+  if (cells > 2 * int64_t(s.heads.size()))
+    r.fail("\"heads\" lists " + std::to_string(s.heads.size()) +
+           " heads, but their layer and head numbers span tables of " + std::to_string(cells) +
+           " heads; a corpus run lists every head of every layer it measured");
 }
 
 void read_state(const ManifestReader& r, const nlohmann::json& j, CorpusIndex& index) {
   CorpusAccumulator& s = index.state;
+  const CorpusIdentity& id = index.identity;
   const auto& progress = r.at(j, "progress");
   index.next_line = r.integer(progress, "next_line", 0);
-  s.measured = r.integer(progress, "measured", 0);
-  for (const auto& k : r.array(j, "skipped"))
-    s.add_skip(r.integer(k, "document", 0), r.string(k, "reason"));
+  s.measured = r.integer_in(progress, "measured", 0, index.shard_documents, "\"progress\": ",
+                            "the shards hold " + std::to_string(index.shard_documents) +
+                                " documents");
+  int64_t k = 0;
+  for (const auto& skip : r.array(j, "skipped")) {
+    const std::string where = "\"skipped\" entry " + std::to_string(k++) + ": ";
+    const int64_t document =
+        r.integer_in(skip, "document", 0, id.lines - 1, where,
+                     "a line of the corpus file, which has " + std::to_string(id.lines));
+    if (!s.skipped.empty() && document <= s.skipped.back().document)
+      r.fail(where + "document " + std::to_string(document) +
+             " is not after the one before: \"skipped\" lists each document once, in order");
+    s.skipped.push_back({document, r.string(skip, "reason")});
+  }
   if (int64_t(s.skipped.size()) != r.integer(progress, "skipped", 0))
     r.fail("\"progress\" counts " + std::to_string(r.integer(progress, "skipped", 0)) +
            " skipped documents, \"skipped\" lists " + std::to_string(s.skipped.size()));
+  k = 0;
   for (const auto& h : r.array(j, "heads")) {
+    const std::string where = "\"heads\" entry " + std::to_string(k++) + ": ";
     CorpusHeadRow row;
-    row.documents = r.integer(h, "documents", 1);
+    row.documents = r.integer_in(h, "documents", 1, std::max<int64_t>(s.measured, 1), where,
+                                 "documents measured: " + std::to_string(s.measured));
     const auto& sums = r.at(h, "sums");
     for (int st = 0; st < kHeadStatisticCount; ++st)
       row.sums[st] =
           ExactSum::parse(r.string(sums, head_statistic_name(HeadStatistic(st))), r.origin);
-    if (!s.heads.emplace(r.map_head_of(h), row).second)
+    if (!s.heads.emplace(r.map_head_of(h, where, id.token_limit), row).second)
       r.fail("\"heads\" lists " + r.string(h, "map") + " head " +
              std::to_string(r.integer(h, "head")) + " twice");
   }
+  check_head_tables(r, s);
+  k = 0;
   for (const auto& l : r.array(j, "links")) {
+    const std::string where = "\"links\" entry " + std::to_string(k++) + ": ";
     CorpusLinkList list;
     list.side = r.side(l);
-    for (const auto& e : r.array(l, "links")) {
-      if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() ||
-          !e[1].is_number_integer() || !e[2].is_number_integer() || !e[3].is_number() ||
-          e[0].get<int64_t>() < 0 || e[1].get<int64_t>() < 0 || e[2].get<int64_t>() < 0)
-        r.fail("a link of " + r.string(l, "map") + " is not [document, query, key, weight]");
+    const auto& links = r.array(l, "links");
+    if (int64_t(links.size()) > id.settings.top)
+      r.fail(where + "holds " + std::to_string(links.size()) + " links, more than --top " +
+             std::to_string(id.settings.top));
+    for (const auto& e : links) {
+      // [document, query, key, weight]: a line of the corpus, two positions, a weight a float
+      // holds (the conversion of a larger double is undefined).
+      auto index_in = [&](size_t i, int64_t end) {
+        return e[i].is_number_integer() && !(e[i].is_number_unsigned() && e[i].get<uint64_t>() >= uint64_t(end)) &&
+               e[i].get<int64_t>() >= 0 && e[i].get<int64_t>() < end;
+      };
+      if (!e.is_array() || e.size() != 4 || !index_in(0, id.lines) ||
+          !index_in(1, kMaxPositions) || !index_in(2, kMaxPositions) || !e[3].is_number() ||
+          !(e[3].get<double>() > 0 && e[3].get<double>() <= FLT_MAX))
+        r.fail(where + "a link of " + r.string(l, "map") +
+               " is not [document, query, key, weight] with a document below " +
+               std::to_string(id.lines) + ", positions below " + std::to_string(kMaxPositions) +
+               " and a weight above 0");
       list.links.push_back(
           {e[0].get<int64_t>(), e[1].get<int64_t>(), e[2].get<int64_t>(), e[3].get<float>()});
     }
-    if (!std::is_sorted(list.links.begin(), list.links.end(), better_link) ||
-        int64_t(list.links.size()) > index.identity.settings.top)
+    if (!std::is_sorted(list.links.begin(), list.links.end(), better_link))
       r.fail("the links of " + r.string(l, "map") + " are not the best-first top " +
-             std::to_string(index.identity.settings.top));
-    if (!s.links.emplace(r.map_head_of(l), std::move(list)).second)
+             std::to_string(id.settings.top));
+    if (!s.links.emplace(r.map_head_of(l, where, id.token_limit), std::move(list)).second)
       r.fail("\"links\" lists " + r.string(l, "map") + " twice");
   }
 }
@@ -287,7 +367,9 @@ CorpusIndex read_corpus_folder(const std::string& dir) {
   CorpusIndex index;
   index.identity = read_identity(r, j);
   const auto& shards = r.at(j, "shards");
-  index.shard_count = r.integer(shards, "count", 1);
+  index.shard_count = r.integer_in(shards, "count", 1, kMaxCorpusShards, "\"shards\": ",
+                                   "--shard K/N takes N from 1 to " +
+                                       std::to_string(kMaxCorpusShards));
   index.shards.clear();
   for (const auto& k : r.array(shards, "covered")) {
     if (!k.is_number_integer() || k.get<int64_t>() < 0 || k.get<int64_t>() >= index.shard_count ||
@@ -296,7 +378,9 @@ CorpusIndex read_corpus_folder(const std::string& dir) {
     index.shards.push_back(k.get<int64_t>());
   }
   if (index.shards.empty()) r.fail("\"shards\": \"covered\" is empty");
-  index.shard_documents = r.integer(shards, "documents", 0);
+  index.shard_documents = r.integer_in(shards, "documents", 0, index.identity.documents,
+                                      "\"shards\": ", "the corpus holds " +
+                                          std::to_string(index.identity.documents) + " documents");
   read_state(r, j, index);
   if (index.documents_done() > index.shard_documents || index.next_line > index.identity.lines)
     r.fail("\"progress\" counts more than the shards hold");

@@ -16,6 +16,9 @@
 
 namespace atlas {
 
+constexpr int64_t kMaxCorpusTop = 10000;  // --top: keeps a 144-head model's manifest well below its cap
+constexpr int64_t kMaxCorpusShards = 1 << 20;  // --shard K/N: N, far more than any job array
+
 // What the results depend on. The model argument and corpus path are recorded as given; two
 // runs are the same run when the fingerprints and sizes agree, wherever the files are.
 struct CorpusIdentity {

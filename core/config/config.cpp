@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/config/config_json.h"
+#include "core/config/config_limits.h"
 #include "core/config/variant_choices.h"
 #include "core/formats/json_text.h"
 #include "core/tensor/error.h"
@@ -23,8 +24,6 @@ namespace atlas {
 namespace config_json {
 
 constexpr size_t kMaxDepth = 64;  // a config needs 3; the cap keeps hostile input shallow
-constexpr int64_t kMaxDModel = 65536, kMaxDff = 65536, kMaxHeads = 1024, kMaxLayers = 1024;
-constexpr int64_t kMaxVocab = 10'000'000, kMaxPositions = 1'048'576;
 constexpr double kMaxParameters = 20e9;
 
 const std::vector<std::string> kTopKeys = {

@@ -1,6 +1,7 @@
 // Config sections of Shaw, adaptive span, Transformer-XL, GTrXL gating and the Universal Transformer (see config_json.h): "shaw", "adaptive_span",
 // "universal", "xl", "gating".
 // Keys and ranges are documented in docs/variants.md.
+#include "core/config/config_limits.h"
 #include "core/config/config_json.h"
 #include "core/config/field_table.h"
 
@@ -62,7 +63,7 @@ const EnumTable<ActUpdate> kActUpdates = {{"interpolate", ActUpdate::Interpolate
                                           {"weighted_sum", ActUpdate::WeightedSum}};
 const FieldTable<UniversalConfig> kUniversalFields = {
     bool_field("act", &UniversalConfig::act),
-    integer_field("max_steps", &UniversalConfig::max_steps, 1, 1024),
+    integer_field("max_steps", &UniversalConfig::max_steps, 1, kMaxUniversalSteps),
     open_number_field("epsilon", &UniversalConfig::epsilon, 0.0, 1.0),  // halting at 1 - eps
     enum_field("update", &UniversalConfig::update, kActUpdates),
     number_field("halting_bias_init", &UniversalConfig::halting_bias_init, -1e6, 1e6)};

@@ -7,6 +7,7 @@
 // In a config file each kind keeps its own section ("universal", "xl", "rnn_seq2seq", "ntm",
 // "sagan", "snail") with "enabled": true, the reversible stack "lsh": {"reversible": true}; at
 // most one may be chosen.
+#include <cstdint>
 #include <string>
 #include <variant>
 
@@ -16,6 +17,8 @@
 #include "core/config/score_seq2seq_config.h"
 
 namespace atlas {
+
+struct ModelConfig;
 
 // Encoder, decoder or both (ModelConfig::architecture) of standard blocks, each with the
 // attention and feed-forward options of the config.
@@ -30,5 +33,10 @@ const char* stack_kind_name(const StackKind& stack);
 // The config key that chose the kind: "universal.enabled", ..., "lsh.reversible" ("" for the
 // standard stacks); messages name it.
 std::string stack_kind_key(const StackKind& stack);
+
+// How many layer rows an attention-map family of such a model can have at most (the rows of
+// head_statistics_families' tables: layers, a Universal Transformer's steps, a SNAIL's attention
+// blocks). A corpus manifest's layer numbers are checked against it when a run is resumed.
+int64_t attention_layer_rows(const ModelConfig& c);
 
 }  // namespace atlas

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config_json.h"
+#include "core/config/config_limits.h"
 #include "core/formats/atomic_file.h"
 #include "core/formats/input_file.h"
 #include "core/formats/output_folder.h"
@@ -70,6 +71,18 @@ int64_t integer(const nlohmann::json& j, const char* key, const std::string& pat
   return config_json::Reader{path}.integer(member(j, key, path), key);
 }
 
+// An integer that indexes a model's part or a token list, within what any model has
+// (core/config/config_limits.h): views size grids and label lists by these before any array
+// is consulted. `what` names it in the message ("map encoder.layer0.attn: layer").
+int64_t integer_in(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi,
+                   const std::string& what, const std::string& path) {
+  const int64_t v = integer(j, key, path);
+  if (v < lo || v > hi)
+    bad_manifest(path, what + " " + std::to_string(v) + " is out of range: it must be from " +
+                           std::to_string(lo) + " to " + std::to_string(hi));
+  return v;
+}
+
 std::string text(const nlohmann::json& j, const char* key, const std::string& path) {
   return config_json::Reader{path}.string(member(j, key, path), key);
 }
@@ -81,9 +94,8 @@ TokenSpan span_from(const nlohmann::json& j, const std::string& path) {
       {token_side_name(TokenSide::Positions), TokenSide::Positions}};
   TokenSpan s;
   s.side = config_json::Reader{path}.enumeration(member(j, "tokens", path), "tokens", kSides);
-  s.begin = integer(j, "begin", path);
-  s.count = integer(j, "count", path);
-  if (s.count < 0) bad_manifest(path, "negative token count");
+  s.begin = integer_in(j, "begin", 0, kMaxPositions, "token span begin", path);
+  s.count = integer_in(j, "count", 0, kMaxPositions, "token span count", path);
   return s;
 }
 
@@ -100,15 +112,17 @@ AttentionMap map_from(const nlohmann::json& j, const std::string& path) {
   m.array = text(j, "array", path);
   m.stack = text(j, "stack", path);
   m.sublayer = text(j, "sublayer", path);
-  m.layer = integer(j, "layer", path);
+  const std::string name = "map " + m.array + ":";
+  m.layer = integer_in(j, "layer", 0, kMaxLayers - 1, name + " layer", path);
   m.kind = r.enumeration(member(j, "kind", path), "attention map kind", kKinds);
   m.queries = span_from(member(j, "queries", path), path);
   m.keys = span_from(member(j, "keys", path), path);
-  if (j.contains("segment")) m.segment = integer(j, "segment", path);
-  if (j.contains("step")) m.step = integer(j, "step", path);
-  if (j.contains("round")) m.round = integer(j, "round", path);
-  if (j.contains("memory_keys")) m.memory_keys = integer(j, "memory_keys", path);
-  if (j.contains("kv_heads")) m.kv_heads = integer(j, "kv_heads", path);
+  if (j.contains("segment")) m.segment = integer_in(j, "segment", -1, kMaxPositions, name + " segment", path);
+  if (j.contains("step")) m.step = integer_in(j, "step", -1, kMaxUniversalSteps, name + " step", path);
+  if (j.contains("round")) m.round = integer_in(j, "round", -1, kMaxPositions, name + " round", path);
+  if (j.contains("memory_keys"))
+    m.memory_keys = integer_in(j, "memory_keys", 0, m.keys.count, name + " memory_keys", path);
+  if (j.contains("kv_heads")) m.kv_heads = integer_in(j, "kv_heads", 0, kMaxHeads, name + " kv_heads", path);
   if (m.kv_heads < 0 || (m.kv_heads > 0 && j.contains("heads") && j["heads"].is_number_integer() &&
                          (m.kv_heads > j["heads"].get<int64_t>() || j["heads"].get<int64_t>() % m.kv_heads != 0)))
     bad_manifest(path, "kv_heads " + std::to_string(m.kv_heads) + " does not divide the heads");
@@ -116,7 +130,7 @@ AttentionMap map_from(const nlohmann::json& j, const std::string& path) {
   if (j.contains("on_demand")) {
     const nlohmann::json& o = j["on_demand"];
     m.on_demand = true;
-    m.heads = integer(j, "heads", path);
+    m.heads = integer_in(j, "heads", 1, kMaxHeads, name + " heads", path);
     m.scale = r.number(member(o, "scale", path), "scale");
     m.causal = r.boolean(member(o, "causal", path), "causal");
     m.causal_offset = integer(o, "causal_offset", path);

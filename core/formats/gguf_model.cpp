@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/config/config_limits.h"
 #include "core/formats/gguf_tokenizer.h"
 #include "core/formats/input_file.h"
 #include "core/formats/packed_weights.h"
@@ -66,17 +67,24 @@ ModelConfig gguf_model_config(const GgufFile& f, const GgufLoadOptions& options)
   c.name = f.get_string_or("general.name", std::filesystem::path(f.origin()).stem().string());
   c.description = "GGUF " + arch + " model";
   c.architecture = Architecture::Decoder;
-  c.d_model = f.get_int(key("embedding_length"));
-  c.n_layers = f.get_int(key("block_count"));
-  c.n_heads = f.get_int(key("attention.head_count"));
-  c.d_ff = f.get_int(key("feed_forward_length"));
+  // The sizes within the engine's limits before any arithmetic uses them.
+  auto dimension = [&](const std::string& k, int64_t max) {
+    const int64_t v = f.get_int(key(k));
+    if (v < 1 || v > max)
+      fail(f, key(k) + " is " + std::to_string(v) + ", out of range: it must be from 1 to " +
+                  std::to_string(max));
+    return v;
+  };
+  c.d_model = dimension("embedding_length", kMaxDModel);
+  c.n_layers = dimension("block_count", kMaxLayers);
+  c.n_heads = dimension("attention.head_count", kMaxHeads);
+  c.d_ff = dimension("feed_forward_length", kMaxDff);
   c.max_positions = f.get_int_or(key("context_length"), 2048);
   const GgufTensorInfo& embedding = f.tensor("token_embd.weight");
   if (embedding.shape.size() != 2 || embedding.shape[1] != c.d_model)
     fail(f, "token_embd.weight has shape " + shape_str(embedding.shape) + ", expected [vocab, " +
                 std::to_string(c.d_model) + "]");
   c.vocab_size = embedding.shape[0];
-  if (c.n_heads < 1) fail(f, key("attention.head_count") + " must be >= 1");
   // attention.key_length (Gemma 7B, Mistral NeMo) may differ from embedding_length / head_count.
   const int64_t head_dim =
       f.get_int_or(key("attention.key_length"), c.d_model % c.n_heads == 0 ? c.d_model / c.n_heads : 0);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/formats/input_file.h"
+#include "core/input/image_header.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -26,11 +27,13 @@ RgbImage resize_rgb(const RgbImage& in, int64_t height, int64_t width) {
 RgbImage resize_rgb(const RgbImage& in, int64_t size) { return resize_rgb(in, size, size); }
 
 RgbImage read_ppm(const std::string& path) {
-  std::istringstream in(read_input_file(path, InputKind::Image));
+  const std::string bytes = read_input_file(path, InputKind::Image);
+  std::istringstream in(bytes);
   std::string magic;
   in >> magic;
   if (magic != "P6")
     throw AtlasError(path + ": not a binary PPM (P6) image; without the GUI libraries only .ppm is read");
+  check_image_header(bytes, path);  // the size against the cap and the bytes present
   int64_t fields[3] = {0, 0, 0};
   for (int64_t& f : fields) {
     in >> std::ws;

@@ -60,19 +60,34 @@ nlohmann::json options_json(const TrainOptions& o, int64_t step) {
   return j;
 }
 
+// An integer of the state within the range `atlas train` takes it in: checked on the JSON value
+// (a float such as 1e300 would be undefined behaviour to convert), before step + 1, step -
+// warmup or a batch of that size is computed.
+int64_t state_integer(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)) ||
+      v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    throw AtlasError(std::string("\"") + key + "\" is " + v.dump() +
+                     ", out of range: it must be an integer from " + std::to_string(lo) + " to " +
+                     std::to_string(hi));
+  return v.get<int64_t>();
+}
+
 TrainOptions options_from_json(const nlohmann::json& j, int64_t& step) {
   TrainOptions o;
-  step = j.at("step").get<int64_t>();
+  o.steps = state_integer(j, "steps", 1, kMaxTrainSteps);
+  step = state_integer(j, "step", 0, o.steps);
   o.preset = j.at("preset").get<std::string>();
   o.task = j.at("task").get<std::string>();
-  o.task_options.length = j.at("length").get<int64_t>();
+  o.task_options.length = state_integer(j, "length", 1, 256);
   o.task_options.text_path = j.at("text_file").get<std::string>();
-  o.steps = j.at("steps").get<int64_t>();
-  o.batch = j.at("batch").get<int64_t>();
+  o.batch = state_integer(j, "batch", 1, 4096);
+  if (!j.at("seed").is_number_integer() || j.at("seed").get<int64_t>() < 0)
+    throw AtlasError("\"seed\" is " + j.at("seed").dump() + ", not an integer >= 0");
   o.seed = j.at("seed").get<uint64_t>();
   o.schedule.kind = parse_schedule_kind(j.at("schedule").get<std::string>());
   o.schedule.lr = j.at("lr").get<double>();
-  o.schedule.warmup = j.at("warmup").get<int64_t>();
+  o.schedule.warmup = state_integer(j, "warmup", 0, kMaxTrainSteps);
   o.clip = j.at("clip").get<double>();
   o.label_smoothing = j.at("label_smoothing").get<double>();
   o.reg.dropout = j.at("dropout").get<double>();
@@ -270,11 +285,13 @@ Trainer Trainer::resume(const std::string& dir) {
     throw AtlasError("--resume " + dir + ": no train_state.json (not a checkpoint written by "
                      "atlas train)");
   Trainer t;
+  const nlohmann::json state = parse_json_text(read_state_text(state_path), state_path.string());
   try {
-    t.o_ = options_from_json(parse_json_text(read_state_text(state_path), state_path.string()),
-                             t.step_);
+    t.o_ = options_from_json(state, t.step_);
   } catch (const nlohmann::json::exception& e) {
     throw AtlasError(state_path.string() + ": malformed train state: " + e.what());
+  } catch (const AtlasError& e) {
+    throw AtlasError(state_path.string() + ": " + e.what());
   }
   Model loaded = load_model(dir);
   t.config_ = loaded.config();

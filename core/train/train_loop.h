@@ -17,6 +17,9 @@
 
 namespace atlas::train {
 
+// The most steps a run may have (atlas train --steps; a checkpoint's train_state.json).
+constexpr int64_t kMaxTrainSteps = 100'000'000;
+
 struct TrainOptions {
   std::string preset;           // recorded in train_state.json
   std::string task = "copy";

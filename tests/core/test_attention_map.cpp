@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/formats/dump.h"
@@ -245,5 +246,26 @@ TEST_CASE("a dump manifest that lies is refused by name", "[attention_map][dump]
   j = good;
   j["version"] = 7;
   refused(j, "version 7");
+  // Integers that index a model's parts or a token list are range-checked before a view sizes
+  // a grid or a label list by them (a count of 2^62 once reached reserve(); begin + i overflowed).
+  const std::string map0 = "map " + good["attention_maps"][0]["array"].get<std::string>() + ": ";
+  j = good;
+  j["attention_maps"][0]["queries"]["count"] = int64_t(1) << 62;
+  refused(j, "token span count 4611686018427387904 is out of range: it must be from 0 to 1048576");
+  j = good;
+  j["attention_maps"][0]["keys"]["begin"] = std::numeric_limits<int64_t>::max();
+  refused(j, "token span begin 9223372036854775807 is out of range");
+  j = good;
+  j["attention_maps"][0]["layer"] = int64_t(1) << 28;
+  refused(j, map0 + "layer 268435456 is out of range: it must be from 0 to 1023");
+  j = good;
+  j["attention_maps"][0]["step"] = int64_t(1) << 62;
+  refused(j, map0 + "step 4611686018427387904 is out of range: it must be from -1 to 1024");
+  j = good;
+  j["attention_maps"][0]["memory_keys"] = 5;  // more than the map's 4 keys
+  refused(j, map0 + "memory_keys 5 is out of range: it must be from 0 to 4");
+  j = good;
+  j["attention_maps"][0]["kv_heads"] = -3;
+  refused(j, map0 + "kv_heads -3 is out of range");
   fs::remove_all(dir);
 }

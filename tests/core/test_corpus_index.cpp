@@ -6,10 +6,13 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -496,5 +499,107 @@ TEST_CASE("corpus runs and merges refuse bad input by name", "[corpus]") {
     CHECK_THROWS_WITH(merge_corpus((dir / "m").string(), {(dir / "nowhere").string()}, false),
                       Catch::Contains("manifest.json: no such file"));
     CHECK_FALSE(fs::exists(dir / "m"));
+  }
+}
+
+TEST_CASE("a corpus manifest's integers are range-checked before they size or index anything",
+          "[corpus]") {
+  // A 13 KB manifest whose head number was 2^28 once grew a resumed run past 13 GB (its views'
+  // [layers, heads] tables), and 2^62 ended in "out of memory". Every number is now checked
+  // against what it indexes: the format's ranges when the folder is read (resume, merge,
+  // query), the model's layers and heads when a run is resumed.
+  const Model model = load_model("demo:induction");
+  const ModelConfig& c = model.config();
+  const ScratchDir dir("integers");
+  write_text(dir / "corpus.txt", "abcabc\nxyzxyz\nhello\n");
+  run_corpus(model, run_options(dir / "corpus.txt", dir / "out", 5));
+  const nlohmann::ordered_json good =
+      nlohmann::ordered_json::parse(read_text(dir / "out" / "manifest.json"));
+  REQUIRE(good["heads"].size() == size_t(c.n_layers * c.n_heads));  // the oracle's shape
+  REQUIRE(!good["links"].empty());
+  // The run's folder with its manifest edited; resuming it must refuse with `message`.
+  // `by_format`: the folder's own ranges are broken, so a merge (no model) refuses it too.
+  auto resume_refuses = [&](const std::function<void(nlohmann::ordered_json&)>& edit,
+                            const std::string& message, bool by_format = true) {
+    fs::remove_all(dir / "edited");
+    fs::copy(dir / "out", dir / "edited", fs::copy_options::recursive);
+    nlohmann::ordered_json m = good;
+    edit(m);
+    write_text(dir / "edited" / "manifest.json", m.dump());
+    INFO(message);
+    CHECK_THROWS_WITH(run_corpus(model, run_options(dir / "corpus.txt", dir / "edited", 5)),
+                      Catch::Contains(message) && Catch::Contains("cannot be resumed"));
+    if (by_format)
+      CHECK_THROWS_WITH(merge_corpus((dir / "merged").string(), {(dir / "edited").string()}, true),
+                        Catch::Contains(message));
+  };
+  SECTION("a head number of 2^28 or 2^62, in a head row or a link list") {
+    for (const char* list : {"heads", "links"})
+      for (const int64_t head : {int64_t(1) << 28, int64_t(1) << 62}) {
+        resume_refuses([&](auto& m) { m[list][0]["head"] = head; },
+                       std::string("\"") + list + "\" entry 0: \"head\" is " +
+                           std::to_string(head) + ", out of range: it must be from 0 to 1023");
+      }
+    resume_refuses([](auto& m) { m["heads"][1]["head"] = uint64_t(1) << 63; },
+                   "\"heads\" entry 1: \"head\" is 9223372036854775808, out of range");
+    resume_refuses([](auto& m) { m["heads"][0]["head"] = -2; },
+                   "\"head\" is -2, out of range: it must be from 0 to 1023");
+  }
+  SECTION("layer, step and segment numbers beyond any model, or beyond the token limit") {
+    resume_refuses([](auto& m) { m["links"][0]["layer"] = int64_t(1) << 40; },
+                   "\"layer\" is 1099511627776, out of range: it must be from 0 to 1023");
+    resume_refuses([](auto& m) { m["heads"][0]["step"] = 5000; },
+                   "\"step\" is 5000, out of range: it must be from -1 to 1024");
+    resume_refuses([](auto& m) { m["heads"][0]["step"] = 0; }, "\"step\" is 0");
+    resume_refuses([](auto& m) { m["links"][0]["segment"] = 64; },
+                   "\"segment\" is 64, out of range: it must be from -1 to 63");
+  }
+  SECTION("numbers within the format's ranges but beyond the model resuming the run") {
+    resume_refuses([&](auto& m) { m["links"][0]["head"] = c.n_heads; },
+                   "head " + std::to_string(c.n_heads) + " is out of range: model " + c.name +
+                       " has heads 0 to " + std::to_string(c.n_heads - 1),
+                   false);
+    resume_refuses([&](auto& m) { m["links"][0]["layer"] = 1000; },
+                   "is out of range: model " + c.name + " has layers 0 to " +
+                       std::to_string(c.n_layers - 1),
+                   false);
+  }
+  SECTION("head rows whose numbers span tables far larger than the rows listed") {
+    resume_refuses([](auto& m) { m["heads"][0]["layer"] = 1023; },
+                   "\"heads\" lists " + std::to_string(good["heads"].size()) +
+                       " heads, but their layer and head numbers span tables of");
+  }
+  SECTION("counts, documents, positions and weights out of range") {
+    resume_refuses([](auto& m) { m["shards"]["count"] = int64_t(1) << 62; },
+                   "\"shards\": \"count\" is 4611686018427387904, out of range: it must be from "
+                   "1 to 1048576");
+    resume_refuses([](auto& m) { m["settings"]["top"] = int64_t(1) << 62; },
+                   "\"settings\": \"top\" is 4611686018427387904, out of range");
+    resume_refuses([](auto& m) { m["settings"]["token_limit"] = int64_t(1) << 30; },
+                   "\"settings\": \"token_limit\" is 1073741824, out of range");
+    resume_refuses([](auto& m) { m["corpus"]["documents"] = 4; },
+                   "\"corpus\": \"documents\" is 4, out of range: it must be from 1 to 3");
+    resume_refuses([](auto& m) { m["links"][0]["links"][0][0] = 3; },
+                   "\"links\" entry 0: a link of");
+    resume_refuses([](auto& m) { m["links"][0]["links"][0][1] = int64_t(1) << 62; },
+                   "positions below 1048576");
+    resume_refuses([](auto& m) { m["links"][0]["links"][0][3] = 1e300; }, "a weight above 0");
+    resume_refuses(
+        [](auto& m) {
+          m["skipped"] = {{{"document", 2}, {"reason", "r"}}, {{"document", 1}, {"reason", "r"}}};
+          m["progress"]["skipped"] = 2;
+        },
+        "\"skipped\" entry 1: document 1 is not after the one before");
+    resume_refuses(
+        [](auto& m) {
+          m["skipped"] = {{{"document", int64_t(1) << 62}, {"reason", "r"}}};
+          m["progress"]["skipped"] = 1;
+        },
+        "\"skipped\" entry 0: \"document\" is 4611686018427387904, out of range: it must be "
+        "from 0 to 2");
+  }
+  SECTION("--shard N is capped as the manifest's count is") {
+    CHECK_THROWS_WITH(parse_corpus_shard("0/4611686018427387904", "--shard"),
+                      Catch::Contains("must be at most 1048576"));
   }
 }

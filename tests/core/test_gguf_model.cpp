@@ -333,6 +333,39 @@ TEST_CASE("bad GGUF models are refused by name", "[gguf][llama][errors]") {
   CHECK_THAT(message(values, "values"), Contains("attention.value_length differs"));
 }
 
+TEST_CASE("GGUF sizes beyond the engine's limits are refused before arithmetic uses them",
+          "[gguf][llama][errors]") {
+  // 2^62 heads times an explicit key_length overflowed (undefined behaviour, which the sanitizer
+  // build reports); each size is now within its limit (core/config/config_limits.h) first.
+  GgufLoadOptions o;
+  o.tokenizer = false;
+  auto message = [&](File f, const std::string& name) {
+    const std::filesystem::path path = write(f, name);
+    std::string m;
+    try {
+      load_gguf_model(path.string(), o);
+    } catch (const AtlasError& e) {
+      m = e.what();
+    }
+    std::filesystem::remove_all(path.parent_path());
+    return m;
+  };
+  Arch a;
+  a.head_dim = 8;
+  File heads = make_file(a);
+  REQUIRE(heads.writer.kvs[3].first == "llama.attention.head_count");
+  heads.writer.kvs[3].second = u64(uint64_t(1) << 62);
+  CHECK_THAT(message(heads, "huge-heads"),
+             Contains("llama.attention.head_count is 4611686018427387904, out of range: it must "
+                      "be from 1 to 1024"));
+  File width = make_file(Arch{});
+  REQUIRE(width.writer.kvs[1].first == "llama.embedding_length");
+  width.writer.kvs[1].second = i64(-32);
+  CHECK_THAT(message(width, "negative-width"),
+             Contains("llama.embedding_length is -32, out of range: it must be from 1 to 65536"));
+  CHECK(message(make_file(a), "sane").empty());  // the same file with sane sizes loads
+}
+
 TEST_CASE("a .gguf path is a MODEL everywhere (load_model), with the tokenizer it carries",
           "[gguf][llama]") {
   Arch a;

@@ -143,3 +143,38 @@ TEST_CASE("config options that change GPT-2's maths are refused, not ignored", "
   CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("config.json: missing key \"n_embd\""));
   fs::remove_all(dir);
 }
+
+TEST_CASE("config sizes beyond the engine's limits are refused before arithmetic uses them",
+          "[hf]") {
+  // n_embd 2^62 once overflowed 4 * n_embd (the default n_inner): undefined behaviour, which
+  // the sanitizer build reports. Each size is now checked against the engine's limit for it
+  // (core/config/config_limits.h) as it is read, with the file's own key in the message.
+  fs::path dir = tiny_gpt2_dir("huge-sizes");
+  const std::string huge = "4611686018427387904";  // 2^62
+  // Without n_inner the default is 4 * n_embd: the product that overflowed.
+  auto gpt2 = [&](const std::string& embd, const std::string& head, bool inner = false) {
+    write_text(dir / "config.json", R"({"model_type": "gpt2", "vocab_size": 260, "n_embd": )" +
+                                        embd + R"(, "n_layer": 1, "n_head": )" + head +
+                                        R"(, "n_positions": 6)" +
+                                        (inner ? R"(, "n_inner": 16})" : "}"));
+  };
+  gpt2(huge, "2");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("config.json: n_embd is 4611686018427387904, out of range: it "
+                                    "must be from 1 to 65536"));
+  gpt2("8", huge);
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("n_head is 4611686018427387904, out of range: it must be "
+                                    "from 1 to 1024"));
+  gpt2("-8", "2");
+  CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("n_embd is -8, out of range"));
+  gpt2("8", "2", true);  // the same file with sane sizes loads: the check is what refused
+  CHECK_NOTHROW(load_model(dir.string()));
+  // Llama: an explicit head_dim times 2^62 heads overflowed the same way.
+  write_text(dir / "config.json", R"({"model_type": "llama", "vocab_size": 260,
+      "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": )" + huge +
+                                      R"(, "head_dim": 4, "intermediate_size": 16})");
+  CHECK_THROWS_WITH(load_model(dir.string()),
+                    Catch::Contains("num_attention_heads is 4611686018427387904, out of range"));
+  fs::remove_all(dir);
+}

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "core/tensor/error.h"
 #include "core/formats/model_io.h"
@@ -277,6 +279,48 @@ TEST_CASE("a resumed run repeats the uninterrupted run exactly", "[train]") {
   CHECK(resumed.steps_done() == 5);
   for (size_t i = 5; i < losses.size(); ++i) CHECK(resumed.step().loss == losses[i]);
   for (const auto& [name, m] : whole.params()) CHECK(resumed.params().at(name) == m);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint's train state with integers out of range is refused by name", "[train]") {
+  // step 2^63 - 1 once overflowed step + 1, and a float step (1e300) was converted to an integer
+  // (undefined behaviour); each integer is now checked on its JSON value against --steps' range.
+  ModelConfig c = preset_config("tiny-encoder-decoder");
+  c.d_model = 16;
+  c.d_ff = 32;
+  TrainOptions o;
+  o.task = "reverse";
+  o.task_options.length = 4;
+  o.steps = 3;
+  o.batch = 2;
+  Trainer t(c, o);
+  t.step();
+  const fs::path dir = fs::temp_directory_path() / ("atlas_train_state_ints-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  t.save(dir.string());
+  const fs::path state = dir / "train_state.json";
+  std::string good;
+  {
+    std::ifstream in(state);
+    good.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  REQUIRE(Trainer::resume(dir.string()).steps_done() == 1);  // the file as written resumes
+  auto refused = [&](const std::string& key, const std::string& value, const std::string& says) {
+    const size_t at = good.find("\"" + key + "\":");
+    REQUIRE(at != std::string::npos);
+    const size_t begin = good.find(':', at) + 1, end = good.find_first_of(",}\n", begin);
+    std::ofstream(state) << good.substr(0, begin) + value + good.substr(end);
+    CHECK_THROWS_WITH(Trainer::resume(dir.string()),
+                      Catch::Contains("train_state.json: \"" + key + "\" is " + says));
+  };
+  refused("step", "9223372036854775807",
+          "9223372036854775807, out of range: it must be an integer from 0 to 3");
+  refused("step", "1e300", "1e+300, out of range");
+  refused("steps", "4611686018427387904", "4611686018427387904, out of range");
+  refused("batch", "1099511627776", "1099511627776, out of range: it must be an integer from 1 to 4096");
+  refused("length", "-1", "-1, out of range");
+  refused("warmup", "-9223372036854775808", "-9223372036854775808, out of range");
+  refused("seed", "-5", "-5, not an integer >= 0");
   fs::remove_all(dir);
 }
 

@@ -1,8 +1,9 @@
 // libFuzzer target for a corpus run's manifest.json (core/analysis/corpus_store.h
 // read_corpus_folder, with its exact sums and kept links): any input must either read or throw
 // atlas::AtlasError. The input is written as the manifest of a scratch folder without a
-// documents.jsonl (links then must not point into documents). Any other exception, crash or
-// sanitizer report is a bug.
+// documents.jsonl (links then must not point into documents). What reads also writes its views
+// (tables sized by the manifest's layer and head numbers) within libFuzzer's memory limit. Any
+// other exception, crash, sanitizer report or memory blow-up is a bug.
 #include <unistd.h>
 
 #include <cstddef>
@@ -24,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     const atlas::CorpusIndex index = atlas::read_corpus_folder(dir.string());
+    atlas::write_corpus_views(dir.string(), index);
     volatile size_t sink = index.shards.size();
     (void)sink;
   } catch (const atlas::AtlasError&) {

@@ -15,6 +15,7 @@
 
 #include "ui/image_input_view.h"
 #include "core/formats/npy.h"
+#include "tests/core/image_test_util.h"
 #include "tests/ui/run_window.h"
 
 using namespace atlas;
@@ -110,4 +111,22 @@ TEST_CASE("opening a named pipe as an image is refused without blocking the wind
   CHECK_FALSE(win.w.openImage(fifo));  // without the check, QImage would wait for a writer
   CHECK(win.w.lastError().contains("is a named pipe (FIFO), not a regular file"));
   ::unlink(fifo.toLocal8Bit().constData());
+}
+
+TEST_CASE("an image header claiming 100000 x 100000 pixels, or a JPEG cut short, is refused "
+          "before Qt decodes it", "[ui][image]") {
+  uitest::RunWindow win("preset:tiny-local2d", "ab");
+  QTemporaryDir dir;
+  auto write = [&](const QString& name, const std::string& bytes) {
+    QFile f(dir.filePath(name));
+    REQUIRE(f.open(QIODevice::WriteOnly));
+    f.write(bytes.data(), qint64(bytes.size()));
+    return f.fileName();
+  };
+  CHECK_FALSE(win.w.openImage(write("huge.png", image_test::png_claiming(100000, 100000))));
+  CHECK(win.w.lastError().contains("the PNG header claims 100000 x 100000 pixels, over the limit"));
+  const std::string jpeg = image_test::grey_jpeg(32, 16);
+  CHECK_FALSE(win.w.openImage(write("cut.jpg", jpeg.substr(0, jpeg.size() - 6))));
+  CHECK(win.w.lastError().contains("the JPEG image is truncated"));
+  CHECK(win.w.openImage(write("whole.jpg", jpeg)));  // the same file whole opens
 }

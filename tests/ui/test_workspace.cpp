@@ -81,7 +81,7 @@ TEST_CASE("hostile workspace files are refused naming the problem", "[ui][worksp
   induction.model = "demo:induction";
   const QByteArray good = workspaceToJson(induction);
   CHECK(workspaceFromJson(good, "w.atlas").model == "demo:induction");
-  CHECK_THAT(refused("{not json"), Catch::Contains("w.atlas: not a workspace (JSON error"));
+  CHECK_THAT(refused("{not json"), Catch::Contains("w.atlas: not a workspace (malformed JSON"));
   CHECK_THAT(refused("[1, 2]"), Catch::Contains("not an object"));
   CHECK_THAT(refused(R"({"format": "something-else", "version": 1, "model": "x"})"), Catch::Contains("\"format\""));
   CHECK_THAT(refused(R"({"format": "attention-atlas-workspace", "version": 9, "model": "x"})"),

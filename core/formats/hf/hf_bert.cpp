@@ -28,11 +28,11 @@ void encoder_defaults(ModelConfig& c) {
 ModelConfig bert_config(const ConfigReader& r) {
   ModelConfig c;
   encoder_defaults(c);
-  c.vocab_size = r.required_integer("vocab_size");
-  c.d_model = r.required_integer("hidden_size");
-  c.n_layers = r.required_integer("num_hidden_layers");
-  c.n_heads = r.required_integer("num_attention_heads");
-  c.d_ff = r.required_integer("intermediate_size");
+  c.vocab_size = r.dimension("vocab_size", kMaxVocab);
+  c.d_model = r.dimension("hidden_size", kMaxDModel);
+  c.n_layers = r.dimension("num_hidden_layers", kMaxLayers);
+  c.n_heads = r.dimension("num_attention_heads", kMaxHeads);
+  c.d_ff = r.dimension("intermediate_size", kMaxDff);
   c.max_positions = r.integer("max_position_embeddings", 512);
   c.embeddings.token_types = r.integer("type_vocab_size", 2);
   c.norm_eps = static_cast<float>(r.number("layer_norm_eps", 1e-12));
@@ -47,11 +47,11 @@ ModelConfig bert_config(const ConfigReader& r) {
 ModelConfig distilbert_config(const ConfigReader& r) {
   ModelConfig c;
   encoder_defaults(c);
-  c.vocab_size = r.required_integer("vocab_size");
-  c.d_model = r.required_integer("dim");
-  c.n_layers = r.required_integer("n_layers");
-  c.n_heads = r.required_integer("n_heads");
-  c.d_ff = r.required_integer("hidden_dim");
+  c.vocab_size = r.dimension("vocab_size", kMaxVocab);
+  c.d_model = r.dimension("dim", kMaxDModel);
+  c.n_layers = r.dimension("n_layers", kMaxLayers);
+  c.n_heads = r.dimension("n_heads", kMaxHeads);
+  c.d_ff = r.dimension("hidden_dim", kMaxDff);
   c.max_positions = r.integer("max_position_embeddings", 512);
   c.norm_eps = 1e-12f;  // fixed in modeling_distilbert.py
   c.activation = activation_from(r, "activation", "gelu");

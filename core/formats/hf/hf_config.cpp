@@ -37,6 +37,14 @@ int64_t ConfigReader::required_integer(const char* key) const {
   return integer(key, 0);
 }
 
+int64_t ConfigReader::dimension(const char* key, int64_t max) const {
+  const int64_t v = required_integer(key);
+  if (v < 1 || v > max)
+    refuse(std::string(key) + " is " + std::to_string(v) + ", out of range: it must be from 1 to " +
+           std::to_string(max));
+  return v;
+}
+
 double ConfigReader::number(const char* key, double fallback) const {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;

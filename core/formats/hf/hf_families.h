@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/config/config_limits.h"
 #include "core/formats/hf/hf_checkpoint.h"
 #include "core/model/params.h"
 
@@ -21,6 +22,9 @@ struct ConfigReader {
   std::string origin;  // path of config.json
   int64_t integer(const char* key, int64_t fallback) const;
   int64_t required_integer(const char* key) const;
+  // A required size (hidden_size, num_attention_heads, ...) within 1..max, the engine's own
+  // limit for it (core/config/config_limits.h), checked before any arithmetic uses it.
+  int64_t dimension(const char* key, int64_t max) const;
   double number(const char* key, double fallback) const;
   std::string string(const char* key, const std::string& fallback) const;
   bool boolean(const char* key, bool fallback) const;

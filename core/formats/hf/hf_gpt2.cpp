@@ -13,13 +13,13 @@ namespace {
 ModelConfig gpt2_config(const ConfigReader& r) {
   ModelConfig c;
   c.architecture = Architecture::Decoder;
-  c.vocab_size = r.required_integer("vocab_size");
-  c.d_model = r.required_integer("n_embd");
-  c.n_layers = r.required_integer("n_layer");
-  c.n_heads = r.required_integer("n_head");
+  c.vocab_size = r.dimension("vocab_size", kMaxVocab);
+  c.d_model = r.dimension("n_embd", kMaxDModel);
+  c.n_layers = r.dimension("n_layer", kMaxLayers);
+  c.n_heads = r.dimension("n_head", kMaxHeads);
   // Older files name the context length n_ctx; n_positions wins when both are present.
   c.max_positions = r.integer("n_positions", r.integer("n_ctx", 1024));
-  // n_inner: null or absent means 4 * n_embd (HF GPT2MLP).
+  // n_inner: null or absent means 4 * n_embd (HF GPT2MLP); n_embd is at most 65536 here.
   c.d_ff = r.j.contains("n_inner") && !r.j["n_inner"].is_null() ? r.integer("n_inner", 0)
                                                                  : 4 * c.d_model;
   c.norm_eps = static_cast<float>(r.number("layer_norm_epsilon", 1e-5));

@@ -64,13 +64,12 @@ RopeConfig rope_from(const ConfigReader& r, const ModelConfig& c) {
 ModelConfig llama_config(const ConfigReader& r) {
   ModelConfig c;
   c.architecture = Architecture::Decoder;
-  c.vocab_size = r.required_integer("vocab_size");
-  c.d_model = r.required_integer("hidden_size");
-  c.n_layers = r.required_integer("num_hidden_layers");
-  c.n_heads = r.required_integer("num_attention_heads");
-  c.d_ff = r.required_integer("intermediate_size");
+  c.vocab_size = r.dimension("vocab_size", kMaxVocab);
+  c.d_model = r.dimension("hidden_size", kMaxDModel);
+  c.n_layers = r.dimension("num_hidden_layers", kMaxLayers);
+  c.n_heads = r.dimension("num_attention_heads", kMaxHeads);
+  c.d_ff = r.dimension("intermediate_size", kMaxDff);
   c.max_positions = r.integer("max_position_embeddings", 2048);
-  if (c.n_heads < 1) r.refuse("num_attention_heads must be >= 1, got " + std::to_string(c.n_heads));
   // head_dim (Gemma 7B, Mistral NeMo) may differ from hidden_size / num_attention_heads.
   const int64_t head_dim = r.integer("head_dim", c.d_model % c.n_heads == 0 ? c.d_model / c.n_heads : 0);
   if (r.j.contains("head_dim") && !r.j["head_dim"].is_null() && (head_dim < 1 || head_dim > (1 << 16)))

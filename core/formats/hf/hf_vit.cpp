@@ -124,10 +124,10 @@ ModelConfig vit_config(const ConfigReader& r) {
   c.ffn_bias = true;
   c.output = OutputHead::Untied;
   c.head.bias = true;
-  c.d_model = r.required_integer("hidden_size");
-  c.n_layers = r.required_integer("num_hidden_layers");
-  c.n_heads = r.required_integer("num_attention_heads");
-  c.d_ff = r.required_integer("intermediate_size");
+  c.d_model = r.dimension("hidden_size", kMaxDModel);
+  c.n_layers = r.dimension("num_hidden_layers", kMaxLayers);
+  c.n_heads = r.dimension("num_attention_heads", kMaxHeads);
+  c.d_ff = r.dimension("intermediate_size", kMaxDff);
   c.norm_eps = static_cast<float>(r.number("layer_norm_eps", 1e-12));
   c.activation = activation_from(r, "hidden_act", "gelu");
   c.attention_bias = r.boolean("qkv_bias", true);
