@@ -1,5 +1,6 @@
 #include "ui/figure_export.h"
 
+#include <QBuffer>
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
@@ -291,11 +292,13 @@ void writeFigure(const FigureContent& fig, int dpi, const QString& path) {
     } catch (const AtlasError& e) {
       throw AtlasError("cannot write '" + path.toStdString() + "': " + e.what());
     }
-    writeFileAtomically(path, [&](AtomicFileDevice& out) {
-      // A failed write is reported by commit(), with its reason.
-      if (!img.save(&out, "PNG") && !out.failed())
-        throw AtlasError(path.toStdString() + ": the PNG encoder failed");
-    });
+    // Encoded in memory first: a write that fails (a full disk, ulimit -f) is then reported once,
+    // by commit() with its reason, and libpng prints no "Write Error" line of its own.
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!img.save(&buffer, "PNG")) throw AtlasError(path.toStdString() + ": the PNG encoder failed");
+    writeFileAtomically(path, [&](AtomicFileDevice& out) { out.write(png); });
     return;
   }
   if (ext == "svg") {

@@ -315,6 +315,13 @@ std::vector<FileWriter> file_writers(const fs::path& dir) {
       {"export --out (svg)",
        {"export", "preset:tiny-decoder", "--text", text, "--out", at("f.svg").string()},
        at("f.svg")},
+      // PNG: encoded in memory first, so libpng adds no "Write Error" line of its own.
+      {"export --out (png)",
+       {"export", "preset:tiny-decoder", "--text", text, "--out", at("f.png").string()},
+       at("f.png")},
+      {"export --out (pdf)",
+       {"export", "preset:tiny-decoder", "--text", text, "--out", at("f.pdf").string()},
+       at("f.pdf")},
   };
   return w;
 }

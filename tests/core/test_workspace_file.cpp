@@ -96,7 +96,7 @@ TEST_CASE("workspace files of other formats, keys, types or bytes are refused by
              Catch::Contains("workspace version 2; this Attention Atlas reads version 1"));
   const fs::path big = fs::temp_directory_path() / ("atlas-ws-" + std::to_string(::getpid()) + ".atlas");
   std::ofstream(big, std::ios::binary) << std::string(5 << 20, ' ');
-  CHECK_THROWS_WITH(read_workspace_file(big.string()), Catch::Contains("is not a workspace"));
+  CHECK_THROWS_WITH(read_workspace_file(big.string()), Catch::Contains("over the 4.0 MB limit for a workspace"));
   fs::remove(big);
   CHECK_THROWS_WITH(read_workspace_file(big.string()), Catch::Contains("no such file"));
 }
