@@ -361,6 +361,13 @@ TEST_CASE("Every file writer of atlas under ulimit -f fails by name, exit 1, no 
     c.file_size_limit = kLimit;
     const Output o = run_child(c);
     if (w.name.rfind("export", 0) == 0 && atlas_test::no_ui(o)) continue;
+    // LLVM's libomp (the sanitizer build's OpenMP) sizes a 1 KB shared-memory file when it starts
+    // and aborts when the limit refuses it, before atlas writes anything: such a run says nothing
+    // about atlas's writers. The release build (libgomp) checks every writer.
+    if (o.err.find("OMP: Error #179") != std::string::npos) {
+      WARN(w.name << ": LLVM libomp cannot start under a " << kLimit << "-byte file-size limit; not checked in this build");
+      continue;
+    }
     INFO("stderr: " << o.err);
     CHECK(o.code == 1);  // 153 would be death by SIGXFSZ
     CHECK_THAT(o.err, Contains(w.target.string()) && Contains("write failed") &&
