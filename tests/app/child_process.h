@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,17 @@ struct Child {
   long long file_size_limit = -1;  // bytes (RLIMIT_FSIZE soft limit); -1: unchanged
   std::vector<std::pair<std::string, std::string>> env;  // set in the child only
 };
+
+// LLVM's libomp (the sanitizer build's OpenMP) registers itself in a 1 KB shared-memory file
+// named after the process id. Under a file-size limit below 1 KB it cannot size that file and
+// aborts, leaving it empty; a later process that gets the same id (ids wrap at pid_max) maps the
+// empty file and dies by SIGBUS before main. The test removes what its own child left.
+inline void remove_stale_libomp_registration(pid_t pid) {
+  const std::string name = "/dev/shm/__KMP_REGISTERED_LIB_" + std::to_string(pid) + "_" +
+                           std::to_string(::getuid());
+  struct stat st {};
+  if (::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) ::unlink(name.c_str());
+}
 
 // Exit code as a shell reports it: the status, or 128 + the signal that ended the child.
 inline Output run_child(const Child& c) {
@@ -112,6 +124,7 @@ inline Output run_child(const Child& c) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  if (c.file_size_limit >= 0) remove_stale_libomp_registration(pid);
   return o;
 }
 
