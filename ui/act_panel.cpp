@@ -71,7 +71,7 @@ std::vector<PanelPlot> actPlots(const Trace& trace, const PanelContext& ctx) {
                  .arg(map.step)
                  .arg(QString::fromStdString(map.stack), headName(ctx.head < 0 ? HeadMean : ctx.head));
     p.matrix.title = p.name;
-    if (const TracedArray* mask = map.mask.empty() ? nullptr : trace.find(map.mask);
+    if (const TracedArray* mask = trace.find(map.companions.mask);
         mask && mask->tensor.data.size() == p.matrix.values.size()) {
       p.matrix.mask.resize(mask->tensor.data.size());
       for (size_t k = 0; k < p.matrix.mask.size(); ++k) p.matrix.mask[k] = mask->tensor.data[k] != 0.0f;

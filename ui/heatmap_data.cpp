@@ -212,10 +212,10 @@ std::vector<float> mapHead(const Trace& trace, const AttentionMap& m, int64_t h,
   if (lq * lk > kMaxDensifiedCells)
     throw AtlasError("'" + m.array + "' is " + std::to_string(lq) + " x " + std::to_string(lk) +
                      " (traced sparse only): too large for a heatmap; the Pattern view draws its connectivity");
-  const Tensor& indptr = requireTraced(trace, m.array + ".indptr").tensor;    // [Lq + 1]
-  const Tensor& indices = requireTraced(trace, m.array + ".indices").tensor;  // [nnz]
-  const Tensor& values = requireTraced(trace, m.array + ".values").tensor;    // [heads, nnz]
-  const TracedArray* own = trace.find(m.array + ".allowed");                 // [heads, nnz]
+  const Tensor& indptr = requireTraced(trace, m.companions.indptr).tensor;    // [Lq + 1]
+  const Tensor& indices = requireTraced(trace, m.companions.indices).tensor;  // [nnz]
+  const Tensor& values = requireTraced(trace, m.companions.values).tensor;    // [heads, nnz]
+  const TracedArray* own = trace.find(m.companions.allowed);                 // [heads, nnz]
   const int64_t nnz = indices.numel();
   if (indptr.numel() != lq + 1 || values.shape != Shape{m.heads, nnz} || (own && own->tensor.shape != values.shape))
     throw AtlasError("the CSR arrays of '" + m.array + "' do not match " + std::to_string(lq) + " queries and " +
@@ -424,7 +424,7 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel) 
       for (int64_t i = 0; i < n; ++i) d.values[size_t(i)] = std::max(d.values[size_t(i)], a[size_t(i)]);
     }
   }
-  if (m.dense) copyMask(d, trace, m.mask);
+  if (m.dense) copyMask(d, trace, m.companions.mask);
   else d.mask = std::move(allowed);
   if (std::find(d.mask.begin(), d.mask.end(), uint8_t(0)) == d.mask.end()) d.mask.clear();  // all allowed: fast path
   setMapLabels(d, trace, m);

@@ -655,7 +655,7 @@ void MainWindow::updateViews() {
   try {
     // Value-weighted applies to one head; aggregates (mean, rollout, flow) stay as they are.
     const bool weighted = m_valueWeightedAction && m_valueWeightedAction->isChecked() && m_sel.head >= 0 && map &&
-                          m_trace->find(map->array + ".value_norms");
+                          m_trace->find(map->companions.value_norms);
     if (!m_families.empty()) data = weighted ? valueWeightedHeatmap(*m_trace, m_sel) : heatmapOf(m_sel);
     if (data.pooled()) {  // an overview of blocks: lines between blocks would read as tokens
       lines.title = QString("%1 × %2 tokens, computed on request: too many for token lines (zoom the heatmap)")

@@ -89,8 +89,8 @@ PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
   std::vector<uint8_t> allowed;
   int64_t rows = 0, cols = 0;
   const TracedArray* span = trace.find(span_arrays::mask(name));
-  const TracedArray* csr = trace.find(name + ".indptr");
-  const TracedArray* mask = trace.find(name + ".mask");
+  const TracedArray* csr = trace.find(map.companions.indptr);
+  const TracedArray* mask = trace.find(map.companions.mask);
   const TracedArray* attn = trace.find(name);
   if (span && span->tensor.shape.size() == 3) {  // adaptive span: keys with m_z > 0
     const Tensor& t = span->tensor;
@@ -106,8 +106,8 @@ PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
     out.stats.source = "span mask m_z > 0 (" + QString::fromStdString(name) + ".span.mask)";
   } else if (csr) {  // sparse / LSH: the CSR union, restricted to the head's own nonzeros
     const Tensor& indptr = csr->tensor;
-    const Tensor& indices = requireArray(trace, name + ".indices");
-    const TracedArray* own = trace.find(name + ".allowed");  // [heads, nnz]
+    const Tensor& indices = requireArray(trace, map.companions.indices);
+    const TracedArray* own = trace.find(map.companions.allowed);  // [heads, nnz]
     rows = cols = indptr.shape[0] - 1;
     if (rows > 4096) throw AtlasError("the pattern of " + std::to_string(rows) + " positions is too large to draw from the trace");
     allowed.assign(static_cast<size_t>(rows * cols), 0);
@@ -117,13 +117,13 @@ PatternImage tracePattern(const Trace& trace, const AttentionSelection& sel) {
         if (own && sel.head >= 0 && own->tensor.data[static_cast<size_t>(sel.head * nnz + k)] == 0.0f) continue;
         allowed[static_cast<size_t>(i * cols + static_cast<int64_t>(indices.data[static_cast<size_t>(k)]))] = 1;
       }
-    out.stats.source = "CSR " + QString::fromStdString(name) + ".indptr/.indices";
+    out.stats.source = "CSR " + QString::fromStdString(map.companions.indptr + ", " + map.companions.indices);
   } else if (mask && mask->tensor.shape.size() == 2) {
     rows = mask->tensor.shape[0];
     cols = mask->tensor.shape[1];
     allowed.resize(mask->tensor.data.size());
     for (size_t k = 0; k < allowed.size(); ++k) allowed[k] = mask->tensor.data[k] != 0.0f;
-    out.stats.source = QString::fromStdString(name) + ".mask";
+    out.stats.source = QString::fromStdString(map.companions.mask);
   } else if (attn && attn->tensor.shape.size() == 3) {  // no mask recorded: full attention
     rows = attn->tensor.shape[1];
     cols = attn->tensor.shape[2];

@@ -136,7 +136,7 @@ void ScorePanel::rebuild() {
       // The selected attention array when its q and k were traced, else the layer's first.
       const AttentionMap* map = findAttentionMap(*m_trace, m_sel);
       std::string attention = map ? map->array : std::string();
-      if (!m_trace->find(attention + ".q")) attention.clear();
+      if (!map || !m_trace->find(map->companions.q)) attention.clear();
       m_cmp = compare_score_functions(*m_model, *m_trace, attention, m_sel.layer, m_sel.head, 0.0f);
     } catch (const std::exception& e) {
       m_message = QString::fromStdString(e.what());

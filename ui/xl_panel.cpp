@@ -52,7 +52,7 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
     QStringList queries;
     for (const std::string& q : queryTokens) queries << displayLabel(q);
     std::vector<uint8_t> mask;
-    if (const TracedArray* m = map->mask.empty() ? nullptr : trace.find(map->mask);
+    if (const TracedArray* m = trace.find(map->companions.mask);
         m && m->tensor.data.size() == static_cast<size_t>(lq) * lk)
       for (float v : m->tensor.data) mask.push_back(v != 0.0f);
 

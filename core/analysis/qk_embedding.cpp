@@ -51,14 +51,14 @@ QkEmbedding qk_embedding(const std::vector<float>& q, const std::vector<float>& 
 }
 
 QkEmbedding qk_embedding(const Trace& trace, const std::string& array, int64_t head) {
-  const TracedArray* q = trace.find(array + ".q");
-  const TracedArray* k = trace.find(array + ".k");
-  if (!q || !k)
-    throw AtlasError("the query-key embedding needs " + array +
-                     ".q and .k: run with queries and keys traced (TraceOptions::qk; the panel turns it on)");
   const AttentionMap* m = trace.attention_map(array);
-  const int64_t heads = m ? m->heads : 0;
-  if (heads <= 0) throw AtlasError("the query-key embedding: " + array + " is not in the attention-map catalogue");
+  if (!m || m->heads <= 0) throw AtlasError("the query-key embedding: " + array + " is not in the attention-map catalogue");
+  const TracedArray* q = trace.find(m->companions.q);
+  const TracedArray* k = trace.find(m->companions.k);
+  if (!q || !k)
+    throw AtlasError("the query-key embedding needs the queries and keys of " + array +
+                     ": run with them traced (TraceOptions::qk; the panel turns it on)");
+  const int64_t heads = m->heads;
   if (head < 0 || head >= heads)
     throw AtlasError("head " + std::to_string(head) + " does not exist; " + array + " has " + std::to_string(heads));
   const int64_t nq = q->tensor.shape[0], nk = k->tensor.shape[0];

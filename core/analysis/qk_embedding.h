@@ -23,7 +23,7 @@ struct QkEmbedding {
   double explained[2] = {};    // share of the joint variance on each component
 };
 
-// The embedding of `head` of the map `array` (its "<array>.q" and ".k" traced arrays).
+// The embedding of `head` of the map `array` (its q and k companions).
 // Throws AtlasError when they were not traced (naming the option) or the head is absent.
 QkEmbedding qk_embedding(const Trace& trace, const std::string& array, int64_t head);
 

@@ -17,9 +17,13 @@ Mat slice_cols(const Tensor& t, int64_t first, int64_t count) {
   return t.mat().block(0, first, t.shape[0], count);
 }
 
-const TracedArray& require_traced(const Trace& tr, const std::string& name) {
+// `name` ("" when absent), what it is for the message.
+const TracedArray& require_traced(const Trace& tr, const std::string& name, const std::string& attention,
+                                  const char* what) {
   const TracedArray* a = tr.find(name);
-  if (!a) throw AtlasError("the run traced no " + name + " (trace it with score_comparison_options)");
+  if (!a)
+    throw AtlasError("the run traced no " + std::string(what) + " for " + attention +
+                     " (trace them with score_comparison_options)");
   return *a;
 }
 
@@ -46,14 +50,16 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
   if (recurrent) {
     const std::string kind = c.rnn_seq2seq()->output == Seq2SeqOutput::Pointer ? "pointer" : "seq2seq";
     out.attention = kind == "pointer" ? "pointer.probs" : "seq2seq.alignment";
-    q = require_traced(tr, kind + ".decoder_states").tensor.mat();
-    k = require_traced(tr, kind + ".encoder_states").tensor.mat();
+    q = require_traced(tr, kind + ".decoder_states", out.attention, "decoder states").tensor.mat();
+    k = require_traced(tr, kind + ".encoder_states", out.attention, "encoder states").tensor.mat();
     weight_prefix = "attention";
   } else {
+    // The attention arrays whose queries were traced (their maps need not be: the options trace
+    // no probabilities, so the catalogue does not hold them).
     std::vector<std::string> candidates;
     for (const auto& arr : tr.arrays)
-      if (arr.name.size() > 2 && arr.name.compare(arr.name.size() - 2, 2, ".q") == 0)
-        candidates.push_back(arr.name.substr(0, arr.name.size() - 2));
+      if (const auto c = companion_of(arr.name); c && c->second == Companion::Queries)
+        candidates.push_back(c->first);
     if (candidates.empty())
       throw AtlasError("this model traced no projected queries (its attention layers do not go "
                        "through the shared attention: sparse, LSH, Performer and XL are not supported)");
@@ -94,9 +100,10 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
       throw AtlasError("head " + std::to_string(head) + " is out of range: the model has " +
                        std::to_string(c.n_heads) + " heads");
     const int64_t dh = c.d_head();
-    q = slice_cols(require_traced(tr, out.attention + ".q").tensor, head * dh, dh);
-    k = slice_cols(require_traced(tr, out.attention + ".k").tensor, head * dh, dh);
-    if (const TracedArray* m = tr.find(out.attention + ".mask")) {
+    const AttentionCompanions traced = traced_companions(tr, out.attention);
+    q = slice_cols(require_traced(tr, traced.q, out.attention, "queries").tensor, head * dh, dh);
+    k = slice_cols(require_traced(tr, traced.k, out.attention, "keys").tensor, head * dh, dh);
+    if (const TracedArray* m = tr.find(traced.mask)) {
       mask.allowed.resize(m->tensor.data.size());
       for (size_t i = 0; i < mask.allowed.size(); ++i) mask.allowed[i] = m->tensor.data[i] != 0.0f;
     }
@@ -164,7 +171,7 @@ void add_score_comparison(Trace& trace, const ScoreComparison& cmp) {
               "probabilities of score function " + fn + " on " + cmp.attention + " head " +
                   std::to_string(cmp.head) + " [Lq, Lk]",
               Tensor::from_mat(e.probs));
-    trace.add("scores." + fn + ".scores", "scores of " + fn + ", masked = -inf [Lq, Lk]",
+    trace.add(companion_array_name("scores." + fn, Companion::Scores), "scores of " + fn + ", masked = -inf [Lq, Lk]",
               Tensor::from_mat(e.scores));
   }
 }

@@ -25,9 +25,9 @@ StoredRows::StoredRows(const Trace& trace, const AttentionMap& m)
     return;
   }
   if (!m.csr) throw AtlasError(m.array + " stores no weights (neither dense nor CSR nor queries and keys)");
-  indptr_ = &array(m.array + ".indptr");
-  indices_ = &array(m.array + ".indices");
-  values_ = &array(m.array + ".values");
+  indptr_ = &array(m.companions.indptr);
+  indices_ = &array(m.companions.indices);
+  values_ = &array(m.companions.values);
   nnz_ = indices_->numel();
   if (indptr_->numel() != lq_ + 1 || values_->shape != Shape{heads_, nnz_})
     throw AtlasError(m.array + "'s CSR arrays do not fit its " + std::to_string(heads_) + " heads and " +
@@ -35,10 +35,10 @@ StoredRows::StoredRows(const Trace& trace, const AttentionMap& m)
   for (int64_t i = 0; i <= lq_; ++i) {
     const float p = indptr_->data[size_t(i)];
     if (!(p >= 0 && p <= float(nnz_)) || (i > 0 && p < indptr_->data[size_t(i) - 1]))
-      throw AtlasError(m.array + ".indptr is not a row pointer into " + std::to_string(nnz_) + " nonzeros");
+      throw AtlasError(m.companions.indptr + " is not a row pointer into " + std::to_string(nnz_) + " nonzeros");
   }
   for (float j : indices_->data)
-    if (!(j >= 0 && j < float(lk_))) throw AtlasError(m.array + ".indices holds a key outside 0.." + std::to_string(lk_ - 1));
+    if (!(j >= 0 && j < float(lk_))) throw AtlasError(m.companions.indices + " holds a key outside 0.." + std::to_string(lk_ - 1));
 }
 
 RowWeights StoredRows::row(int64_t h, int64_t i) const {

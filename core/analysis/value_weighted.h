@@ -4,7 +4,7 @@
 // alpha_ij f_h(x_j), f_h(x_j) = W^O_h (W^V_h x_j + b^V_h); its norm alpha_ij |f_h(x_j)| shows
 // how much actually flows, where the weight alone can be large on keys whose transformed values
 // are small (the [SEP] and punctuation tokens of their paper). A run traced with
-// TraceOptions::value_norms holds |f_h(x_j)| per map as "<map>.value_norms" [heads, Lk].
+// TraceOptions::value_norms holds |f_h(x_j)| per map, its value_norms companion [heads, Lk].
 #include <cstdint>
 #include <vector>
 

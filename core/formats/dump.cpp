@@ -50,8 +50,8 @@ nlohmann::json map_json(const AttentionMap& m) {
   if (m.round >= 0) j["round"] = m.round;
   if (m.memory_keys > 0) j["memory_keys"] = m.memory_keys;
   if (m.kv_heads > 0) j["kv_heads"] = m.kv_heads;
-  if (!m.mask.empty()) j["mask"] = m.mask;
-  if (m.on_demand)  // computed from array.q and array.k with this rule (attention_on_demand.h)
+  if (!m.companions.mask.empty()) j["mask"] = m.companions.mask;
+  if (m.on_demand)  // computed from its companions q and k with this rule (attention_on_demand.h)
     j["on_demand"] = {{"scale", m.scale}, {"causal", m.causal}, {"causal_offset", m.causal_offset},
                       {"window", m.window}};
   return j;

@@ -17,6 +17,58 @@ std::string attention_array_name(const AttentionMap& m) {
   return s + ".layer" + std::to_string(m.layer) + "." + m.sublayer;
 }
 
+namespace {
+
+// The naming scheme of a map's companions (docs/dump-format.md): the only place the suffixes are
+// written. Dumps of versions 1 and 2 name the arrays this way, so these never change.
+struct CompanionName {
+  Companion companion;
+  const char* suffix;
+  std::string AttentionCompanions::*field;
+};
+
+constexpr CompanionName kCompanionNames[] = {
+    {Companion::Indptr, ".indptr", &AttentionCompanions::indptr},
+    {Companion::Indices, ".indices", &AttentionCompanions::indices},
+    {Companion::Values, ".values", &AttentionCompanions::values},
+    {Companion::Allowed, ".allowed", &AttentionCompanions::allowed},
+    {Companion::Mask, ".mask", &AttentionCompanions::mask},
+    {Companion::Scores, ".scores", &AttentionCompanions::scores},
+    {Companion::Queries, ".q", &AttentionCompanions::q},
+    {Companion::Keys, ".k", &AttentionCompanions::k},
+    {Companion::KeyValid, ".key_valid", &AttentionCompanions::key_valid},
+    {Companion::ValueNorms, ".value_norms", &AttentionCompanions::value_norms},
+};
+
+bool ends_with_suffix(const std::string& name, const std::string& suffix) {
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string companion_array_name(const std::string& array, Companion c) {
+  for (const CompanionName& n : kCompanionNames)
+    if (n.companion == c) return array + n.suffix;
+  return array;  // unreachable: every Companion has a suffix above
+}
+
+std::optional<std::pair<std::string, Companion>> companion_of(const std::string& name) {
+  for (const CompanionName& n : kCompanionNames) {
+    const std::string suffix = n.suffix;
+    if (ends_with_suffix(name, suffix)) return std::pair{name.substr(0, name.size() - suffix.size()), n.companion};
+  }
+  return std::nullopt;
+}
+
+AttentionCompanions traced_companions(const Trace& trace, const std::string& array) {
+  AttentionCompanions out;
+  for (const CompanionName& n : kCompanionNames) {
+    const std::string name = array + n.suffix;
+    if (trace.find(name)) out.*n.field = name;
+  }
+  return out;
+}
+
 const char* attention_map_kind_name(AttentionMapKind kind) {
   switch (kind) {
     case AttentionMapKind::Self: return "self";
@@ -147,13 +199,11 @@ std::vector<AttentionMap> derive_attention_maps(const Trace& trace) {
   }
   // Sparse maps too long for a dense copy: only the CSR arrays (rows over the same tokens).
   for (const TracedArray& a : trace.arrays) {
-    const std::string suffix = ".indptr";
-    if (a.name.size() <= suffix.size() ||
-        a.name.compare(a.name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string base = a.name.substr(0, a.name.size() - suffix.size());
+    const auto companion = companion_of(a.name);
+    if (!companion || companion->second != Companion::Indptr) continue;
+    const std::string& base = companion->first;
     const auto p = parse_name(base);
-    const TracedArray* values = trace.find(base + ".values");
+    const TracedArray* values = trace.find(companion_array_name(base, Companion::Values));
     if (!p || trace.find(base) || !values || values->tensor.shape.size() != 2) continue;
     AttentionMap m;
     m.array = base;

@@ -9,7 +9,9 @@
 // Trace::finalize_attention_maps() records how each map is stored (dense [heads, Lq, Lk], CSR,
 // or both) and drops descriptions whose arrays were not traced.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace atlas {
@@ -35,8 +37,37 @@ struct TokenSpan {
   int64_t count = 0;  // rows (queries) or columns (keys)
 };
 
+// The arrays a run traces beside a map: its companions. Their names follow the dump's naming
+// scheme (docs/dump-format.md), written in one place, companion_array_name (attention_map.cpp):
+// producers name what they trace with it, readers take the names from AttentionMap::companions.
+enum class Companion { Indptr, Indices, Values, Allowed, Mask, Scores, Queries, Keys, KeyValid, ValueNorms };
+
+// Each field names a traced array, or is "" when the run did not trace it.
+struct AttentionCompanions {
+  std::string indptr;       // CSR row pointers over the union of heads [Lq + 1]
+  std::string indices;      // CSR key index of each nonzero, ascending per row [nnz]
+  std::string values;       // CSR probabilities per head at each nonzero [heads, nnz]
+  std::string allowed;      // CSR: 1 where a nonzero is in the head's own pattern [heads, nnz];
+                            // "" = every nonzero is every head's
+  std::string mask;         // allowed keys (1) per query [Lq, Lk]
+  std::string scores;       // pre-softmax scores, -inf where masked [heads, Lq, Lk]
+  std::string q;            // projected queries, heads side by side [Lq, heads * d_head]
+  std::string k;            // projected keys [Lk, kv_heads * d_head]
+  std::string key_valid;    // on-demand maps: 1 for a real key, 0 for padding [Lk]
+  std::string value_norms;  // |W^O_h v_j| per head and key [heads, Lk]
+  bool operator==(const AttentionCompanions&) const = default;
+};
+
+// The name of the companion `c` of the map array `array` ("encoder.layer0.attn" + Scores:
+// "encoder.layer0.attn.scores").
+std::string companion_array_name(const std::string& array, Companion c);
+// The map array and companion that `name` is by the naming scheme, if it is one.
+std::optional<std::pair<std::string, Companion>> companion_of(const std::string& name);
+// The companions of the map array `array` that `trace` holds.
+AttentionCompanions traced_companions(const Trace& trace, const std::string& array);
+
 struct AttentionMap {
-  std::string array;     // trace array: dense [heads, Lq, Lk], and/or CSR at array + ".indptr" ...
+  std::string array;     // trace array: dense [heads, Lq, Lk], and/or CSR (companions)
   std::string stack;     // "encoder" | "decoder" | a model's own ("snail", "sagan")
   std::string sublayer;  // "attn" | "self_attn" | "cross_attn"
   int64_t layer = 0;
@@ -52,8 +83,8 @@ struct AttentionMap {
   int64_t kv_heads = 0;
   bool normalized = true;   // rows sum to one over the allowed keys
   // Computed on request (core/model/attention_on_demand.h) rather than stored: the run traced
-  // the queries and keys, array + ".q" [Lq, heads * d_head] and ".k" [Lk, heads * d_head] (and
-  // ".key_valid" [Lk] when some keys are padding), and the rule below gives the mask.
+  // the queries and keys (companions q, k, and key_valid when some keys are padding), and the
+  // rule below gives the mask.
   bool on_demand = false;
   float scale = 0.0f;          // multiplies q . k before the softmax
   bool causal = false;         // query i sees keys j <= i + causal_offset...
@@ -61,8 +92,8 @@ struct AttentionMap {
   int64_t window = 0;          // ...and j > i + causal_offset - window when window > 0
   // Filled by Trace::finalize_attention_maps() from what the run stored:
   bool dense = false;  // `array` holds [heads, Lq, Lk]
-  bool csr = false;    // array + ".indptr", ".indices", ".values" hold the nonzeros
-  std::string mask;    // array of allowed keys [Lq, Lk], or "" when none was traced
+  bool csr = false;    // companions indptr, indices and values hold the nonzeros
+  AttentionCompanions companions;  // the arrays traced beside this one
 };
 
 // "encoder.layer0.attn", "decoder.seg2.layer1.self_attn", "encoder.step3.attn": the dump's

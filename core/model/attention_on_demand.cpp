@@ -30,11 +30,12 @@ bool maps_on_demand(const ModelConfig& c, const TraceOptions& t, int64_t source_
 
 OnDemandMap::OnDemandMap(const Trace& trace, const AttentionMap& m, bool own_copy)
     : heads_(m.heads), lq_(m.queries.count), lk_(m.keys.count), scale_(m.scale) {
-  const TracedArray* q = trace.find(m.array + ".q");
-  const TracedArray* k = trace.find(m.array + ".k");
+  const TracedArray* q = trace.find(m.companions.q);
+  const TracedArray* k = trace.find(m.companions.k);
   if (!m.on_demand || !q || !k)
-    throw AtlasError(m.array + ": no queries and keys traced to compute the map from (" + m.array +
-                     ".q, " + m.array + ".k)");
+    throw AtlasError(m.array + ": no queries and keys traced to compute the map from (" +
+                     companion_array_name(m.array, Companion::Queries) + ", " +
+                     companion_array_name(m.array, Companion::Keys) + ")");
   const Shape& qs = q->tensor.shape;
   const Shape& ks = k->tensor.shape;
   if (heads_ < 1 || qs.size() != 2 || ks.size() != 2 || qs[0] != lq_ || ks[0] != lk_ || qs[1] != ks[1] ||
@@ -53,9 +54,9 @@ OnDemandMap::OnDemandMap(const Trace& trace, const AttentionMap& m, bool own_cop
   mask_.causal = m.causal;
   mask_.causal_offset = m.causal_offset;
   mask_.window = m.window;
-  if (const TracedArray* valid = trace.find(m.array + ".key_valid")) {
+  if (const TracedArray* valid = trace.find(m.companions.key_valid)) {
     if (valid->tensor.numel() != lk_)
-      throw AtlasError(m.array + ".key_valid has " + std::to_string(valid->tensor.numel()) +
+      throw AtlasError(valid->name + " has " + std::to_string(valid->tensor.numel()) +
                        " entries for " + std::to_string(lk_) + " keys");
     for (float v : valid->tensor.data) mask_.key_valid.push_back(v != 0.0f ? 1 : 0);
   }

@@ -168,18 +168,18 @@ void BackendExecutor::inputs_ready(const BackendAttentionRun& run, const DTensor
   // `atlas scores` recomputes every score function from these; on-demand maps are computed from
   // them. After a cached prefix only this call's key rows are traced (the rest are spliced in).
   if (want.qk || run.on_demand) {
-    p.trace_later(name + ".q", "projected queries, heads side by side [Lq, heads*d_head]", q);
-    p.trace_later(name + ".k", "projected keys, heads side by side [Lk, heads*d_head]",
+    p.trace_later(companion_array_name(name, Companion::Queries), "projected queries, heads side by side [Lq, heads*d_head]", q);
+    p.trace_later(companion_array_name(name, Companion::Keys), "projected keys, heads side by side [Lk, heads*d_head]",
                   past > 0 ? be_.slice_rows(k, past, k.shape[0] - past) : k);
   }
   if (is_sparse_mechanism(run.mechanism)) return;  // CSR patterns, never a dense L x L mask
   if (run.on_demand && !run.mask.key_valid.empty()) {
-    Tensor valid({lk - past});  // after a cached prefix, this call's keys (spliced like .k)
+    Tensor valid({lk - past});  // after a cached prefix, this call's keys (spliced like k)
     for (int64_t j = past; j < lk; ++j) valid.data[size_t(j - past)] = run.mask.key_valid[size_t(j)] ? 1.0f : 0.0f;
-    p.trace_.add(name + ".key_valid", "1 for a real key, 0 for padding [Lk]", std::move(valid), DType::I32);
+    p.trace_.add(companion_array_name(name, Companion::KeyValid), "1 for a real key, 0 for padding [Lk]", std::move(valid), DType::I32);
   }
   if (want.masks && !run.on_demand)  // an on-demand map's mask is its rule (AttentionMap)
-    p.trace_.add(name + ".mask", "allowed keys (1) per query [Lq, Lk]", mask_matrix(run.mask, lq, lk),
+    p.trace_.add(companion_array_name(name, Companion::Mask), "allowed keys (1) per query [Lq, Lk]", mask_matrix(run.mask, lq, lk),
                  DType::I32);
 }
 
@@ -195,7 +195,7 @@ DTensor BackendExecutor::softmax_attention(BackendAttentionRun& run, const DTens
   AttentionResult r = be_.attention(q, k, v, args);
   if (args.want_probs) p.trace_later(run.traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (args.want_scores)
-    p.trace_later(run.traced_name + ".scores",
+    p.trace_later(companion_array_name(run.traced_name, Companion::Scores),
                   "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
   return r.out;
 }
@@ -234,7 +234,7 @@ void ForwardPass::trace_value_norms(const std::string& traced_name, const DTenso
     const Mat f = values.mat().middleCols(h * dh, dh) * wo.mat().middleCols(h * dh, dh).transpose();  // [Lk, d]
     for (int64_t j = 0; j < lk; ++j) norms.data[size_t(h * lk + j)] = f.row(j).norm();
   }
-  trace_.add(traced_name + ".value_norms", "|W^O_h v_j| per head and key, what key j adds through head h [heads, Lk]",
+  trace_.add(companion_array_name(traced_name, Companion::ValueNorms), "|W^O_h v_j| per head and key, what key j adds through head h [heads, Lk]",
              std::move(norms));
 }
 

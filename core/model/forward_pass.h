@@ -49,7 +49,7 @@ class ForwardPass {
   void step(const std::string& stage);
 
   DTensor norm(const DTensor& x, const std::string& prefix);
-  // With TraceOptions::value_norms: traced_name + ".value_norms" [heads, Lk], the norm of
+  // With TraceOptions::value_norms: traced_name's value_norms companion [heads, Lk], the norm of
   // W^O_h v_j for every head h and key j (v [Lk, heads * d_head], the values every head reads).
   void trace_value_norms(const std::string& traced_name, const DTensor& v, const std::string& prefix);
   // The output projection `prefix.{wo,bo}` of the heads' outputs o [Lq, heads * d_head], after

@@ -116,21 +116,23 @@ Tensor splice_attention(const Tensor& cached, const Tensor& fresh, int64_t past,
 }  // namespace
 
 RunResult splice_prefix(const RunResult& cached, RunResult fresh, int64_t past) {
-  std::set<std::string> maps;  // attention probability arrays, from the catalogue
-  for (const AttentionMap& m : fresh.trace.attention_maps) maps.insert(m.array);
-  auto base_map = [&](const std::string& name, const char* suffix) {
-    const std::string s(suffix);
-    return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 &&
-           maps.count(name.substr(0, name.size() - s.size()));
-  };
+  // From the catalogue (described, not yet finalised): attention probability arrays, and their
+  // [.., Lq, Lk] companions.
+  std::set<std::string> maps, scores, masks;
+  for (const AttentionMap& m : fresh.trace.attention_maps) {
+    maps.insert(m.array);
+    const AttentionCompanions traced = traced_companions(fresh.trace, m.array);
+    if (!traced.scores.empty()) scores.insert(traced.scores);
+    if (!traced.mask.empty()) masks.insert(traced.mask);
+  }
   const float inf = std::numeric_limits<float>::infinity();
   for (TracedArray& a : fresh.trace.arrays) {
     const TracedArray* old = cached.trace.find(a.name);
     if (!old) throw AtlasError("incremental forward: the cached run has no " + a.name);
     if (maps.count(a.name)) a.tensor = splice_attention(old->tensor, a.tensor, past, 0.0f, a.name);
-    else if (base_map(a.name, ".scores"))
+    else if (scores.count(a.name))
       a.tensor = splice_attention(old->tensor, a.tensor, past, -inf, a.name);
-    else if (base_map(a.name, ".mask"))
+    else if (masks.count(a.name))
       a.tensor = splice_attention(old->tensor, a.tensor, past, 0.0f, a.name);
     else if (per_token_rows(a.name))
       a.tensor = splice_rows(old->tensor, a.tensor, past, a.name);

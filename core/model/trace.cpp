@@ -11,6 +11,7 @@ void Trace::add(std::string name, std::string meaning, Tensor t, DType dtype) {
 }
 
 const TracedArray* Trace::find(const std::string& name) const {
+  if (name.empty()) return nullptr;  // an absent companion (AttentionCompanions), even in a dump naming an array ""
   for (const auto& a : arrays)
     if (a.name == name) return &a;
   return nullptr;
@@ -41,12 +42,11 @@ const AttentionMap* Trace::attention_map(const std::string& array) const {
 void Trace::finalize_attention_maps() {
   for (AttentionMap& m : attention_maps) {
     const TracedArray* dense = find(m.array);
-    const TracedArray* values = find(m.array + ".values");
+    m.companions = traced_companions(*this, m.array);
+    const TracedArray* values = find(m.companions.values);
     m.dense = dense && dense->tensor.shape.size() == 3;
-    m.csr = find(m.array + ".indptr") && find(m.array + ".indices") && values &&
+    m.csr = find(m.companions.indptr) && find(m.companions.indices) && values &&
             values->tensor.shape.size() == 2;
-    const TracedArray* mask = find(m.array + ".mask");
-    m.mask = mask ? mask->name : std::string();
     if (m.dense) {
       const Shape& s = dense->tensor.shape;
       if (s[1] != m.queries.count || s[2] != m.keys.count)
@@ -58,7 +58,7 @@ void Trace::finalize_attention_maps() {
     } else if (m.csr) {
       m.heads = values->tensor.shape[0];
     }
-    if (m.on_demand) m.on_demand = !m.dense && find(m.array + ".q") && find(m.array + ".k");
+    if (m.on_demand) m.on_demand = !m.dense && find(m.companions.q) && find(m.companions.k);
   }
   std::erase_if(attention_maps, [](const AttentionMap& m) { return !m.dense && !m.csr && !m.on_demand; });
 }

@@ -51,7 +51,7 @@ struct TraceOptions {
   // Needs an output head. The hidden states it reads are kept only when `hidden` is set.
   int64_t logit_lens = 0;
   bool qk = false;         // projected queries and keys per attention layer (atlas scores)
-  // Per attention map, <map>.value_norms [heads, Lk]: |W^O_h v_j|, the size of what key j's
+  // Per attention map, its value_norms companion [heads, Lk]: |W^O_h v_j|, the size of what key j's
   // value adds through head h (value-weighted attention, core/analysis/value_weighted.h).
   bool value_norms = false;
   // Full-attention maps stored [heads, Lq, Lk], or traced as queries and keys and computed on
@@ -70,13 +70,13 @@ struct Trace {
   std::vector<AttentionMap> attention_maps;
 
   void add(std::string name, std::string meaning, Tensor t, DType dtype = DType::F32);
-  const TracedArray* find(const std::string& name) const;  // nullptr when absent
+  const TracedArray* find(const std::string& name) const;  // nullptr when absent or name is ""
   std::vector<std::string> names() const;
 
   // A producer describes the attention array it traces (or will trace) as m.array.
   void describe_attention(AttentionMap m);
   const AttentionMap* attention_map(const std::string& array) const;  // nullptr when absent
-  // After the run: how each described map is stored (dense, CSR, mask), its heads; maps whose
+  // After the run: how each described map is stored (dense, CSR), its companions, its heads; maps whose
   // arrays were not traced are dropped. Throws AtlasError when a dense array's [Lq, Lk]
   // disagrees with its description (a producer's bug, never shown as a mislabelled view).
   void finalize_attention_maps();

@@ -4,12 +4,14 @@
 // dumps carry the catalogue and dumps written before it (manifest version 1) still read.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/stored_rows.h"
 #include "core/formats/dump.h"
 #include "core/model/attention_map.h"
 #include "core/tensor/error.h"
@@ -94,12 +96,13 @@ TEST_CASE("every preset describes every attention array it traces", "[attention_
             if (!m.normalized) CHECK(sum < 1.0 + 1e-4);
           }
       }
-      if (!m.mask.empty()) CHECK(t.find(m.mask)->tensor.shape == Shape{m.queries.count, m.keys.count});
+      if (!m.companions.mask.empty())
+        CHECK(t.find(m.companions.mask)->tensor.shape == Shape{m.queries.count, m.keys.count});
       // Every dense kind traces its allowed keys (default trace options), Performer's included.
       // (SNAIL and SAGAN blocks and the recurrent seq2seq alignment have no mask to trace.)
       if (m.dense && m.kind != AttentionMapKind::Cross && !c.sagan() && !c.snail() &&
           !c.rnn_seq2seq())
-        CHECK_FALSE(m.mask.empty());
+        CHECK_FALSE(m.companions.mask.empty());
     }
     // Every array the dump's naming scheme calls attention is in the catalogue, described as
     // the names say (the seq2seq alignment, SNAIL blocks and XL segments included).
@@ -150,8 +153,8 @@ TEST_CASE("Transformer-XL maps: each segment's queries over memory + segment, by
       CHECK(from_memory == memory);
       if (memory > 0) CHECK(attention_map_title(*m).find("memory") != std::string::npos);
       // The mask, by hand: query i (absolute position s S + i) sees every key up to itself.
-      REQUIRE(m->mask == name + ".mask");
-      const Tensor& mask = r.trace.find(m->mask)->tensor;
+      REQUIRE(m->companions.mask == name + ".mask");
+      const Tensor& mask = r.trace.find(m->companions.mask)->tensor;
       const Tensor& probs = r.trace.find(name)->tensor;
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < memory + rows; ++j) {
@@ -197,7 +200,7 @@ TEST_CASE("dumps carry the catalogue; version 1 dumps read with derived descript
     for (size_t i = 0; i < r.trace.attention_maps.size(); ++i) {
       check_same_description(v2.trace.attention_maps[i], r.trace.attention_maps[i]);
       CHECK(v2.trace.attention_maps[i].kind == r.trace.attention_maps[i].kind);
-      CHECK(v2.trace.attention_maps[i].mask == r.trace.attention_maps[i].mask);
+      CHECK(v2.trace.attention_maps[i].companions == r.trace.attention_maps[i].companions);
     }
     REQUIRE(v2.trace.names() == r.trace.names());
     for (size_t i = 0; i < r.trace.arrays.size(); ++i)
@@ -212,10 +215,146 @@ TEST_CASE("dumps carry the catalogue; version 1 dumps read with derived descript
     const TraceDump v1 = read_trace_dump(dir.string());
     CHECK(v1.version == 1);
     REQUIRE(v1.trace.attention_maps.size() == r.trace.attention_maps.size());
-    for (size_t i = 0; i < r.trace.attention_maps.size(); ++i)
+    for (size_t i = 0; i < r.trace.attention_maps.size(); ++i) {
       check_same_description(v1.trace.attention_maps[i], r.trace.attention_maps[i]);
+      CHECK(v1.trace.attention_maps[i].companions == r.trace.attention_maps[i].companions);
+    }
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("a map's companions name the arrays traced beside it, as docs/dump-format.md names them",
+          "[attention_map][companions]") {
+  // The oracle: the suffixes the dump format documents, with the field and Companion of each.
+  struct Documented {
+    const char* suffix;
+    Companion companion;
+    std::string AttentionCompanions::*field;
+  };
+  const std::vector<Documented> documented = {
+      {".indptr", Companion::Indptr, &AttentionCompanions::indptr},
+      {".indices", Companion::Indices, &AttentionCompanions::indices},
+      {".values", Companion::Values, &AttentionCompanions::values},
+      {".allowed", Companion::Allowed, &AttentionCompanions::allowed},
+      {".mask", Companion::Mask, &AttentionCompanions::mask},
+      {".scores", Companion::Scores, &AttentionCompanions::scores},
+      {".q", Companion::Queries, &AttentionCompanions::q},
+      {".k", Companion::Keys, &AttentionCompanions::k},
+      {".key_valid", Companion::KeyValid, &AttentionCompanions::key_valid},
+      {".value_norms", Companion::ValueNorms, &AttentionCompanions::value_norms},
+  };
+  for (const Documented& d : documented) {
+    INFO(d.suffix);
+    const std::string name = std::string("decoder.seg1.layer0.self_attn") + d.suffix;
+    CHECK(companion_array_name("decoder.seg1.layer0.self_attn", d.companion) == name);
+    const auto back = companion_of(name);
+    REQUIRE(back);
+    CHECK(back->first == "decoder.seg1.layer0.self_attn");
+    CHECK(back->second == d.companion);
+  }
+  CHECK_FALSE(companion_of("decoder.layer0.self_attn"));
+  CHECK_FALSE(companion_of(".q"));  // a suffix alone names no map's companion
+
+  std::vector<bool> seen(documented.size(), false);  // the suffixes some map had: every field is exercised below
+  auto check = [&](const Trace& t, const Trace* read_back) {
+    REQUIRE_FALSE(t.attention_maps.empty());
+    for (const AttentionMap& m : t.attention_maps) {
+      for (size_t n = 0; n < documented.size(); ++n) {
+        const Documented& d = documented[n];
+        const std::string name = m.array + d.suffix;
+        INFO(name);
+        if (t.find(name)) {
+          CHECK(m.companions.*d.field == name);
+          seen[n] = true;
+        } else {
+          CHECK((m.companions.*d.field).empty());
+        }
+      }
+      if (read_back) {  // a dump's catalogue finds the same companions (version 2 and 1 alike)
+        const AttentionMap* r = read_back->attention_map(m.array);
+        REQUIRE(r);
+        CHECK(r->companions == m.companions);
+      }
+    }
+  };
+  RunOptions everything;
+  everything.trace = TraceOptions::all();
+  everything.trace.qk = true;
+  everything.trace.value_norms = true;
+  {  // dense maps: mask, scores, queries, keys, value norms; through a dump and back
+    const ModelConfig c = preset_config("tiny-encoder");
+    const Model model(c, init_params(c, 4));
+    const RunResult r = model.run("abababab", "", everything);
+    const fs::path dir = fresh_dir("maps-companions");
+    write_dump(dir.string(), model, r);
+    const TraceDump v2 = read_trace_dump(dir.string());
+    check(r.trace, &v2.trace);
+    const fs::path manifest = dir / "manifest.json";
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(manifest));
+    j["version"] = 1;
+    j.erase("attention_maps");
+    std::ofstream(manifest) << j.dump();
+    const TraceDump v1 = read_trace_dump(dir.string());
+    check(r.trace, &v1.trace);
+    fs::remove_all(dir);
+  }
+  {  // sparse heads with their own patterns: the CSR parts and `allowed`
+    const ModelConfig c = preset_config("tiny-sparse-fixed");
+    const Model model(c, init_params(c, 4));
+    check(model.run("a longer input so that several blocks of sixteen appear here", "", RunOptions{}).trace, nullptr);
+  }
+  {  // computed on request over padded keys: queries, keys and key_valid
+    const ModelConfig c = preset_config("tiny-encoder");
+    const Model model(c, init_params(c, 4));
+    RunOptions o;
+    o.trace.maps = MapStorage::OnDemand;
+    o.pad_to = 12;
+    check(model.run("abababab", "", o).trace, nullptr);
+  }
+  CHECK(std::count(seen.begin(), seen.end(), true) == int64_t(documented.size()));
+}
+
+TEST_CASE("readers find a map's arrays through its companions, not by building names",
+          "[attention_map][companions]") {
+  const ModelConfig c = preset_config("tiny-sparse-fixed");
+  const Model model(c, init_params(c, 4));
+  RunOptions o;
+  o.trace.attention = true;
+  RunResult r = model.run("a longer input so that several blocks of sixteen appear here", "", o);
+  const std::string array = "decoder.layer1.self_attn";
+  AttentionMap* m = nullptr;
+  for (AttentionMap& each : r.trace.attention_maps)
+    if (each.array == array) m = &each;
+  REQUIRE(m);
+  REQUIRE(m->csr);
+  // Read as CSR only (the dense copy gone), under names no naming scheme would build.
+  m->dense = false;
+  std::erase_if(r.trace.arrays, [&](const TracedArray& a) { return a.name == array; });
+  int renamed = 0;
+  for (std::string* field : {&m->companions.indptr, &m->companions.indices, &m->companions.values}) {
+    const std::string to = "renamed" + std::to_string(renamed++);
+    for (TracedArray& a : r.trace.arrays)
+      if (a.name == *field) a.name = to;
+    *field = to;
+  }
+  const StoredRows rows(r.trace, *m);
+  // Each head's rows against the CSR walked by hand from the renamed arrays.
+  const Tensor& indptr = r.trace.find("renamed0")->tensor;
+  const Tensor& indices = r.trace.find("renamed1")->tensor;
+  const Tensor& values = r.trace.find("renamed2")->tensor;
+  const int64_t nnz = indices.numel();
+  REQUIRE(nnz > 0);
+  int64_t compared = 0;
+  for (int64_t h = 0; h < m->heads; ++h)
+    for (int64_t i = 0; i < m->queries.count; ++i) {
+      std::vector<float> want(size_t(m->keys.count), 0.0f), got(size_t(m->keys.count), 0.0f);
+      for (auto n = int64_t(indptr.data[size_t(i)]); n < int64_t(indptr.data[size_t(i) + 1]); ++n)
+        want[size_t(indices.data[size_t(n)])] = values.data[size_t(h * nnz + n)];
+      const RowWeights w = rows.row(h, i);
+      for (int64_t t = 0; t < w.count; ++t) got[size_t(w.key(t))] = w.weights[t];
+      compared += got == want;
+    }
+  CHECK(compared == m->heads * m->queries.count);
 }
 
 TEST_CASE("a dump manifest that lies is refused by name", "[attention_map][dump]") {

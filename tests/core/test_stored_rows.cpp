@@ -24,11 +24,11 @@ Trace without_dense_copies(const Trace& t) {
   for (AttentionMap& m : out.attention_maps) {
     if (!m.csr || !m.dense) continue;
     m.dense = false;
-    const std::string name = m.array;
+    const std::string name = m.array, mask = m.companions.mask;
     out.arrays.erase(std::remove_if(out.arrays.begin(), out.arrays.end(),
-                                    [&](const TracedArray& a) { return a.name == name || a.name == name + ".mask"; }),
+                                    [&](const TracedArray& a) { return a.name == name || a.name == mask; }),
                      out.arrays.end());
-    m.mask.clear();
+    m.companions.mask.clear();
   }
   return out;
 }

@@ -147,7 +147,7 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
     fp.trace_later(traced_name, "Performer implicit attention rownorm(phi(Q) phi(K)^T) [heads, L, L]", r.implicit);
   // The keys each query may use (causal prefix, padding), as every dense attention traces it.
   if (fp.options().trace.masks && L <= kDenseTraceLimit)
-    fp.trace().add(traced_name + ".mask", "allowed keys (1) per query [Lq, Lk]", mask_matrix(mask, L, L),
+    fp.trace().add(companion_array_name(traced_name, Companion::Mask), "allowed keys (1) per query [Lq, Lk]", mask_matrix(mask, L, L),
                    DType::I32);
   return r.out;
 }

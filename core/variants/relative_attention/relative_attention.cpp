@@ -113,7 +113,7 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
 
   if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (topt.scores)
-    pass.trace_later(traced_name + ".scores",
+    pass.trace_later(companion_array_name(traced_name, Companion::Scores),
                      std::string("pre-softmax scores ") + (shaw ? "q.(k + a^K)" : "q.k") +
                          "/sqrt(d_head), masked = -inf [heads, Lq, Lk]",
                      r.scores);

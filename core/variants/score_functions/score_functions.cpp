@@ -201,7 +201,7 @@ DTensor score_function_attention(ForwardPass& pass, const DTensor& q_d, const DT
   const AttentionResult r = score_attention(pass.backend(), q_d, k_d, v_d, args);
   if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (topt.scores)
-    pass.trace_later(traced_name + ".scores",
+    pass.trace_later(companion_array_name(traced_name, Companion::Scores),
                      std::string("pre-softmax scores, score function ") + score_function_name(f) +
                          ", masked = -inf [heads, Lq, Lk]",
                      r.scores);

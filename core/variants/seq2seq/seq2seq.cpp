@@ -316,7 +316,8 @@ RunResult seq2seq_forward(const ModelConfig& c, const ParamStore& p,
     trace.describe_attention(std::move(m));
   }
   if (topt.scores)
-    trace_matrix(trace, kind + ".scores",
+    // Named like a map's scores companion, after the model ("seq2seq.scores", "pointer.scores").
+    trace_matrix(trace, companion_array_name(kind, Companion::Scores),
                  std::string("pre-softmax scores, score function ") +
                      score_function_name(c.score_function().function) +
                      ", -inf outside the window [1, Lt, Ls]",

@@ -212,16 +212,16 @@ void trace_sparse_attention(Trace& trace, const std::string& name,
           }
       }
     }
-    trace.add(name + ".indptr", "sparse attention row pointers, CSR over the union of heads [Lq + 1]",
+    trace.add(companion_array_name(name, Companion::Indptr), "sparse attention row pointers, CSR over the union of heads [Lq + 1]",
               std::move(indptr), DType::I32);
-    trace.add(name + ".indices", "sparse attention key index of each nonzero, ascending per row [nnz]",
+    trace.add(companion_array_name(name, Companion::Indices), "sparse attention key index of each nonzero, ascending per row [nnz]",
               std::move(indices), DType::I32);
-    trace.add(name + ".values", "sparse attention probabilities per head at each nonzero [heads, nnz]",
+    trace.add(companion_array_name(name, Companion::Values), "sparse attention probabilities per head at each nonzero [heads, nnz]",
               std::move(values));
     const std::vector<size_t> first = first_equal_patterns(heads);
     const bool one_pattern = std::all_of(first.begin(), first.end(), [](size_t f) { return f == 0; });
-    if (!one_pattern)  // readers take a missing .allowed as every nonzero being every head's
-      trace.add(name + ".allowed", "1 where the nonzero belongs to the head's own pattern [heads, nnz]",
+    if (!one_pattern)  // readers take a missing `allowed` companion as every nonzero being every head's
+      trace.add(companion_array_name(name, Companion::Allowed), "1 where the nonzero belongs to the head's own pattern [heads, nnz]",
                 std::move(allowed), DType::I32);
   }
   if (!dense_copy) return;
@@ -230,7 +230,7 @@ void trace_sparse_attention(Trace& trace, const std::string& name,
     for (int64_t i = 0; i < L; ++i)
       for (int64_t n = u.indptr[size_t(i)]; n < u.indptr[size_t(i) + 1]; ++n)
         m.data[size_t(i * L + u.indices[size_t(n)])] = 1.0f;
-    trace.add(name + ".mask", "allowed keys (1) per query, union of heads [Lq, Lk]", std::move(m),
+    trace.add(companion_array_name(name, Companion::Mask), "allowed keys (1) per query, union of heads [Lq, Lk]", std::move(m),
               DType::I32);
   }
   if (want_dense) {

@@ -119,12 +119,12 @@ DTensor XlBackendExecutor::xl_attention(const DTensor& q, const DTensor& k, cons
       for (int64_t i = 0; i < lq; ++i)
         for (int64_t j = 0; j < lk; ++j)
           mask.data[size_t(i * lk + j)] = xl_key_visible(m + i, j, x.mem_len, x.same_length) ? 1.0f : 0.0f;
-      pass_.trace().add(name + ".mask", "allowed keys (1) per query: causal over memory + segment [Lq, Lk]",
+      pass_.trace().add(companion_array_name(name, Companion::Mask), "allowed keys (1) per query: causal over memory + segment [Lq, Lk]",
                         std::move(mask), DType::I32);
     }
   }
   if (topt.scores) {
-    pass_.trace_later(name + ".scores", "pre-softmax scores (a + b + c + d), -inf where masked [heads, Lq, Lk]", a.scores);
+    pass_.trace_later(companion_array_name(name, Companion::Scores), "pre-softmax scores (a + b + c + d), -inf where masked [heads, Lq, Lk]", a.scores);
     pass_.trace_later(xl_arrays::term(seg, l, 'a'), "(a) content q_i.k_j / sqrt(d_head), 0 where masked [heads, Lq, Lk]", a.term_a);
     pass_.trace_later(xl_arrays::term(seg, l, 'b'), "(b) content-dependent position q_i.W_kR R_{i-j} / sqrt(d_head) [heads, Lq, Lk]", a.term_b);
     pass_.trace_later(xl_arrays::term(seg, l, 'c'), "(c) global content bias u.k_j / sqrt(d_head) [heads, Lq, Lk]", a.term_c);

@@ -78,7 +78,7 @@ std::vector<PanelPlot> ropePlots(const Trace& trace, const PanelContext& ctx) {
     w.xTitle = "distance d = i - j (tokens)";
     w.yTitle = "mean attention weight";
     out.push_back(std::move(w));
-    if (const TracedArray* scores = trace.find(m.array + ".scores")) {
+    if (const TracedArray* scores = trace.find(m.companions.scores)) {
       PanelPlot s;
       s.name = "score q.k / sqrt(d) by distance, " + where;
       s.kind = PanelPlot::Kind::Curves;
