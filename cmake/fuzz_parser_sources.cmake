@@ -18,10 +18,10 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/formats/output_folder.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config_sections.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/relative_recurrent_config.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/efficient_attention_config.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/score_seq2seq_config.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/memory_network_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/adaptive_span/adaptive_span_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/sparse/sparse_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/seq2seq/seq2seq_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/ntm/ntm_config.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config_embeddings.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/tokenizer.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/bpe_tokenizer.cpp

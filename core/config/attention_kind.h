@@ -13,9 +13,9 @@
 #include <optional>
 #include <variant>
 
-#include "core/config/efficient_attention_config.h"
-#include "core/config/relative_recurrent_config.h"
-#include "core/config/score_seq2seq_config.h"
+#include "core/variants/sparse/sparse_config.h"
+#include "core/variants/adaptive_span/adaptive_span_config.h"
+#include "core/variants/seq2seq/seq2seq_config.h"
 
 namespace atlas {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Config of Shaw relative positions, adaptive span, Transformer-XL, GTrXL gating and the Universal Transformer (docs/variants.md), held by ModelConfig. Parsed, written
-// and validated by core/config/relative_recurrent_config.cpp as nested objects ("shaw", "adaptive_span").
+// and validated by core/variants/adaptive_span/adaptive_span_config.cpp as nested objects ("shaw", "adaptive_span").
 #include <cstdint>
 #include <optional>
 

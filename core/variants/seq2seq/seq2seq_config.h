@@ -2,7 +2,7 @@
 // Config of the attention family of seed 004 ("Attention? Attention!"), held by ModelConfig:
 // the alignment score function of every attention layer ("score") and the recurrent
 // encoder-decoder with attention / Pointer Network ("rnn_seq2seq"). Parsed, written and
-// validated by core/config/score_seq2seq_config.cpp; documented in docs/variants.md.
+// validated by core/variants/seq2seq/seq2seq_config.cpp; documented in docs/variants.md.
 #include <cstdint>
 
 namespace atlas {

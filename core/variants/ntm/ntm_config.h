@@ -2,7 +2,7 @@
 // Config of the memory / convolution / image members of seed 004's attention family, held by
 // ModelConfig: the Neural Turing Machine ("ntm"), the Self-Attention GAN block ("sagan") and
 // SNAIL ("snail"). Parsed, written and validated by
-// core/config/memory_network_config.cpp; documented in docs/variants.md.
+// core/variants/ntm/ntm_config.cpp; documented in docs/variants.md.
 #include <cstdint>
 
 namespace atlas {
