@@ -10,10 +10,6 @@
 #include "core/config/attention_kind.h"
 #include "core/config/block_config.h"
 #include "core/config/config_embeddings.h"
-#include "core/variants/sparse/sparse_config.h"
-#include "core/variants/ntm/ntm_config.h"
-#include "core/variants/adaptive_span/adaptive_span_config.h"
-#include "core/variants/seq2seq/seq2seq_config.h"
 #include "core/config/stack_kind.h"
 #include "core/variants/rotary/rope_config.h"
 

@@ -10,10 +10,13 @@
 #include <string>
 #include <variant>
 
-#include "core/variants/sparse/sparse_config.h"
 #include "core/variants/ntm/ntm_config.h"
-#include "core/variants/adaptive_span/adaptive_span_config.h"
+#include "core/variants/reformer/reformer_config.h"
+#include "core/variants/sagan/sagan_config.h"
 #include "core/variants/seq2seq/seq2seq_config.h"
+#include "core/variants/snail/snail_config.h"
+#include "core/variants/transformer_xl/transformer_xl_config.h"
+#include "core/variants/universal/universal_config.h"
 
 namespace atlas {
 

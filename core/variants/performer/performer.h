@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/variants/sparse/sparse_config.h"
+#include "core/variants/performer/performer_config.h"
 #include "core/tensor/tensor.h"
 
 namespace atlas {
