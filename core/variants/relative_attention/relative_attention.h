@@ -44,8 +44,5 @@ Mat shaw_value_term(const Mat& probs, const Mat& av, int64_t k, bool efficient);
 float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset = 0);
 // Query-key distance the mask sees: i - j for causal stacks, |i - j| otherwise.
 int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk);
-// Appends one row to a stacked summary array (e.g. span.z [layers, heads]), creating it.
-void append_trace_row(Trace& trace, const std::string& name, const std::string& meaning,
-                      const std::vector<float>& row, Shape row_shape);
 
 }  // namespace atlas
