@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/variants/adaptive_span/adaptive_span.h"
 #include "core/variants/adaptive_span/span_mask.h"
-#include "core/variants/relative_attention/relative_attention.h"
 
 namespace atlas {
 

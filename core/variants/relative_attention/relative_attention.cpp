@@ -9,10 +9,12 @@
 #include "core/tensor/error.h"
 #include "core/variants/adaptive_span/span_arrays.h"
 #include "core/model/forward_pass.h"
+#include "core/variants/adaptive_span/adaptive_span.h"
 #include "core/variants/gtrxl/gtrxl.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
 #include "core/variants/universal/universal.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/shaw/shaw.h"
 #include "core/tensor/sigmoid.h"
 
 namespace atlas {
