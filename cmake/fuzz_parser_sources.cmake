@@ -18,6 +18,7 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/formats/output_folder.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config_sections.cpp
+    ${PROJECT_SOURCE_DIR}/core/config/stack_kind.cpp
     ${PROJECT_SOURCE_DIR}/core/variants/shaw/shaw_config.cpp
     ${PROJECT_SOURCE_DIR}/core/variants/adaptive_span/adaptive_span_config.cpp
     ${PROJECT_SOURCE_DIR}/core/variants/universal/universal_config.cpp
