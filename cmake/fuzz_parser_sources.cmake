@@ -18,10 +18,20 @@ set(ATLAS_FUZZ_PARSER_SOURCES
     ${PROJECT_SOURCE_DIR}/core/formats/output_folder.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config_sections.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/relative_recurrent_config.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/efficient_attention_config.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/score_seq2seq_config.cpp
-    ${PROJECT_SOURCE_DIR}/core/config/memory_network_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/config/stack_kind.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/shaw/shaw_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/adaptive_span/adaptive_span_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/universal/universal_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/transformer_xl/transformer_xl_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/gtrxl/gtrxl_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/sparse/sparse_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/reformer/reformer_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/performer/performer_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/score_functions/score_functions_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/seq2seq/seq2seq_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/ntm/ntm_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/sagan/sagan_config.cpp
+    ${PROJECT_SOURCE_DIR}/core/variants/snail/snail_config.cpp
     ${PROJECT_SOURCE_DIR}/core/config/config_embeddings.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/tokenizer.cpp
     ${PROJECT_SOURCE_DIR}/core/tokenizers/bpe_tokenizer.cpp

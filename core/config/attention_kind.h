@@ -13,9 +13,12 @@
 #include <optional>
 #include <variant>
 
-#include "core/config/efficient_attention_config.h"
-#include "core/config/relative_recurrent_config.h"
-#include "core/config/score_seq2seq_config.h"
+#include "core/variants/adaptive_span/adaptive_span_config.h"
+#include "core/variants/performer/performer_config.h"
+#include "core/variants/reformer/reformer_config.h"
+#include "core/variants/score_functions/score_functions_config.h"
+#include "core/variants/shaw/shaw_config.h"
+#include "core/variants/sparse/sparse_config.h"
 
 namespace atlas {
 

@@ -10,10 +10,6 @@
 #include "core/config/attention_kind.h"
 #include "core/config/block_config.h"
 #include "core/config/config_embeddings.h"
-#include "core/config/efficient_attention_config.h"
-#include "core/config/memory_network_config.h"
-#include "core/config/relative_recurrent_config.h"
-#include "core/config/score_seq2seq_config.h"
 #include "core/config/stack_kind.h"
 #include "core/variants/rotary/rope_config.h"
 

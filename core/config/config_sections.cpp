@@ -1,17 +1,25 @@
-// The registry of variant config sections (config_json.h). A variant adds its nested object
-// by defining a ConfigSection in its own file and listing it here.
+// The registry of config sections (config_json.h). A variant adds its nested object by
+// defining its sections in its own folder (core/variants/<name>/<name>_config.cpp) and listing
+// them here. The order is the order of reading and of the keys written: a section may read what
+// an earlier one chose ("gating" sets the gates of the stack "xl" chose).
 #include "core/config/config_json.h"
 
 namespace atlas::config_json {
 
-// Shaw, adaptive span, Transformer-XL, GTrXL gating, Universal Transformer: relative_recurrent_config.cpp
-std::vector<ConfigSection> relative_recurrent_sections();
-// Sparse patterns, Reformer LSH, Performer: efficient_attention_config.cpp
-std::vector<ConfigSection> efficient_attention_sections();
-// Score functions, recurrent seq2seq and Pointer Network: score_seq2seq_config.cpp
-std::vector<ConfigSection> score_seq2seq_sections();
-// Neural Turing Machine, SAGAN, SNAIL: memory_network_config.cpp
-std::vector<ConfigSection> memory_network_sections();
+// One per variant folder, core/variants/<name>/<name>_config.cpp.
+std::vector<ConfigSection> shaw_sections();            // "shaw"
+std::vector<ConfigSection> adaptive_span_sections();   // "adaptive_span"
+std::vector<ConfigSection> universal_sections();       // "universal"
+std::vector<ConfigSection> transformer_xl_sections();  // "xl"
+std::vector<ConfigSection> gtrxl_sections();           // "gating"
+std::vector<ConfigSection> sparse_sections();          // "sparse"
+std::vector<ConfigSection> reformer_sections();        // "lsh" (LSH attention, reversible stack)
+std::vector<ConfigSection> performer_sections();       // "performer"
+std::vector<ConfigSection> score_functions_sections();  // "score"
+std::vector<ConfigSection> seq2seq_sections();         // "rnn_seq2seq"
+std::vector<ConfigSection> ntm_sections();             // "ntm"
+std::vector<ConfigSection> sagan_sections();           // "sagan"
+std::vector<ConfigSection> snail_sections();           // "snail"
 // Hugging Face embedding and output-head options (BERT, ViT): config_embeddings.cpp
 std::vector<ConfigSection> embedding_sections();
 // Rotary position embedding: core/variants/rotary/rope_config.cpp
@@ -22,13 +30,12 @@ std::vector<ConfigSection> block_sections();
 const std::vector<ConfigSection>& config_sections() {
   static const std::vector<ConfigSection> sections = [] {
     std::vector<ConfigSection> all;
-    for (auto& s : relative_recurrent_sections()) all.push_back(s);
-    for (auto& s : efficient_attention_sections()) all.push_back(s);
-    for (auto& s : score_seq2seq_sections()) all.push_back(s);
-    for (auto& s : memory_network_sections()) all.push_back(s);
-    for (auto& s : embedding_sections()) all.push_back(s);
-    for (auto& s : rope_sections()) all.push_back(s);
-    for (auto& s : block_sections()) all.push_back(s);
+    for (auto make : {shaw_sections, adaptive_span_sections, universal_sections,
+                      transformer_xl_sections, gtrxl_sections, sparse_sections, reformer_sections,
+                      performer_sections, score_functions_sections, seq2seq_sections,
+                      ntm_sections, sagan_sections, snail_sections, embedding_sections,
+                      rope_sections, block_sections})
+      for (auto& s : make()) all.push_back(s);
     return all;
   }();
   return sections;

@@ -11,10 +11,13 @@
 #include <string>
 #include <variant>
 
-#include "core/config/efficient_attention_config.h"
-#include "core/config/memory_network_config.h"
-#include "core/config/relative_recurrent_config.h"
-#include "core/config/score_seq2seq_config.h"
+#include "core/variants/ntm/ntm_config.h"
+#include "core/variants/reformer/reformer_config.h"
+#include "core/variants/sagan/sagan_config.h"
+#include "core/variants/seq2seq/seq2seq_config.h"
+#include "core/variants/snail/snail_config.h"
+#include "core/variants/transformer_xl/transformer_xl_config.h"
+#include "core/variants/universal/universal_config.h"
 
 namespace atlas {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Reading trace array names of the dump scheme ("decoder.seg2.layer1.self_attn",
 // "decoder.seg0.layer3.attn.gate.z"): the dot-separated parts and the number after a part's
-// prefix. Shared by the catalogue's reading of old dumps (attention_map.cpp) and the GTrXL gate
-// names (core/variants/gtrxl/gate_arrays.cpp).
+// prefix. Shared by the catalogue's reading of old dumps (attention_map.cpp), the GTrXL gate
+// names (core/variants/gtrxl/gate_arrays.cpp) and the variants that seed a layer by its index.
 #include <cctype>
 #include <cstdint>
 #include <optional>
@@ -31,6 +31,22 @@ inline std::optional<int64_t> number_after(const std::string& part, const std::s
     v = v * 10 + (part[i] - '0');
   }
   return v;
+}
+
+// The layer index in a dump-scheme prefix "<stack>.layer<i>.<what>" (0 when absent): which
+// layer's pattern, hash rotations or random features a sub-layer uses (sparse, LSH, Performer).
+inline int64_t layer_index_of(const std::string& prefix) {
+  const auto at = prefix.find(".layer");
+  size_t pos = at == std::string::npos ? (prefix.rfind("layer", 0) == 0 ? 5 : std::string::npos)
+                                       : at + 6;
+  if (pos == std::string::npos) return 0;
+  int64_t n = 0;
+  bool any = false;
+  while (pos < prefix.size() && prefix[pos] >= '0' && prefix[pos] <= '9') {
+    n = n * 10 + (prefix[pos++] - '0');
+    any = true;
+  }
+  return any ? n : 0;
 }
 
 }  // namespace atlas

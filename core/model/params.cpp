@@ -13,7 +13,10 @@
 #include "core/tensor/random.h"
 #include "core/variants/score_functions/score_functions.h"
 #include "core/variants/seq2seq/seq2seq.h"
+#include "core/variants/gtrxl/gtrxl.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/transformer_xl/transformer_xl.h"
+#include "core/variants/universal/universal.h"
 
 namespace atlas {
 
@@ -113,6 +116,9 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   if (c.output == OutputHead::Untied) specs.push_back({"output.weight", {c.vocab_size, c.d_model}});
   if (c.head.bias && c.output != OutputHead::None)
     specs.push_back({"output.bias", {c.vocab_size}, InitKind::Zeros});
+  if (c.universal()) append_universal_specs(specs, c);  // shared block (universal.cpp)
+  if (c.xl()) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
+  if (c.xl() && c.gating()) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
   append_relative_attention_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
   append_score_specs(specs, c);      // score function weights (score_functions.cpp)
   return specs;

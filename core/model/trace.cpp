@@ -10,6 +10,21 @@ void Trace::add(std::string name, std::string meaning, Tensor t, DType dtype) {
   arrays.push_back({std::move(name), std::move(meaning), dtype, std::move(t)});
 }
 
+void append_trace_row(Trace& trace, const std::string& name, const std::string& meaning,
+                      const std::vector<float>& row, Shape row_shape) {
+  for (auto& a : trace.arrays)
+    if (a.name == name) {
+      a.tensor.shape[0] += 1;
+      a.tensor.data.insert(a.tensor.data.end(), row.begin(), row.end());
+      return;
+    }
+  Shape shape{1};
+  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+  Tensor t(shape);
+  t.data.assign(row.begin(), row.end());
+  trace.add(name, meaning, std::move(t));
+}
+
 const TracedArray* Trace::find(const std::string& name) const {
   if (name.empty()) return nullptr;  // an absent companion (AttentionCompanions), even in a dump naming an array ""
   for (const auto& a : arrays)

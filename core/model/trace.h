@@ -82,4 +82,13 @@ struct Trace {
   void finalize_attention_maps();
 };
 
+// Appends one row to a stacked summary array (span.z [layers, heads], act.halting [steps, L]),
+// creating it as [1, row_shape...] on the first row.
+void append_trace_row(Trace& trace, const std::string& name, const std::string& meaning,
+                      const std::vector<float>& row, Shape row_shape);
+
+// Dense copies of implicit and sparse maps are traced only up to this length (Performer's
+// implicit maps, and the masks of sparse layers).
+constexpr int64_t kDenseTraceLimit = 4096;
+
 }  // namespace atlas

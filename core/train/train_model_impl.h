@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/model/attention_sublayer.h"
+#include "core/model/array_name_parts.h"
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/qk_positions.h"

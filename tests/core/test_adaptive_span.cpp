@@ -8,7 +8,7 @@
 #include "core/model/model.h"
 #include "tests/core/naive_relative_attention.h"
 #include "core/model/presets.h"
-#include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/adaptive_span/adaptive_span.h"
 #include "tests/core/token_lists.h"
 #include "tests/core/traced_array.h"
 

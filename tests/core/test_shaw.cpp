@@ -11,6 +11,7 @@
 #include "tests/core/naive_relative_attention.h"
 #include "core/model/presets.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/shaw/shaw.h"
 #include "tests/core/token_lists.h"
 #include "tests/core/traced_array.h"
 

@@ -13,6 +13,7 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
+#include "core/model/array_name_parts.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "tests/core/config_error.h"
 

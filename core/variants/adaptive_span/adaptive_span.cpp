@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/variants/adaptive_span/adaptive_span.h"
 #include "core/variants/adaptive_span/span_mask.h"
-#include "core/variants/relative_attention/relative_attention.h"
 
 namespace atlas {
 
@@ -21,21 +21,6 @@ float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offs
 
 int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk) {
   return std::abs(i + (lk - lq) - j);  // causal rows only see j <= i, so this is i - j there
-}
-
-void append_trace_row(Trace& trace, const std::string& name, const std::string& meaning,
-                      const std::vector<float>& row, Shape row_shape) {
-  for (auto& a : trace.arrays)
-    if (a.name == name) {
-      a.tensor.shape[0] += 1;
-      a.tensor.data.insert(a.tensor.data.end(), row.begin(), row.end());
-      return;
-    }
-  Shape shape{1};
-  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-  Tensor t(shape);
-  t.data.assign(row.begin(), row.end());
-  trace.add(name, meaning, std::move(t));
 }
 
 }  // namespace atlas

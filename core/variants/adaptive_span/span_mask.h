@@ -5,7 +5,7 @@
 // x the query-key distance, R the ramp, S the maximum span, and o the distance convention:
 // 0 for the paper's m_z(i - j); 1 for facebookresearch/adaptive-span, whose keys are the S
 // previous tokens with the nearest (distance 1) at the top of the ramp, so its ramp ends one
-// step farther away (SpanDistance, core/config/relative_recurrent_config.h).
+// step farther away (SpanDistance, core/variants/adaptive_span/adaptive_span_config.h).
 #include <algorithm>
 #include <cstdint>
 

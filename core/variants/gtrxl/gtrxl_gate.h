@@ -3,7 +3,7 @@
 // (core/backend/module_op.h) whose host reference is apply_gate (core/variants/gtrxl/gtrxl.h,
 // whose comment has the equations) and whose Vulkan kernel is gpu/variants/gtrxl/vk_gtrxl_gate.cpp.
 #include "core/backend/backend.h"
-#include "core/config/relative_recurrent_config.h"
+#include "core/variants/gtrxl/gtrxl_config.h"
 
 namespace atlas {
 

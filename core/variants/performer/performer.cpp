@@ -7,11 +7,11 @@
 
 #include <cmath>
 
+#include "core/model/array_name_parts.h"
 #include "core/model/forward_pass.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 #include "core/variants/performer/performer_attention.h"
-#include "core/variants/sparse/sparse_attention.h"
 
 namespace atlas {
 

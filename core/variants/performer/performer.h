@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/config/efficient_attention_config.h"
+#include "core/variants/performer/performer_config.h"
 #include "core/tensor/tensor.h"
 
 namespace atlas {

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "core/tensor/error.h"
+#include "core/model/array_name_parts.h"
 #include "core/model/forward_pass.h"
 #include "core/tensor/random.h"
 #include "core/variants/reformer/reversible_halves.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/config/efficient_attention_config.h"
+#include "core/variants/reformer/reformer_config.h"
 #include "core/tensor/tensor.h"
 #include "core/variants/sparse/sparse_pattern.h"
 

@@ -9,18 +9,14 @@
 #include "core/tensor/error.h"
 #include "core/variants/adaptive_span/span_arrays.h"
 #include "core/model/forward_pass.h"
-#include "core/variants/gtrxl/gtrxl.h"
-#include "core/variants/transformer_xl/transformer_xl.h"
-#include "core/variants/universal/universal.h"
+#include "core/variants/adaptive_span/adaptive_span.h"
 #include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/shaw/shaw.h"
 #include "core/tensor/sigmoid.h"
 
 namespace atlas {
 
 void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelConfig& c) {
-  if (c.universal()) append_universal_specs(specs, c);  // shared block (universal.cpp)
-  if (c.xl()) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
-  if (c.xl() && c.gating()) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
   if (!c.shaw() && !c.adaptive_span()) return;
   auto add_for = [&](const std::string& p) {
     if (c.shaw()) {

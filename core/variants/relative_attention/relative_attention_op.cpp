@@ -7,8 +7,10 @@
 
 #include "core/backend/module_op.h"
 #include "core/tensor/error.h"
+#include "core/variants/adaptive_span/adaptive_span.h"
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/relative_attention/relative_attention_op.h"
+#include "core/variants/shaw/shaw.h"
 
 namespace atlas {
 

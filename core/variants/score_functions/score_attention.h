@@ -12,7 +12,7 @@
 // then -inf where the mask forbids, a row softmax (a zero row when no key is allowed) and
 // o_i = sum_j a_ij v_j. attn.scale is not used.
 #include "core/backend/backend.h"
-#include "core/config/score_seq2seq_config.h"
+#include "core/variants/score_functions/score_functions_config.h"
 #include "core/tensor/tensor.h"
 
 namespace atlas {

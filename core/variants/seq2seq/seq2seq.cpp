@@ -9,6 +9,7 @@
 #include "core/model/model_arrays.h"
 #include "core/tensor/sigmoid.h"
 #include "core/model/params.h"
+#include "core/variants/score_functions/score_functions.h"  // the alignment scores
 
 namespace atlas {
 

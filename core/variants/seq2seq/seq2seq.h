@@ -23,7 +23,6 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/variants/seq2seq/rnn_cells.h"
-#include "core/variants/score_functions/score_functions.h"
 
 namespace atlas {
 

@@ -10,7 +10,7 @@
 // A^V. The direct per-(i, j) form is kept as an option and as a cross-check.
 #include <algorithm>
 
-#include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/shaw/shaw.h"
 
 namespace atlas {
 

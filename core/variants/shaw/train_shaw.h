@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "core/train/train_tape.h"
-#include "core/variants/relative_attention/relative_attention.h"
+#include "core/variants/shaw/shaw.h"
 
 namespace atlas::train {
 

@@ -7,10 +7,9 @@
 #include <cmath>
 
 #include "core/backend/module_op.h"
+#include "core/model/array_name_parts.h"
 #include "core/model/forward_pass.h"
 #include "core/tensor/error.h"
-#include "core/variants/performer/performer.h"
-#include "core/variants/reformer/lsh_attention.h"
 #include "core/variants/sparse/block_sparse_attention.h"
 
 namespace atlas {
@@ -166,20 +165,6 @@ std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, in
     out.push_back(std::move(p));
   }
   return out;
-}
-
-int64_t layer_index_of(const std::string& prefix) {
-  const auto at = prefix.find(".layer");
-  size_t pos = at == std::string::npos ? (prefix.rfind("layer", 0) == 0 ? 5 : std::string::npos)
-                                       : at + 6;
-  if (pos == std::string::npos) return 0;
-  int64_t n = 0;
-  bool any = false;
-  while (pos < prefix.size() && prefix[pos] >= '0' && prefix[pos] <= '9') {
-    n = n * 10 + (prefix[pos++] - '0');
-    any = true;
-  }
-  return any ? n : 0;
 }
 
 void trace_sparse_attention(Trace& trace, const std::string& name,

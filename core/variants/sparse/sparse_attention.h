@@ -44,9 +44,6 @@ void check_sparse_attention_shapes(const Shape& q, const Shape& k, const Shape& 
 std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, int64_t layer,
                                        int64_t n_heads, const AttentionMask& mask);
 
-// The layer index in a dump-scheme prefix "<stack>.layer<i>.<what>" (0 when absent).
-int64_t layer_index_of(const std::string& prefix);
-
 // The inference executor's sparse-pattern kernel (core/model/attention_sublayer.h): attention of q, k, v (device tensors, [L, H*dh]) under
 // the config's pattern, traced as `traced_name.{indptr,indices,values,allowed}` (+ the dense
 // `traced_name` and `.mask` when sparse_dense_copy_traced). Returns [L, H*dv] before W_o.
@@ -58,9 +55,6 @@ DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor&
 // patterns has this many nonzeros or more traces no CSR arrays.
 constexpr int64_t kMaxTracedIndex = int64_t(1) << 24;
 
-// Dense copies of implicit and sparse maps are traced only up to this length (Performer's
-// implicit maps, and the masks of sparse layers).
-constexpr int64_t kDenseTraceLimit = 4096;
 // A sparse layer's dense copy [heads, L, L] (and its [L, L] mask) is traced beside its CSR arrays
 // only while it stays within kDenseTraceCells cells (64 MB: 8 heads up to L 1448, one head up to
 // 4096). Views and dumps read the CSR arrays; beyond that the copies are mostly zeros, and a

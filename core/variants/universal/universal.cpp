@@ -18,7 +18,7 @@
 #include "core/variants/universal/act_arrays.h"
 
 #include "core/model/model_arrays.h"
-#include "core/variants/relative_attention/relative_attention.h"  // append_trace_row
+#include "core/model/trace.h"  // append_trace_row
 #include "core/variants/universal/act_step.h"
 #include "core/variants/universal/universal_stack.h"
 

@@ -41,7 +41,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 const uint KEY_VALID = 1u, ALLOWED = 2u, CAUSAL = 4u, WANT_SCORES = 8u, PROJECT_KEYS = 16u;
-// Mirrors ScoreFunction in core/config/score_seq2seq_config.h.
+// Mirrors ScoreFunction in core/variants/score_functions/score_functions_config.h.
 const uint DOT = 1u, GENERAL = 2u, ADDITIVE = 3u, COSINE = 4u, LOCATION = 5u;
 
 shared float qx[MAX_VEC];

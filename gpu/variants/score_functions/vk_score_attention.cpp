@@ -26,7 +26,7 @@ struct ScoreAttentionPC {
   uint32_t lq, lk, heads, dh;
   uint32_t flags;
   int32_t causal_offset;
-  uint32_t function;  // ScoreFunction's value (core/config/score_seq2seq_config.h)
+  uint32_t function;  // ScoreFunction's value (core/variants/score_functions/score_functions_config.h)
   uint32_t d_attn;
   uint32_t max_positions;
   float strength;

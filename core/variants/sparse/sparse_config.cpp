@@ -1,7 +1,7 @@
-// Config sections of sparse and efficient attention (see config_json.h): the "sparse" object.
+// The "sparse" config section (see config_json.h):
 //   {"sparse": {"pattern": "strided", "stride": 128, "combine": "per_head"}}
-// Keys and defaults are documented in docs/variants.md ("Sparse Transformer", "Image
-// Transformer local attention").
+// Read by hand (its "auto" stride and [rows, columns] pairs) into SparseConfig. Keys and defaults
+// are documented in docs/variants.md ("Sparse Transformer", "Image Transformer local attention").
 #include "core/config/config_json.h"
 #include "core/config/field_table.h"
 
@@ -124,108 +124,10 @@ void validate_sparse(const ModelConfig& c, const std::string& origin) {
   check_sparse(*c.sparse(), origin);
 }
 
-const std::vector<std::string> kLshKeys = {"enabled", "n_rounds", "n_buckets", "chunk_length",
-                                           "seed", "reversible", "ff_chunks"};
-
-void check_lsh(const LshConfig& l, const std::string& origin) {
-  check_range(l.n_rounds, 1, 64, "lsh.n_rounds", origin);
-  check_range(l.n_buckets, 0, kMaxExtent, "lsh.n_buckets", origin);
-  if (l.n_buckets > 1 && l.n_buckets % 2)
-    fail(origin,
-         "lsh.n_buckets must be even (argmax over [xR; -xR]), 1 (no hashing) or 0 "
-         "(auto), got " +
-             std::to_string(l.n_buckets));
-  check_range(l.chunk_length, 1, kMaxExtent, "lsh.chunk_length", origin);
-}
-
-// "enabled": true makes LSH the config's attention kind, "reversible": true the reversible
-// stack its stack kind; the fields are range-checked either way.
-void read_lsh(const Json& o, const Reader& r, ModelConfig& c) {
-  check_known_keys(o, kLshKeys, "lsh", r.origin);
-  LshConfig l;
-  bool enabled = false, reversible = false;
-  ReversibleConfig stack;  // the reversible stack kind, chosen by "reversible": true
-  for (const auto& item : o.items()) {
-    const std::string& k = item.key();
-    const Json& v = item.value();
-    const std::string key = "lsh." + k;
-    if (k == "enabled")
-      enabled = r.boolean(v, key);
-    else if (k == "n_rounds") l.n_rounds = r.integer(v, key);
-    else if (k == "n_buckets") l.n_buckets = r.integer(v, key);
-    else if (k == "chunk_length") l.chunk_length = r.integer(v, key);
-    else if (k == "seed") l.seed = r.unsigned_integer(v, key);
-    else if (k == "reversible") reversible = r.boolean(v, key);
-    else if (k == "ff_chunks") stack.ff_chunks = r.integer(v, key);
-  }
-  check_lsh(l, r.origin);
-  check_range(stack.ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", r.origin);
-  if (enabled) choose_attention(c, l, "lsh", r.origin);
-  if (reversible) choose_stack(c, stack, "lsh.reversible", r.origin);
-}
-
-OrderedJson write_lsh(const ModelConfig& c) {
-  const LshConfig l = c.lsh() ? *c.lsh() : LshConfig{};
-  const ReversibleConfig stack = c.reversible() ? *c.reversible() : ReversibleConfig{};
-  OrderedJson j;
-  j["enabled"] = c.lsh() != nullptr;
-  if (!c.lsh() && !c.reversible()) return j;
-  j["n_rounds"] = l.n_rounds;
-  j["n_buckets"] = l.n_buckets;
-  j["chunk_length"] = l.chunk_length;
-  j["seed"] = l.seed;
-  j["reversible"] = c.reversible() != nullptr;
-  j["ff_chunks"] = stack.ff_chunks;
-  return j;
-}
-
-void validate_lsh(const ModelConfig& c, const std::string& origin) {
-  if (const LshConfig* l = c.lsh()) {
-    check_lsh(*l, origin);
-    if (l->chunk_length > c.max_positions)
-      fail(origin, "lsh.chunk_length " + std::to_string(l->chunk_length) +
-                       " is longer than the longest sequence (max_positions " +
-                       std::to_string(c.max_positions) + ")");
-  }
-  const ReversibleConfig* reversible = c.reversible();
-  if (!reversible) return;
-  check_range(reversible->ff_chunks, 1, kMaxExtent, "lsh.ff_chunks", origin);
-  if (c.norm_position != NormPosition::Pre)
-    fail(origin, "lsh.reversible needs \"norm_position\": \"pre\" (a norm after the residual "
-                 "sum would make the block non-invertible)");
-  if (c.architecture == Architecture::EncoderDecoder)
-    fail(origin, "lsh.reversible supports encoder-only and decoder-only models");
-}
-
-const FieldTable<PerformerConfig> kPerformerFields = {
-    integer_field("features", &PerformerConfig::features, 1, 1 << 20),
-    unsigned_field("seed", &PerformerConfig::seed)};
-
-// "enabled": true makes Performer the config's attention kind.
-void read_performer(const Json& o, const Reader& r, ModelConfig& c) {
-  PerformerConfig p;
-  if (read_enabled_section(kPerformerFields, o, r, p, "performer"))
-    choose_attention(c, p, "performer", r.origin);
-}
-
-OrderedJson write_performer(const ModelConfig& c) {
-  OrderedJson j;
-  j["enabled"] = c.performer() != nullptr;
-  if (!c.performer()) return j;
-  for (const Field<PerformerConfig>& f : kPerformerFields) f.write(*c.performer(), j);
-  return j;
-}
-
-void validate_performer(const ModelConfig& c, const std::string& origin) {
-  if (c.performer()) validate_fields(kPerformerFields, *c.performer(), "performer", origin);
-}
-
 }  // namespace
 
-std::vector<ConfigSection> efficient_attention_sections() {
-  return {{"sparse", read_sparse, write_sparse, validate_sparse},
-          {"lsh", read_lsh, write_lsh, validate_lsh},
-          {"performer", read_performer, write_performer, validate_performer}};
+std::vector<ConfigSection> sparse_sections() {
+  return {{"sparse", read_sparse, write_sparse, validate_sparse}};
 }
 
 }  // namespace atlas::config_json

@@ -1,6 +1,6 @@
-// Config sections of the attention family of seed 004 (see config_json.h): "score" (the
-// alignment score function of every attention layer) and "rnn_seq2seq" (recurrent
-// encoder-decoder with attention, Pointer Network). Keys are documented in docs/variants.md.
+// The "rnn_seq2seq" config section (see config_json.h): the recurrent encoder-decoder with
+// attention and the Pointer Network, declared once as a field table (core/config/field_table.h).
+// Keys are documented in docs/variants.md.
 #include "core/config/config_json.h"
 #include "core/config/field_table.h"
 
@@ -8,10 +8,6 @@ namespace atlas::config_json {
 
 namespace {
 
-const EnumTable<ScoreFunction> kScoreFunctions = {
-    {"scaled_dot", ScoreFunction::ScaledDot}, {"dot", ScoreFunction::Dot},
-    {"general", ScoreFunction::General},      {"additive", ScoreFunction::Additive},
-    {"cosine", ScoreFunction::Cosine},        {"location", ScoreFunction::Location}};
 const EnumTable<RnnCell> kCells = {{"gru", RnnCell::Gru}, {"lstm", RnnCell::Lstm}};
 const EnumTable<AttentionStyle> kStyles = {{"bahdanau", AttentionStyle::Bahdanau},
                                            {"luong", AttentionStyle::Luong}};
@@ -21,38 +17,6 @@ const EnumTable<Selection> kSelections = {{"soft", Selection::Soft}, {"hard", Se
 const EnumTable<Seq2SeqOutput> kOutputs = {{"vocab", Seq2SeqOutput::Vocab},
                                            {"pointer", Seq2SeqOutput::Pointer}};
 
-// ---- score ----
-void check_key_strength(const ScoreConfig& s, const std::string& path, const std::string& origin) {
-  if (!(s.strength > 0.0f))
-    fail(origin, path + " (cosine key strength beta) must be > 0, got " + format_float(s.strength));
-}
-
-const FieldTable<ScoreConfig> kScoreFields = {
-    enum_field("function", &ScoreConfig::function, kScoreFunctions),
-    integer_field("d_attn", &ScoreConfig::d_attn, 0, 65536),
-    checked_number_field("strength", &ScoreConfig::strength, check_key_strength)};
-
-// A function other than "scaled_dot" makes it the config's attention kind; the fields are
-// range-checked either way.
-void read_score(const Json& o, const Reader& r, ModelConfig& c) {
-  ScoreConfig s;
-  read_fields(kScoreFields, o, r, s, "score");
-  validate_fields(kScoreFields, s, "score", r.origin);
-  if (s.function != ScoreFunction::ScaledDot) choose_attention(c, s, "score_function", r.origin);
-}
-
-OrderedJson write_score(const ModelConfig& c) {
-  return write_fields(kScoreFields, c.score_function());
-}
-
-void validate_score(const ModelConfig& c, const std::string& origin) {
-  if (!c.score()) return;
-  if (c.score()->function == ScoreFunction::ScaledDot)
-    fail(origin, "score.function \"scaled_dot\" is the softmax attention kind, not a score kind");
-  validate_fields(kScoreFields, *c.score(), "score", origin);
-}
-
-// ---- rnn_seq2seq ----
 // window: D >= 1 keeps Luong's window non-empty for any predicted centre p_t in [0, S].
 const FieldTable<Seq2SeqConfig> kSeq2SeqFields = {
     enum_field("cell", &Seq2SeqConfig::cell, kCells),
@@ -75,7 +39,7 @@ void seq2seq_combinations(const ModelConfig& c, const Seq2SeqConfig& s, const st
   const ScoreFunction f = c.score_function().function;
   if ((f == ScoreFunction::ScaledDot || f == ScoreFunction::Dot || f == ScoreFunction::Cosine) &&
       dec != enc)
-    fail(origin, "score.function " + enum_name(f, kScoreFunctions, "score") +
+    fail(origin, "score.function " + score_function_key(f) +
                      " compares the decoder state (" + std::to_string(dec) +
                      ") with the encoder state (" + std::to_string(enc) +
                      ", bidirectional doubles it) and needs equal sizes; use \"general\" or "
@@ -84,9 +48,8 @@ void seq2seq_combinations(const ModelConfig& c, const Seq2SeqConfig& s, const st
 
 }  // namespace
 
-std::vector<ConfigSection> score_seq2seq_sections() {
-  return {{"score", read_score, write_score, validate_score},
-          stack_section("rnn_seq2seq", &kSeq2SeqFields, seq2seq_combinations)};
+std::vector<ConfigSection> seq2seq_sections() {
+  return {stack_section("rnn_seq2seq", &kSeq2SeqFields, seq2seq_combinations)};
 }
 
 }  // namespace atlas::config_json

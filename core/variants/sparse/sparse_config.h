@@ -1,7 +1,7 @@
 #pragma once
-// Config of sparse and efficient attention (sparse patterns, Reformer LSH, Performer), read by
-// efficient_attention_config.cpp from the nested "sparse", "lsh" and "performer" objects. Each is
-// an attention kind (core/config/attention_kind.h); the reversible stack a stack kind.
+// Config of sparse attention patterns, an attention kind (core/config/attention_kind.h) held by
+// ModelConfig; the "sparse" section, read, written and validated by
+// core/variants/sparse/sparse_config.cpp (keys in docs/variants.md).
 #include <cstdint>
 
 namespace atlas {
@@ -28,30 +28,6 @@ struct SparseConfig {
   // Image input (core/input/image_input.h): 1 = one grey intensity per position; 3 = the R, G, B
   // values of each pixel as three positions (the Image Transformer's CIFAR-10 layout, 32 x 3).
   int64_t image_channels = 1;
-};
-
-// Reformer (seeds 000, 003; google/trax efficient_attention.py): LSH attention over shared-QK
-// keys, in place of dense self-attention. Read from the "lsh" object, as is the reversible
-// stack below.
-struct LshConfig {
-  int64_t n_rounds = 1;       // hash rounds (trax n_hashes default 1)
-  int64_t n_buckets = 0;      // even >= 2, or 1 = no hashing; 0 = auto: 2 max(1, L / chunk)
-  int64_t chunk_length = 128; // queries per chunk (trax default)
-  uint64_t seed = 0;          // random rotations, fixed per layer / head / round
-};
-
-// Reformer's reversible residual stack: Y1 = X1 + Attn(X2), Y2 = X2 + FF(Y1), exit
-// mean(Y1, Y2), with or without LSH attention. A stack kind (core/config/stack_kind.h), chosen by
-// the "lsh" object's "reversible": true.
-struct ReversibleConfig {
-  int64_t ff_chunks = 1;  // feed-forward applied to this many row chunks (same output)
-};
-
-// Performer FAVOR+ (seed 003; google-research performer/fast_attention): softmax attention
-// approximated by positive orthogonal random features. Read from the "performer" object.
-struct PerformerConfig {
-  int64_t features = 256;  // m (google-research default)
-  uint64_t seed = 0;       // the random features are fixed by (seed, layer, head)
 };
 
 }  // namespace atlas
