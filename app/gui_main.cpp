@@ -17,9 +17,9 @@
 #include "core/formats/input_file.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
-#include "ui/atomic_file_device.h"
-#include "ui/main_window.h"
-#include "ui/model_view.h"
+#include "ui/export/atomic_file_device.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/model_view.h"
 
 int main(int argc, char** argv) {
   atlas::app::wait_passively_in_openmp(argv);

@@ -19,10 +19,11 @@
 
 #include "core/formats/model_io.h"
 #include "core/tensor/allocation_policy.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
-#include "ui/variant_plots.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/panels/variant_plots.h"
+#include "ui/panels/panel_registry.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -5,7 +5,7 @@
 
 #include <QSignalSpy>
 
-#include "ui/main_window.h"
+#include "ui/main_window/main_window.h"
 #include "tests/ui/ui_test_support.h"
 
 namespace atlas::uitest {

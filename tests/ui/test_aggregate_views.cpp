@@ -16,9 +16,9 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;

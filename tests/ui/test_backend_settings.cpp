@@ -6,9 +6,9 @@
 #include <QSettings>
 #include <QSignalSpy>
 
-#include "ui/backend_settings.h"
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
+#include "ui/main_window/backend_settings.h"
+#include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

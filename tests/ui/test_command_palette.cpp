@@ -1,4 +1,4 @@
-// The command palette (ui/command_palette.h) lists the window's menu actions with their paths,
+// The command palette (ui/main_window/command_palette.h) lists the window's menu actions with their paths,
 // filters them by every typed word, and runs the chosen one; the views' right-click menus offer
 // copy, export and the compare and sweep panels.
 #include <catch2/catch.hpp>
@@ -16,9 +16,9 @@
 #include <QTest>
 
 #include "tests/ui/run_window.h"
-#include "ui/command_palette.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "ui/main_window/command_palette.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -12,8 +12,8 @@
 #include "core/model/presets.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/heatmap_view.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -1,4 +1,4 @@
-// Image input in the window (ui/main_window_image.cpp) on a real pixel model: the run's tokens
+// Image input in the window (ui/main_window/main_window_image.cpp) on a real pixel model: the run's tokens
 // are the grey values of the nearest source pixels, worked out here from the image's own
 // pixel values; typing returns to text; a text model refuses images with a clear message.
 #include <catch2/catch.hpp>
@@ -13,7 +13,7 @@
 #include <QPlainTextEdit>
 #include <QTest>
 
-#include "ui/image_input_view.h"
+#include "ui/views/image_input_view.h"
 #include "core/formats/npy.h"
 #include "tests/ui/run_window.h"
 

@@ -14,12 +14,12 @@
 
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/model_view.h"
-#include "ui/run_controller.h"
-#include "ui/token_chips.h"
-#include "ui/token_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/model_view.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/views/token_chips.h"
+#include "ui/views/token_view.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

@@ -15,8 +15,8 @@
 #include "core/model/attention_map.h"
 #include "tests/core/gguf_model_writer.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -1,4 +1,4 @@
-// Opening a model off the UI thread with progress and Cancel (ui/run_controller.h over
+// Opening a model off the UI thread with progress and Cancel (ui/main_window/run_controller.h over
 // core/model/load_monitor.h), and the status bar's note on a run close to the memory limit.
 #include <QLabel>
 #include <QSignalSpy>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/formats/input_file.h"
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
+#include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

@@ -8,9 +8,9 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/pattern_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/pattern_view.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
 

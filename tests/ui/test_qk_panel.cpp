@@ -1,4 +1,4 @@
-// The query-key embedding panel (ui/qk_panel.cpp): its points equal the core's embedding of the
+// The query-key embedding panel (ui/panels/qk_panel.cpp): its points equal the core's embedding of the
 // selected layer and head by position, queries and keys in two series, a click on a point picks
 // its token, and the scatter exports; opening it in the window traces q and k.
 #include <catch2/catch.hpp>
@@ -11,8 +11,8 @@
 
 #include "core/analysis/qk_embedding.h"
 #include "tests/ui/run_window.h"
-#include "ui/main_window.h"
-#include "ui/variant_panel.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -1,4 +1,4 @@
-// The token search panel (ui/search_panel.h): the layers x heads heatmap shows the core's
+// The token search panel (ui/tools/search_panel.h): the layers x heads heatmap shows the core's
 // scores at [layer, head] on an input whose labels repeat, a click selects that layer and head,
 // and the matching chips of the main window are marked, by position.
 #include <catch2/catch.hpp>
@@ -9,11 +9,11 @@
 
 #include "core/analysis/token_search.h"
 #include "tests/ui/run_window.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/search_panel.h"
-#include "ui/token_chips.h"
-#include "ui/variant_panel.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/tools/search_panel.h"
+#include "ui/views/token_chips.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

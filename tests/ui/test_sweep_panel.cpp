@@ -1,4 +1,4 @@
-// The ablation sweep panel (ui/sweep_panel.h): the heatmap shows the core sweep's effects at
+// The ablation sweep panel (ui/tools/sweep_panel.h): the heatmap shows the core sweep's effects at
 // [layer, head] (checked by value and position on an input whose labels repeat), a click on a
 // cell selects that layer and head, the figure exports and renders, and a result never
 // outlives its input or model: other tokens or a model switch clear it, also mid-sweep.
@@ -18,10 +18,10 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/sweep_panel.h"
-#include "ui/variant_panel.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/tools/sweep_panel.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -11,14 +11,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/chart_adapter.h"
-#include "ui/main_window.h"
+#include "ui/panels/chart_adapter.h"
+#include "ui/main_window/main_window.h"
 #include "core/formats/model_io.h"
-#include "ui/panel_chart.h"
-#include "ui/run_controller.h"
-#include "ui/training_panel.h"
+#include "ui/panels/panel_chart.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/tools/training_panel.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/variant_panel.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

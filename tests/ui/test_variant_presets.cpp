@@ -10,15 +10,15 @@
 #include <QPushButton>
 #include <QTableWidget>
 
-#include "ui/ablation_controls.h"
+#include "ui/panels/ablation_controls.h"
 #include "core/model/generate.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/panel_chart.h"
-#include "ui/run_controller.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/panel_chart.h"
+#include "ui/main_window/run_controller.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/variant_panel.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -1,4 +1,4 @@
-// The ViT overlay of the "Input image" dock (ui/image_input_view.cpp, ui/image_patch_overlay.cpp)
+// The ViT overlay of the "Input image" dock (ui/views/image_input_view.cpp, ui/views/image_patch_overlay.cpp)
 // on preset:tiny-vit (32 x 32 image, 8 x 8 patches: a 4 x 4 grid + [CLS] = 17 tokens, 2 layers,
 // 4 heads). The oracle reads the run's attention arrays directly and computes the rollout with
 // plain loops here, never through attention_rollout() or the overlay code.
@@ -12,11 +12,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "ui/colormap.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
-#include "ui/image_input_view.h"
-#include "ui/main_window.h"
+#include "ui/views/colormap.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/image_input_view.h"
+#include "ui/main_window/main_window.h"
 #include "core/formats/npy.h"
 #include "tests/ui/ui_test_support.h"
 

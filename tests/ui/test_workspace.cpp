@@ -13,8 +13,8 @@
 #include "core/tensor/error.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 #include "ui/workspace.h"
 
 using namespace atlas;
