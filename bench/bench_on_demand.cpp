@@ -26,6 +26,8 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
 #include "ui/views/heatmap_view.h"
 

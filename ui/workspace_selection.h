@@ -7,7 +7,7 @@
 #include <QString>
 #include <vector>
 
-#include "ui/views/heatmap_data.h"
+#include "ui/views/attention_selection.h"
 
 namespace atlas::ui {
 

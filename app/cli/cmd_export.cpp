@@ -27,7 +27,10 @@
 #include "core/analysis/weight_check.h"
 #include "core/formats/input_file.h"
 #include "ui/export/figure_export.h"
-#include "ui/views/heatmap_data.h"
+#include "ui/views/aggregate_heatmaps.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/value_mapper.h"
 #include "ui/panels/panel_chart.h"
 #include "core/formats/model_io.h"
 

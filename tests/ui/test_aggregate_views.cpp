@@ -16,6 +16,8 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/views/aggregate_heatmaps.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/main_window/main_window.h"

@@ -10,6 +10,7 @@
 #include "core/model/model.h"
 #include "core/model/presets.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
 #include "ui/views/model_view.h"
 

@@ -11,6 +11,8 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/export/figure_export.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
 #include "ui/views/model_view.h"
 

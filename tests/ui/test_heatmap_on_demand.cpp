@@ -12,7 +12,10 @@
 #include "core/model/presets.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
+#include "ui/views/map_overview.h"
 #include "ui/views/heatmap_view.h"
 
 using namespace atlas;

@@ -30,6 +30,7 @@
 #include "ui/panels/variant_panel.h"
 #include "ui/panels/variant_plots.h"
 #include "ui/panels/panel_registry.h"
+#include "ui/views/attention_heatmap.h"
 
 namespace fs = std::filesystem;
 using namespace atlas;

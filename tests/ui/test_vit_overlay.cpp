@@ -13,7 +13,7 @@
 #include <QTest>
 
 #include "ui/views/colormap.h"
-#include "ui/views/heatmap_data.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/views/image_input_view.h"
 #include "ui/main_window/main_window.h"

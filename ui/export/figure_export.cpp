@@ -19,6 +19,8 @@
 #include "core/formats/npy.h"
 #include "core/model/attention_on_demand.h"
 #include "ui/views/token_view.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/positional_data.h"
 
 namespace atlas::ui {
 namespace {

@@ -13,7 +13,9 @@ class QImage;
 class QPainter;
 class QTextStream;
 
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

@@ -37,6 +37,8 @@
 #include "ui/views/token_view.h"
 #include "ui/views/pattern_view.h"
 #include "ui/panels/variant_panel.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/aggregate_heatmaps.h"
 
 namespace atlas::ui {
 

@@ -10,7 +10,9 @@
 #include <string>
 #include <utility>
 
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 #include "core/model/model.h"
 
 class QComboBox;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 #include "core/model/model.h"
 
 namespace atlas::ui {

@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "core/model/model.h"
-#include "ui/views/heatmap_data.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_painter.h"
 
 class QLabel;

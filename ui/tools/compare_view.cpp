@@ -3,6 +3,7 @@
 
 #include "core/tensor/error.h"
 #include "ui/panels/variant_plots.h"
+#include "ui/views/attention_heatmap.h"
 
 namespace atlas::ui {
 

@@ -5,7 +5,9 @@
 // distance grid (mean total variation) of the selected map family. Each throws AtlasError with
 // the reason when the runs cannot be compared (other token counts, a map only one run has).
 #include "core/analysis/attention_compare.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

@@ -8,6 +8,7 @@
 
 #include "core/analysis/ablation_sweep.h"
 #include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

@@ -1,71 +1,19 @@
 #pragma once
 // What the views draw, read from a Trace (never recomputed from the model): one matrix with
-// its row/column labels and mask, plus the colour mapping that turns values into colours.
+// its row/column labels and mask, and the token labels as the views show them. Where the
+// matrices come from: attention_heatmap.h (a map's head or aggregate), map_overview.h (maps
+// computed on request), aggregate_heatmaps.h (rollout, flow, value-weighted),
+// positional_data.h; how values become colours: value_mapper.h.
 #include <QString>
 #include <QStringList>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "ui/views/colormap.h"
 #include "core/model/trace.h"
 
 namespace atlas::ui {
-
-// One attention family of a trace, e.g. the encoder self-attention: the maps of the trace's
-// attention-map catalogue (core/model/attention_map.h) with one stack and sub-layer. A map is
-// chosen by layer (a Universal Transformer's step n is layer n - 1) and, for Transformer-XL, by
-// segment.
-struct AttentionFamily {
-  QString stack;  // "encoder" | "decoder" | a model's own ("snail", "sagan")
-  QString kind;   // the sub-layer: "attn" | "self_attn" | "cross_attn"
-  int layers = 0;    // layers, or steps when `steps`
-  int heads = 0;     // the most heads of any map
-  int segments = 0;  // Transformer-XL segments; 0 = the model has none
-  bool steps = false;  // Universal Transformer: layer index i is step i + 1
-  int kvHeads = 0;     // grouped-query attention: query heads share kvHeads key/value heads
-  bool grouped() const { return kvHeads > 0 && kvHeads < heads && heads % kvHeads == 0; }
-  int groupOf(int head) const { return grouped() ? head / (heads / kvHeads) : head; }
-  QString label() const;  // "encoder self-attention"
-  QString layerWord() const { return steps ? "step" : "layer"; }
-  int layerNumber(int layer) const { return steps ? layer + 1 : layer; }  // as the user reads it
-  bool isSelfAttention() const { return kind != "cross_attn"; }
-};
-
-// Head selector values besides a head index >= 0.
-// HeadSink is a model-grid column only (the attention sink per head, model_view.h), not a map.
-enum HeadAggregate : int { HeadMean = -1, HeadMax = -2, HeadRollout = -3, HeadSink = -4, HeadFlow = -5 };
-QString headName(int head);       // "head 3", "mean over heads", ...
-QString headShortName(int head);  // "H3", "mean", "max", "rollout"
-
-struct AttentionSelection {
-  QString stack = "encoder";
-  QString kind = "attn";
-  int layer = 0;    // layer, or step - 1 for a step family
-  int head = 0;     // >= 0 or a HeadAggregate
-  int segment = 0;  // Transformer-XL segment; ignored by families without segments
-};
-
-// Families of the catalogue, grouped by stack and sub-layer in the order the maps were produced.
-std::vector<AttentionFamily> attentionFamilies(const Trace& trace);
-// The family of `stack`/`kind` in `families`, or nullptr.
-const AttentionFamily* findFamily(const std::vector<AttentionFamily>& families, const QString& stack,
-                                  const QString& kind);
-// The catalogue entry `sel` names (stack, sub-layer, segment when the map has one, layer or
-// step = layer + 1), or nullptr.
-const AttentionMap* findAttentionMap(const Trace& trace, const AttentionSelection& sel);
-// Its trace array ("decoder.seg1.layer0.self_attn"); throws AtlasError naming what is missing
-// (and what the trace has) when there is no such map.
-std::string attentionArrayName(const Trace& trace, const AttentionSelection& sel);
-// Whether attention rollout applies to a family's maps in `segment`: self-attention whose
-// queries and keys are the same tokens in every layer (not cross-attention, not XL memory).
-bool rolloutApplies(const Trace& trace, const AttentionFamily& family, int segment);
-
-// Row and column labels of a map, by position (repeated tokens stay separate rows): the
-// catalogue's token labels through displayLabel, memory keys marked with kMemoryKeyMark.
-inline const QString kMemoryKeyMark = QStringLiteral("\u21BA ");
-QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map);
-QStringList keyLabelsOf(const Trace& trace, const AttentionMap& map);
 
 struct HeatmapData;
 
@@ -129,94 +77,10 @@ struct HeatmapData {
 // so every figure format shows them and an SVG can hold them; long labels elided.
 QString displayLabel(const std::string& label);
 
-// The [Lq, Lk] matrix of one map (findAttentionMap) and head or aggregate: the dense array's
-// slice, a CSR-only map's nonzeros spread over masked cells, or an on-demand map's weights
-// computed from its queries and keys; an on-demand map over kExactHeatmapCells comes as an
-// overview of block maxima with a `detail` for exact windows. Throws AtlasError naming the
-// missing map or head.
-constexpr int64_t kExactHeatmapCells = int64_t(2048) * 2048;
-// Whether attentionHeatmap gives head `head` (a head index, HeadMean or HeadMax) of `m` as an
-// overview of block maxima: a map computed on request with more than kExactHeatmapCells cells.
-bool heatmapIsOverview(const AttentionMap& m, int head);
-HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel);
-// The same; an overview of a map computed on request then shares the trace (its exact windows
-// read the trace's queries and keys, keeping it alive) instead of copying them.
-HeatmapData attentionHeatmap(const std::shared_ptr<const Trace>& trace, const AttentionSelection& sel);
-// The overviews attentionHeatmap gives for every head of sel's map, then for HeadMean and
-// HeadMax, computed in one pass over the map; empty unless the map is computed on request and
-// over kExactHeatmapCells. (The model grid's tiles of a long input.)
-std::vector<HeatmapData> onDemandOverviews(const Trace& trace, const AttentionSelection& sel);
-// Attention rollout (Abnar & Zuidema 2020) of sel's family and segment, layers 0..sel.layer.
-HeatmapData rolloutHeatmap(const Trace& trace, const AttentionSelection& sel);
-// Attention flow (core/analysis/attention_flow.h) of sel's family through layers 0..sel.layer,
-// on the same residual-mixed layers as rollout; above kAttentionFlowFullLimit tokens only the
-// decoder's last row or the encoder's first is computed (the other rows masked).
-HeatmapData flowHeatmap(const Trace& trace, const AttentionSelection& sel);
-// Value-weighted attention of one head (core/analysis/value_weighted.h): alpha_ij |f_h(x_j)|
-// from a run traced with TraceOptions::value_norms.
-HeatmapData valueWeightedHeatmap(const Trace& trace, const AttentionSelection& sel);
-// The rollout of every prefix 0..l for l in [0, lastLayer], computed in one product chain.
-std::vector<HeatmapData> rolloutHeatmaps(const Trace& trace, const AttentionSelection& sel, int lastLayer);
-HeatmapData positionalHeatmap(const Trace& trace);    // P [L, d]
-HeatmapData positionalSimilarity(const Trace& trace);  // P P^T [L, L]
-
-// Rollout maths on plain matrices (exposed for tests): `layers` are head-averaged [n, n]
-// attention matrices, first layer first. Returns prod_l rownorm(0.5 A_l + 0.5 I), last first.
-std::vector<float> attentionRollout(const std::vector<std::vector<float>>& layers, int n);
-// The same, returning the product after every layer (element l = rollout up to layer l).
-std::vector<std::vector<float>> attentionRolloutPrefixes(const std::vector<std::vector<float>>& layers,
-                                                         int n);
-
-// ---- value -> colour ----
-enum class ColorScale { Linear, Log };
-enum class Normalization { Global, Row };
-
-struct ColorMapping {
-  Colormap colormap = Colormap::Viridis;
-  ColorScale scale = ColorScale::Linear;
-  Normalization normalization = Normalization::Global;
-  float logFloor = 1e-3f;  // log scale spans [floor * max, max]
-  // Map [-m, m] -> [0, 1] even when no value is negative, so 0 keeps the diverging map's
-  // neutral centre (differences and effects whose sign matters).
-  bool centreZero = false;
-  // > 0: the top of the (global) scale instead of the data's largest |value| (a grid's tiles
-  // drawn on one shared scale).
-  float fixedMax = 0.0f;
-  // Grids of maps (the layers x heads view): every tile on one scale, the largest value of any
-  // tile (fixedMax), instead of each tile on its own maximum.
-  bool sharedScale = false;
-};
-
-// Maps the values of one HeatmapData to t in [0, 1]. Non-negative data maps [0, max] -> [0, 1];
-// data with negative values maps symmetrically [-m, m] -> [0, 1] (0 at the centre), which is
-// what the diverging colour map is for.
-class ValueMapper {
- public:
-  ValueMapper(const HeatmapData& data, const ColorMapping& mapping);
-  float operator()(int r, int c) const;
-  float map(float v, int row) const;
-  bool signedData() const { return m_signed; }
-  int categories() const { return m_data->categories; }
-  float globalMax() const { return m_globalMax; }  // max |v| over unmasked cells
-  // Tick values for the colour bar (in data units, or fractions of the row maximum) and the
-  // bar position of each tick in [0, 1].
-  struct Tick {
-    float value;
-    float position;
-    QString text;
-  };
-  std::vector<Tick> colorBarTicks() const;
-  QString colorBarTitle() const;
-
- private:
-  const HeatmapData* m_data;
-  ColorMapping m_mapping;
-  bool m_signed = false;
-  float m_globalMax = 0.0f;
-  std::vector<float> m_rowMax;  // max |v| per row (row normalisation)
-  float scaleOf(int row) const {
-    return m_mapping.normalization == Normalization::Row ? m_rowMax[row] : m_globalMax;
-  }
-};
+// Row and column labels of a map, by position (repeated tokens stay separate rows): the
+// catalogue's token labels through displayLabel, memory keys marked with kMemoryKeyMark.
+inline const QString kMemoryKeyMark = QStringLiteral("\u21BA ");
+QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map);
+QStringList keyLabelsOf(const Trace& trace, const AttentionMap& map);
 
 }  // namespace atlas::ui

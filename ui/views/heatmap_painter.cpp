@@ -1,4 +1,6 @@
 #include "ui/views/heatmap_painter.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 #include <QFontMetricsF>
 #include <QLineF>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 class QPainter;
 class QPaintDevice;

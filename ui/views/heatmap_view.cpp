@@ -1,4 +1,6 @@
 #include "ui/views/heatmap_view.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>

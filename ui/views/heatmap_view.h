@@ -15,6 +15,8 @@
 #include <memory>
 
 #include "ui/views/heatmap_painter.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

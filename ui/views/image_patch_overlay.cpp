@@ -11,6 +11,10 @@
 #include "ui/views/colormap.h"
 #include "core/tensor/error.h"
 #include "ui/views/heatmap_painter.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

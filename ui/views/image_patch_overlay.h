@@ -49,7 +49,7 @@ QString tokenName(int token, int grid, bool cls);  // "[CLS]" or "patch 1,2"
 
 // Both throw AtlasError when the trace lacks the layer's attention ("encoder.layer<i>.attn"),
 // the head does not exist, the query is out of range or the trace's token count is not
-// cls + grid * grid. `head` is a head index or a HeadAggregate (heatmap_data.h).
+// cls + grid * grid. `head` is a head index or a HeadAggregate (attention_selection.h).
 PatchOverlay queryAttentionOverlay(const Trace& trace, int layer, int head, int query, int grid,
                                    bool cls);
 PatchOverlay rolloutOverlay(const Trace& trace, int layer, int query, int grid, bool cls);

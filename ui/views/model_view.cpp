@@ -1,4 +1,10 @@
 #include "ui/views/model_view.h"
+#include "ui/views/aggregate_heatmaps.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/map_overview.h"
+#include "ui/views/value_mapper.h"
 
 #include "core/analysis/head_statistics.h"
 

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "ui/views/heatmap_painter.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

@@ -6,6 +6,8 @@
 #include "core/tensor/error.h"
 #include "core/variants/sparse/sparse_pattern.h"
 #include "ui/panels/variant_plots.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
 
 namespace atlas::ui {
 

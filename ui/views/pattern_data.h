@@ -6,6 +6,7 @@
 // of LSH; `.span.mask` > 0 for adaptive spans).
 #include <QString>
 
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_data.h"
 #include "core/model/model.h"
 

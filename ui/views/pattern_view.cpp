@@ -12,6 +12,10 @@
 #include "ui/export/figure_export.h"
 #include "ui/export/export_dialog.h"
 #include "ui/views/heatmap_view.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
 
 namespace atlas::ui {
 

@@ -10,6 +10,7 @@
 #include "ui/views/heatmap_painter.h"
 #include "core/model/model.h"
 #include "ui/views/pattern_data.h"
+#include "ui/views/attention_selection.h"
 
 class QLabel;
 class QSpinBox;

@@ -9,6 +9,9 @@
 
 #include "ui/panels/chart_adapter.h"
 #include "ui/views/token_view.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/positional_data.h"
+#include "ui/views/value_mapper.h"
 #include "core/model/model_arrays.h"
 
 namespace atlas::ui {

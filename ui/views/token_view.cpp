@@ -1,4 +1,6 @@
 #include "ui/views/token_view.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
 
 #include <QFontMetricsF>
 #include <QMouseEvent>

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ui/views/heatmap_painter.h"
+#include "ui/views/heatmap_data.h"
 
 namespace atlas::ui {
 
