@@ -11,7 +11,9 @@
 #include <QTableWidget>
 
 #include "ui/panels/ablation_controls.h"
+#include "core/analysis/performer_study.h"
 #include "core/model/generate.h"
+#include "core/model/presets.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/main_window/main_window.h"
 #include "ui/panels/panel_chart.h"
@@ -280,4 +282,31 @@ TEST_CASE("tiny-performer: the error panel's figures match a naive recount", "[u
   CHECK(series[0][at] == Approx(meanAbs).epsilon(1e-3));
   CHECK(series[1][at] == Approx(maxTv).epsilon(1e-3));
   CHECK(series[0][at] > 0.0);
+  // The panel's arrays are core/analysis/performer_study.h's study (the one `atlas
+  // performer-error` prints), value for value: the model's d_head, Performer seed and m, the
+  // run's length, N(0, 0.5^2), the decoder's causal mask.
+  const ModelConfig c = preset_config("tiny-performer");
+  FavorStudySpec spec;
+  spec.length = L;
+  spec.d = c.d_head();
+  spec.features = {16, 64, 256, 1024};
+  spec.sd = 0.5;
+  spec.seed = c.performer()->seed;
+  spec.causal = c.architecture == Architecture::Decoder;
+  spec.keep_implicit = c.performer()->features;
+  REQUIRE(spec.keep_implicit == 64);
+  const FavorStudy study = favor_error_study(spec);
+  const Tensor& tracedMeanAbs = win.array("performer.study.mean_abs");
+  const Tensor& tracedMaxTv = win.array("performer.study.max_tv");
+  REQUIRE(ms.numel() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(ms.data[i] == float(spec.features[i]));
+    CHECK(tracedMeanAbs.data[i] == float(study.errors[i].mean_abs));
+    CHECK(tracedMaxTv.data[i] == float(study.errors[i].max_tv));
+  }
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < L; ++j) {
+      CHECK(imp.data[size_t(i * L + j)] == study.implicit(i, j));
+      CHECK(ex.data[size_t(i * L + j)] == study.exact(i, j));
+    }
 }

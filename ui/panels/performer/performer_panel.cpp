@@ -1,12 +1,13 @@
-// Performer FAVOR+ approximation error (seed 003; core/variants/performer/performer.h, the functions of
-// `atlas performer-error`): the implicit attention rownorm(phi(Q) phi(K)^T) against the exact
-// softmax(Q K^T / sqrt(d)) of the same Q, K, and the mean-abs / max row-TV error against the
-// number of random features m. Q and K are drawn N(0, 0.5^2) with the model's d_head, the
-// run's length (at most 1024) and its masking, because the trace does not record the layers'
-// own q and k. Computed on the run worker while the panel is open (addPerformerStudy).
-#include <random>
+// Performer FAVOR+ approximation error (seed 003): the study of `atlas performer-error`
+// (core/analysis/performer_study.h), the implicit attention rownorm(phi(Q) phi(K)^T) against the
+// exact softmax(Q K^T / sqrt(d)) of the same Q, K, and the mean-abs / max row-TV error against
+// the number of random features m. Q and K are drawn N(0, 0.5^2) from the model's Performer
+// seed with its d_head, the run's length (at most 1024) and its masking, because the trace does
+// not record the layers' own q and k. Computed on the run worker while the panel is open
+// (addPerformerStudy).
+#include <algorithm>
 
-#include "core/variants/performer/performer.h"
+#include "core/analysis/performer_study.h"
 #include "ui/panels/panel_registry.h"
 #include "ui/panels/performer/performer_panel.h"
 
@@ -24,33 +25,31 @@ constexpr const char* kMaxTv = "performer.study.max_tv";
 void addPerformerStudy(const ModelConfig& c, RunResult& result) {
   const PerformerConfig* performer = c.performer();
   if (!performer) throw AtlasError("model \"" + c.name + "\" does not run Performer attention");
-  const int64_t L = std::min<int64_t>(1024, std::max<int64_t>(1, static_cast<int64_t>(result.trace.source_tokens.size())));
-  const int64_t d = c.d_head();
-  const bool causal = c.architecture == Architecture::Decoder;
-  std::mt19937_64 g(performer->seed);
-  std::normal_distribution<float> n(0.0f, 0.5f);
-  Mat q(L, d), k(L, d);
-  for (int64_t i = 0; i < L; ++i)
-    for (int64_t j = 0; j < d; ++j) q(i, j) = n(g), k(i, j) = n(g);
-  const Mat exact = exact_softmax_attention(q, k, causal);
-  std::vector<int64_t> ms = {16, 64, 256, 1024, performer->features};
-  std::sort(ms.begin(), ms.end());
-  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
-  Tensor features({static_cast<int64_t>(ms.size())}), meanAbs(features.shape), maxTv(features.shape);
+  FavorStudySpec spec;
+  spec.length = std::min<int64_t>(1024, std::max<int64_t>(1, static_cast<int64_t>(result.trace.source_tokens.size())));
+  spec.d = c.d_head();
+  spec.features = {16, 64, 256, 1024, performer->features};
+  std::sort(spec.features.begin(), spec.features.end());
+  spec.features.erase(std::unique(spec.features.begin(), spec.features.end()), spec.features.end());
+  spec.sd = 0.5;
+  spec.seed = performer->seed;
+  spec.causal = c.architecture == Architecture::Decoder;
+  spec.keep_implicit = performer->features;
+  const FavorStudy study = favor_error_study(spec);
+  const int64_t L = spec.length;
+  const int64_t n = static_cast<int64_t>(spec.features.size());
+  Tensor features({n}), meanAbs(features.shape), maxTv(features.shape);
   Tensor implicitT({L, L}), exactT({L, L});
-  for (size_t i = 0; i < ms.size(); ++i) {
-    const Mat implicit =
-        favor_implicit_attention(q, k, orthogonal_features(ms[i], d, performer->seed + 1), causal);
-    const ApproxError e = attention_error(implicit, exact);
-    features.data[i] = static_cast<float>(ms[i]);
-    meanAbs.data[i] = static_cast<float>(e.mean_abs);
-    maxTv.data[i] = static_cast<float>(e.max_tv);
-    if (ms[i] == performer->features)
-      for (int64_t r = 0; r < L; ++r)
-        for (int64_t s = 0; s < L; ++s) implicitT.data[static_cast<size_t>(r * L + s)] = implicit(r, s);
+  for (int64_t i = 0; i < n; ++i) {
+    features.data[size_t(i)] = static_cast<float>(spec.features[size_t(i)]);
+    meanAbs.data[size_t(i)] = static_cast<float>(study.errors[size_t(i)].mean_abs);
+    maxTv.data[size_t(i)] = static_cast<float>(study.errors[size_t(i)].max_tv);
   }
   for (int64_t r = 0; r < L; ++r)
-    for (int64_t s = 0; s < L; ++s) exactT.data[static_cast<size_t>(r * L + s)] = exact(r, s);
+    for (int64_t s = 0; s < L; ++s) {
+      implicitT.data[static_cast<size_t>(r * L + s)] = study.implicit(r, s);
+      exactT.data[static_cast<size_t>(r * L + s)] = study.exact(r, s);
+    }
   Trace& t = result.trace;
   t.add(kImplicit, "FAVOR+ implicit attention of synthetic q, k at the model's m [L, L]", implicitT);
   t.add(kExact, "exact softmax attention of the same q, k [L, L]", exactT);
