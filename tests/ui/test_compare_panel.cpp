@@ -16,6 +16,7 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 #include "ui/tools/compare_panel.h"
 #include "ui/tools/compare_view.h"
 #include "ui/views/heatmap_view.h"
@@ -163,9 +164,9 @@ TEST_CASE("compare panel: B follows A, the selection is linked, other lengths ar
 
 TEST_CASE("compare panel: two models of the same shape on one input, from the main window", "[ui][compare]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
-  ComparePanel* panel = rw.w.comparePanel();
+  ComparePanel* panel = uitest::comparePanel(rw.w);
   REQUIRE(panel);
-  rw.w.compareDock()->show();
+  uitest::dock(rw.w, "compareDock")->show();
   panel->setB("preset:tiny-decoder", "");
   QSignalSpy done(panel, &ComparePanel::compared);
   REQUIRE(panel->compare());

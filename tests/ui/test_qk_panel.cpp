@@ -11,6 +11,7 @@
 
 #include "core/analysis/qk_embedding.h"
 #include "tests/ui/run_window.h"
+#include "tests/ui/window_parts.h"
 #include "ui/main_window/main_window.h"
 #include "ui/panels/variant_panel.h"
 
@@ -19,7 +20,7 @@ using namespace atlas::ui;
 
 TEST_CASE("query-key embedding panel: points by position, two series, export", "[ui][qk]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
-  QDockWidget* dock = rw.w.variantDock("qk");
+  QDockWidget* dock = uitest::variantDock(rw.w, "qk");
   REQUIRE(dock);
   dock->show();  // turns on q and k tracing: one more run
   REQUIRE(rw.shown.wait(30000));
@@ -29,7 +30,7 @@ TEST_CASE("query-key embedding panel: points by position, two series, export", "
   s.layer = 1;
   s.head = 2;
   rw.w.setSelection(s);
-  VariantPanel* panel = rw.w.variantPanel("qk");
+  VariantPanel* panel = uitest::variantPanel(rw.w, "qk");
   panel->ensureBuilt();
   REQUIRE(panel->plots().size() == 1);
   panel->setCurrentPlot(0);

@@ -17,6 +17,7 @@
 #include "ui/tools/score_panel.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -30,12 +31,12 @@ struct ScoreDockWindow : uitest::RunWindow {
       : RunWindow(preset, text, {1200, 900}) {}
   // Opens the dock and waits for the re-run that traces q and k.
   ScorePanel& openScores() {
-    REQUIRE(w.scoreDock());
+    REQUIRE(uitest::dock(w, "scoresDock"));
     shown.clear();
-    w.scoreDock()->show();
+    uitest::dock(w, "scoresDock")->show();
     REQUIRE(shown.wait(60000));
     settle();
-    ScorePanel* p = w.scorePanel();
+    ScorePanel* p = uitest::scorePanel(w);
     REQUIRE(p);
     p->ensureBuilt();
     return *p;

@@ -18,6 +18,7 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/main_window/main_window.h"
 #include "ui/tools/sweep_panel.h"
@@ -134,9 +135,9 @@ TEST_CASE("ablation sweep panel: a model switch mid-sweep drops the old model's 
 
 TEST_CASE("the main window offers the ablation sweep on the current run", "[ui][sweep]") {
   uitest::RunWindow rw("preset:tiny-encoder-decoder", "one two one two");
-  SweepPanel* panel = rw.w.sweepPanel();
+  SweepPanel* panel = uitest::sweepPanel(rw.w);
   REQUIRE(panel);
-  rw.w.sweepDock()->show();
+  uitest::dock(rw.w, "sweepDock")->show();
   panel->setChoice(SweepUnit::Heads, AblationMode::Zero, SweepMetric::KL);
   QSignalSpy done(panel, &SweepPanel::sweepFinished);
   REQUIRE(panel->startSweep());

@@ -20,6 +20,7 @@
 #include "ui/main_window/run_controller.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 #include "ui/panels/variant_panel.h"
 
 using namespace atlas;
@@ -33,10 +34,10 @@ namespace {
 struct PresetWindow : uitest::RunWindow {
   using RunWindow::RunWindow;
   VariantPanel& panel(const QString& id) {
-    VariantPanel* p = w.variantPanel(id);
+    VariantPanel* p = uitest::variantPanel(w, id);
     REQUIRE(p);
     REQUIRE(p->available());
-    REQUIRE(w.variantDock(id)->isVisible());
+    REQUIRE(uitest::variantDock(w, id)->isVisible());
     p->ensureBuilt();
     REQUIRE_FALSE(p->plots().empty());
     return *p;
@@ -60,7 +61,7 @@ TEST_CASE("tiny-span: span bars and mask curves equal the traced arrays", "[ui][
   ensureApp();
   PresetWindow win("preset:tiny-span", "the quick brown fox jumps");
   VariantPanel& p = win.panel("span");
-  CHECK_FALSE(win.w.variantPanel("act")->available());
+  CHECK_FALSE(uitest::variantPanel(win.w, "act")->available());
   const Tensor& z = win.array("span.z");  // [layers, heads]
   p.setCurrentPlot(plotIndex(p, "span z"));
   REQUIRE(p.chart());
@@ -138,7 +139,7 @@ TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for 
   PresetWindow win("preset:tiny-xl", "transformer-xl reads a text segment-wise");
   VariantPanel& p = win.panel("xl");
   // The open XL panel turned scores on and re-ran: the terms are in the trace.
-  CHECK(win.w.runController()->runOptions().trace.scores);
+  CHECK(uitest::runController(win.w)->runOptions().trace.scores);
   REQUIRE(win.w.trace()->find("xl.seg1.layer0.terms.a"));
   p.ensureBuilt();
   const Tensor& a = win.array("decoder.seg1.layer0.self_attn");  // [heads, 16, 32]
@@ -158,14 +159,14 @@ TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for 
       if (terms.at(i, lk + j) != tb.data[static_cast<size_t>(i) * lk + j]) ++mismatches;
   CHECK(mismatches == 0);
   // Closing the panel stops tracing scores for later runs.
-  win.w.variantDock("xl")->hide();
-  CHECK_FALSE(win.w.runController()->runOptions().trace.scores);
+  uitest::variantDock(win.w, "xl")->hide();
+  CHECK_FALSE(uitest::runController(win.w)->runOptions().trace.scores);
 }
 
 TEST_CASE("tiny-decoder: opening the lens panel computes per-layer predictions", "[ui][panels][presets]") {
   ensureApp();
   PresetWindow win("preset:tiny-decoder", "the cat sat");
-  QDockWidget* dock = win.w.variantDock("lens");
+  QDockWidget* dock = uitest::variantDock(win.w, "lens");
   REQUIRE(dock);
   CHECK_FALSE(dock->isVisible());  // a tool panel waits to be opened
   CHECK_FALSE(win.w.trace()->find("decoder.logit_lens.ids"));
@@ -191,13 +192,13 @@ TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the s
           "[ui][panels][presets][predictions]") {
   ensureApp();
   PresetWindow win("preset:tiny-decoder", "the cat sat");
-  QDockWidget* dock = win.w.variantDock("predictions");
+  QDockWidget* dock = uitest::variantDock(win.w, "predictions");
   REQUIRE(dock);
   dock->show();
   VariantPanel& p = win.panel("predictions");
   const Tensor& logits = win.array("logits");
   const int64_t last = logits.shape[0] - 1;
-  const std::vector<Prediction> want = top_k(*win.w.runController()->model(), logits, last, 10);
+  const std::vector<Prediction> want = top_k(*uitest::runController(win.w)->model(), logits, last, 10);
   const PanelPlot& bars = p.plots()[0];
   REQUIRE(bars.matrix.rows == static_cast<int>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
@@ -209,7 +210,7 @@ TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the s
 TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker", "[ui][panels][presets]") {
   ensureApp();
   PresetWindow win("preset:tiny-decoder", "the cat sat on the mat");
-  win.w.variantDock("ablation")->show();
+  uitest::variantDock(win.w, "ablation")->show();
   auto* controls = win.w.findChild<AblationControls*>("ablationControls");
   REQUIRE(controls);
   controls->setInput("7", "");
@@ -244,7 +245,7 @@ TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker
 TEST_CASE("tiny-performer: the error panel's figures match a naive recount", "[ui][panels][presets]") {
   ensureApp();
   PresetWindow win("preset:tiny-performer", "performer attention approximates softmax");
-  QDockWidget* dock = win.w.variantDock("performer");
+  QDockWidget* dock = uitest::variantDock(win.w, "performer");
   CHECK_FALSE(dock->isVisible());
   win.shown.clear();
   dock->show();

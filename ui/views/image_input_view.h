@@ -1,5 +1,5 @@
 #pragma once
-// The "Input image" dock of image mode (main_window_image.cpp): the image as the model sees it
+// The "Input image" dock of image mode (ui/main_window/image_mode.cpp): the image as the model sees it
 // (resampled, grey or RGB), scaled up with nearest-neighbour pixels, the token grid, and the
 // selected token's cell outlined, so a query row of the heatmap can be found on the picture.
 // Click a cell to select its token; the context menu exports the figure as SVG/PDF/PNG or its
