@@ -54,7 +54,6 @@ RunStatus::RunStatus(QStatusBar* bar, RunController* runner, QObject* parent) : 
 }
 
 void RunStatus::setText(const QString& text) { m_text->setText(text); }
-QString RunStatus::text() const { return m_text->text(); }
 
 void RunStatus::showProgress(double fraction, const QString& stage) {
   // Only long runs and loads get a progress bar; a flash of one per keystroke would be noise.

@@ -22,7 +22,6 @@ class RunStatus : public QObject {
   RunStatus(QStatusBar* bar, RunController* runner, QObject* parent = nullptr);
 
   void setText(const QString& text);
-  QString text() const;
   // The memory note: shown, with the share, when `needed` is over half of `available`.
   void showMemory(double neededBytes, double availableBytes);
 

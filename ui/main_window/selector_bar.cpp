@@ -174,6 +174,4 @@ void SelectorBar::setMapping(Colormap colormap, ColorScale scale, Normalization 
   m_normalization->setCurrentIndex(normalization == Normalization::Row ? 1 : 0);
 }
 
-QString SelectorBar::colormapName() const { return m_colormap->currentText(); }
-
 }  // namespace atlas::ui

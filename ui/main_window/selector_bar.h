@@ -36,7 +36,6 @@ class SelectorBar : public QWidget {
   // The colour choices (sharedScale is the View menu's, not set here).
   ColorMapping mapping() const;
   void setMapping(Colormap colormap, ColorScale scale, Normalization normalization);
-  QString colormapName() const;
 
  signals:
   void edited(const AttentionSelection& sel);  // the user changed family, layer, segment or head

@@ -2,9 +2,14 @@
 
 namespace atlas::ui {
 
+namespace {
+
+// Whether two selections name the same map, layer, head and segment.
 bool sameSelection(const AttentionSelection& a, const AttentionSelection& b) {
   return a.stack == b.stack && a.kind == b.kind && a.layer == b.layer && a.head == b.head && a.segment == b.segment;
 }
+
+}  // namespace
 
 void WindowSession::setModel(std::shared_ptr<const Model> model, const QString& spec) {
   m_model = std::move(model);
@@ -12,8 +17,7 @@ void WindowSession::setModel(std::shared_ptr<const Model> model, const QString& 
 }
 
 void WindowSession::setRun(std::shared_ptr<const RunResult> result, const AttentionSelection& selection) {
-  m_result = std::move(result);
-  m_trace = m_result ? std::shared_ptr<const Trace>(m_result, &m_result->trace) : nullptr;
+  m_trace = result ? std::shared_ptr<const Trace>(result, &result->trace) : nullptr;
   m_selection = selection;
   emit runShown();
 }

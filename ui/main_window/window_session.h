@@ -20,7 +20,6 @@ class WindowSession : public QObject {
   std::shared_ptr<const Model> model() const { return m_model; }
   QString modelSpec() const { return m_modelSpec; }
   // The run on screen; null before the first run and after a failed one.
-  std::shared_ptr<const RunResult> result() const { return m_result; }
   std::shared_ptr<const Trace> trace() const { return m_trace; }
   AttentionSelection selection() const { return m_selection; }
   int query() const { return m_query; }  // a token position of the query side, -1 = none
@@ -50,13 +49,9 @@ class WindowSession : public QObject {
  private:
   std::shared_ptr<const Model> m_model;
   QString m_modelSpec;
-  std::shared_ptr<const RunResult> m_result;
-  std::shared_ptr<const Trace> m_trace;
+  std::shared_ptr<const Trace> m_trace;  // shares the run's result's lifetime
   AttentionSelection m_selection;
   int m_query = -1;
 };
-
-// Whether two selections name the same map, layer, head and segment.
-bool sameSelection(const AttentionSelection& a, const AttentionSelection& b);
 
 }  // namespace atlas::ui

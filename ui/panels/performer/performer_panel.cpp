@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "core/analysis/performer_study.h"
+#include "core/tensor/error.h"
 #include "ui/panels/panel_registry.h"
 #include "ui/panels/performer/performer_panel.h"
 

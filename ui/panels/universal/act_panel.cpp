@@ -6,6 +6,7 @@
 
 #include "core/variants/universal/act_arrays.h"
 #include "ui/panels/panel_registry.h"
+#include "ui/views/attention_selection.h"
 
 namespace atlas::ui {
 namespace {
