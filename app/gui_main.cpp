@@ -17,9 +17,11 @@
 #include "core/formats/input_file.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
-#include "ui/atomic_file_device.h"
-#include "ui/main_window.h"
-#include "ui/model_view.h"
+#include "ui/export/atomic_file_device.h"
+#include "ui/main_window/default_input.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/model_view.h"
+#include "ui/views/overview_cache.h"
 
 int main(int argc, char** argv) {
   atlas::app::wait_passively_in_openmp(argv);
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
   cli.addHelpOption();
   cli.addVersionOption();
   const QCommandLineOption model("model", "Model: demo:NAME, preset:NAME, a model folder, a .safetensors or a .gguf file.", "SPEC",
-                                 atlas::ui::MainWindow::defaultModelSpec());
+                                 atlas::ui::defaultModelSpec());
   const QCommandLineOption text("text", "Input text (default: the sample text).", "S");
   const QCommandLineOption target("target", "Decoder input of an encoder-decoder model.", "S");
   const QCommandLineOption image("image", "Input image of a pixel model (e.g. --model preset:tiny-local2d).", "FILE");
@@ -55,7 +57,7 @@ int main(int argc, char** argv) {
   if (cli.isSet(dark)) window.setDarkTheme(true);
   if (headless) window.resize(1280, 800);  // screenshots do not depend on a saved layout
   window.setSourceText(cli.isSet(text) ? cli.value(text)
-                                        : atlas::ui::MainWindow::defaultTextFor(cli.value(model)));
+                                        : atlas::ui::defaultTextFor(cli.value(model)));
   if (cli.isSet(target)) window.setTargetText(cli.value(target));
 
   if (headless) {
@@ -77,9 +79,10 @@ int main(int argc, char** argv) {
         QTimer::singleShot(60000, &wait, &QEventLoop::quit);
         wait.exec();
       };
-      atlas::ui::ModelView* grid = window.modelView();
+      auto* grid = window.findChild<atlas::ui::ModelView*>("modelGrid");
       if (grid && grid->isVisible() && grid->building()) waitFor(grid, &atlas::ui::ModelView::built);
-      if (window.overviewPending()) waitFor(&window, &atlas::ui::MainWindow::overviewShown);
+      if (window.findChild<atlas::ui::OverviewCache*>()->pending())
+        waitFor(&window, &atlas::ui::MainWindow::overviewShown);
       // Let the layout settle and every view paint once before grabbing.
       QTimer::singleShot(200, &window, [&window, shotPath] {
         if (!shotPath.isEmpty()) {

@@ -26,8 +26,10 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/heatmap_view.h"
 
 using namespace atlas;
 using atlas::bench::median_ms;

@@ -19,10 +19,11 @@
 
 #include "core/formats/model_io.h"
 #include "core/tensor/allocation_policy.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
-#include "ui/variant_plots.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/panels/variant_plots.h"
+#include "ui/panels/panel_registry.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -69,7 +70,7 @@ void benchKeystroke(const QString& spec, int tokens, int repeats) {
     return;
   }
   auto* edit = w.findChild<QPlainTextEdit*>("sourceEdit");
-  HeatmapView* view = w.heatmapView();
+  HeatmapView* view = w.findChild<HeatmapView*>("heatmap");
   // Ordering of the signals after a keystroke: the views are updated before traceShown is
   // emitted and paint later, in the event loop.
   int events = 0, shownAt = 0, paintedAt = 0;
@@ -85,7 +86,7 @@ void benchKeystroke(const QString& spec, int tokens, int repeats) {
     // An isolated keystroke: the user paused longer than the debounce, so the run starts at
     // once (a keystroke within the debounce of the previous one waits for the typing to stop,
     // by design: run_controller.h).
-    QTest::qWait(w.runController()->debounceMs() + 20);
+    QTest::qWait(w.findChild<RunController*>("runController")->debounceMs() + 20);
     shownAt = paintedAt = 0;
     QElapsedTimer t;
     t.start();
@@ -96,12 +97,12 @@ void benchKeystroke(const QString& spec, int tokens, int repeats) {
     const double ms = t.nsecsElapsed() / 1e6;
     if (r > 0) {
       total.push_back(ms);
-      forward.push_back(w.runController()->lastRunMs());
-      queue.push_back(w.runController()->lastQueueMs());
+      forward.push_back(w.findChild<RunController*>("runController")->lastRunMs());
+      queue.push_back(w.findChild<RunController*>("runController")->lastQueueMs());
       overhead.push_back(ms - forward.back() - queue.back());  // what the UI adds
       if (std::getenv("ATLAS_BENCH_VERBOSE"))
         std::printf("  sample: total %.1f ms, queue %.1f, forward %.1f, reused %lld tokens\n", ms,
-                    queue.back(), forward.back(), (long long)w.runController()->lastReusedTokens());
+                    queue.back(), forward.back(), (long long)w.findChild<RunController*>("runController")->lastReusedTokens());
     }
   }
   std::printf("keystroke_to_repaint model=%s tokens=%d median_ms=%.1f (queue %.1f + forward %.1f + ui %.1f)\n",

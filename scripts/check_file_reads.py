@@ -33,7 +33,7 @@ ALLOWED = [
      "maps the descriptor of an InputFile (stat-checked weights, opened by the door)"),
     ("core/formats/output_folder.cpp", "::open(p.c_str(), O_RDONLY | O_DIRECTORY",
      "opens a folder this app just wrote, to fsync it; reads no data"),
-    ("ui/main_window.cpp", 'QFile f(":/atlas/samples/sample.txt")',
+    ("ui/main_window/default_input.cpp", 'QFile f(":/atlas/samples/sample.txt")',
      "the app's own sample text, a Qt resource compiled into the binary (not a user's file)"),
     ("gpu/vk_api.cpp", 'dlopen("libvulkan.so.1"',
      "the system's Vulkan loader, by soname from the library path, not a user's file"),

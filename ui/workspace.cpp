@@ -5,7 +5,7 @@
 
 #include "core/formats/workspace_file.h"
 #include "core/tensor/error.h"
-#include "ui/atomic_file_device.h"
+#include "ui/export/atomic_file_device.h"
 
 namespace atlas::ui {
 

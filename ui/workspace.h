@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "ui/heatmap_data.h"
+#include "ui/views/attention_selection.h"
 
 namespace atlas::ui {
 

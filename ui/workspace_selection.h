@@ -3,11 +3,11 @@
 // the run its model gives once that run is on screen: a workspace written for a larger model,
 // edited by hand or a model changed since, may name layer 99 of a 12-layer model. Such a
 // selection is refused naming the valid range, never clamped to a neighbour the user did not
-// choose (ui/main_window_workspace.cpp shows the message; docs/bad-input.md).
+// choose (ui/main_window/window_workspace.cpp shows the message; docs/bad-input.md).
 #include <QString>
 #include <vector>
 
-#include "ui/heatmap_data.h"
+#include "ui/views/attention_selection.h"
 
 namespace atlas::ui {
 

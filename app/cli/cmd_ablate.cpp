@@ -21,8 +21,8 @@
 
 #if defined(ATLAS_HAVE_UI)
 #include "app/cli/headless_qt.h"
-#include "ui/figure_export.h"
-#include "ui/sweep_figure.h"
+#include "ui/export/figure_export.h"
+#include "ui/tools/sweep_figure.h"
 #endif
 
 namespace atlas::cli {

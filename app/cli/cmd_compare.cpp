@@ -19,8 +19,8 @@
 #if defined(ATLAS_HAVE_UI)
 #include "app/cli/headless_qt.h"
 #include "app/cli/map_selection.h"
-#include "ui/compare_view.h"
-#include "ui/figure_export.h"
+#include "ui/tools/compare_view.h"
+#include "ui/export/figure_export.h"
 #endif
 
 namespace atlas::cli {

@@ -26,9 +26,12 @@
 #include "app/cli/panel_export.h"
 #include "core/analysis/weight_check.h"
 #include "core/formats/input_file.h"
-#include "ui/figure_export.h"
-#include "ui/heatmap_data.h"
-#include "ui/panel_chart.h"
+#include "ui/export/figure_export.h"
+#include "ui/views/aggregate_heatmaps.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/value_mapper.h"
+#include "ui/panels/panel_chart.h"
 #include "core/formats/model_io.h"
 
 namespace atlas::cli {

@@ -1,16 +1,15 @@
 // atlas performer-error: how well Performer's FAVOR+ approximates exact softmax attention as a
-// function of the number of random features m. Q and K are Gaussian; the table
-// compares rownorm(phi(Q) phi(K)^T) with softmax(Q K^T / sqrt(d)).
+// function of the number of random features m: the table of core/analysis/performer_study.h's
+// study, which the app's Performer panel draws.
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "core/analysis/performer_study.h"
 #include "core/formats/input_file.h"
 #include "core/tensor/checked_math.h"
 #include "core/tensor/error.h"
-#include "core/variants/performer/performer.h"
 
 namespace atlas::cli {
 
@@ -49,24 +48,19 @@ int cmd_performer_error(const std::vector<std::string>& args) {
     ms.push_back(m);
   }
   if (ms.empty()) throw AtlasError("--features is empty: give a comma-separated list of m values");
-  std::mt19937_64 g(seed);
-  std::normal_distribution<float> n(0.0f, float(sd));
-  Mat q(L, d), k(L, d);
-  for (int64_t i = 0; i < L; ++i)
-    for (int64_t j = 0; j < d; ++j) {
-      q(i, j) = n(g);
-      k(i, j) = n(g);
-    }
-  const bool causal = a.has("--causal");
-  const Mat exact = exact_softmax_attention(q, k, causal);
+  FavorStudySpec spec;
+  spec.length = L;
+  spec.d = d;
+  spec.features = ms;
+  spec.sd = sd;
+  spec.seed = seed;
+  spec.causal = a.has("--causal");
+  const FavorStudy study = favor_error_study(spec);
   std::printf("# Performer FAVOR+ vs exact softmax: L %lld, d %lld, %s, Q/K entries N(0, %g^2)\n",
-              (long long)L, (long long)d, causal ? "causal" : "bidirectional", sd);
+              (long long)L, (long long)d, spec.causal ? "causal" : "bidirectional", sd);
   std::printf("%8s  %14s  %12s\n", "m", "mean_abs_err", "max_row_tv");
-  for (int64_t m : ms) {
-    const Mat w = orthogonal_features(m, d, seed + 1);
-    const ApproxError e = attention_error(favor_implicit_attention(q, k, w, causal), exact);
-    std::printf("%8lld  %14.3e  %12.4f\n", (long long)m, e.mean_abs, e.max_tv);
-  }
+  for (size_t i = 0; i < ms.size(); ++i)
+    std::printf("%8lld  %14.3e  %12.4f\n", (long long)ms[i], study.errors[i].mean_abs, study.errors[i].max_tv);
   return 0;
 }
 

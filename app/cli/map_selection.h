@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "app/cli/args.h"
-#include "ui/heatmap_data.h"
+#include "ui/views/attention_selection.h"
 
 namespace atlas::cli {
 

@@ -3,7 +3,8 @@
 #if defined(ATLAS_HAVE_UI)
 #include "app/cli/map_selection.h"
 #include "core/tensor/error.h"
-#include "ui/panel_run_extras.h"
+#include "ui/panels/panel_run_extras.h"
+#include "ui/panels/panel_registry.h"
 
 namespace atlas::cli {
 

@@ -1,6 +1,6 @@
 #pragma once
 // atlas export --panel ID: one plot of a variant panel (the app's View > Variant panels, each
-// module's ui/variants/<m>/ and the analysis panels), drawn as the panel's own Export button
+// module's ui/panels/<m>/ and the analysis panels), drawn as the panel's own Export button
 // writes it. The run is made with what the panel reads: scores,
 // queries and keys, the logit lens, the Performer study or an ablated second run.
 #if defined(ATLAS_HAVE_UI)
@@ -10,7 +10,7 @@
 #include "app/cli/args.h"
 #include "core/analysis/ablation.h"
 #include "core/model/model.h"
-#include "ui/variant_plots.h"
+#include "ui/panels/variant_plots.h"
 
 namespace atlas::cli {
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/analysis/performer_study.h"
 #include "tests/app/cli_runner.h"
 
 namespace fs = std::filesystem;
@@ -127,4 +128,30 @@ TEST_CASE("atlas performer-error prints the error table against m", "[cli][perfo
   Output bad = run_atlas("performer-error --features 0");
   CHECK(bad.code == 1);
   CHECK(bad.err.find("--features") != std::string::npos);
+}
+
+TEST_CASE("atlas performer-error prints the FAVOR+ study's numbers, line for line", "[cli][performer]") {
+  // The same study the app's Performer panel draws (core/analysis/performer_study.h): the
+  // table's lines are its errors in the CLI's format, in the order m was given.
+  const Output o = run_atlas("performer-error --length 40 --d 8 --features 16,4,16 --std 0.3 --seed 5 --causal");
+  REQUIRE(o.code == 0);
+  atlas::FavorStudySpec spec;
+  spec.length = 40;
+  spec.d = 8;
+  spec.features = {16, 4, 16};
+  spec.sd = 0.3;
+  spec.seed = 5;
+  spec.causal = true;
+  const atlas::FavorStudy study = atlas::favor_error_study(spec);
+  std::string want = "# Performer FAVOR+ vs exact softmax: L 40, d 8, causal, Q/K entries N(0, 0.3^2)\n";
+  char line[128];
+  std::snprintf(line, sizeof line, "%8s  %14s  %12s\n", "m", "mean_abs_err", "max_row_tv");
+  want += line;
+  for (size_t i = 0; i < spec.features.size(); ++i) {
+    std::snprintf(line, sizeof line, "%8lld  %14.3e  %12.4f\n", (long long)spec.features[i],
+                  study.errors[i].mean_abs, study.errors[i].max_tv);
+    want += line;
+  }
+  CHECK(o.out == want);
+  CHECK(study.errors[1].mean_abs > study.errors[0].mean_abs);  // m 4 against m 16: a real table
 }

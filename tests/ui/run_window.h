@@ -5,8 +5,9 @@
 
 #include <QSignalSpy>
 
-#include "ui/main_window.h"
+#include "ui/main_window/main_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 namespace atlas::uitest {
 
@@ -38,7 +39,7 @@ struct RunWindow {
   void settle() {
     for (;;) {
       if (shown.wait(300)) continue;
-      if (!w.overviewPending()) return;
+      if (!uitest::overviewPending(w)) return;
       REQUIRE(overviews.wait(60000));
     }
   }

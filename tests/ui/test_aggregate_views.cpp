@@ -16,9 +16,12 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "tests/ui/window_parts.h"
+#include "ui/views/aggregate_heatmaps.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -85,19 +88,19 @@ TEST_CASE("value-weighted heatmap is alpha times the key's value norm, by positi
 TEST_CASE("the View menu's value-weighted toggle traces the norms and weights the main heatmap", "[ui][value-weighted]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
   CHECK(rw.w.trace()->find("decoder.layer0.self_attn.value_norms") == nullptr);
-  rw.w.valueWeightedAction()->setChecked(true);
+  uitest::action(rw.w, "valueWeighted")->setChecked(true);
   REQUIRE(rw.shown.wait(30000));
   rw.settle();
   const Tensor& n = rw.array("decoder.layer0.self_attn.value_norms");
   const Tensor& a = rw.array("decoder.layer0.self_attn");
-  const HeatmapData& shown = rw.w.heatmapView()->data();
+  const HeatmapData& shown = uitest::heatmapView(rw.w)->data();
   REQUIRE(shown.rows == 24);
   const int L = 24;
   const int h = rw.w.selection().head;
   for (int i : {5, 23})
     for (int j : {0, 4}) CHECK(shown.at(i, j) == Approx(a.data[size_t((h * L + i) * L + j)] * n.data[size_t(h * L + j)]));
   // Copy (Edit menu): the figure on screen, value-weighted, as PNG and SVG.
-  rw.w.copyFigure("heatmap");
+  uitest::action(rw.w, "copyHeatmapFigure")->trigger();
   const QMimeData* copied = QGuiApplication::clipboard()->mimeData();
   REQUIRE(copied);
   CHECK_FALSE(qvariant_cast<QImage>(copied->imageData()).isNull());

@@ -10,8 +10,9 @@
 #include "core/model/model.h"
 #include "core/model/presets.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_data.h"
-#include "ui/model_view.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/model_view.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -10,9 +10,11 @@
 #include "core/model/attention_map.h"
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/figure_export.h"
-#include "ui/heatmap_data.h"
-#include "ui/model_view.h"
+#include "ui/export/figure_export.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/model_view.h"
 
 using namespace atlas;
 using namespace atlas::ui;

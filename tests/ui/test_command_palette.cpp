@@ -1,4 +1,4 @@
-// The command palette (ui/command_palette.h) lists the window's menu actions with their paths,
+// The command palette (ui/main_window/command_palette.h) lists the window's menu actions with their paths,
 // filters them by every typed word, and runs the chosen one; the views' right-click menus offer
 // copy, export and the compare and sweep panels.
 #include <catch2/catch.hpp>
@@ -16,9 +16,10 @@
 #include <QTest>
 
 #include "tests/ui/run_window.h"
-#include "ui/command_palette.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "tests/ui/window_parts.h"
+#include "ui/main_window/command_palette.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -29,18 +30,18 @@ TEST_CASE("command palette: every word filters, Enter runs the action", "[ui][pa
   CHECK_FALSE(CommandPalette::matches("View \u203A Variant panels \u203A Ablation sweep", "sweep zzz"));
 
   uitest::RunWindow rw("demo:induction", "abab");
-  CommandPalette* palette = rw.w.openCommandPalette();
+  CommandPalette* palette = uitest::openCommandPalette(rw.w);
   REQUIRE(palette);
   const int all = palette->list()->count();
   CHECK(all > 40);  // menus, panels, presets, demos
   QTest::keyClicks(palette->filterEdit(), "variant ablation sweep");
   REQUIRE(palette->list()->count() == 1);
   CHECK(palette->list()->item(0)->text() == "View \u203A Variant panels \u203A Ablation sweep");
-  CHECK_FALSE(rw.w.sweepDock()->isVisible());
+  CHECK_FALSE(uitest::dock(rw.w, "sweepDock")->isVisible());
   QTest::keyClick(palette->filterEdit(), Qt::Key_Return);
-  CHECK(rw.w.sweepDock()->isVisible());
+  CHECK(uitest::dock(rw.w, "sweepDock")->isVisible());
   // Presets are in it too: choosing one loads it.
-  palette = rw.w.openCommandPalette();
+  palette = uitest::openCommandPalette(rw.w);
   QTest::keyClicks(palette->filterEdit(), "preset tiny-xl");
   REQUIRE(palette->list()->count() >= 1);
   CHECK(palette->list()->currentItem()->text().endsWith("tiny-xl"));
@@ -52,7 +53,7 @@ TEST_CASE("command palette: every word filters, Enter runs the action", "[ui][pa
 
 TEST_CASE("right-click menus of the views copy the figure and open the compare panel", "[ui][palette]") {
   uitest::RunWindow rw("demo:induction", "abab");
-  QMenu* menu = rw.w.viewContextMenu("heatmap");
+  QMenu* menu = uitest::figureActions(rw.w)->contextMenu("heatmap");
   REQUIRE(menu);
   QStringList texts;
   for (QAction* a : menu->actions()) texts << a->text().remove('&');
@@ -63,37 +64,37 @@ TEST_CASE("right-click menus of the views copy the figure and open the compare p
   CHECK(QGuiApplication::clipboard()->mimeData()->data("image/svg+xml").contains("<svg"));
   for (QAction* a : menu->actions())
     if (a->text().remove('&').startsWith("Compare")) a->trigger();
-  CHECK(rw.w.compareDock()->isVisible());
+  CHECK(uitest::dock(rw.w, "compareDock")->isVisible());
   delete menu;
   // Pin: the row under the cursor becomes the pinned query; the next menu offers to unpin.
-  QMenu* pin = rw.w.viewContextMenu("heatmap", 2);
+  QMenu* pin = uitest::figureActions(rw.w)->contextMenu("heatmap", 2);
   QAction* pinAction = nullptr;
   for (QAction* a : pin->actions())
     if (a->text().remove('&').startsWith("Pin query 2")) pinAction = a;
   REQUIRE(pinAction);
   pinAction->trigger();
-  CHECK(rw.w.heatmapView()->pinnedRow() == 2);
+  CHECK(uitest::heatmapView(rw.w)->pinnedRow() == 2);
   delete pin;
-  QMenu* unpin = rw.w.viewContextMenu("heatmap", -1);
+  QMenu* unpin = uitest::figureActions(rw.w)->contextMenu("heatmap", -1);
   for (QAction* a : unpin->actions())
     if (a->text().remove('&') == "Unpin the query") a->trigger();
-  CHECK(rw.w.heatmapView()->pinnedRow() == -1);
+  CHECK(uitest::heatmapView(rw.w)->pinnedRow() == -1);
   delete unpin;
 }
 
 TEST_CASE("a panel opened from the menu comes to the front of its tab group", "[ui][palette]") {
   uitest::RunWindow rw("demo:induction", "abab");
   // Two docks of the bottom tab group: open the first, then the second from the menu.
-  rw.w.sweepDock()->toggleViewAction()->trigger();
-  rw.w.compareDock()->toggleViewAction()->trigger();
+  uitest::dock(rw.w, "sweepDock")->toggleViewAction()->trigger();
+  uitest::dock(rw.w, "compareDock")->toggleViewAction()->trigger();
   QTest::qWait(50);
-  CHECK(rw.w.compareDock()->isVisible());
-  CHECK_FALSE(rw.w.compareDock()->visibleRegion().isEmpty());
-  CHECK(rw.w.sweepDock()->visibleRegion().isEmpty());  // behind it in the same tab group
-  rw.w.sweepDock()->toggleViewAction()->trigger();  // closes the sweep dock
-  rw.w.sweepDock()->toggleViewAction()->trigger();  // opens it again, in front
+  CHECK(uitest::dock(rw.w, "compareDock")->isVisible());
+  CHECK_FALSE(uitest::dock(rw.w, "compareDock")->visibleRegion().isEmpty());
+  CHECK(uitest::dock(rw.w, "sweepDock")->visibleRegion().isEmpty());  // behind it in the same tab group
+  uitest::dock(rw.w, "sweepDock")->toggleViewAction()->trigger();  // closes the sweep dock
+  uitest::dock(rw.w, "sweepDock")->toggleViewAction()->trigger();  // opens it again, in front
   QTest::qWait(50);
-  CHECK_FALSE(rw.w.sweepDock()->visibleRegion().isEmpty());
+  CHECK_FALSE(uitest::dock(rw.w, "sweepDock")->visibleRegion().isEmpty());
 }
 
 TEST_CASE("Alt+arrows move the layer and head even while the input has focus, typing nothing", "[ui][palette]") {

@@ -1,4 +1,4 @@
-// The Compare panel and views (ui/compare_panel.h, ui/compare_view.h): A - B equals the two
+// The Compare panel and views (ui/tools/compare_panel.h, ui/tools/compare_view.h): A - B equals the two
 // runs' traced maps subtracted here, by position, with labels that show where the inputs differ
 // ("a|e", on inputs whose labels repeat); side by side keeps A left and B right of a masked
 // separator; the per-head grid equals the core's table; the views follow the main window's
@@ -16,11 +16,12 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/compare_panel.h"
-#include "ui/compare_view.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/variant_panel.h"
+#include "tests/ui/window_parts.h"
+#include "ui/tools/compare_panel.h"
+#include "ui/tools/compare_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -163,9 +164,9 @@ TEST_CASE("compare panel: B follows A, the selection is linked, other lengths ar
 
 TEST_CASE("compare panel: two models of the same shape on one input, from the main window", "[ui][compare]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
-  ComparePanel* panel = rw.w.comparePanel();
+  ComparePanel* panel = uitest::comparePanel(rw.w);
   REQUIRE(panel);
-  rw.w.compareDock()->show();
+  uitest::dock(rw.w, "compareDock")->show();
   panel->setB("preset:tiny-decoder", "");
   QSignalSpy done(panel, &ComparePanel::compared);
   REQUIRE(panel->compare());

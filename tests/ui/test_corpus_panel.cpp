@@ -1,4 +1,4 @@
-// The corpus panel (ui/corpus_panel.h) writes the same folder as core's run_corpus (manifest
+// The corpus panel (ui/tools/corpus_panel.h) writes the same folder as core's run_corpus (manifest
 // bytes equal), also when cancelled and run again (resume), and its table lists the index's
 // strongest links by rank with their documents.
 #include <catch2/catch.hpp>
@@ -14,7 +14,7 @@
 #include "core/analysis/corpus_query.h"
 #include "core/formats/model_io.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/corpus_panel.h"
+#include "ui/tools/corpus_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;

@@ -23,10 +23,11 @@
 #include "core/model/presets.h"
 #include "tests/svg_xml.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/figure_export.h"
-#include "ui/panel_chart.h"
-#include "ui/variant_panel.h"
-#include "ui/variant_plots.h"
+#include "ui/export/figure_export.h"
+#include "ui/panels/panel_chart.h"
+#include "ui/panels/variant_panel.h"
+#include "ui/panels/variant_plots.h"
+#include "ui/panels/panel_registry.h"
 
 using namespace atlas;
 using namespace atlas::ui;

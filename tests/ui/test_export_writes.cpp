@@ -1,6 +1,6 @@
 // A failed figure export never destroys or truncates the file it replaces: every Qt writer
 // (QSvgGenerator, QPdfWriter, QImage::save, the CSV stream) and the .npy writer go through a
-// temporary renamed over the target when complete (ui/atomic_file_device.h). The failure is a
+// temporary renamed over the target when complete (ui/export/atomic_file_device.h). The failure is a
 // file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored): writes past it fail with EFBIG part-way, as
 // on a full disk.
 #include <catch2/catch.hpp>
@@ -10,9 +10,9 @@
 
 #include "tests/core/write_failure_util.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/figure_export.h"
-#include "ui/ntm_panel.h"
-#include "ui/sagan_overlay.h"
+#include "ui/export/figure_export.h"
+#include "ui/panels/ntm/ntm_panel.h"
+#include "ui/panels/sagan/sagan_overlay.h"
 #include "ui/workspace.h"
 
 using namespace atlas;

@@ -17,7 +17,7 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "ui/figure_export.h"
+#include "ui/export/figure_export.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

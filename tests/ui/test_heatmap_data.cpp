@@ -4,9 +4,14 @@
 
 #include <cmath>
 
-#include "ui/colormap.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_painter.h"
+#include "ui/views/colormap.h"
+#include "ui/views/aggregate_heatmaps.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/positional_data.h"
+#include "ui/views/value_mapper.h"
+#include "ui/views/heatmap_painter.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

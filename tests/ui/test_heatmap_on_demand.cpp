@@ -4,6 +4,8 @@
 // token labels) against the stored map of the same run.
 #include <catch2/catch.hpp>
 
+#include <QComboBox>
+
 #include <QSignalSpy>
 #include <QTest>
 
@@ -12,8 +14,12 @@
 #include "core/model/presets.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
+#include "tests/ui/window_parts.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/map_overview.h"
+#include "ui/views/heatmap_view.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -221,21 +227,22 @@ TEST_CASE("View > Attention maps switches the app between stored and on-demand m
   uitest::RunWindow rw("preset:tiny-decoder", "abcabcabc the cat");
   auto rerunWith = [&](MapStorage storage) {
     rw.shown.clear();
-    rw.w.mapStorageAction(storage)->trigger();
+    const char* name = storage == MapStorage::OnDemand ? "mapsOnDemand" : storage == MapStorage::Stored ? "mapsStored" : "mapsAutomatic";
+    uitest::action(rw.w, name)->trigger();
     REQUIRE(rw.shown.wait(60000));
     rw.settle();
   };
   rerunWith(MapStorage::OnDemand);
   REQUIRE(rw.w.trace());
   for (const AttentionMap& m : rw.w.trace()->attention_maps) CHECK(m.on_demand);
-  const HeatmapData onDemand = rw.w.heatmapView()->data();
+  const HeatmapData onDemand = uitest::heatmapView(rw.w)->data();
   REQUIRE_FALSE(onDemand.empty());
   rerunWith(MapStorage::Stored);
   for (const AttentionMap& m : rw.w.trace()->attention_maps) CHECK((m.dense && !m.on_demand));
-  CHECK(rw.w.heatmapView()->data().values == onDemand.values);  // the same weights, bit for bit
-  CHECK(rw.w.heatmapView()->data().mask == onDemand.mask);
+  CHECK(uitest::heatmapView(rw.w)->data().values == onDemand.values);  // the same weights, bit for bit
+  CHECK(uitest::heatmapView(rw.w)->data().mask == onDemand.mask);
   rerunWith(MapStorage::Auto);  // the setting persists: leave the default for other tests
-  CHECK(rw.w.mapStorageAction(MapStorage::Auto)->isChecked());
+  CHECK(uitest::action(rw.w, "mapsAutomatic")->isChecked());
 }
 
 TEST_CASE("the app's kept overviews belong to the run on screen", "[ui][on-demand]") {
@@ -247,31 +254,32 @@ TEST_CASE("the app's kept overviews belong to the run on screen", "[ui][on-deman
     REQUIRE(rw.shown.wait(60000));
     rw.settle();
   };
-  waitRun([&] { rw.w.mapStorageAction(MapStorage::OnDemand)->trigger(); });
-  const HeatmapData first = rw.w.heatmapView()->data();
+  waitRun([&] { uitest::action(rw.w, "mapsOnDemand")->trigger(); });
+  const HeatmapData first = uitest::heatmapView(rw.w)->data();
   REQUIRE(first.pooled());
   const AttentionMap m = rw.w.trace()->attention_maps.front();  // a copy: the trace goes with the run
   const AttentionSelection sel{QString::fromStdString(m.stack), QString::fromStdString(m.sublayer), 0, 0, 0};
   CHECK(first.values == attentionHeatmap(*rw.w.trace(), sel).values);
   // Another head's first overview is computed off the GUI thread: the view says so at once,
   // then shows it; going back to a head seen before is immediate.
-  rw.w.selectHead(1);
-  CHECK(rw.w.overviewPending());
-  CHECK(rw.w.heatmapView()->data().empty());
-  CHECK(rw.w.heatmapView()->data().emptyText.startsWith("computing an overview of 2100"));
+  auto* heads = uitest::part<QComboBox>(rw.w, "headCombo");  // the head selector, as a user picks
+  heads->setCurrentIndex(heads->findData(1));
+  CHECK(uitest::overviewPending(rw.w));
+  CHECK(uitest::heatmapView(rw.w)->data().empty());
+  CHECK(uitest::heatmapView(rw.w)->data().emptyText.startsWith("computing an overview of 2100"));
   REQUIRE(rw.overviews.wait(60000));
   AttentionSelection head1 = sel;
   head1.head = 1;
-  CHECK(rw.w.heatmapView()->data().values == attentionHeatmap(*rw.w.trace(), head1).values);
-  rw.w.selectHead(0);
-  CHECK_FALSE(rw.w.overviewPending());
-  CHECK(rw.w.heatmapView()->data().values == first.values);
+  CHECK(uitest::heatmapView(rw.w)->data().values == attentionHeatmap(*rw.w.trace(), head1).values);
+  heads->setCurrentIndex(heads->findData(0));
+  CHECK_FALSE(uitest::overviewPending(rw.w));
+  CHECK(uitest::heatmapView(rw.w)->data().values == first.values);
   waitRun([&] { rw.w.setSourceText(b); });
-  const HeatmapData second = rw.w.heatmapView()->data();
+  const HeatmapData second = uitest::heatmapView(rw.w)->data();
   REQUIRE(second.pooled());
   CHECK(second.values != first.values);  // another text: not the last run's overview
   CHECK(second.values == attentionHeatmap(*rw.w.trace(), sel).values);
-  waitRun([&] { rw.w.mapStorageAction(MapStorage::Auto)->trigger(); });
+  waitRun([&] { uitest::action(rw.w, "mapsAutomatic")->trigger(); });
 }
 
 TEST_CASE("an overview made from a shared trace reads its queries and keys in place and keeps it alive",

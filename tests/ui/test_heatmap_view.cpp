@@ -5,7 +5,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "ui/heatmap_view.h"
+#include "ui/views/heatmap_view.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

@@ -1,4 +1,4 @@
-// Image input in the window (ui/main_window_image.cpp) on a real pixel model: the run's tokens
+// Image input in the window (ui/main_window/image_mode.cpp) on a real pixel model: the run's tokens
 // are the grey values of the nearest source pixels, worked out here from the image's own
 // pixel values; typing returns to text; a text model refuses images with a clear message.
 #include <catch2/catch.hpp>
@@ -13,10 +13,12 @@
 #include <QPlainTextEdit>
 #include <QTest>
 
-#include "ui/image_input_view.h"
+#include "ui/main_window/input_area.h"
+#include "ui/views/image_input_view.h"
 #include "core/formats/npy.h"
 #include "tests/core/image_test_util.h"
 #include "tests/ui/run_window.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -31,8 +33,8 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   REQUIRE(win.w.setImage(img, "gradient"));
   REQUIRE(win.shown.wait(60000));
   win.settle();
-  CHECK(win.w.imageMode());
-  CHECK(win.w.sourceText().isEmpty());
+  CHECK(uitest::imageMode(win.w));
+  CHECK(uitest::sourceText(win.w).isEmpty());
   CHECK(win.w.findChild<QPlainTextEdit*>("sourceEdit")->placeholderText().contains("512 tokens"));
   // 32 pixels across (image_width 32, grey), 16 rows keep the 2:1 aspect; pixel (y, x) shows
   // the nearest source pixel (y / 2, x / 2).
@@ -46,7 +48,7 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   CHECK(tokens[33].label == "1,1");
   CHECK(win.array("decoder.layer0.self_attn").shape[1] == 512);
   // The input image dock shows exactly the token values, and follows the selected query.
-  ImageInputView* view = win.w.imageView();
+  ImageInputView* view = uitest::imageView(win.w);
   REQUIRE(view);
   REQUIRE(view->image().size() == QSize(32, 16));
   int wrong = 0;
@@ -87,7 +89,7 @@ TEST_CASE("an image becomes the pixel model's input; typing returns to text", "[
   QTest::keyClicks(edit, "d");
   REQUIRE(win.shown.wait(30000));
   win.settle();
-  CHECK_FALSE(win.w.imageMode());
+  CHECK_FALSE(uitest::imageMode(win.w));
   CHECK(win.w.trace()->source_tokens.size() == 1u);  // "d": the box was emptied for the image
   CHECK(win.w.findChild<QPlainTextEdit*>("sourceEdit")->placeholderText() == kSourcePlaceholder);
 }
@@ -98,7 +100,7 @@ TEST_CASE("a text model refuses an image with a message naming what it needs", "
   img.fill(Qt::gray);
   CHECK_FALSE(win.w.setImage(img, "grey"));
   CHECK(win.w.lastError().contains("takes text, not images"));
-  CHECK_FALSE(win.w.imageMode());
+  CHECK_FALSE(uitest::imageMode(win.w));
   CHECK_FALSE(win.w.openImage("/nonexistent/atlas.png"));
   CHECK(win.w.lastError().contains("/nonexistent/atlas.png: no such file"));
 }

@@ -11,9 +11,9 @@
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "ui/colormap.h"
-#include "ui/heatmap_painter.h"
-#include "ui/model_view.h"
+#include "ui/views/colormap.h"
+#include "ui/views/heatmap_painter.h"
+#include "ui/views/model_view.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

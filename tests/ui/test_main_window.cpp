@@ -14,13 +14,14 @@
 
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/model_view.h"
-#include "ui/run_controller.h"
-#include "ui/token_chips.h"
-#include "ui/token_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/model_view.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/views/token_chips.h"
+#include "ui/views/token_view.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -38,7 +39,7 @@ float traced(const Trace& t, const std::string& name, int h, int i, int j) {
 
 void requireShows(const MainWindow& w, const std::string& name, int head) {
   const Trace& t = *w.trace();
-  const HeatmapData& d = w.heatmapView()->data();
+  const HeatmapData& d = uitest::heatmapView(w)->data();
   const TracedArray* a = t.find(name);
   REQUIRE(a != nullptr);
   REQUIRE(d.rows == a->tensor.shape[1]);
@@ -75,7 +76,7 @@ TEST_CASE("the window runs a preset as the user types and shows the chosen head"
   CHECK(w.lastError().isEmpty());
   const int n0 = static_cast<int>(w.trace()->source_tokens.size());
   CHECK(n0 > 0);
-  CHECK(w.sourceChips()->tokenCount() == n0);
+  CHECK(uitest::sourceChips(w)->tokenCount() == n0);
   CHECK(w.selection().stack == "encoder");
   requireShows(w, "encoder.layer0.attn", 0);
 
@@ -89,21 +90,21 @@ TEST_CASE("the window runs a preset as the user types and shows the chosen head"
   REQUIRE(shown.wait(30000));
   while (shown.wait(500)) {
   }  // let any trailing run land
-  CHECK(w.sourceText() == "the cat sat on the mat");
+  CHECK(uitest::sourceText(w) == "the cat sat on the mat");
   const int n1 = static_cast<int>(w.trace()->source_tokens.size());
   CHECK(n1 > n0);
-  CHECK(w.heatmapView()->data().rows == n1);
-  CHECK(w.sourceChips()->tokenCount() == n1);
+  CHECK(uitest::heatmapView(w)->data().rows == n1);
+  CHECK(uitest::sourceChips(w)->tokenCount() == n1);
 
   // Keyboard: ] next layer, . next head (shortcuts act when the heatmap has focus).
-  w.heatmapView()->setFocus();
-  QTest::keyClick(w.heatmapView(), Qt::Key_BracketRight);
-  QTest::keyClick(w.heatmapView(), Qt::Key_Period);
+  uitest::heatmapView(w)->setFocus();
+  QTest::keyClick(uitest::heatmapView(w), Qt::Key_BracketRight);
+  QTest::keyClick(uitest::heatmapView(w), Qt::Key_Period);
   CHECK(w.selection().layer == 1);
   CHECK(w.selection().head == 1);
   requireShows(w, "encoder.layer1.attn", 1);
-  QTest::keyClick(w.heatmapView(), Qt::Key_BracketLeft);
-  QTest::keyClick(w.heatmapView(), Qt::Key_Comma);
+  QTest::keyClick(uitest::heatmapView(w), Qt::Key_BracketLeft);
+  QTest::keyClick(uitest::heatmapView(w), Qt::Key_Comma);
   CHECK(w.selection().layer == 0);
   CHECK(w.selection().head == 0);
   // Typing "," and "." in the text box types them; it does not switch heads.
@@ -112,7 +113,7 @@ TEST_CASE("the window runs a preset as the user types and shows the chosen head"
   QTest::keyClicks(edit, ".");
   CHECK(w.selection().head == 0);
   REQUIRE(shown.wait(30000));
-  CHECK(w.sourceText().endsWith('.'));
+  CHECK(uitest::sourceText(w).endsWith('.'));
 
   // Aggregates through the same selector path.
   AttentionSelection s = w.selection();
@@ -121,15 +122,15 @@ TEST_CASE("the window runs a preset as the user types and shows the chosen head"
   requireShows(w, "encoder.layer0.attn", HeadMean);
 
   // The model view opens a head when clicked.
-  QSignalSpy clicked(w.modelView(), &ModelView::headClicked);
-  emit w.modelView()->headClicked(1, 2);
+  QSignalSpy clicked(uitest::modelView(w), &ModelView::headClicked);
+  emit uitest::modelView(w)->headClicked(1, 2);
   CHECK(w.selection().layer == 1);
   CHECK(w.selection().head == 2);
   requireShows(w, "encoder.layer1.attn", 2);
 
   // Linked selection: pinning a heatmap row selects that token chip.
-  w.heatmapView()->setPinnedRow(2);
-  CHECK(w.sourceChips()->selected() == 2);
+  uitest::heatmapView(w)->setPinnedRow(2);
+  CHECK(uitest::sourceChips(w)->selected() == 2);
 }
 
 TEST_CASE("an encoder-decoder preset gets a target box and cross-attention", "[ui][window]") {
@@ -147,7 +148,7 @@ TEST_CASE("an encoder-decoder preset gets a target box and cross-attention", "[u
   AttentionSelection s{"decoder", "cross_attn", 0, 0};
   w.setSelection(s);
   CHECK(w.selection().kind == "cross_attn");
-  const HeatmapData& d = w.heatmapView()->data();
+  const HeatmapData& d = uitest::heatmapView(w)->data();
   CHECK(d.rows == static_cast<int>(t.target_tokens.size()));
   CHECK(d.cols == static_cast<int>(t.source_tokens.size()));
   requireShows(w, "decoder.layer0.cross_attn", 0);
@@ -187,19 +188,19 @@ TEST_CASE("Transformer-XL segments and Universal Transformer steps are in the ma
   CHECK(segmentSpin->value() == 1);
   CHECK(layerSpin->prefix() == "layer ");
   requireShows(w, "decoder.seg1.layer0.self_attn", 0);
-  const HeatmapData& d = w.heatmapView()->data();
+  const HeatmapData& d = uitest::heatmapView(w)->data();
   REQUIRE(d.cols == 32);
   CHECK(d.colLabels[0].startsWith(QString::fromUtf8("\u21BA ")));   // memory key
   CHECK_FALSE(d.colLabels[16].startsWith(QString::fromUtf8("\u21BA ")));  // the segment's own
   CHECK(d.title.contains("segment 1"));
-  CHECK_FALSE(w.tokenView()->data().heads.empty());
+  CHECK_FALSE(uitest::tokenView(w)->data().heads.empty());
   // The grid shows segment 1's maps (built on a worker).
-  REQUIRE(uitest::waitUntil([&] { return w.modelView()->gridData().segment == 1 &&
-                                         !w.modelView()->gridData().thumbnails.empty(); }, 30000));
-  CHECK(w.modelView()->gridData().at(0, 0).cols == 32);
+  REQUIRE(uitest::waitUntil([&] { return uitest::modelView(w)->gridData().segment == 1 &&
+                                         !uitest::modelView(w)->gridData().thumbnails.empty(); }, 30000));
+  CHECK(uitest::modelView(w)->gridData().at(0, 0).cols == 32);
   // Keyboard: ] moves to layer 1 of the same segment.
-  w.heatmapView()->setFocus();
-  QTest::keyClick(w.heatmapView(), Qt::Key_BracketRight);
+  uitest::heatmapView(w)->setFocus();
+  QTest::keyClick(uitest::heatmapView(w), Qt::Key_BracketRight);
   CHECK(w.selection().layer == 1);
   CHECK(w.selection().segment == 1);
   requireShows(w, "decoder.seg1.layer1.self_attn", 0);
@@ -222,7 +223,7 @@ TEST_CASE("Transformer-XL segments and Universal Transformer steps are in the ma
   CHECK(u.segment == 0);
   CHECK_FALSE(segmentSpin->isVisible());
   CHECK(layerSpin->prefix() == "step ");
-  const HeatmapData& step = w.heatmapView()->data();
+  const HeatmapData& step = uitest::heatmapView(w)->data();
   REQUIRE_FALSE(step.empty());
   CHECK(step.title.contains(QString("step %1").arg(u.layer + 1)));
   requireShows(w, "decoder.step" + std::to_string(u.layer + 1) + ".self_attn", u.head);
@@ -234,8 +235,8 @@ TEST_CASE("Transformer-XL segments and Universal Transformer steps are in the ma
   if (steps > 1) {  // ] is the next step
     w.setSelection({"decoder", "self_attn", 0, u.head});
     CHECK(layerSpin->value() == 1);
-    w.heatmapView()->setFocus();
-    QTest::keyClick(w.heatmapView(), Qt::Key_BracketRight);
+    uitest::heatmapView(w)->setFocus();
+    QTest::keyClick(uitest::heatmapView(w), Qt::Key_BracketRight);
     CHECK(w.selection().layer == 1);
     CHECK(layerSpin->value() == 2);
     requireShows(w, "decoder.step2.self_attn", u.head);

@@ -15,8 +15,9 @@
 #include "core/model/attention_map.h"
 #include "tests/core/gguf_model_writer.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "tests/ui/window_parts.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -90,7 +91,7 @@ TEST_CASE("a dropped .gguf file opens with the tokenizer it carries", "[ui][wind
     sel.layer = 0;
     sel.head = h;
     w.setSelection(sel);
-    const HeatmapData& d = w.heatmapView()->data();
+    const HeatmapData& d = uitest::heatmapView(w)->data();
     REQUIRE(d.rows == 5);
     REQUIRE(d.cols == 5);
     int mismatches = 0;

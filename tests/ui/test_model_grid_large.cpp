@@ -11,8 +11,10 @@
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_data.h"
-#include "ui/model_view.h"
+#include "ui/views/attention_heatmap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/model_view.h"
 
 using namespace atlas;
 using namespace atlas::ui;

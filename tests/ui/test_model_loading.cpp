@@ -1,4 +1,4 @@
-// Opening a model off the UI thread with progress and Cancel (ui/run_controller.h over
+// Opening a model off the UI thread with progress and Cancel (ui/main_window/run_controller.h over
 // core/model/load_monitor.h), and the status bar's note on a run close to the memory limit.
 #include <QLabel>
 #include <QSignalSpy>
@@ -7,9 +7,10 @@
 #include <string>
 
 #include "core/formats/input_file.h"
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
+#include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -111,11 +112,11 @@ TEST_CASE("a run that needs more than half the available memory is flagged in th
   auto* note = w.findChild<QLabel*>("memoryNote");
   REQUIRE(note);
   // By value: 6 of 10 GB is flagged with its share, 4 of 10 is not.
-  w.showRunMemory(6e9, 10e9);
+  uitest::runStatus(w)->showMemory(6e9, 10e9);
   CHECK(note->isVisibleTo(&w));
   CHECK(note->text() == "Memory: this run needs " + QString::fromStdString(format_bytes(6000000000ull)) + " of " +
                             QString::fromStdString(format_bytes(10000000000ull)) + " available (60%)");
-  w.showRunMemory(4e9, 10e9);
+  uitest::runStatus(w)->showMemory(4e9, 10e9);
   CHECK_FALSE(note->isVisibleTo(&w));
 
   // End to end: a budget of 1.6x what the run needs (the guard refuses only above 90%).

@@ -12,8 +12,8 @@
 #include "core/formats/gguf_model.h"
 #include "tests/core/gguf_model_writer.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/main_window.h"
-#include "ui/model_properties_dialog.h"
+#include "ui/main_window/main_window.h"
+#include "ui/main_window/model_properties_dialog.h"
 
 using namespace atlas;
 using namespace atlas::ui;

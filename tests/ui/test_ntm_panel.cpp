@@ -1,4 +1,4 @@
-// The NTM explorer panel (ui/ntm_panel.h): its sliders change the addressing as the
+// The NTM explorer panel (ui/panels/ntm/ntm_panel.h): its sliders change the addressing as the
 // equations say (checked with naive loops here), and its exports are valid files.
 #include <catch2/catch.hpp>
 
@@ -13,11 +13,11 @@
 #include <QAction>
 #include <QSignalSpy>
 
-#include "ui/main_window.h"
-#include "ui/ntm_panel.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/ntm/ntm_panel.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
-#include "ui/sagan_overlay.h"
+#include "ui/panels/sagan/sagan_overlay.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

@@ -8,11 +8,12 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/pattern_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/pattern_view.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -23,9 +24,9 @@ namespace {
 // The pattern dock opened and built on a run.
 struct PatternDockWindow : uitest::RunWindow {
   PatternDockWindow(const QString& preset, const QString& text) : RunWindow(preset, text) {
-    w.patternDock()->show();
-    w.patternDock()->raise();
-    w.patternView()->ensureBuilt();
+    uitest::dock(w, "patternDock")->show();
+    uitest::dock(w, "patternDock")->raise();
+    uitest::patternView(w)->ensureBuilt();
   }
 };
 
@@ -41,7 +42,7 @@ bool strided(int head, int64_t i, int64_t j, int64_t l) {
 TEST_CASE("pattern view: strided statistics and tiles equal a naive count", "[ui][pattern]") {
   ensureApp();
   PatternDockWindow win("preset:tiny-sparse-strided", "the cat sat on the mat");
-  PatternView* v = win.w.patternView();
+  PatternView* v = uitest::patternView(win.w);
   const int64_t L = 300, l = 16;
   for (int head : {0, 1}) {
     AttentionSelection s = win.w.selection();
@@ -93,17 +94,17 @@ TEST_CASE("pattern view: causal and full masks from the trace", "[ui][pattern]")
   ensureApp();
   {
     PatternDockWindow win("preset:tiny-decoder", "a causal decoder");
-    const auto& st = win.w.patternView()->pattern().stats;
+    const auto& st = uitest::patternView(win.w)->pattern().stats;
     const int64_t L = static_cast<int64_t>(win.w.trace()->source_tokens.size());
     CHECK(st.length == L);
     CHECK(st.nnz == L * (L + 1) / 2);
     CHECK(st.minRow == 1);
     CHECK(st.maxRow == L);
-    CHECK(win.w.patternView()->statsText().contains("nonzeros"));
+    CHECK(uitest::patternView(win.w)->statsText().contains("nonzeros"));
   }
   {
     PatternDockWindow win("preset:tiny-encoder", "full attention");
-    const auto& st = win.w.patternView()->pattern().stats;
+    const auto& st = uitest::patternView(win.w)->pattern().stats;
     const int64_t L = static_cast<int64_t>(win.w.trace()->source_tokens.size());
     CHECK(st.nnz == L * L);
     CHECK(st.density == Approx(1.0));
@@ -114,7 +115,7 @@ TEST_CASE("pattern view: image overlay of a local 2D model", "[ui][pattern]") {
   ensureApp();
   // 96 bytes = 3 rows of the 32-pixel-wide image.
   PatternDockWindow win("preset:tiny-local2d", QString(96, 'x'));
-  PatternView* v = win.w.patternView();
+  PatternView* v = uitest::patternView(win.w);
   REQUIRE(v->isImageModel());
   const int q = 70;  // row 2, column 6
   v->setQueryPixel(q);
@@ -141,13 +142,13 @@ TEST_CASE("pattern view: image overlay of a local 2D model", "[ui][pattern]") {
 TEST_CASE("pattern view: after an image model, a dense model's run shows its own mask", "[ui][pattern]") {
   ensureApp();
   PatternDockWindow win("preset:tiny-local2d", QString(96, 'x'));
-  REQUIRE(win.w.patternView()->isImageModel());
+  REQUIRE(uitest::patternView(win.w)->isImageModel());
   win.w.setSourceText("a causal decoder");
   win.w.loadModel("preset:tiny-decoder");  // no sparse pattern: no image, the causal mask
   REQUIRE(win.shown.wait(60000));
   win.settle();
   REQUIRE(win.w.lastError().isEmpty());
-  PatternView* v = win.w.patternView();
+  PatternView* v = uitest::patternView(win.w);
   v->ensureBuilt();
   CHECK_FALSE(v->isImageModel());
   const auto& st = v->pattern().stats;

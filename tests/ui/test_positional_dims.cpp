@@ -6,7 +6,7 @@
 #include <QLineEdit>
 
 #include "tests/ui/ui_test_support.h"
-#include "ui/positional_view.h"
+#include "ui/views/positional_view.h"
 
 using namespace atlas;
 using namespace atlas::ui;

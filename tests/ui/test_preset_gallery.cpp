@@ -10,7 +10,7 @@
 #include "core/model/demos.h"
 #include "core/model/presets.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/preset_gallery.h"
+#include "ui/main_window/preset_gallery.h"
 
 using atlas::ui::PresetGallery;
 

@@ -1,4 +1,4 @@
-// The query-key embedding panel (ui/qk_panel.cpp): its points equal the core's embedding of the
+// The query-key embedding panel (ui/panels/qk_panel.cpp): its points equal the core's embedding of the
 // selected layer and head by position, queries and keys in two series, a click on a point picks
 // its token, and the scatter exports; opening it in the window traces q and k.
 #include <catch2/catch.hpp>
@@ -11,15 +11,16 @@
 
 #include "core/analysis/qk_embedding.h"
 #include "tests/ui/run_window.h"
-#include "ui/main_window.h"
-#include "ui/variant_panel.h"
+#include "tests/ui/window_parts.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
 
 TEST_CASE("query-key embedding panel: points by position, two series, export", "[ui][qk]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
-  QDockWidget* dock = rw.w.variantDock("qk");
+  QDockWidget* dock = uitest::variantDock(rw.w, "qk");
   REQUIRE(dock);
   dock->show();  // turns on q and k tracing: one more run
   REQUIRE(rw.shown.wait(30000));
@@ -29,7 +30,7 @@ TEST_CASE("query-key embedding panel: points by position, two series, export", "
   s.layer = 1;
   s.head = 2;
   rw.w.setSelection(s);
-  VariantPanel* panel = rw.w.variantPanel("qk");
+  VariantPanel* panel = uitest::variantPanel(rw.w, "qk");
   panel->ensureBuilt();
   REQUIRE(panel->plots().size() == 1);
   panel->setCurrentPlot(0);

@@ -1,4 +1,4 @@
-// The SAGAN overlay (ui/sagan_overlay.h): a click picks the query location under the cursor,
+// The SAGAN overlay (ui/panels/sagan/sagan_overlay.h): a click picks the query location under the cursor,
 // and the exports are valid files holding that query's attention row.
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "ui/sagan_overlay.h"
+#include "ui/panels/sagan/sagan_overlay.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

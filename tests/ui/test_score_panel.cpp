@@ -1,4 +1,4 @@
-// The score-function grid in the window (ui/score_panel.h) on real preset runs: opening it
+// The score-function grid in the window (ui/tools/score_panel.h) on real preset runs: opening it
 // traces q and k, each heatmap is that function's softmax recomputed here by naive loops from
 // the traced q and k, the model's own function reproduces the model's traced attention, the
 // grid follows the linked selection, and the grid exports as figure and data.
@@ -11,12 +11,13 @@
 #include <QTemporaryDir>
 #include <cmath>
 
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 #include "core/formats/npy.h"
-#include "ui/score_panel.h"
+#include "ui/tools/score_panel.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -30,12 +31,12 @@ struct ScoreDockWindow : uitest::RunWindow {
       : RunWindow(preset, text, {1200, 900}) {}
   // Opens the dock and waits for the re-run that traces q and k.
   ScorePanel& openScores() {
-    REQUIRE(w.scoreDock());
+    REQUIRE(uitest::dock(w, "scoresDock"));
     shown.clear();
-    w.scoreDock()->show();
+    uitest::dock(w, "scoresDock")->show();
     REQUIRE(shown.wait(60000));
     settle();
-    ScorePanel* p = w.scorePanel();
+    ScorePanel* p = uitest::scorePanel(w);
     REQUIRE(p);
     p->ensureBuilt();
     return *p;

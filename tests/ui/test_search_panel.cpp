@@ -1,4 +1,4 @@
-// The token search panel (ui/search_panel.h): the layers x heads heatmap shows the core's
+// The token search panel (ui/tools/search_panel.h): the layers x heads heatmap shows the core's
 // scores at [layer, head] on an input whose labels repeat, a click selects that layer and head,
 // and the matching chips of the main window are marked, by position.
 #include <catch2/catch.hpp>
@@ -9,20 +9,21 @@
 
 #include "core/analysis/token_search.h"
 #include "tests/ui/run_window.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/search_panel.h"
-#include "ui/token_chips.h"
-#include "ui/variant_panel.h"
+#include "tests/ui/window_parts.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/tools/search_panel.h"
+#include "ui/views/token_chips.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
 
 TEST_CASE("token search panel: scores by position, click selects, chips marked", "[ui][search]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
-  TokenSearchPanel* panel = rw.w.searchPanel();
+  TokenSearchPanel* panel = uitest::searchPanel(rw.w);
   REQUIRE(panel);
-  rw.w.searchDock()->show();
+  uitest::dock(rw.w, "searchDock")->show();
   panel->setPatterns("s", "o");
   VariantPanel* plots = panel->plotPanel();
   plots->ensureBuilt();
@@ -34,10 +35,10 @@ TEST_CASE("token search panel: scores by position, click selects, chips marked",
   for (const TokenLinkScore& s : search_token_links(*rw.w.trace(), "s", "o"))
     CHECK(d.at(int(s.map.layer), int(s.head)) == Approx(s.score));
   // "s" sits at 4, 11, 16 and 23; "o" at 5 and 17 of "atlasofheadsatlasofheads".
-  CHECK(rw.w.sourceChips()->highlightedQueries() == QVector<int>{4, 11, 16, 23});
-  CHECK(rw.w.sourceChips()->highlightedKeys() == QVector<int>{5, 17});
+  CHECK(uitest::sourceChips(rw.w)->highlightedQueries() == QVector<int>{4, 11, 16, 23});
+  CHECK(uitest::sourceChips(rw.w)->highlightedKeys() == QVector<int>{5, 17});
   // The main heatmap marks the same rows and columns (a self-attention map over the input).
-  const HeatmapData& shown = rw.w.heatmapView()->data();
+  const HeatmapData& shown = uitest::heatmapView(rw.w)->data();
   REQUIRE(shown.rowMarks.size() == 24);
   REQUIRE(shown.colMarks.size() == 24);
   for (int i = 0; i < 24; ++i) {
@@ -58,14 +59,14 @@ TEST_CASE("token search panel: scores by position, click selects, chips marked",
   panel->setPatterns("zebra", "o");
   plots->ensureBuilt();
   CHECK(plots->plots().empty());
-  CHECK(rw.w.sourceChips()->highlightedQueries().isEmpty());
-  rw.w.searchDock()->hide();
-  CHECK(rw.w.sourceChips()->highlightedKeys().isEmpty());
-  CHECK(rw.w.heatmapView()->data().colMarks.empty());
+  CHECK(uitest::sourceChips(rw.w)->highlightedQueries().isEmpty());
+  uitest::dock(rw.w, "searchDock")->hide();
+  CHECK(uitest::sourceChips(rw.w)->highlightedKeys().isEmpty());
+  CHECK(uitest::heatmapView(rw.w)->data().colMarks.empty());
   // A closed panel marks nothing on later runs either.
   rw.w.setSourceText("ooss ooss");
   REQUIRE(rw.shown.wait(30000));
   rw.settle();
-  CHECK(rw.w.sourceChips()->highlightedKeys().isEmpty());
-  CHECK(rw.w.heatmapView()->data().colMarks.empty());
+  CHECK(uitest::sourceChips(rw.w)->highlightedKeys().isEmpty());
+  CHECK(uitest::heatmapView(rw.w)->data().colMarks.empty());
 }

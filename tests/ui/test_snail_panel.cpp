@@ -1,4 +1,4 @@
-// The SNAIL explorer (ui/snail_panel.h): the receptive-field heatmap is checked against an
+// The SNAIL explorer (ui/panels/snail/snail_panel.h): the receptive-field heatmap is checked against an
 // enumeration of every subset of the dilations written here (an output step i reads input j
 // through the convolutions iff i - j is a sum of distinct dense blocks' dilations); the
 // attention heatmap is causal with rows summing to one; controls re-run; exports are valid.
@@ -10,10 +10,10 @@
 #include <QTemporaryDir>
 #include <set>
 
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 #include "core/formats/npy.h"
-#include "ui/snail_panel.h"
+#include "ui/panels/snail/snail_panel.h"
 #include "tests/ui/ui_test_support.h"
 
 using namespace atlas;

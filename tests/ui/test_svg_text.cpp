@@ -14,11 +14,12 @@
 #include "core/model/presets.h"
 #include "tests/svg_xml.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/figure_export.h"
-#include "ui/painted_figure.h"
-#include "ui/panel_chart.h"
-#include "ui/svg_writer.h"
-#include "ui/variant_plots.h"
+#include "ui/export/figure_export.h"
+#include "ui/export/painted_figure.h"
+#include "ui/panels/panel_chart.h"
+#include "ui/export/svg_writer.h"
+#include "ui/panels/variant_plots.h"
+#include "ui/panels/panel_registry.h"
 
 using namespace atlas;
 using namespace atlas::ui;

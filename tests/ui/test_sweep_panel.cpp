@@ -1,4 +1,4 @@
-// The ablation sweep panel (ui/sweep_panel.h): the heatmap shows the core sweep's effects at
+// The ablation sweep panel (ui/tools/sweep_panel.h): the heatmap shows the core sweep's effects at
 // [layer, head] (checked by value and position on an input whose labels repeat), a click on a
 // cell selects that layer and head, the figure exports and renders, and a result never
 // outlives its input or model: other tokens or a model switch clear it, also mid-sweep.
@@ -18,10 +18,11 @@
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/sweep_panel.h"
-#include "ui/variant_panel.h"
+#include "tests/ui/window_parts.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/tools/sweep_panel.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -134,9 +135,9 @@ TEST_CASE("ablation sweep panel: a model switch mid-sweep drops the old model's 
 
 TEST_CASE("the main window offers the ablation sweep on the current run", "[ui][sweep]") {
   uitest::RunWindow rw("preset:tiny-encoder-decoder", "one two one two");
-  SweepPanel* panel = rw.w.sweepPanel();
+  SweepPanel* panel = uitest::sweepPanel(rw.w);
   REQUIRE(panel);
-  rw.w.sweepDock()->show();
+  uitest::dock(rw.w, "sweepDock")->show();
   panel->setChoice(SweepUnit::Heads, AblationMode::Zero, SweepMetric::KL);
   QSignalSpy done(panel, &SweepPanel::sweepFinished);
   REQUIRE(panel->startSweep());

@@ -11,14 +11,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/chart_adapter.h"
-#include "ui/main_window.h"
+#include "ui/panels/chart_adapter.h"
+#include "ui/main_window/main_window.h"
 #include "core/formats/model_io.h"
-#include "ui/panel_chart.h"
-#include "ui/run_controller.h"
-#include "ui/training_panel.h"
+#include "ui/panels/panel_chart.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/tools/training_panel.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/variant_panel.h"
+#include "tests/ui/window_parts.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -55,7 +56,7 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   ensureApp();
   MainWindow win;
   win.resize(1100, 750);
-  TrainingPanel* panel = win.trainingPanel();
+  TrainingPanel* panel = uitest::trainingPanel(win);
   const int steps = 120;
   panel->setSetup(copySetup(steps));
   REQUIRE(panel->start());
@@ -73,7 +74,7 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   const QString pausedSpec = QString("training:tiny-decoder/copy @ step %1").arg(pausedAt);
   REQUIRE(waitUntil([&] { return win.modelSpec() == pausedSpec; }, 30000));
   REQUIRE(waitUntil([&] { return win.trace() && !win.trace()->source_tokens.empty(); }, 30000));
-  CHECK(win.sourceText().contains('|'));
+  CHECK(uitest::sourceText(win).contains('|'));
   panel->setPaused(false);
 
   REQUIRE(waitUntil([&] { return !panel->isRunning(); }, 180000));
@@ -90,9 +91,9 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
 
   // The final snapshot reaches the window, which types the example "input|output".
   REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 120"); }, 30000));
-  std::shared_ptr<const Model> model = win.runController()->model();
+  std::shared_ptr<const Model> model = uitest::runController(win)->model();
   REQUIRE(model != nullptr);
-  const std::string typed = win.sourceText().toStdString();
+  const std::string typed = uitest::sourceText(win).toStdString();
   const size_t bar = typed.find('|');
   REQUIRE(bar == 8);
   const std::string expected = typed.substr(0, bar);  // copy: the output is the input
@@ -131,7 +132,7 @@ TEST_CASE("the training panel rejects a bad setup and closing the window stops t
     if (a->text() == "&Train a model\u2026") train = a;
   REQUIRE(train != nullptr);
   train->trigger();
-  TrainingPanel* panel = win.trainingPanel();
+  TrainingPanel* panel = uitest::trainingPanel(win);
   CHECK(panel->isVisible());
   TrainingSetup bad = copySetup(100);
   bad.dModel = 31;  // no head count of the tiny presets divides 31
@@ -156,7 +157,7 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
   ensureApp();
   MainWindow win;
   win.resize(1100, 750);
-  TrainingPanel* panel = win.trainingPanel();
+  TrainingPanel* panel = uitest::trainingPanel(win);
   TrainingSetup s;
   s.preset = "tiny-ut-act";
   s.task = "parity-blank";
@@ -173,9 +174,9 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
     return a ? std::vector<float>(a->tensor.data.begin(), a->tensor.data.end()) : std::vector<float>{};
   };
   auto expected = [&] {
-    std::shared_ptr<const Model> model = win.runController()->model();
+    std::shared_ptr<const Model> model = uitest::runController(win)->model();
     REQUIRE(model != nullptr);
-    const RunResult r = model->run(win.sourceText().toStdString(), "", RunOptions{});
+    const RunResult r = model->run(uitest::sourceText(win).toStdString(), "", RunOptions{});
     const TracedArray* a = r.trace.find("act.ponder");
     REQUIRE(a != nullptr);
     return std::vector<float>(a->tensor.data.begin(), a->tensor.data.end());
@@ -201,7 +202,7 @@ TEST_CASE("training a UT+ACT model refreshes the window's ponder view as it lear
   REQUIRE(waitUntil([&] { return shown() == last; }, 30000));
   CHECK(last != early);  // the remaining steps changed how long the model ponders
 
-  VariantPanel* act = win.variantPanel("act");
+  VariantPanel* act = uitest::variantPanel(win, "act");
   REQUIRE(act != nullptr);
   REQUIRE(act->available());
   act->ensureBuilt();

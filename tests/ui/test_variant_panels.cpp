@@ -18,10 +18,11 @@
 
 #include "core/analysis/head_statistics.h"
 #include "core/formats/model_io.h"
-#include "ui/heatmap_view.h"
-#include "ui/panel_chart.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/panels/panel_chart.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/variant_panel.h"
+#include "ui/panels/variant_panel.h"
+#include "ui/panels/panel_registry.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -120,7 +121,7 @@ TEST_CASE("adaptive span panel shows z bars, mask curves and the dynamic span", 
   t.add("span.flops_saved", "", filled({2, 3}, {10, 20, 30, 40, 50, 60}));
   t.add("span.penalty", "", filled({2}, {0.5f, 0.25f}));
   t.add("decoder.layer1.self_attn.span.dynamic_z", "", filled({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
-  VariantPanel panel(spanProvider());
+  VariantPanel panel(providerById("span"));
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
   CHECK(panel.available());
@@ -143,7 +144,7 @@ TEST_CASE("adaptive span panel shows z bars, mask curves and the dynamic span", 
   CHECK(panel.matrixView()->data().colLabels == QStringList{"a", "b", "c", "d"});
   checkExports(panel);
 
-  VariantPanel none(spanProvider());
+  VariantPanel none(providerById("span"));
   none.setTrace(std::make_shared<const Trace>(withTokens(2)));
   CHECK_FALSE(none.available());
   none.ensureBuilt();
@@ -164,7 +165,7 @@ TEST_CASE("ACT panel shows ponder bars, halting per step and per-step attention"
   t.add("decoder.step2.self_attn", "", filled({2, 3, 3}, att));
   t.attention_maps = derive_attention_maps(t);  // the catalogue a run writes, from the names
   t.finalize_attention_maps();
-  VariantPanel panel(actProvider());
+  VariantPanel panel(providerById("act"));
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
   REQUIRE(panel.available());
@@ -192,7 +193,7 @@ TEST_CASE("ACT ponder bars are per position when labels repeat (demo:parity-act)
   const Tensor& steps = r.trace.find("act.steps")->tensor;
   const int n = static_cast<int>(r.trace.source_tokens.size());
   REQUIRE(n == 13);  // "0" and "1" repeat: a chart keyed by label would show 3 bars
-  VariantPanel panel(actProvider());
+  VariantPanel panel(providerById("act"));
   panel.resize(900, 500);
   panel.setTrace(std::make_shared<const Trace>(r.trace));
   const auto bars = shownSeries(panel, "ponder steps");
@@ -217,7 +218,7 @@ TEST_CASE("LSH panel shows buckets per round and the sorted order with chunks", 
   t.add(n + ".round1.buckets", "", filled({2, 4}, {3, 3, 0, 2, 1, 0, 0, 0}), DType::I32);
   t.add(n + ".round1.order", "", filled({2, 4}, {2, 3, 0, 1, 1, 2, 3, 0}), DType::I32);
   t.add(n + ".chunks", "", filled({3}, {0, 2, 4}), DType::I32);
-  VariantPanel panel(lshProvider());
+  VariantPanel panel(providerById("lsh"));
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
   REQUIRE(panel.available());
@@ -251,7 +252,7 @@ TEST_CASE("Transformer-XL panel marks memory columns and shows the four terms", 
   }
   t.attention_maps = derive_attention_maps(t);  // the catalogue a run writes, from the names
   t.finalize_attention_maps();
-  VariantPanel panel(xlProvider());
+  VariantPanel panel(providerById("xl"));
   CHECK(panel.provider().needsScores);
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
@@ -283,7 +284,7 @@ TEST_CASE("GTrXL gate panel: mean gate per layer and position, per-dimension det
       t.add("decoder.seg" + std::to_string(s) + ".layer" + std::to_string(l) + ".attn.gate.z", "", filled({2, 3}, v));
       t.add("decoder.seg" + std::to_string(s) + ".layer" + std::to_string(l) + ".ffn.gate.r", "", filled({2, 3}, v));
     }
-  VariantPanel panel(gatesProvider());
+  VariantPanel panel(providerById("gates"));
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
   REQUIRE(panel.available());
@@ -407,7 +408,7 @@ TEST_CASE("Performer error panel: error bars per m and the three matrices", "[ui
   t.add("performer.study.features", "", filled({2}, {16, 64}), DType::I32);
   t.add("performer.study.mean_abs", "", filled({2}, {0.05f, 0.02f}));
   t.add("performer.study.max_tv", "", filled({2}, {0.1f, 0.04f}));
-  VariantPanel panel(performerProvider());
+  VariantPanel panel(providerById("performer"));
   panel.resize(700, 500);
   panel.setTrace(std::make_shared<const Trace>(t));
   const auto e = shownSeries(panel, "error vs number");

@@ -10,15 +10,18 @@
 #include <QPushButton>
 #include <QTableWidget>
 
-#include "ui/ablation_controls.h"
+#include "ui/panels/ablation_controls.h"
+#include "core/analysis/performer_study.h"
 #include "core/model/generate.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/panel_chart.h"
-#include "ui/run_controller.h"
+#include "core/model/presets.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/panel_chart.h"
+#include "ui/main_window/run_controller.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/variant_panel.h"
+#include "tests/ui/window_parts.h"
+#include "ui/panels/variant_panel.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -31,10 +34,10 @@ namespace {
 struct PresetWindow : uitest::RunWindow {
   using RunWindow::RunWindow;
   VariantPanel& panel(const QString& id) {
-    VariantPanel* p = w.variantPanel(id);
+    VariantPanel* p = uitest::variantPanel(w, id);
     REQUIRE(p);
     REQUIRE(p->available());
-    REQUIRE(w.variantDock(id)->isVisible());
+    REQUIRE(uitest::variantDock(w, id)->isVisible());
     p->ensureBuilt();
     REQUIRE_FALSE(p->plots().empty());
     return *p;
@@ -58,7 +61,7 @@ TEST_CASE("tiny-span: span bars and mask curves equal the traced arrays", "[ui][
   ensureApp();
   PresetWindow win("preset:tiny-span", "the quick brown fox jumps");
   VariantPanel& p = win.panel("span");
-  CHECK_FALSE(win.w.variantPanel("act")->available());
+  CHECK_FALSE(uitest::variantPanel(win.w, "act")->available());
   const Tensor& z = win.array("span.z");  // [layers, heads]
   p.setCurrentPlot(plotIndex(p, "span z"));
   REQUIRE(p.chart());
@@ -136,7 +139,7 @@ TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for 
   PresetWindow win("preset:tiny-xl", "transformer-xl reads a text segment-wise");
   VariantPanel& p = win.panel("xl");
   // The open XL panel turned scores on and re-ran: the terms are in the trace.
-  CHECK(win.w.runController()->runOptions().trace.scores);
+  CHECK(uitest::runController(win.w)->runOptions().trace.scores);
   REQUIRE(win.w.trace()->find("xl.seg1.layer0.terms.a"));
   p.ensureBuilt();
   const Tensor& a = win.array("decoder.seg1.layer0.self_attn");  // [heads, 16, 32]
@@ -156,14 +159,14 @@ TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for 
       if (terms.at(i, lk + j) != tb.data[static_cast<size_t>(i) * lk + j]) ++mismatches;
   CHECK(mismatches == 0);
   // Closing the panel stops tracing scores for later runs.
-  win.w.variantDock("xl")->hide();
-  CHECK_FALSE(win.w.runController()->runOptions().trace.scores);
+  uitest::variantDock(win.w, "xl")->hide();
+  CHECK_FALSE(uitest::runController(win.w)->runOptions().trace.scores);
 }
 
 TEST_CASE("tiny-decoder: opening the lens panel computes per-layer predictions", "[ui][panels][presets]") {
   ensureApp();
   PresetWindow win("preset:tiny-decoder", "the cat sat");
-  QDockWidget* dock = win.w.variantDock("lens");
+  QDockWidget* dock = uitest::variantDock(win.w, "lens");
   REQUIRE(dock);
   CHECK_FALSE(dock->isVisible());  // a tool panel waits to be opened
   CHECK_FALSE(win.w.trace()->find("decoder.logit_lens.ids"));
@@ -189,13 +192,13 @@ TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the s
           "[ui][panels][presets][predictions]") {
   ensureApp();
   PresetWindow win("preset:tiny-decoder", "the cat sat");
-  QDockWidget* dock = win.w.variantDock("predictions");
+  QDockWidget* dock = uitest::variantDock(win.w, "predictions");
   REQUIRE(dock);
   dock->show();
   VariantPanel& p = win.panel("predictions");
   const Tensor& logits = win.array("logits");
   const int64_t last = logits.shape[0] - 1;
-  const std::vector<Prediction> want = top_k(*win.w.runController()->model(), logits, last, 10);
+  const std::vector<Prediction> want = top_k(*uitest::runController(win.w)->model(), logits, last, 10);
   const PanelPlot& bars = p.plots()[0];
   REQUIRE(bars.matrix.rows == static_cast<int>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
@@ -207,7 +210,7 @@ TEST_CASE("tiny-decoder: the predictions panel agrees with core's top-k on the s
 TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker", "[ui][panels][presets]") {
   ensureApp();
   PresetWindow win("preset:tiny-decoder", "the cat sat on the mat");
-  win.w.variantDock("ablation")->show();
+  uitest::variantDock(win.w, "ablation")->show();
   auto* controls = win.w.findChild<AblationControls*>("ablationControls");
   REQUIRE(controls);
   controls->setInput("7", "");
@@ -242,7 +245,7 @@ TEST_CASE("tiny-decoder: the ablation panel runs the ablated model on the worker
 TEST_CASE("tiny-performer: the error panel's figures match a naive recount", "[ui][panels][presets]") {
   ensureApp();
   PresetWindow win("preset:tiny-performer", "performer attention approximates softmax");
-  QDockWidget* dock = win.w.variantDock("performer");
+  QDockWidget* dock = uitest::variantDock(win.w, "performer");
   CHECK_FALSE(dock->isVisible());
   win.shown.clear();
   dock->show();
@@ -280,4 +283,31 @@ TEST_CASE("tiny-performer: the error panel's figures match a naive recount", "[u
   CHECK(series[0][at] == Approx(meanAbs).epsilon(1e-3));
   CHECK(series[1][at] == Approx(maxTv).epsilon(1e-3));
   CHECK(series[0][at] > 0.0);
+  // The panel's arrays are core/analysis/performer_study.h's study (the one `atlas
+  // performer-error` prints), value for value: the model's d_head, Performer seed and m, the
+  // run's length, N(0, 0.5^2), the decoder's causal mask.
+  const ModelConfig c = preset_config("tiny-performer");
+  FavorStudySpec spec;
+  spec.length = L;
+  spec.d = c.d_head();
+  spec.features = {16, 64, 256, 1024};
+  spec.sd = 0.5;
+  spec.seed = c.performer()->seed;
+  spec.causal = c.architecture == Architecture::Decoder;
+  spec.keep_implicit = c.performer()->features;
+  REQUIRE(spec.keep_implicit == 64);
+  const FavorStudy study = favor_error_study(spec);
+  const Tensor& tracedMeanAbs = win.array("performer.study.mean_abs");
+  const Tensor& tracedMaxTv = win.array("performer.study.max_tv");
+  REQUIRE(ms.numel() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(ms.data[i] == float(spec.features[i]));
+    CHECK(tracedMeanAbs.data[i] == float(study.errors[i].mean_abs));
+    CHECK(tracedMaxTv.data[i] == float(study.errors[i].max_tv));
+  }
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < L; ++j) {
+      CHECK(imp.data[size_t(i * L + j)] == study.implicit(i, j));
+      CHECK(ex.data[size_t(i * L + j)] == study.exact(i, j));
+    }
 }

@@ -16,19 +16,22 @@
 #include "core/model/presets.h"
 #include "tests/core/preset_test_util.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/compare_panel.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/model_view.h"
-#include "ui/pattern_view.h"
-#include "ui/run_controller.h"
-#include "ui/positional_view.h"
-#include "ui/score_panel.h"
-#include "ui/search_panel.h"
-#include "ui/sweep_panel.h"
-#include "ui/token_chips.h"
-#include "ui/variant_panel.h"
-#include "ui/variant_plots.h"
+#include "tests/ui/window_parts.h"
+#include "ui/tools/compare_panel.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
+#include "ui/views/model_view.h"
+#include "ui/views/pattern_view.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/views/positional_view.h"
+#include "ui/tools/score_panel.h"
+#include "ui/tools/search_panel.h"
+#include "ui/tools/sweep_panel.h"
+#include "ui/views/token_chips.h"
+#include "ui/panels/variant_panel.h"
+#include "ui/panels/variant_plots.h"
+#include "ui/panels/panel_registry.h"
+#include "ui/views/attention_heatmap.h"
 
 namespace fs = std::filesystem;
 using namespace atlas;
@@ -51,30 +54,30 @@ void checkViewsShow(const MainWindow& w, const std::string& what) {
   const std::shared_ptr<const Trace> t = w.trace();
   for (const PanelProvider& p : variantProviders()) {
     INFO("panel " << p.id.toStdString());
-    CHECK(w.variantPanel(p.id)->trace() == t);
+    CHECK(uitest::variantPanel(w, p.id)->trace() == t);
   }
-  CHECK(w.modelView()->trace() == t);
-  CHECK(w.positionalView()->trace() == t);
-  CHECK(w.patternView()->trace() == t);
-  CHECK(w.scorePanel()->trace() == t);
-  CHECK(w.sweepPanel()->runTrace() == t);
-  CHECK(w.comparePanel()->traceA() == t);
-  CHECK(w.searchPanel()->trace() == t);
+  CHECK(uitest::modelView(w)->trace() == t);
+  CHECK(uitest::positionalView(w)->trace() == t);
+  CHECK(uitest::patternView(w)->trace() == t);
+  CHECK(uitest::scorePanel(w)->trace() == t);
+  CHECK(uitest::sweepPanel(w)->runTrace() == t);
+  CHECK(uitest::comparePanel(w)->traceA() == t);
+  CHECK(uitest::searchPanel(w)->trace() == t);
   if (!t) {  // a failed run: nothing on screen, and the reason
     CHECK_FALSE(w.lastError().isEmpty());
-    CHECK(w.sourceChips()->tokenCount() == 0);
-    CHECK(w.heatmapView()->data().empty());
+    CHECK(uitest::sourceChips(w)->tokenCount() == 0);
+    CHECK(uitest::heatmapView(w)->data().empty());
     return;
   }
-  CHECK(w.sourceChips()->tokenCount() == static_cast<int>(t->source_tokens.size()));
-  CHECK(w.targetChips()->tokenCount() == static_cast<int>(t->target_tokens.size()));
+  CHECK(uitest::sourceChips(w)->tokenCount() == static_cast<int>(t->source_tokens.size()));
+  CHECK(uitest::targetChips(w)->tokenCount() == static_cast<int>(t->target_tokens.size()));
   const auto families = attentionFamilies(*t);
   if (families.empty()) {
-    CHECK(w.heatmapView()->data().empty());
+    CHECK(uitest::heatmapView(w)->data().empty());
     return;
   }
   const HeatmapData want = attentionHeatmap(*t, w.selection());
-  const HeatmapData& shown = w.heatmapView()->data();
+  const HeatmapData& shown = uitest::heatmapView(w)->data();
   CHECK(shown.rows == want.rows);
   CHECK(shown.cols == want.cols);
   CHECK(shown.values == want.values);
@@ -100,7 +103,7 @@ TEST_CASE("every view shows the current run or nothing, through every preset and
   w.resize(1100, 800);
   w.show();
   QSignalSpy shown(&w, &MainWindow::traceShown), failed(&w, &MainWindow::runError);
-  QSignalSpy loadFailed(w.runController(), &RunController::modelLoadFailed);
+  QSignalSpy loadFailed(uitest::runController(w), &RunController::modelLoadFailed);
   w.setSourceText("abab abab");
   int runs = 0, failures = 0;
   for (const auto& [what, spec] : models) {
@@ -115,7 +118,7 @@ TEST_CASE("every view shows the current run or nothing, through every preset and
   w.setSourceText("abab abab");
   w.loadModel(models.front().second);
   settle(w, shown, failed, loadFailed);
-  INFO(w.lastError().toStdString() << " / " << w.modelSpec().toStdString() << " / " << w.sourceText().toStdString());
+  INFO(w.lastError().toStdString() << " / " << w.modelSpec().toStdString() << " / " << uitest::sourceText(w).toStdString());
   REQUIRE(w.trace());
   const int64_t max_positions = load_model(models.front().second.toStdString()).config().max_positions;
   w.setSourceText(QString(int(max_positions) + 10, 'a'));

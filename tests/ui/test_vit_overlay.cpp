@@ -1,4 +1,4 @@
-// The ViT overlay of the "Input image" dock (ui/image_input_view.cpp, ui/image_patch_overlay.cpp)
+// The ViT overlay of the "Input image" dock (ui/views/image_input_view.cpp, ui/views/image_patch_overlay.cpp)
 // on preset:tiny-vit (32 x 32 image, 8 x 8 patches: a 4 x 4 grid + [CLS] = 17 tokens, 2 layers,
 // 4 heads). The oracle reads the run's attention arrays directly and computes the rollout with
 // plain loops here, never through attention_rollout() or the overlay code.
@@ -12,13 +12,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "ui/colormap.h"
-#include "ui/heatmap_data.h"
-#include "ui/heatmap_view.h"
-#include "ui/image_input_view.h"
-#include "ui/main_window.h"
+#include "ui/views/colormap.h"
+#include "ui/views/attention_selection.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/image_input_view.h"
+#include "ui/main_window/main_window.h"
 #include "core/formats/npy.h"
 #include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -123,11 +124,11 @@ QPointF centreOf(const ImageInputView& view, int token) {
 
 TEST_CASE("a ViT takes an image as patches; the dock overlays the query's attention", "[ui][image][vit]") {
   VitWindow win;
-  CHECK(win.w.imageMode());
+  CHECK(uitest::imageMode(win.w));
   const QString hint = win.w.findChild<QPlainTextEdit*>("sourceEdit")->placeholderText();
   CHECK(hint.contains("48 x 40 pixels resized to 32 x 32, 16 patches of 8 + [CLS]"));
   CHECK(win.w.trace()->source_tokens[0].label == "[CLS]");
-  ImageInputView* view = win.w.imageView();
+  ImageInputView* view = uitest::imageView(win.w);
   REQUIRE(view);
   CHECK(view->patchMode());
   CHECK(view->image().size() == QSize(32, 32));
@@ -185,7 +186,7 @@ TEST_CASE("a ViT takes an image as patches; the dock overlays the query's attent
         const QPointF at(first.x() + c * cell, first.y() + r * cell);
         INFO("patch " << r << "," << c);
         QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at.toPoint());
-        CHECK(win.w.heatmapView()->pinnedRow() == 1 + r * kGrid + c);
+        CHECK(uitest::heatmapView(win.w)->pinnedRow() == 1 + r * kGrid + c);
         CHECK(view->selectedPixel() == r * kGrid + c);
         CHECK(view->overlay().query == 1 + r * kGrid + c);
       }
@@ -194,7 +195,7 @@ TEST_CASE("a ViT takes an image as patches; the dock overlays the query's attent
     auto* cls = view->findChild<QPushButton*>("selectCls");
     REQUIRE(cls);
     cls->click();
-    CHECK(win.w.heatmapView()->pinnedRow() == 0);
+    CHECK(uitest::heatmapView(win.w)->pinnedRow() == 0);
     CHECK(view->selectedPixel() == -1);  // [CLS] has no cell
     CHECK(view->overlay().query == 0);
   }
@@ -240,7 +241,7 @@ TEST_CASE("the image carries over from a pixel model to a ViT as patches", "[ui]
   REQUIRE(shown.wait(60000));
   REQUIRE(w.setImage(testImage(), "colours"));
   REQUIRE(shown.wait(60000));
-  REQUIRE_FALSE(w.imageView()->patchMode());
+  REQUIRE_FALSE(uitest::imageView(w)->patchMode());
   shown.clear();
   w.loadModel("preset:tiny-vit");
   REQUIRE(shown.wait(60000));
@@ -248,11 +249,11 @@ TEST_CASE("the image carries over from a pixel model to a ViT as patches", "[ui]
   }
   INFO(w.lastError().toStdString());
   CHECK(w.lastError().isEmpty());
-  CHECK(w.imageMode());
+  CHECK(uitest::imageMode(w));
   REQUIRE(w.trace()->source_tokens.size() == size_t(kTokens));
   CHECK(w.trace()->source_tokens[16].label == "3,3");
-  CHECK(w.imageView()->patchMode());
-  CHECK(w.imageView()->overlay().values.size() == size_t(kGrid * kGrid));
+  CHECK(uitest::imageView(w)->patchMode());
+  CHECK(uitest::imageView(w)->overlay().values.size() == size_t(kGrid * kGrid));
 }
 
 TEST_CASE("a text model refuses an image, pointing to ViT models", "[ui][image][vit]") {
@@ -266,7 +267,7 @@ TEST_CASE("a text model refuses an image, pointing to ViT models", "[ui][image][
   CHECK(w.lastError().contains("takes text, not images"));
   CHECK(w.lastError().contains("ViT"));
   CHECK(w.lastError().contains("preset:tiny-vit"));
-  CHECK_FALSE(w.imageMode());
+  CHECK_FALSE(uitest::imageMode(w));
 }
 
 TEST_CASE("a ViT loaded without an image starts on the built-in test card", "[ui][vit]") {
@@ -281,12 +282,12 @@ TEST_CASE("a ViT loaded without an image starts on the built-in test card", "[ui
   REQUIRE((shown.count() > 0 || shown.wait(60000)));
   INFO(w.lastError().toStdString());
   CHECK(w.lastError().isEmpty());
-  CHECK(w.imageMode());
+  CHECK(uitest::imageMode(w));
   REQUIRE(w.trace());
   CHECK(w.trace()->source_tokens.size() == size_t(kTokens));
   CHECK(w.trace()->source_tokens[0].label == "[CLS]");
   CHECK(w.findChild<QPlainTextEdit*>()->placeholderText().contains("built-in test card"));
   // Typing returns to text, which a ViT refuses with a message saying what to do.
   w.findChild<QPlainTextEdit*>()->setPlainText("a cat");
-  CHECK(uitest::waitUntil([&] { return !w.imageMode(); }, 60000));
+  CHECK(uitest::waitUntil([&] { return !uitest::imageMode(w); }, 60000));
 }

@@ -13,8 +13,9 @@
 #include "core/tensor/error.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
+#include "tests/ui/window_parts.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/main_window/main_window.h"
 #include "ui/workspace.h"
 
 using namespace atlas;
@@ -32,14 +33,14 @@ TEST_CASE("a workspace round-trips: the reopened window shows the same views", "
     rw.settle();
     rw.w.setSelection({"decoder", "cross_attn", 1, 3, 0});
     rw.w.selectQuery(2);
-    rw.w.sweepDock()->show();
-    rw.w.valueWeightedAction()->setChecked(true);
-    rw.w.sharedScaleAction()->setChecked(true);
+    uitest::dock(rw.w, "sweepDock")->show();
+    uitest::action(rw.w, "valueWeighted")->setChecked(true);
+    uitest::action(rw.w, "sharedGridScale")->setChecked(true);
     REQUIRE(rw.shown.wait(30000));
     rw.settle();
     REQUIRE(rw.w.saveWorkspace(path));
     before = rw.w.workspace();
-    shownBefore = rw.w.heatmapView()->data();
+    shownBefore = uitest::heatmapView(rw.w)->data();
   }
   REQUIRE_FALSE(shownBefore.empty());
   uitest::ensureApp();
@@ -62,10 +63,10 @@ TEST_CASE("a workspace round-trips: the reopened window shows the same views", "
   CHECK(after.query == 2);
   CHECK(after.valueWeighted);
   CHECK(after.sharedGridScale);
-  CHECK(w.sharedScaleAction()->isChecked());
+  CHECK(uitest::action(w, "sharedGridScale")->isChecked());
   CHECK(after.openPanels.contains("sweepDock"));
-  CHECK(w.heatmapView()->data().values == shownBefore.values);
-  CHECK(w.heatmapView()->data().title == shownBefore.title);
+  CHECK(uitest::heatmapView(w)->data().values == shownBefore.values);
+  CHECK(uitest::heatmapView(w)->data().title == shownBefore.title);
 }
 
 TEST_CASE("hostile workspace files are refused naming the problem", "[ui][workspace]") {

@@ -19,7 +19,7 @@
 #include "core/tensor/error.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/main_window.h"
+#include "ui/main_window/main_window.h"
 #include "ui/workspace.h"
 
 using namespace atlas;

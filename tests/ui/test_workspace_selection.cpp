@@ -8,7 +8,7 @@
 #include <QTemporaryDir>
 
 #include "tests/ui/ui_test_support.h"
-#include "ui/main_window.h"
+#include "ui/main_window/main_window.h"
 #include "ui/workspace.h"
 #include "ui/workspace_selection.h"
 

@@ -14,7 +14,7 @@
 #include <cstdlib>
 
 #include "core/model/trace.h"
-#include "ui/variant_panel.h"
+#include "ui/panels/variant_panel.h"
 
 namespace atlas::uitest {
 

@@ -1,0 +1,253 @@
+#include "ui/main_window/panel_docks.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QMenu>
+#include <algorithm>
+
+#include "core/analysis/ablation.h"
+#include "core/tensor/error.h"
+#include "ui/main_window/run_controller.h"
+#include "ui/main_window/window_session.h"
+#include "ui/panels/ablation_controls.h"
+#include "ui/panels/panel_registry.h"
+#include "ui/panels/panel_run_extras.h"
+#include "ui/panels/variant_panel.h"
+#include "ui/tools/compare_panel.h"
+#include "ui/tools/corpus_panel.h"
+#include "ui/tools/score_panel.h"
+#include "ui/tools/search_panel.h"
+#include "ui/tools/sweep_panel.h"
+#include "ui/views/pattern_view.h"
+
+namespace atlas::ui {
+
+PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunController* runner, QMenu* viewMenu,
+                       QDockWidget* tabAfter)
+    : QObject(window), m_window(window), m_session(session), m_runner(runner) {
+  setObjectName("panelDocks");
+  m_pattern = new PatternView;
+  m_pattern->setObjectName("patternView");
+  auto* patternDock = new QDockWidget("Pattern", window);
+  patternDock->setObjectName("patternDock");
+  patternDock->setWidget(m_pattern);
+  window->addDockWidget(Qt::RightDockWidgetArea, patternDock);
+  window->tabifyDockWidget(tabAfter, patternDock);
+  viewMenu->insertAction(viewMenu->actions().value(3), patternDock->toggleViewAction());
+  connect(m_pattern, &PatternView::queryPicked, session, &WindowSession::requestQuery);
+
+  QMenu* panels = viewMenu->addMenu("&Variant panels");
+  QDockWidget* first = nullptr;
+  for (const PanelProvider& provider : variantProviders()) {
+    auto* panel = new VariantPanel(provider);
+    panel->setObjectName(provider.id + "Panel");
+    auto* dock = new QDockWidget(provider.title, window);
+    dock->setObjectName(provider.id + "Dock");
+    dock->setWidget(panel);
+    window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    if (first) window->tabifyDockWidget(first, dock);
+    else first = dock;
+    dock->hide();  // until a model has the arrays
+    panels->addAction(dock->toggleViewAction());
+    m_variantDocks.push_back({dock, panel});
+    connect(panel, &VariantPanel::layerPicked, session, &WindowSession::requestLayer);
+    connect(panel, &VariantPanel::headPicked, session, &WindowSession::requestHead);
+    connect(panel, &VariantPanel::tokenPicked, session, &WindowSession::requestQuery);
+    if (provider.needsScores || provider.needsQk || !provider.autoShow)
+      connect(dock, &QDockWidget::visibilityChanged, this, [this] { updateTraceOptions(); });
+    if (provider.id == "ablation") {
+      auto* controls = new AblationControls;
+      controls->setObjectName("ablationControls");
+      panel->setControls(controls);
+      connect(controls, &AblationControls::applied, this, [this, controls](const AblationSpec& spec) {
+        try {
+          if (const auto model = m_session->model()) ablated_layers(model->config(), spec);  // bad indices: said here, not per run
+        } catch (const std::exception& e) {
+          controls->setMessage(QString::fromStdString(e.what()));
+          return;
+        }
+        m_ablation = std::make_shared<AblationSpec>(spec);
+        updateTraceOptions(true);
+      });
+      connect(controls, &AblationControls::cleared, this, [this] {
+        m_ablation.reset();
+        updateTraceOptions(true);
+      });
+    }
+  }
+
+  // Tool panels with a worker or state of their own, opened by the user: score functions
+  // (score_panel.h), ablation sweep (sweep_panel.h), compare (compare_panel.h), token search
+  // (search_panel.h), corpus mode (corpus_panel.h).
+  auto toolDock = [&](QWidget* panel, const QString& title, const QString& name, const QString& panelName) {
+    panel->setObjectName(panelName);
+    auto* dock = new QDockWidget(title, window);
+    dock->setObjectName(name);
+    dock->setWidget(panel);
+    window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    if (first) window->tabifyDockWidget(first, dock);
+    dock->hide();
+    panels->addAction(dock->toggleViewAction());
+    return dock;
+  };
+  m_scores = new ScorePanel;
+  m_scoreDock = toolDock(m_scores, "Score functions", "scoresDock", "scorePanel");
+  connect(m_scoreDock, &QDockWidget::visibilityChanged, this, [this] { updateTraceOptions(); });
+  m_sweep = new SweepPanel;
+  toolDock(m_sweep, "Ablation sweep", "sweepDock", "sweepPanel");
+  m_compare = new ComparePanel;
+  toolDock(m_compare, "Compare", "compareDock", "comparePanel");
+  m_search = new TokenSearchPanel;
+  m_searchDock = toolDock(m_search, "Token search", "searchDock", "searchPanel");
+  m_corpus = new CorpusPanel;
+  toolDock(m_corpus, "Corpus", "corpusDock", "corpusPanel");
+
+  // The sweep's rows are layers numbered over all stacks: a decoder layer of an encoder-decoder
+  // model is row n_encoder + i.
+  connect(m_sweep, &SweepPanel::layerPicked, this, [this](int row) {
+    AttentionSelection s = m_session->selection();
+    s.layer = row;
+    const auto model = m_session->model();
+    if (model && model->config().architecture == Architecture::EncoderDecoder) {
+      const int encoder = static_cast<int>(model->config().n_layers);
+      s.stack = row < encoder ? "encoder" : "decoder";
+      s.kind = row < encoder ? "attn" : "self_attn";
+      if (row >= encoder) s.layer = row - encoder;
+    }
+    m_session->requestSelection(s);
+  });
+  connect(m_compare, &ComparePanel::layerPicked, session, &WindowSession::requestLayer);
+  connect(m_search, &TokenSearchPanel::layerPicked, session, &WindowSession::requestLayer);
+  connect(m_sweep, &SweepPanel::headPicked, session, &WindowSession::requestHead);
+  connect(m_compare, &ComparePanel::headPicked, session, &WindowSession::requestHead);
+  connect(m_search, &TokenSearchPanel::headPicked, session, &WindowSession::requestHead);
+  connect(m_compare, &ComparePanel::tokenPicked, session, &WindowSession::requestQuery);
+  // The matches are marked among the chips and on the heatmap's row and column labels.
+  connect(m_search, &TokenSearchPanel::matchesChanged, this, [this](const QVector<int>& q, const QVector<int>& k) {
+    if (!m_searchDock->isVisible()) return;  // a closed panel marks nothing
+    emit searchMatchesChanged(q, k, !m_updating);
+  });
+  connect(m_searchDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible) {
+      m_search->setTrace(m_session->trace());
+      return;
+    }
+    emit searchMatchesChanged({}, {}, true);
+  });
+  // A panel opened from the menu comes to the front of its tab group (it would otherwise open
+  // behind the tab that was showing).
+  for (QDockWidget* dock : window->findChildren<QDockWidget*>())
+    connect(dock->toggleViewAction(), &QAction::triggered, dock, [dock](bool on) {
+      if (on) dock->raise();
+    });
+  connect(session, &WindowSession::runShown, this, &PanelDocks::showRun);
+  connect(session, &WindowSession::selectionShown, this, &PanelDocks::followSelection);
+}
+
+void PanelDocks::showRun() {
+  const auto model = m_session->model();
+  const auto trace = m_session->trace();
+  m_updating = true;
+  m_pattern->setRun(model, trace);
+  m_scores->setRun(model, trace);
+  m_sweep->setRun(model, trace);
+  m_compare->setRun(model, trace);
+  m_search->setTrace(trace);
+  m_corpus->setModel(model, m_session->modelSpec());
+  for (const auto& [dock, panel] : m_variantDocks) {
+    const bool before = panel->available();
+    panel->setTrace(trace);
+    // Appear when the arrays appear (a newly loaded model); a panel the user closed stays closed
+    // for further runs of the same model.
+    // The model's own panel comes to the front of its tab group with room to read its charts
+    // (a screenshot shows what a user would see, so headless runs do the same).
+    if (panel->available() && !before && panel->provider().autoShow) {
+      dock->show();
+      dock->raise();
+      m_window->resizeDocks({dock}, {std::max(260, m_window->height() * 2 / 5)}, Qt::Vertical);
+    }
+    if (!panel->available() && before) dock->hide();
+  }
+  m_updating = false;
+  followSelection();
+  updateTraceOptions();
+}
+
+void PanelDocks::followSelection() {
+  const AttentionSelection sel = m_session->selection();
+  PanelContext ctx;
+  ctx.layer = sel.layer;
+  ctx.head = sel.head;  // aggregates (< 0) read as the mean over heads
+  ctx.query = m_session->query();
+  if (const auto model = m_session->model())
+    ctx.tokenText = [model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
+  for (const auto& [dock, panel] : m_variantDocks) panel->setContext(ctx);
+  m_pattern->setSelection(sel);
+  m_scores->setSelection(sel);
+  m_compare->setSelection(sel);
+  m_corpus->setSelection(sel.layer, sel.head);
+}
+
+void PanelDocks::setStyle(const HeatmapStyle& style, bool dark) {
+  for (const auto& [dock, panel] : m_variantDocks) panel->setStyle(style, dark);
+  m_sweep->setStyle(style, dark);
+  m_compare->setStyle(style, dark);
+  m_search->setStyle(style, dark);
+  m_pattern->setStyle(style);
+}
+
+void PanelDocks::setValueNorms(bool on) {
+  m_valueNorms = on;
+  updateTraceOptions(true);
+}
+
+// Scores and hidden states cost a copy of every [heads, L, L] / [L, d] matrix and the lens and
+// the ablation a second pass, so each is done only while a panel that reads it is open;
+// opening one re-runs once to fetch its arrays.
+void PanelDocks::updateTraceOptions(bool force) {
+  const auto model = m_session->model();
+  bool scores = false, lens = false, ablation = false, performer = false;
+  for (const auto& [dock, panel] : m_variantDocks) {
+    if (!dock->isVisible()) continue;
+    const QString id = panel->provider().id;
+    if (panel->provider().needsScores && panel->available()) scores = true;
+    if (id == "lens" && panel->available()) lens = true;
+    if (id == "ablation" && m_ablation) ablation = true;
+    if (id == "performer" && model && model->config().performer()) performer = true;
+  }
+  // The score grid reads q and k (a recurrent seq2seq model: its encoder and decoder states),
+  // and so does the query-key embedding.
+  bool qk = m_scoreDock->isVisible();
+  for (const auto& [dock, panel] : m_variantDocks)
+    if (dock->isVisible() && panel->provider().needsQk) qk = true;
+  const bool hidden = lens || (qk && model && model->config().rnn_seq2seq());
+  RunOptions& opts = m_runner->runOptions();
+  const bool changed = opts.trace.scores != scores || opts.trace.hidden != hidden || opts.trace.qk != qk ||
+                       opts.trace.value_norms != m_valueNorms || m_postRunLens != lens ||
+                       m_postRunAblation != ablation || m_postRunPerformer != performer;
+  if (!changed && !force) return;
+  opts.trace.scores = scores;
+  opts.trace.hidden = hidden;
+  opts.trace.qk = qk;
+  opts.trace.value_norms = m_valueNorms;
+  m_postRunLens = lens;
+  m_postRunAblation = ablation;
+  m_postRunPerformer = performer;
+  PanelRunExtras extras;
+  extras.lens = lens;
+  extras.performer = performer;
+  if (ablation) extras.ablation = m_ablation;
+  if (!extras.any()) {
+    m_runner->setPostRun({});
+  } else {
+    m_runner->setPostRun([extras](const Model& model, RunResult& result, const RunOptions& options) {
+      addPanelRunExtras(extras, model, result, options);
+    });
+  }
+  // Fetch the newly wanted arrays; a panel closing needs no run.
+  if ((scores || lens || ablation || performer || qk || m_valueNorms || force) && m_session->trace() && m_runner->model())
+    m_session->requestRun();
+}
+
+}  // namespace atlas::ui

@@ -1,0 +1,79 @@
+#pragma once
+// The panels' docks in the window: the pattern view, one dock per variant or analysis panel
+// (ui/panels/panel_registry.h), the score functions, and the tools (ablation sweep, compare,
+// token search, corpus). Each follows the run on screen and the linked selection through the
+// WindowSession and sends its picks (layer, head, token) back through it. A variant panel shows
+// itself when a run first has its arrays. Some panels need more than the default trace, and
+// only while they are open: Transformer-XL and rotary positions the score terms
+// (TraceOptions::scores), the logit lens the hidden states plus add_logit_lens on the worker,
+// the ablation panel a second (ablated) run on the worker, the Performer panel its study, the
+// score functions and the query-key embedding the projected queries and keys (TraceOptions::qk).
+#include <QObject>
+#include <QVector>
+#include <memory>
+#include <utility>
+#include <vector>
+
+class QDockWidget;
+class QMainWindow;
+class QMenu;
+
+namespace atlas {
+struct AblationSpec;
+}
+
+namespace atlas::ui {
+
+class ComparePanel;
+class CorpusPanel;
+class PatternView;
+class RunController;
+class ScorePanel;
+class SweepPanel;
+class TokenSearchPanel;
+class VariantPanel;
+class WindowSession;
+struct HeatmapStyle;
+
+class PanelDocks : public QObject {
+  Q_OBJECT
+ public:
+  // Docks everything into `window` (the pattern view tabbed after `tabAfter`), lists the
+  // panels in `viewMenu` (the pattern view before `viewMenuBefore`, the rest under Variant
+  // panels) and sets `runner`'s trace options and post-run step for the open panels.
+  PanelDocks(QMainWindow* window, WindowSession* session, RunController* runner, QMenu* viewMenu,
+             QDockWidget* tabAfter);
+
+  void setStyle(const HeatmapStyle& style, bool dark);
+  // View > Value-weighted attention: the run traces the value norms (re-runs once).
+  void setValueNorms(bool on);
+
+ signals:
+  // The token search's matches (source positions), empty when it closes; showNow is false
+  // during a run's update (the run's own repaint follows).
+  void searchMatchesChanged(const QVector<int>& queries, const QVector<int>& keys, bool showNow);
+
+ private:
+  void showRun();
+  void followSelection();
+  void updateTraceOptions(bool force = false);
+
+  QMainWindow* m_window;
+  WindowSession* m_session;
+  RunController* m_runner;
+  std::vector<std::pair<QDockWidget*, VariantPanel*>> m_variantDocks;
+  PatternView* m_pattern;
+  ScorePanel* m_scores;
+  QDockWidget* m_scoreDock;
+  SweepPanel* m_sweep;
+  ComparePanel* m_compare;
+  TokenSearchPanel* m_search;
+  QDockWidget* m_searchDock;
+  CorpusPanel* m_corpus;
+  std::shared_ptr<AblationSpec> m_ablation;  // what the ablation panel drops; null = nothing
+  bool m_valueNorms = false;
+  bool m_updating = false;  // inside showRun
+  bool m_postRunLens = false, m_postRunAblation = false, m_postRunPerformer = false;
+};
+
+}  // namespace atlas::ui

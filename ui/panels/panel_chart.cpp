@@ -1,0 +1,214 @@
+#include "ui/panels/panel_chart.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QGraphicsScene>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QPainter>
+#include <QTextStream>
+#include <QValueAxis>
+#include <QLegend>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/export/svg_writer.h"
+#include "ui/views/token_view.h"
+
+namespace atlas::ui {
+
+QStringList positionCategories(const QStringList& labels, int count) {
+  QStringList out;
+  out.reserve(count);
+  for (int r = 0; r < count; ++r)
+    out << (labels.value(r).isEmpty() ? QString::number(r) : QString("%1 %2").arg(r).arg(labels.value(r)));
+  return out;
+}
+
+namespace {
+
+// Qt Charts draws every title, axis label and legend entry as HTML (QGraphicsTextItem::setHtml):
+// a token "<b>" would turn bold and "a<&b" lose its middle. Plain text is escaped for it.
+QString chartText(const QString& s) { return figureText(s).toHtmlEscaped(); }
+
+QStringList chartTexts(const QStringList& list) {
+  QStringList out;
+  out.reserve(list.size());
+  for (const QString& s : list) out << chartText(s);
+  return out;
+}
+
+// A chart's fonts in pixels of the figure (scene units): a point size would be resolved
+// against each export device's own DPI (72 for SVG and PDF, the PNG's --dpi), so text laid out
+// for one size would be drawn at another. The sizes are the screen's (96 DPI) so an export
+// looks like the panel.
+void useFigureFonts(QChart* chart) {
+  auto pixels = [](QFont f) {
+    if (f.pointSizeF() > 0) f.setPixelSize(std::max(1, static_cast<int>(std::lround(f.pointSizeF() * 96.0 / 72.0))));
+    return f;
+  };
+  chart->setTitleFont(pixels(chart->titleFont()));
+  chart->legend()->setFont(pixels(chart->legend()->font()));
+  for (QAbstractAxis* axis : chart->axes()) {
+    axis->setLabelsFont(pixels(axis->labelsFont()));
+    axis->setTitleFont(pixels(axis->titleFont()));
+  }
+}
+
+}  // namespace
+
+QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
+  auto* chart = new QChart;
+  chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+  chart->setTitle(chartText(plot.matrix.title));
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  const HeatmapData& m = plot.matrix;
+  double lo = 0, hi = 0;
+  for (float v : m.values) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+  if (hi <= lo) hi = lo + 1;
+  auto* y = new QValueAxis;
+  y->setTitleText(chartText(plot.yTitle));
+  y->setRange(lo, hi + 0.05 * (hi - lo));
+  y->applyNiceNumbers();  // ticks at round values, the range widened to hold them
+  if (plot.kind == PanelPlot::Kind::Scatter) {
+    double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    for (int r = 0; r < m.rows; ++r) {
+      x0 = std::min(x0, double(m.at(r, 0))), x1 = std::max(x1, double(m.at(r, 0)));
+      y0 = std::min(y0, double(m.at(r, 1))), y1 = std::max(y1, double(m.at(r, 1)));
+    }
+    const double px = 0.05 * std::max(x1 - x0, 1e-6), py = 0.05 * std::max(y1 - y0, 1e-6);
+    auto* x = new QValueAxis;
+    x->setTitleText(chartText(plot.xTitle));
+    x->setRange(x0 - px, x1 + px);
+    y->setRange(y0 - py, y1 + py);
+    x->applyNiceNumbers();
+    y->applyNiceNumbers();
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    const QColor colours[] = {QColor(230, 120, 20), QColor(20, 150, 140), QColor(120, 80, 200)};
+    for (int g = 0; g < plot.groupNames.size(); ++g) {
+      auto* s = new QScatterSeries;
+      s->setName(chartText(plot.groupNames[g]));
+      s->setColor(colours[g % 3]);
+      s->setBorderColor(colours[g % 3].darker(130));
+      s->setMarkerSize(9);
+      for (int r = 0; r < m.rows; ++r)
+        if (int(m.at(r, 2)) == g) s->append(m.at(r, 0), m.at(r, 1));
+      chart->addSeries(s);
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+    return chart;
+  }
+  if (plot.kind == PanelPlot::Kind::Bars) {
+    auto* series = new QBarSeries;
+    for (int c = 0; c < m.cols; ++c) {
+      auto* set = new QBarSet(chartText(m.colLabels.value(c)));
+      if (m.cols > 1) set->setColor(headColor(c, m.cols));
+      for (int r = 0; r < m.rows; ++r) *set << m.at(r, c);
+      series->append(set);
+    }
+    chart->addSeries(series);
+    // Categories are keyed by position: QBarCategoryAxis drops repeated strings, which would
+    // merge tokens that share a label ("0 1 1 0" as two bars). Each category is "i label".
+    auto* x = new QBarCategoryAxis;
+    const QStringList categories = positionCategories(m.rowLabels, m.rows);
+    x->append(chartTexts(categories));
+    x->setTitleText(chartText(plot.xTitle));
+    qsizetype longest = 0;
+    for (const QString& c : categories) longest = std::max(longest, c.size());
+    // Many tokens, or long names (the predictions' tokens): upright labels, never elided to
+    // "..." (a category axis elides a label wider than its band).
+    if (m.rows > 16 || longest * m.rows > 48) {
+      x->setLabelsAngle(-90);
+      x->setTruncateLabels(false);
+    }
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+  } else {
+    auto* x = new QValueAxis;
+    x->setTitleText(chartText(plot.xTitle));
+    x->setLabelFormat("%d");
+    x->setRange(0, std::max(1, m.cols - 1));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    for (int r = 0; r < m.rows; ++r) {
+      auto* s = new QLineSeries;
+      s->setName(chartText(m.rowLabels.value(r)));
+      s->setColor(headColor(r, std::max(2, m.rows)));
+      for (int c = 0; c < m.cols; ++c) s->append(c, m.at(r, c));
+      chart->addSeries(s);
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+  }
+  return chart;
+}
+
+QVector<QVector<double>> chartSeriesValues(const QChart* chart) {
+  QVector<QVector<double>> out;
+  for (QAbstractSeries* s : chart->series()) {
+    if (auto* bars = qobject_cast<QBarSeries*>(s)) {
+      for (QBarSet* set : bars->barSets()) {
+        QVector<double> v;
+        for (int i = 0; i < set->count(); ++i) v << set->at(i);
+        out << v;
+      }
+    } else if (auto* scatter = qobject_cast<QScatterSeries*>(s)) {  // x then y of each point
+      QVector<double> v;
+      for (const QPointF& p : scatter->points()) v << p.x() << p.y();
+      out << v;
+    } else if (auto* line = qobject_cast<QLineSeries*>(s)) {
+      QVector<double> v;
+      for (const QPointF& p : line->points()) v << p.y();
+      out << v;
+    }
+  }
+  return out;
+}
+
+FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
+  FigureSpec s = spec;
+  s.mapping = plot.mapping;
+  FigureContent f = heatmapFigureContent(plot.matrix, s);
+  if (plot.kind == PanelPlot::Kind::Matrix) return f;
+  if (plot.kind == PanelPlot::Kind::Table) {
+    // The figure is the heatmap of the cell numbers; the CSV keeps the table's text.
+    auto table = std::make_shared<PanelPlot>(plot);
+    f.csv = [table](QTextStream& out) {
+      const auto field = [](QString v) { return '"' + v.replace('"', "\"\"").replace('\n', "; ") + '"'; };
+      out << field(table->matrix.rowAxis + "\\" + table->matrix.colAxis);
+      for (const QString& c : table->matrix.colLabels) out << ',' << field(c);
+      out << '\n';
+      for (int r = 0; r < table->matrix.rows; ++r) {
+        out << field(table->matrix.rowLabels.value(r));
+        for (int c = 0; c < table->matrix.cols; ++c) out << ',' << field(table->cellText.value(r * table->matrix.cols + c));
+        out << '\n';
+      }
+    };
+    return f;
+  }
+  f.sizeInches = !spec.sizeInches.isEmpty()                 ? spec.sizeInches
+                  : plot.kind == PanelPlot::Kind::Scatter ? QSizeF(6.5, 5.5)
+                                                          : QSizeF(std::clamp(3.0 + 0.25 * plot.matrix.rows, 6.0, 14.0), 4.5);
+  auto shared = std::make_shared<PanelPlot>(plot);
+  if (!spec.title.isEmpty()) shared->matrix.title = spec.title;  // --title names the chart too
+  f.paint = [shared](QPainter& p, const QRectF& bounds, bool) {
+    // The chart lives in a scene only while it is rendered into the export painter.
+    QGraphicsScene scene;
+    QChart* chart = buildPanelChart(*shared, false);
+    useFigureFonts(chart);
+    scene.addItem(chart);  // the scene owns and deletes it
+    chart->setGeometry(QRectF(QPointF(0, 0), bounds.size()));
+    scene.setSceneRect(QRectF(QPointF(0, 0), bounds.size()));
+    scene.render(&p, bounds, scene.sceneRect());
+  };
+  return f;
+}
+
+}  // namespace atlas::ui

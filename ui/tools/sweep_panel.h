@@ -1,0 +1,87 @@
+#pragma once
+// "Ablation sweep" (View > Variant panels): every head or layer of the current model ablated in
+// turn on the current input (core/analysis/ablation_sweep.h), shown as a layers x heads heatmap
+// of each cell's effect (ui/tools/sweep_figure.h) with the export of every panel. The sweep runs on a
+// worker with a progress bar and Cancel; a click on a cell selects that layer and head
+// everywhere. A result belongs to one model and one input: a new run on other tokens or a model
+// switch clears it (and cancels a sweep in flight), so the panel never shows another input's
+// sweep.
+#include <QFutureWatcher>
+#include <QWidget>
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "core/analysis/ablation_sweep.h"
+#include "ui/views/heatmap_painter.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+
+namespace atlas::ui {
+
+class VariantPanel;
+
+class SweepPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SweepPanel(QWidget* parent = nullptr);
+  ~SweepPanel() override;
+
+  // The current model and run; a different model or other tokens clear the result.
+  void setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace);
+  void setStyle(const HeatmapStyle& style, bool dark);
+
+  // The controls' choice; throws AtlasError (bad token text, a metric the model lacks).
+  SweepSpec spec() const;
+  void setChoice(SweepUnit unit, AblationMode mode, SweepMetric metric, const QString& tokenA = {},
+                 const QString& tokenB = {});
+  // Starts a sweep of the current run's tokens (as the Sweep button does); false with the
+  // reason in status() when it cannot start.
+  bool startSweep();
+  void cancelSweep();
+  bool isRunning() const;
+  const std::optional<SweepResult>& result() const { return m_result; }
+  QString status() const;
+  VariantPanel* plotPanel() const { return m_plots; }
+  std::shared_ptr<const Trace> runTrace() const { return m_trace; }
+
+ signals:
+  void layerPicked(int layer);
+  void headPicked(int head);
+  void sweepFinished();  // a result, a failure or a cancel: see result() and status()
+
+ private:
+  void onSweepDone();
+  void updateControls();
+  void setStatus(const QString& text);
+
+  std::shared_ptr<const Model> m_model;
+  std::shared_ptr<const Trace> m_trace;
+  std::optional<SweepResult> m_result;
+  QComboBox* m_unit;
+  QComboBox* m_mode;
+  QComboBox* m_metric;
+  QLineEdit* m_tokenA;
+  QLineEdit* m_tokenB;
+  QPushButton* m_start;
+  QPushButton* m_cancel;
+  QProgressBar* m_progress;
+  QLabel* m_status;
+  VariantPanel* m_plots;
+  struct Outcome {
+    std::optional<SweepResult> result;
+    QString error;
+    bool cancelled = false;
+  };
+  QFutureWatcher<Outcome> m_watcher;
+  std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+  quint64 m_generation = 0;  // bumped by every change of model or input
+  quint64 m_runningGeneration = 0;
+};
+
+}  // namespace atlas::ui
