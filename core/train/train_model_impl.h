@@ -20,6 +20,7 @@
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/qk_positions.h"
+#include "core/model/stack_route.h"
 #include "core/model/transformer_block.h"
 #include "core/variants/adaptive_span/train_span.h"
 #include "core/variants/gtrxl/train_gates.h"
@@ -594,20 +595,21 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
   if (ex.source.empty()) throw AtlasError("training example has an empty source");
   Builder<S> b(tape, c, params, reg, rng);
   ForwardResult<S> r;
-  int h;
+  int h = -1;
   const auto src_valid = b.validity(ex.source);
-  if (c.xl()) {
-    h = b.xl(ex.source);
-  } else if (c.universal()) {
-    h = b.universal(ex.source, src_valid);
-  } else if (c.architecture == Architecture::Encoder) {
-    h = b.encoder(b.embed(ex.source), src_valid);
-  } else if (c.architecture == Architecture::Decoder) {
-    h = b.decoder(b.embed(ex.source), -1, src_valid, {});
-  } else {
-    if (ex.target.empty()) throw AtlasError("encoder-decoder example has an empty target");
-    const int memory = b.encoder(b.embed(ex.source), src_valid);
-    h = b.decoder(b.embed(ex.target), memory, b.validity(ex.target), src_valid);
+  switch (stack_route(c)) {  // core/model/stack_route.h, as Model::forward
+    case StackRoute::Xl: h = b.xl(ex.source); break;
+    case StackRoute::Universal: h = b.universal(ex.source, src_valid); break;
+    case StackRoute::Encoder: h = b.encoder(b.embed(ex.source), src_valid); break;
+    case StackRoute::Decoder: h = b.decoder(b.embed(ex.source), -1, src_valid, {}); break;
+    case StackRoute::EncoderDecoder: {
+      if (ex.target.empty()) throw AtlasError("encoder-decoder example has an empty target");
+      const int memory = b.encoder(b.embed(ex.source), src_valid);
+      h = b.decoder(b.embed(ex.target), memory, b.validity(ex.target), src_valid);
+      break;
+    }
+    case StackRoute::HostModel:
+      throw AtlasError("internal: a host model has no training forward (check_trainable)");
   }
   r.logits = b.logits(h);
   r.attention_nodes = std::move(b.attention_nodes);
