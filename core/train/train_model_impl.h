@@ -150,12 +150,8 @@ class Builder {
     int lsh_attention(AttentionRun& run, int q, int v) {  // train_lsh in-line (Builder)
       return b_.lsh_attention(q, v, run.prefix, std::move(run.spec));
     }
-    int performer_attention(AttentionRun& run, int q, int k, int v) {
-      if (!run.spec.prob_keep.empty())
-        throw AtlasError(
-            "attention dropout needs the attention probabilities, which a Performer "
-            "never forms; use dropout or DropHead instead");
-      return train::performer_attention(t_, q, k, v, b_.performer_features(run.prefix), run.spec);
+    int performer_attention(AttentionRun& run, int q, int k, int v) {  // train_performer.h
+      return train::performer_attention(t_, q, k, v, b_.c_, run.prefix, run.spec);
     }
     int score_attention(AttentionRun& run, int q, int k, int v) {  // train_score.h
       return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
@@ -265,15 +261,6 @@ class Builder {
     spec.self_constant = true;
     spec.self_logit = S(-1e5);
     return t_.attention(q, k, v, std::move(spec));
-  }
-
-  // The engine's fixed random features of each head of this layer (core/variants/performer/performer.cpp).
-  std::vector<Mat> performer_features(const std::string& prefix) const {
-    std::vector<Mat> out;
-    for (int64_t h = 0; h < c_.n_heads; ++h)
-      out.push_back(
-          performer_head_features(*c_.performer(), layer_index_of(prefix), h, c_.d_head()));
-    return out;
   }
 
   // Attention-dropout multipliers [H*Lq*Lk] (0 or 1/(1-p)), empty when off.
