@@ -368,7 +368,7 @@ class Tape {
   }
   const std::vector<M>& probs(int id) const { return nodes_[id].probs; }
 
-  // y = s * sigmoid(x): the dynamic span z_t = S sigmoid(v . x_t + b).
+  // y = s * sigmoid(x), with Eigen's vectorised exp (ACT's halting probability, s = 1).
   int scaled_sigmoid(int x, S s) {
     M sig = (S(1) / (S(1) + (-value(x).array()).exp())).matrix();
     M y = sig * s;

@@ -13,6 +13,7 @@
 #include "core/model/params.h"
 #include "core/model/trace.h"
 #include "core/tensor/tensor.h"
+#include "core/variants/adaptive_span/span_mask.h"
 #include "core/variants/relative_attention/relative_attention_op.h"
 
 namespace atlas {
@@ -42,8 +43,6 @@ Mat shaw_value_term(const Mat& probs, const Mat& av, int64_t k, bool efficient);
 // m_z(x - o) = clamp((R + z - x + o) / R, 0, 1); 0 beyond the maximum span S
 // (core/variants/adaptive_span/span_mask.h; o = AdaptiveSpanConfig::distance_offset()).
 float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset = 0);
-// Query-key distance the mask sees: i - j for causal stacks, |i - j| otherwise.
-int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk);
 // Appends one row to a stacked summary array (e.g. span.z [layers, heads]), creating it.
 void append_trace_row(Trace& trace, const std::string& name, const std::string& meaning,
                       const std::vector<float>& row, Shape row_shape);
