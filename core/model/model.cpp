@@ -4,6 +4,7 @@
 #include "core/model/model.h"
 
 #include "core/model/prefix_cache.h"
+#include "core/model/stack_route.h"
 
 #include <algorithm>
 #include <cmath>
@@ -166,17 +167,19 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
     const TokenInfo pad{static_cast<int32_t>(c.pad_id), "<pad>"};
     source.resize(static_cast<size_t>(options.pad_to), pad);
   }
-  // The non-Transformer models of seed 004 compute everything on the host; a device backend says so.
-  if (options.backend && (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()))
-    options.backend->note_host_compute(Op::HostModel);
-  if (c.rnn_seq2seq())  // recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
-    return seq2seq_forward(c, params_, source, target, options);
-  if (c.ntm())  // Neural Turing Machine, one step per token (ntm_model.cpp)
-    return ntm_forward(c, params_, source, options);
-  if (c.snail())  // SNAIL, causal TC + attention blocks (snail_model.cpp)
-    return snail_model_forward(c, params_, source, options);
-  if (c.sagan())  // SAGAN block on the built-in test card; text unused (sagan.h)
+  const StackRoute route = stack_route(c);  // core/model/stack_route.h
+  if (route == StackRoute::HostModel) {
+    // The non-Transformer models of seed 004 compute everything on the host; a device backend says so.
+    if (options.backend) options.backend->note_host_compute(Op::HostModel);
+    if (c.rnn_seq2seq())  // recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
+      return seq2seq_forward(c, params_, source, target, options);
+    if (c.ntm())  // Neural Turing Machine, one step per token (ntm_model.cpp)
+      return ntm_forward(c, params_, source, options);
+    if (c.snail())  // SNAIL, causal TC + attention blocks (snail_model.cpp)
+      return snail_model_forward(c, params_, source, options);
+    // SAGAN block on the built-in test card; text unused (sagan.h)
     return sagan_forward(c, params_, sagan_synthetic_image(c.sagan()->image_size), options);
+  }
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
   check_tokens(c, source, enc_dec ? "source text" : "input text");
   if (enc_dec) check_tokens(c, target, "target text");
@@ -231,34 +234,44 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   pass.compute_maps_on_demand(on_demand);
 
   DTensor h;
-  if (c.universal()) {  // one shared block applied recurrently (core/variants/universal/universal.cpp)
-    trace.source_tokens = source;
-    h = universal_forward(pass, source, key_validity(source, c.pad_id));
-  } else if (c.xl()) {  // segment recurrence with memory (core/variants/transformer_xl/transformer_xl.cpp)
-    trace.source_tokens = source;
-    h = xl_forward(pass, source);
-  } else if (c.architecture == Architecture::Encoder) {
-    trace.source_tokens = source;
-    DTensor x;
-    if (is_patch_model(c)) {  // ViT: the patch projection is the backend's linear op
-      const PatchMatrices m = patch_matrices(c, params_, source);
-      x = pass.embed_patches(m.pixels, m.cls_fix, source, model_arrays::kPositional);
-    } else {
-      x = pass.embed(source, model_arrays::kPositional);
+  switch (route) {
+    case StackRoute::Universal:  // one shared block applied recurrently (core/variants/universal/universal.cpp)
+      trace.source_tokens = source;
+      h = universal_forward(pass, source, key_validity(source, c.pad_id));
+      break;
+    case StackRoute::Xl:  // segment recurrence with memory (core/variants/transformer_xl/transformer_xl.cpp)
+      trace.source_tokens = source;
+      h = xl_forward(pass, source);
+      break;
+    case StackRoute::Encoder: {
+      trace.source_tokens = source;
+      DTensor x;
+      if (is_patch_model(c)) {  // ViT: the patch projection is the backend's linear op
+        const PatchMatrices m = patch_matrices(c, params_, source);
+        x = pass.embed_patches(m.pixels, m.cls_fix, source, model_arrays::kPositional);
+      } else {
+        x = pass.embed(source, model_arrays::kPositional);
+      }
+      h = pass.encoder(x, key_validity(source, c.pad_id));
+      break;
     }
-    h = pass.encoder(x, key_validity(source, c.pad_id));
-  } else if (c.architecture == Architecture::Decoder) {
-    trace.source_tokens = source;
-    if (cache) pass.continue_after(&reuse.keys, reuse.past, &prefix.keys);
-    const std::vector<TokenInfo> fresh(source.begin() + reuse.past, source.end());
-    h = pass.decoder(pass.embed(fresh, model_arrays::kPositional), nullptr, key_validity(source, c.pad_id), {});
-  } else {
-    trace.source_tokens = source;
-    trace.target_tokens = target;
-    const auto src_valid = key_validity(source, c.pad_id);
-    DTensor memory = pass.encoder(pass.embed(source, model_arrays::kPositional), src_valid);
-    h = pass.decoder(pass.embed(target, model_arrays::kDecoderPositional), &memory,
-                     key_validity(target, c.pad_id), src_valid);
+    case StackRoute::Decoder: {
+      trace.source_tokens = source;
+      if (cache) pass.continue_after(&reuse.keys, reuse.past, &prefix.keys);
+      const std::vector<TokenInfo> fresh(source.begin() + reuse.past, source.end());
+      h = pass.decoder(pass.embed(fresh, model_arrays::kPositional), nullptr, key_validity(source, c.pad_id), {});
+      break;
+    }
+    case StackRoute::EncoderDecoder: {
+      trace.source_tokens = source;
+      trace.target_tokens = target;
+      const auto src_valid = key_validity(source, c.pad_id);
+      DTensor memory = pass.encoder(pass.embed(source, model_arrays::kPositional), src_valid);
+      h = pass.decoder(pass.embed(target, model_arrays::kDecoderPositional), &memory,
+                       key_validity(target, c.pad_id), src_valid);
+      break;
+    }
+    case StackRoute::HostModel: break;  // returned above
   }
 
   DTensor logits = pass.output_logits(h);

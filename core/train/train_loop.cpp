@@ -15,6 +15,7 @@
 #include "core/tensor/error.h"
 #include "core/formats/model_io.h"
 #include "core/formats/safetensors.h"
+#include "core/train/train_hooks.h"
 
 namespace atlas::train {
 
@@ -152,18 +153,16 @@ void Trainer::finish_setup() {
                        "[0, 1)");
   if (!(o_.label_smoothing >= 0.0 && o_.label_smoothing < 1.0))
     throw AtlasError("label smoothing must be in [0, 1)");
-  if (!(o_.ponder_weight >= 0.0 && o_.ponder_weight <= 100.0))
-    throw AtlasError("the ponder-cost weight must be in [0, 100]");
   validate_config(config_, "training config");
-  if (config_.performer() && o_.reg.attention_dropout > 0)
-    throw AtlasError("attention dropout needs the attention probabilities, which a Performer "
-                     "never forms (FAVOR+ multiplies features); use dropout or DropHead instead");
+  const std::vector<const TrainHooks*> hooks = train_hooks_for(config_);  // train_hooks.h
+  for (const TrainHooks* m : hooks)
+    if (m->check_options) m->check_options(config_, o_);
   o_.schedule.d_model = config_.d_model;
   tokenizer_ = make_tokenizer(config_.tokenizer);
-  if (config_.adaptive_span() && !config_.adaptive_span()->dynamic)
-    for (const auto& spec : param_specs(config_))
-      if (spec.name.ends_with(".span_z"))
-        adam_.set_lr_multiplier(spec.name, double(config_.adaptive_span()->max_span));
+  for (const TrainHooks* m : hooks)
+    if (m->lr_multipliers)
+      for (const auto& [name, multiplier] : m->lr_multipliers(config_))
+        adam_.set_lr_multiplier(name, multiplier);
 }
 
 StepStats Trainer::step() {
@@ -172,8 +171,8 @@ StepStats Trainer::step() {
   if (o_.drop_head_schedule)
     reg.drop_head = drop_head_rate(o_.reg.drop_head, s, o_.schedule.kind == ScheduleKind::Warmup
                                                             ? o_.schedule.warmup : 0, o_.steps);
-  // The batch first: the labelled-token count normalises the loss, and the span penalty's
-  // gradient is seeded per example in the same units.
+  // The batch first: the labelled-token count normalises the loss, and the modules' penalties'
+  // gradients are seeded per example in the same units.
   std::vector<Example> batch;
   std::vector<Rng> rngs;
   int64_t labelled = 0;
@@ -182,9 +181,13 @@ StepStats Trainer::step() {
     batch.push_back(make_example(config_, task_, *tokenizer_, rngs.back()));
     for (int32_t y : batch.back().labels) labelled += y >= 0;
   }
+  const std::vector<const TrainHooks*> hooks = train_hooks_for(config_);
+  std::vector<std::unique_ptr<TrainStepHook>> step_hooks;  // the modules' penalties and statistics
+  for (const TrainHooks* m : hooks)
+    if (m->begin_step) step_hooks.push_back(m->begin_step(config_, o_));
   ParamsT<float> grads;
-  double loss = 0, penalty = 0, span_sum = 0, ponder_sum = 0;
-  int64_t correct = 0, count = 0, span_count = 0, ponder_count = 0;
+  double loss = 0, penalty = 0;
+  int64_t correct = 0, count = 0;
   for (int64_t b = 0; b < o_.batch; ++b) {
     const Example& ex = batch[size_t(b)];
     Tape<float> tape;
@@ -192,25 +195,9 @@ StepStats Trainer::step() {
     MatT<float> d;
     loss += smoothed_cross_entropy<float>(tape.value(r.logits), ex.labels, o_.label_smoothing,
                                           &d, &correct, &count);
-    if (!r.span_z_nodes.empty()) {
-      // Mean penalty over the batch after the division by `labelled` below.
-      penalty += span_penalty<float>(tape, *config_.adaptive_span(), r.span_z_nodes,
-                                     double(labelled) / double(o_.batch)) /
-                 double(o_.batch);
-      for (int id : r.span_z_nodes) {
-        const MatT<float>& z = tape.value(id);
-        span_sum +=
-            double(z.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span()->max_span)).sum()) /
-            double(z.rows());
-        span_count += z.cols();
-      }
-    }
-    if (!r.act_steps.empty()) {  // ACT: the ponder cost, in the span penalty's units
-      const double cost = ponder_cost<float>(tape, r, o_.ponder_weight, double(labelled) / double(o_.batch));
-      penalty += cost / double(o_.batch);
-      ponder_sum += o_.ponder_weight > 0 ? cost / o_.ponder_weight : ponder_cost<float>(tape, r, 1.0, 0.0);
-      ++ponder_count;
-    }
+    // Mean penalty over the batch after the division by `labelled` below.
+    for (const auto& m : step_hooks)
+      penalty += m->example_penalty(tape, r, double(labelled) / double(o_.batch)) / double(o_.batch);
     tape.backward(r.logits, d, grads);
   }
   const float inv = count ? 1.0f / static_cast<float>(count) : 0.0f;
@@ -220,15 +207,10 @@ StepStats Trainer::step() {
   st.grad_norm = clip_global_norm(grads, o_.clip);
   st.lr = o_.schedule.at(s);
   adam_.update(params_, grads, st.lr);
-  if (config_.adaptive_span() && !config_.adaptive_span()->dynamic) {
-    // The reference clamps z into [0, S] after each step (outside the graph).
-    for (auto& [name, p] : params_)
-      if (name.ends_with(".span_z"))
-        p = p.cwiseMax(0.0f).cwiseMin(float(config_.adaptive_span()->max_span));
-  }
+  for (const TrainHooks* m : hooks)
+    if (m->after_step) m->after_step(config_, params_);
   st.span_penalty = penalty;
-  st.ponder = ponder_count ? ponder_sum / double(ponder_count) : -1.0;
-  st.mean_span = span_count ? span_sum / double(span_count) : -1.0;
+  for (const auto& m : step_hooks) m->report(st);
   st.loss = count ? loss / double(count) : 0.0;
   st.accuracy = count ? double(correct) / double(count) : 0.0;
   step_ = s;

@@ -43,7 +43,10 @@ struct StepStats {
   double accuracy = 0;   // argmax == label over labelled tokens
   double lr = 0;
   double grad_norm = 0;  // before clipping
-  double span_penalty = 0;  // the L1 span penalty or ACT's weighted ponder cost added to the loss (batch mean)
+  // The modules' penalties added to the loss (batch mean): the L1 span penalty or ACT's
+  // weighted ponder cost (core/train/train_hooks.h).
+  double span_penalty = 0;
+  // Filled by the modules' hooks (the CLI's --json keys):
   double mean_span = -1;    // adaptive span: mean z over layers and heads (-1: no span)
   double ponder = -1;       // ACT: mean ponder cost N(t) + R(t) over positions (-1: no ACT)
 };

@@ -41,32 +41,20 @@ ParamsT<S> to_train_params(const ParamStore& store);
 template <class S>
 ParamStore to_param_store(const ParamsT<S>& params, const ModelConfig& config);
 
+// What the forward recorded: the logits, and for the modules' penalties (core/train/
+// train_hooks.h) the nodes their tape ops record, read by the module's own hook.
 template <class S>
 struct ForwardResult {
   int logits = -1;                   // tape id, [L_out, vocab]
   std::vector<int> attention_nodes;  // tape ids of every attention call, in order
-  // Adaptive span: the z of each self-attention layer, [1, H] (learned) or [Lq, H] (dynamic).
+  // Adaptive span: the z of each self-attention layer, [1, H] (learned) or [Lq, H] (dynamic)
+  // (core/variants/relative_attention/train_relative.h).
   std::vector<int> span_z_nodes;
   // Universal Transformer with ACT, per position t: N(t), and the weight node [L, 1] of its
   // halting step, whose row t is the remainder R(t) (core/variants/universal/train_act.h).
   std::vector<int64_t> act_steps;
   std::vector<int> act_halt_nodes;
 };
-
-// Adaptive span's L1 penalty of one example (seed 000; the engine's trace "span.penalty"):
-// loss_coeff * sum over layers and heads of z (the mean over positions when dynamic), with z
-// clamped to [0, S]. When `seed_weight` > 0 its gradient, times seed_weight, is seeded on the
-// z nodes, to flow back with the next Tape::backward.
-template <class S>
-double span_penalty(Tape<S>& tape, const AdaptiveSpanConfig& span, const std::vector<int>& z_nodes,
-                    double seed_weight);
-
-// ACT's ponder cost of one example (Graves 2016; tensor2tensor's act_loss): weight times the
-// mean over positions of rho(t) = N(t) + R(t). When `seed_weight` > 0 its gradient (through
-// R(t) only; N(t) is piecewise constant), times seed_weight, is seeded on the halting-step
-// weight nodes, to flow back with the next Tape::backward. 0 for a model without ACT.
-template <class S>
-double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, double seed_weight);
 
 // Records the forward of `ex` on `tape`. `rng` drives dropout, LayerDrop and DropHead and
 // may be null when `reg` is all zero.

@@ -21,14 +21,14 @@
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/qk_positions.h"
+#include "core/model/stack_route.h"
 #include "core/model/transformer_block.h"
-#include "core/variants/adaptive_span/train_span.h"
 #include "core/variants/gtrxl/train_gates.h"
 #include "core/variants/performer/train_performer.h"
 #include "core/variants/reformer/lsh_attention.h"
 #include "core/variants/reformer/reversible_halves.h"
+#include "core/variants/relative_attention/train_relative.h"
 #include "core/variants/score_functions/train_score.h"
-#include "core/variants/shaw/train_shaw.h"
 #include "core/variants/sparse/sparse_attention.h"
 #include "core/variants/transformer_xl/train_xl.h"
 #include "core/variants/transformer_xl/xl_stack.h"
@@ -141,7 +141,11 @@ class Builder {
     int softmax_attention(AttentionRun& run, int q, int k, int v) {
       return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
     }
-    int relative_attention(AttentionRun& run, int xq, int q, int k, int v);
+    int relative_attention(AttentionRun& run, int xq, int q, int k, int v) {  // train_relative.h
+      return tape_relative_attention(t_, b_.c_, run.prefix, xq, q, k, v, run.spec,
+                                     [this](const std::string& name) { return b_.w(name); },
+                                     b_.record);
+    }
     int sparse_attention(AttentionRun& run, int q, int k, int v) {  // a dense mask of the pattern
       const int64_t lq = t_.value(q).rows();
       run.spec.head_allowed = b_.sparse_allowed(run.prefix, lq, run.spec.causal, run.spec.key_valid);
@@ -150,12 +154,8 @@ class Builder {
     int lsh_attention(AttentionRun& run, int q, int v) {  // train_lsh in-line (Builder)
       return b_.lsh_attention(q, v, run.prefix, std::move(run.spec));
     }
-    int performer_attention(AttentionRun& run, int q, int k, int v) {
-      if (!run.spec.prob_keep.empty())
-        throw AtlasError(
-            "attention dropout needs the attention probabilities, which a Performer "
-            "never forms; use dropout or DropHead instead");
-      return train::performer_attention(t_, q, k, v, b_.performer_features(run.prefix), run.spec);
+    int performer_attention(AttentionRun& run, int q, int k, int v) {  // train_performer.h
+      return train::performer_attention(t_, q, k, v, b_.c_, run.prefix, run.spec);
     }
     int score_attention(AttentionRun& run, int q, int k, int v) {  // train_score.h
       return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
@@ -165,7 +165,7 @@ class Builder {
     }
     // The heads' outputs o [Lq, H*dv] (recorded in ForwardResult::attention_nodes) through W^O.
     int attention_output(int o, const std::string& prefix) {
-      b_.attention_nodes.push_back(o);
+      b_.record.attention_nodes.push_back(o);
       return t_.linear(o, b_.w(prefix + ".wo"), b_.opt(prefix + ".bo"));
     }
     bool skip_layer() { return b_.skip_layer(); }
@@ -201,8 +201,8 @@ class Builder {
     void trace_position_signal(const Tensor&) {}
     ActRun act_begin(int state) {
       const Eigen::Index L = t_.value(state).rows();
-      b_.act_steps.assign(size_t(L), 0);
-      b_.act_halt_nodes.assign(size_t(L), -1);
+      b_.record.act_steps.assign(size_t(L), 0);
+      b_.record.act_halt_nodes.assign(size_t(L), -1);
       return {std::vector<S>(size_t(L), S(0)), std::vector<uint8_t>(size_t(L), 0), {},
               t_.constant(M::Zero(L, t_.value(state).cols())), state};
     }
@@ -265,15 +265,6 @@ class Builder {
     spec.self_constant = true;
     spec.self_logit = S(-1e5);
     return t_.attention(q, k, v, std::move(spec));
-  }
-
-  // The engine's fixed random features of each head of this layer (core/variants/performer/performer.cpp).
-  std::vector<Mat> performer_features(const std::string& prefix) const {
-    std::vector<Mat> out;
-    for (int64_t h = 0; h < c_.n_heads; ++h)
-      out.push_back(
-          performer_head_features(*c_.performer(), layer_index_of(prefix), h, c_.d_head()));
-    return out;
   }
 
   // Attention-dropout multipliers [H*Lq*Lk] (0 or 1/(1-p)), empty when off.
@@ -496,10 +487,8 @@ class Builder {
     return universal_stack(e, c_, ids, valid);
   }
 
-  std::vector<int> attention_nodes;
-  std::vector<int> span_z_nodes;
-  std::vector<int64_t> act_steps;
-  std::vector<int> act_halt_nodes;
+  // What the forward records besides its logits (the attention outputs, the modules' nodes).
+  ForwardResult<S> record;
 
  private:
   // The config's positions on queries and keys, or null (core/model/qk_positions.h).
@@ -539,23 +528,6 @@ typename Builder<S>::TapeExecutor::AttentionRun Builder<S>::TapeExecutor::begin_
   return run;
 }
 
-// Shaw's relations or the adaptive span (check_trainable refuses the two together).
-template <class S>
-int Builder<S>::TapeExecutor::relative_attention(AttentionRun& run, int xq, int q, int k, int v) {
-  const ModelConfig& c = b_.c_;
-  const std::string& prefix = run.prefix;
-  if (const AdaptiveSpanConfig* sc = c.adaptive_span()) {  // core/variants/adaptive_span/train_span.h
-    const int z = sc->dynamic ? t_.scaled_sigmoid(t_.linear(xq, b_.w(prefix + ".span_v"), b_.w(prefix + ".span_b")),
-                                                  S(sc->max_span))
-                              : b_.w(prefix + ".span_z");  // [Lq, H] or [1, H]
-    b_.span_z_nodes.push_back(z);
-    return span_attention(t_, q, k, v, z, run.spec, {sc->ramp, sc->max_span, sc->mode, sc->distance_offset()});
-  }
-  // core/variants/shaw/train_shaw.h
-  return shaw_attention(t_, q, k, v, b_.w(prefix + ".rel_k"), b_.w(prefix + ".rel_v"), run.spec,
-                        c.shaw()->max_distance);
-}
-
 // One ACT step (train_act.h): which positions run and which halt, decided on h's values; the
 // weights w^n, the update of y and the next state recorded on the tape.
 template <class S>
@@ -569,7 +541,7 @@ bool Builder<S>::TapeExecutor::act_step(ActRun& act, int logit, int step_out, bo
   for (size_t i = 0; i < L; ++i) {
     if (act.halted[i]) continue;
     mask.running[i] = 1;
-    ++b_.act_steps[i];
+    ++b_.record.act_steps[i];
     const S p = t_.value(h)(Eigen::Index(i), 0);
     if (act.cum[i] + p >= threshold || last) {
       mask.halting[i] = 1;
@@ -581,7 +553,7 @@ bool Builder<S>::TapeExecutor::act_step(ActRun& act, int logit, int step_out, bo
   const std::vector<uint8_t> halting = mask.halting, running = mask.running;
   const int wn = act_weights(t_, act.h_nodes, std::move(mask));
   for (size_t i = 0; i < L; ++i)
-    if (halting[i]) b_.act_halt_nodes[i] = wn;
+    if (halting[i]) b_.record.act_halt_nodes[i] = wn;
   act.y = act_update(t_, act.y, step_out, wn, running, u.update == ActUpdate::Interpolate);
   act.state = select_rows(t_, step_out, act.state, running);
   return std::find(act.halted.begin(), act.halted.end(), 0) != act.halted.end();
@@ -594,42 +566,26 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
                                const Example& ex, const Regularization& reg, Rng* rng) {
   if (ex.source.empty()) throw AtlasError("training example has an empty source");
   Builder<S> b(tape, c, params, reg, rng);
-  ForwardResult<S> r;
-  int h;
+  int h = -1;
   const auto src_valid = b.validity(ex.source);
-  if (c.xl()) {
-    h = b.xl(ex.source);
-  } else if (c.universal()) {
-    h = b.universal(ex.source, src_valid);
-  } else if (c.architecture == Architecture::Encoder) {
-    h = b.encoder(b.embed(ex.source), src_valid);
-  } else if (c.architecture == Architecture::Decoder) {
-    h = b.decoder(b.embed(ex.source), -1, src_valid, {});
-  } else {
-    if (ex.target.empty()) throw AtlasError("encoder-decoder example has an empty target");
-    const int memory = b.encoder(b.embed(ex.source), src_valid);
-    h = b.decoder(b.embed(ex.target), memory, b.validity(ex.target), src_valid);
+  switch (stack_route(c)) {  // core/model/stack_route.h, as Model::forward
+    case StackRoute::Xl: h = b.xl(ex.source); break;
+    case StackRoute::Universal: h = b.universal(ex.source, src_valid); break;
+    case StackRoute::Encoder: h = b.encoder(b.embed(ex.source), src_valid); break;
+    case StackRoute::Decoder: h = b.decoder(b.embed(ex.source), -1, src_valid, {}); break;
+    case StackRoute::EncoderDecoder: {
+      if (ex.target.empty()) throw AtlasError("encoder-decoder example has an empty target");
+      const int memory = b.encoder(b.embed(ex.source), src_valid);
+      h = b.decoder(b.embed(ex.target), memory, b.validity(ex.target), src_valid);
+      break;
+    }
+    case StackRoute::HostModel:
+      throw AtlasError("internal: a host model has no training forward (check_trainable)");
   }
-  r.logits = b.logits(h);
-  r.attention_nodes = std::move(b.attention_nodes);
-  r.span_z_nodes = std::move(b.span_z_nodes);
-  r.act_steps = std::move(b.act_steps);
-  r.act_halt_nodes = std::move(b.act_halt_nodes);
+  const int logits = b.logits(h);
+  ForwardResult<S> r = std::move(b.record);
+  r.logits = logits;
   return r;
-}
-
-template <class S>
-double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, double seed_weight) {
-  const size_t L = r.act_steps.size();
-  if (L == 0) return 0.0;
-  double total = 0;
-  for (size_t i = 0; i < L; ++i) {
-    const int node = r.act_halt_nodes[i];
-    total += double(r.act_steps[i]) + double(tape.value(node)(Eigen::Index(i), 0));
-    if (seed_weight > 0 && weight > 0)
-      tape.grad(node)(Eigen::Index(i), 0) += static_cast<S>(weight * seed_weight / double(L));
-  }
-  return weight * total / double(L);
 }
 
 template <class S>
@@ -665,29 +621,11 @@ S smoothed_cross_entropy(const MatT<S>& logits, const std::vector<int32_t>& labe
   return total;
 }
 
-template <class S>
-double span_penalty(Tape<S>& tape, const AdaptiveSpanConfig& span, const std::vector<int>& z_nodes,
-                    double seed_weight) {
-  const double coeff = span.loss_coeff, smax = double(span.max_span);
-  double total = 0;
-  for (int id : z_nodes) {
-    const MatT<S>& z = tape.value(id);
-    for (Eigen::Index i = 0; i < z.size(); ++i)
-      total += std::clamp(double(z.data()[i]), 0.0, smax) / double(z.rows());
-    if (seed_weight > 0)  // straight through the clamp, like the span mask (train_span.h)
-      tape.grad(id).array() += static_cast<S>(coeff * seed_weight / double(z.rows()));
-  }
-  return coeff * total;
-}
-
 #define ATLAS_TRAIN_INSTANTIATE(S)                                                              \
   template ParamsT<S> to_train_params<S>(const ParamStore&);                                    \
   template ParamStore to_param_store<S>(const ParamsT<S>&, const ModelConfig&);                 \
   template ForwardResult<S> build_forward<S>(Tape<S>&, const ModelConfig&, const ParamsT<S>&,   \
                                              const Example&, const Regularization&, Rng*);      \
   template S smoothed_cross_entropy<S>(const MatT<S>&, const std::vector<int32_t>&, double,     \
-                                       MatT<S>*, int64_t*, int64_t*);                           \
-  template double span_penalty<S>(Tape<S>&, const AdaptiveSpanConfig&, const std::vector<int>&, \
-                                  double);                                                      \
-  template double ponder_cost<S>(Tape<S>&, const ForwardResult<S>&, double, double);
+                                       MatT<S>*, int64_t*, int64_t*);
 }  // namespace atlas::train

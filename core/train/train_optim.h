@@ -23,8 +23,8 @@ class Adam {
   // One update of every parameter that has a gradient. step_number counts from 1.
   void update(ParamsT<float>& params, const ParamsT<float>& grads, double lr);
   int64_t steps() const { return t_; }
-  // Scales the step of one parameter: Adam on z is then Adam on z / multiplier (adaptive
-  // span's z is learned as z / S in the reference, so it moves S times faster in tokens).
+  // Scales the step of one parameter: Adam on z is then Adam on z / multiplier (a module's
+  // learning-rate multiplier, core/train/train_hooks.h).
   void set_lr_multiplier(const std::string& name, double multiplier) { mult_[name] = multiplier; }
   void set_state(int64_t steps, ParamsT<float> m, ParamsT<float> v);
   const ParamsT<float>& first_moments() const { return m_; }

@@ -52,6 +52,20 @@ MatT<S> with_keep(const MatT<S>& p, const std::vector<S>& prob_keep, int h) {
   return p.cwiseProduct(Eigen::Map<const MatT<S>>(prob_keep.data() + h * p.size(), p.rows(), p.cols()));
 }
 
+// The tape's softmax of every row of s in place, -inf = a masked key; a row with no key
+// becomes zeros (the inference engine's rule). The attention ops of the tape (dense, Shaw,
+// additive, Transformer-XL) all form their probabilities with it.
+template <class S>
+void softmax_rows(MatT<S>& s) {
+  const S neg_inf = -std::numeric_limits<S>::infinity();
+  for (Eigen::Index i = 0; i < s.rows(); ++i) {
+    const S mx = s.cols() ? s.row(i).maxCoeff() : neg_inf;
+    if (mx == neg_inf) { s.row(i).setZero(); continue; }
+    s.row(i) = (s.row(i).array() - mx).exp();
+    s.row(i) /= s.row(i).sum();
+  }
+}
+
 // The gradient through softmax rows, P = softmax(S) row by row: dL/dS = P .* (dP - rowsum(dP .* P)).
 // Every attention op of the tape (dense, span, Shaw, additive, Transformer-XL) backs through it.
 template <class S>
@@ -317,12 +331,7 @@ class Tape {
           if ((spec.causal && j > i) || (!spec.key_valid.empty() && !spec.key_valid[j]) ||
               (!spec.head_allowed.empty() && !spec.head_allowed[size_t((h * lq + i) * lk + j)]))
             s(i, j) = neg_inf;
-      for (Eigen::Index i = 0; i < lq; ++i) {
-        const S mx = lk ? s.row(i).maxCoeff() : neg_inf;
-        if (mx == neg_inf) { s.row(i).setZero(); continue; }
-        s.row(i) = (s.row(i).array() - mx).exp();
-        s.row(i) /= s.row(i).sum();
-      }
+      softmax_rows(s);
       M used = s;
       if (!spec.prob_keep.empty())
         used = used.cwiseProduct(Eigen::Map<const M>(spec.prob_keep.data() + h * lq * lk, lq, lk));
@@ -359,7 +368,7 @@ class Tape {
   }
   const std::vector<M>& probs(int id) const { return nodes_[id].probs; }
 
-  // y = s * sigmoid(x): the dynamic span z_t = S sigmoid(v . x_t + b).
+  // y = s * sigmoid(x), with Eigen's vectorised exp (ACT's halting probability, s = 1).
   int scaled_sigmoid(int x, S s) {
     M sig = (S(1) / (S(1) + (-value(x).array()).exp())).matrix();
     M y = sig * s;

@@ -19,8 +19,4 @@ float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offs
   return span_mask_at(z, x, ramp, max_span, offset);
 }
 
-int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk) {
-  return std::abs(i + (lk - lq) - j);  // causal rows only see j <= i, so this is i - j there
-}
-
 }  // namespace atlas

@@ -4,12 +4,12 @@
 // (core/variants/relative_attention/relative_attention_op.h) and its trace summaries.
 #include <cstdint>
 
+#include "core/variants/adaptive_span/span_mask.h"  // span_distance
+
 namespace atlas {
 
 // m_z(x - o) = clamp((R + z - x + o) / R, 0, 1); 0 beyond the maximum span S
 // (core/variants/adaptive_span/span_mask.h; o = AdaptiveSpanConfig::distance_offset()).
 float span_mask(float z, int64_t x, int64_t ramp, int64_t max_span, int64_t offset = 0);
-// Query-key distance the mask sees: i - j for causal stacks, |i - j| otherwise.
-int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk);
 
 }  // namespace atlas

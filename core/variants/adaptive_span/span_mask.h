@@ -8,6 +8,7 @@
 // step farther away (SpanDistance, core/variants/adaptive_span/adaptive_span_config.h).
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 namespace atlas {
 
@@ -24,6 +25,12 @@ S span_mask_slope_at(S z, int64_t x, int64_t ramp, int64_t max_span, int64_t off
   if (x > max_span) return S(0);
   const S u = (S(ramp) + z - S(x - offset)) / S(ramp);
   return u > S(0) && u < S(1) ? S(1) / S(ramp) : S(0);
+}
+
+// The query-key distance the mask sees, queries being the last lq of lk key positions: i - j
+// for causal stacks, |i - j| otherwise.
+inline int64_t span_distance(int64_t i, int64_t j, int64_t lq, int64_t lk) {
+  return std::abs(i + (lk - lq) - j);
 }
 
 }  // namespace atlas

@@ -4,16 +4,22 @@
 //   m_ij = clamp((R + z - x_ij + o) / R, 0, 1),  0 when x_ij > S,   x_ij = |i - j|  (span_mask.h)
 //   inside (paper):     a_ij = m_ij exp(e_ij) / sum_r m_ir exp(e_ir)
 //   after (reference):  a_ij = p_ij m_ij / (sum_r p_ir m_ir + 1e-8),  p = softmax(e)
-// z is [1, H] (one learned span per head, clamped to [0, S] as the engine does) or [Lq, H]
-// (dynamic span z_t = S sigmoid(v . x_t + b)). The gradient reaches z through the ramp,
+// (the rows: span_softmax.h, the inference op's own function). z is [1, H] (one learned span
+// per head, clamped to [0, S] as the engine does) or [Lq, H] (dynamic span
+// z_t = S sigmoid(v . x_t + b), span_z.h). The gradient reaches z through the ramp,
 // dm/dz = 1/R for keys strictly inside it; it passes the clamp unchanged (straight-through),
 // because the reference clamps the parameter after each optimiser step, outside the graph.
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "core/config/config.h"
 #include "core/train/train_tape.h"
 #include "core/variants/adaptive_span/span_mask.h"
+#include "core/variants/adaptive_span/span_softmax.h"
+#include "core/variants/adaptive_span/span_z.h"
 
 namespace atlas::train {
 
@@ -44,8 +50,7 @@ int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S
   const int H = spec.heads;
   const Eigen::Index lq = Q.rows(), lk = K.rows(), dk = Q.cols() / H, dv = V.cols() / H;
   auto z_at = [&Z, &span](Eigen::Index i, int h) {
-    const S raw = Z.rows() == 1 ? Z(0, h) : Z(i, h);
-    return std::clamp(raw, S(0), S(span.max_span));
+    return clamp_span_z(Z.rows() == 1 ? Z(0, h) : Z(i, h), span.max_span);
   };
   auto allowed = [&spec](Eigen::Index i, Eigen::Index j) {
     return !(spec.causal && j > i) && (spec.key_valid.empty() || spec.key_valid[j]);
@@ -55,35 +60,20 @@ int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S
     std::vector<std::vector<S>> denom;  // after: sum p m + 1e-8 per row
   };
   auto saved = std::make_shared<Saved>();
+  const bool after = span.mode == SpanMaskMode::After;
   M out = M::Zero(lq, H * dv);
   for (int h = 0; h < H; ++h) {
-    const M e = (Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose()) * spec.scale;
+    M e = (Q.middleCols(h * dk, dk) * K.middleCols(h * dk, dk).transpose()) * spec.scale;
     M m = M::Zero(lq, lk), a = M::Zero(lq, lk), p = M::Zero(lq, lk);
     std::vector<S> denom(static_cast<size_t>(lq), S(1));
     for (Eigen::Index i = 0; i < lq; ++i) {
       for (Eigen::Index j = 0; j < lk; ++j)
-        if (allowed(i, j)) m(i, j) = span_mask_value(z_at(i, h), std::abs(int64_t(i - j)), span);
-      if (span.mode == SpanMaskMode::Inside) {
-        S mx = -std::numeric_limits<S>::infinity();
-        for (Eigen::Index j = 0; j < lk; ++j)
-          if (m(i, j) > S(0)) mx = std::max(mx, e(i, j));
-        if (mx == -std::numeric_limits<S>::infinity()) continue;  // no key: zero row
-        S sum = 0;
-        for (Eigen::Index j = 0; j < lk; ++j)
-          if (m(i, j) > S(0)) sum += a(i, j) = m(i, j) * std::exp(e(i, j) - mx);
-        a.row(i) /= sum;
-      } else {
-        S mx = -std::numeric_limits<S>::infinity();
-        for (Eigen::Index j = 0; j < lk; ++j)
-          if (allowed(i, j)) mx = std::max(mx, e(i, j));
-        if (mx == -std::numeric_limits<S>::infinity()) continue;
-        S sum = 0;
-        for (Eigen::Index j = 0; j < lk; ++j)
-          if (allowed(i, j)) sum += p(i, j) = std::exp(e(i, j) - mx);
-        p.row(i) /= sum;
-        denom[i] = p.row(i).dot(m.row(i)) + S(1e-8);
-        a.row(i) = p.row(i).cwiseProduct(m.row(i)) / denom[i];
-      }
+        if (allowed(i, j))
+          m(i, j) = span_mask_value(z_at(i, h), span_distance(i, j, lq, lk), span);
+        else
+          e(i, j) = -std::numeric_limits<S>::infinity();
+      denom[size_t(i)] = span_softmax_row<S>(e.row(i).data(), m.row(i).data(), lk, after,
+                                             a.row(i).data(), p.row(i).data());
     }
     out.middleCols(h * dv, dv).noalias() = with_keep(a, spec.prob_keep, h) * V.middleCols(h * dv, dv);
     saved->a.push_back(std::move(a));
@@ -125,9 +115,8 @@ int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S
         }
         for (Eigen::Index j = 0; j < lk; ++j) {
           if (dm(i, j) == S(0)) continue;
-          const S raw = Z.rows() == 1 ? Z(0, h) : Z(i, h);
-          const S zc = std::clamp(raw, S(0), S(span.max_span));
-          const S slope = span_mask_slope(zc, std::abs(int64_t(i - j)), span);
+          const S zc = clamp_span_z(Z.rows() == 1 ? Z(0, h) : Z(i, h), span.max_span);
+          const S slope = span_mask_slope(zc, span_distance(i, j, lq, lk), span);
           if (slope != S(0)) (Z.rows() == 1 ? dz(0, h) : dz(i, h)) += dm(i, j) * slope;
         }
       }
@@ -136,6 +125,64 @@ int span_attention(Tape<S>& t, int q, int k, int v, int z, const AttentionSpec<S
       dkm.middleCols(h * dk, dk).noalias() += de.transpose() * Q.middleCols(h * dk, dk);
     }
   });
+}
+
+// The dynamic span z_t = S sigmoid(logit) of every head and position from the logits
+// v . x_t + b [Lq, H] (a tape node), each the inference forward's value (span_z.h);
+// dz/dlogit = S sigmoid (1 - sigmoid).
+template <class S>
+int dynamic_span_z_node(Tape<S>& t, int logits, int64_t max_span) {
+  using M = MatT<S>;
+  const M& x = t.value(logits);
+  M sig(x.rows(), x.cols()), z(x.rows(), x.cols());
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    sig.data()[i] = logistic(x.data()[i]);
+    z.data()[i] = dynamic_span_z(x.data()[i], max_span);
+  }
+  const S s = S(max_span);
+  return t.record(std::move(z), [=, sig = std::move(sig)](Tape<S>& t, const M& dy) {
+    t.grad(logits).array() += dy.array() * s * sig.array() * (S(1) - sig.array());
+  });
+}
+
+// The z of self-attention sub-layer `prefix`: its learned parameter [1, H] (clamped where the
+// mask reads it), or the dynamic z [Lq, H] of its input xq. weight(name) is a parameter's node.
+template <class S, class Weight>
+int span_z_node(Tape<S>& t, const AdaptiveSpanConfig& sc, const std::string& prefix, int xq,
+                Weight&& weight) {
+  if (!sc.dynamic) return weight(prefix + kSpanZ);
+  return dynamic_span_z_node(t, t.linear(xq, weight(prefix + kSpanV), weight(prefix + kSpanB)),
+                             sc.max_span);
+}
+
+// Each head's span in a z node [rows, H]: the mean over positions of its clamped z, in double.
+template <class S>
+std::vector<double> head_spans(const MatT<S>& z, int64_t max_span) {
+  std::vector<double> spans(size_t(z.cols()), 0.0);
+  for (Eigen::Index h = 0; h < z.cols(); ++h) {
+    double sum = 0;
+    for (Eigen::Index i = 0; i < z.rows(); ++i) sum += clamp_span_z(double(z(i, h)), max_span);
+    spans[size_t(h)] = sum / double(z.rows());
+  }
+  return spans;
+}
+
+// The L1 penalty of one example (seed 000; the inference trace's "span.penalty" per layer):
+// span_l1_penalty over the heads of every z node, in node order. When `seed_weight` > 0 its
+// gradient, times seed_weight, is seeded on the z nodes, to flow back with the next
+// Tape::backward: straight through the clamp, like the span mask.
+template <class S>
+double span_penalty(Tape<S>& tape, const AdaptiveSpanConfig& span, const std::vector<int>& z_nodes,
+                    double seed_weight) {
+  const double coeff = span.loss_coeff;
+  std::vector<double> spans;
+  for (int id : z_nodes) {
+    const std::vector<double> heads = head_spans(tape.value(id), span.max_span);
+    spans.insert(spans.end(), heads.begin(), heads.end());
+    if (seed_weight > 0)
+      tape.grad(id).array() += static_cast<S>(coeff * seed_weight / double(tape.value(id).rows()));
+  }
+  return span_l1_penalty(coeff, spans.data(), int64_t(spans.size()));
 }
 
 }  // namespace atlas::train

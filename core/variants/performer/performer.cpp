@@ -11,6 +11,7 @@
 #include "core/model/forward_pass.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
+#include "core/variants/performer/favor_features.h"
 #include "core/variants/performer/performer_attention.h"
 
 namespace atlas {
@@ -39,27 +40,14 @@ Mat orthogonal_features(int64_t m, int64_t d, uint64_t seed) {
 }
 
 Mat positive_features(const Mat& x, const Mat& w, bool per_row_shift) {
-  const int64_t d = x.cols(), m = w.rows();
-  const float s = std::pow(float(d), -0.25f);
-  Mat proj = (x * s) * w.transpose();  // [L, m] = w_r . x'
-  Eigen::VectorXf half_norm = (x * s).rowwise().squaredNorm() * 0.5f;
-  float global = -INFINITY;
-  if (!per_row_shift) global = proj.size() ? proj.maxCoeff() : 0.0f;
-  const float norm = 1.0f / std::sqrt(float(m));
-  for (int64_t i = 0; i < proj.rows(); ++i) {
-    const float shift = per_row_shift ? proj.row(i).maxCoeff() : global;
-    for (int64_t r = 0; r < m; ++r) proj(i, r) = norm * std::exp(proj(i, r) - half_norm(i) - shift);
-  }
-  return proj;
+  return favor_features(x, w, per_row_shift);
 }
 
 Mat favor_attention(const Mat& q, const Mat& k, const Mat& v, const Mat& w, bool causal,
                     const std::vector<uint8_t>& key_valid) {
   const int64_t L = q.rows(), m = w.rows(), dv = v.cols();
-  const Mat pq = positive_features(q, w, true);   // [L, m]
-  Mat pk = positive_features(k, w, false);        // [Lk, m]
-  for (size_t j = 0; j < key_valid.size(); ++j)
-    if (!key_valid[j]) pk.row(int64_t(j)).setZero();
+  const Mat pq = favor_features(q, w, true);              // [L, m]
+  const Mat pk = favor_key_features(k, w, key_valid);     // [Lk, m]
   Mat out(L, dv);
   if (!causal) {
     const Mat kv = pk.transpose() * v;                    // [m, dv]
@@ -82,17 +70,8 @@ Mat favor_attention(const Mat& q, const Mat& k, const Mat& v, const Mat& w, bool
 
 Mat favor_implicit_attention(const Mat& q, const Mat& k, const Mat& w, bool causal,
                              const std::vector<uint8_t>& key_valid) {
-  Mat pk = positive_features(k, w, false);
-  for (size_t j = 0; j < key_valid.size(); ++j)
-    if (!key_valid[j]) pk.row(int64_t(j)).setZero();
-  Mat a = positive_features(q, w, true) * pk.transpose();
-  for (int64_t i = 0; i < a.rows(); ++i) {
-    if (causal)
-      for (int64_t j = i + 1; j < a.cols(); ++j) a(i, j) = 0;
-    const float s = a.row(i).sum();
-    if (s > 0) a.row(i) /= s;
-  }
-  return a;
+  const Mat pk = favor_key_features(k, w, key_valid);
+  return favor_implicit_from_features(favor_features(q, w, true), pk, causal);
 }
 
 Mat exact_softmax_attention(const Mat& q, const Mat& k, bool causal) {
@@ -124,6 +103,13 @@ Mat performer_head_features(const PerformerConfig& performer, int64_t layer, int
   return orthogonal_features(performer.features, d_head, performer.seed ^ hash_name(name));
 }
 
+std::vector<Mat> performer_layer_features(const PerformerConfig& performer, int64_t layer,
+                                          int64_t heads, int64_t d_head) {
+  std::vector<Mat> out;
+  for (int64_t h = 0; h < heads; ++h) out.push_back(performer_head_features(performer, layer, h, d_head));
+  return out;
+}
+
 DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
                                   const DTensor& v, const std::string& prefix,
                                   const std::string& traced_name, const AttentionMask& mask) {
@@ -132,10 +118,9 @@ DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTens
   const int64_t layer = layer_index_of(prefix);
   // Each head's features, fixed by the config's seed, the layer and the head.
   Tensor features({H, m, dk});
-  for (int64_t h = 0; h < H; ++h) {
-    const Mat w = performer_head_features(*c.performer(), layer, h, dk);
-    std::copy(w.data(), w.data() + m * dk, features.data.begin() + h * m * dk);
-  }
+  const std::vector<Mat> ws = performer_layer_features(*c.performer(), layer, H, dk);
+  for (int64_t h = 0; h < H; ++h)
+    std::copy(ws[size_t(h)].data(), ws[size_t(h)].data() + m * dk, features.data.begin() + h * m * dk);
   PerformerArgs args;
   args.heads = int(H);
   args.causal = mask.causal;

@@ -25,7 +25,11 @@ Mat orthogonal_features(int64_t m, int64_t d, uint64_t seed);
 Mat performer_head_features(const PerformerConfig& performer, int64_t layer, int64_t head,
                             int64_t d_head);
 
-// phi(X) [L, m] for X [L, d]. Stabilised by subtracting `shift` from every exponent (the
+// Every head's features of attention layer `layer` ([m, d_head] each).
+std::vector<Mat> performer_layer_features(const PerformerConfig& performer, int64_t layer,
+                                          int64_t heads, int64_t d_head);
+
+// phi(X) [L, m] for X [L, d] (favor_features.h). Stabilised by subtracting `shift` from every exponent (the
 // attention ratio cancels any shift that is constant per query row / over all keys).
 Mat positive_features(const Mat& x, const Mat& w, bool per_row_shift);
 

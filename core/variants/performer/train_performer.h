@@ -10,34 +10,32 @@
 //   dphi(Q) = dA phi(K), dphi(K) = dA^T phi(Q); dx'_i = (dphi * phi)_i W - (sum_r dphi_ir phi_ir) x'_i.
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "core/variants/performer/performer.h"
+#include "core/config/config.h"
 #include "core/train/train_tape.h"
+#include "core/variants/performer/favor_features.h"
+#include "core/variants/performer/performer.h"
+#include "core/variants/sparse/sparse_attention.h"  // layer_index_of
 
 namespace atlas::train {
+
+// Why a Performer trains without attention dropout (the training loop's hook and the tape op).
+inline const char* performer_attention_dropout_refusal() {
+  return "attention dropout needs the attention probabilities, which a Performer never forms "
+         "(FAVOR+ multiplies features); use dropout or DropHead instead";
+}
 
 template <class S>
 int performer_attention(Tape<S>& t, int q, int k, int v, const std::vector<Mat>& features,
                         const AttentionSpec<S>& spec) {
   using M = MatT<S>;
+  if (!spec.prob_keep.empty()) throw AtlasError(performer_attention_dropout_refusal());
   const int H = spec.heads;
   const M &Q = t.value(q), &K = t.value(k), &V = t.value(v);
-  const Eigen::Index lq = Q.rows(), lk = K.rows(), dh = Q.cols() / H, dv = V.cols() / H;
-  const S scale = S(std::pow(double(dh), -0.25));
-  // phi of the rows of x [L, dh] with features w [m, dh]; `per_row` picks the stabilising shift.
-  auto phi = [scale](const auto& x, const M& w, bool per_row) {
-    const M xs = x * scale;
-    M proj = xs * w.transpose();
-    const S global = proj.size() ? proj.maxCoeff() : S(0);
-    const S norm = S(1) / std::sqrt(S(w.rows()));
-    for (Eigen::Index i = 0; i < proj.rows(); ++i) {
-      const S shift = per_row ? proj.row(i).maxCoeff() : global;
-      const S half = xs.row(i).squaredNorm() / 2;
-      for (Eigen::Index r = 0; r < proj.cols(); ++r) proj(i, r) = norm * std::exp(proj(i, r) - half - shift);
-    }
-    return proj;
-  };
+  const Eigen::Index lq = Q.rows(), dh = Q.cols() / H, dv = V.cols() / H, lk = K.rows();
+  const S scale = std::pow(S(dh), S(-0.25));  // favor_features' x' = x d^(-1/4)
   struct Head {
     M w, pq, pk, a;  // features [m, dh]; phi(Q) [Lq, m]; phi(K) [Lk, m]; A / r [Lq, Lk]
     std::vector<S> r;
@@ -47,19 +45,9 @@ int performer_attention(Tape<S>& t, int q, int k, int v, const std::vector<Mat>&
   for (int h = 0; h < H; ++h) {
     Head& hd = (*heads)[size_t(h)];
     hd.w = features[size_t(h)].template cast<S>();
-    hd.pq = phi(Q.middleCols(h * dh, dh), hd.w, true);
-    hd.pk = phi(K.middleCols(h * dh, dh), hd.w, false);
-    for (size_t j = 0; j < spec.key_valid.size(); ++j)
-      if (!spec.key_valid[j]) hd.pk.row(Eigen::Index(j)).setZero();
-    hd.a = hd.pq * hd.pk.transpose();
-    hd.r.assign(size_t(lq), S(0));
-    for (Eigen::Index i = 0; i < lq; ++i) {
-      if (spec.causal)
-        for (Eigen::Index j = i + 1; j < lk; ++j) hd.a(i, j) = S(0);
-      const S s = hd.a.row(i).sum();
-      hd.r[size_t(i)] = s;
-      if (s > 0) hd.a.row(i) /= s;  // an all-zero row outputs zeros, as the engine's den = 1
-    }
+    hd.pq = favor_features(Q.middleCols(h * dh, dh), hd.w, true);
+    hd.pk = favor_key_features(K.middleCols(h * dh, dh), hd.w, spec.key_valid);
+    hd.a = favor_implicit_from_features(hd.pq, hd.pk, spec.causal, &hd.r);
     out.middleCols(h * dv, dv).noalias() = hd.a * V.middleCols(h * dv, dv);
   }
   const M out_copy = out;
@@ -90,6 +78,16 @@ int performer_attention(Tape<S>& t, int q, int k, int v, const std::vector<Mat>&
       back(dpk, hd.pk, K.middleCols(h * dh, dh), dkm.middleCols(h * dh, dh));
     }
   });
+}
+
+// The attention of self-attention sub-layer `prefix` of a Performer model, with the inference
+// engine's features of that layer.
+template <class S>
+int performer_attention(Tape<S>& t, int q, int k, int v, const ModelConfig& c,
+                        const std::string& prefix, const AttentionSpec<S>& spec) {
+  return performer_attention(
+      t, q, k, v, performer_layer_features(*c.performer(), layer_index_of(prefix), c.n_heads, c.d_head()),
+      spec);
 }
 
 }  // namespace atlas::train

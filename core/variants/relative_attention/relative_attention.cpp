@@ -8,11 +8,11 @@
 
 #include "core/tensor/error.h"
 #include "core/variants/adaptive_span/span_arrays.h"
+#include "core/variants/adaptive_span/span_z.h"
 #include "core/model/forward_pass.h"
 #include "core/variants/adaptive_span/adaptive_span.h"
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/shaw/shaw.h"
-#include "core/tensor/sigmoid.h"
 
 namespace atlas {
 
@@ -26,11 +26,10 @@ void append_relative_attention_specs(std::vector<ParamSpec>& specs, const ModelC
     }
     if (c.adaptive_span()) {
       if (c.adaptive_span()->dynamic) {
-        specs.push_back({p + ".span_v", {c.n_heads, c.d_model}});
-        specs.push_back({p + ".span_b", {c.n_heads}, InitKind::Zeros});
+        specs.push_back({p + kSpanV, {c.n_heads, c.d_model}});
+        specs.push_back({p + kSpanB, {c.n_heads}, InitKind::Zeros});
       } else {
-        specs.push_back(
-            {p + ".span_z", {c.n_heads}, InitKind::Constant, c.adaptive_span()->init_z});
+        specs.push_back({p + kSpanZ, {c.n_heads}, InitKind::Constant, c.adaptive_span()->init_z});
       }
     }
   };
@@ -85,17 +84,17 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
     z.resize(H, lq);
     if (sc.dynamic) {
       const Tensor x = be.download(xq_d);
-      const Mat sv = be.download(pass.weight(prefix + ".span_v")).mat();           // [H, d]
-      const Tensor sb = be.download(pass.weight(prefix + ".span_b"));              // [H]
+      const Mat sv = be.download(pass.weight(prefix + kSpanV)).mat();              // [H, d]
+      const Tensor sb = be.download(pass.weight(prefix + kSpanB));                 // [H]
       const Mat logits = x.mat() * sv.transpose();                                 // [Lq, H]
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < lq; ++i)
-          z(h, i) = float(sc.max_span) * sigmoid(logits(i, h) + sb.data[size_t(h)]);
+          z(h, i) = dynamic_span_z(logits(i, h) + sb.data[size_t(h)], sc.max_span);
       trace.add(span_arrays::dynamic_z(prefix), "dynamic span z_t = S sigmoid(v . x_t + b) [heads, Lq]",
                 Tensor::from_mat(z));
     } else {
-      const Tensor zs = be.download(pass.weight(prefix + ".span_z"));
-      for (int64_t h = 0; h < H; ++h) z.row(h).setConstant(std::clamp(zs.data[size_t(h)], 0.0f, float(sc.max_span)));
+      const Tensor zs = be.download(pass.weight(prefix + kSpanZ));
+      for (int64_t h = 0; h < H; ++h) z.row(h).setConstant(clamp_span_z(zs.data[size_t(h)], sc.max_span));
     }
     args.span_z.assign(z.data(), z.data() + H * lq);
     args.span_ramp = sc.ramp;
@@ -143,10 +142,8 @@ DTensor relative_attention_layer(ForwardPass& pass, const DTensor& xq_d, const D
     append_trace_row(trace, span_arrays::kFlopsSaved,
                      "FLOPs a head saves by skipping keys with m_z = 0 (4 d_head per skipped pair) [layers, heads]",
                      flops_saved, {H});
-    float sum_z = 0;
-    for (float zz : mean_z) sum_z += zz;
     append_trace_row(trace, span_arrays::kPenalty, "L1 span penalty loss_coeff * sum_h z_h per layer [layers]",
-                     {sc.loss_coeff * sum_z}, {});
+                     {span_l1_penalty(sc.loss_coeff, mean_z.data(), H)}, {});
   }
   return r.out;
 }

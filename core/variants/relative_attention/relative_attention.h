@@ -13,6 +13,7 @@
 #include "core/model/params.h"
 #include "core/model/trace.h"
 #include "core/tensor/tensor.h"
+#include "core/variants/adaptive_span/span_mask.h"
 #include "core/variants/relative_attention/relative_attention_op.h"
 
 namespace atlas {

@@ -8,6 +8,7 @@
 #include "core/backend/module_op.h"
 #include "core/tensor/error.h"
 #include "core/variants/adaptive_span/adaptive_span.h"
+#include "core/variants/adaptive_span/span_softmax.h"
 #include "core/variants/relative_attention/relative_attention.h"
 #include "core/variants/relative_attention/relative_attention_op.h"
 #include "core/variants/shaw/shaw.h"
@@ -82,34 +83,9 @@ RelativeAttentionHost relative_attention_reference(const Tensor& q, const Tensor
         }
       }
     Mat a = Mat::Zero(lq, lk);
-    for (int64_t i = 0; i < lq; ++i) {
-      if (span && args.span_after) {
-        // Reference: plain softmax over the allowed keys, then mask and renormalise.
-        float mx_all = ninf;
-        for (int64_t j = 0; j < lk; ++j) mx_all = std::max(mx_all, e(i, j));
-        if (mx_all == ninf) continue;
-        double zsum = 0, msum = 0;
-        for (int64_t j = 0; j < lk; ++j) zsum += e(i, j) == ninf ? 0.0 : std::exp(double(e(i, j) - mx_all));
-        for (int64_t j = 0; j < lk; ++j) {
-          double p = e(i, j) == ninf ? 0.0 : std::exp(double(e(i, j) - mx_all)) / zsum;
-          a(i, j) = float(p * m(i, j));
-          msum += p * m(i, j);
-        }
-        a.row(i) /= float(msum + 1e-8);
-        continue;
-      }
-      float mx = ninf;
-      for (int64_t j = 0; j < lk; ++j)
-        if (m(i, j) > 0.0f || (!span && e(i, j) != ninf)) mx = std::max(mx, e(i, j));
-      if (mx == ninf) continue;  // no key at all: a zero row, not NaN
-      double zsum = 0;
-      for (int64_t j = 0; j < lk; ++j)
-        if (e(i, j) != ninf && m(i, j) > 0.0f) {
-          a(i, j) = float(double(m(i, j)) * std::exp(double(e(i, j) - mx)));
-          zsum += a(i, j);
-        }
-      a.row(i) /= float(zsum);
-    }
+    for (int64_t i = 0; i < lq; ++i)  // the span's softmax, Shaw's plain one (m = 1): span_softmax.h
+      span_softmax_row<double>(e.row(i).data(), m.row(i).data(), lk, span && args.span_after,
+                               a.row(i).data());
     Mat oh = a * vh;
     if (shaw) {
       Mat vt = shaw_value_term(a, av, kd, args.shaw_efficient);

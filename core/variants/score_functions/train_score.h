@@ -114,12 +114,7 @@ int additive_attention(Tape<S>& t, int q, int k, int v, int w1, int w2, int va, 
     for (Eigen::Index i = 0; i < lq; ++i)
       for (Eigen::Index j = 0; j < lk; ++j)
         s(i, j) = allowed(i, j) ? (a.row(i) + b.row(j)).array().tanh().matrix().dot(vh) : neg_inf;
-    for (Eigen::Index i = 0; i < lq; ++i) {
-      const S mx = lk ? s.row(i).maxCoeff() : neg_inf;
-      if (mx == neg_inf) { s.row(i).setZero(); continue; }
-      s.row(i) = (s.row(i).array() - mx).exp();
-      s.row(i) /= s.row(i).sum();
-    }
+    softmax_rows(s);
     out.middleCols(h * dh, dh).noalias() = with_keep(s, spec.prob_keep, h) * V.middleCols(h * dh, dh);
     (*probs)[size_t(h)] = std::move(s);
   }

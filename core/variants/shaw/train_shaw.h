@@ -38,12 +38,7 @@ int shaw_attention(Tape<S>& t, int q, int k, int v, int rel_k, int rel_v, const 
     for (Eigen::Index i = 0; i < lq; ++i)
       for (Eigen::Index j = 0; j < lk; ++j)
         s(i, j) = allowed(i, j) ? (s(i, j) + per_distance(i, idx[size_t(i * lk + j)])) * spec.scale : neg_inf;
-    for (Eigen::Index i = 0; i < lq; ++i) {
-      const S mx = lk ? s.row(i).maxCoeff() : neg_inf;
-      if (mx == neg_inf) { s.row(i).setZero(); continue; }
-      s.row(i) = (s.row(i).array() - mx).exp();
-      s.row(i) /= s.row(i).sum();
-    }
+    softmax_rows(s);
     const M used = with_keep(s, spec.prob_keep, h);
     M buckets = M::Zero(lq, AV.rows());  // probability mass per clipped distance
     for (Eigen::Index i = 0; i < lq; ++i)

@@ -60,10 +60,8 @@ int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb
       for (Eigen::Index j = 0; j < lk; ++j)
         s(i, j) = visible(i, j) ? (qu.dot(kh.row(j)) + qv.dot(rh.row(dist(i, j)))) * scale
                                 : -std::numeric_limits<S>::infinity();
-      const S mx = s.row(i).maxCoeff();  // the diagonal key is always visible
-      s.row(i) = (s.row(i).array() - mx).exp();
-      s.row(i) /= s.row(i).sum();
     }
+    softmax_rows(s);  // the diagonal key is always visible
     out.middleCols(h * dh, dh).noalias() = with_keep(s, prob_keep, h) * V.middleCols(h * dh, dh);
     (*probs)[size_t(h)] = std::move(s);
   }

@@ -11,6 +11,7 @@
 // cost pushes the earlier halting probabilities up, so positions halt sooner.
 #include <vector>
 
+#include "core/train/train_model.h"
 #include "core/train/train_tape.h"
 
 namespace atlas::train {
@@ -99,6 +100,24 @@ int select_rows(Tape<S>& t, int a, int b, std::vector<uint8_t> take_a) {
     M& db = t.grad(b);
     for (Eigen::Index i = 0; i < dy.rows(); ++i) (take_a[size_t(i)] ? da : db).row(i) += dy.row(i);
   });
+}
+
+// ACT's ponder cost of one example (Graves 2016; tensor2tensor's act_loss): weight times the
+// mean over positions of rho(t) = N(t) + R(t). When `seed_weight` > 0 its gradient (through
+// R(t) only; N(t) is piecewise constant), times seed_weight, is seeded on the halting-step
+// weight nodes, to flow back with the next Tape::backward. 0 for a model without ACT.
+template <class S>
+double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, double seed_weight) {
+  const size_t L = r.act_steps.size();
+  if (L == 0) return 0.0;
+  double total = 0;
+  for (size_t i = 0; i < L; ++i) {
+    const int node = r.act_halt_nodes[i];
+    total += double(r.act_steps[i]) + double(tape.value(node)(Eigen::Index(i), 0));
+    if (seed_weight > 0 && weight > 0)
+      tape.grad(node)(Eigen::Index(i), 0) += static_cast<S>(weight * seed_weight / double(L));
+  }
+  return weight * total / double(L);
 }
 
 }  // namespace atlas::train
