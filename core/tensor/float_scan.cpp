@@ -1,6 +1,7 @@
 #include "core/tensor/float_scan.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace atlas {
 
