@@ -310,8 +310,8 @@ TEST_CASE("logit lens panel: a table of the top-k tokens per layer and position"
   VariantPanel panel(lensProvider());
   CHECK_FALSE(panel.provider().autoShow);
   panel.resize(700, 500);
-  panel.setContext({0, 0, -1, [](int32_t id) { return QString("tok%1").arg(id); }});
-  panel.setTrace(std::make_shared<const Trace>(t));
+  panel.setContext({0, 0, -1});
+  panel.setTrace(std::make_shared<const Trace>(t), [](int32_t id) { return QString("tok%1").arg(id); });
   REQUIRE(panel.available());
   panel.setCurrentPlot(plotIndex(panel, "decoder: top-2"));
   QTableWidget* table = panel.table();
@@ -338,8 +338,8 @@ TEST_CASE("predictions panel: softmax of the logits, top-k at the selected posit
   VariantPanel panel(predictionsProvider());
   CHECK_FALSE(panel.provider().autoShow);
   panel.resize(700, 500);
-  panel.setContext({0, 0, -1, [](int32_t id) { return QString("tok%1").arg(id); }});
-  panel.setTrace(std::make_shared<const Trace>(t));
+  panel.setContext({0, 0, -1});
+  panel.setTrace(std::make_shared<const Trace>(t), [](int32_t id) { return QString("tok%1").arg(id); });
   REQUIRE(panel.available());
   panel.ensureBuilt();
   // No query selected: the last position, 0.4 0.3 0.2 0.1 for tokens 3 2 1 0.
@@ -347,7 +347,7 @@ TEST_CASE("predictions panel: softmax of the logits, top-k at the selected posit
   CHECK(last.matrix.rowLabels == QStringList({"tok3", "tok2", "tok1", "tok0"}));
   for (int i = 0; i < 4; ++i) CHECK(last.matrix.values[size_t(i)] == Approx(0.4 - 0.1 * i).margin(1e-6));
   // Selecting position 0 re-ranks: tokens 0 2 3 1.
-  panel.setContext({0, 0, 0, [](int32_t id) { return QString("tok%1").arg(id); }});
+  panel.setContext({0, 0, 0});
   panel.ensureBuilt();
   const PanelPlot& first = panel.plots()[size_t(plotIndex(panel, "top-4 at position 0"))];
   CHECK(first.matrix.rowLabels == QStringList({"tok0", "tok2", "tok3", "tok1"}));
@@ -374,8 +374,8 @@ TEST_CASE("predictions panel: an image classifier predicts from [CLS] whatever i
   VariantPanel panel(predictionsProvider());
   panel.resize(700, 500);
   for (int selected : {-1, 2}) {  // nothing selected (a text model would use the last row), a patch
-    panel.setContext({0, 0, selected, [](int32_t id) { return QString("tok%1").arg(id); }});
-    panel.setTrace(std::make_shared<const Trace>(t));
+    panel.setContext({0, 0, selected});
+    panel.setTrace(std::make_shared<const Trace>(t), [](int32_t id) { return QString("tok%1").arg(id); });
     panel.ensureBuilt();
     const PanelPlot& cls = panel.plots()[size_t(plotIndex(panel, "top-4 at position 0"))];
     CHECK(cls.matrix.rowLabels == QStringList({"tok0", "tok2", "tok3", "tok1"}));

@@ -155,9 +155,11 @@ void PanelDocks::showRun() {
   m_compare->setRun(model, trace);
   m_search->setTrace(trace);
   m_corpus->setModel(model, m_session->modelSpec());
+  std::function<QString(int32_t)> tokenText;  // the vocabulary of the model that made this trace
+  if (model) tokenText = [model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
-    panel->setTrace(trace);
+    panel->setTrace(trace, tokenText);
     // Appear when the arrays appear (a newly loaded model); a panel the user closed stays closed
     // for further runs of the same model.
     // The model's own panel comes to the front of its tab group with room to read its charts
@@ -180,8 +182,6 @@ void PanelDocks::followSelection() {
   ctx.layer = sel.layer;
   ctx.head = sel.head;  // aggregates (< 0) read as the mean over heads
   ctx.query = m_session->query();
-  if (const auto model = m_session->model())
-    ctx.tokenText = [model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
   for (const auto& [dock, panel] : m_variantDocks) panel->setContext(ctx);
   m_pattern->setSelection(sel);
   m_scores->setSelection(sel);

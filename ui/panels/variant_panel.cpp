@@ -103,17 +103,19 @@ VariantPanel* embedToolPlots(QWidget* owner, const QString& id, const QString& t
 
 void VariantPanel::setNote(const QString& text) { m_note->setText(text); }
 
-void VariantPanel::setTrace(std::shared_ptr<const Trace> trace) {
+void VariantPanel::setTrace(std::shared_ptr<const Trace> trace, std::function<QString(int32_t)> tokenText) {
   m_trace = std::move(trace);
+  m_ctx.tokenText = std::move(tokenText);
   m_available = m_trace && m_provider.available(*m_trace);
   m_dirty = true;
   if (isVisible()) rebuild();
 }
 
 void VariantPanel::setContext(const PanelContext& ctx) {
-  m_ctx.tokenText = ctx.tokenText;  // changes only with the model, which brings a new trace
   if (ctx.layer == m_ctx.layer && ctx.head == m_ctx.head && ctx.query == m_ctx.query) return;
-  m_ctx = ctx;
+  m_ctx.layer = ctx.layer;
+  m_ctx.head = ctx.head;
+  m_ctx.query = ctx.query;
   m_dirty = true;
   if (isVisible()) rebuild();
 }

@@ -31,9 +31,12 @@ class VariantPanel : public QWidget {
   explicit VariantPanel(PanelProvider provider, QWidget* parent = nullptr);
   const PanelProvider& provider() const { return m_provider; }
 
-  void setTrace(std::shared_ptr<const Trace> trace);
+  // The trace and the tokenizer of the model that made it (empty: tokens shown as ids), set
+  // together so that plots never label one model's run with another model's vocabulary.
+  void setTrace(std::shared_ptr<const Trace> trace, std::function<QString(int32_t)> tokenText = {});
   std::shared_ptr<const Trace> trace() const { return m_trace; }
   bool available() const { return m_available; }  // the current trace has the arrays
+  // The linked selection (layer, head, query); ctx.tokenText is ignored: it comes with the trace.
   void setContext(const PanelContext& ctx);
   PanelContext context() const { return m_ctx; }
   void setStyle(const HeatmapStyle& style, bool dark);
