@@ -170,12 +170,24 @@ MemoryRoom available_memory() {
 
 uint64_t available_memory_bytes() { return available_memory().bytes; }
 
+namespace {
+
+// What the guard compares with, said as it compares: a refusal of 196 MB beside "200 MB is
+// available" reads as a bug unless the message says that only 90% of it may be used.
+std::string room_text(const MemoryRoom& room) {
+  return "about " + format_bytes(room.bytes) + " is available (" + room.limit + "), of which " +
+         std::to_string(int(kMemoryShare * 100)) + "% (" +
+         format_bytes(static_cast<uint64_t>(kMemoryShare * double(room.bytes))) + ") may be used";
+}
+
+}  // namespace
+
 void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_len,
                       const TraceOptions& t) {
   const MemoryRoom room = available_memory();
   const uint64_t available = room.bytes;
   if (available == 0) return;  // unknown (no /proc): nothing to compare with
-  const double allowed = 0.9 * double(available);
+  const double allowed = kMemoryShare * double(available);
   const RunMemoryEstimate e = estimate_run_memory(c, source_len, target_len, t);
   if (e.total() <= allowed) return;
   // The longest input (same source/target ratio) that fits: the estimate grows with length.
@@ -190,8 +202,7 @@ void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_l
   auto bytes = [](double b) { return format_bytes(static_cast<uint64_t>(std::min(b, 1.8e19))); };
   std::string message = "this run needs about " + bytes(e.total()) + " of memory (attention maps " +
                         bytes(e.attention_maps) + ", activations and logits " +
-                        bytes(e.activations + e.working) + ") but about " +
-                        format_bytes(available) + " is available (" + room.limit + ")";
+                        bytes(e.activations + e.working) + ") but " + room_text(room);
   message += lo > 0 ? "; an input of at most " + std::to_string(lo) + " tokens fits"
                     : "; even one token does not fit";
   if (t.scores) message += ", and tracing without --scores halves the maps";
@@ -203,11 +214,10 @@ void check_run_memory(const ModelConfig& c, int64_t source_len, int64_t target_l
 void check_weights_memory(double held, const std::string& origin, const std::string& detail,
                           const std::string& advice) {
   const MemoryRoom room = available_memory();
-  if (room.bytes == 0 || held <= 0.9 * double(room.bytes)) return;
+  if (room.bytes == 0 || held <= kMemoryShare * double(room.bytes)) return;
   throw AtlasError(origin + ": the model's weights need about " +
                    format_bytes(static_cast<uint64_t>(std::min(held, 1.8e19))) + " (" + detail +
-                   ") but about " + format_bytes(room.bytes) + " is available (" + room.limit +
-                   "); nothing was loaded. " + advice +
+                   ") but " + room_text(room) + "; nothing was loaded. " + advice +
                    " (the limit can be set with ATLAS_MEMORY_BUDGET)");
 }
 

@@ -37,13 +37,17 @@ uint64_t available_memory_bytes();  // available_memory().bytes
 // (trace_sparse_attention), so its maps are missing from the views.
 std::string untraced_sparse_maps_reason(const ModelConfig& config, int64_t source_len);
 
-// Throws AtlasError when the estimate exceeds 90% of available_memory_bytes(), naming the
-// estimate, what is available, and the longest input that would fit.
+// The share of available_memory() a run or a model's weights may take: the rest is left to the
+// system and to what the estimates do not count. The refusals name it.
+inline constexpr double kMemoryShare = 0.9;
+
+// Throws AtlasError when the estimate exceeds kMemoryShare of available_memory_bytes(), naming the
+// estimate, what is available, what of it may be used, and the longest input that would fit.
 void check_run_memory(const ModelConfig& config, int64_t source_len, int64_t target_len,
                       const TraceOptions& trace);
 
 // Throws AtlasError, before a model's weights are read, when holding them would take more than
-// 90% of available_memory(): `held` is what they occupy as the engine will hold them
+// kMemoryShare of available_memory(): `held` is what they occupy as the engine will hold them
 // (matrices kept in the file's encoding count their encoded bytes, which are the file's pages;
 // float32 conversions count 4 bytes a value). `origin` names the file; `detail` says what the
 // bytes are made of ("4.6 GB of Q4_K/Q6_K matrices, 0.5 MB of float32 vectors"); `advice` says

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/input_file.h"  // format_bytes
 #include "core/model/memory_budget.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
@@ -109,6 +110,9 @@ TEST_CASE("memory guard: refuses an over-budget run with advice that holds", "[m
       const std::string m = e.what();
       CHECK_THAT(m, Contains("this run needs about") && Contains("2.0 MB is available") &&
                         Contains("tokens fits") && Contains("ATLAS_MEMORY_BUDGET"));
+      // The threshold it refused by, so that "needs 1.9 MB" beside "2.0 MB" reads right:
+      // 90% of 2 MiB is 1887436 bytes.
+      CHECK_THAT(m, Contains("(ATLAS_MEMORY_BUDGET=2M), of which 90% (" + format_bytes(1887436) + ") may be used"));
       // The advice: the suggested length runs, one more token does not.
       const auto at = m.find("at most ");
       REQUIRE(at != std::string::npos);

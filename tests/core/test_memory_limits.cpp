@@ -237,7 +237,7 @@ TEST_CASE("weights guard: every loader refuses weights over the budget before re
     write_sparse_safetensors(dir / "ours" / "model.safetensors", big);
     const std::string m = load_refusal([&] { load_model((dir / "ours").string()); });
     CHECK_THAT(m, Contains((dir / "ours" / "model.safetensors").string()) && Contains(kNeeds) &&
-                      Contains("64.0 MB is available (ATLAS_MEMORY_BUDGET=64M)") &&
+                      Contains("64.0 MB is available (ATLAS_MEMORY_BUDGET=64M), of which 90% (57.6 MB) may be used") &&
                       Contains("nothing was loaded") && Contains("held as float32"));
     write_sparse_safetensors(dir / "single.safetensors", big, {{"config", config_to_json(c)}});
     CHECK_THAT(load_refusal([&] { load_model((dir / "single.safetensors").string()); }),
