@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/model/array_name_parts.h"  // layer_index_of
 #include "core/train/train_tape.h"
 #include "core/variants/performer/favor_features.h"
 #include "core/variants/performer/performer.h"
-#include "core/variants/sparse/sparse_attention.h"  // layer_index_of
 
 namespace atlas::train {
 
