@@ -10,6 +10,7 @@
 // standard stacks (StandardStack) have no entry: stack_kind_module returns nullptr for them.
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/config/config.h"
@@ -22,15 +23,24 @@ struct RunOptions;
 struct RunResult;
 struct TokenInfo;
 
+// The arrays of a host model's alignment that score comparison (core/analysis/score_compare.cpp)
+// scores again: the traced map, the states that act as queries and keys (one [rows, d] matrix
+// each, no head axis), and the prefix of the model's score weights.
+struct ScoredAlignment {
+  std::string attention, queries, keys, weight_prefix;
+};
+
 // A whole model of its own that replaces the Transformer stacks and runs on the host.
 struct HostModelKind {
   // All of its parameters (the Transformer's embeddings and layers do not apply).
-  std::vector<ParamSpec> (*param_specs)(const ModelConfig& c);
+  std::vector<ParamSpec> (*param_specs)(const ModelConfig& c) = nullptr;
   // Its forward (`target` is empty unless it is an encoder-decoder).
   RunResult (*forward)(const ModelConfig& c, const ParamStore& params,
                        const std::vector<TokenInfo>& source,
-                       const std::vector<TokenInfo>& target, const RunOptions& options);
-  const char* untrainable;  // what check_trainable names when it refuses the model
+                       const std::vector<TokenInfo>& target, const RunOptions& options) = nullptr;
+  const char* untrainable = nullptr;  // what check_trainable names when it refuses the model
+  // Its alignment scored by a score function (null: none; the seq2seq's).
+  ScoredAlignment (*scored_alignment)(const ModelConfig& c) = nullptr;
 };
 
 // An entry is written with designated initializers; what it leaves out keeps the standard

@@ -21,7 +21,8 @@ RunResult ntm_host_forward(const ModelConfig& c, const ParamStore& params,
   return ntm_forward(c, params, source, options);
 }
 
-const HostModelKind kNtmHostModel{ntm_param_specs, ntm_host_forward, "the Neural Turing Machine"};
+const HostModelKind kNtmHostModel{
+    .param_specs = ntm_param_specs, .forward = ntm_host_forward, .untrainable = "the Neural Turing Machine"};
 
 const StackKindModule kNtmStackKind{
     .name = "ntm",

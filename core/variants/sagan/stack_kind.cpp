@@ -21,8 +21,8 @@ RunResult sagan_host_forward(const ModelConfig& c, const ParamStore& params,
   return sagan_forward(c, params, sagan_synthetic_image(c.sagan()->image_size), options);
 }
 
-const HostModelKind kSaganHostModel{sagan_param_specs, sagan_host_forward,
-                                    "the Self-Attention GAN block"};
+const HostModelKind kSaganHostModel{
+    .param_specs = sagan_param_specs, .forward = sagan_host_forward, .untrainable = "the Self-Attention GAN block"};
 
 const StackKindModule kSaganStackKind{
     .name = "sagan",

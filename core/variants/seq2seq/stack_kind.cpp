@@ -27,8 +27,19 @@ void describe_seq2seq(const ModelConfig& c, std::ostream& s) {
   if (!c.score()) s << "score function: " << score_function_name(c.score_function().function) << "\n";
 }
 
-const HostModelKind kSeq2SeqHostModel{seq2seq_param_specs, seq2seq_forward,
-                                      "the recurrent seq2seq / pointer network"};
+// Its alignment (or the Pointer Net's pointer distribution) between the decoder and encoder states.
+ScoredAlignment seq2seq_scored_alignment(const ModelConfig& c) {
+  const std::string kind = c.rnn_seq2seq()->output == Seq2SeqOutput::Pointer ? "pointer" : "seq2seq";
+  return {kind == "pointer" ? "pointer.probs" : "seq2seq.alignment", kind + ".decoder_states",
+          kind + ".encoder_states", "attention"};
+}
+
+const HostModelKind kSeq2SeqHostModel{
+    .param_specs = seq2seq_param_specs,
+    .forward = seq2seq_forward,
+    .untrainable = "the recurrent seq2seq / pointer network",
+    .scored_alignment = seq2seq_scored_alignment,
+};
 
 const StackKindModule kSeq2SeqStackKind{
     .name = "rnn_seq2seq",

@@ -22,7 +22,8 @@ RunResult snail_host_forward(const ModelConfig& c, const ParamStore& params,
   return snail_model_forward(c, params, source, options);
 }
 
-const HostModelKind kSnailHostModel{snail_param_specs, snail_host_forward, "SNAIL"};
+const HostModelKind kSnailHostModel{
+    .param_specs = snail_param_specs, .forward = snail_host_forward, .untrainable = "SNAIL"};
 
 const StackKindModule kSnailStackKind{
     .name = "snail",
