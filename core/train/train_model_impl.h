@@ -182,14 +182,12 @@ class Builder {
     int xl_attention(int q, int k, int v, int rk, int u, int vb, const XlSite&) {
       std::vector<S> keep = b_.attention_keep(rows(q), rows(k));
       const std::vector<S> heads_kept = b_.head_keep();
-      return b_.drop_heads(xl_relative_attention(t_, q, k, v, rk, u, vb, static_cast<int>(b_.c_.n_heads),
-                                                 *b_.c_.xl(), std::move(keep)),
-                           heads_kept);
+      return b_.drop_heads(xl_relative_attention(t_, b_.c_, q, k, v, rk, u, vb, std::move(keep)), heads_kept);
     }
     int gate(int stream, int out, const XlSite& site, GatedSublayer s) {  // train_gates.h
       const std::string prefix = gate_tensor_prefix(site.layer, s);
-      return train::gate<S>(t_, *b_.c_.gating(), stream, out,
-                            [&](const char* name) { return b_.w(prefix + name); });
+      return train::model_gate<S>(t_, b_.c_, stream, out,
+                                  [&](const char* name) { return b_.w(prefix + name); });
     }
     void segment_layer_done(const XlSite&, int) {}
     // UniversalExecutor (core/variants/universal/universal_stack.h); ACT as train_act.h.
@@ -490,7 +488,7 @@ typename Builder<S>::TapeExecutor::AttentionRun Builder<S>::TapeExecutor::begin_
 // weights w^n, the update of y and the next state recorded on the tape.
 template <class S>
 bool Builder<S>::TapeExecutor::act_step(ActRun& act, int logit, int step_out, bool last) {
-  const UniversalConfig& u = *b_.c_.universal();
+  const UniversalConfig& u = act_settings(b_.c_);  // train_act.h
   const S threshold = S(1) - static_cast<S>(u.epsilon);
   const int h = t_.scaled_sigmoid(logit, S(1));
   act.h_nodes.push_back(h);
