@@ -15,6 +15,7 @@
 #include <set>
 
 #include "core/formats/packed_weights.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -29,7 +30,7 @@ struct Stack {
 std::vector<Stack> stacks_of(const ModelConfig& c) {
   std::vector<Stack> s;
   // A Universal Transformer applies one shared block ("<stack>.universal.*") at every step.
-  if (c.universal()) return {{c.architecture == Architecture::Encoder ? "encoder" : "decoder", 0, 1}};
+  if (shared_block_of(c)) return {{c.architecture == Architecture::Encoder ? "encoder" : "decoder", 0, 1}};
   if (c.has_encoder()) s.push_back({"encoder", 0, c.n_layers});
   if (c.has_decoder()) s.push_back({"decoder", c.has_encoder() ? c.n_layers : 0, c.decoder_layers()});
   return s;
@@ -144,7 +145,8 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
   for (const auto& [l, h] : spec.drop_heads)
     for (const auto& s : stacks_of(c)) {
       if (l < s.first || l >= s.first + s.count) continue;
-      const std::string pre = c.universal() ? s.name + ".universal" : s.name + ".layer" + std::to_string(l - s.first);
+      const std::string pre = shared_block_of(c) ? s.name + "." + shared_block_of(c)
+                                                 : s.name + ".layer" + std::to_string(l - s.first);
       for (const char* attn : {".attn.wo", ".self_attn.wo", ".cross_attn.wo"}) {
         auto it = p.find(pre + attn);
         if (it == p.end()) continue;
@@ -154,7 +156,7 @@ Model ablated_model(const Model& model, const AblationSpec& spec) {
           for (int64_t col = h * dh; col < (h + 1) * dh; ++col) it->second.data[size_t(o * width + col)] = 0.0f;
       }
     }
-  if (c.universal()) return Model(c, std::move(p));  // one shared block: nothing renumbered
+  if (shared_block_of(c)) return Model(c, std::move(p));  // one shared block: nothing renumbered
   ParamStore out;
   for (auto& [name, t] : p) {
     std::string stack, rest;

@@ -11,6 +11,7 @@
 
 #include "core/analysis/ablation.h"
 #include "core/backend/backend.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -189,7 +190,7 @@ void check_sweep(const Model& model, const std::vector<TokenInfo>& source,
     throw AtlasError("this model has no multi-head attention layers to ablate (no per-layer output "
                      "projection W^O); the sweep covers the Transformer variants");
   if (spec.unit == SweepUnit::Layers && spec.mode == AblationMode::Mean &&
-      (c.universal() || c.xl() || c.reversible()))
+      !has_layer_stack(c))
     throw AtlasError("mean ablation of whole layers needs a standard layer stack; this model's stack "
                      "(Universal Transformer, Transformer-XL or reversible) has none: use --mode zero, "
                      "or sweep heads");
@@ -246,7 +247,7 @@ SweepResult ablation_sweep(const Model& model, const std::vector<TokenInfo>& sou
   r.position = spec.metric == SweepMetric::LogitDiff ? (spec.position < 0 ? int64_t(rows.size()) - 1 : spec.position) : -1;
   const int64_t total = 1 + r.layers * r.heads;
   for (int64_t l = 0; l < r.layers; ++l) {
-    const bool two_stacks = c.architecture == Architecture::EncoderDecoder && !c.universal();
+    const bool two_stacks = c.architecture == Architecture::EncoderDecoder && !shared_block_of(c);
     r.row_labels.push_back(!two_stacks     ? "L" + std::to_string(l)
                            : l < c.n_layers ? "E" + std::to_string(l)
                                             : "D" + std::to_string(l - c.n_layers));

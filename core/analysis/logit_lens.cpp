@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "core/backend/backend.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -89,16 +90,16 @@ void add_logit_lens(const Model& model, RunResult& result, int64_t top_k) {
   if (top_k < 1 || top_k > c.vocab_size)
     throw AtlasError("logit lens top-k must be in [1, vocab_size = " + std::to_string(c.vocab_size) +
                      "], got " + std::to_string(top_k));
-  if (c.xl())  // hidden states are traced per segment (decoder.seg<s>.layer<i>.hidden)
-    throw AtlasError("the logit lens is not available for Transformer-XL models (xl.enabled)");
+  const StackKindModule* kind = stack_kind_module(c);  // core/model/stack_kind_module.h
+  if (kind && kind->no_logit_lens) throw AtlasError(kind->no_logit_lens);
   const std::string stack = c.has_decoder() ? "decoder" : "encoder";
   // A Universal Transformer has steps instead of layers: the lens reads each step's state.
   auto hidden_name = [&](int64_t l) {
-    return c.universal() ? stack + ".step" + std::to_string(l + 1) + ".hidden"
+    return shared_block_of(c) ? stack + ".step" + std::to_string(l + 1) + ".hidden"
                                : stack + ".layer" + std::to_string(l) + ".hidden";
   };
   int64_t layers = c.has_decoder() ? c.decoder_layers() : c.n_layers;
-  if (c.universal()) {
+  if (shared_block_of(c)) {
     layers = 0;
     while (result.trace.find(hidden_name(layers))) ++layers;
     if (layers == 0) layers = 1;  // reports the missing first step below

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 
@@ -34,7 +35,8 @@ RunOptions score_comparison_options(const Model& model) {
   o.trace = TraceOptions::none();
   o.trace.masks = true;
   o.trace.qk = true;
-  o.trace.hidden = model.config().rnn_seq2seq();  // decoder / encoder states
+  const HostModelKind* host = host_model_kind(model.config());  // the seq2seq's decoder / encoder states
+  o.trace.hidden = host && host->scored_alignment;
   return o;
 }
 
@@ -42,17 +44,18 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
                                         const std::string& attention, int64_t layer,
                                         int64_t head, float strength) {
   const ModelConfig& c = model.config();
-  const bool recurrent = c.rnn_seq2seq();
+  const HostModelKind* host = host_model_kind(c);  // core/model/stack_kind_module.h
+  const bool recurrent = host && host->scored_alignment;
   ScoreComparison out;
   Mat q, k;
   AttentionMask mask;
   std::string weight_prefix;  // where the model keeps this layer's score weights
   if (recurrent) {
-    const std::string kind = c.rnn_seq2seq()->output == Seq2SeqOutput::Pointer ? "pointer" : "seq2seq";
-    out.attention = kind == "pointer" ? "pointer.probs" : "seq2seq.alignment";
-    q = require_traced(tr, kind + ".decoder_states", out.attention, "decoder states").tensor.mat();
-    k = require_traced(tr, kind + ".encoder_states", out.attention, "encoder states").tensor.mat();
-    weight_prefix = "attention";
+    const ScoredAlignment a = host->scored_alignment(c);
+    out.attention = a.attention;
+    q = require_traced(tr, a.queries, out.attention, "decoder states").tensor.mat();
+    k = require_traced(tr, a.keys, out.attention, "encoder states").tensor.mat();
+    weight_prefix = a.weight_prefix;
   } else {
     // The attention arrays whose queries were traced (their maps need not be: the options trace
     // no probabilities, so the catalogue does not hold them).

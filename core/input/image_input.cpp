@@ -4,13 +4,25 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/model/mechanism_module.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
 
+namespace {
+
+// The grid of a mechanism reading pixels (a local 2D sparse pattern, mechanism_module.h).
+std::optional<PixelGrid> pixel_grid_of(const ModelConfig& c) {
+  for (const AttentionMechanismModule* m : mechanisms_for(c))
+    if (m->pixel_grid)
+      if (std::optional<PixelGrid> grid = m->pixel_grid(c)) return grid;
+  return std::nullopt;
+}
+
+}  // namespace
+
 bool is_image_model(const ModelConfig& c) {
-  return c.sparse() && c.sparse()->pattern == SparsePattern::Local2D &&
-         c.tokenizer.kind == TokenizerKind::Bytes && c.vocab_size == 256;
+  return pixel_grid_of(c) && c.tokenizer.kind == TokenizerKind::Bytes && c.vocab_size == 256;
 }
 
 ImageInput image_tokens(const ModelConfig& c, const RgbImage& image) {
@@ -20,9 +32,10 @@ ImageInput image_tokens(const ModelConfig& c, const RgbImage& image) {
                      "bytes tokenizer (one token per pixel intensity), e.g. preset:tiny-local2d");
   if (image.height < 1 || image.width < 1) throw AtlasError("the image is empty");
   ImageInput in;
-  in.channels = c.sparse()->image_channels;
-  in.cols = c.sparse()->image_width / in.channels;
-  const int64_t max_rows = std::max<int64_t>(1, c.max_positions / c.sparse()->image_width);
+  const PixelGrid grid = *pixel_grid_of(c);
+  in.channels = grid.channels;
+  in.cols = grid.row_bytes / in.channels;
+  const int64_t max_rows = std::max<int64_t>(1, c.max_positions / grid.row_bytes);
   const double aspect = double(image.height) / double(image.width);
   in.rows = std::clamp<int64_t>(std::llround(aspect * double(in.cols)), 1, max_rows);
   in.resampled = resize_rgb(image, in.rows, in.cols);

@@ -2,6 +2,8 @@
 
 #include <variant>
 
+#include "core/model/stack_kind_module.h"
+
 namespace atlas {
 
 AttentionMechanism attention_mechanism(const ModelConfig& c, bool self_attention) {
@@ -24,8 +26,9 @@ AttentionMechanism attention_mechanism(const ModelConfig& c, bool self_attention
       return AttentionMechanism::ScoreFunction;
     }
   };
-  // The recurrent seq2seq models run on the host (HostModel) and never reach a sub-layer.
-  if (c.rnn_seq2seq()) return AttentionMechanism::Softmax;
+  // The host models (the recurrent seq2seq, whose score function is its own) never reach a
+  // sub-layer.
+  if (host_model_kind(c)) return AttentionMechanism::Softmax;
   return std::visit(Choose{self_attention}, c.attention_kind);
 }
 

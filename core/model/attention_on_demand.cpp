@@ -6,22 +6,25 @@
 #include <mutex>
 
 #include "core/backend/attention_rows.h"
+#include "core/model/mechanism_module.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
-#include "core/variants/score_functions/score_functions.h"
 
 namespace atlas {
 
 bool on_demand_maps_apply(const ModelConfig& c) {
-  return !c.sparse() && !c.lsh() && !c.performer() && !c.shaw() && !c.adaptive_span() && !c.xl() &&
-         !c.ntm() && !c.snail() && !c.sagan() && !score_function_applies(c);
+  const StackKindModule* kind = stack_kind_module(c);  // core/model/stack_kind_module.h
+  if (kind && !kind->maps_on_demand) return false;
+  for (const AttentionMechanismModule* m : mechanisms_for(c))  // core/model/mechanism_module.h
+    if (m->maps_on_demand && !m->maps_on_demand(c)) return false;
+  return true;
 }
 
 bool maps_on_demand(const ModelConfig& c, const TraceOptions& t, int64_t source_len, int64_t target_len) {
   if (!t.attention || t.maps == MapStorage::Stored || !on_demand_maps_apply(c)) return false;
   if (t.maps == MapStorage::OnDemand) return true;
   const double S = double(source_len), T = double(target_len);
-  const double enc = c.universal() ? double(c.universal()->max_steps) : double(c.n_layers);
-  const double dec = c.universal() ? double(c.universal()->max_steps) : double(c.decoder_layers());
+  const double enc = double(traced_encoder_layers(c)), dec = double(traced_decoder_layers(c));
   double cells = 0;
   if (c.architecture == Architecture::EncoderDecoder) cells = enc * S * S + dec * (T * T + T * S);
   else cells = (c.has_encoder() ? enc : dec) * S * S;

@@ -3,8 +3,9 @@
 #include <sstream>
 
 #include "core/model/params.h"
+#include "core/model/mechanism_module.h"
 #include "core/model/qk_positions.h"
-#include "core/variants/score_functions/score_functions.h"  // score_function_name
+#include "core/model/stack_kind_module.h"
 
 namespace atlas {
 
@@ -45,10 +46,8 @@ CostEstimate estimate_cost(const ModelConfig& c, int64_t L) {
   const double ffn_flops = (c.ffn.gated ? 3 : 2) * 2 * l * d * ff;
   e.flops = double(attn_layers) * attn_flops + double(ffn_layers) * ffn_flops;
   if (c.output != OutputHead::None) e.flops += 2 * l * d * double(c.vocab_size);
-  if (c.xl() && c.gating()) {  // GTrXL: d x d gate maps per sub-layer (core/variants/gtrxl/gtrxl.cpp)
-    const double maps = c.gating()->type == GateType::Gru ? 6 : c.gating()->type == GateType::None ? 0 : 1;
-    e.flops += double(2 * c.n_layers) * maps * 2 * l * d * d;
-  }
+  const StackKindModule* kind = stack_kind_module(c);  // core/model/stack_kind_module.h
+  if (kind && kind->extra_flops) e.flops += kind->extra_flops(c, l);
   e.attention_bytes = double(attn_layers) * 4.0 * (h * l * l + h * dh * l);
   e.activation_bytes = double(ffn_layers) * 4.0 * (l * ff + 4 * l * d);
   return e;
@@ -59,38 +58,12 @@ std::string describe_architecture(const ModelConfig& c) {
   s << "name: " << c.name << "\n";
   if (!c.description.empty()) s << "description: " << c.description << "\n";
   s << "architecture: " << name_of(c.architecture) << "\n";
-  if (c.rnn_seq2seq()) {  // recurrent model, the Transformer lines do not apply
-    const Seq2SeqConfig& r = std::get<Seq2SeqConfig>(c.stack);
-    const char* align[] = {"global", "local-m", "local-p"};
-    s << "recurrent seq2seq (core/variants/seq2seq/seq2seq.cpp): " << (r.cell == RnnCell::Gru ? "GRU" : "LSTM")
-      << ", hidden " << r.hidden_size << (r.bidirectional ? ", bidirectional encoder" : "")
-      << ", " << (r.style == AttentionStyle::Bahdanau ? "Bahdanau" : "Luong") << " decoder, "
-      << align[int(r.alignment)] << (r.alignment == Alignment::Global ? "" : " (D " + std::to_string(r.window) + ")")
-      << " " << (r.selection == Selection::Soft ? "soft" : "hard") << " attention, "
-      << (r.output == Seq2SeqOutput::Pointer ? "pointer output" : "vocabulary output") << "\n";
-    s << "embedding: " << c.d_model << ", vocab: " << c.vocab_size << "\n";
-  }
-  if (c.score() || c.rnn_seq2seq()) {
-    s << "score function: " << score_function_name(c.score_function().function) << "\n";
-  }
-  if (c.rnn_seq2seq()) return s.str();
-  if (c.ntm()) {  // Neural Turing Machine (core/variants/ntm/ntm_model.cpp)
-    s << "Neural Turing Machine: memory " << c.ntm()->memory_slots << " x " << c.ntm()->memory_width << ", "
-      << c.ntm()->read_heads << " read / " << c.ntm()->write_heads << " write heads, shifts -" << c.ntm()->shift_range
-      << "..+" << c.ntm()->shift_range << ", feed-forward controller " << c.ntm()->controller_size << "\n";
-    return s.str();
-  }
-  if (c.sagan()) {  // Self-Attention GAN block (core/variants/sagan/sagan.cpp)
-    s << "Self-Attention GAN block: " << c.sagan()->channels << " channels on " << c.sagan()->image_size << " x "
-      << c.sagan()->image_size << " locations" << (c.sagan()->pool_keys ? ", 2x2-pooled keys/values" : "")
-      << ", gamma " << c.sagan()->gamma << "\n";
-    return s.str();
-  }
-  if (c.snail()) {  // SNAIL (core/variants/snail/snail_model.cpp)
-    s << "SNAIL: " << c.snail()->tc_blocks << " TC blocks (D " << c.snail()->filters << ", T " << c.snail()->length
-      << (c.snail()->paper_dilations ? ", paper dilations" : "") << ") between " << c.snail()->tc_blocks + 1
-      << " causal attention blocks (K " << c.snail()->key_size << ", V " << c.snail()->value_size << ") on "
-      << c.d_model << "-channel embeddings\n";
+  const StackKindModule* kind = stack_kind_module(c);  // core/model/stack_kind_module.h
+  if (kind && kind->describe_head) kind->describe_head(c, s);
+  for (const AttentionMechanismModule* m : mechanisms_for(c))  // core/model/mechanism_module.h
+    if (m->describe) m->describe(c, s);
+  if (kind && kind->host) {  // a model of its own: the Transformer lines do not apply
+    if (kind->describe_tail) kind->describe_tail(c, s);
     return s.str();
   }
   if (c.has_encoder()) s << "encoder layers: " << c.n_layers << "\n";
@@ -130,11 +103,7 @@ std::string describe_architecture(const ModelConfig& c) {
       << " query heads\n";
   if (c.attention.sliding_window > 0)
     s << "attention: sliding window of " << c.attention.sliding_window << " keys\n";
-  if (c.xl() && c.gating()) {
-    const char* gates[] = {"none (residual x + y)", "input", "output", "highway", "GRU"};
-    s << "GTrXL gates: " << gates[int(c.gating()->type)] << ", b_g init " << c.gating()->bias_init
-      << (c.gating()->identity_map_reorder ? ", identity-map reordering (TrXL-I)" : "") << "\n";
-  }
+  if (kind && kind->describe_tail) kind->describe_tail(c, s);
   s << "output: "
     << (c.output == OutputHead::Tied     ? "tied to the embedding"
         : c.output == OutputHead::Untied ? "separate projection"

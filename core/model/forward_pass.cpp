@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/model/mechanism_module.h"
 #include "core/model/attention_sublayer.h"
 #include "core/model/embeddings.h"
 #include "core/model/model_arrays.h"
@@ -118,8 +119,7 @@ BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, 
     if (site.keys.count == 0) site.keys = {call.cross() ? TokenSide::Source : rows, 0, xkv.shape[0]};
     site.kind = call.cross()    ? AttentionMapKind::Cross
                 : !sparse       ? AttentionMapKind::Self
-                : c.performer() ? AttentionMapKind::Implicit
-                                : AttentionMapKind::Sparse;
+                : sparse_map_kind(c);  // Performer's implicit maps (mechanism_module.h)
     site.array = run.traced_name;
     if (c.kv_heads() != c.n_heads) site.kv_heads = c.kv_heads();
     if (run.on_demand) {

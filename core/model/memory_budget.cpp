@@ -10,55 +10,25 @@
 
 #include "core/formats/input_file.h"  // format_bytes
 #include "core/model/attention_on_demand.h"
+#include "core/model/mechanism_module.h"
 #include "core/model/memory_limits.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
-#include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced
-#include "core/variants/sparse/sparse_pattern.h"
+#include "core/variants/sparse/sparse_attention.h"  // kMaxTracedIndex
 
 namespace atlas {
 
 namespace {
 
 // Key positions per query of one dense traced attention map of a self-attention layer over L
-// positions (0: no dense map; sparse layers' CSR arrays are counted by sparse_trace_bytes).
+// positions (0: no dense map; sparse layers' CSR arrays are counted by sparse_trace_bytes): the
+// mechanism's (sparse, LSH, Performer: only while small), the stack kind's (XL), else L.
 double keys_per_query(const ModelConfig& c, double L) {
-  if (c.sparse() || c.lsh()) return sparse_dense_copy_traced(c.n_heads, int64_t(L)) ? L : 0.0;
-  if (c.performer()) return L <= double(kDenseTraceLimit) ? L : 0.0;
-  if (c.xl()) return std::min(L, double(c.xl()->segment_length + c.xl()->mem_len));
-  return L;
-}
-
-// Nonzeros of one sparse layer at length L: the union of its heads, bounded by the sum over the
-// distinct head patterns of layer 0 (exact counts, sparse_pattern.h), and the largest head's
-// (the union has at least that many); LSH: about 2 sqrt(L) + 16 keys per query (a few buckets'
-// chunks), its heads hashing apart.
-struct SparseNonzeros {
-  double union_bound = 0, largest_head = 0;
-  bool heads_differ = false;  // else the trace leaves out the per-head membership flags
-};
-
-SparseNonzeros sparse_nonzeros(const ModelConfig& c, int64_t L) {
-  SparseNonzeros n;
-  if (!c.sparse()) {
-    n.union_bound = n.largest_head = double(L) * std::min(double(L), 2.0 * std::ceil(std::sqrt(double(L))) + 16);
-    n.heads_differ = true;
-    return n;
-  }
-  const bool causal = c.architecture == Architecture::Decoder;
-  std::vector<std::string> seen;  // recipes of the head patterns counted (as layer_patterns shares them)
-  for (int64_t h = 0; h < c.n_heads; ++h) {
-    const PatternRows rows(*c.sparse(), L, 0, h, causal);
-    std::string recipe = rows.recipe();
-    if (std::find(seen.begin(), seen.end(), recipe) != seen.end()) continue;
-    seen.push_back(std::move(recipe));
-    const double nnz = double(pattern_stats(rows).nnz);
-    n.union_bound += nnz;
-    n.largest_head = std::max(n.largest_head, nnz);
-  }
-  n.union_bound = std::min(n.union_bound, double(L) * double(L));
-  n.heads_differ = seen.size() > 1;
-  return n;
+  for (const AttentionMechanismModule* m : mechanisms_for(c))  // core/model/mechanism_module.h
+    if (m->keys_per_query) return m->keys_per_query(c, L);
+  const StackKindModule* kind = stack_kind_module(c);  // XL: its segment and memory
+  return kind && kind->keys_per_query ? kind->keys_per_query(c, L) : L;
 }
 
 // Bytes one sparse or LSH self-attention layer of L positions traces beyond its dense copy: the
@@ -98,12 +68,10 @@ uint64_t parse_budget(const char* text) {
 }  // namespace
 
 std::string untraced_sparse_maps_reason(const ModelConfig& c, int64_t source_len) {
-  if (!c.sparse() || source_len < 1) return "";
-  const SparseNonzeros n = sparse_nonzeros(c, source_len);
-  if (n.largest_head < double(kMaxTracedIndex)) return "";
-  return "its sparse maps at " + std::to_string(source_len) + " tokens have " +
-         std::to_string(int64_t(n.largest_head)) + " nonzeros in one head, more than a trace can index (" +
-         std::to_string(kMaxTracedIndex) + "): none recorded; shorter inputs show them";
+  if (source_len < 1) return "";
+  for (const AttentionMechanismModule* m : mechanisms_for(c))  // a sparse pattern's CSR limit
+    if (m->untraced_maps_reason) return m->untraced_maps_reason(c, source_len);
+  return "";
 }
 
 RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
@@ -111,11 +79,10 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
   RunMemoryEstimate e;
   const double S = double(source_len), T = double(target_len), d = double(c.d_model);
   const double heads = double(c.n_heads), dh = double(c.d_head()), ff = double(c.d_ff);
-  // Universal Transformers trace every ponder step of their one shared layer.
-  const double enc_layers =
-      c.universal() ? double(c.universal()->max_steps) : double(c.n_layers);
-  const double dec_layers =
-      c.universal() ? double(c.universal()->max_steps) : double(c.decoder_layers());
+  // The stack kind's traced depth (Universal Transformers trace every ponder step of their one
+  // shared layer).
+  const double enc_layers = double(traced_encoder_layers(c));
+  const double dec_layers = double(traced_decoder_layers(c));
   const double per_cell = traced_bytes_per_cell(c, t);
   double cells = 0, largest = 0, positions = 0;
   auto add_layers = [&](double layers, double queries, double keys) {
@@ -123,9 +90,10 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     largest = std::max(largest, queries * keys);
   };
   // Sparse and LSH layers: their CSR arrays, and the probabilities of the layer in flight.
-  const bool sparse = c.sparse() || c.lsh();
-  const SparseNonzeros nnz_source = sparse ? sparse_nonzeros(c, source_len) : SparseNonzeros{};
-  const SparseNonzeros nnz_target = sparse && target_len > 0 ? sparse_nonzeros(c, target_len) : SparseNonzeros{};
+  const AttentionMechanismModule* sparse = sparse_trace_mechanism(c);  // sparse patterns, LSH
+  const SparseNonzeros nnz_source = sparse ? sparse->sparse_nonzeros(c, source_len) : SparseNonzeros{};
+  const SparseNonzeros nnz_target =
+      sparse && target_len > 0 ? sparse->sparse_nonzeros(c, target_len) : SparseNonzeros{};
   double csr = 0;
   if (c.architecture == Architecture::EncoderDecoder) {
     add_layers(enc_layers, S, keys_per_query(c, S));

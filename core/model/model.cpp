@@ -4,6 +4,7 @@
 #include "core/model/model.h"
 
 #include "core/model/prefix_cache.h"
+#include "core/model/stack_kind_module.h"
 #include "core/model/stack_route.h"
 
 #include <algorithm>
@@ -19,10 +20,6 @@
 #include "core/tokenizers/token_budget.h"
 #include "core/input/patch_input.h"
 #include "core/analysis/logit_lens.h"
-#include "core/variants/ntm/ntm_model.h"
-#include "core/variants/sagan/sagan.h"
-#include "core/variants/snail/snail_model.h"
-#include "core/variants/seq2seq/seq2seq.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
 #include "core/variants/universal/universal.h"
 #include "core/model/model_arrays.h"
@@ -171,14 +168,8 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   if (route == StackRoute::HostModel) {
     // The non-Transformer models of seed 004 compute everything on the host; a device backend says so.
     if (options.backend) options.backend->note_host_compute(Op::HostModel);
-    if (c.rnn_seq2seq())  // recurrent encoder-decoder / Pointer Net (seq2seq.cpp)
-      return seq2seq_forward(c, params_, source, target, options);
-    if (c.ntm())  // Neural Turing Machine, one step per token (ntm_model.cpp)
-      return ntm_forward(c, params_, source, options);
-    if (c.snail())  // SNAIL, causal TC + attention blocks (snail_model.cpp)
-      return snail_model_forward(c, params_, source, options);
-    // SAGAN block on the built-in test card; text unused (sagan.h)
-    return sagan_forward(c, params_, sagan_synthetic_image(c.sagan()->image_size), options);
+    // The recurrent seq2seq / Pointer Net, the NTM, SNAIL, SAGAN (core/model/stack_kind_module.h).
+    return host_model_kind(c)->forward(c, params_, source, target, options);
   }
   const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
   check_tokens(c, source, enc_dec ? "source text" : "input text");
@@ -226,10 +217,11 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
 
   RunResult result;
   Trace& trace = result.trace;
+  const StackKindModule* kind = stack_kind_module(c);  // Universal's steps, XL's segments' layers
   ForwardPass pass(c, be, *weights, options, trace,
-                   c.universal() ? c.universal()->max_steps
-                   : c.xl() ? xl_segments(c, int64_t(source.size())) * c.n_layers
-                   : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
+                   kind && kind->forward_layers
+                       ? kind->forward_layers(c, int64_t(source.size()))
+                       : (c.has_encoder() ? c.n_layers : 0) + (c.has_decoder() ? c.decoder_layers() : 0));
 
   pass.compute_maps_on_demand(on_demand);
 

@@ -7,16 +7,10 @@
 #include "core/formats/packed_weights.h"
 #include "core/tensor/error.h"
 #include "core/tensor/float_scan.h"
-#include "core/variants/ntm/ntm_model.h"
-#include "core/variants/sagan/sagan.h"
-#include "core/variants/snail/snail_model.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/random.h"
 #include "core/variants/score_functions/score_functions.h"
-#include "core/variants/seq2seq/seq2seq.h"
-#include "core/variants/gtrxl/gtrxl.h"
 #include "core/variants/relative_attention/relative_attention.h"
-#include "core/variants/transformer_xl/transformer_xl.h"
-#include "core/variants/universal/universal.h"
 
 namespace atlas {
 
@@ -66,10 +60,8 @@ void add_ffn(std::vector<ParamSpec>& specs, const ModelConfig& c, const std::str
 }  // namespace
 
 std::vector<ParamSpec> param_specs(const ModelConfig& c) {
-  if (c.rnn_seq2seq()) return seq2seq_param_specs(c);  // recurrent (seq2seq.cpp)
-  if (c.ntm()) return ntm_param_specs(c);  // Neural Turing Machine (ntm_model.cpp)
-  if (c.sagan()) return sagan_param_specs(c);  // Self-Attention GAN block (sagan.cpp)
-  if (c.snail()) return snail_param_specs(c);  // SNAIL (snail_model.cpp)
+  const StackKindModule* kind = stack_kind_module(c);  // core/model/stack_kind_module.h
+  if (kind && kind->host) return kind->host->param_specs(c);  // a model of its own
   std::vector<ParamSpec> specs;
   const PatchOptions& patches = c.embeddings.patches;
   if (patches.enabled()) {  // ViT: patches replace the token table (patch_input.h)
@@ -116,9 +108,8 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   if (c.output == OutputHead::Untied) specs.push_back({"output.weight", {c.vocab_size, c.d_model}});
   if (c.head.bias && c.output != OutputHead::None)
     specs.push_back({"output.bias", {c.vocab_size}, InitKind::Zeros});
-  if (c.universal()) append_universal_specs(specs, c);  // shared block (universal.cpp)
-  if (c.xl()) append_xl_specs(specs, c);  // u, v, W_kR (transformer_xl.cpp)
-  if (c.xl() && c.gating()) append_gtrxl_specs(specs, c);  // GTrXL gates (gtrxl.cpp)
+  // The stack kind's own (Universal's shared block, XL's u, v, W_kR and GTrXL's gates).
+  if (kind && kind->append_param_specs) kind->append_param_specs(specs, c);
   append_relative_attention_specs(specs, c);  // Shaw tables, span parameters (relative_attention.cpp)
   append_score_specs(specs, c);      // score function weights (score_functions.cpp)
   return specs;

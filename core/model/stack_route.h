@@ -18,16 +18,13 @@ enum class StackRoute {
   EncoderDecoder,  // an encoder over the source, a decoder over the target attending to it
 };
 
-inline StackRoute stack_route(const ModelConfig& c) {
-  if (c.rnn_seq2seq() || c.ntm() || c.sagan() || c.snail()) return StackRoute::HostModel;
-  if (c.universal()) return StackRoute::Universal;
-  if (c.xl()) return StackRoute::Xl;
-  switch (c.architecture) {
-    case Architecture::Encoder: return StackRoute::Encoder;
-    case Architecture::Decoder: return StackRoute::Decoder;
-    case Architecture::EncoderDecoder: break;
-  }
-  return StackRoute::EncoderDecoder;
-}
+// The stack kind's loop (core/model/stack_kind_module.h), else the architecture's (defined in
+// core/model/stack_kind_module.cpp, beside the registry it asks).
+StackRoute stack_route(const ModelConfig& c);
+
+// The layer rows the encoder / the decoder trace: their layer counts, or the stack kind's depth
+// (a Universal Transformer's steps).
+int64_t traced_encoder_layers(const ModelConfig& c);
+int64_t traced_decoder_layers(const ModelConfig& c);
 
 }  // namespace atlas

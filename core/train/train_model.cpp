@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "core/model/mechanism_module.h"
+#include "core/model/stack_kind_module.h"
+
 namespace atlas::train {
 
 void check_trainable(const ModelConfig& c) {
@@ -14,12 +17,10 @@ void check_trainable(const ModelConfig& c) {
   };
   // The variants a config may not combine at all (the compatibility table) are refused here too.
   validate_config(c, "the training config");
-  if (c.shaw() && c.adaptive_span()) reject("Shaw relative positions together with adaptive span");
+  for (const AttentionMechanismModule* m : mechanisms_for(c))  // e.g. Shaw with adaptive span
+    if (const char* what = m->untrainable ? m->untrainable(c) : nullptr) reject(what);
   if (c.embeddings.patches.enabled()) reject("image input (a ViT; the training tasks are text)");
-  if (c.rnn_seq2seq()) reject("the recurrent seq2seq / pointer network");
-  if (c.ntm()) reject("the Neural Turing Machine");
-  if (c.sagan()) reject("the Self-Attention GAN block");
-  if (c.snail()) reject("SNAIL");
+  if (const HostModelKind* host = host_model_kind(c)) reject(host->untrainable);
   if (c.output == OutputHead::None)
     throw AtlasError("training needs an output head; this config has \"output\": \"none\"");
 }

@@ -26,10 +26,12 @@
 #include "core/variants/gtrxl/train_gates.h"
 #include "core/variants/performer/train_performer.h"
 #include "core/variants/reformer/lsh_attention.h"
+#include "core/variants/reformer/train_lsh.h"
 #include "core/variants/reformer/reversible_halves.h"
 #include "core/variants/relative_attention/train_relative.h"
 #include "core/variants/score_functions/train_score.h"
 #include "core/variants/sparse/sparse_attention.h"
+#include "core/variants/sparse/train_sparse.h"
 #include "core/variants/transformer_xl/train_xl.h"
 #include "core/variants/transformer_xl/xl_stack.h"
 #include "core/variants/universal/train_act.h"
@@ -148,11 +150,11 @@ class Builder {
     }
     int sparse_attention(AttentionRun& run, int q, int k, int v) {  // a dense mask of the pattern
       const int64_t lq = t_.value(q).rows();
-      run.spec.head_allowed = b_.sparse_allowed(run.prefix, lq, run.spec.causal, run.spec.key_valid);
+      run.spec.head_allowed = sparse_allowed_mask(b_.c_, run.prefix, lq, run.spec.causal, run.spec.key_valid);
       return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
     }
-    int lsh_attention(AttentionRun& run, int q, int v) {  // train_lsh in-line (Builder)
-      return b_.lsh_attention(q, v, run.prefix, std::move(run.spec));
+    int lsh_attention(AttentionRun& run, int q, int v) {  // core/variants/reformer/train_lsh.h
+      return lsh_tape_attention(t_, b_.c_, q, v, run.prefix, std::move(run.spec));
     }
     int performer_attention(AttentionRun& run, int q, int k, int v) {  // train_performer.h
       return train::performer_attention(t_, q, k, v, b_.c_, run.prefix, run.spec);
@@ -180,14 +182,12 @@ class Builder {
     int xl_attention(int q, int k, int v, int rk, int u, int vb, const XlSite&) {
       std::vector<S> keep = b_.attention_keep(rows(q), rows(k));
       const std::vector<S> heads_kept = b_.head_keep();
-      return b_.drop_heads(xl_relative_attention(t_, q, k, v, rk, u, vb, static_cast<int>(b_.c_.n_heads),
-                                                 *b_.c_.xl(), std::move(keep)),
-                           heads_kept);
+      return b_.drop_heads(xl_relative_attention(t_, b_.c_, q, k, v, rk, u, vb, std::move(keep)), heads_kept);
     }
     int gate(int stream, int out, const XlSite& site, GatedSublayer s) {  // train_gates.h
       const std::string prefix = gate_tensor_prefix(site.layer, s);
-      return train::gate<S>(t_, *b_.c_.gating(), stream, out,
-                            [&](const char* name) { return b_.w(prefix + name); });
+      return train::model_gate<S>(t_, b_.c_, stream, out,
+                                  [&](const char* name) { return b_.w(prefix + name); });
     }
     void segment_layer_done(const XlSite&, int) {}
     // UniversalExecutor (core/variants/universal/universal_stack.h); ACT as train_act.h.
@@ -221,50 +221,6 @@ class Builder {
   int norm(int x, const std::string& prefix) {
     TapeExecutor e(*this);
     return apply_norm(e, c_, x, prefix);
-  }
-
-  // The engine's CSR pattern of each head of this layer (core/variants/sparse/sparse_attention.h), as a dense
-  // [H, L, L] mask: training lengths are short, and the dense tape op then needs no new backward.
-  std::vector<uint8_t> sparse_allowed(const std::string& prefix, int64_t L, bool causal,
-                                      const std::vector<uint8_t>& key_valid) const {
-    AttentionMask mask;
-    mask.causal = causal;
-    mask.key_valid = key_valid;
-    const std::vector<CsrPattern> heads =
-        layer_patterns(*c_.sparse(), L, layer_index_of(prefix), c_.n_heads, mask);
-    std::vector<uint8_t> allowed(size_t(c_.n_heads * L * L), 0);
-    for (size_t h = 0; h < heads.size(); ++h)
-      for (int64_t i = 0; i < L; ++i)
-        for (int64_t n = heads[h].indptr[size_t(i)]; n < heads[h].indptr[size_t(i) + 1]; ++n)
-          allowed[(h * size_t(L) + size_t(i)) * size_t(L) + size_t(heads[h].indices[size_t(n)])] = 1;
-    return allowed;
-  }
-
-  // Reformer LSH attention (core/variants/reformer/lsh_attention.cpp) as one dense softmax: keys are the unit
-  // shared-QK rows, a key counts once per round whose chunks let the query see it (log count
-  // added to its score), a query's own key has the engine's constant -1e5. The buckets are
-  // piecewise constant in q, so they carry no gradient and are read off the forward values.
-  int lsh_attention(int q, int v, const std::string& prefix, AttentionSpec<S> spec) {
-    const int H = static_cast<int>(c_.n_heads);
-    const int64_t L = t_.value(q).rows(), dh = c_.d_head();
-    const int k = head_unit_rows(t_, q, H, S(1e-6));
-    const LshParams p = lsh_params(*c_.lsh(), L, layer_index_of(prefix), spec.causal,
-                                   spec.key_valid.empty() ? nullptr : &spec.key_valid);
-    spec.head_allowed.assign(size_t(H * L * L), 0);
-    spec.score_bias.assign(size_t(H * L * L), S(0));
-    for (int h = 0; h < H; ++h) {
-      const Mat kh = t_.value(k).middleCols(h * dh, dh).template cast<float>();
-      const std::vector<int32_t> counts = lsh_key_counts(kh, p, h);
-      for (size_t n = 0; n < counts.size(); ++n) {
-        spec.head_allowed[size_t(h) * counts.size() + n] = counts[n] > 0;
-        if (counts[n] > 1) spec.score_bias[size_t(h) * counts.size() + n] = S(std::log(double(counts[n])));
-      }
-    }
-    spec.causal = false;  // both folded into head_allowed (a padded query still sees itself)
-    spec.key_valid.clear();
-    spec.self_constant = true;
-    spec.self_logit = S(-1e5);
-    return t_.attention(q, k, v, std::move(spec));
   }
 
   // Attention-dropout multipliers [H*Lq*Lk] (0 or 1/(1-p)), empty when off.
@@ -532,7 +488,7 @@ typename Builder<S>::TapeExecutor::AttentionRun Builder<S>::TapeExecutor::begin_
 // weights w^n, the update of y and the next state recorded on the tape.
 template <class S>
 bool Builder<S>::TapeExecutor::act_step(ActRun& act, int logit, int step_out, bool last) {
-  const UniversalConfig& u = *b_.c_.universal();
+  const UniversalConfig& u = act_settings(b_.c_);  // train_act.h
   const S threshold = S(1) - static_cast<S>(u.epsilon);
   const int h = t_.scaled_sigmoid(logit, S(1));
   act.h_nodes.push_back(h);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/formats/input_file.h"
+#include "core/model/mechanism_module.h"
 #include "core/tensor/error.h"
 #include "core/tokenizers/utf8.h"
 
@@ -212,8 +213,9 @@ void configure_for_task(ModelConfig& c, const Task& task, int64_t length) {
   c.max_positions = std::max<int64_t>(64, 2 * length + 8);
   // A Reformer's chunks must fit in a sequence (reformer-base: 128 > 64); positions are
   // sinusoidal there, so making room changes no weight.
-  if (c.lsh() && c.positional != Positional::Learned)
-    c.max_positions = std::max(c.max_positions, c.lsh()->chunk_length);
+  if (c.positional != Positional::Learned)  // e.g. an LSH chunk (core/model/mechanism_module.h)
+    for (const AttentionMechanismModule* m : mechanisms_for(c))
+      if (m->min_positions) c.max_positions = std::max(c.max_positions, m->min_positions(c));
   c.description = "trained by atlas train on task " + task.name + ": " + task.description;
 }
 

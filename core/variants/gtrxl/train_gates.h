@@ -89,4 +89,10 @@ int gate(Tape<S>& t, const GatingConfig& g, int x, int y, const W& w) {
   return t.add(x, y);
 }
 
+// The gate of a model's GTrXL section (the tape executor's XlExecutor method).
+template <class S, class W>
+int model_gate(Tape<S>& t, const ModelConfig& c, int x, int y, const W& w) {
+  return gate(t, *c.gating(), x, y, w);
+}
+
 }  // namespace atlas::train

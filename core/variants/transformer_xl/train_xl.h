@@ -8,6 +8,8 @@
 //   dv_bias += sum ds_ij rk_d,  drk_d += sum_{d(i,j) = d} ds_ij (q_i + v),  dv_j += sum_i p_ij do_i.
 #include <cmath>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/config/config.h"
 #include "core/train/train_tape.h"
@@ -99,6 +101,13 @@ int xl_relative_attention(Tape<S>& t, int q, int k, int v, int rk, int u, int vb
       }
     }
   });
+}
+
+// The same for a model's XL section and heads (the tape executor's XlExecutor method).
+template <class S>
+int xl_relative_attention(Tape<S>& t, const ModelConfig& c, int q, int k, int v, int rk, int u, int vb,
+                          std::vector<S> prob_keep = {}) {
+  return xl_relative_attention(t, q, k, v, rk, u, vb, static_cast<int>(c.n_heads), *c.xl(), std::move(prob_keep));
 }
 
 }  // namespace atlas::train

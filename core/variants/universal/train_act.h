@@ -120,4 +120,7 @@ double ponder_cost(Tape<S>& tape, const ForwardResult<S>& r, double weight, doub
   return weight * total / double(L);
 }
 
+// The ACT settings (threshold epsilon, update) of a model's Universal section.
+inline const UniversalConfig& act_settings(const ModelConfig& c) { return *c.universal(); }
+
 }  // namespace atlas::train
