@@ -13,8 +13,11 @@
 #include <QMimeData>
 #include <QSettings>
 #include <QStatusBar>
+#include <memory>
 
+#include "ui/export/export_dialog.h"
 #include "ui/export/figure_export.h"
+#include "ui/dialog_folders.h"
 #include "ui/main_window/window_session.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/views/model_view.h"
@@ -60,26 +63,26 @@ void FigureActions::exportDialog(const QString& view) {
   const QString base = QString("%1.%2").arg(view, (view == "heatmap" || view == "tokens") && map
                                                       ? QString::fromStdString(map->array) + "." + headShortName(sel.head)
                                                       : sel.stack);
-  QString path = QFileDialog::getSaveFileName(m_window, "Export " + view,
-                                              settings.value("exportDir").toString() + "/" + base + ".svg", filters, &selected);
+  QString path = QFileDialog::getSaveFileName(m_window, "Export " + view, dialogStart(DialogPurpose::Export, base + ".svg"),
+                                              filters, &selected);
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += "." + selected.section("*.", 1).left(3);
-  settings.setValue("exportDir", QFileInfo(path).absolutePath());
+  rememberDialogChoice(DialogPurpose::Export, path);
   settings.setValue("exportFilter", selected);
   FigureSpec spec = specOf(view);
-  if (QFileInfo(path).suffix().toLower() == "png") {
-    bool ok = false;
-    spec.dpi = QInputDialog::getInt(m_window, "PNG resolution", "Dots per inch:", settings.value("exportDpi", 300).toInt(),
-                                    36, 1200, 1, &ok);
-    if (!ok) return;
-    settings.setValue("exportDpi", spec.dpi);
-  }
   try {
+    const FigureContent fig = figureOf(spec);
+    if (QFileInfo(path).suffix().toLower() == "png") {
+      std::unique_ptr<QInputDialog> ask(makeDpiDialog(m_window, fig.sizeInches, settings.value("exportDpi", 300).toInt()));
+      if (ask->exec() != QDialog::Accepted) return;
+      spec.dpi = ask->intValue();
+      settings.setValue("exportDpi", spec.dpi);
+    }
     // An overview on screen (a long input's map computed on request): its .npy holds every
     // weight, not the overview's block maxima.
     const bool overviewShown = spec.view == "heatmap" && m_heatmap->data().detail != nullptr;
     const bool exact = overviewShown && QFileInfo(path).suffix().toLower() == "npy" && writeExactHeatmapNpy(spec, *trace, path);
-    if (!exact) writeFigure(figureOf(spec), spec.dpi, path);
+    if (!exact) writeFigure(fig, spec.dpi, path);
     m_window->statusBar()->showMessage("Wrote " + path, 5000);
   } catch (const std::exception& e) {
     QMessageBox::critical(m_window, "Export failed", QString::fromStdString(e.what()));
@@ -135,8 +138,9 @@ void FigureActions::exportAllHeadsDialog() {
   if (!trace) return;
   QSettings settings;
   const QString dir = QFileDialog::getExistingDirectory(m_window, "Export every head of every layer to",
-                                                        settings.value("exportDir").toString());
+                                                        dialogFolder(DialogPurpose::Export));
   if (dir.isEmpty()) return;
+  rememberDialogChoice(DialogPurpose::Export, dir);
   bool ok = false;
   const QString format = QInputDialog::getItem(m_window, "Format", "File format:", figureFormats(), 0, false, &ok);
   if (!ok) return;

@@ -20,6 +20,7 @@
 #include "core/formats/input_file.h"
 #include "core/model/demos.h"
 #include "core/model/presets.h"
+#include "ui/dialog_folders.h"
 #include "core/tensor/error.h"
 #include "ui/main_window/backend_status.h"
 #include "ui/main_window/command_palette.h"
@@ -63,35 +64,33 @@ bool looksLikeModel(const QString& path) {
 // A folder or file the user picks (remembered as lastModelDir); empty when cancelled.
 QString chooseModelFolder(QWidget* parent) {
   const QString dir = QFileDialog::getExistingDirectory(parent, "Open model folder (config.json + model.safetensors)",
-                                                        QSettings().value("lastModelDir").toString());
-  if (!dir.isEmpty()) QSettings().setValue("lastModelDir", dir);
+                                                        dialogFolder(DialogPurpose::Model));
+  rememberDialogChoice(DialogPurpose::Model, dir);
   return dir;
 }
 
 QString chooseModelFile(QWidget* parent) {
-  const QString f = QFileDialog::getOpenFileName(parent, "Open model file", QSettings().value("lastModelDir").toString(),
+  const QString f = QFileDialog::getOpenFileName(parent, "Open model file", dialogFolder(DialogPurpose::Model),
                                                  "Model files (*.safetensors *.gguf);;safetensors (*.safetensors);;"
                                                  "llama.cpp GGUF (*.gguf);;All files (*)");
-  if (!f.isEmpty()) QSettings().setValue("lastModelDir", QFileInfo(f).absolutePath());
+  rememberDialogChoice(DialogPurpose::Model, f);
   return f;
 }
 
 QString chooseWorkspaceToOpen(QWidget* parent) {
-  QSettings settings;
-  const QString path = QFileDialog::getOpenFileName(parent, "Open workspace", settings.value("workspaceDir").toString(),
+  const QString path = QFileDialog::getOpenFileName(parent, "Open workspace", dialogFolder(DialogPurpose::Workspace),
                                                     "Attention Atlas workspace (*.atlas);;All files (*)");
-  if (!path.isEmpty()) settings.setValue("workspaceDir", QFileInfo(path).absolutePath());
+  rememberDialogChoice(DialogPurpose::Workspace, path);
   return path;
 }
 
 QString chooseWorkspaceToSave(QWidget* parent, const QString& current) {
-  QSettings settings;
   QString path = QFileDialog::getSaveFileName(
-      parent, "Save workspace", current.isEmpty() ? settings.value("workspaceDir").toString() + "/untitled.atlas" : current,
+      parent, "Save workspace", current.isEmpty() ? dialogStart(DialogPurpose::Workspace, "untitled.atlas") : current,
       "Attention Atlas workspace (*.atlas)");
   if (path.isEmpty()) return path;
   if (QFileInfo(path).suffix().isEmpty()) path += ".atlas";
-  settings.setValue("workspaceDir", QFileInfo(path).absolutePath());
+  rememberDialogChoice(DialogPurpose::Workspace, path);
   return path;
 }
 
@@ -182,8 +181,10 @@ void MainWindow::buildMenus() {
     if (const QString f = chooseModelFile(this); !f.isEmpty()) loadModel(f);
   });
   model->addAction("Open &image as input\u2026", QKeySequence("Ctrl+I"), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, "Open an image for a pixel or ViT model", QString(),
+    const QString path = QFileDialog::getOpenFileName(this, "Open an image for a pixel or ViT model",
+                                                      dialogFolder(DialogPurpose::Image),
                                                       "Images (*.png *.jpg *.jpeg *.bmp *.gif *.ppm *.pgm *.webp)");
+    rememberDialogChoice(DialogPurpose::Image, path);
     if (!path.isEmpty()) openImage(path);
   });
   model->addAction("Preset &gallery\u2026", QKeySequence("Ctrl+G"), this, [this] {

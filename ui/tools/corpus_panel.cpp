@@ -19,6 +19,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "core/tensor/error.h"
+#include "ui/dialog_folders.h"
 
 namespace atlas::ui {
 
@@ -67,11 +68,13 @@ CorpusPanel::CorpusPanel(QWidget* parent) : QWidget(parent) {
 
   auto* form = new QFormLayout;
   form->addRow("Text file:", withBrowse(m_file, [this] {
-                 const QString f = QFileDialog::getOpenFileName(this, "Corpus text file");
+                 const QString f = QFileDialog::getOpenFileName(this, "Corpus text file", dialogFolder(DialogPurpose::Corpus));
+                 rememberDialogChoice(DialogPurpose::Corpus, f);
                  if (!f.isEmpty()) m_file->setText(f);
                }));
   form->addRow("Output folder:", withBrowse(m_out, [this] {
-                 const QString d = QFileDialog::getExistingDirectory(this, "Corpus output folder");
+                 const QString d = QFileDialog::getExistingDirectory(this, "Corpus output folder", dialogFolder(DialogPurpose::Corpus));
+                 rememberDialogChoice(DialogPurpose::Corpus, d);
                  if (!d.isEmpty()) m_out->setText(d);
                }));
   form->addRow("Links per head:", m_top);

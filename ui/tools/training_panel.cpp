@@ -14,6 +14,7 @@
 
 #include "ui/panels/chart_adapter.h"
 #include "core/tensor/error.h"
+#include "ui/dialog_folders.h"
 #include "core/model/presets.h"
 #include "core/train/train_loop.h"
 #include "ui/tools/training_worker.h"
@@ -258,8 +259,9 @@ bool TrainingPanel::saveCheckpoint(const QString& dir) {
 }
 
 void TrainingPanel::chooseCheckpointFolder() {
-  const QString dir = QFileDialog::getExistingDirectory(this, "Save checkpoint to folder");
+  const QString dir = QFileDialog::getExistingDirectory(this, "Save checkpoint to folder", dialogFolder(DialogPurpose::Checkpoint));
   if (dir.isEmpty()) return;
+  rememberDialogChoice(DialogPurpose::Checkpoint, dir);
   if (!saveCheckpoint(dir)) QMessageBox::warning(this, "Cannot save checkpoint", m_lastError);
 }
 

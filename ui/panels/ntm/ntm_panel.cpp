@@ -19,6 +19,7 @@
 
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
+#include "ui/dialog_folders.h"
 #include "core/variants/ntm/ntm_arrays.h"
 #include "ui/panels/ntm/ntm_figure.h"
 #include "ui/panels/panel_registry.h"
@@ -329,9 +330,10 @@ void NtmPanel::recompute() {
 void NtmPanel::exportTo(const QString& path) const { exportNtmFigure(m_run, {step(), head()}, path); }
 
 void NtmPanel::exportDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, "Export the NTM figure", "ntm.svg",
+  const QString path = QFileDialog::getSaveFileName(this, "Export the NTM figure", dialogStart(DialogPurpose::Export, "ntm.svg"),
                                                     "Figures (*.svg *.pdf *.png);;Stages as NumPy (*.npy)");
   if (path.isEmpty()) return;
+  rememberDialogChoice(DialogPurpose::Export, path);
   try {
     exportTo(path);
   } catch (const AtlasError& e) {

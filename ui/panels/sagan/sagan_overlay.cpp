@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "ui/export/painted_figure.h"
+#include "ui/dialog_folders.h"
 #include "ui/views/colormap.h"
 #include "core/tensor/error.h"
 #include "core/formats/input_file.h"
@@ -201,7 +202,7 @@ QWidget* makeSaganExplorer(QWidget* parent) {
   layout->addWidget(hint);
   layout->addWidget(overlay, 1);
   QObject::connect(open, &QPushButton::clicked, window, [window, overlay] {
-    const QString path = QFileDialog::getOpenFileName(window, "Open an image", QString(),
+    const QString path = QFileDialog::getOpenFileName(window, "Open an image", dialogFolder(DialogPurpose::Image),
                                                       "Images (*.png *.jpg *.jpeg *.bmp *.ppm *.gif)");
     if (path.isEmpty()) return;
     std::string bytes;  // through the input-file policy and the header checks, as openImage
@@ -223,9 +224,11 @@ QWidget* makeSaganExplorer(QWidget* parent) {
   QObject::connect(pool, &QCheckBox::toggled, overlay, [overlay](bool on) { overlay->setPoolKeys(on); });
   QObject::connect(opacity, &QSlider::valueChanged, overlay, [overlay](int v) { overlay->setOpacity(v / 100.0); });
   QObject::connect(exportButton, &QPushButton::clicked, window, [window, overlay] {
-    const QString path = QFileDialog::getSaveFileName(window, "Export the overlay", "sagan.svg",
+    const QString path = QFileDialog::getSaveFileName(window, "Export the overlay",
+                                                      dialogStart(DialogPurpose::Export, "sagan.svg"),
                                                       "Figures (*.svg *.pdf *.png);;Attention row (*.npy)");
     if (path.isEmpty()) return;
+    rememberDialogChoice(DialogPurpose::Export, path);
     try {
       overlay->exportTo(path);
     } catch (const AtlasError& e) {
