@@ -33,14 +33,15 @@ struct Child {
 };
 
 // LLVM's libomp (the sanitizer build's OpenMP) registers itself in a 1 KB shared-memory file
-// named after the process id. Under a file-size limit below 1 KB it cannot size that file and
-// aborts, leaving it empty; a later process that gets the same id (ids wrap at pid_max) maps the
-// empty file and dies by SIGBUS before main. The test removes what its own child left.
+// named after the process id and removes it at a normal exit. Under a file-size limit below 1 KB
+// it cannot size that file and aborts, leaving it empty; a later process that gets the same id
+// (ids wrap at pid_max) maps the empty file and dies by SIGBUS before main. A child killed by a
+// signal leaves the file too. The child has been reaped: the test removes what it left.
 inline void remove_stale_libomp_registration(pid_t pid) {
   const std::string name = "/dev/shm/__KMP_REGISTERED_LIB_" + std::to_string(pid) + "_" +
                            std::to_string(::getuid());
   struct stat st {};
-  if (::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) ::unlink(name.c_str());
+  if (::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(name.c_str());
 }
 
 // Exit code as a shell reports it: the status, or 128 + the signal that ended the child.
@@ -124,7 +125,7 @@ inline Output run_child(const Child& c) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
-  if (c.file_size_limit >= 0) remove_stale_libomp_registration(pid);
+  remove_stale_libomp_registration(pid);
   return o;
 }
 
