@@ -88,6 +88,14 @@ TEST_CASE("the training panel learns copy live, pauses, hands the model over and
   REQUIRE(accuracy.size() == 24);
   CHECK(loss.back() < loss.front());
   CHECK(accuracy.back() > 0.9);
+  // The value axes cover the curves without leaving what the quantities can take: a loss axis
+  // below 0 or an accuracy axis above 1 (a 5% pad did both) is a figure a reviewer rejects.
+  const AxisRange lossAxis = panel->lossPlot()->valueAxis(), accuracyAxis = panel->accuracyPlot()->valueAxis();
+  CHECK(lossAxis.min >= 0.0);
+  CHECK(lossAxis.max >= *std::max_element(loss.begin(), loss.end()));
+  CHECK(accuracyAxis.min <= *std::min_element(accuracy.begin(), accuracy.end()));
+  CHECK(accuracyAxis.max <= 1.0);
+  CHECK(accuracyAxis.max >= accuracy.back());
 
   // The final snapshot reaches the window, which types the example "input|output".
   REQUIRE(waitUntil([&] { return win.modelSpec().endsWith("@ step 120"); }, 30000));

@@ -130,9 +130,11 @@ void TrainingPanel::buildUi() {
   m_lossPlot = new CurvePlot;
   m_lossPlot->setTitle("Training loss");
   m_lossPlot->setAxisTitles("step", "loss per token");
+  m_lossPlot->setValueBounds(0.0, std::nullopt);  // cross-entropy >= 0
   m_accuracyPlot = new CurvePlot;
   m_accuracyPlot->setTitle("Training accuracy");
   m_accuracyPlot->setAxisTitles("step", "accuracy");
+  m_accuracyPlot->setValueBounds(0.0, 1.0);
   auto* plots = new QHBoxLayout;
   plots->addWidget(m_lossPlot);
   plots->addWidget(m_accuracyPlot);
