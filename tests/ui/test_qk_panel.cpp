@@ -8,11 +8,14 @@
 #include <QImage>
 #include <QScatterSeries>
 #include <QTemporaryDir>
+#include <QTest>
+#include <QValueAxis>
 
 #include "core/analysis/qk_embedding.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/window_parts.h"
 #include "ui/main_window/main_window.h"
+#include "ui/panels/panel_chart.h"
 #include "ui/panels/variant_panel.h"
 
 using namespace atlas;
@@ -53,6 +56,29 @@ TEST_CASE("query-key embedding panel: points by position, two series, export", "
       ++series;
     }
   CHECK(series == 2);
+  // Equal aspect: one unit spans as many pixels across as up, and every point is inside, on
+  // screen as the panel is resized.
+  auto checkEqualAspect = [&](const QString& when) {
+    INFO(when.toStdString());
+    QTest::qWait(100);  // the panel's layout, the view's resize, then the chart's queued fit
+    const auto* x = qobject_cast<QValueAxis*>(chart->axes(Qt::Horizontal).front());
+    const auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).front());
+    REQUIRE((x && y));
+    const QRectF area = chart->plotArea();
+    REQUIRE(area.width() > 20);
+    REQUIRE(area.height() > 20);
+    CHECK((x->max() - x->min()) / area.width() == Approx((y->max() - y->min()) / area.height()).epsilon(1e-6));
+    for (int r = 0; r < 48; ++r) {
+      CHECK(x->min() <= p.matrix.at(r, 0));
+      CHECK(p.matrix.at(r, 0) <= x->max());
+      CHECK(y->min() <= p.matrix.at(r, 1));
+      CHECK(p.matrix.at(r, 1) <= y->max());
+    }
+  };
+  panel->resize(700, 420);
+  checkEqualAspect("700 x 420");
+  panel->resize(360, 640);
+  checkEqualAspect("360 x 640");
   QTemporaryDir dir;
   panel->exportCurrent(dir.filePath("qk.png"), 80);
   const QImage img(dir.filePath("qk.png"));
@@ -60,4 +86,19 @@ TEST_CASE("query-key embedding panel: points by position, two series, export", "
   panel->exportCurrent(dir.filePath("qk.svg"));
   panel->exportCurrent(dir.filePath("qk.npy"));
   CHECK(QFileInfo(dir.filePath("qk.svg")).size() > 1000);
+}
+
+TEST_CASE("equal-aspect ranges hold the data with one scale across and up", "[ui][qk]") {
+  // 10 x 1 data units in 600 x 400 pixels: x needs 1/60 units a pixel, y 1/400; the larger
+  // holds both, so y widens to 400/60 = 6.67 units around its centre 0.5.
+  const QRectF r = equalAspectRanges(QRectF(0, 0, 10, 1), QSizeF(600, 400));
+  CHECK(r.left() == Approx(0.0));
+  CHECK(r.right() == Approx(10.0));
+  CHECK(r.top() == Approx(0.5 - 10.0 / 3.0));
+  CHECK(r.bottom() == Approx(0.5 + 10.0 / 3.0));
+  // Tall data in a wide area: x widens instead.
+  const QRectF t = equalAspectRanges(QRectF(-1, -5, 2, 10), QSizeF(500, 100));
+  CHECK(t.height() == Approx(10.0));
+  CHECK(t.width() == Approx(50.0));
+  CHECK(t.center().x() == Approx(0.0));
 }

@@ -4,6 +4,7 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
+#include <QGraphicsLayout>
 #include <QGraphicsScene>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -15,6 +16,7 @@
 #include <cmath>
 
 #include "ui/export/svg_writer.h"
+#include "ui/panels/chart_adapter.h"
 #include "ui/views/token_view.h"
 
 namespace atlas::ui {
@@ -59,6 +61,47 @@ void useFigureFonts(QChart* chart) {
 
 }  // namespace
 
+QRectF equalAspectRanges(const QRectF& data, const QSizeF& area) {
+  if (area.width() <= 0 || area.height() <= 0) return data;
+  // Units per pixel: the larger of the two, so both ranges still hold the data.
+  const double scale = std::max(data.width() / area.width(), data.height() / area.height());
+  const QSizeF half(0.5 * scale * area.width(), 0.5 * scale * area.height());
+  return QRectF(data.center() - QPointF(half.width(), half.height()), 2 * half);
+}
+
+namespace {
+constexpr const char* kScatterData = "atlasScatterData";  // the padded data bounds, a QRectF
+}  // namespace
+
+void fitScatterAspect(QChart* chart) {
+  const QRectF data = chart->property(kScatterData).toRectF();
+  const QList<QAbstractAxis*> xs = chart->axes(Qt::Horizontal), ys = chart->axes(Qt::Vertical);
+  if (data.isEmpty() || xs.isEmpty() || ys.isEmpty()) return;
+  auto* x = qobject_cast<QValueAxis*>(xs.front());
+  auto* y = qobject_cast<QValueAxis*>(ys.front());
+  if (!x || !y) return;
+  // New ranges change the tick labels, whose widths move the plot area: a few rounds settle it
+  // (a reaction to every plot-area change would chase its own tail).
+  for (int round = 0; round < 4; ++round) {
+    if (chart->layout()) chart->layout()->activate();
+    const QRectF area = chart->plotArea();
+    const QRectF r = equalAspectRanges(data, area.size());
+    const bool settled = std::abs(r.width() - (x->max() - x->min())) <= 1e-9 * r.width() &&
+                         std::abs(r.height() - (y->max() - y->min())) <= 1e-9 * r.height();
+    if (settled && round > 0) break;
+    x->setRange(r.left(), r.right());
+    y->setRange(r.top(), r.bottom());
+    // Ticks at round values, one step on both axes (a square grid), without moving the ranges.
+    const AxisRange ax = niceAxis(r.left(), r.right()), ay = niceAxis(r.top(), r.bottom());
+    const double step = std::max((ax.max - ax.min) / (ax.ticks - 1), (ay.max - ay.min) / (ay.ticks - 1));
+    for (QValueAxis* axis : {x, y}) {
+      axis->setTickType(QValueAxis::TicksDynamic);
+      axis->setTickAnchor(0.0);
+      axis->setTickInterval(step);
+    }
+  }
+}
+
 QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
   auto* chart = new QChart;
   chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
@@ -82,12 +125,17 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     const double px = 0.05 * std::max(x1 - x0, 1e-6), py = 0.05 * std::max(y1 - y0, 1e-6);
     auto* x = new QValueAxis;
     x->setTitleText(chartText(plot.xTitle));
-    x->setRange(x0 - px, x1 + px);
-    y->setRange(y0 - py, y1 + py);
-    x->applyNiceNumbers();
-    y->applyNiceNumbers();
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
+    // An embedding's distances are what it shows: one unit is as long across as up, whatever
+    // the chart's shape, so the ranges follow the chart's size (fitScatterAspect).
+    chart->setProperty(kScatterData, QRectF(QPointF(x0 - px, y0 - py), QPointF(x1 + px, y1 + py)));
+    x->setRange(x0 - px, x1 + px);
+    y->setRange(y0 - py, y1 + py);
+    // Queued: the view resizes the chart inside its own resize, before the layout has run.
+    QObject::connect(chart, &QGraphicsWidget::geometryChanged, chart, [chart] {
+      QMetaObject::invokeMethod(chart, [chart] { fitScatterAspect(chart); }, Qt::QueuedConnection);
+    });
     const QColor colours[] = {QColor(230, 120, 20), QColor(20, 150, 140), QColor(120, 80, 200)};
     for (int g = 0; g < plot.groupNames.size(); ++g) {
       auto* s = new QScatterSeries;
@@ -205,6 +253,7 @@ FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
     useFigureFonts(chart);
     scene.addItem(chart);  // the scene owns and deletes it
     chart->setGeometry(QRectF(QPointF(0, 0), bounds.size()));
+    fitScatterAspect(chart);  // at the figure's size (the view's queued fit never runs here)
     scene.setSceneRect(QRectF(QPointF(0, 0), bounds.size()));
     scene.render(&p, bounds, scene.sceneRect());
   };
