@@ -1,35 +1,24 @@
 #include "core/model/attention_mechanism.h"
 
-#include <variant>
-
 #include "core/model/stack_kind_module.h"
+#include "core/tensor/error.h"
 
 namespace atlas {
 
-AttentionMechanism attention_mechanism(const ModelConfig& c, bool self_attention) {
-  struct Choose {
-    bool self;
-    AttentionMechanism operator()(const SoftmaxAttention& s) const {
-      return self && (s.shaw || s.adaptive_span) ? AttentionMechanism::Relative
-                                                 : AttentionMechanism::Softmax;
-    }
-    AttentionMechanism operator()(const SparseConfig&) const {
-      return self ? AttentionMechanism::SparsePattern : AttentionMechanism::Softmax;
-    }
-    AttentionMechanism operator()(const LshConfig&) const {
-      return self ? AttentionMechanism::Lsh : AttentionMechanism::Softmax;
-    }
-    AttentionMechanism operator()(const PerformerConfig&) const {
-      return self ? AttentionMechanism::Performer : AttentionMechanism::Softmax;
-    }
-    AttentionMechanism operator()(const ScoreConfig&) const {
-      return AttentionMechanism::ScoreFunction;
-    }
-  };
+const AttentionMechanismModule* attention_mechanism(const ModelConfig& c, bool self_attention) {
   // The host models (the recurrent seq2seq, whose score function is its own) never reach a
   // sub-layer.
-  if (host_model_kind(c)) return AttentionMechanism::Softmax;
-  return std::visit(Choose{self_attention}, c.attention_kind);
+  if (host_model_kind(c)) return nullptr;
+  const AttentionMechanismModule* chosen = nullptr;
+  for (const AttentionMechanismModule* m : mechanisms_for(c)) {
+    if (!m->kernel || !(self_attention || m->kernel->cross_attention)) continue;
+    if (!chosen)
+      chosen = m;
+    else if (chosen->kernel != m->kernel)
+      throw AtlasError(std::string("internal: attention mechanisms ") + chosen->name + " and " +
+                       m->name + " both claim one sub-layer");
+  }
+  return chosen;
 }
 
 }  // namespace atlas

@@ -4,13 +4,14 @@
 // training (the Builder's TapeExecutor, core/train/train_model_impl.h):
 //   the sub-layer begins (its mask, and what the executor keeps of the call);
 //   q, k, v with positions and grouped heads (attention_inputs.h);
-//   the mechanism's kernel, chosen by the one rule attention_mechanism.h;
+//   the kernel of the mechanism the one rule attention_mechanism.h picks (its registry entry's,
+//   core/model/attention_kernel.h), else the executor's own softmax kernel;
 //   the heads' outputs through W^O.
 // The kernels are executor operations, as a matrix product is: on the Backend each is the
 // variant's op (a module op with a Vulkan kernel and a host reference) and traces its maps; on
-// the tape each is the differentiable op with its backward, attention dropout and DropHead. Both
-// compute from the formula pieces of the variant's module (shaw_index, span_mask,
-// layer_patterns, lsh_params, performer_head_features).
+// the tape each is the differentiable op with its backward, attention dropout (in the spec) and
+// DropHead (the executor's, on every kernel's output). The executors name no mechanism: each
+// hands a mechanism's kernel what attention_kernel.h's calls hold.
 #include <concepts>
 
 #include "core/config/config.h"
@@ -26,21 +27,18 @@ namespace atlas {
 template <class E>
 concept AttentionExecutor = Executor<E> &&
     requires(E e, const typename E::Value& x, typename E::Value& edited,
-             typename E::AttentionRun& run, const AttentionCall& call, AttentionMechanism m,
-             int heads) {
+             typename E::AttentionRun& run, const AttentionCall& call,
+             const AttentionMechanismModule* m, int heads) {
   { e.begin_attention(call, x, x, m) } -> std::same_as<typename E::AttentionRun>;  // xq, xkv
   // Positions on queries and keys (core/model/qk_positions.h), x itself where none apply.
   { e.qk_positions(run, x, heads) } -> std::convertible_to<typename E::Value>;
   // Keys and values before the grouped-query repeat (inference splices a cached prefix here).
   e.splice_prefix(run, edited, edited);
   e.inputs_ready(run, x, x, x);  // q, k, v (inference traces them when asked)
-  // The kernels: q [Lq, H*dh], k, v [Lk, H*dh] -> the heads' outputs [Lq, H*dh].
+  // The kernels: q [Lq, H*dh], k, v [Lk, H*dh] -> the heads' outputs [Lq, H*dh]: the
+  // executor's softmax, or a mechanism's kernel (xq first: the dynamic span reads it).
   { e.softmax_attention(run, x, x, x) } -> std::convertible_to<typename E::Value>;
-  { e.relative_attention(run, x, x, x, x) } -> std::convertible_to<typename E::Value>;  // xq first
-  { e.sparse_attention(run, x, x, x) } -> std::convertible_to<typename E::Value>;
-  { e.lsh_attention(run, x, x) } -> std::convertible_to<typename E::Value>;  // q (shared QK), v
-  { e.performer_attention(run, x, x, x) } -> std::convertible_to<typename E::Value>;
-  { e.score_attention(run, x, x, x) } -> std::convertible_to<typename E::Value>;
+  { e.mechanism_attention(run, *m, x, x, x, x) } -> std::convertible_to<typename E::Value>;
   // The heads' outputs through W^O `prefix.{wo,bo}`.
   { e.finish_attention(run, x) } -> std::convertible_to<typename E::Value>;
 };
@@ -50,24 +48,15 @@ template <AttentionExecutor E>
 typename E::Value attention_sublayer(E& e, const ModelConfig& c, const typename E::Value& xq,
                                      const typename E::Value& xkv, const AttentionCall& call) {
   using Value = typename E::Value;
-  const AttentionMechanism mechanism = attention_mechanism(c, !call.cross());
+  const AttentionMechanismModule* mechanism = attention_mechanism(c, !call.cross());
   typename E::AttentionRun run = e.begin_attention(call, xq, xkv, mechanism);
   const AttentionInputs<Value> in = attention_inputs(
       e, c, xq, xkv, call.prefix,
       [&](const Value& x, int heads) { return e.qk_positions(run, x, heads); },
       [&](Value& k, Value& v) { e.splice_prefix(run, k, v); });
   e.inputs_ready(run, in.q, in.k, in.v);
-  Value heads{};  // [Lq, H*dv], set by every case below
-  switch (mechanism) {
-    case AttentionMechanism::Softmax: heads = e.softmax_attention(run, in.q, in.k, in.v); break;
-    case AttentionMechanism::Relative:  // Shaw / adaptive span (the dynamic span reads xq)
-      heads = e.relative_attention(run, xq, in.q, in.k, in.v);
-      break;
-    case AttentionMechanism::SparsePattern: heads = e.sparse_attention(run, in.q, in.k, in.v); break;
-    case AttentionMechanism::Lsh: heads = e.lsh_attention(run, in.q, in.v); break;
-    case AttentionMechanism::Performer: heads = e.performer_attention(run, in.q, in.k, in.v); break;
-    case AttentionMechanism::ScoreFunction: heads = e.score_attention(run, in.q, in.k, in.v); break;
-  }
+  const Value heads = mechanism ? e.mechanism_attention(run, *mechanism, xq, in.q, in.k, in.v)
+                                : e.softmax_attention(run, in.q, in.k, in.v);  // [Lq, H*dv]
   return e.finish_attention(run, heads);
 }
 

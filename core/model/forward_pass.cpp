@@ -8,11 +8,7 @@
 #include "core/model/embeddings.h"
 #include "core/model/model_arrays.h"
 #include "core/tensor/error.h"
-#include "core/variants/performer/performer.h"
-#include "core/variants/reformer/lsh_attention.h"
-#include "core/variants/relative_attention/relative_attention.h"
-#include "core/variants/score_functions/score_functions.h"
-#include "core/variants/sparse/sparse_attention.h"
+#include "core/variants/reformer/lsh_attention.h"  // reversible_stack
 
 namespace atlas {
 
@@ -80,7 +76,8 @@ DTensor BackendExecutor::attention(const DTensor& xq, const DTensor& xkv, const 
 }
 
 BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, const DTensor& xq,
-                                                     const DTensor& xkv, AttentionMechanism mechanism) {
+                                                     const DTensor& xkv,
+                                                     const AttentionMechanismModule* mechanism) {
   ForwardPass& p = pass_;
   const ModelConfig& c = p.c_;
   BackendAttentionRun run;
@@ -109,7 +106,7 @@ BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, 
   // Full attention above the size budget (attention_on_demand.h): the queries and keys are
   // traced instead of the maps, which are computed from them on request.
   run.on_demand = p.maps_on_demand_ && p.opt_.trace.attention &&
-                  mechanism == AttentionMechanism::Softmax && run.mask.allowed.empty();
+                  !mechanism && run.mask.allowed.empty();
   if (p.opt_.trace.attention) {
     // Rows are the stack's tokens: the target's for an encoder-decoder's decoder; columns the
     // same tokens, or the source's for cross-attention.
@@ -119,7 +116,7 @@ BackendAttentionRun BackendExecutor::begin_attention(const AttentionCall& call, 
     if (site.keys.count == 0) site.keys = {call.cross() ? TokenSide::Source : rows, 0, xkv.shape[0]};
     site.kind = call.cross()    ? AttentionMapKind::Cross
                 : !sparse       ? AttentionMapKind::Self
-                : sparse_map_kind(c);  // Performer's implicit maps (mechanism_module.h)
+                : mechanism->sparse_map_kind;  // Performer's implicit maps (mechanism_module.h)
     site.array = run.traced_name;
     if (c.kv_heads() != c.n_heads) site.kv_heads = c.kv_heads();
     if (run.on_demand) {
@@ -200,29 +197,10 @@ DTensor BackendExecutor::softmax_attention(BackendAttentionRun& run, const DTens
   return r.out;
 }
 
-DTensor BackendExecutor::relative_attention(const BackendAttentionRun& run, const DTensor& xq,
-                                            const DTensor& q, const DTensor& k, const DTensor& v) {
-  return relative_attention_layer(pass_, xq, q, k, v, run.prefix, run.traced_name, run.mask);
-}
-
-DTensor BackendExecutor::sparse_attention(const BackendAttentionRun& run, const DTensor& q,
-                                          const DTensor& k, const DTensor& v) {
-  return sparse_attention_layer(pass_, q, k, v, run.prefix, run.traced_name, run.mask);
-}
-
-DTensor BackendExecutor::lsh_attention(const BackendAttentionRun& run, const DTensor& q,
-                                       const DTensor& v) {
-  return lsh_attention_layer(pass_, q, v, run.prefix, run.traced_name, run.mask);
-}
-
-DTensor BackendExecutor::performer_attention(const BackendAttentionRun& run, const DTensor& q,
-                                             const DTensor& k, const DTensor& v) {
-  return performer_attention_layer(pass_, q, k, v, run.prefix, run.traced_name, run.mask);
-}
-
-DTensor BackendExecutor::score_attention(const BackendAttentionRun& run, const DTensor& q,
-                                         const DTensor& k, const DTensor& v) {
-  return score_function_attention(pass_, q, k, v, run.prefix, run.traced_name, run.mask);
+DTensor BackendExecutor::mechanism_attention(const BackendAttentionRun& run,
+                                             const AttentionMechanismModule& m, const DTensor& xq,
+                                             const DTensor& q, const DTensor& k, const DTensor& v) {
+  return m.kernel->backend({pass_, run.prefix, run.traced_name, run.mask, xq, q, k, v});
 }
 
 void ForwardPass::trace_value_norms(const std::string& traced_name, const DTensor& v, const std::string& prefix) {

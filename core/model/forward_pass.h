@@ -111,7 +111,7 @@ class ForwardPass {
 struct BackendAttentionRun {
   std::string prefix;       // its parameters
   std::string traced_name;  // attention_array_name of its site
-  AttentionMechanism mechanism = AttentionMechanism::Softmax;
+  const AttentionMechanismModule* mechanism = nullptr;  // its kernel, or null: softmax
   AttentionMask mask;
   QkPositions* positions = nullptr;  // null for cross-attention or no scheme
   bool continues = false;            // decoder self-attention after (or recording) a cached prefix
@@ -122,8 +122,8 @@ struct BackendAttentionRun {
 };
 
 // The inference Executor (core/model/executor.h): a pass's weights and its backend's ops, and
-// the attention sub-layer's (core/model/attention_sublayer.h): each mechanism's op on the
-// backend, its maps traced and described in the trace's attention-map catalogue (probabilities,
+// the attention sub-layer's (core/model/attention_sublayer.h): softmax or a mechanism's kernel on
+// the backend, its maps traced and described in the trace's attention-map catalogue (probabilities,
 // masks and scores as RunOptions::trace asks), a cached prefix spliced in, the head hooks.
 class BackendExecutor {
  public:
@@ -174,22 +174,18 @@ class BackendExecutor {
   // trace names stack, sublayer, layer (or step), the token spans default to the stack's tokens
   // and the kind to the config's attention.
   BackendAttentionRun begin_attention(const AttentionCall& call, const DTensor& xq,
-                                      const DTensor& xkv, AttentionMechanism mechanism);
+                                      const DTensor& xkv,
+                                      const AttentionMechanismModule* mechanism);
   DTensor qk_positions(const BackendAttentionRun& run, const DTensor& x, int heads);
   void splice_prefix(const BackendAttentionRun& run, DTensor& k, DTensor& v);
   void inputs_ready(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
                     const DTensor& v);
   DTensor softmax_attention(BackendAttentionRun& run, const DTensor& q, const DTensor& k,
                             const DTensor& v);
-  DTensor relative_attention(const BackendAttentionRun& run, const DTensor& xq, const DTensor& q,
-                             const DTensor& k, const DTensor& v);
-  DTensor sparse_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
-                           const DTensor& v);
-  DTensor lsh_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& v);
-  DTensor performer_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
+  // A mechanism's kernel (core/model/attention_kernel.h) over this pass.
+  DTensor mechanism_attention(const BackendAttentionRun& run, const AttentionMechanismModule& m,
+                              const DTensor& xq, const DTensor& q, const DTensor& k,
                               const DTensor& v);
-  DTensor score_attention(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
-                          const DTensor& v);
   DTensor finish_attention(const BackendAttentionRun& run, const DTensor& heads) {
     return attention_output(heads, run.prefix);
   }

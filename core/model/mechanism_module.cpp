@@ -16,10 +16,4 @@ const AttentionMechanismModule* sparse_trace_mechanism(const ModelConfig& c) {
   return nullptr;
 }
 
-AttentionMapKind sparse_map_kind(const ModelConfig& c) {
-  for (const AttentionMechanismModule* m : mechanisms_for(c))
-    if (m->sparse_map_kind != AttentionMapKind::Sparse) return m->sparse_map_kind;
-  return AttentionMapKind::Sparse;
-}
-
 }  // namespace atlas

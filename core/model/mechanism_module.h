@@ -1,15 +1,15 @@
 #pragma once
 // An attention mechanism (the config's attention kind: a sparse pattern, LSH, Performer, a score
 // function; Shaw's relations and the adaptive span inside softmax attention) as the centre sees
-// it outside the kernels: its line in `atlas info`, what its traced maps cost in the memory
-// budget, whether they can be computed on demand, the kind of map it traces, the backend op it
-// needs, what training refuses. A mechanism brings its entry by a file mechanism.cpp in its
-// folder (core/variants/<m>/) defining
+// it: its kernels on the backend and the tape (attention_kernel.h), its line in `atlas info`,
+// what its traced maps cost in the memory budget, whether they can be computed on demand, the
+// kind of map it traces, the backend op it needs, what training refuses. A mechanism brings its
+// entry by a file mechanism.cpp in its folder (core/variants/<m>/) defining
 //   std::vector<const AttentionMechanismModule*> atlas::variants::<m>_mechanisms();
-// which cmake/module_registry.cmake lists, so estimate.cpp, memory_budget.cpp,
-// attention_on_demand.cpp, variant_ops.cpp, forward_pass.cpp, image_input.cpp and
-// check_trainable name no mechanism. Plain softmax attention has no entry. Which kernel computes
-// a sub-layer is attention_mechanism.h's rule (its executors' methods, attention_sublayer.h).
+// which cmake/module_registry.cmake lists, so attention_sublayer.h, both executors,
+// estimate.cpp, memory_budget.cpp, attention_on_demand.cpp, variant_ops.cpp, image_input.cpp
+// and check_trainable name no mechanism. Plain softmax attention has no entry. Which entry's
+// kernel computes a sub-layer is attention_mechanism.h's rule.
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -18,6 +18,7 @@
 
 #include "core/backend/backend.h"
 #include "core/config/config.h"
+#include "core/model/attention_kernel.h"
 #include "core/model/attention_map.h"
 
 namespace atlas {
@@ -40,6 +41,9 @@ struct PixelGrid {
 struct AttentionMechanismModule {
   const char* name = nullptr;                       // the compatibility table's name
   bool (*used_by)(const ModelConfig& c) = nullptr;  // whether a config's self-attention uses it
+  // The kernels of the sub-layers it claims (null: it only modifies what is said below). Shaw
+  // and the adaptive span share one (core/variants/relative_attention/relative_kernel.h).
+  const AttentionKernel* kernel = nullptr;
   // `atlas info` lines (null: none).
   void (*describe)(const ModelConfig& c, std::ostream& s) = nullptr;
   // Whether a config's maps can be left to be computed on demand (null: they can).
@@ -51,8 +55,7 @@ struct AttentionMechanismModule {
   SparseNonzeros (*sparse_nonzeros)(const ModelConfig& c, int64_t L) = nullptr;
   // Why no map of a run over L positions is traced ("" or null: they are).
   std::string (*untraced_maps_reason)(const ModelConfig& c, int64_t L) = nullptr;
-  // The kind of map a self-attention sub-layer traces when it is a sparse mechanism
-  // (attention_mechanism.h's is_sparse_mechanism).
+  // The kind of map a self-attention sub-layer traces when its kernel has sparse_maps.
   AttentionMapKind sparse_map_kind = AttentionMapKind::Sparse;
   // The host op it runs when a backend has no kernel for it (Op::Count, not an op: none).
   Op host_op = Op::Count;
@@ -69,8 +72,6 @@ struct AttentionMechanismModule {
 std::vector<const AttentionMechanismModule*> mechanisms_for(const ModelConfig& c);
 // The first entry a config uses with a sparse_nonzeros hook (nullptr: dense self-attention).
 const AttentionMechanismModule* sparse_trace_mechanism(const ModelConfig& c);
-// The map kind a config's sparse mechanism traces (Sparse unless its entry says otherwise).
-AttentionMapKind sparse_map_kind(const ModelConfig& c);
 // Every mechanism's entry (generated from the folders of core/variants/).
 std::vector<const AttentionMechanismModule*> generated_variant_mechanisms();
 

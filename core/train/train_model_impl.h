@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,14 +25,8 @@
 #include "core/model/stack_route.h"
 #include "core/model/transformer_block.h"
 #include "core/variants/gtrxl/train_gates.h"
-#include "core/variants/performer/train_performer.h"
 #include "core/variants/reformer/lsh_attention.h"
-#include "core/variants/reformer/train_lsh.h"
 #include "core/variants/reformer/reversible_halves.h"
-#include "core/variants/relative_attention/train_relative.h"
-#include "core/variants/score_functions/train_score.h"
-#include "core/variants/sparse/sparse_attention.h"
-#include "core/variants/sparse/train_sparse.h"
 #include "core/variants/transformer_xl/train_xl.h"
 #include "core/variants/transformer_xl/xl_stack.h"
 #include "core/variants/universal/train_act.h"
@@ -134,33 +129,24 @@ class Builder {
       std::vector<S> heads_kept;   // DropHead multipliers [H], empty when off
       QkPositions* positions = nullptr;
     };
-    AttentionRun begin_attention(const AttentionCall& call, int xq, int xkv, AttentionMechanism);
+    AttentionRun begin_attention(const AttentionCall& call, int xq, int xkv,
+                                 const AttentionMechanismModule*);
     int qk_positions(const AttentionRun& run, int x, int heads) {
       return run.positions ? run.positions->apply(t_, x, heads) : x;
     }
     static void splice_prefix(const AttentionRun&, int&, int&) {}  // no cached prefix here
     static void inputs_ready(const AttentionRun&, int, int, int) {}
     int softmax_attention(AttentionRun& run, int q, int k, int v) {
-      return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
+      return t_.attention(q, k, v, std::move(run.spec));
     }
-    int relative_attention(AttentionRun& run, int xq, int q, int k, int v) {  // train_relative.h
-      return tape_relative_attention(t_, b_.c_, run.prefix, xq, q, k, v, run.spec,
-                                     [this](const std::string& name) { return b_.w(name); },
-                                     b_.record);
-    }
-    int sparse_attention(AttentionRun& run, int q, int k, int v) {  // a dense mask of the pattern
-      const int64_t lq = t_.value(q).rows();
-      run.spec.head_allowed = sparse_allowed_mask(b_.c_, run.prefix, lq, run.spec.causal, run.spec.key_valid);
-      return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
-    }
-    int lsh_attention(AttentionRun& run, int q, int v) {  // core/variants/reformer/train_lsh.h
-      return lsh_tape_attention(t_, b_.c_, q, v, run.prefix, std::move(run.spec));
-    }
-    int performer_attention(AttentionRun& run, int q, int k, int v) {  // train_performer.h
-      return train::performer_attention(t_, q, k, v, b_.c_, run.prefix, run.spec);
-    }
-    int score_attention(AttentionRun& run, int q, int k, int v) {  // train_score.h
-      return b_.score_function_attention(q, k, v, run.prefix, std::move(run.spec));
+    // A mechanism's kernel (core/model/attention_kernel.h) on this tape.
+    int mechanism_attention(AttentionRun& run, const AttentionMechanismModule& m, int xq, int q,
+                            int k, int v) {
+      const std::function<int(const std::string&)> weight = [this](const std::string& name) {
+        return b_.w(name);
+      };
+      return run_tape_kernel<S>(*m.kernel, {t_, b_.c_, weight, b_.record, run.prefix, run.spec,
+                                            xq, q, k, v});
     }
     int finish_attention(const AttentionRun& run, int heads) {  // DropHead, then W_o
       return attention_output(b_.drop_heads(heads, run.heads_kept), run.prefix);
@@ -257,32 +243,6 @@ class Builder {
     M mask(v.rows(), v.cols());
     for (size_t h = 0; h < keep.size(); ++h) mask.middleCols(Eigen::Index(h) * dv, dv).setConstant(keep[h]);
     return t_.multiply_constant(o, std::move(mask));
-  }
-
-  // Seed 004's score functions (core/variants/score_functions/train_score.h); scaled dot is the tape's own op.
-  int score_function_attention(int q, int k, int v, const std::string& prefix, AttentionSpec<S> spec) {
-    const int H = static_cast<int>(c_.n_heads);
-    switch (c_.score_function().function) {
-      case ScoreFunction::ScaledDot: break;
-      case ScoreFunction::Dot: spec.scale = S(1); break;
-      case ScoreFunction::General:
-        q = head_matmul(t_, q, w(prefix + ".score.w"), H);
-        spec.scale = S(1);
-        break;
-      case ScoreFunction::Cosine:
-        q = head_unit_rows(t_, q, H);
-        k = head_unit_rows(t_, k, H);
-        spec.scale = S(c_.score_function().strength);
-        break;
-      case ScoreFunction::Location:
-        k = head_key_rows(t_, w(prefix + ".score.w"), H, t_.value(k).rows(), c_.d_head());
-        spec.scale = S(1);
-        break;
-      case ScoreFunction::Additive:
-        return additive_attention(t_, q, k, v, w(prefix + ".score.w1"), w(prefix + ".score.w2"),
-                                  w(prefix + ".score.v"), spec);
-    }
-    return t_.attention(q, k, v, std::move(spec));
   }
 
   bool skip_layer() { return reg_.layer_drop > 0 && rng_ && rng_->uniform() < reg_.layer_drop; }
@@ -461,7 +421,7 @@ class Builder {
 // multipliers, then DropHead's.
 template <class S>
 typename Builder<S>::TapeExecutor::AttentionRun Builder<S>::TapeExecutor::begin_attention(
-    const AttentionCall& call, int xq, int xkv, AttentionMechanism) {
+    const AttentionCall& call, int xq, int xkv, const AttentionMechanismModule*) {
   const ModelConfig& c = b_.c_;
   AttentionRun run;
   run.prefix = call.prefix;

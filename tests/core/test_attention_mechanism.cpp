@@ -5,42 +5,68 @@
 // al. 2021), and a score function (seed 004) scores every attention, cross-attention too.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "core/model/attention_mechanism.h"
 
 using namespace atlas;
+
+namespace {
+
+// The registry entry's name of the mechanism computing a sub-layer, "softmax" for none.
+std::string mechanism_name(const AttentionMechanismModule* m) { return m ? m->name : "softmax"; }
+
+}  // namespace
 
 TEST_CASE(
     "each attention kind acts where its paper says: self-attention, or every attention "
     "for a score function",
     "[attention-mechanism]") {
-  using M = AttentionMechanism;
   struct Row {
     const char* what;
     AttentionKind kind;
-    M self, cross;
+    const char* self;
+    const char* cross;
+    bool sparse_maps;  // nothing Lq x Lk formed densely (CSR or implicit maps)
   };
   const Row rows[] = {
-      {"scaled dot", SoftmaxAttention{}, M::Softmax, M::Softmax},
-      {"Shaw", SoftmaxAttention{.shaw = ShawConfig{}}, M::Relative, M::Softmax},
-      {"adaptive span", SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}}, M::Relative,
-       M::Softmax},
-      {"strided pattern", SparseConfig{.pattern = SparsePattern::Strided}, M::SparsePattern,
-       M::Softmax},
-      {"LSH", LshConfig{}, M::Lsh, M::Softmax},
-      {"Performer", PerformerConfig{}, M::Performer, M::Softmax},
-      {"additive score", ScoreConfig{.function = ScoreFunction::Additive}, M::ScoreFunction,
-       M::ScoreFunction},
+      {"scaled dot", SoftmaxAttention{}, "softmax", "softmax", false},
+      {"Shaw", SoftmaxAttention{.shaw = ShawConfig{}}, "shaw", "softmax", false},
+      {"adaptive span", SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}}, "adaptive_span",
+       "softmax", false},
+      {"strided pattern", SparseConfig{.pattern = SparsePattern::Strided}, "sparse", "softmax",
+       true},
+      {"LSH", LshConfig{}, "lsh", "softmax", true},
+      {"Performer", PerformerConfig{}, "performer", "softmax", true},
+      {"additive score", ScoreConfig{.function = ScoreFunction::Additive}, "score_function",
+       "score_function", false},
   };
   for (const Row& r : rows) {
     INFO(r.what);
     ModelConfig c;
     c.attention_kind = r.kind;
-    CHECK(attention_mechanism(c, true) == r.self);
-    CHECK(attention_mechanism(c, false) == r.cross);
+    const AttentionMechanismModule* self = attention_mechanism(c, true);
+    CHECK(mechanism_name(self) == r.self);
+    CHECK(mechanism_name(attention_mechanism(c, false)) == r.cross);
+    CHECK(is_sparse_mechanism(self) == r.sparse_maps);
+    // Every mechanism that claims a sub-layer brings both kernels, for both scalars.
+    if (self) {
+      CHECK(self->kernel->backend != nullptr);
+      CHECK(self->kernel->tape_float != nullptr);
+      CHECK(self->kernel->tape_double != nullptr);
+    }
   }
-  CHECK(is_sparse_mechanism(M::SparsePattern));
-  CHECK(is_sparse_mechanism(M::Lsh));
-  CHECK(is_sparse_mechanism(M::Performer));
-  CHECK_FALSE(is_sparse_mechanism(M::Relative));
-  CHECK_FALSE(is_sparse_mechanism(M::ScoreFunction));
+}
+
+TEST_CASE("Shaw's relations with the adaptive span run one kernel, the one each runs alone",
+          "[attention-mechanism]") {
+  ModelConfig shaw, span, both;
+  shaw.attention_kind = SoftmaxAttention{.shaw = ShawConfig{}};
+  span.attention_kind = SoftmaxAttention{.adaptive_span = AdaptiveSpanConfig{}};
+  both.attention_kind = SoftmaxAttention{.shaw = ShawConfig{}, .adaptive_span = AdaptiveSpanConfig{}};
+  const AttentionMechanismModule* m = attention_mechanism(both, true);
+  REQUIRE(m != nullptr);
+  CHECK(m->kernel == attention_mechanism(shaw, true)->kernel);
+  CHECK(m->kernel == attention_mechanism(span, true)->kernel);
+  CHECK(attention_mechanism(both, false) == nullptr);
 }

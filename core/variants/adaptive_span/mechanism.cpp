@@ -2,6 +2,7 @@
 // computed on demand (the on-demand rows know no span mask), and training refuses it beside
 // Shaw's relations.
 #include "core/model/mechanism_module.h"
+#include "core/variants/relative_attention/relative_kernel.h"
 
 namespace atlas {
 
@@ -16,6 +17,7 @@ const char* adaptive_span_untrainable(const ModelConfig& c) {
 const AttentionMechanismModule kAdaptiveSpanMechanism{
     .name = "adaptive_span",
     .used_by = adaptive_span_mechanism_used,
+    .kernel = &kRelativeAttentionKernel,
     .maps_on_demand = never_on_demand,
     .untrainable = adaptive_span_untrainable,
 };

@@ -51,7 +51,7 @@ struct ApproxError {
 };
 ApproxError attention_error(const Mat& approx, const Mat& exact);
 
-// The inference executor's Performer kernel (core/model/attention_sublayer.h); traces the implicit attention as `<name>`
+// The inference kernel of the Performer mechanism (mechanism.cpp, core/model/attention_kernel.h); traces the implicit attention as `<name>`
 // [heads, L, L] when L <= 4096.
 DTensor performer_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
                                   const DTensor& v, const std::string& prefix,

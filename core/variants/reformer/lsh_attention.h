@@ -59,7 +59,7 @@ struct LshHeadTrace {
 Mat lsh_attention_head(const Mat& qk, const Mat& v, float scale, const LshParams& p,
                        int64_t head, LshHeadTrace* trace);
 
-// The inference executor's LSH kernel (core/model/attention_sublayer.h) (q also serves as the keys); traced as
+// The inference kernel of the LSH mechanism (mechanism.cpp, core/model/attention_kernel.h) (q also serves as the keys); traced as
 // `<name>.round<r>.buckets` / `.order` [heads, L], `<name>.chunks` [n_chunks + 1] and the
 // combined attention as `<name>.indptr/.indices/.values/.allowed` (+ dense when L <= 4096).
 DTensor lsh_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& v,

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "core/model/mechanism_module.h"
+#include "core/variants/reformer/lsh_attention.h"  // lsh_attention_layer
+#include "core/variants/reformer/train_lsh.h"
 #include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced
 
 namespace atlas {
@@ -27,9 +29,28 @@ SparseNonzeros lsh_nonzeros(const ModelConfig&, int64_t L) {
 // A chunk of keys fits in the positions.
 int64_t lsh_min_positions(const ModelConfig& c) { return c.lsh()->chunk_length; }
 
+// The kernels: LSH attention on the host (lsh_attention.cpp; keys are the shared-QK queries)
+// and its dense form on the tape (train_lsh.h).
+DTensor lsh_backend_kernel(const BackendKernelCall& a) {
+  return lsh_attention_layer(a.pass, a.q, a.v, a.prefix, a.traced_name, a.mask);
+}
+
+template <class S>
+int lsh_tape_kernel(const TapeKernelCall<S>& a) {
+  return train::lsh_tape_attention(a.tape, a.config, a.q, a.v, a.prefix, std::move(a.spec));
+}
+
+const AttentionKernel kLshKernel{
+    .backend = lsh_backend_kernel,
+    .tape_float = lsh_tape_kernel<float>,
+    .tape_double = lsh_tape_kernel<double>,
+    .sparse_maps = true,
+};
+
 const AttentionMechanismModule kLshMechanism{
     .name = "lsh",
     .used_by = lsh_mechanism_used,
+    .kernel = &kLshKernel,
     .maps_on_demand = never_on_demand,
     .keys_per_query = lsh_keys_per_query,
     .sparse_nonzeros = lsh_nonzeros,

@@ -1,6 +1,6 @@
 #pragma once
-// The training forward's relative_attention kernel (the AttentionExecutor's, core/train/
-// train_model_impl.h): Shaw's relations (core/variants/shaw/train_shaw.h) or the adaptive span
+// The tape kernel of Shaw's relations and the adaptive span (relative_kernel.h, the
+// mechanisms' entries' AttentionKernel, core/model/attention_kernel.h): Shaw's relations (core/variants/shaw/train_shaw.h) or the adaptive span
 // (core/variants/adaptive_span/train_span.h), whichever the config's softmax attention has
 // (check_trainable refuses the two together). The span's z nodes are recorded for the loop's
 // penalty (core/variants/adaptive_span/train_hooks.cpp).

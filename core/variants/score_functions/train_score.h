@@ -11,7 +11,10 @@
 // max(|q| |k|, 1e-8): the same unless a vector is shorter than 1e-8.
 #include <cmath>
 #include <memory>
+#include <string>
+#include <utility>
 
+#include "core/config/config.h"
 #include "core/train/train_tape.h"
 
 namespace atlas::train {
@@ -154,6 +157,37 @@ int additive_attention(Tape<S>& t, int q, int k, int v, int w1, int w2, int va, 
           db_acc.transpose() * K.middleCols(h * dh, dh);
     }
   });
+}
+
+// A score function's attention on the tape, the kernel of its mechanism
+// (core/variants/score_functions/mechanism.cpp); scaled dot is the tape's own op. weight(name)
+// is a parameter's node.
+template <class S, class Weight>
+int score_function_tape_attention(Tape<S>& t, const ModelConfig& c, int q, int k, int v,
+                                  const std::string& prefix, AttentionSpec<S> spec,
+                                  Weight&& w) {
+  const int H = static_cast<int>(c.n_heads);
+  switch (c.score_function().function) {
+    case ScoreFunction::ScaledDot: break;
+    case ScoreFunction::Dot: spec.scale = S(1); break;
+    case ScoreFunction::General:
+      q = head_matmul(t, q, w(prefix + ".score.w"), H);
+      spec.scale = S(1);
+      break;
+    case ScoreFunction::Cosine:
+      q = head_unit_rows(t, q, H);
+      k = head_unit_rows(t, k, H);
+      spec.scale = S(c.score_function().strength);
+      break;
+    case ScoreFunction::Location:
+      k = head_key_rows(t, w(prefix + ".score.w"), H, t.value(k).rows(), c.d_head());
+      spec.scale = S(1);
+      break;
+    case ScoreFunction::Additive:
+      return additive_attention(t, q, k, v, w(prefix + ".score.w1"), w(prefix + ".score.w2"),
+                                w(prefix + ".score.v"), spec);
+  }
+  return t.attention(q, k, v, std::move(spec));
 }
 
 }  // namespace atlas::train

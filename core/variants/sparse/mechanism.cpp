@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "core/model/mechanism_module.h"
+#include "core/train/train_tape.h"
 #include "core/variants/sparse/sparse_attention.h"  // sparse_dense_copy_traced, kMaxTracedIndex
 #include "core/variants/sparse/sparse_pattern.h"
+#include "core/variants/sparse/train_sparse.h"
 
 namespace atlas {
 
@@ -52,9 +54,30 @@ std::optional<PixelGrid> sparse_pattern_pixel_grid(const ModelConfig& c) {
   return PixelGrid{c.sparse()->image_channels, c.sparse()->image_width};
 }
 
+// The kernels: the module op `sparse_attention` (sparse_attention.cpp, CSR) and, on the tape,
+// dense softmax attention under the pattern's mask (train_sparse.h).
+DTensor sparse_backend_kernel(const BackendKernelCall& a) {
+  return sparse_attention_layer(a.pass, a.q, a.k, a.v, a.prefix, a.traced_name, a.mask);
+}
+
+template <class S>
+int sparse_tape_kernel(const TapeKernelCall<S>& a) {
+  const int64_t lq = a.tape.value(a.q).rows();
+  a.spec.head_allowed = train::sparse_allowed_mask(a.config, a.prefix, lq, a.spec.causal, a.spec.key_valid);
+  return a.tape.attention(a.q, a.k, a.v, std::move(a.spec));
+}
+
+const AttentionKernel kSparseKernel{
+    .backend = sparse_backend_kernel,
+    .tape_float = sparse_tape_kernel<float>,
+    .tape_double = sparse_tape_kernel<double>,
+    .sparse_maps = true,
+};
+
 const AttentionMechanismModule kSparsePatternMechanism{
     .name = "sparse",
     .used_by = sparse_pattern_used,
+    .kernel = &kSparseKernel,
     .maps_on_demand = never_on_demand,
     .keys_per_query = sparse_pattern_keys_per_query,
     .sparse_nonzeros = sparse_pattern_nonzeros,

@@ -44,7 +44,7 @@ void check_sparse_attention_shapes(const Shape& q, const Shape& k, const Shape& 
 std::vector<CsrPattern> layer_patterns(const SparseConfig& s, int64_t length, int64_t layer,
                                        int64_t n_heads, const AttentionMask& mask);
 
-// The inference executor's sparse-pattern kernel (core/model/attention_sublayer.h): attention of q, k, v (device tensors, [L, H*dh]) under
+// The inference kernel of the sparse-pattern mechanism (mechanism.cpp, core/model/attention_kernel.h): attention of q, k, v (device tensors, [L, H*dh]) under
 // the config's pattern, traced as `traced_name.{indptr,indices,values,allowed}` (+ the dense
 // `traced_name` and `.mask` when sparse_dense_copy_traced). Returns [L, H*dv] before W_o.
 DTensor sparse_attention_layer(ForwardPass& fp, const DTensor& q, const DTensor& k,
