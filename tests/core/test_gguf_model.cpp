@@ -299,20 +299,23 @@ TEST_CASE("int8-activation products stay within the stated bound of the dequanti
   }
 }
 
-TEST_CASE("bad GGUF models are refused by name", "[gguf][llama][errors]") {
+// What loading `f` (written as `name`, without its tokenizer) throws; "" when it loads.
+static std::string gguf_load_refusal(File f, const std::string& name) {
   GgufLoadOptions o;
   o.tokenizer = false;
-  auto message = [&](File f, const std::string& name) {
-    const std::filesystem::path path = write(f, name);
-    std::string m;
-    try {
-      load_gguf_model(path.string(), o);
-    } catch (const AtlasError& e) {
-      m = e.what();
-    }
-    std::filesystem::remove_all(path.parent_path());
-    return m;
-  };
+  const std::filesystem::path path = write(f, name);
+  std::string m;
+  try {
+    load_gguf_model(path.string(), o);
+  } catch (const AtlasError& e) {
+    m = e.what();
+  }
+  std::filesystem::remove_all(path.parent_path());
+  return m;
+}
+
+TEST_CASE("bad GGUF models are refused by name", "[gguf][llama][errors]") {
+  const auto message = gguf_load_refusal;
   File unknown = make_file(Arch{});
   unknown.writer.kvs[0].second = str("mamba");
   CHECK_THAT(message(unknown, "arch"), Contains("general.architecture \"mamba\" is not supported"));
@@ -337,19 +340,7 @@ TEST_CASE("GGUF sizes beyond the engine's limits are refused before arithmetic u
           "[gguf][llama][errors]") {
   // 2^62 heads times an explicit key_length overflowed (undefined behaviour, which the sanitizer
   // build reports); each size is now within its limit (core/config/config_limits.h) first.
-  GgufLoadOptions o;
-  o.tokenizer = false;
-  auto message = [&](File f, const std::string& name) {
-    const std::filesystem::path path = write(f, name);
-    std::string m;
-    try {
-      load_gguf_model(path.string(), o);
-    } catch (const AtlasError& e) {
-      m = e.what();
-    }
-    std::filesystem::remove_all(path.parent_path());
-    return m;
-  };
+  const auto message = gguf_load_refusal;
   Arch a;
   a.head_dim = 8;
   File heads = make_file(a);
