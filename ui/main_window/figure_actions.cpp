@@ -14,6 +14,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <memory>
+#include <optional>
 
 #include "ui/export/export_dialog.h"
 #include "ui/export/figure_export.h"
@@ -71,9 +72,15 @@ void FigureActions::exportDialog(const QString& view) {
   settings.setValue("exportFilter", selected);
   FigureSpec spec = specOf(view);
   try {
-    const FigureContent fig = figureOf(spec);
+    // The figure is made only when drawn: an overview's exact .npy does not need it. A PNG needs
+    // its size for the resolution prompt first.
+    std::optional<FigureContent> fig;
+    const auto figure = [&]() -> const FigureContent& {
+      if (!fig) fig = figureOf(spec);
+      return *fig;
+    };
     if (QFileInfo(path).suffix().toLower() == "png") {
-      std::unique_ptr<QInputDialog> ask(makeDpiDialog(m_window, fig.sizeInches, settings.value("exportDpi", 300).toInt()));
+      std::unique_ptr<QInputDialog> ask(makeDpiDialog(m_window, figure().sizeInches, settings.value("exportDpi", 300).toInt()));
       if (ask->exec() != QDialog::Accepted) return;
       spec.dpi = ask->intValue();
       settings.setValue("exportDpi", spec.dpi);
@@ -82,7 +89,7 @@ void FigureActions::exportDialog(const QString& view) {
     // weight, not the overview's block maxima.
     const bool overviewShown = spec.view == "heatmap" && m_heatmap->data().detail != nullptr;
     const bool exact = overviewShown && QFileInfo(path).suffix().toLower() == "npy" && writeExactHeatmapNpy(spec, *trace, path);
-    if (!exact) writeFigure(fig, spec.dpi, path);
+    if (!exact) writeFigure(figure(), spec.dpi, path);
     m_window->statusBar()->showMessage("Wrote " + path, 5000);
   } catch (const std::exception& e) {
     QMessageBox::critical(m_window, "Export failed", QString::fromStdString(e.what()));
