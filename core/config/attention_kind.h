@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "core/variants/adaptive_span/adaptive_span_config.h"
+#include "core/variants/alibi/alibi_config.h"
 #include "core/variants/performer/performer_config.h"
 #include "core/variants/reformer/reformer_config.h"
 #include "core/variants/score_functions/score_functions_config.h"
@@ -23,12 +24,14 @@
 namespace atlas {
 
 // Scaled dot-product softmax attention (the default), optionally with Shaw's relation tables
-// and an adaptive span mask; both act inside the same sub-layer and combine.
+// and an adaptive span mask (both act inside the same sub-layer and combine), or ALiBi's linear
+// distance biases (core/variants/alibi/).
 struct SoftmaxAttention {
   // Initialised here so that `SoftmaxAttention{.shaw = ...}` leaves the other empty without a
   // missing-initializer warning.
   std::optional<ShawConfig> shaw = std::nullopt;
   std::optional<AdaptiveSpanConfig> adaptive_span = std::nullopt;
+  std::optional<AlibiConfig> alibi = std::nullopt;
 };
 
 // SparseConfig's pattern is never "none" here, ScoreConfig's function never "scaled_dot":
