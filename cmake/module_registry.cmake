@@ -5,7 +5,8 @@
 # which concatenates NAMESPACE::variants::<m>_SUFFIX() of every sub-folder <m> of FOLDER, in
 # folder-name order. A new module's folder is found at configure time (the callers glob with
 # CONFIGURE_DEPENDS), so it adds no line to a central list. With MARKER, only the sub-folders
-# holding a file of that name are listed (core/variants/<m>/ brings a hook only where it has one).
+# holding a file of that name are listed (core/variants/<m>/ brings a hook only where it has one);
+# MARKER may be a glob pattern ("*_config.cpp").
 function(atlas_variant_module_list out folder include ns type suffix)
   file(GLOB entries LIST_DIRECTORIES true CONFIGURE_DEPENDS ${folder}/*)
   file(RELATIVE_PATH rel_folder ${PROJECT_SOURCE_DIR} ${folder})
@@ -13,7 +14,14 @@ function(atlas_variant_module_list out folder include ns type suffix)
   set(decls "")
   set(calls "")
   foreach(dir ${entries})
-    if(IS_DIRECTORY ${dir} AND (ARGC LESS 7 OR EXISTS ${dir}/${ARGV6}))
+    set(marked TRUE)
+    if(ARGC GREATER 6)
+      file(GLOB marker_files ${dir}/${ARGV6})
+      if(NOT marker_files)
+        set(marked FALSE)
+      endif()
+    endif()
+    if(IS_DIRECTORY ${dir} AND marked)
       get_filename_component(module ${dir} NAME)
       string(APPEND decls "std::vector<${type}> ${module}_${suffix}();\n")
       string(APPEND calls "  for (auto& item : variants::${module}_${suffix}()) all.push_back(item);\n")

@@ -109,13 +109,40 @@ std::string enum_name(E value, const EnumTable<E>& table, const char* what) {
 
 // A nested object of the config owned by one variant, e.g. {"shaw": {"max_distance": 20}}.
 // parse_config reads it when present, config_to_json always writes it, validate_config checks
-// it. Sections are listed in config_sections.cpp.
+// it. A variant folder's <name>_config.cpp defines
+//   std::vector<ConfigSection> atlas::config_json::variants::<m>_sections();
+// and the list of them is generated from the folders (config_sections.cpp).
 struct ConfigSection {
   const char* key;
   void (*read)(const Json& object, const Reader& r, ModelConfig& c);
   OrderedJson (*write)(const ModelConfig& c);
   void (*validate)(const ModelConfig& c, const std::string& origin);
+  // The key of a section that must be read first (GTrXL's "gating" sets the gates of the stack
+  // "xl" chose); null: none. Otherwise sections are read in folder-name order.
+  const char* after = nullptr;
 };
 const std::vector<ConfigSection>& config_sections();
+
+// A choice a config can make that some other choice excludes: a row of the compatibility table
+// (variant_choices.h). A variant folder's <name>_config.cpp defines its rows by
+//   std::vector<VariantChoice> atlas::config_json::variants::<m>_choices();
+// and the rows of the options of core/config are variant_choices.cpp's own.
+struct VariantChoice {
+  const char* name;                   // how other rows name it
+  const char* key;                    // the config key a message names it by
+  bool (*on)(const ModelConfig& c);   // whether a config makes it
+  std::vector<const char*> groups;    // groups other rows exclude it by, as "@group"
+  // The choices it cannot be combined with (names or "@group"), for the reason `why`; a pair is
+  // listed once, in the row of the choice that brings the restriction.
+  std::vector<const char*> excludes = {};
+  const char* why = nullptr;
+};
+// The groups of the table: a row names "@<group>" to exclude each of its members.
+//   attention   makes the attention kind other than plain softmax (attention_kind.h)
+//   efficient   replaces the softmax sub-layer's scores or pattern, or keeps nothing of its own
+//               attention (the reversible stack)
+//   replacing   replaces the Transformer stacks altogether
+//   not_plain   changes plain softmax attention with its standard key layout and mask
+//   variant     a variant module (a config with none may use the decoder's prefix cache)
 
 }  // namespace atlas::config_json

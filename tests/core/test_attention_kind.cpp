@@ -94,11 +94,12 @@ TEST_CASE("two attention kinds are refused naming both keys, in any order of the
              Contains("adaptive_span.enabled cannot be combined with performer.enabled"));
   CHECK_THAT(config_error_of(R"({"score": {"function": "dot"}, "performer": {"enabled": true}})"),
              Contains("score.function cannot be combined with performer.enabled"));
-  // Three at once: the first pair read is named.
+  // Three at once: the first pair read is named (sections are read in the folder-name order of
+  // core/variants: performer, reformer's "lsh", sparse).
   CHECK_THAT(
       config_error_of(decoder_config_with(
           R"("performer": {"enabled": true}, "lsh": {"enabled": true, "chunk_length": 8}, "sparse": {"pattern": "fixed"})")),
-      Contains("lsh.enabled cannot be combined with sparse.pattern"));
+      Contains("performer.enabled cannot be combined with lsh.enabled"));
   // LSH attention and the reversible stack are two choices of one section, and combine.
   const ModelConfig reformer = parse_config(
       decoder_config_with(R"("lsh": {"enabled": true, "chunk_length": 8, "reversible": true})"),

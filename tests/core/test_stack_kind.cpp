@@ -53,10 +53,11 @@ TEST_CASE("two stack kinds are refused naming both; GTrXL gates need xl", "[conf
              Contains("ntm.enabled") && Contains("snail.enabled"));
   CHECK_THAT(config_error_of(decoder_config_with(R"("gating": {"enabled": true})")),
              Contains("gating.enabled"));
-  // Reformer's reversible stack is chosen inside the "lsh" section.
+  // Reformer's reversible stack is chosen inside the "lsh" section (core/variants/reformer,
+  // read before core/variants/transformer_xl's "xl": sections are read in folder-name order).
   CHECK_THAT(config_error_of(
                  decoder_config_with(R"("xl": {"enabled": true}, "lsh": {"reversible": true})")),
-             Contains("lsh.reversible and xl.enabled"));
+             Contains("xl.enabled and lsh.reversible"));
   CHECK_THAT(config_error_of(
                  decoder_config_with(R"("lsh": {"reversible": true}, "snail": {"enabled": true})")),
              Contains("snail.enabled and lsh.reversible"));

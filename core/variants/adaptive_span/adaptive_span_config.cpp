@@ -49,9 +49,21 @@ const FieldTable<AdaptiveSpanConfig> kSpanFields = {
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> adaptive_span_sections() {
   return {softmax_part_section<AdaptiveSpanConfig, &SoftmaxAttention::adaptive_span>(
       "adaptive_span", &kSpanFields)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> adaptive_span_choices() {
+  return {{"adaptive_span", "adaptive_span.enabled",
+           [](const ModelConfig& c) { return c.adaptive_span() != nullptr; },
+           {"attention", "not_plain", "variant"}, {"@efficient"},
+           "sparse, LSH and Performer attention take over the sub-layer the span mask lives in"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

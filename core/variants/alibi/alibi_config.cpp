@@ -19,9 +19,23 @@ const FieldTable<AlibiConfig> kAlibiFields = {
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> alibi_sections() {
   return {softmax_part_section<AlibiConfig, &SoftmaxAttention::alibi>("alibi", &kAlibiFields)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> alibi_choices() {
+  return {{"alibi", "alibi.enabled", [](const ModelConfig& c) { return alibi_of(c) != nullptr; },
+           {"attention", "not_plain", "variant"},
+           {"shaw", "adaptive_span", "xl", "universal", "score_function", "rotary", "patches",
+            "@efficient", "@replacing"},
+           "ALiBi's distance biases are the model's positions, in the plain softmax attention of "
+           "the standard stacks"}};
+}
+
+}  // namespace variants
 
 }  // namespace config_json
 

@@ -24,8 +24,7 @@ const FieldTable<GatingConfig> kGatingFields = {
 void read_gating(const Json& o, const Reader& r, ModelConfig& c) {
   GatingConfig g;
   if (!read_enabled_section(kGatingFields, o, r, g, "gating")) return;
-  // Sections are read in the order of config_sections() (core/config/config_sections.cpp): "xl"
-  // before "gating".
+  // The section is read after "xl" (its `after`, below).
   if (!c.xl())
     fail(r.origin, "gating.enabled: GTrXL gates the sub-layers of Transformer-XL blocks; set "
                    "xl.enabled to true (the gating section is only valid together with xl)");
@@ -52,8 +51,16 @@ void check_gating(const ModelConfig& c, const GatingConfig& g, const std::string
                  "post-norm block");
 }
 
+namespace variants {
+
 std::vector<ConfigSection> gtrxl_sections() {
-  return {{"gating", read_gating, write_gating, validate_gating}};
+  return {{"gating", read_gating, write_gating, validate_gating, "xl"}};
 }
+
+// GTrXL's gates need a Transformer-XL stack, which the section checks; no row of the
+// compatibility table.
+std::vector<VariantChoice> gtrxl_choices() { return {}; }
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -27,8 +27,19 @@ void ntm_combinations(const ModelConfig& c, const NtmConfig& n, const std::strin
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> ntm_sections() {
   return {stack_section("ntm", &kNtmFields, ntm_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> ntm_choices() {
+  return {{"ntm", "ntm.enabled", [](const ModelConfig& c) { return c.ntm() != nullptr; },
+           {"replacing", "not_plain", "variant"}, {"shaw", "adaptive_span", "@efficient"},
+           "it replaces the Transformer stack"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

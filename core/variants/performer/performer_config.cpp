@@ -31,8 +31,20 @@ void validate_performer(const ModelConfig& c, const std::string& origin) {
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> performer_sections() {
   return {{"performer", read_performer, write_performer, validate_performer}};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> performer_choices() {
+  return {{"performer", "performer.enabled",
+           [](const ModelConfig& c) { return c.performer() != nullptr; },
+           {"attention", "efficient", "not_plain", "variant"}, {"sparse", "lsh"},
+           "each is a different attention sub-layer: pick one"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -86,8 +86,23 @@ void validate_lsh(const ModelConfig& c, const std::string& origin) {
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> reformer_sections() {
   return {{"lsh", read_lsh, write_lsh, validate_lsh}};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> reformer_choices() {
+  return {{"lsh", "lsh.enabled", [](const ModelConfig& c) { return c.lsh() != nullptr; },
+           {"attention", "efficient", "not_plain", "variant"}, {"sparse"},
+           "each is a different attention sub-layer: pick one"},
+          // its recomputed layers keep nothing of their own attention
+          {"reversible", "lsh.reversible",
+           [](const ModelConfig& c) { return c.reversible() != nullptr; },
+           {"efficient", "not_plain", "variant"}}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -45,8 +45,23 @@ void check_rope_combinations(const ModelConfig& c, const std::string& origin) {
 
 }  // namespace
 
-std::vector<ConfigSection> rope_sections() {
+namespace variants {
+
+std::vector<ConfigSection> rotary_sections() {
   return {table_section<&ModelConfig::rope>("rope", &kRopeFields, &check_rope_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> rotary_choices() {
+  return {{"rotary", "positional \"rotary\"",
+           [](const ModelConfig& c) { return c.positional == Positional::Rotary; }, {},
+           {"shaw", "xl", "universal", "lsh", "reversible", "performer", "sparse", "patches",
+            "@replacing"},
+           "Shaw and XL bring relative positions of their own, Universal a position and time "
+           "signal, LSH shares q and k; the others are not rotated by the attention sub-layer RoPE "
+           "hooks into"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -22,8 +22,19 @@ void sagan_combinations(const ModelConfig& c, const SaganConfig&, const std::str
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> sagan_sections() {
   return {stack_section("sagan", &kSaganFields, sagan_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> sagan_choices() {
+  return {{"sagan", "sagan.enabled", [](const ModelConfig& c) { return c.sagan() != nullptr; },
+           {"replacing", "not_plain", "variant"}, {"shaw", "adaptive_span", "@efficient"},
+           "it replaces the Transformer stack"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

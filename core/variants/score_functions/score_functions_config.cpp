@@ -47,8 +47,20 @@ void validate_score(const ModelConfig& c, const std::string& origin) {
 
 std::string score_function_key(ScoreFunction f) { return enum_name(f, kScoreFunctions, "score"); }
 
+namespace variants {
+
 std::vector<ConfigSection> score_functions_sections() {
   return {{"score", read_score, write_score, validate_score}};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> score_functions_choices() {
+  return {{"score_function", "score.function",
+           [](const ModelConfig& c) { return c.score() != nullptr; },
+           {"attention", "not_plain", "variant"}, {"shaw", "adaptive_span", "xl", "@efficient"},
+           "they compute their own scores; use \"scaled_dot\""}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -48,8 +48,20 @@ void seq2seq_combinations(const ModelConfig& c, const Seq2SeqConfig& s, const st
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> seq2seq_sections() {
   return {stack_section("rnn_seq2seq", &kSeq2SeqFields, seq2seq_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> seq2seq_choices() {
+  return {{"rnn_seq2seq", "rnn_seq2seq.enabled",
+           [](const ModelConfig& c) { return c.rnn_seq2seq() != nullptr; },
+           {"replacing", "not_plain", "variant"}, {"shaw", "adaptive_span", "@efficient"},
+           "it replaces the Transformer stacks"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -14,8 +14,20 @@ const FieldTable<ShawConfig> kShawFields = {
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> shaw_sections() {
   return {softmax_part_section<ShawConfig, &SoftmaxAttention::shaw>("shaw", &kShawFields)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> shaw_choices() {
+  return {{"shaw", "shaw.enabled", [](const ModelConfig& c) { return c.shaw() != nullptr; },
+           {"attention", "not_plain", "variant"}, {"@efficient"},
+           "sparse, LSH and Performer attention take over the sub-layer Shaw's relative positions "
+           "live in"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

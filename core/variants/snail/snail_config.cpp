@@ -26,8 +26,19 @@ void snail_combinations(const ModelConfig& c, const SnailConfig& s, const std::s
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> snail_sections() {
   return {stack_section("snail", &kSnailFields, snail_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> snail_choices() {
+  return {{"snail", "snail.enabled", [](const ModelConfig& c) { return c.snail() != nullptr; },
+           {"replacing", "not_plain", "variant"}, {"shaw", "adaptive_span", "@efficient"},
+           "it replaces the Transformer stack"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -126,8 +126,18 @@ void validate_sparse(const ModelConfig& c, const std::string& origin) {
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> sparse_sections() {
   return {{"sparse", read_sparse, write_sparse, validate_sparse}};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> sparse_choices() {
+  return {{"sparse", "sparse.pattern", [](const ModelConfig& c) { return c.sparse() != nullptr; },
+           {"attention", "efficient", "not_plain", "variant"}}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

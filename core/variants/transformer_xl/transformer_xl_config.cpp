@@ -29,8 +29,19 @@ void xl_combinations(const ModelConfig& c, const XLConfig& x, const std::string&
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> transformer_xl_sections() {
   return {stack_section("xl", &kXLFields, xl_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> transformer_xl_choices() {
+  return {{"xl", "xl.enabled", [](const ModelConfig& c) { return c.xl() != nullptr; },
+           {"not_plain", "variant"}, {"shaw", "adaptive_span", "@efficient"},
+           "Transformer-XL's attention has relative positions and memory of its own"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json

@@ -28,8 +28,20 @@ void universal_combinations(const ModelConfig& c, const UniversalConfig&, const 
 
 }  // namespace
 
+namespace variants {
+
 std::vector<ConfigSection> universal_sections() {
   return {stack_section("universal", &kUniversalFields, universal_combinations)};
 }
+
+// Its rows of the compatibility table (core/config/variant_choices.h).
+std::vector<VariantChoice> universal_choices() {
+  return {{"universal", "universal.enabled",
+           [](const ModelConfig& c) { return c.universal() != nullptr; }, {"not_plain", "variant"},
+           {"shaw", "adaptive_span", "@efficient"},
+           "the Universal Transformer's shared block runs plain softmax attention"}};
+}
+
+}  // namespace variants
 
 }  // namespace atlas::config_json
