@@ -2,7 +2,7 @@
 // What the layers of a model form: the standard Transformer stacks of its architecture, or one
 // of the kinds that repeat or replace them. The config holds exactly one (ModelConfig::stack),
 // so two stack kinds cannot be combined by construction; what a kind can be combined with
-// otherwise is the compatibility table of core/config/variant_choices.cpp.
+// otherwise is the compatibility table (core/config/variant_choices.h).
 //
 // In a config file each kind keeps its own section ("universal", "xl", "rnn_seq2seq", "ntm",
 // "sagan", "snail") with "enabled": true, the reversible stack "lsh": {"reversible": true}; at
@@ -25,13 +25,17 @@ struct ModelConfig;
 
 // Encoder, decoder or both (ModelConfig::architecture) of standard blocks, each with the
 // attention and feed-forward options of the config.
-struct StandardStack {};
+struct StandardStack {
+  static constexpr const char* kStackKindName = "standard";
+  static constexpr const char* kStackKindKey = "";
+};
 
 using StackKind = std::variant<StandardStack, UniversalConfig, XLConfig, ReversibleConfig,
                                Seq2SeqConfig, NtmConfig, SaganConfig, SnailConfig>;
 
 // "standard", "universal", "xl", "reversible", "rnn_seq2seq", "ntm", "sagan", "snail": the
-// kind's name in the compatibility table.
+// kind's name in the compatibility table (each kind's config struct says its own,
+// kStackKindName, and its key, kStackKindKey).
 const char* stack_kind_name(const StackKind& stack);
 // The config key that chose the kind: "universal.enabled", ..., "lsh.reversible" ("" for the
 // standard stacks); messages name it.

@@ -9,6 +9,9 @@ namespace atlas {
 // A Neural Turing Machine with a seeded feed-forward controller (core/variants/ntm/ntm_model.cpp) that
 // replaces the Transformer stack of a "decoder" model: each token is one time step.
 struct NtmConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "ntm";
+  static constexpr const char* kStackKindKey = "ntm.enabled";
   int64_t memory_slots = 16;     // N
   int64_t memory_width = 8;      // M
   int64_t controller_size = 32;  // hidden units of the controller

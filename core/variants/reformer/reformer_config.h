@@ -20,6 +20,9 @@ struct LshConfig {
 // Reformer's reversible residual stack: Y1 = X1 + Attn(X2), Y2 = X2 + FF(Y1), exit
 // mean(Y1, Y2), with or without LSH attention. Chosen by the "lsh" object's "reversible": true.
 struct ReversibleConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "reversible";
+  static constexpr const char* kStackKindKey = "lsh.reversible";
   int64_t ff_chunks = 1;  // feed-forward applied to this many row chunks (same output)
 };
 

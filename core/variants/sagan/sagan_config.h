@@ -10,6 +10,9 @@ namespace atlas {
 // `channels`, then f, g (channels / 8) and h (channels / 2) 1x1 projections, attention over
 // locations, W_v and y = x + gamma o. Replaces the Transformer of an "encoder" model.
 struct SaganConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "sagan";
+  static constexpr const char* kStackKindKey = "sagan.enabled";
   int64_t channels = 32;    // C (>= 8 so that C / 8 >= 1)
   int64_t image_size = 32;  // the image is resampled to image_size x image_size locations
   bool pool_keys = true;    // 2x2 max-pool keys and values (the authors' code does)

@@ -17,6 +17,9 @@ enum class Seq2SeqOutput { Vocab, Pointer };
 // Pointer Network (Vinyals et al. 2015): core/variants/seq2seq/seq2seq.cpp. Replaces the Transformer stacks of an
 // "encoder-decoder" model; d_model is the embedding size, the score function is `score`.
 struct Seq2SeqConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "rnn_seq2seq";
+  static constexpr const char* kStackKindKey = "rnn_seq2seq.enabled";
   RnnCell cell = RnnCell::Gru;
   bool bidirectional = true;   // encoder state h_i = [forward_i; backward_i]
   int64_t hidden_size = 32;    // per direction; also the decoder state size

@@ -10,6 +10,9 @@ namespace atlas {
 // interleaved with causal attention blocks over the token embeddings (d_model channels), then
 // a linear output head to the vocabulary. Replaces the Transformer of a "decoder" model.
 struct SnailConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "snail";
+  static constexpr const char* kStackKindKey = "snail.enabled";
   int64_t length = 64;      // T: each TC block has ceil(log2 T) dense blocks; longer inputs refused
   int64_t filters = 8;      // D of every dense block
   int64_t key_size = 16;    // K of every attention block

@@ -13,6 +13,9 @@ namespace atlas {
 // per-layer memory of the previous segment's layer inputs, and relative positions with u, v,
 // W_kR. Decoder-only, no absolute positions (core/variants/transformer_xl/transformer_xl.cpp).
 struct XLConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "xl";
+  static constexpr const char* kStackKindKey = "xl.enabled";
   int64_t segment_length = 150;  // tgt_len
   int64_t mem_len = 150;         // memory rows kept per layer (0: segments are independent)
   int64_t clamp_len = -1;        // clamp relative distances to this; <= 0 = no clamp (reference)

@@ -11,6 +11,9 @@ enum class ActUpdate { Interpolate, WeightedSum };
 // Universal Transformer (Dehghani et al., seed 000): one shared block applied recurrently with
 // a position + time signal, optionally halted per position by ACT (Graves 2016).
 struct UniversalConfig {
+  // Its name in the compatibility table and the config key that chooses it (stack_kind.h).
+  static constexpr const char* kStackKindName = "universal";
+  static constexpr const char* kStackKindKey = "universal.enabled";
   bool act = true;           // false: fixed number of steps (max_steps)
   int64_t max_steps = 8;     // M (tensor2tensor: 2 x num_hidden_layers)
   float epsilon = 0.01f;     // halting threshold 1 - eps
