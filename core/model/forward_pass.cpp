@@ -1,5 +1,7 @@
 #include "core/model/forward_pass.h"
 
+#include "core/model/stack_kind_module.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,8 +9,8 @@
 #include "core/model/attention_sublayer.h"
 #include "core/model/embeddings.h"
 #include "core/model/model_arrays.h"
+#include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
-#include "core/variants/reformer/lsh_attention.h"  // reversible_stack
 
 namespace atlas {
 
@@ -304,10 +306,10 @@ void ForwardPass::layer_done(const std::string& layer, const DTensor& x) {
 }
 
 DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
-  if (c_.reversible()) {  // Reformer reversible stack (lsh_attention.cpp)
+  if (has_reversible_layers(c_)) {  // Reformer's reversible layers (StackKindModule)
     AttentionMask m;
     m.key_valid = key_valid;
-    return reversible_stack(*this, x, "encoder", c_.n_layers, m, "attn");
+    return stack_kind_module(c_)->reversible_layers(*this, x, "encoder", c_.n_layers, m, "attn");
   }
   BackendExecutor e(*this);
   return encoder_stack(e, c_, std::move(x), key_valid);
@@ -315,11 +317,12 @@ DTensor ForwardPass::encoder(DTensor x, const std::vector<uint8_t>& key_valid) {
 
 DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector<uint8_t>& self_valid,
                              const std::vector<uint8_t>& memory_valid) {
-  if (c_.reversible() && !memory) {  // Reformer reversible stack
+  if (has_reversible_layers(c_) && !memory) {
     AttentionMask m;
     m.causal = true;
     m.key_valid = self_valid;
-    return reversible_stack(*this, x, "decoder", c_.decoder_layers(), m, "self_attn");
+    return stack_kind_module(c_)->reversible_layers(*this, x, "decoder", c_.decoder_layers(), m,
+                                                    "self_attn");
   }
   BackendExecutor e(*this);
   return decoder_stack(e, c_, std::move(x), memory, self_valid, memory_valid);

@@ -24,6 +24,11 @@ bool has_layer_stack(const ModelConfig& c) {
   return !k || k->layer_stack;
 }
 
+bool has_reversible_layers(const ModelConfig& c) {
+  const StackKindModule* k = stack_kind_module(c);
+  return k && k->reversible_layers;
+}
+
 StackRoute stack_route(const ModelConfig& c) {
   const StackKindModule* k = stack_kind_module(c);
   if (k && k->has_route) return k->route;

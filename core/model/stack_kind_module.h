@@ -13,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/backend.h"
 #include "core/config/config.h"
 #include "core/model/params.h"
 #include "core/model/stack_route.h"
 
 namespace atlas {
 
+class ForwardPass;
 struct RunOptions;
 struct RunResult;
 struct TokenInfo;
@@ -80,6 +82,14 @@ struct StackKindModule {
   const char* shared_block = nullptr;
   // Whether its layers form a standard layer stack, whose whole layers can be mean-ablated.
   bool layer_stack = true;
+  // Reversible residual layers in the standard route, Y1 = X1 + F(X2), Y2 = X2 + G(Y1)
+  // (Reformer): the encoder and a decoder without cross-attention run them, on the backend by
+  // this function (entry (x, x), exit the mean of the streams and the final norm; null: the
+  // standard blocks) and on the tape by the training forward's reversible layer op (it keeps no
+  // activations and rebuilds its input in its backward, so it is the tape's own).
+  DTensor (*reversible_layers)(ForwardPass& pass, DTensor x, const std::string& stack,
+                               int64_t layers, const AttentionMask& mask,
+                               const std::string& attn_name) = nullptr;
   // Why the logit lens refuses it (null: it does not).
   const char* no_logit_lens = nullptr;
 };
@@ -93,6 +103,8 @@ const HostModelKind* host_model_kind(const ModelConfig& c);
 const char* shared_block_of(const ModelConfig& c);
 // Whether a config's layers form a standard layer stack (the standard stacks, the host models).
 bool has_layer_stack(const ModelConfig& c);
+// Whether a config's stack kind runs reversible layers (StackKindModule::reversible_layers).
+bool has_reversible_layers(const ModelConfig& c);
 
 // Every kind's entry (generated from the folders of core/variants/).
 std::vector<const StackKindModule*> generated_variant_stack_kinds();

@@ -22,6 +22,7 @@
 #include "core/model/embeddings.h"
 #include "core/model/positional.h"
 #include "core/model/qk_positions.h"
+#include "core/model/stack_kind_module.h"
 #include "core/model/stack_route.h"
 #include "core/model/transformer_block.h"
 #include "core/variants/gtrxl/train_gates.h"
@@ -367,13 +368,13 @@ class Builder {
   }
 
   int encoder(int x, const std::vector<uint8_t>& valid) {
-    if (c_.reversible()) return reversible(x, "encoder", c_.n_layers, "attn", false, valid);
+    if (has_reversible_layers(c_)) return reversible(x, "encoder", c_.n_layers, "attn", false, valid);
     TapeExecutor e(*this);
     return encoder_stack(e, c_, x, valid);
   }
   int decoder(int x, int memory, const std::vector<uint8_t>& self_valid,
               const std::vector<uint8_t>& memory_valid) {
-    if (c_.reversible() && memory < 0)
+    if (has_reversible_layers(c_) && memory < 0)
       return reversible(x, "decoder", c_.decoder_layers(), "self_attn", true, self_valid);
     TapeExecutor e(*this);
     return decoder_stack(e, c_, x, memory >= 0 ? &memory : nullptr, self_valid, memory_valid);

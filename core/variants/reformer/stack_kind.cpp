@@ -1,6 +1,7 @@
 // Reformer's reversible stack as a stack kind (core/model/stack_kind_module.h): the standard
 // stacks' loop, each layer plain or reversible inside it (core/model/standard_stacks.h).
 #include "core/model/stack_kind_module.h"
+#include "core/variants/reformer/lsh_attention.h"
 
 namespace atlas {
 
@@ -12,6 +13,7 @@ const StackKindModule kReversibleStackKind{
     .name = "reversible",
     .used_by = reversible_stack_used,
     .layer_stack = false,  // its layers recompute their inputs from their outputs
+    .reversible_layers = reversible_stack,
 };
 
 }  // namespace
