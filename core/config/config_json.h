@@ -143,6 +143,7 @@ struct VariantChoice {
 //               attention (the reversible stack)
 //   replacing   replaces the Transformer stacks altogether
 //   not_plain   changes plain softmax attention with its standard key layout and mask
-//   variant     a variant module (a config with none may use the decoder's prefix cache)
+//   variant     a variant whose runs a decoder's cached prefix cannot continue (a config with
+//               none may use the prefix cache, core/model/prefix_cache.h)
 
 }  // namespace atlas::config_json

@@ -28,7 +28,8 @@ std::vector<ConfigSection> alibi_sections() {
 // Its rows of the compatibility table (core/config/variant_choices.h).
 std::vector<VariantChoice> alibi_choices() {
   return {{"alibi", "alibi.enabled", [](const ModelConfig& c) { return alibi_of(c) != nullptr; },
-           {"attention", "not_plain", "variant"},
+           // not of the group "variant": a decoder's cached prefix continues with its rows
+           {"attention", "not_plain"},
            {"shaw", "adaptive_span", "xl", "universal", "score_function", "rotary", "patches",
             "@efficient", "@replacing"},
            "ALiBi's distance biases are the model's positions, in the plain softmax attention of "
