@@ -13,6 +13,7 @@
 #include "core/model/attention_mechanism.h"
 #include "core/model/estimate.h"
 #include "core/model/model.h"
+#include "core/model/prefix_cache.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
 #include "core/variants/alibi/alibi_attention_op.h"
@@ -185,8 +186,13 @@ void check_model_against_naive(const ModelConfig& c, const std::vector<int>& ids
           gap = std::max(gap, std::abs(want.attn[size_t(l)][h][i][j] - a.data[(h * L + i) * L + j]));
     INFO(name);
     CHECK(gap < 1e-5);
-    // The layer's slopes, traced for the views: 2^-2, 2^-4, 2^-6, 2^-8 for 4 heads.
-    CHECK(test::traced(r, name + ".alibi.slopes").data == FloatBuffer{0.25f, 0.0625f, 0.015625f, 0.00390625f});
+    // The layer's biases per distance d and head, traced for the views: -m_h d with the slopes
+    // 2^-2, 2^-4, 2^-6, 2^-8 of 4 heads.
+    const Tensor& bias = test::traced(r, name + ".alibi.distance_bias");
+    REQUIRE(bias.shape == Shape{int64_t(L), 4});
+    const float m[4] = {0.25f, 0.0625f, 0.015625f, 0.00390625f};
+    for (size_t d = 0; d < L; ++d)
+      for (size_t h = 0; h < 4; ++h) CHECK(bias.data[d * 4 + h] == -m[h] * float(d));
   }
 }
 
@@ -350,4 +356,36 @@ TEST_CASE("training with ALiBi: the same logits as inference, and whole-model gr
   train::ParamsT<double> params = train::testing::noisy_params(c);
   const train::Example ex{{3, 1, 4, 1, 5, 9}, {}, {1, 4, 1, 5, 9, 2}};
   CHECK(train::fd::check_gradients(params, train::testing::cross_entropy_loss(c, ex), 1e-6, 8) > 100);
+}
+
+TEST_CASE("an ALiBi decoder continuing a cached prefix gives the full forward's result", "[alibi][prefix_cache]") {
+  const ModelConfig c = alibi_model(Architecture::Decoder);
+  const Model m(c, init_params(c, 8));
+  PrefixCache cache;
+  RunOptions o;
+  o.trace.scores = true;
+  o.prefix_cache = &cache;
+  const std::vector<int32_t> first = {5, 9, 200, 31, 7, 7}, longer = {5, 9, 200, 31, 7, 7, 100, 3, 65};
+  m.forward(test::tokens(first), {}, o);
+  const RunResult got = m.forward(test::tokens(longer), {}, o);
+  // A causal ALiBi row depends on earlier keys only, so the cache applies (prefix_cache.h): the
+  // 6 shared tokens come from it, and the biases use the queries' true positions past them.
+  CHECK(cache.reused_tokens() == 6);
+  RunOptions full;
+  full.trace.scores = true;
+  const RunResult want = m.forward(test::tokens(longer), {}, full);
+  REQUIRE(got.trace.names() == want.trace.names());
+  for (const TracedArray& w : want.trace.arrays) {
+    INFO(w.name);
+    const TracedArray* g = got.trace.find(w.name);
+    REQUIRE(g->tensor.shape == w.tensor.shape);
+    for (size_t n = 0; n < w.tensor.data.size(); ++n)
+      if (!(std::isinf(w.tensor.data[n]) ? g->tensor.data[n] == w.tensor.data[n]
+                                         : std::abs(g->tensor.data[n] - w.tensor.data[n]) <= 2e-5f))
+        FAIL("differs at " << n);
+  }
+  double worst = 0;
+  for (size_t n = 0; n < want.output.data.size(); ++n)
+    worst = std::max(worst, double(std::abs(got.output.data[n] - want.output.data[n])));
+  CHECK(worst < 2e-5);
 }

@@ -67,6 +67,8 @@ TEST_CASE("an ALiBi decoder on Vulkan runs its kernel and matches the CPU backen
     const std::string scores = std::string(layer) + ".scores";
     REQUIRE(got.trace.find(scores) != nullptr);
     CHECK(largest_gap(got.trace.find(scores)->tensor, want.trace.find(scores)->tensor) < 1e-4);
-    CHECK(got.trace.find(std::string(layer) + ".alibi.slopes") != nullptr);
+    const std::string bias = std::string(layer) + ".alibi.distance_bias";
+    REQUIRE(got.trace.find(bias) != nullptr);
+    CHECK(got.trace.find(bias)->tensor.data == want.trace.find(bias)->tensor.data);
   }
 }

@@ -28,12 +28,16 @@ DTensor alibi_attention_layer(ForwardPass& pass, const DTensor& q, const DTensor
   args.attn.want_scores = topt.scores;
   args.slopes = alibi_slopes(H, alibi ? alibi->bias_max : AlibiConfig{}.bias_max);
 
-  if (topt.positional) {
-    Tensor slopes({H});
-    slopes.data.assign(args.slopes.begin(), args.slopes.end());
-    pass.trace().add(prefix + kAlibiSlopesSuffix,
-                     "ALiBi slope m_h per head: the scores get -m_h |i - j| [heads]",
-                     std::move(slopes));
+  if (topt.positional) {  // rows d = Lk - Lq .. Lk - 1 (all of them without a cached prefix)
+    const int64_t lq = q.shape[0], lk = k.shape[0];
+    Tensor bias({lq, H});
+    for (int64_t r = 0; r < lq; ++r)
+      for (int64_t h = 0; h < H; ++h)
+        bias.data[size_t(r * H + h)] = alibi_distance_bias(args.slopes[size_t(h)], lk - lq + r);
+    pass.trace().add(prefix + kAlibiDistanceBiasSuffix,
+                     "ALiBi bias -m_h d on the score of a key d positions away, per distance "
+                     "d = 0..L-1 and head (row 1: minus the slopes) [L, heads]",
+                     std::move(bias));
   }
 
   const AlibiAttentionResult r = alibi_attention(pass.backend(), q, k, v, args);

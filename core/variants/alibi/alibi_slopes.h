@@ -20,10 +20,14 @@ inline int64_t alibi_distance(int64_t i, int64_t j, int64_t lq, int64_t lk) {
   return std::abs(i + lk - lq - j);
 }
 
-// The bias -m |i - j| added to the scaled score of query row i and key j (float: what every
-// backend adds; the Vulkan kernel writes the same product).
+// The bias -m d on the score of a key d positions away (float: what every backend adds; the
+// Vulkan kernel writes the same product).
+inline float alibi_distance_bias(float slope, int64_t d) {
+  return -(slope * static_cast<float>(d));
+}
+// The bias -m |i - j| added to the scaled score of query row i and key j.
 inline float alibi_bias(float slope, int64_t i, int64_t j, int64_t lq, int64_t lk) {
-  return -(slope * static_cast<float>(alibi_distance(i, j, lq, lk)));
+  return alibi_distance_bias(slope, alibi_distance(i, j, lq, lk));
 }
 
 }  // namespace atlas
