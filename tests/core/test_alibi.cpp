@@ -352,6 +352,8 @@ TEST_CASE("ALiBi's tape kernel forward equals the host op", "[train][alibi]") {
 TEST_CASE("training with ALiBi: the same logits as inference, and whole-model gradients", "[train][grad][alibi]") {
   train::testing::check_same_as_inference(alibi_model(Architecture::Decoder), {1, 2, 3, 4, 5, 6, 7});
   train::testing::check_same_as_inference(alibi_model(Architecture::Encoder), {5, 6, 7, 8, 9, 256});
+  // Encoder-decoder: ALiBi in both stacks' self-attention, plain cross-attention.
+  train::testing::check_same_as_inference(alibi_model(Architecture::EncoderDecoder), {65, 66, 67, 68}, {257, 65, 66});
   const ModelConfig c = alibi_model(Architecture::Decoder);
   train::ParamsT<double> params = train::testing::noisy_params(c);
   const train::Example ex{{3, 1, 4, 1, 5, 9}, {}, {1, 4, 1, 5, 9, 2}};
