@@ -18,6 +18,7 @@ Usage: check_file_local_names.py [SOURCE_ROOT]     (default: the folder above th
        check_file_local_names.py --self-test       (shows the check catches what it should)
 """
 import collections
+import glob
 import os
 import re
 import sys
@@ -89,7 +90,12 @@ def parser_sources(root):
     if not os.path.exists(listing):
         return set()
     text = open(listing, encoding="utf-8").read()
-    return {os.path.normpath(p) for p in re.findall(r"\$\{PROJECT_SOURCE_DIR\}/(\S+\.cpp)", text)}
+    found = set()
+    # Listed paths, and globs (the variants' config files, core/variants/*/*_config.cpp).
+    for p in re.findall(r"\$\{PROJECT_SOURCE_DIR\}/(\S+\.cpp)", text):
+        matches = glob.glob(os.path.join(root, p)) if "*" in p else [os.path.join(root, p)]
+        found.update(os.path.normpath(os.path.relpath(m, root)) for m in matches)
+    return found
 
 
 def target_sources(root):
