@@ -142,6 +142,17 @@ TEST_CASE("ALiBi panel: alibi-lm's biases by position and distance are Press's s
   CHECK_FALSE(pos.masked(1, 0));
   CHECK_FALSE(pos.masked(8, 8));
 
+  // One token: the trace holds distance 0 only, so no slope is shown, and none invented.
+  VariantPanel one(providerById("alibi"));
+  one.setTrace(uitest::runOn(model, "a"));
+  REQUIRE(one.available());
+  one.ensureBuilt();
+  REQUIRE(one.plots().size() == 4);
+  CHECK(one.plots()[2].matrix.rowLabels[0] == "h0");
+  CHECK(one.plots()[2].matrix.cols == 1);
+  CHECK(one.plots()[2].matrix.at(0, 0) == 0.0f);
+  CHECK(one.plots()[3].cellText[0] == "needs 2 tokens");
+
   // A model without ALiBi offers no such panel.
   VariantPanel none(providerById("alibi"));
   none.setTrace(uitest::runOn(load_model("preset:tiny-decoder"), "abab abab"));
