@@ -230,11 +230,11 @@ TEST_CASE("atlas export --panel draws a variant panel's plot; its data are the r
     CHECK_THAT(r.err, Catch::Contains(why));
   };
   refused("export preset:tiny-decoder --text abc --panel lsh", "nothing to draw");
-  refused("export preset:tiny-decoder --text abc --panel foo", "the panels are span, gates");
+  refused("export preset:tiny-decoder --text abc --panel foo", "the panels are span, alibi, gates");
   // The help lists every registered panel, a module's own among them.
   o = run_atlas("export --help");
   CHECK(o.code == 0);
-  CHECK_THAT(o.out, Catch::Contains("Panels: span, gates") && Catch::Contains("rope") &&
+  CHECK_THAT(o.out, Catch::Contains("Panels: span, alibi, gates") && Catch::Contains("rope") &&
                         Catch::Contains("qk"));
   refused("export preset:tiny-decoder --text abc --panel heads --plot zzz", "names no plot");
   refused("export preset:tiny-decoder --text abc --panel heads --plot 99", "--plot 99 is out of range: the Head statistics panel has ");

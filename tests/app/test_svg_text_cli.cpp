@@ -171,6 +171,7 @@ TEST_CASE("atlas export --panel writes every plot of every panel with hostile te
   const std::map<std::string, std::string> modelOf = {
       {"span", "preset:tiny-span"},       {"act", "preset:tiny-ut-act"},   {"lsh", "preset:tiny-reformer"},
       {"xl", "preset:tiny-xl"},           {"gates", "preset:tiny-gtrxl"},  {"rope", "preset:tiny-rope"},
+      {"alibi", "preset:alibi-lm"},
       {"performer", "preset:tiny-performer"}, {"lens", words.string()},    {"ablation", words.string()},
       {"predictions", words.string()},    {"heads", words.string()},       {"qk", words.string()}};
   std::string ids = help.out.substr(help.out.find("Panels: ") + 8);

@@ -193,7 +193,8 @@ TEST_CASE("every variant panel's plots export SVG and PDF that render like their
   TraceOptions all = TraceOptions::all();
   all.qk = true;
   std::vector<std::pair<std::string, Trace>> traces;
-  for (const char* preset : {"tiny-span", "tiny-ut-act", "tiny-reformer", "tiny-xl", "tiny-gtrxl", "tiny-rope"})
+  for (const char* preset : {"tiny-span", "tiny-ut-act", "tiny-reformer", "tiny-xl", "tiny-gtrxl", "tiny-rope",
+                             "alibi-lm"})
     traces.emplace_back(preset, runPreset(preset, "abab cdcd abab", all).trace);
   // The logit lens on a plain decoder; the ablation and Performer-study panels read arrays
   // their own runs add: hand-made here.
