@@ -11,7 +11,9 @@
 #include <QPainter>
 #include <QTextStream>
 #include <QValueAxis>
+#include <QFontMetricsF>
 #include <QLegend>
+#include <QLegendMarker>
 #include <algorithm>
 #include <cmath>
 
@@ -220,6 +222,21 @@ QVector<QVector<double>> chartSeriesValues(const QChart* chart) {
   return out;
 }
 
+namespace {
+
+// A legend along the bottom elides its entries ("h...") once they do not fit in one row; a
+// list on the right keeps them whole (names like "h7: 1/256", one per curve).
+void keepLegendWhole(QChart* chart, double width) {
+  QLegend* legend = chart->legend();
+  const QFontMetricsF fm(legend->font());
+  double row = 0;
+  for (QLegendMarker* marker : legend->markers())
+    row += fm.horizontalAdvance(marker->label()) + 3.0 * fm.height();  // marker, gaps
+  if (row > 0.95 * width) legend->setAlignment(Qt::AlignRight);
+}
+
+}  // namespace
+
 FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
   FigureSpec s = spec;
   s.mapping = plot.mapping;
@@ -251,6 +268,7 @@ FigureContent panelFigure(const PanelPlot& plot, const FigureSpec& spec) {
     QGraphicsScene scene;
     QChart* chart = buildPanelChart(*shared, false);
     useFigureFonts(chart);
+    keepLegendWhole(chart, bounds.width());
     scene.addItem(chart);  // the scene owns and deletes it
     chart->setGeometry(QRectF(QPointF(0, 0), bounds.size()));
     fitScatterAspect(chart);  // at the figure's size (the view's queued fit never runs here)
