@@ -8,10 +8,12 @@
 #include <cmath>
 
 #include "core/analysis/logit_attribution.h"
+#include "core/formats/gguf_model.h"
 #include "core/model/model.h"
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
 #include "core/tensor/random.h"
+#include "tests/core/gguf_model_writer.h"
 #include "tests/core/naive_transformer.h"
 #include "tests/core/token_lists.h"
 
@@ -213,6 +215,38 @@ TEST_CASE("DLA: tiny-llama (RMSNorm, grouped-query heads, RoPE) sums to its logi
         double s = 0;
         for (size_t j = 0; j < L; ++j) s += r.per_source[((size_t(l) * 4 + size_t(h)) * L + q) * L + j];
         CHECK(s == Approx(r.head_part(int64_t(q), l, h)).epsilon(1e-4).margin(1e-6));
+      }
+  }
+}
+
+TEST_CASE("DLA: a Q8_0 GGUF Llama (weights read in their file's encoding) sums to its logits", "[dla][gguf]") {
+  // Both ways the CPU multiplies by quantized weights: the parts use the dequantized W^O and the
+  // output rows; what the forward's products add beyond that lands in the MLP remainder, so the
+  // sum still equals the logit.
+  const atlas::QuantizedProducts mode = GENERATE(atlas::QuantizedProducts::Exact, atlas::QuantizedProducts::Int8Activations);
+  const gguf_test::ScopedQuantizedProducts scoped(mode);
+  gguf_test::Arch a;  // 2 layers, 4 query heads sharing 2 key/value heads, RoPE, RMSNorm
+  const gguf_test::File f = gguf_test::make_file(a);
+  GgufLoadOptions o;
+  o.tokenizer = false;
+  const Model m = load_gguf_model(gguf_test::write(f, "dla").string(), o);
+  REQUIRE(m.params().at("decoder.layer0.self_attn.wo").packed);
+  const std::vector<TokenInfo> src = tokens({3, 170, 5, 5, 9, 30, 259});
+  const RunResult run = m.forward(src, {}, RunOptions{});
+  DlaRequest req;
+  req.per_source = true;
+  const LogitAttribution r = logit_attribution(m, src, req);
+  const size_t L = src.size(), V = size_t(a.vocab);
+  for (size_t q = 0; q < L; ++q) {
+    CHECK(dla_rel_err(r.total[q], run.output.data[q * V + size_t(r.tokens[q])]) < 1e-4);
+    // The split recomputes v with the dequantized W_V: the forward's values only when its
+    // products are exact too (int8 activations round v by about 1e-3).
+    if (mode != atlas::QuantizedProducts::Exact) continue;
+    for (int64_t l = 0; l < 2; ++l)
+      for (int64_t h = 0; h < 4; ++h) {
+        double s = 0;
+        for (size_t j = 0; j < L; ++j) s += r.per_source[((size_t(l) * 4 + size_t(h)) * L + q) * L + j];
+        CHECK(s == Approx(r.head_part(int64_t(q), l, h)).epsilon(1e-4).margin(1e-5));
       }
   }
 }
