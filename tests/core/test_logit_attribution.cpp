@@ -15,6 +15,7 @@
 #include "core/tensor/random.h"
 #include "tests/core/gguf_model_writer.h"
 #include "tests/core/naive_transformer.h"
+#include "tests/core/preset_test_util.h"
 #include "tests/core/token_lists.h"
 
 using namespace atlas;
@@ -319,4 +320,27 @@ TEST_CASE("DLA: bad positions, tokens and per-source requests are refused by nam
   ps.per_source = false;
   const LogitAttribution ar = logit_attribution(am, am.tokenize("abc", "").first, ps);  // the rest works
   CHECK(dla_rel_err(ar.total[2], ar.logit[2]) < 1e-4);
+}
+
+TEST_CASE("DLA: every preset it accepts sums to its logits; every other is refused with a reason", "[dla][presets]") {
+  int accepted = 0;
+  for (const PresetInfo& info : list_presets()) {
+    INFO(info.name);
+    const ModelConfig c = preset_test::small_preset_config(info.name);
+    const std::string why = logit_attribution_refusal(c);
+    if (!why.empty()) {
+      CHECK_THAT(why, Contains("supported: pre-norm"));
+      continue;
+    }
+    ++accepted;
+    const Model m(c, init_params(c, 2));
+    const std::vector<TokenInfo> src = is_patch_model(c) ? patch_input(c, preset_test::gradient_image()).tokens
+                                                         : m.tokenize("Attribution", "").first;
+    const RunResult run = m.forward(src, {}, RunOptions{});
+    const LogitAttribution r = logit_attribution(m, src, {});
+    const size_t V = size_t(run.output.shape[1]);
+    for (size_t q = 0; q < src.size(); ++q)
+      CHECK(dla_rel_err(r.total[q], run.output.data[q * V + size_t(r.tokens[q])]) < 1e-4);
+  }
+  CHECK(accepted >= 6);  // tiny-decoder, tiny-llama, tiny-mistral, tiny-gemma, tiny-vit, alibi-lm, ...
 }
