@@ -67,6 +67,8 @@ const Verb kVerbs[] = {
      "head statistics: entropy, distance, sink, previous-token, duplicate, induction"},
     {"ablate", atlas::cli::cmd_ablate,
      "ablation sweep: every head or layer removed in turn, the change of the output"},
+    {"dla", atlas::cli::cmd_dla,
+     "direct logit attribution: a logit split into embeddings, heads, MLPs and biases"},
     {"compare", atlas::cli::cmd_compare,
      "two inputs or two models: per-head attention distances, difference heatmaps"},
     {"search", atlas::cli::cmd_search,
