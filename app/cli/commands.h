@@ -35,6 +35,7 @@ int cmd_heads(const std::vector<std::string>& args);   // head statistics
 int cmd_ablate(const std::vector<std::string>& args);  // ablation sweeps
 int cmd_compare(const std::vector<std::string>& args);  // two runs' attention compared
 int cmd_search(const std::vector<std::string>& args);   // token search over heads
+int cmd_patch(const std::vector<std::string>& args);    // activation patching
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif
