@@ -77,7 +77,7 @@ const Tensor& source_call(const RecordedRun& s, const std::string& prefix, size_
 }
 
 // The layer's standard-stack name ("decoder.layer3") of a single-stack model.
-std::string layer_name(const ModelConfig& c, int64_t l) {
+std::string patch_layer_name(const ModelConfig& c, int64_t l) {
   return std::string(c.architecture == Architecture::Encoder ? "encoder" : "decoder") + ".layer" + std::to_string(l);
 }
 
@@ -98,7 +98,7 @@ Eigen::MatrixXd mlp_patched_rows(const Model& model, const RecordedRun& target, 
 
 // The attention sub-layer prefix of a standard layer (its self-attention).
 std::string self_attention_of(const ModelConfig& c, int64_t l) {
-  return layer_name(c, l) + (c.architecture == Architecture::Encoder ? ".attn" : ".self_attn");
+  return patch_layer_name(c, l) + (c.architecture == Architecture::Encoder ? ".attn" : ".self_attn");
 }
 
 }  // namespace
@@ -263,14 +263,14 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
     if (spec.site == PatchSite::Resid && l == 0) {
       tokens[size_t(p)] = source_tokens[size_t(p)];
     } else if (spec.site == PatchSite::Resid) {
-      const std::string before = layer_name(c, l - 1);
+      const std::string before = patch_layer_name(c, l - 1);
       const Tensor& from = source.layers.at(before).second;
       o.hooks.layer = [&, before, p](const std::string& layer, const Tensor&, Tensor& out) {
         if (layer != before) return;
         out.mat().row(p) = from.mat().row(p);
       };
     } else if (spec.site == PatchSite::Mlp) {
-      const std::string at = layer_name(c, l);
+      const std::string at = patch_layer_name(c, l);
       if (!mlp_rows.count(l)) mlp_rows[l] = mlp_patched_rows(model, target, source, at, self_attention_of(c, l));
       const Eigen::MatrixXd& rows = mlp_rows.at(l);
       o.hooks.layer = [&, at, p](const std::string& layer, const Tensor&, Tensor& out) {

@@ -71,7 +71,7 @@ struct NaiveRun {
   std::vector<Matrix> resid, heads, mlp;  // per layer
 };
 
-NaiveRun naive_run(const ModelConfig& c, const ParamStore& p, const std::vector<TokenInfo>& tokens,
+NaiveRun naive_patched_run(const ModelConfig& c, const ParamStore& p, const std::vector<TokenInfo>& tokens,
                    const NaiveEdit& edit = {}) {
   REQUIRE(!c.fixnorm);
   std::vector<int> ids;
@@ -110,14 +110,14 @@ Tensor as_tensor(const Matrix& m) {
   return t;
 }
 
-struct Case {
+struct PatchCase {
   std::string preset, clean, corrupted;
 };
 
 // The metric of the naive run with `edit`, as patching computes it from logits.
 double edited_metric(const Model& model, const PatchSpec& spec, const NaiveRun& clean,
                      const std::vector<TokenInfo>& target, const NaiveEdit& edit) {
-  const NaiveRun run = naive_run(model.config(), model.params(), target, edit);
+  const NaiveRun run = naive_patched_run(model.config(), model.params(), target, edit);
   return patch_metric(spec, as_tensor(clean.logits), as_tensor(run.logits));
 }
 
@@ -127,16 +127,16 @@ void check_cell(double got, double want) { CHECK(got == Approx(want).epsilon(2e-
 
 TEST_CASE("every patched cell equals the naive run edited by hand to carry the source's activation",
           "[patching]") {
-  for (const Case& k : {Case{"tiny-decoder", "abcab cab", "abcab cbb"}, Case{"tiny-encoder", "abcab cab", "abxab cab"},
-                        Case{"tiny-llama", "abcab cab", "abcab cbb"}}) {
+  for (const PatchCase& k : {PatchCase{"tiny-decoder", "abcab cab", "abcab cbb"}, PatchCase{"tiny-encoder", "abcab cab", "abxab cab"},
+                        PatchCase{"tiny-llama", "abcab cab", "abcab cbb"}}) {
     CAPTURE(k.preset);
     const ModelConfig c = preset_test::small_preset_config(k.preset);
     const Model model(c, init_params(c, 11));
     const auto clean = model.tokenize(k.clean, "").first;
     const auto corrupted = model.tokenize(k.corrupted, "").first;
     REQUIRE(clean.size() == corrupted.size());
-    const NaiveRun naive_clean = naive_run(c, model.params(), clean);
-    const NaiveRun naive_corrupted = naive_run(c, model.params(), corrupted);
+    const NaiveRun naive_clean = naive_patched_run(c, model.params(), clean);
+    const NaiveRun naive_corrupted = naive_patched_run(c, model.params(), corrupted);
     // The oracle itself: the naive runs are the engine's (so an edit of them is a test of patching).
     const Tensor engine_clean = model.forward(clean, {}, RunOptions{}).output;
     REQUIRE(engine_clean.shape[1] == int64_t(naive_clean.logits[0].size()));
