@@ -36,6 +36,7 @@ int cmd_ablate(const std::vector<std::string>& args);  // ablation sweeps
 int cmd_compare(const std::vector<std::string>& args);  // two runs' attention compared
 int cmd_search(const std::vector<std::string>& args);   // token search over heads
 int cmd_dla(const std::vector<std::string>& args);      // direct logit attribution
+int cmd_patch(const std::vector<std::string>& args);    // activation patching
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

@@ -1,0 +1,303 @@
+// Activation patching (patching.h). Each site is set through RunOptions::hooks from a recording
+// run of the source input:
+//   resid, layer 0: the embeddings of one position are those of the source's token there (an
+//     embedding row depends only on its token, type and position), so the run is the target's
+//     tokens with that one token swapped, no hook;
+//   resid, layer l > 0: hooks.layer sets row p of layer l-1's output (the residual before l);
+//   attn: hooks.heads sets row p of every head's output before W^O, which W^O maps row by row to
+//     the sub-layer's output at p;
+//   mlp (pre-norm): output = input + attention + MLP, so the patched row is
+//     in_t + attn_t + (out_s - in_s - attn_s), attn = heads W^O^T + b^O (the biases cancel);
+//   head, head-pos: hooks.heads sets head h's columns (every row, or row p), matched to the
+//     source's call of the same sub-layer by order (Transformer-XL segments, UT steps).
+#include "core/analysis/patching.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "core/analysis/ablation.h"
+#include "core/formats/packed_weights.h"
+#include "core/model/stack_kind_module.h"
+#include "core/tensor/error.h"
+
+namespace atlas {
+
+namespace {
+
+template <class E>
+E parse_patch_choice(const std::string& s, const std::string& flag,
+                     std::initializer_list<std::pair<const char*, E>> choices) {
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (s == name) return value;
+    names += std::string(names.empty() ? "" : ", ") + name;
+  }
+  throw AtlasError(flag + ": unknown choice \"" + s + "\" (choose " + names + ")");
+}
+
+std::vector<double> patch_log_softmax(const float* row, int64_t n) {
+  std::vector<double> out(static_cast<size_t>(n));
+  const double mx = *std::max_element(row, row + n);
+  double z = 0;
+  for (int64_t v = 0; v < n; ++v) z += std::exp(double(row[v]) - mx);
+  const double lz = mx + std::log(z);
+  for (int64_t v = 0; v < n; ++v) out[size_t(v)] = double(row[v]) - lz;
+  return out;
+}
+
+bool per_position(PatchSite s) { return s != PatchSite::Head; }
+bool layer_site(PatchSite s) { return s == PatchSite::Resid || s == PatchSite::Attn || s == PatchSite::Mlp; }
+
+// What a run leaves for patching: every heads call (per sub-layer prefix, in call order) and
+// every standard layer's input and output.
+struct RecordedRun {
+  std::map<std::string, std::vector<Tensor>> heads;
+  std::map<std::string, std::pair<Tensor, Tensor>> layers;  // name -> (input, output)
+  Tensor logits;
+};
+
+RecordedRun record_run(const Model& model, const std::vector<TokenInfo>& tokens, const RunOptions& base) {
+  RecordedRun r;
+  RunOptions o = base;
+  o.hooks.heads = [&r](const std::string& prefix, Tensor& h) { r.heads[prefix].push_back(h); };
+  o.hooks.layer = [&r](const std::string& layer, const Tensor& in, Tensor& out) { r.layers[layer] = {in, out}; };
+  r.logits = model.forward(tokens, {}, o).output;
+  return r;
+}
+
+const Tensor& source_call(const RecordedRun& s, const std::string& prefix, size_t call, const Tensor& like) {
+  const auto it = s.heads.find(prefix);
+  if (it == s.heads.end() || call >= it->second.size() || it->second[call].shape != like.shape)
+    throw AtlasError("activation patching: the two inputs ran " + prefix +
+                     " a different number of times or with different shapes (Transformer-XL segments "
+                     "or ACT steps differ); head sites need runs of the same structure");
+  return it->second[call];
+}
+
+// The layer's standard-stack name ("decoder.layer3") of a single-stack model.
+std::string patch_layer_name(const ModelConfig& c, int64_t l) {
+  return std::string(c.architecture == Architecture::Encoder ? "encoder" : "decoder") + ".layer" + std::to_string(l);
+}
+
+// The patched output rows of a pre-norm layer whose MLP output is the source's:
+// in_t + out_s - in_s + (heads_t - heads_s) W^O^T, [L, d] in double.
+Eigen::MatrixXd mlp_patched_rows(const Model& model, const RecordedRun& target, const RecordedRun& source,
+                                 const std::string& layer, const std::string& attn_prefix) {
+  const auto& [in_t, out_t] = target.layers.at(layer);
+  const auto& [in_s, out_s] = source.layers.at(layer);
+  (void)out_t;
+  const Tensor wo = to_float(required_param(model.params(), attn_prefix + ".wo"));  // [d, H*dh]
+  const Tensor& h_t = target.heads.at(attn_prefix).front();  // [L, H*dh]
+  const Tensor& h_s = source.heads.at(attn_prefix).front();
+  const Eigen::MatrixXd dh = h_t.mat().cast<double>() - h_s.mat().cast<double>();
+  return in_t.mat().cast<double>() + out_s.mat().cast<double>() - in_s.mat().cast<double>() +
+         dh * wo.mat().cast<double>().transpose();
+}
+
+// The attention sub-layer prefix of a standard layer (its self-attention).
+std::string self_attention_of(const ModelConfig& c, int64_t l) {
+  return patch_layer_name(c, l) + (c.architecture == Architecture::Encoder ? ".attn" : ".self_attn");
+}
+
+}  // namespace
+
+const char* patch_site_name(PatchSite s) {
+  switch (s) {
+    case PatchSite::Resid: return "resid";
+    case PatchSite::Attn: return "attn";
+    case PatchSite::Mlp: return "mlp";
+    case PatchSite::Head: return "head";
+    case PatchSite::HeadPos: return "head-pos";
+  }
+  return "?";
+}
+const char* patch_direction_name(PatchDirection d) { return d == PatchDirection::Denoise ? "denoise" : "noise"; }
+const char* patch_metric_name(PatchMetric m) {
+  switch (m) {
+    case PatchMetric::LogitDiff: return "logit-diff";
+    case PatchMetric::Prob: return "prob";
+    case PatchMetric::KL: return "kl";
+    case PatchMetric::Loss: return "loss";
+  }
+  return "?";
+}
+PatchSite parse_patch_site(const std::string& s, const std::string& flag) {
+  return parse_patch_choice<PatchSite>(s, flag, {{"resid", PatchSite::Resid}, {"attn", PatchSite::Attn},
+                                                 {"mlp", PatchSite::Mlp}, {"head", PatchSite::Head},
+                                                 {"head-pos", PatchSite::HeadPos}});
+}
+PatchDirection parse_patch_direction(const std::string& s, const std::string& flag) {
+  return parse_patch_choice<PatchDirection>(s, flag, {{"denoise", PatchDirection::Denoise},
+                                                      {"noise", PatchDirection::Noise}});
+}
+PatchMetric parse_patch_metric(const std::string& s, const std::string& flag) {
+  return parse_patch_choice<PatchMetric>(s, flag, {{"logit-diff", PatchMetric::LogitDiff}, {"prob", PatchMetric::Prob},
+                                                   {"kl", PatchMetric::KL}, {"loss", PatchMetric::Loss}});
+}
+
+void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
+                    const std::vector<TokenInfo>& corrupted, const PatchSpec& spec) {
+  const ModelConfig& c = model.config();
+  if (clean.size() != corrupted.size())
+    throw AtlasError("the clean input is " + std::to_string(clean.size()) + " tokens and the corrupted input " +
+                     std::to_string(corrupted.size()) +
+                     "; activation patching needs two inputs of the same token length (token-aligned)");
+  if (clean.empty()) throw AtlasError("activation patching needs a non-empty input");
+  if (c.architecture == Architecture::EncoderDecoder)
+    throw AtlasError("activation patching covers encoder-only and decoder-only models; an encoder-decoder "
+                     "model (two inputs per run) is not supported yet");
+  if (c.output == OutputHead::None)
+    throw AtlasError("activation patching measures the output logits; this model has no output head");
+  const char* metric = patch_metric_name(spec.metric);
+  const int64_t vocab = c.vocab_size;
+  auto check_token = [&](int32_t t, const char* which) {
+    if (t < 0 || t >= vocab)
+      throw AtlasError(std::string("the metric ") + metric + " needs " + which + " token inside the vocabulary (0.." +
+                       std::to_string(vocab - 1) + "), got id " + std::to_string(t));
+  };
+  if (spec.metric != PatchMetric::KL) check_token(spec.token_a, "a first");
+  if (spec.metric == PatchMetric::LogitDiff) check_token(spec.token_b, "a second");
+  const int64_t L = int64_t(clean.size());
+  if (spec.position < -1 || spec.position >= L)
+    throw AtlasError("position " + std::to_string(spec.position) + " is outside the input's " + std::to_string(L) +
+                     " positions (0.." + std::to_string(L - 1) + ", or -1 for the last)");
+  bool heads = false;  // attention sub-layers with an output projection the hooks act on
+  for (const auto& [name, t] : model.params())
+    heads |= name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && global_layer_of(c, name) >= 0;
+  if (!heads)
+    throw AtlasError("this model has no multi-head attention layers (no per-layer output projection W^O) "
+                     "to patch");
+  if (layer_site(spec.site) && !has_layer_stack(c))
+    throw AtlasError(std::string("the site ") + patch_site_name(spec.site) +
+                     " patches a standard layer's input or output; this model's stack (Transformer-XL, "
+                     "Universal Transformer or reversible) has no standard layers: use --site head or head-pos");
+  if (spec.site == PatchSite::Mlp && c.norm_position != NormPosition::Pre)
+    throw AtlasError("the site mlp needs pre-norm layers (output = input + attention + MLP); in this post-norm "
+                     "model the MLP output is inside the layer's norm: use resid, attn or head");
+}
+
+double patch_metric(const PatchSpec& spec, const Tensor& clean_logits, const Tensor& logits) {
+  const int64_t L = logits.shape[0], n = logits.shape[1];
+  const int64_t i = spec.position < 0 ? L - 1 : spec.position;
+  const float* x = logits.data.data() + i * n;
+  switch (spec.metric) {
+    case PatchMetric::LogitDiff: return double(x[spec.token_a]) - double(x[spec.token_b]);
+    case PatchMetric::Prob: return std::exp(patch_log_softmax(x, n)[size_t(spec.token_a)]);
+    case PatchMetric::Loss: return -patch_log_softmax(x, n)[size_t(spec.token_a)];
+    case PatchMetric::KL: {
+      const std::vector<double> lp = patch_log_softmax(clean_logits.data.data() + i * n, n);
+      const std::vector<double> lq = patch_log_softmax(x, n);
+      double kl = 0;
+      for (int64_t v = 0; v < n; ++v) {
+        const double p = std::exp(lp[size_t(v)]);
+        if (p > 0) kl += p * (lp[size_t(v)] - lq[size_t(v)]);
+      }
+      return kl;
+    }
+  }
+  return 0;
+}
+
+PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>& clean,
+                                const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
+                                const RunOptions& options,
+                                const std::function<void(int64_t, int64_t)>& progress) {
+  check_patching(model, clean, corrupted, spec);
+  const ModelConfig& c = model.config();
+  const int64_t L = int64_t(clean.size()), layers = ablation_layer_count(c), H = c.n_heads;
+  PatchResult r;
+  r.spec = spec;
+  r.position = spec.position < 0 ? L - 1 : spec.position;
+  r.shape = spec.site == PatchSite::Head      ? std::vector<int64_t>{layers, H}
+            : spec.site == PatchSite::HeadPos ? std::vector<int64_t>{layers, H, L}
+                                              : std::vector<int64_t>{layers, L};
+  int64_t cells = 1;
+  for (int64_t s : r.shape) cells *= s;
+
+  RunOptions base = options;
+  base.trace = TraceOptions::none();
+  base.prefix_cache = nullptr;
+  base.progress = nullptr;
+  base.hooks = {};
+  // A causal model's rows before p do not depend on tokens from p on (prefix_cache.h), so a patch
+  // after the measured row leaves the metric at the unpatched target's: those cells need no run.
+  const bool causal_rows = incremental_forward_applies(c, base);
+
+  const bool denoise = spec.direction == PatchDirection::Denoise;
+  const std::vector<TokenInfo>& target_tokens = denoise ? corrupted : clean;
+  const std::vector<TokenInfo>& source_tokens = denoise ? clean : corrupted;
+  const RecordedRun clean_run = record_run(model, clean, base);
+  if (progress) progress(1, 2 + cells);
+  const RecordedRun corrupted_run = record_run(model, corrupted, base);
+  if (progress) progress(2, 2 + cells);
+  const RecordedRun& target = denoise ? corrupted_run : clean_run;
+  const RecordedRun& source = denoise ? clean_run : corrupted_run;
+  r.clean = patch_metric(spec, clean_run.logits, clean_run.logits);
+  r.corrupted = patch_metric(spec, clean_run.logits, corrupted_run.logits);
+  const double unpatched = denoise ? r.corrupted : r.clean;
+  if (spec.site == PatchSite::HeadPos)
+    for (const auto& [prefix, calls] : source.heads)
+      for (const Tensor& t : calls)
+        if (t.shape[0] != L)
+          throw AtlasError("the site head-pos needs every attention call to see the whole input; " + prefix +
+                           " runs on " + std::to_string(t.shape[0]) + " of the " + std::to_string(L) +
+                           " positions at a time (Transformer-XL segments): use --site head");
+
+  std::map<int64_t, Eigen::MatrixXd> mlp_rows;  // per layer, computed on first use
+  r.raw.assign(size_t(cells), unpatched);
+  int64_t done = 2;
+  for (int64_t cell = 0; cell < cells; ++cell, ++done) {
+    if (options.cancel && options.cancel->load()) throw Cancelled();
+    const int64_t l = cell / (cells / layers);
+    const int64_t h = spec.site == PatchSite::Head ? cell % H : spec.site == PatchSite::HeadPos ? (cell / L) % H : -1;
+    const int64_t p = per_position(spec.site) ? cell % L : -1;
+    if (causal_rows && p > r.position) {
+      if (progress) progress(done + 1, 2 + cells);
+      continue;
+    }
+    RunOptions o = base;
+    std::vector<TokenInfo> tokens = target_tokens;
+    std::map<std::string, size_t> calls;  // heads calls so far per sub-layer, matched to the source's
+    if (spec.site == PatchSite::Resid && l == 0) {
+      tokens[size_t(p)] = source_tokens[size_t(p)];
+    } else if (spec.site == PatchSite::Resid) {
+      const std::string before = patch_layer_name(c, l - 1);
+      const Tensor& from = source.layers.at(before).second;
+      o.hooks.layer = [&, before, p](const std::string& layer, const Tensor&, Tensor& out) {
+        if (layer != before) return;
+        out.mat().row(p) = from.mat().row(p);
+      };
+    } else if (spec.site == PatchSite::Mlp) {
+      const std::string at = patch_layer_name(c, l);
+      if (!mlp_rows.count(l)) mlp_rows[l] = mlp_patched_rows(model, target, source, at, self_attention_of(c, l));
+      const Eigen::MatrixXd& rows = mlp_rows.at(l);
+      o.hooks.layer = [&, at, p](const std::string& layer, const Tensor&, Tensor& out) {
+        if (layer != at) return;
+        out.mat().row(p) = rows.row(p).cast<float>();
+      };
+    } else {
+      o.hooks.heads = [&, l, h, p](const std::string& prefix, Tensor& t) {
+        const size_t call = calls[prefix]++;
+        if (global_layer_of(c, prefix) != l) return;
+        const Tensor& from = source_call(source, prefix, call, t);
+        const int64_t dh = t.shape[1] / H;
+        const int64_t c0 = h < 0 ? 0 : h * dh, c1 = h < 0 ? t.shape[1] : (h + 1) * dh;
+        const int64_t r0 = p < 0 ? 0 : p, r1 = p < 0 ? t.shape[0] : p + 1;
+        t.mat().block(r0, c0, r1 - r0, c1 - c0) = from.mat().block(r0, c0, r1 - r0, c1 - c0);
+      };
+    }
+    const RunResult patched = model.forward(tokens, {}, o);
+    r.raw[size_t(cell)] = patch_metric(spec, clean_run.logits, patched.output);
+    ++r.runs;
+    if (progress) progress(done + 1, 2 + cells);
+  }
+  const double span = r.clean - r.corrupted;
+  r.normalised.resize(r.raw.size());
+  for (size_t i = 0; i < r.raw.size(); ++i)
+    r.normalised[i] = span != 0 ? (r.raw[i] - r.corrupted) / span + 0.0 : std::numeric_limits<double>::quiet_NaN();  // + 0.0: no -0
+  return r;
+}
+
+}  // namespace atlas

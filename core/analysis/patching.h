@@ -1,0 +1,84 @@
+#pragma once
+// Activation patching (Heimersheim & Nanda, "How to use and interpret activation patching",
+// 2024): a clean and a corrupted input of the same token length; one site's activation of one
+// run is put into the other run and a metric of the output is measured.
+//   denoising: clean activations into the corrupted run (is this site sufficient?)
+//   noising:   corrupted activations into the clean run (is this site necessary?)
+// Normalised so that the clean run's metric is 1 and the corrupted run's 0, in both directions.
+// Definitions and supported models: docs/patching.md.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+
+namespace atlas {
+
+enum class PatchSite {
+  Resid,    // the residual stream before layer l at position p (layer 0: the embeddings)
+  Attn,     // the attention sub-layer's output of layer l at position p
+  Mlp,      // the MLP (feed-forward) output of layer l at position p (pre-norm layers)
+  Head,     // head h's output of layer l at every position
+  HeadPos,  // head h's output of layer l at position p
+};
+enum class PatchDirection { Denoise, Noise };
+enum class PatchMetric {
+  LogitDiff,  // logit[token_a] - logit[token_b] at the position
+  Prob,       // softmax probability of token_a at the position
+  KL,         // KL(P_clean || P_patched) of the next-token distribution at the position
+  Loss,       // -log P(token_a) at the position
+};
+
+const char* patch_site_name(PatchSite s);            // "resid", "attn", "mlp", "head", "head-pos"
+const char* patch_direction_name(PatchDirection d);  // "denoise", "noise"
+const char* patch_metric_name(PatchMetric m);        // "logit-diff", "prob", "kl", "loss"
+// Parse the names above; throw AtlasError naming `flag` and the choices.
+PatchSite parse_patch_site(const std::string& s, const std::string& flag);
+PatchDirection parse_patch_direction(const std::string& s, const std::string& flag);
+PatchMetric parse_patch_metric(const std::string& s, const std::string& flag);
+
+struct PatchSpec {
+  PatchSite site = PatchSite::Resid;
+  PatchDirection direction = PatchDirection::Denoise;
+  PatchMetric metric = PatchMetric::LogitDiff;
+  int32_t token_a = -1, token_b = -1;  // vocabulary ids (token_b: logit-diff only)
+  int64_t position = -1;               // the output row measured; -1 = the last
+};
+
+struct PatchResult {
+  PatchSpec spec;
+  // [layers, positions] (resid, attn, mlp), [layers, heads] (head), [layers, heads, positions]
+  // (head-pos); row-major.
+  std::vector<int64_t> shape;
+  std::vector<double> raw;         // the metric of each patched run
+  std::vector<double> normalised;  // (raw - corrupted) / (clean - corrupted); NaN when clean = corrupted
+  double clean = 0.0, corrupted = 0.0;  // the metric of the unpatched runs
+  int64_t position = 0;                 // the output row measured
+  int64_t runs = 0;                     // forwards run for the grid (cells a causal model skips excluded)
+};
+
+// The cell of a grid as its index into raw / normalised.
+inline int64_t patch_cell(const PatchResult& r, int64_t a, int64_t b, int64_t c = 0) {
+  return r.shape.size() == 2 ? a * r.shape[1] + b : (a * r.shape[1] + b) * r.shape[2] + c;
+}
+
+// Checks that the spec applies to the model and the two inputs and throws AtlasError naming the
+// problem: different lengths (both named), an encoder-decoder model, no output head, token ids
+// outside the vocabulary, a position outside the input, layer sites (resid, attn, mlp) on a stack
+// kind whose layers do not call the layer hook, MLP sites on post-norm layers.
+void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
+                    const std::vector<TokenInfo>& corrupted, const PatchSpec& spec);
+
+// The metric of `logits` [L, vocab] (exposed for tests); `clean_logits` is used by KL only.
+double patch_metric(const PatchSpec& spec, const Tensor& clean_logits, const Tensor& logits);
+
+// Runs the grid: one recording run of each input, then one run per cell. `options` gives the
+// backend, threads and cancel flag (its trace, hooks and prefix cache are replaced);
+// `progress(done, total)` after each run. Throws Cancelled when the flag is set.
+PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>& clean,
+                                const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
+                                const RunOptions& options,
+                                const std::function<void(int64_t done, int64_t total)>& progress = {});
+
+}  // namespace atlas
