@@ -1,4 +1,4 @@
-// attention_atlas: the engine as a Python module (docs/python.md). Wiring only: the model and
+// attention_atlas._atlas: the engine as a Python module (docs/python.md). Wiring only: the model and
 // trace wrappers are in py_model.h and py_trace.h, the hooks in py_hooks.h, the TransformerLens
 // aliases in tl_names.h.
 #include <pybind11/numpy.h>
@@ -15,7 +15,7 @@ using atlas::python::PyModel;
 using atlas::python::PyTrace;
 using atlas::python::RunRequest;
 
-PYBIND11_MODULE(attention_atlas, m) {
+PYBIND11_MODULE(_atlas, m) {
   m.doc() = "Attention Atlas: transformer models, their traced attention and activations as numpy arrays";
   // The engine's one error type, with its message; std::bad_alloc is MemoryError (pybind11's own).
   py::register_exception<atlas::AtlasError>(m, "AtlasError", PyExc_RuntimeError);

@@ -86,3 +86,17 @@ def test_logits_and_output(atlas):
     trace = atlas.open("preset:tiny-decoder").run(TEXT)
     assert trace.logits.shape == (len(TEXT), 256)
     assert np.shares_memory(trace.logits, trace["logits"])
+
+
+def test_the_vulkan_backend_runs_the_same_model(atlas):
+    try:
+        gpu = atlas.open("preset:tiny-decoder", backend="vulkan")
+    except atlas.AtlasError as e:
+        pytest.skip(f"no Vulkan device: {e}")
+    assert gpu.backend == "vulkan"
+    on_gpu, on_cpu = gpu.run(TEXT), atlas.open("preset:tiny-decoder").run(TEXT)
+    assert on_gpu.names() == on_cpu.names()
+    # float32 on another device: the same values up to rounding
+    assert np.allclose(on_gpu.logits, on_cpu.logits, rtol=1e-3, atol=1e-4)
+    assert np.allclose(on_gpu["blocks.1.attn.hook_pattern"], on_cpu["blocks.1.attn.hook_pattern"], atol=1e-5)
+    assert not on_gpu.logits.flags.owndata and on_gpu.logits.base is on_gpu
