@@ -11,4 +11,12 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from ._atlas import AtlasError, Model, Trace, open  # noqa: E402  (after the variable is set)
 
+# The allocator policy of the CLI and the app (core/tensor/allocation_policy.h): large blocks from
+# one heap, up to 1 GB of freed memory kept for the next run instead of returned to the kernel,
+# so a run does not page-fault its maps afresh (3.7x the CLI's time at 512 tokens without it).
+# It is the whole process's: ATLAS_PYTHON_DEFAULT_MALLOC=1 keeps glibc's defaults.
+if not _os.environ.get("ATLAS_PYTHON_DEFAULT_MALLOC"):
+    from ._atlas import _keep_freed_memory_for_reuse
+    _keep_freed_memory_for_reuse()
+
 __all__ = ["AtlasError", "Model", "Trace", "open"]
