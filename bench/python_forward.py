@@ -29,25 +29,33 @@ ids = [(i * 7 + 32) % vocab for i in range(length)]  # atlas bench's synthetic t
 target = ids if model.config["architecture"] == "encoder-decoder" else None
 
 
-def median_ms(**options):
-    model.run(ids, target=target, **options)  # warm-up, as atlas bench
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        model.run(ids, target=target, **options)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+def forward_ms(**options):
+    t0 = time.perf_counter()
+    trace = model.run(ids, target=target, **options)
+    ms = (time.perf_counter() - t0) * 1e3
+    del trace  # freed outside the timing, as atlas bench's result is
+    return ms
 
 
-python_ms = median_ms()
-out = subprocess.run([cli, "bench", model_spec, "--length", str(length), "--repeats", str(repeats), "--json"],
-                     capture_output=True, text=True, check=True).stdout
-cli_ms = json.loads(out.strip().splitlines()[-1])["median_ms"]
-print(f"{model.name} at {length} tokens: Python {python_ms:.2f} ms, atlas bench {cli_ms:.2f} ms, "
-      f"ratio {python_ms / cli_ms:.3f}")
+def cli_ms():
+    out = subprocess.run([cli, "bench", model_spec, "--length", str(length), "--repeats", str(repeats), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
-heads = [n for n in model.hook_names() if n.endswith(".heads")]
-calls = len(heads)
-hooked_ms = median_ms(hooks={n: (lambda a: None) for n in heads})
-print(f"{calls} no-op hooks (copy in, call, copy back): +{hooked_ms - python_ms:.2f} ms per run, "
-      f"{(hooked_ms - python_ms) / max(calls, 1) * 1e3:.0f} us per hook call")
+
+# Rounds alternate between Python and the CLI so that a busy neighbour weighs on both alike.
+forward_ms()  # warm-up, as atlas bench's
+python, native = [], []
+for _ in range(3):
+    python.append(statistics.median(forward_ms() for _ in range(repeats)))
+    native.append(cli_ms())
+python_ms, native_ms = statistics.median(python), statistics.median(native)
+print(f"{model.name} at {length} tokens: Python {python_ms:.2f} ms, atlas bench {native_ms:.2f} ms, "
+      f"ratio {python_ms / native_ms:.3f}")
+
+# A no-op hook on every attention sub-layer: paired runs with and without, median difference.
+hooks = {n: (lambda a: None) for n in model.hook_names() if n.endswith(".heads")}
+differences = [forward_ms(hooks=hooks) - forward_ms() for _ in range(3 * repeats)]
+extra = statistics.median(differences)
+print(f"{len(hooks)} no-op hooks (copy in, call, copy back): {extra:+.2f} ms per run, "
+      f"{extra / max(len(hooks), 1) * 1e3:.0f} us per hook call")

@@ -3,7 +3,11 @@
 # ATLAS_PYTHON_MODULE. Not in the sanitizer build: an ASan-instrumented extension needs libasan
 # preloaded into the interpreter (LD_PRELOAD), which the test command does not do.
 set(ATLAS_PYTHON_MODULE OFF)
-if(NOT ATLAS_PYTHON OR ATLAS_SANITIZE)
+if(NOT ATLAS_PYTHON)
+  return()
+endif()
+if(ATLAS_SANITIZE)
+  message(STATUS "attention_atlas Python module: off in the sanitizer build (docs/python.md)")
   return()
 endif()
 # The interpreter the module is built for and tested with: the first python3 that imports numpy
