@@ -109,3 +109,13 @@ def test_a_hook_the_forward_never_reaches_is_an_error(atlas):
     names = [n for n in model.hook_names() if n.endswith(".output")]
     with pytest.raises(atlas.AtlasError, match="never called"):
         model.run(TEXT, hooks={names[0]: lambda x: None})
+
+
+def test_ctrl_c_during_a_run_is_a_keyboard_interrupt_and_the_model_runs_on(atlas):
+    import _thread
+    model = atlas.open(MODEL)
+    # the SIGINT Ctrl-C sends, simulated in the middle of the forward (inside a hook, so Python
+    # raises it there; between layers without hooks, the run checks for it: docs/python.md)
+    with pytest.raises(KeyboardInterrupt):
+        model.run(TEXT, hooks={"blocks.0.attn.hook_z": lambda z: _thread.interrupt_main()})
+    assert model.run(TEXT).logits.shape == (len(TEXT), 256)
