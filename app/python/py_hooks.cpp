@@ -64,6 +64,11 @@ void PythonHooks::call(Hook& hook, Tensor& activation) {
       shape = {activation.shape.at(0)};
       shape.insert(shape.end(), hook.point.view_heads.begin(), hook.point.view_heads.end());
     }
+    py::ssize_t cells = 1;
+    for (py::ssize_t v : shape) cells *= v;
+    if (cells != activation.numel())  // hook_z of a sub-layer whose width is not heads x d_head
+      throw AtlasError("hook \"" + hook.name + "\": the activation " + shape_str(activation.shape) +
+                       " does not divide into " + shape_text(shape));
     py::array_t<float> given(shape);  // a copy the function owns and may keep
     std::memcpy(given.mutable_data(), activation.data.data(), activation.data.size() * sizeof(float));
     const py::object returned = hook.fn(given);

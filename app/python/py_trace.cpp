@@ -79,6 +79,11 @@ py::array PyTrace::get(const py::object& self, const std::string& name) {
       if (v > 0) known *= v;
     shape.clear();
     for (int64_t v : view) shape.push_back(v > 0 ? v : t.numel() / std::max<int64_t>(1, known));
+    py::ssize_t cells = 1;
+    for (py::ssize_t v : shape) cells *= v;
+    if (cells != t.numel())  // never a view past the buffer: a variant whose widths differ
+      throw AtlasError(name + ": " + a.name + " holds " + shape_str(t.shape) +
+                       ", which does not divide into the alias's heads and head size");
   }
   py::array out;
   if (a.dtype == DType::F32) {
