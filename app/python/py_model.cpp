@@ -1,0 +1,139 @@
+#include "app/python/py_model.h"
+
+#include <atomic>
+
+#include "app/python/py_hooks.h"
+#include "core/config/config.h"
+#include "core/formats/model_io.h"
+#include "core/tensor/error.h"
+#ifdef ATLAS_HAVE_VULKAN
+#include "gpu/vulkan_backend.h"
+#endif
+
+namespace atlas::python {
+
+namespace {
+
+// As the CLI's --backend (app/cli/backend_choice.cpp), without its fallback message: "auto"
+// takes Vulkan only when a non-CPU device exists.
+std::unique_ptr<Backend> open_backend(const std::string& backend, const std::string& device, std::string& name) {
+  if (backend == "cpu") return nullptr;
+  if (backend != "vulkan" && backend != "auto")
+    throw AtlasError("backend must be \"cpu\", \"vulkan\" or \"auto\", got \"" + backend + "\"");
+#ifdef ATLAS_HAVE_VULKAN
+  if (backend == "auto" && device.empty() && !vulkan_has_non_cpu_device()) return nullptr;
+  VulkanOptions options;
+  options.device = device;
+  name = "vulkan";
+  return make_vulkan_backend(options);
+#else
+  if (backend == "vulkan") throw AtlasError("this build has no Vulkan backend (configured with ATLAS_VULKAN=OFF)");
+  return nullptr;
+#endif
+}
+
+MapStorage map_storage(const std::string& maps) {
+  if (maps == "auto") return MapStorage::Auto;
+  if (maps == "stored") return MapStorage::Stored;
+  if (maps == "on-demand") return MapStorage::OnDemand;
+  throw AtlasError("maps \"" + maps + "\" is not one of \"auto\", \"stored\", \"on-demand\"");
+}
+
+}  // namespace
+
+PyModel::PyModel(const std::string& spec, const std::string& backend, const std::string& device,
+                 std::optional<uint64_t> seed) {
+  py::gil_scoped_release release;  // a large checkpoint takes a while to open
+  backend_ = open_backend(backend, device, backend_name_);
+  LoadOptions load;
+  load.seed = seed;
+  model_ = std::make_unique<Model>(load_model(spec, load));
+  stack_ = single_stack(*model_);
+}
+
+std::string PyModel::config_json() const { return config_to_json(model_->config()); }
+
+std::pair<std::vector<int32_t>, std::vector<std::string>> PyModel::tokenize(const std::string& text) const {
+  const std::vector<TokenInfo> tokens = model_->tokenize(text, "").first;
+  std::vector<std::string> labels;
+  for (const TokenInfo& t : tokens) labels.push_back(t.label);
+  return {token_ids(tokens), labels};
+}
+
+std::vector<TokenInfo> PyModel::tokens_of_ids(const py::handle& ids, const char* what) const {
+  const Tokenizer& tok = model_->tokenizer();
+  const int64_t vocab = model_->config().vocab_size;
+  std::vector<TokenInfo> out;
+  for (const py::handle item : ids) {
+    if (PyFloat_Check(item.ptr()) || !PyIndex_Check(item.ptr()))
+      throw py::type_error(std::string(what) + ": token ids must be integers, got " +
+                           py::cast<std::string>(py::str(py::type::of(item).attr("__name__"))));
+    const int64_t id = py::cast<int64_t>(item);
+    if (id < 0 || id >= vocab)
+      throw AtlasError(std::string(what) + ": token id " + std::to_string(id) + " is outside the vocabulary of " +
+                       std::to_string(vocab));
+    const auto i32 = static_cast<int32_t>(id);
+    out.push_back({i32, i32 < tok.vocab_size() ? tok.label(i32) : "<" + std::to_string(id) + ">"});
+  }
+  return out;
+}
+
+std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
+  RunOptions options;
+  options.trace.scores = r.scores;
+  options.trace.hidden = r.hidden;
+  options.trace.qk = r.qk;
+  options.trace.value_norms = r.value_norms;
+  options.trace.maps = map_storage(r.maps);
+  options.threads = r.threads;
+  options.backend = backend_.get();
+
+  std::vector<TokenInfo> source, target;
+  const bool text = py::isinstance<py::str>(r.input);
+  if (!text && !py::isinstance<py::sequence>(r.input) && !py::hasattr(r.input, "__array__"))
+    throw py::type_error("run: the input must be a str or a sequence of token ids");
+  const std::string target_text = py::isinstance<py::str>(r.target) ? py::cast<std::string>(r.target) : "";
+  if (text) {
+    std::tie(source, target) = model_->tokenize(py::cast<std::string>(r.input), target_text);
+  } else {
+    source = tokens_of_ids(r.input, "input");
+    if (!target_text.empty()) target = model_->tokenize("", target_text).second;
+  }
+  if (!r.target.is_none() && !py::isinstance<py::str>(r.target)) target = tokens_of_ids(r.target, "target");
+  if (!target.empty() && model_->config().architecture != Architecture::EncoderDecoder)
+    throw AtlasError("a target is only used by encoder-decoder models; this model is not one");
+
+  std::optional<PythonHooks> hooks;
+  if (!r.hooks.is_none()) {
+    if (!py::isinstance<py::dict>(r.hooks)) throw py::type_error("hooks must be a dict {hook name: fn}");
+    hooks.emplace(py::reinterpret_borrow<py::dict>(r.hooks), *model_, stack_);
+    options.hooks = hooks->engine_hooks();
+  }
+  // Ctrl-C between layers: the signal handler only flags it; the GIL is taken to ask Python.
+  std::atomic<bool> cancel{false};
+  std::optional<py::error_already_set> interrupt;
+  options.cancel = &cancel;
+  options.progress = [&](double, const std::string&) {
+    py::gil_scoped_acquire gil;
+    if (!interrupt && PyErr_CheckSignals() != 0) {
+      interrupt.emplace();
+      cancel = true;
+    }
+  };
+
+  std::shared_ptr<RunResult> result;
+  {
+    py::gil_scoped_release release;
+    try {
+      result = model_->forward_shared(source, target, options);
+    } catch (...) {  // a hook's exception or the interrupt is raised below, with the GIL held
+      if (!(hooks && hooks->error) && !interrupt) throw;
+    }
+  }
+  if (hooks && hooks->error) throw *hooks->error;
+  if (interrupt) throw *interrupt;
+  if (hooks) hooks->check_all_called(*model_);
+  return std::make_unique<PyTrace>(std::move(result), stack_);
+}
+
+}  // namespace atlas::python

@@ -1,0 +1,163 @@
+#include "app/python/tl_names.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "core/tensor/error.h"
+
+namespace atlas::python {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// blocks.{l}.<rest> -> (l, rest)
+std::optional<std::pair<int64_t, std::string>> block_name(const std::string& name) {
+  static const std::regex kBlock(R"(^blocks\.(\d{1,6})\.(.+)$)");
+  std::smatch m;
+  if (!std::regex_match(name, m, kBlock)) return std::nullopt;
+  return std::make_pair(std::stoll(m[1].str()), m[2].str());
+}
+
+void check_layer(const std::string& name, int64_t l, const SingleStack& s) {
+  if (l >= s.layers)
+    throw AtlasError(name + ": the model has " + std::to_string(s.layers) + " layers (blocks.0 to blocks." +
+                     std::to_string(s.layers - 1) + ")");
+}
+
+const char* kTraceSuffixes[] = {"attn.hook_pattern", "attn.hook_attn_scores", "attn.hook_q",
+                                "attn.hook_k", "hook_resid_pre", "hook_resid_post"};
+
+}  // namespace
+
+std::optional<SingleStack> single_stack(const Model& model) {
+  const ModelConfig& c = model.config();
+  if (c.architecture == Architecture::EncoderDecoder) return std::nullopt;
+  SingleStack s;
+  s.stack = c.architecture == Architecture::Encoder ? "encoder" : "decoder";
+  const std::string first = s.stack + ".layer0.";
+  for (const auto& [name, t] : model.params())
+    if (name.rfind(first, 0) == 0 && ends_with(name, ".wo")) {
+      s.attention = name.substr(first.size(), name.size() - first.size() - 3);
+      break;
+    }
+  if (s.attention.empty() || s.attention.find('.') != std::string::npos) return std::nullopt;
+  s.layers = c.n_layers;
+  s.heads = c.n_heads;
+  s.kv_heads = c.kv_heads();
+  s.d_head = c.d_head();
+  return s;
+}
+
+std::optional<TraceAlias> tl_trace_alias(const std::string& name, const std::optional<SingleStack>& s) {
+  if (name == "hook_pos_embed") return TraceAlias{"positional", {}, ""};
+  const auto block = block_name(name);
+  if (!block) return std::nullopt;
+  const auto& [l, rest] = *block;
+  if (std::find(std::begin(kTraceSuffixes), std::end(kTraceSuffixes), rest) == std::end(kTraceSuffixes))
+    return std::nullopt;
+  if (!s)
+    throw AtlasError(name + ": TransformerLens's blocks.{l} names the layers of a model with one stack; "
+                     "this model's arrays go by their Atlas names (Trace.names())");
+  check_layer(name, l, *s);
+  const std::string attn = s->attention_of(l);
+  if (rest == "attn.hook_pattern") return TraceAlias{attn, {}, ""};
+  if (rest == "attn.hook_attn_scores") return TraceAlias{attn + ".scores", {}, "scores=True"};
+  if (rest == "attn.hook_q") return TraceAlias{attn + ".q", {-1, s->heads, s->d_head}, "qk=True"};
+  if (rest == "attn.hook_k") return TraceAlias{attn + ".k", {-1, s->kv_heads, s->d_head}, "qk=True"};
+  if (rest == "hook_resid_post") return TraceAlias{s->layer(l) + ".hidden", {}, "hidden=True"};
+  // hook_resid_pre: the previous layer's output; layer 0's input (the embeddings) is not traced.
+  if (l == 0)
+    throw AtlasError(name + ": the embeddings entering layer 0 are not traced by Atlas (blocks.{l}.hook_resid_pre "
+                     "exists for l >= 1, the output of layer l - 1)");
+  return TraceAlias{s->layer(l - 1) + ".hidden", {}, "hidden=True"};
+}
+
+std::vector<std::string> tl_trace_aliases(const std::optional<SingleStack>& s,
+                                          const std::vector<std::string>& traced) {
+  std::vector<std::string> out;
+  auto has = [&](const std::string& n) { return std::find(traced.begin(), traced.end(), n) != traced.end(); };
+  if (has("positional")) out.push_back("hook_pos_embed");
+  if (!s) return out;
+  for (int64_t l = 0; l < s->layers; ++l)
+    for (const char* suffix : kTraceSuffixes) {
+      const std::string alias = "blocks." + std::to_string(l) + "." + suffix;
+      if (l == 0 && std::string(suffix) == "hook_resid_pre") continue;
+      if (has(tl_trace_alias(alias, s)->array)) out.push_back(alias);
+    }
+  return out;
+}
+
+std::vector<std::string> hook_names(const Model& model, const std::optional<SingleStack>& s) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : model.params()) {
+    if (!ends_with(name, ".wo")) continue;
+    const std::string prefix = name.substr(0, name.size() - 3);
+    out.push_back(prefix + ".heads");
+  }
+  // Layer outputs: the standard stacks' layers (<stack>.layer<i>), which the engine hooks.
+  const ModelConfig& c = model.config();
+  if (c.has_encoder())
+    for (int64_t l = 0; l < c.n_layers; ++l) out.push_back("encoder.layer" + std::to_string(l) + ".output");
+  if (c.has_decoder())
+    for (int64_t l = 0; l < c.decoder_layers(); ++l) out.push_back("decoder.layer" + std::to_string(l) + ".output");
+  if (s)
+    for (int64_t l = 0; l < s->layers; ++l) {
+      const std::string b = "blocks." + std::to_string(l) + ".";
+      out.push_back(b + "attn.hook_z");
+      out.push_back(b + "hook_resid_post");
+      if (l > 0) out.push_back(b + "hook_resid_pre");
+    }
+  return out;
+}
+
+HookPoint hook_point(const std::string& name, const Model& model, const std::optional<SingleStack>& s) {
+  if (const auto block = block_name(name); block && s) {
+    const auto& [l, rest] = *block;
+    if (rest == "attn.hook_z" || rest == "hook_resid_post" || rest == "hook_resid_pre") {
+      check_layer(name, l, *s);
+      if (rest == "attn.hook_z") return {HookPoint::Kind::Heads, s->attention_of(l), {s->heads, s->d_head}};
+      if (rest == "hook_resid_post") return {HookPoint::Kind::LayerOutput, s->layer(l), {}};
+      if (l == 0)
+        throw AtlasError(name + ": the embeddings entering layer 0 cannot be hooked yet (blocks.{l}.hook_resid_pre "
+                         "exists for l >= 1, the output of layer l - 1)");
+      return {HookPoint::Kind::LayerOutput, s->layer(l - 1), {}};
+    }
+  }
+  const std::vector<std::string> names = hook_names(model, s);
+  if (std::find(names.begin(), names.end(), name) != names.end()) {
+    if (ends_with(name, ".heads")) return {HookPoint::Kind::Heads, name.substr(0, name.size() - 6), {}};
+    return {HookPoint::Kind::LayerOutput, name.substr(0, name.size() - 7), {}};
+  }
+  const std::string near = nearest_name(name, names);
+  throw AtlasError("no hook point \"" + name + "\" in " + model.config().name +
+                   (near.empty() ? std::string() : " (nearest: \"" + near + "\")") +
+                   "; hook points are <attention sub-layer>.heads, <stack>.layer<i>.output and the "
+                   "TransformerLens aliases blocks.{l}.attn.hook_z, blocks.{l}.hook_resid_post/pre");
+}
+
+std::string nearest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_cost = SIZE_MAX;
+  std::vector<size_t> row, next;
+  for (const std::string& c : candidates) {  // Levenshtein distance, one row at a time
+    row.resize(c.size() + 1);
+    next.resize(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= name.size(); ++i) {
+      next[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j)
+        next[j] = std::min({row[j] + 1, next[j - 1] + 1, row[j - 1] + (name[i - 1] == c[j - 1] ? 0 : 1)});
+      std::swap(row, next);
+    }
+    if (row[c.size()] < best_cost) {
+      best_cost = row[c.size()];
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace atlas::python

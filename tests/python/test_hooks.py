@@ -1,0 +1,121 @@
+"""Hooks from Python: read and replace activations during a forward (docs/python.md, "Hooks")."""
+import numpy as np
+import pytest
+
+from conftest import cli_dump
+
+TEXT = "patching heads"
+MODEL = "preset:tiny-decoder"
+
+
+def kl_per_position(p_logits, q_logits):
+    """KL(P || Q) of the softmax of each row, in float64 (the oracle's formula, ablation.h)."""
+    def log_softmax(x):
+        x = x.astype(np.float64)
+        x = x - x.max(-1, keepdims=True)
+        return x - np.log(np.exp(x).sum(-1, keepdims=True))
+    lp, lq = log_softmax(p_logits), log_softmax(q_logits)
+    return (np.exp(lp) * (lp - lq)).sum(-1)
+
+
+@pytest.mark.parametrize("layer,head", [(0, 1), (1, 3)])
+def test_zeroing_a_heads_hook_z_equals_the_ablation_engines_dropped_head(atlas, tmp_path, layer, head):
+    # oracle: atlas run --drop-heads L:H runs a copy of the model whose W^O columns of that head
+    # are zero (core/analysis/ablation.h) and dumps KL(full || ablated) per position
+    _, dumped = cli_dump(tmp_path, MODEL, "--text", TEXT, "--drop-heads", f"{layer}:{head}")
+    model = atlas.open(MODEL)
+    full = model.run(TEXT).logits
+
+    def zero_head(z):  # [L, heads, d_head], TransformerLens's hook_z without the batch axis
+        z[:, head, :] = 0
+        return z
+    patched = model.run(TEXT, hooks={f"blocks.{layer}.attn.hook_z": zero_head}).logits
+    kl = kl_per_position(full, patched)
+    assert kl.max() > 1e-6  # the head mattered: the comparison is not between two unpatched runs
+    assert np.allclose(kl, dumped["ablation.kl"], rtol=1e-4, atol=1e-7)
+
+
+def test_the_atlas_named_hook_and_the_alias_patch_alike(atlas):
+    model = atlas.open(MODEL)
+
+    def zero_alias(z):
+        z[:, 2, :] = 0
+
+    def zero_flat(z):  # [L, heads * d_head]: head 2 is columns 32..48
+        assert z.shape == (len(TEXT), 64)
+        out = z.copy()
+        out[:, 32:48] = 0
+        return out
+    a = model.run(TEXT, hooks={"blocks.0.attn.hook_z": zero_alias}).logits  # edits in place, returns None
+    b = model.run(TEXT, hooks={"decoder.layer0.self_attn.heads": zero_flat}).logits
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, model.run(TEXT).logits)
+
+
+def test_a_hook_that_only_reads_changes_nothing_and_sees_the_traced_state(atlas):
+    model = atlas.open(MODEL)
+    seen = {}
+    trace = model.run(TEXT, hidden=True, hooks={
+        "blocks.0.hook_resid_post": lambda x: seen.__setitem__("post0", x),
+        "blocks.1.attn.hook_z": lambda z: seen.__setitem__("z1", z)})
+    assert np.array_equal(trace.logits, model.run(TEXT).logits)
+    assert np.array_equal(seen["post0"], trace["decoder.layer0.hidden"])  # hook_resid_post is the traced hidden state
+    assert seen["z1"].shape == (len(TEXT), 4, 16)
+    assert seen["post0"].flags.owndata  # a copy the hook may keep
+
+
+def test_replacing_resid_post_patches_the_rest_of_the_forward(atlas):
+    # activation patching: layer 0's output of text A put into the run of text B (same length)
+    model = atlas.open(MODEL)
+    a, b = "patching heads", "patching tails"
+    clean = model.run(a, hidden=True)
+    patched = model.run(b, hooks={"blocks.0.hook_resid_post": lambda x: np.array(clean["decoder.layer0.hidden"])})
+    # layer 1 and the head see only layer 0's output: the patched run of B is the run of A
+    assert np.allclose(patched.logits, clean.logits, rtol=0, atol=1e-5)
+    assert not np.allclose(model.run(b).logits, clean.logits, atol=1e-3)
+
+
+def test_a_replacement_of_the_wrong_shape_is_a_value_error(atlas):
+    model = atlas.open(MODEL)
+    with pytest.raises(ValueError, match=r"shape \(3, 4\).*\(14, 4, 16\)"):
+        model.run(TEXT, hooks={"blocks.0.attn.hook_z": lambda z: np.zeros((3, 4))})
+    with pytest.raises(ValueError, match="returned a str"):
+        model.run(TEXT, hooks={"blocks.0.hook_resid_post": lambda x: "nope"})
+    assert model.run(TEXT).logits.shape == (len(TEXT), 256)  # the model still runs
+
+
+def test_an_exception_in_a_hook_reaches_the_caller(atlas):
+    model = atlas.open(MODEL)
+
+    def broken(_):
+        raise ZeroDivisionError("from the hook")
+    with pytest.raises(ZeroDivisionError, match="from the hook"):
+        model.run(TEXT, hooks={"blocks.1.attn.hook_z": broken})
+    assert model.run(TEXT).logits.shape == (len(TEXT), 256)
+
+
+def test_unknown_hook_names_raise_key_error_naming_the_nearest(atlas):
+    model = atlas.open(MODEL)
+    with pytest.raises(KeyError, match="blocks.0.attn.hook_z"):
+        model.run(TEXT, hooks={"blocks.0.attn.hook_zz": lambda z: None})
+    with pytest.raises(TypeError, match="callable"):
+        model.run(TEXT, hooks={"blocks.0.attn.hook_z": 3})
+    assert "decoder.layer1.output" in model.hook_names()
+
+
+def test_a_hook_the_forward_never_reaches_is_an_error(atlas):
+    # Transformer-XL's own stack calls no layer-output hooks: a patch there would do nothing
+    model = atlas.open("preset:tiny-xl")
+    names = [n for n in model.hook_names() if n.endswith(".output")]
+    with pytest.raises(atlas.AtlasError, match="never called"):
+        model.run(TEXT, hooks={names[0]: lambda x: None})
+
+
+def test_ctrl_c_during_a_run_is_a_keyboard_interrupt_and_the_model_runs_on(atlas):
+    import _thread
+    model = atlas.open(MODEL)
+    # the SIGINT Ctrl-C sends, simulated in the middle of the forward (inside a hook, so Python
+    # raises it there; between layers without hooks, the run checks for it: docs/python.md)
+    with pytest.raises(KeyboardInterrupt):
+        model.run(TEXT, hooks={"blocks.0.attn.hook_z": lambda z: _thread.interrupt_main()})
+    assert model.run(TEXT).logits.shape == (len(TEXT), 256)
