@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/analysis/ablation.h"
+#include "core/analysis/choice_and_softmax.h"
 #include "core/backend/backend.h"
 #include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
@@ -17,26 +18,6 @@
 namespace atlas {
 
 namespace {
-
-template <class E>
-E parse_choice(const std::string& s, const std::string& flag, std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (s == name) return value;
-    names += std::string(names.empty() ? "" : ", ") + name;
-  }
-  throw AtlasError(flag + ": unknown choice \"" + s + "\" (choose " + names + ")");
-}
-
-std::vector<double> log_softmax(const float* row, int64_t n) {
-  std::vector<double> out(static_cast<size_t>(n));
-  const double mx = *std::max_element(row, row + n);
-  double z = 0;
-  for (int64_t v = 0; v < n; ++v) z += std::exp(double(row[v]) - mx);
-  const double lz = mx + std::log(z);
-  for (int64_t v = 0; v < n; ++v) out[size_t(v)] = double(row[v]) - lz;
-  return out;
-}
 
 // The clean run's side of KL(P || Q), computed once per sweep: P per row, and
 // sum_v P(v) log P(v). Then KL_i = sum_v P log P - sum_v P x_v + logsumexp(x) for the ablated
@@ -51,7 +32,7 @@ CleanDistributions clean_distributions(const Tensor& logits) {
   CleanDistributions c{std::vector<double>(static_cast<size_t>(L * n)), std::vector<double>(static_cast<size_t>(L))};
 #pragma omp parallel for num_threads(cpu_threads()) schedule(static)
   for (int64_t i = 0; i < L; ++i) {
-    const std::vector<double> lp = log_softmax(logits.data.data() + i * n, n);
+    const std::vector<double> lp = log_softmax_row(logits.data.data() + i * n, n);
     double s = 0;
     for (int64_t v = 0; v < n; ++v) {
       const double p = std::exp(lp[size_t(v)]);
@@ -117,13 +98,13 @@ const char* sweep_metric_name(SweepMetric m) {
 }
 
 SweepUnit parse_sweep_unit(const std::string& s, const std::string& flag) {
-  return parse_choice<SweepUnit>(s, flag, {{"heads", SweepUnit::Heads}, {"layers", SweepUnit::Layers}});
+  return parse_named_choice<SweepUnit>(s, flag, {{"heads", SweepUnit::Heads}, {"layers", SweepUnit::Layers}});
 }
 AblationMode parse_ablation_mode(const std::string& s, const std::string& flag) {
-  return parse_choice<AblationMode>(s, flag, {{"zero", AblationMode::Zero}, {"mean", AblationMode::Mean}});
+  return parse_named_choice<AblationMode>(s, flag, {{"zero", AblationMode::Zero}, {"mean", AblationMode::Mean}});
 }
 SweepMetric parse_sweep_metric(const std::string& s, const std::string& flag) {
-  return parse_choice<SweepMetric>(s, flag, {{"kl", SweepMetric::KL}, {"loss", SweepMetric::Loss},
+  return parse_named_choice<SweepMetric>(s, flag, {{"kl", SweepMetric::KL}, {"loss", SweepMetric::Loss},
                                              {"logit-diff", SweepMetric::LogitDiff}, {"cosine", SweepMetric::Cosine}});
 }
 
@@ -208,7 +189,7 @@ double sweep_metric(const SweepSpec& spec, const RunResult& clean, const RunResu
     case SweepMetric::Loss: {
       double total = 0;
 #pragma omp parallel for num_threads(cpu_threads()) schedule(static) reduction(+ : total)
-      for (int64_t i = 0; i < L - 1; ++i) total -= log_softmax(row(b, i), n)[size_t(tokens[size_t(i + 1)].id)];
+      for (int64_t i = 0; i < L - 1; ++i) total -= log_softmax_row(row(b, i), n)[size_t(tokens[size_t(i + 1)].id)];
       return total / double(L - 1);
     }
     case SweepMetric::LogitDiff: {

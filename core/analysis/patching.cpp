@@ -18,6 +18,7 @@
 #include <map>
 
 #include "core/analysis/ablation.h"
+#include "core/analysis/choice_and_softmax.h"
 #include "core/formats/packed_weights.h"
 #include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
@@ -25,27 +26,6 @@
 namespace atlas {
 
 namespace {
-
-template <class E>
-E parse_patch_choice(const std::string& s, const std::string& flag,
-                     std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (s == name) return value;
-    names += std::string(names.empty() ? "" : ", ") + name;
-  }
-  throw AtlasError(flag + ": unknown choice \"" + s + "\" (choose " + names + ")");
-}
-
-std::vector<double> patch_log_softmax(const float* row, int64_t n) {
-  std::vector<double> out(static_cast<size_t>(n));
-  const double mx = *std::max_element(row, row + n);
-  double z = 0;
-  for (int64_t v = 0; v < n; ++v) z += std::exp(double(row[v]) - mx);
-  const double lz = mx + std::log(z);
-  for (int64_t v = 0; v < n; ++v) out[size_t(v)] = double(row[v]) - lz;
-  return out;
-}
 
 bool per_position(PatchSite s) { return s != PatchSite::Head; }
 bool layer_site(PatchSite s) { return s == PatchSite::Resid || s == PatchSite::Attn || s == PatchSite::Mlp; }
@@ -124,16 +104,16 @@ const char* patch_metric_name(PatchMetric m) {
   return "?";
 }
 PatchSite parse_patch_site(const std::string& s, const std::string& flag) {
-  return parse_patch_choice<PatchSite>(s, flag, {{"resid", PatchSite::Resid}, {"attn", PatchSite::Attn},
+  return parse_named_choice<PatchSite>(s, flag, {{"resid", PatchSite::Resid}, {"attn", PatchSite::Attn},
                                                  {"mlp", PatchSite::Mlp}, {"head", PatchSite::Head},
                                                  {"head-pos", PatchSite::HeadPos}});
 }
 PatchDirection parse_patch_direction(const std::string& s, const std::string& flag) {
-  return parse_patch_choice<PatchDirection>(s, flag, {{"denoise", PatchDirection::Denoise},
+  return parse_named_choice<PatchDirection>(s, flag, {{"denoise", PatchDirection::Denoise},
                                                       {"noise", PatchDirection::Noise}});
 }
 PatchMetric parse_patch_metric(const std::string& s, const std::string& flag) {
-  return parse_patch_choice<PatchMetric>(s, flag, {{"logit-diff", PatchMetric::LogitDiff}, {"prob", PatchMetric::Prob},
+  return parse_named_choice<PatchMetric>(s, flag, {{"logit-diff", PatchMetric::LogitDiff}, {"prob", PatchMetric::Prob},
                                                    {"kl", PatchMetric::KL}, {"loss", PatchMetric::Loss}});
 }
 
@@ -184,11 +164,11 @@ double patch_metric(const PatchSpec& spec, const Tensor& clean_logits, const Ten
   const float* x = logits.data.data() + i * n;
   switch (spec.metric) {
     case PatchMetric::LogitDiff: return double(x[spec.token_a]) - double(x[spec.token_b]);
-    case PatchMetric::Prob: return std::exp(patch_log_softmax(x, n)[size_t(spec.token_a)]);
-    case PatchMetric::Loss: return -patch_log_softmax(x, n)[size_t(spec.token_a)];
+    case PatchMetric::Prob: return std::exp(log_softmax_row(x, n)[size_t(spec.token_a)]);
+    case PatchMetric::Loss: return -log_softmax_row(x, n)[size_t(spec.token_a)];
     case PatchMetric::KL: {
-      const std::vector<double> lp = patch_log_softmax(clean_logits.data.data() + i * n, n);
-      const std::vector<double> lq = patch_log_softmax(x, n);
+      const std::vector<double> lp = log_softmax_row(clean_logits.data.data() + i * n, n);
+      const std::vector<double> lq = log_softmax_row(x, n);
       double kl = 0;
       for (int64_t v = 0; v < n; ++v) {
         const double p = std::exp(lp[size_t(v)]);
