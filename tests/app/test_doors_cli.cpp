@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/address_sanitizer.h"
 #include "tests/app/cli_runner.h"
 #include "tests/core/gguf_model_writer.h"
 
@@ -65,19 +66,6 @@ fs::path sparse_single_file_model(const fs::path& dir, int gib) {
   return path;
 }
 
-bool under_address_sanitizer() {
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
 TEST_CASE("attention-atlas given a workspace that is a FIFO exits 1 at once with the message",
@@ -108,7 +96,7 @@ TEST_CASE("attention-atlas given a workspace that is a FIFO exits 1 at once with
 
 TEST_CASE("atlas under prlimit --as refuses weights that exceed the address space, naming the limit",
           "[cli][doors][memory]") {
-  if (under_address_sanitizer()) {
+  if (atlas::test::under_address_sanitizer()) {
     WARN("the sanitizer maps terabytes of shadow memory: an address-space limit cannot run it");
     return;
   }

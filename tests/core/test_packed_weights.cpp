@@ -14,6 +14,7 @@
 #include "core/formats/packed_weights.h"
 #include "core/model/model.h"
 #include "core/tensor/error.h"
+#include "tests/address_sanitizer.h"
 #include "tests/core/gguf_model_writer.h"
 
 using namespace atlas;
@@ -75,7 +76,12 @@ TEST_CASE("a quantized GGUF model keeps its matrices as stored and runs without 
                << grown / 1e6 << " MB");
   REQUIRE(float_bytes > 2.5 * file_bytes);  // the float copy this must not make is large
   // The file's pages plus the run's activations, maps and allocator slack, far below the copy.
-  CHECK(grown < file_bytes + 16e6);
+  // Under AddressSanitizer (quarantine, redzones: 47.7 MB in one test order) only the claim
+  // itself: a float copy alone would grow it by float_bytes on top of the file's pages.
+  if (atlas::test::under_address_sanitizer())
+    CHECK(grown < float_bytes);
+  else
+    CHECK(grown < file_bytes + 16e6);
   std::filesystem::remove_all(path.parent_path());
 }
 
