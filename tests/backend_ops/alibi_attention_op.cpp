@@ -60,7 +60,7 @@ AlibiIn generate_alibi(const AlibiShape& c, uint32_t seed) {
 }
 
 std::vector<Tensor> run_alibi(Backend& be, const AlibiIn& in) {
-  const AlibiAttentionResult r =
+  const AttentionResult r =
       alibi_attention(be, be.upload(in.q), be.upload(in.k), be.upload(in.v), in.args);
   return {be.download(r.out), download_or_absent(be, r.probs), download_or_absent(be, r.scores)};
 }

@@ -40,7 +40,7 @@ DTensor alibi_attention_layer(ForwardPass& pass, const DTensor& q, const DTensor
                      std::move(bias));
   }
 
-  const AlibiAttentionResult r = alibi_attention(pass.backend(), q, k, v, args);
+  const AttentionResult r = alibi_attention(pass.backend(), q, k, v, args);
   if (topt.attention) pass.trace_later(traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (topt.scores)
     pass.trace_later(companion_array_name(traced_name, Companion::Scores),

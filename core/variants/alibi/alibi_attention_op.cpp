@@ -94,11 +94,11 @@ const RegisterModuleOp kRegisterAlibiAttention(kAlibiAttention.op);
 
 const ModuleOp& alibi_attention_op() { return kAlibiAttention.op; }
 
-AlibiAttentionResult alibi_attention(Backend& be, const DTensor& q, const DTensor& k,
-                                     const DTensor& v, const AlibiAttentionArgs& args) {
+AttentionResult alibi_attention(Backend& be, const DTensor& q, const DTensor& k,
+                                const DTensor& v, const AlibiAttentionArgs& args) {
   check_alibi_attention_shapes(q.shape, k.shape, v.shape, args);
   const std::vector<DTensor> out = run_op(be, kAlibiAttention, {q, k, v}, args);
-  AlibiAttentionResult r;
+  AttentionResult r;
   size_t next = 0;
   r.out = out.at(next++);
   if (args.attn.want_probs) r.probs = out.at(next++);

@@ -21,16 +21,12 @@ struct AlibiAttentionArgs {
   std::vector<float> slopes;  // [heads] m_h (alibi_slopes.h)
 };
 
-struct AlibiAttentionResult {
-  DTensor out;     // [Lq, heads * d_value]
-  DTensor probs;   // [heads, Lq, Lk] when attn.want_probs
-  DTensor scores;  // [heads, Lq, Lk] when attn.want_scores (bias included, masked = -inf)
-};
-
 // The attention on `be`: q [Lq, H*dh], k [Lk, H*dh], v [Lk, H*dv] (shapes checked first, the
 // same message on every backend).
-AlibiAttentionResult alibi_attention(Backend& be, const DTensor& q, const DTensor& k,
-                                     const DTensor& v, const AlibiAttentionArgs& args);
+// Results as AttentionResult (backend.h): out [Lq, heads * d_value], probs and scores
+// [heads, Lq, Lk] when attn asks (scores: bias included, masked = -inf).
+AttentionResult alibi_attention(Backend& be, const DTensor& q, const DTensor& k,
+                                const DTensor& v, const AlibiAttentionArgs& args);
 
 // The backend op "alibi_attention": inputs {q, k, v}; outputs {out, then probs when want_probs,
 // scores when want_scores}.
