@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "app/python/py_analyses.h"
 #include "app/python/py_model.h"
 #include "app/python/py_trace.h"
 #include "core/model/model_arrays.h"
@@ -54,7 +55,8 @@ PYBIND11_MODULE(_atlas, m) {
                std::to_string(t.names().size()) + " arrays>";
       });
 
-  py::class_<PyModel>(m, "Model")
+  py::class_<PyModel> model_class(m, "Model");
+  model_class
       .def_property_readonly("config", [](const PyModel& model) {
         return py::module_::import("json").attr("loads")(model.config_json());
       }, "The model's config (the JSON of config.json) as a dict")
@@ -76,6 +78,7 @@ PYBIND11_MODULE(_atlas, m) {
       .def("__repr__", [](const PyModel& model) {
         return "<attention_atlas.Model " + model.model().config().name + " on " + model.backend_name() + ">";
       });
+  atlas::python::bind_analyses(model_class);
 
   // The CLI's and the app's allocator policy (core/tensor/allocation_policy.h), which __init__.py
   // applies on import: without it each run page-faulted its maps afresh (3000 faults a run of

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "app/python/py_hooks.h"
+#include "app/python/py_interrupt.h"
 #include "core/config/config.h"
 #include "core/formats/model_io.h"
 #include "core/tensor/error.h"
@@ -78,6 +79,19 @@ std::vector<TokenInfo> PyModel::tokens_of_ids(const py::handle& ids, const char*
   return out;
 }
 
+std::vector<TokenInfo> PyModel::tokens_of(const py::object& input, const char* what) const {
+  if (py::isinstance<py::str>(input)) return model_->tokenize(py::cast<std::string>(input), "").first;
+  if (!py::isinstance<py::sequence>(input) && !py::hasattr(input, "__array__"))
+    throw py::type_error(std::string(what) + ": must be a str or a sequence of token ids");
+  return tokens_of_ids(input, what);
+}
+
+RunOptions PyModel::analysis_options() const {
+  RunOptions options;
+  options.backend = backend_.get();
+  return options;
+}
+
 std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
   RunOptions options;
   options.trace.scores = r.scores;
@@ -109,17 +123,9 @@ std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
     hooks.emplace(py::reinterpret_borrow<py::dict>(r.hooks), *model_, stack_);
     options.hooks = hooks->engine_hooks();
   }
-  // Ctrl-C between layers: the signal handler only flags it; the GIL is taken to ask Python.
-  std::atomic<bool> cancel{false};
-  std::optional<py::error_already_set> interrupt;
-  options.cancel = &cancel;
-  options.progress = [&](double, const std::string&) {
-    py::gil_scoped_acquire gil;
-    if (!interrupt && PyErr_CheckSignals() != 0) {
-      interrupt.emplace();
-      cancel = true;
-    }
-  };
+  Interrupt interrupt;  // Ctrl-C between layers
+  options.cancel = &interrupt.cancel;
+  options.progress = [&](double, const std::string&) { interrupt.check(); };
 
   std::shared_ptr<RunResult> result;
   {
@@ -127,11 +133,11 @@ std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
     try {
       result = model_->forward_shared(source, target, options);
     } catch (...) {  // a hook's exception or the interrupt is raised below, with the GIL held
-      if (!(hooks && hooks->error) && !interrupt) throw;
+      if (!(hooks && hooks->error) && !interrupt.error) throw;
     }
   }
   if (hooks && hooks->error) throw *hooks->error;
-  if (interrupt) throw *interrupt;
+  if (interrupt.error) throw *interrupt.error;
   if (hooks) hooks->check_all_called(*model_);
   return std::make_unique<PyTrace>(std::move(result), stack_);
 }

@@ -36,6 +36,11 @@ class PyModel {
   std::string config_json() const;
   std::pair<std::vector<int32_t>, std::vector<std::string>> tokenize(const std::string& text) const;
   std::unique_ptr<PyTrace> run(const RunRequest& request) const;
+  // The tokens of a text (tokenized as `atlas run --text` does) or of a sequence of token ids;
+  // `what` names the argument in errors.
+  std::vector<TokenInfo> tokens_of(const py::object& input, const char* what) const;
+  // Options for an analysis: the model's backend, all threads.
+  RunOptions analysis_options() const;
 
  private:
   std::vector<TokenInfo> tokens_of_ids(const py::handle& ids, const char* what) const;
