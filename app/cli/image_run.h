@@ -1,7 +1,6 @@
 #pragma once
-// A model run on an image, shared by `atlas run --image` and `atlas export --image`: a ViT
-// gets the image resized and cut into patches (core/input/patch_input.h), a pixel model
-// (local2d, bytes vocabulary) one token per grey value or R, G, B (core/input/image_input.h).
+// A model run on an image, shared by `atlas run --image` and `atlas export --image`: the
+// image's tokens (core/input/image_model_input.h) run through the model.
 #include <string>
 
 #include "core/input/rgb_image.h"

@@ -6,6 +6,7 @@
 #include "app/python/py_interrupt.h"
 #include "core/config/config.h"
 #include "core/formats/model_io.h"
+#include "core/input/image_model_input.h"
 #include "core/tensor/error.h"
 #ifdef ATLAS_HAVE_VULKAN
 #include "gpu/vulkan_backend.h"
@@ -31,6 +32,32 @@ std::unique_ptr<Backend> open_backend(const std::string& backend, const std::str
   if (backend == "vulkan") throw AtlasError("this build has no Vulkan backend (configured with ATLAS_VULKAN=OFF)");
   return nullptr;
 #endif
+}
+
+// A numpy array of two or three axes is an image: uint8 [H, W] (grey) or [H, W, 3] (RGB).
+std::optional<RgbImage> image_of(const py::object& input) {
+  if (!py::isinstance<py::array>(input)) return std::nullopt;
+  const auto a = py::reinterpret_borrow<py::array>(input);
+  if (a.ndim() < 2) return std::nullopt;
+  const std::string shape = py::cast<std::string>(py::str(input.attr("shape")));
+  if (!a.dtype().is(py::dtype::of<uint8_t>()))
+    throw py::type_error("an image is a uint8 array [H, W] or [H, W, 3]; got dtype " +
+                         py::cast<std::string>(py::str(a.dtype())) +
+                         " (floats in [0, 1]: (x * 255).round().astype(numpy.uint8))");
+  if (a.ndim() > 3 || (a.ndim() == 3 && a.shape(2) != 3))
+    throw AtlasError("an image is [H, W] (grey) or [H, W, 3] (RGB), got shape " + shape +
+                     (a.ndim() == 3 && a.shape(2) == 4 ? " (RGBA: drop the alpha channel, image[..., :3])" : ""));
+  const py::array_t<uint8_t, py::array::c_style> pixels(a);  // a contiguous view or copy
+  RgbImage image;
+  image.height = pixels.shape(0);
+  image.width = pixels.shape(1);
+  const int64_t n = image.height * image.width;
+  image.rgb.resize(size_t(n * 3));
+  const uint8_t* in = pixels.data();
+  if (a.ndim() == 3) std::copy(in, in + n * 3, image.rgb.begin());
+  else
+    for (int64_t i = 0; i < n; ++i) image.rgb[size_t(3 * i)] = image.rgb[size_t(3 * i + 1)] = image.rgb[size_t(3 * i + 2)] = in[i];
+  return image;
 }
 
 MapStorage map_storage(const std::string& maps) {
@@ -81,6 +108,7 @@ std::vector<TokenInfo> PyModel::tokens_of_ids(const py::handle& ids, const char*
 
 std::vector<TokenInfo> PyModel::tokens_of(const py::object& input, const char* what) const {
   if (py::isinstance<py::str>(input)) return model_->tokenize(py::cast<std::string>(input), "").first;
+  if (const std::optional<RgbImage> image = image_of(input)) return image_model_input(model_->config(), *image).tokens;
   if (!py::isinstance<py::sequence>(input) && !py::hasattr(input, "__array__"))
     throw py::type_error(std::string(what) + ": must be a str or a sequence of token ids");
   return tokens_of_ids(input, what);
@@ -105,10 +133,12 @@ std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
   std::vector<TokenInfo> source, target;
   const bool text = py::isinstance<py::str>(r.input);
   if (!text && !py::isinstance<py::sequence>(r.input) && !py::hasattr(r.input, "__array__"))
-    throw py::type_error("run: the input must be a str or a sequence of token ids");
+    throw py::type_error("run: the input must be a str, a sequence of token ids or an image (uint8 array)");
   const std::string target_text = py::isinstance<py::str>(r.target) ? py::cast<std::string>(r.target) : "";
   if (text) {
     std::tie(source, target) = model_->tokenize(py::cast<std::string>(r.input), target_text);
+  } else if (const std::optional<RgbImage> image = image_of(r.input)) {
+    source = image_model_input(model_->config(), *image).tokens;
   } else {
     source = tokens_of_ids(r.input, "input");
     if (!target_text.empty()) target = model_->tokenize("", target_text).second;
