@@ -59,7 +59,8 @@ const char* kExportUsage =
     "(default 150), or the view's data as .npy (float32) or .csv.\n"
     "  heatmap     one layer (or step, segment) and head [Lq, Lk] (--head mean|max|rollout|flow;\n"
     "              rollout and flow run through --layer, by default the last; flow: max-flow,\n"
-    "              every row up to 48 tokens, else the decoder's last row or the encoder's first);\n"
+    "              every row up to 48 tokens, else one row: --query Q's, by default the decoder's\n"
+    "              last or the encoder's first);\n"
     "              --value-weighted: alpha_ij |W^O_h v_j| of the head (Kobayashi et al. 2020)\n"
     "  model       every layer x head of one stack/kind (and segment); data [layers, heads, Lq, Lk];\n"
     "              each tile on its own maximum, or with --shared-scale all on the largest weight\n"
@@ -213,14 +214,17 @@ int cmd_export(const std::vector<std::string>& argv) {
   const bool needsAttention = fig.view == "heatmap" || fig.view == "model" || fig.view == "tokens";
   std::string label;
   if (auto sel = select_attention_map(args, result.trace, needsAttention, &label)) fig.selection = *sel;
+  const bool flowRow = fig.view == "heatmap" && fig.selection.head == ui::HeadFlow;
   if (query && query->value != -1) {
-    if (fig.view != "tokens")
-      throw AtlasError("--query picks the query whose lines the tokens view draws; the " + fig.view.toStdString() +
+    if (fig.view != "tokens" && !flowRow)
+      throw AtlasError("--query picks the query whose lines the tokens view draws, or the row the heatmap's attention "
+                       "flow computes for a long input (--head flow); the " + fig.view.toStdString() +
                        " view has no use for it");
     const AttentionMap* map = ui::findAttentionMap(result.trace, fig.selection);
     const long long rows = map ? static_cast<long long>(map->queries.count) : 0;
     fig.query = static_cast<int>(
         check_index(*query, 0, rows - 1, "the " + label + " has " + std::to_string(rows) + " queries", "or -1 for all"));
+    if (flowRow) fig.selection.query = fig.query;
   }
   if (valueWeighted)
     ui::writeFigure(ui::heatmapFigureContent(ui::valueWeightedHeatmap(result.trace, fig.selection), fig), fig.dpi,

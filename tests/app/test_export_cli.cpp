@@ -160,6 +160,22 @@ TEST_CASE("atlas export --head flow and --value-weighted; atlas run --value-norm
   o = run_atlas("export preset:tiny-encoder --text abcab --head flow --out " + (dir / "flow.npy").string());
   REQUIRE(o.code == 0);
   CHECK_THAT(npyHeader(dir / "flow.npy"), Catch::Contains("(5, 5)"));
+  // A long input computes one row: --query's, else the decoder's last.
+  const std::string long_text = " --text " + std::string(50, 'z') + " --layer 1 --head flow --out ";
+  o = run_atlas("export preset:tiny-decoder" + long_text + (dir / "flow-last.npy").string());
+  REQUIRE(o.code == 0);
+  o = run_atlas("export preset:tiny-decoder" + long_text + (dir / "flow-q.npy").string() + " --query 17");
+  REQUIRE(o.code == 0);
+  const atlas::Tensor last = atlas::read_npy((dir / "flow-last.npy").string());
+  const atlas::Tensor row17 = atlas::read_npy((dir / "flow-q.npy").string());
+  REQUIRE(row17.shape == atlas::Shape{50, 50});
+  // The flow from token 0 into any token is positive (the residual path); hatched rows are 0.
+  CHECK(last.data[size_t(49 * 50)] > 0.0f);
+  CHECK(last.data[size_t(17 * 50)] == 0.0f);
+  CHECK(row17.data[size_t(17 * 50)] > 0.0f);
+  CHECK(row17.data[size_t(49 * 50)] == 0.0f);
+  CHECK_THAT(run_atlas("export preset:tiny-decoder --text ab --head 0 --query 1 --out " + (dir / "x.svg").string()).err,
+             Catch::Contains("--head flow"));
   CHECK_THAT(run_atlas("export preset:tiny-decoder --text ab --view model --value-weighted --out " +
                        (dir / "x.svg").string()).err,
              Catch::Contains("heatmap view"));

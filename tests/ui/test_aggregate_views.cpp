@@ -27,17 +27,14 @@ using namespace atlas;
 using namespace atlas::ui;
 using atlas::uitest::ensureApp;
 
-TEST_CASE("flow heatmap: max-flow over the residual-mixed head means of the traced layers", "[ui][flow]") {
-  ensureApp();
-  const ModelConfig c = preset_test::small_preset_config("tiny-encoder");
-  const Model model(c, init_params(c, 5));
-  const RunResult r = model.run("abab", "", RunOptions{});
-  AttentionSelection sel{"encoder", "attn", 1, HeadFlow, 0};
-  const HeatmapData d = flowHeatmap(r.trace, sel);
-  // The capacities written out here: 0.5 * mean over heads + 0.5 I, rows renormalised.
+namespace {
+
+// The flow network's capacities written out by hand from the traced maps of `stack`'s first
+// `n_layers` layers: 0.5 * mean over heads + 0.5 I, rows renormalised.
+std::vector<Tensor> handMixedLayers(const Trace& trace, const std::string& prefix, int n_layers) {
   std::vector<Tensor> layers;
-  for (int l = 0; l < 2; ++l) {
-    const Tensor& a = r.trace.find("encoder.layer" + std::to_string(l) + ".attn")->tensor;
+  for (int l = 0; l < n_layers; ++l) {
+    const Tensor& a = trace.find(prefix + std::to_string(l) + (prefix == "encoder.layer" ? ".attn" : ".self_attn"))->tensor;
     const int64_t H = a.shape[0], L = a.shape[1];
     Tensor m({L, L});
     for (int64_t i = 0; i < L; ++i) {
@@ -52,7 +49,19 @@ TEST_CASE("flow heatmap: max-flow over the residual-mixed head means of the trac
     }
     layers.push_back(std::move(m));
   }
-  const Tensor want = attention_flow(layers);
+  return layers;
+}
+
+}  // namespace
+
+TEST_CASE("flow heatmap: max-flow over the residual-mixed head means of the traced layers", "[ui][flow]") {
+  ensureApp();
+  const ModelConfig c = preset_test::small_preset_config("tiny-encoder");
+  const Model model(c, init_params(c, 5));
+  const RunResult r = model.run("abab", "", RunOptions{});
+  AttentionSelection sel{"encoder", "attn", 1, HeadFlow, 0};
+  const HeatmapData d = flowHeatmap(r.trace, sel);
+  const Tensor want = attention_flow(handMixedLayers(r.trace, "encoder.layer", 2));
   REQUIRE(d.rows == 4);
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) CHECK(d.at(i, j) == Approx(want.data[size_t(i * 4 + j)]).margin(1e-5));
@@ -64,6 +73,40 @@ TEST_CASE("flow heatmap: max-flow over the residual-mixed head means of the trac
   CHECK_FALSE(row.masked(0, 5));
   CHECK(row.masked(1, 5));
   CHECK(row.title.contains("row 0 only"));
+  // A pinned query: its row instead, equal to the max-flow of that row over the hand-mixed layers.
+  sel.query = 37;
+  const HeatmapData pinned = flowHeatmap(longer.trace, sel);
+  const Tensor want37 = attention_flow(handMixedLayers(longer.trace, "encoder.layer", 2), {37});
+  CHECK(pinned.masked(0, 5));
+  for (int j : {0, 12, 37, 59}) {
+    CHECK_FALSE(pinned.masked(37, j));
+    CHECK(pinned.at(37, j) == Approx(want37.data[size_t(37 * 60 + j)]).margin(1e-5));
+  }
+  CHECK(pinned.title.contains("pinned query's row 37"));
+}
+
+TEST_CASE("the main heatmap's flow of a long input follows the pinned query", "[ui][flow]") {
+  const std::string text(56, 'x');  // repeated labels: rows are told apart by position only
+  uitest::RunWindow rw("preset:tiny-decoder", QString::fromStdString(text));
+  AttentionSelection sel = rw.w.selection();
+  sel.layer = 1;
+  sel.head = HeadFlow;
+  rw.w.setSelection(sel);
+  const HeatmapData& last = uitest::heatmapView(rw.w)->data();
+  REQUIRE(last.rows == 56);
+  CHECK_FALSE(last.masked(55, 0));  // no pinned query: the decoder's last row
+  CHECK(last.masked(20, 0));
+  rw.w.selectQuery(20);
+  const HeatmapData& pinned = uitest::heatmapView(rw.w)->data();
+  const Tensor want = attention_flow(handMixedLayers(*rw.w.trace(), "decoder.layer", 2), {20});
+  CHECK(pinned.masked(55, 0));
+  for (int j : {0, 7, 20}) {
+    CHECK_FALSE(pinned.masked(20, j));
+    CHECK(pinned.at(20, j) == Approx(want.data[size_t(20 * 56 + j)]).margin(1e-5));
+  }
+  CHECK(pinned.title.contains("pinned query's row 20"));
+  rw.w.selectQuery(-1);  // unpinned: back to the last row
+  CHECK_FALSE(uitest::heatmapView(rw.w)->data().masked(55, 0));
 }
 
 TEST_CASE("value-weighted heatmap is alpha times the key's value norm, by position", "[ui][value-weighted]") {

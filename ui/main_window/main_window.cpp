@@ -23,6 +23,7 @@
 #include "ui/main_window/run_status.h"
 #include "ui/main_window/selector_bar.h"
 #include "ui/main_window/window_session.h"
+#include "core/analysis/attention_flow.h"
 #include "ui/views/aggregate_heatmaps.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/views/model_view.h"
@@ -362,16 +363,22 @@ void MainWindow::selectQuery(int token) {
   const auto trace = m_session->trace();
   m_input->selectToken(token, selection().stack == "decoder" && trace && !trace->target_tokens.empty());
   m_session->setQuery(token);  // the panels and the image view follow
+  if (m_flowRow != -2 && row != m_flowRow) updateViews();  // a long input's flow: that row now
 }
 
 void MainWindow::updateViews() {
   const auto trace = m_session->trace();
   if (!trace) return;
-  const AttentionSelection sel = selection();
+  AttentionSelection sel = selection();
   HeatmapData data;
   TokenLinesData lines;
   const AttentionMap* map = m_selectors->families().empty() ? nullptr : findAttentionMap(*trace, sel);
   m_queryBegin = map && map->queries.side != TokenSide::Positions ? static_cast<int>(map->queries.begin) : 0;
+  m_flowRow = -2;
+  if (sel.head == HeadFlow && map && map->queries.count > kAttentionFlowFullLimit) {
+    const int row = m_session->query() < 0 ? -1 : m_session->query() - m_queryBegin;
+    m_flowRow = sel.query = row < 0 || row >= map->queries.count ? -1 : row;
+  }
   try {
     // Value-weighted applies to one head; aggregates (mean, rollout, flow) stay as they are.
     const bool weighted = m_valueWeighted && m_valueWeighted->isChecked() && sel.head >= 0 && map &&

@@ -136,6 +136,9 @@ class MainWindow : public QMainWindow {
   bool m_firstShown = false;
   bool m_dark = false;
   int m_queryBegin = 0;  // first query token of the map on screen (an XL segment's start)
+  // The query row the heatmap's attention flow was computed for when the input is too long for
+  // the whole matrix (-2: the heatmap shows no such flow): pinning another query recomputes it.
+  int m_flowRow = -2;
   QVector<int> m_searchQueries, m_searchKeys;  // source positions the token search matches
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspaceError;

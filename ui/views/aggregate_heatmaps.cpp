@@ -108,10 +108,11 @@ HeatmapData flowHeatmap(const Trace& trace, const AttentionSelection& sel) {
   const int n = static_cast<int>(first->queries.count);
   std::vector<Tensor> mixed;
   for (const auto& a : layers) mixed.push_back(residual_mix(a.data(), n));
-  // Long inputs: one row, the token whose prediction a decoder makes (the last) or an
-  // encoder's first ([CLS]); every pair would be n^2 max-flows.
+  // Long inputs: one row, the pinned query's, else the token whose prediction a decoder makes
+  // (the last) or an encoder's first ([CLS]); every pair would be n^2 max-flows.
   const bool full = n <= kAttentionFlowFullLimit;
-  const int row = sel.stack == "decoder" ? n - 1 : 0;
+  const bool pinned = sel.query >= 0 && sel.query < n;
+  const int row = pinned ? sel.query : sel.stack == "decoder" ? n - 1 : 0;
   const Tensor f = attention_flow(mixed, full ? std::vector<int64_t>{} : std::vector<int64_t>{row});
   HeatmapData d;
   d.rows = d.cols = n;
@@ -129,7 +130,9 @@ HeatmapData flowHeatmap(const Trace& trace, const AttentionSelection& sel) {
   const bool steps = family && family->steps;
   d.title = steps ? QString("%1, attention flow through steps 1-%2").arg(what).arg(sel.layer + 1)
                   : QString("%1, attention flow through layers 0-%2").arg(what).arg(sel.layer);
-  if (!full) d.title += QString(" (row %1 only: %2 tokens)").arg(row).arg(n);
+  if (!full)
+    d.title += pinned ? QString(" (the pinned query's row %1 only: %2 tokens)").arg(row).arg(n)
+                      : QString(" (row %1 only: %2 tokens; pin a query for its row)").arg(row).arg(n);
   d.valueName = "max-flow";
   return d;
 }

@@ -42,6 +42,9 @@ struct AttentionSelection {
   int layer = 0;    // layer, or step - 1 for a step family
   int head = 0;     // >= 0 or a HeadAggregate
   int segment = 0;  // Transformer-XL segment; ignored by families without segments
+  // The query row the user pinned, -1 = none. Attention flow of an input too long for the whole
+  // matrix (kAttentionFlowFullLimit) computes this row; the other views draw every row.
+  int query = -1;
 };
 
 // Families of the catalogue, grouped by stack and sub-layer in the order the maps were produced.
