@@ -46,6 +46,11 @@ ScoreComparison compare_score_functions(const Model& model, const Trace& tr,
   const ModelConfig& c = model.config();
   const HostModelKind* host = host_model_kind(c);  // core/model/stack_kind_module.h
   const bool recurrent = host && host->scored_alignment;
+  // Its traced queries and keys are only the content side of a score with terms of its own
+  // (Transformer-XL's relative terms): the shared score functions do not recompute it.
+  if (const StackKindModule* kind = stack_kind_module(c); kind && kind->own_attention)
+    throw AtlasError(std::string("the score-function comparison recomputes the shared attention's scores from q and k; ") +
+                     kind->name + " layers run their own attention, whose score adds terms of its own: not supported");
   ScoreComparison out;
   Mat q, k;
   AttentionMask mask;

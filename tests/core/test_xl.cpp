@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "core/analysis/qk_embedding.h"
+#include "core/analysis/score_compare.h"
 #include "core/config/config.h"
 #include "core/tensor/error.h"
 #include "core/model/model.h"
@@ -219,6 +221,40 @@ TEST_CASE("xl traces: rows sum to 1, terms add up to the scores, key segments", 
   REQUIRE(ks->tensor.shape == Shape{6});
   const std::vector<float> want = {1, 1, 1, 1, 2, 2};
   for (size_t j = 0; j < 6; ++j) REQUIRE(ks->tensor.data[j] == want[j]);
+}
+
+TEST_CASE("xl traces its content queries and keys: term (a) is their scaled dot product; the query-key embedding reads them",
+          "[xl][qk]") {
+  ModelConfig c = xl_config(NormPosition::Pre, 4, 4);
+  Model m(c, init_params(c, 4));
+  RunOptions o;
+  o.trace = TraceOptions::none();
+  o.trace.attention = o.trace.scores = o.trace.qk = true;
+  const RunResult r = m.forward(tokens({3, 1, 4, 1, 5, 9, 2, 6, 5, 3}), {}, o);
+  const TracedArray* q = r.trace.find("decoder.seg1.layer1.self_attn.q");
+  const TracedArray* k = r.trace.find("decoder.seg1.layer1.self_attn.k");
+  const TracedArray* a = r.trace.find("xl.seg1.layer1.terms.a");
+  REQUIRE((q && k && a));
+  REQUIRE(q->tensor.shape == Shape{4, 8});  // this segment's 4 queries, 2 heads of 4
+  REQUIRE(k->tensor.shape == Shape{8, 8});  // 4 memory keys, then the segment's 4
+  const double scale = 1.0 / std::sqrt(4.0);
+  int checked = 0;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j <= 4 + i; ++j) {  // the keys query i sees
+        double dot = 0;
+        for (int64_t e = 0; e < 4; ++e)
+          dot += double(q->tensor.data[size_t(i * 8 + h * 4 + e)]) * k->tensor.data[size_t(j * 8 + h * 4 + e)];
+        CHECK(dot * scale == Approx(a->tensor.data[size_t((h * 4 + i) * 8 + j)]).margin(1e-5));
+        ++checked;
+      }
+  CHECK(checked == 2 * (5 + 6 + 7 + 8));
+  const QkEmbedding e = qk_embedding(r.trace, "decoder.seg1.layer1.self_attn", 1);
+  CHECK(e.queries == 4);
+  CHECK(e.keys == 8);
+  // The score-function comparison recomputes the shared attention's score from q and k; XL's
+  // score has terms of its own, so it refuses rather than compare a part of it.
+  CHECK_THROWS_WITH(compare_score_functions(m, r.trace, "", 0, 0, 1.0f), Catch::Contains("xl layers run their own attention"));
 }
 
 TEST_CASE("xl config: bad values are rejected naming the key", "[xl][config]") {

@@ -88,6 +88,31 @@ TEST_CASE("query-key embedding panel: points by position, two series, export", "
   CHECK(QFileInfo(dir.filePath("qk.svg")).size() > 1000);
 }
 
+TEST_CASE("query-key embedding panel on Transformer-XL: a plot per segment, memory keys never pick a token", "[ui][qk]") {
+  // 24 tokens in segments of 16: segment 1 has 8 queries and 16 memory keys + its 8.
+  uitest::RunWindow rw("preset:tiny-xl", "abababababababababababab");
+  QDockWidget* dock = uitest::variantDock(rw.w, "qk");
+  REQUIRE(dock);
+  dock->show();
+  REQUIRE(rw.shown.wait(30000));
+  rw.settle();
+  VariantPanel* panel = uitest::variantPanel(rw.w, "qk");
+  panel->ensureBuilt();
+  REQUIRE(panel->plots().size() == 2);  // layer 0 of segments 0 and 1
+  const PanelPlot& p = panel->plots()[1];
+  const QkEmbedding want = qk_embedding(*rw.w.trace(), "decoder.seg1.layer0.self_attn", std::max(0, rw.w.selection().head));
+  REQUIRE(want.queries == 8);
+  REQUIRE(want.keys == 24);
+  REQUIRE(p.matrix.rows == 32);
+  for (int r = 0; r < 32; ++r) {
+    CHECK(p.matrix.at(r, 0) == want.points[size_t(2 * r)]);
+    CHECK(p.matrix.at(r, 1) == want.points[size_t(2 * r + 1)]);
+  }
+  CHECK(p.rowTokens.at(3) == 3);        // query 3 of the segment
+  CHECK(p.rowTokens.at(8 + 15) == -1);  // a memory key: a token of the previous segment
+  CHECK(p.rowTokens.at(8 + 16) == 0);   // the segment's first key
+}
+
 TEST_CASE("equal-aspect ranges hold the data with one scale across and up", "[ui][qk]") {
   // 10 x 1 data units in 600 x 400 pixels: x needs 1/60 units a pixel, y 1/400; the larger
   // holds both, so y widens to 400/60 = 6.67 units around its centre 0.5.

@@ -104,6 +104,13 @@ DTensor XlBackendExecutor::xl_attention(const DTensor& q, const DTensor& k, cons
   site.segment = seg;
   const std::string name = attention_array_name(site);
   if (topt.value_norms) pass_.trace_value_norms(name, v, layer_prefix(l) + ".self_attn");
+  if (topt.qk) {  // what the query-key embedding reads: the content side of the score, term (a)
+    pass_.trace_later(companion_array_name(name, Companion::Queries),
+                      "content queries, heads side by side: term (a) is q_i.k_j; the biases u, v and the relative "
+                      "terms (b), (d) are not in them [Lq, heads*d_head]", q);
+    pass_.trace_later(companion_array_name(name, Companion::Keys),
+                      "content keys of memory + segment, heads side by side [Lk, heads*d_head]", k);
+  }
   if (topt.attention) {
     // Queries are this segment's tokens; keys the cached memory (earlier tokens) then the segment.
     site.array = name;
