@@ -217,7 +217,7 @@ double sweep_metric(const SweepSpec& spec, const RunResult& clean, const RunResu
 SweepResult ablation_sweep(const Model& model, const std::vector<TokenInfo>& source,
                            const std::vector<TokenInfo>& target, const SweepSpec& spec,
                            const RunOptions& options,
-                           const std::function<void(int64_t, int64_t)>& progress) {
+                           const std::function<void(int64_t, int64_t)>& progress, SweepResult* partial) {
   check_sweep(model, source, target, spec);
   const ModelConfig& c = model.config();
   const std::vector<TokenInfo>& rows = output_tokens(model, source, target);
@@ -262,48 +262,56 @@ SweepResult ablation_sweep(const Model& model, const std::vector<TokenInfo>& sou
       spec.metric == SweepMetric::KL ? clean_distributions(clean.output) : CleanDistributions{};
   if (progress) progress(1, total);
 
-  r.values.assign(size_t(r.layers * r.heads), 0.0);
-  for (int64_t l = 0; l < r.layers; ++l)
-    for (int64_t h = 0; h < r.heads; ++h) {
-      if (options.cancel && options.cancel->load()) throw Cancelled();
-      RunOptions o = base;
-      RunResult ablated;
-      if (spec.unit == SweepUnit::Heads) {
-        o.hooks.heads = [&, l, h](const std::string& prefix, Tensor& t) {
-          if (global_layer_of(c, prefix) != l) return;
-          const int64_t width = t.shape[1], dh = width / c.n_heads;
-          const RunningMean* mean = spec.mode == AblationMode::Mean ? &head_means.at(prefix) : nullptr;
-          for (int64_t i = 0; i < t.shape[0]; ++i)
-            for (int64_t j = h * dh; j < (h + 1) * dh; ++j)
-              t.data[size_t(i * width + j)] = mean ? float(mean->mean(j)) : 0.0f;
-        };
-        ablated = model.forward(source, target, o);
-      } else if (spec.mode == AblationMode::Zero) {
-        AblationSpec drop;
-        drop.drop_layers = {l};
-        try {
-          ablated_layers(c, drop);
-        } catch (const AtlasError&) {  // the only layer of its stack: nothing would be left to run
-          r.values[size_t(l)] = std::nan("");
-          if (progress) progress(2 + l, total);
-          continue;
+  r.values.assign(size_t(r.layers * r.heads), std::nan(""));  // a cancel leaves the rest NaN
+  try {
+    for (int64_t l = 0; l < r.layers; ++l)
+      for (int64_t h = 0; h < r.heads; ++h) {
+        if (options.cancel && options.cancel->load()) throw Cancelled();
+        RunOptions o = base;
+        RunResult ablated;
+        if (spec.unit == SweepUnit::Heads) {
+          o.hooks.heads = [&, l, h](const std::string& prefix, Tensor& t) {
+            if (global_layer_of(c, prefix) != l) return;
+            const int64_t width = t.shape[1], dh = width / c.n_heads;
+            const RunningMean* mean = spec.mode == AblationMode::Mean ? &head_means.at(prefix) : nullptr;
+            for (int64_t i = 0; i < t.shape[0]; ++i)
+              for (int64_t j = h * dh; j < (h + 1) * dh; ++j)
+                t.data[size_t(i * width + j)] = mean ? float(mean->mean(j)) : 0.0f;
+          };
+          ablated = model.forward(source, target, o);
+        } else if (spec.mode == AblationMode::Zero) {
+          AblationSpec drop;
+          drop.drop_layers = {l};
+          try {
+            ablated_layers(c, drop);
+          } catch (const AtlasError&) {  // the only layer of its stack: nothing would be left to run
+            r.values[size_t(l)] = std::nan("");
+            if (progress) progress(2 + l, total);
+            continue;
+          }
+          ablated = ablated_model(model, drop).forward(source, target, o);
+        } else {
+          o.hooks.layer = [&, l](const std::string& layer, const Tensor& in, Tensor& out) {
+            if (global_layer_of(c, layer) != l) return;
+            const RunningMean& mean = layer_updates.at(layer);
+            const int64_t d = out.shape[1];
+            for (int64_t i = 0; i < out.shape[0]; ++i)
+              for (int64_t j = 0; j < d; ++j)
+                out.data[size_t(i * d + j)] = in.data[size_t(i * d + j)] + float(mean.mean(j));
+          };
+          ablated = model.forward(source, target, o);
         }
-        ablated = ablated_model(model, drop).forward(source, target, o);
-      } else {
-        o.hooks.layer = [&, l](const std::string& layer, const Tensor& in, Tensor& out) {
-          if (global_layer_of(c, layer) != l) return;
-          const RunningMean& mean = layer_updates.at(layer);
-          const int64_t d = out.shape[1];
-          for (int64_t i = 0; i < out.shape[0]; ++i)
-            for (int64_t j = 0; j < d; ++j)
-              out.data[size_t(i * d + j)] = in.data[size_t(i * d + j)] + float(mean.mean(j));
-        };
-        ablated = model.forward(source, target, o);
+        r.values[size_t(l * r.heads + h)] = spec.metric == SweepMetric::KL ? mean_kl(reference, ablated.output)
+                                                                         : sweep_metric(spec, clean, ablated, rows);
+        if (progress) progress(2 + l * r.heads + h, total);
       }
-      r.values[size_t(l * r.heads + h)] = spec.metric == SweepMetric::KL ? mean_kl(reference, ablated.output)
-                                                                       : sweep_metric(spec, clean, ablated, rows);
-      if (progress) progress(2 + l * r.heads + h, total);
+  } catch (const Cancelled&) {
+    if (partial) {
+      *partial = r;
+      partial->complete = false;
     }
+    throw;
+  }
   return r;
 }
 

@@ -48,6 +48,7 @@ struct SweepResult {
   std::vector<double> values;  // [layers * heads] the metric of each ablated run
   int64_t position = -1;       // LogitDiff: the row measured
   std::vector<std::string> row_labels;  // per layer: "L3"; an encoder-decoder's "E1", "D0"
+  bool complete = true;  // false: a cancelled sweep, its unfinished cells NaN
   // The change a cell's ablation made: values - clean.
   double effect(int64_t layer, int64_t head) const {
     return values[size_t(layer * heads + head)] - clean;
@@ -69,11 +70,14 @@ void check_sweep(const Model& model, const std::vector<TokenInfo>& source,
 // Runs the sweep: one unablated run (recording the means when mode is Mean), then one run per
 // cell. `options` gives the backend, threads and cancel flag (its trace and hooks are
 // replaced); `progress(done, total)` is called after each run. Throws Cancelled when the flag
-// is set, AtlasError on a spec that does not apply.
+// is set, AtlasError on a spec that does not apply; with `partial`, a cancel during the cells
+// first stores there the cells finished so far (the others NaN, complete = false), so a GUI
+// keeps them.
 SweepResult ablation_sweep(const Model& model, const std::vector<TokenInfo>& source,
                            const std::vector<TokenInfo>& target, const SweepSpec& spec,
                            const RunOptions& options,
-                           const std::function<void(int64_t done, int64_t total)>& progress = {});
+                           const std::function<void(int64_t done, int64_t total)>& progress = {},
+                           SweepResult* partial = nullptr);
 
 // The metric of `ablated` against `clean` outputs of the same input (exposed for tests):
 // `tokens` are the output rows' input tokens (the target of an encoder-decoder model).

@@ -241,3 +241,30 @@ TEST_CASE("a sweep stops when cancelled", "[ablation][sweep]") {
                   Cancelled);
   CHECK(calls == 3);
 }
+
+TEST_CASE("a cancelled sweep keeps its finished cells, equal to the whole sweep's", "[ablation][sweep]") {
+  const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  const Model model(c, init_params(c, 2));
+  const auto [src, tgt] = model.tokenize("keep these", "");
+  const SweepResult whole = ablation_sweep(model, src, tgt, SweepSpec{}, RunOptions{});
+  REQUIRE(whole.complete);
+  std::atomic<bool> cancel{false};
+  RunOptions o;
+  o.cancel = &cancel;
+  SweepResult partial;
+  // progress(1) is the clean run, progress(2 + k) cell k: cancel after cells 0..2.
+  CHECK_THROWS_AS(ablation_sweep(model, src, tgt, SweepSpec{}, o,
+                                 [&](int64_t done, int64_t) {
+                                   if (done == 4) cancel = true;
+                                 },
+                                 &partial),
+                  Cancelled);
+  CHECK_FALSE(partial.complete);
+  REQUIRE(partial.values.size() == whole.values.size());
+  for (size_t k = 0; k < partial.values.size(); ++k) {
+    INFO(k);
+    if (k < 3) CHECK(partial.values[k] == whole.values[k]);
+    else CHECK(std::isnan(partial.values[k]));
+  }
+  CHECK(partial.row_labels == whole.row_labels);
+}

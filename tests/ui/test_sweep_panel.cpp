@@ -6,6 +6,7 @@
 
 #include <QDockWidget>
 #include <QImage>
+#include <QProgressBar>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSvgRenderer>
@@ -21,6 +22,8 @@
 #include "tests/ui/window_parts.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/main_window/main_window.h"
+#include "ui/tools/duration_text.h"
+#include "ui/tools/sweep_figure.h"
 #include "ui/tools/sweep_panel.h"
 #include "ui/panels/variant_panel.h"
 
@@ -131,6 +134,51 @@ TEST_CASE("ablation sweep panel: a model switch mid-sweep drops the old model's 
   panel.setChoice(SweepUnit::Heads, AblationMode::Zero, SweepMetric::LogitDiff, "", "b");
   CHECK_FALSE(panel.startSweep());
   CHECK(panel.status().contains("token A"));
+}
+
+TEST_CASE("ablation sweep panel: Cancel keeps the finished cells, each equal to the whole sweep's", "[ui][sweep]") {
+  ensureApp();
+  ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  c.n_layers = 12;  // 48 cells of a 256-token input: far more than the cancel takes to land
+  auto model = std::make_shared<const Model>(c, init_params(c, 4));
+  const std::string text(256, 'r');
+  SweepPanel panel;
+  panel.setRun(model, runOn(*model, text));
+  QSignalSpy done(&panel, &SweepPanel::sweepFinished);
+  auto* bar = panel.findChild<QProgressBar*>();
+  REQUIRE(bar);
+  QObject::connect(bar, &QProgressBar::valueChanged, &panel, [&panel](int v) {
+    if (v >= 3) panel.cancelSweep();  // the clean run and two cells are done
+  });
+  REQUIRE(panel.startSweep());
+  REQUIRE(done.wait(120000));
+  REQUIRE(panel.result().has_value());
+  const SweepResult& kept = *panel.result();
+  CHECK_FALSE(kept.complete);
+  const SweepResult whole = ablation_sweep(*model, model->tokenize(text, "").first, {}, SweepSpec{}, RunOptions{});
+  int finished = 0;
+  for (size_t k = 0; k < kept.values.size(); ++k)
+    if (std::isfinite(kept.values[k])) {
+      CHECK(kept.values[k] == whole.values[k]);
+      ++finished;
+    }
+  CHECK(finished >= 2);
+  CHECK(finished < 48);
+  CHECK(panel.status().contains(QString("cancelled: %1 of 48 cells").arg(finished)));
+  // The figure hatches the unfinished cells.
+  const HeatmapData d = sweepHeatmap(kept);
+  CHECK(d.masked(11, 3));
+  CHECK_FALSE(d.masked(0, 0));
+}
+
+TEST_CASE("durations read as a person says them", "[ui][sweep]") {
+  CHECK(durationText(0.4) == "less than 1 s");
+  CHECK(durationText(12.4) == "12 s");
+  CHECK(durationText(200) == "3 min 20 s");
+  CHECK(durationText(180) == "3 min");
+  CHECK(durationText(3900) == "1 h 5 min");
+  CHECK(durationText(7200) == "2 h");
+  CHECK(durationText(-1) == "an unknown time");
 }
 
 TEST_CASE("the main window offers the ablation sweep on the current run", "[ui][sweep]") {

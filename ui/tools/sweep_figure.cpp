@@ -1,6 +1,7 @@
 // Ablation sweep figure (sweep_figure.h).
 #include "ui/tools/sweep_figure.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas::ui {
@@ -25,6 +26,10 @@ QString sweepTitle(const SweepResult& r) {
       title += QString(", clean logit diff %1 at %2").arg(r.clean, 0, 'g', 4).arg(r.position);
       break;
     case SweepMetric::Cosine: break;
+  }
+  if (!r.complete) {
+    const auto done = std::count_if(r.values.begin(), r.values.end(), [](double v) { return std::isfinite(v); });
+    title += QString(" (cancelled: %1 of %2 cells)").arg(done).arg(r.values.size());
   }
   return title;
 }

@@ -14,9 +14,11 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <chrono>
 
 #include "core/analysis/ablation.h"
 #include "core/tensor/error.h"
+#include "ui/tools/duration_text.h"
 #include "ui/tools/sweep_figure.h"
 #include "ui/panels/variant_panel.h"
 #include "ui/panels/variant_plots.h"
@@ -173,14 +175,23 @@ bool SweepPanel::startSweep() {
     Outcome out;
     RunOptions o;
     o.cancel = cancel.get();
+    SweepResult partial;
+    const auto started = std::chrono::steady_clock::now();
     try {
-      out.result = ablation_sweep(*model, source, target, s, o, [self, generation](int64_t done, int64_t) {
-        QMetaObject::invokeMethod(self.data(), [self, done, generation] {
-          if (self && self->m_generation == generation) self->m_progress->setValue(static_cast<int>(done));
+      out.result = ablation_sweep(*model, source, target, s, o, [self, generation, started](int64_t done, int64_t total) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(self.data(), [self, done, total, elapsed, generation] {
+          if (!self || self->m_generation != generation) return;
+          self->m_progress->setValue(static_cast<int>(done));
+          self->setStatus(QString("Ablating: %1 of %2 forwards, about %3 left…")
+                              .arg(done)
+                              .arg(total)
+                              .arg(durationText(elapsed / double(done) * double(total - done))));
         }, Qt::QueuedConnection);
-      });
+      }, &partial);
     } catch (const Cancelled&) {
       out.cancelled = true;
+      if (!partial.values.empty()) out.result = std::move(partial);  // the finished cells
     } catch (const std::exception& e) {
       out.error = QString::fromStdString(e.what());
     }
@@ -204,6 +215,10 @@ void SweepPanel::onSweepDone() {
   Outcome out = m_watcher.result();
   if (m_runningGeneration != m_generation) {
     setStatus("The input or model changed during the sweep: press Sweep to ablate this one.");
+  } else if (out.cancelled && out.result) {
+    m_result = std::move(out.result);
+    setStatus(sweepTitle(*m_result) + ": the finished cells are shown, the others hatched. Press Sweep to run all.");
+    m_plots->setTrace(m_trace);
   } else if (out.cancelled) {
     setStatus("Sweep cancelled.");
   } else if (!out.error.isEmpty()) {
