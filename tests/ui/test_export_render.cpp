@@ -287,6 +287,6 @@ TEST_CASE("the activation-patching and logit-attribution figures export SVG and 
   bars.kind = PanelPlot::Kind::Bars;
   bars.matrix = dlaComponentBars(a);
   bars.xTitle = "part";
-  bars.yTitle = "contribution to the logit";
+  bars.yTitle = "contribution";
   checkFormatsAgree(panelFigure(bars, spec), "logit attribution parts", true);
 }

@@ -117,6 +117,7 @@ TEST_CASE("patching panel: the grid equals activation_patching's, a click select
     const HeatmapData& side = plots->plots()[1].matrix;
     const int L = int(trace->source_tokens.size());
     REQUIRE(side.cols == 2 * L + 1);
+    CHECK(side.title.startsWith("clean | corrupted: decoder self-attention, layer 1"));
     const auto corrupted = runOn(*model, kCorrupted);
     const TracedArray* mapB = corrupted->find("decoder.layer1.self_attn");  // [H, L, L]
     const TracedArray* mapA = trace->find("decoder.layer1.self_attn");

@@ -46,23 +46,24 @@ HeatmapData dlaComponentBars(const LogitAttribution& a, const std::function<QStr
     d.rowLabels << label;
     d.values.push_back(static_cast<float>(v));
   };
-  add("token embedding", a.embed_tokens[0]);
-  add("position embedding", a.embed_positions[0]);
+  add("tok emb", a.embed_tokens[0]);
+  add("pos emb", a.embed_positions[0]);
   for (int64_t l = 0; l < a.layers; ++l) {
     double heads = 0;
     for (int64_t h = 0; h < a.heads; ++h) heads += a.head_part(0, l, h);
     add(QString("L%1 heads").arg(l), heads);
-    add(QString("L%1 attn bias").arg(l), a.attn_bias[size_t(l)]);
+    add(QString("L%1 b_O").arg(l), a.attn_bias[size_t(l)]);
     add(QString("L%1 MLP").arg(l), a.mlp[size_t(l)]);
   }
-  add("final norm bias", a.norm_bias[0]);
-  add("output bias", a.output_bias[0]);
+  add("norm bias", a.norm_bias[0]);
+  add("out bias", a.output_bias[0]);
   add("total", a.total[0]);
   add("logit", a.logit[0]);
   d.rows = static_cast<int>(d.values.size());
   d.cols = 1;
   d.colLabels << "contribution";
-  d.title = dlaTitle(a, tokenText);
+  // Short: a chart's title has the width of its plot.
+  d.title = QString("DLA at %1: total %2, logit %3").arg(a.positions[0]).arg(a.total[0], 0, 'g', 5).arg(a.logit[0], 0, 'g', 5);
   d.rowAxis = "part";
   d.colAxis = "";
   d.valueName = "contribution to the logit";

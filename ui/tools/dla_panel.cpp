@@ -85,7 +85,7 @@ DlaPanel::DlaPanel(QWidget* parent) : QWidget(parent) {
     parts.matrix = dlaComponentBars(*m_result, tokenText());
     parts.name = "every part, total and logit";
     parts.xTitle = "part";
-    parts.yTitle = "contribution to the logit";
+    parts.yTitle = "contribution";
     out.push_back(std::move(parts));
     return out;
   };

@@ -58,7 +58,7 @@ HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels
     d.title += QString(", patched position %1 %2").arg(at).arg(tokenLabels.value(int(at)));
   d.rowAxis = r.spec.site == PatchSite::Resid ? "residual before layer" : "layer";
   d.colAxis = heads ? "head" : "position";
-  d.valueName = normalisable(r) ? "normalised effect (clean 1, corrupted 0)"
+  d.valueName = normalisable(r) ? "normalised (clean 1, corrupted 0)"
                                 : QString("%1 of the patched run").arg(patch_metric_name(r.spec.metric));
   return d;
 }

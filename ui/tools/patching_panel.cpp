@@ -125,7 +125,7 @@ PatchingPanel::PatchingPanel(QWidget* parent) : QWidget(parent) {
         PanelPlot side;
         side.kind = PanelPlot::Kind::Matrix;
         side.matrix = compareSideBySide(*m_trace, *m_corruptedTrace, m_sel);
-        side.matrix.title = "clean | corrupted: " + side.matrix.title;
+        side.matrix.title.replace("A | B", "clean | corrupted");  // A is the clean run, B the corrupted
         side.name = "clean | corrupted maps of the selected head";
         side.rowAxis = PlotAxis::Token;
         out.push_back(std::move(side));
