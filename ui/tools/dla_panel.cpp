@@ -168,6 +168,7 @@ bool DlaPanel::startAttribution() {
     emit attributionFinished();
     return false;
   }
+  m_pending.reset();  // the user's own result replaces one still waiting from a workspace
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   m_runningGeneration = m_generation;
   setStatus("Attributing\u2026");

@@ -262,6 +262,7 @@ bool PatchingPanel::startPatching() {
     emit patchingFinished();
     return false;
   }
+  m_pending.reset();  // a grid of the user's own replaces one still waiting from a workspace
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   m_runningGeneration = m_generation;
   m_progress->setRange(0, static_cast<int>(forwards));
