@@ -307,8 +307,14 @@ TEST_CASE("patching and attribution state survive a workspace round trip, for th
   CHECK_FALSE(restored.result().has_value());
   PatchingPanel again;
   again.restoreState(back.tools["patching"].toObject());
+  QSignalSpy maps(&again, &PatchingPanel::patchingFinished);
   again.setRun(model, runOn(*model, kClean));
   REQUIRE(again.result().has_value());
+  // The corrupted run is traced again for the clean | corrupted maps of the selected head.
+  REQUIRE(maps.wait(60000));
+  again.setSelection(AttentionSelection{"decoder", "self_attn", 0, 1});
+  again.plotPanel()->ensureBuilt();
+  CHECK(again.plotPanel()->plots().size() == 2);
   const PatchResult& a = *panel.result();
   const PatchResult& b = *again.result();
   CHECK(b.shape == a.shape);

@@ -183,6 +183,22 @@ void PatchingPanel::adoptPending() {
   m_pending.reset();
   m_corruptedTrace.reset();
   setStatus("Restored from the workspace: " + patchingTitle(*m_result) + ".");
+  if (!m_model || m_resultCorrupted.isEmpty()) return;
+  // The clean | corrupted maps need the corrupted run's trace: one forward, on the worker.
+  m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
+  m_runningGeneration = m_generation;
+  m_watcher.setFuture(QtConcurrent::run([model = m_model, text = m_resultCorrupted.toStdString(), cancel = m_cancelFlag] {
+    Outcome out;
+    out.mapsOnly = true;
+    RunOptions traced;
+    traced.cancel = cancel.get();
+    try {
+      out.corruptedTrace = std::make_shared<const Trace>(model->forward(model->tokenize(text, "").first, {}, traced).trace);
+    } catch (const std::exception&) {
+      // Without the maps the grid stays on screen alone.
+    }
+    return out;
+  }));
 }
 
 void PatchingPanel::setSelection(const AttentionSelection& sel) {
@@ -263,6 +279,7 @@ bool PatchingPanel::startPatching() {
     return false;
   }
   m_pending.reset();  // a grid of the user's own replaces one still waiting from a workspace
+  m_runningCorrupted = m_corrupted->text();
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   m_runningGeneration = m_generation;
   m_progress->setRange(0, static_cast<int>(forwards));
@@ -328,7 +345,10 @@ void PatchingPanel::setStatus(const QString& text) { m_status->setText(text); }
 
 void PatchingPanel::onDone() {
   Outcome out = m_watcher.result();
-  if (m_runningGeneration != m_generation) {
+  if (out.mapsOnly) {
+    if (m_runningGeneration == m_generation && m_result) m_corruptedTrace = out.corruptedTrace;
+    m_plots->setTrace(m_trace);
+  } else if (m_runningGeneration != m_generation) {
     setStatus("The input or model changed during the run: press Run to patch this one.");
   } else {
     if (out.forwardSeconds >= 0) m_forwardSeconds = out.forwardSeconds;
@@ -341,6 +361,7 @@ void PatchingPanel::onDone() {
       for (double v : out.result->raw) finished += std::isfinite(v) ? 1 : 0;
       m_result = std::move(out.result);
       m_corruptedTrace.reset();
+      m_resultCorrupted = m_runningCorrupted;
       setStatus(QString("Cancelled: %1 of %2 cells finished (the others are masked).")
                     .arg(finished)
                     .arg(m_result->raw.size()));
@@ -351,6 +372,7 @@ void PatchingPanel::onDone() {
     } else if (out.result) {
       m_result = std::move(out.result);
       m_corruptedTrace = out.corruptedTrace;
+      m_resultCorrupted = m_runningCorrupted;
       setStatus(patchingTitle(*m_result) + ". Click a cell to select its layer and head.");
     }
     m_plots->setTrace(m_trace);  // rebuild the plots from the new result
@@ -395,6 +417,7 @@ QJsonObject PatchingPanel::saveState() const {
     for (int32_t id : m_result ? token_ids(m_trace->source_tokens) : m_pendingTokens) ids.append(id);
     g["shape"] = shape;
     g["clean_tokens"] = ids;
+    g["corrupted_text"] = m_resultCorrupted;
     g["raw"] = doublesToJson(r->raw);
     g["normalised"] = doublesToJson(r->normalised);
     g["clean"] = r->clean;
@@ -451,6 +474,7 @@ void PatchingPanel::restoreState(const QJsonObject& o) {
       for (const QJsonValue& v : g["clean_tokens"].toArray()) ids.push_back(v.toInt());
       m_pending = std::move(r);
       m_pendingTokens = std::move(ids);
+      m_resultCorrupted = g["corrupted_text"].toString();
       // A restored result replaces the one on screen when its tokens are the run's.
       m_result.reset();
       adoptPending();

@@ -75,7 +75,8 @@ class PatchingPanel : public QWidget {
   void layerPicked(int layer);
   void headPicked(int head);
   void tokenPicked(int position);
-  // A grid, a failure, a cancel or an estimate waiting for a second press: see result(), status().
+  // A grid, a failure, a cancel, an estimate waiting for a second press (see result(), status()),
+  // or a restored grid's corrupted maps traced again.
   void patchingFinished();
 
  private:
@@ -84,6 +85,7 @@ class PatchingPanel : public QWidget {
     std::shared_ptr<const Trace> corruptedTrace;  // the corrupted input's maps
     double forwardSeconds = -1;
     bool waitingForConfirm = false;  // measured only: the estimate is long
+    bool mapsOnly = false;           // a restored grid's corrupted maps, traced again
     QString error;
     bool cancelled = false;
   };
@@ -98,6 +100,8 @@ class PatchingPanel : public QWidget {
   std::shared_ptr<const Trace> m_trace;
   std::optional<PatchResult> m_result;
   std::shared_ptr<const Trace> m_corruptedTrace;
+  QString m_resultCorrupted;  // the corrupted text of the grid on screen (or waiting)
+  QString m_runningCorrupted;
   AttentionSelection m_sel;
   QComboBox* m_site;
   QComboBox* m_direction;
