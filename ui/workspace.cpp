@@ -1,6 +1,7 @@
 // Workspace files (workspace.h).
 #include "ui/workspace.h"
 
+#include <QJsonDocument>
 #include <cstdint>
 
 #include "core/formats/workspace_file.h"
@@ -37,6 +38,8 @@ WorkspaceFile fileOf(const Workspace& w) {
   for (const QString& p : w.openPanels) f.open_panels.push_back(utf8(p));
   f.window_state = bytesOf(w.windowState);
   f.geometry = bytesOf(w.geometry);
+  for (auto it = w.tools.begin(); it != w.tools.end(); ++it)
+    if (it.value().isObject()) f.tools[utf8(it.key())] = bytesOf(QJsonDocument(it.value().toObject()).toJson(QJsonDocument::Compact));
   return f;
 }
 
@@ -61,6 +64,7 @@ Workspace workspaceOf(const WorkspaceFile& f) {
   for (const std::string& p : f.open_panels) w.openPanels << qstring(p);
   w.windowState = qbytes(f.window_state);
   w.geometry = qbytes(f.geometry);
+  for (const auto& [name, state] : f.tools) w.tools[qstring(name)] = QJsonDocument::fromJson(qbytes(state)).object();
   return w;
 }
 

@@ -2,9 +2,10 @@
 // Workspaces: what a researcher has on screen, saved as a .atlas JSON file and opened again
 // (File > Save workspace / Open workspace, `attention-atlas FILE.atlas`): the model (its spec:
 // a folder, a file, preset: or demo:), the input texts, the selected map, layer, head, segment
-// and query, the colour mapping, the value-weighted option, which panels are open, and the
-// window layout. The model's weights are referenced, not copied. Format: docs/workspaces.md.
+// and query, the colour mapping, the value-weighted option, which panels are open, the
+// window layout, and the patching and logit-attribution panels' settings and results. The model's weights are referenced, not copied. Format: docs/workspaces.md.
 #include <QByteArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -25,6 +26,7 @@ struct Workspace {
   QStringList openPanels;         // object names of the docks on screen ("sweepDock", ...)
   QByteArray windowState;         // QMainWindow::saveState
   QByteArray geometry;            // QWidget::saveGeometry
+  QJsonObject tools;              // "patching", "dla": each tool panel's saveState()
 };
 
 // Serialises to the versioned JSON of docs/workspaces.md.

@@ -183,7 +183,7 @@ double patch_metric(const PatchSpec& spec, const Tensor& clean_logits, const Ten
 PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>& clean,
                                 const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
                                 const RunOptions& options,
-                                const std::function<void(int64_t, int64_t)>& progress) {
+                                const std::function<void(int64_t, int64_t)>& progress, PatchResult* partial) {
   check_patching(model, clean, corrupted, spec);
   const ModelConfig& c = model.config();
   const int64_t L = int64_t(clean.size()), layers = ablation_layer_count(c), H = c.n_heads;
@@ -225,11 +225,28 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
                            " runs on " + std::to_string(t.shape[0]) + " of the " + std::to_string(L) +
                            " positions at a time (Transformer-XL segments): use --site head");
 
+  const auto normalise = [&r] {
+    const double span = r.clean - r.corrupted;
+    r.normalised.resize(r.raw.size());
+    for (size_t i = 0; i < r.raw.size(); ++i)
+      r.normalised[i] = span != 0 ? (r.raw[i] - r.corrupted) / span + 0.0 : std::numeric_limits<double>::quiet_NaN();  // + 0.0: no -0
+  };
+  // Cells run in order, so a cancel at `cell` leaves every earlier cell finished.
+  const auto cancelled_at = [&](int64_t cell) {
+    if (partial) {
+      std::fill(r.raw.begin() + cell, r.raw.end(), std::numeric_limits<double>::quiet_NaN());
+      normalise();
+      r.complete = false;
+      *partial = r;
+    }
+    throw Cancelled();
+  };
+
   std::map<int64_t, Eigen::MatrixXd> mlp_rows;  // per layer, computed on first use
   r.raw.assign(size_t(cells), unpatched);
   int64_t done = 2;
   for (int64_t cell = 0; cell < cells; ++cell, ++done) {
-    if (options.cancel && options.cancel->load()) throw Cancelled();
+    if (options.cancel && options.cancel->load()) cancelled_at(cell);
     const int64_t l = cell / (cells / layers);
     const int64_t h = spec.site == PatchSite::Head ? cell % H : spec.site == PatchSite::HeadPos ? (cell / L) % H : -1;
     const int64_t p = per_position(spec.site) ? cell % L : -1;
@@ -268,15 +285,17 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
         t.mat().block(r0, c0, r1 - r0, c1 - c0) = from.mat().block(r0, c0, r1 - r0, c1 - c0);
       };
     }
-    const RunResult patched = model.forward(tokens, {}, o);
+    RunResult patched;
+    try {
+      patched = model.forward(tokens, {}, o);
+    } catch (const Cancelled&) {
+      cancelled_at(cell);
+    }
     r.raw[size_t(cell)] = patch_metric(spec, clean_run.logits, patched.output);
     ++r.runs;
     if (progress) progress(done + 1, 2 + cells);
   }
-  const double span = r.clean - r.corrupted;
-  r.normalised.resize(r.raw.size());
-  for (size_t i = 0; i < r.raw.size(); ++i)
-    r.normalised[i] = span != 0 ? (r.raw[i] - r.corrupted) / span + 0.0 : std::numeric_limits<double>::quiet_NaN();  // + 0.0: no -0
+  normalise();
   return r;
 }
 

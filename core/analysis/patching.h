@@ -56,6 +56,7 @@ struct PatchResult {
   double clean = 0.0, corrupted = 0.0;  // the metric of the unpatched runs
   int64_t position = 0;                 // the output row measured
   int64_t runs = 0;                     // forwards run for the grid (cells a causal model skips excluded)
+  bool complete = true;                 // false: a cancelled grid, its unfinished cells NaN
 };
 
 // The cell of a grid as its index into raw / normalised.
@@ -75,10 +76,13 @@ double patch_metric(const PatchSpec& spec, const Tensor& clean_logits, const Ten
 
 // Runs the grid: one recording run of each input, then one run per cell. `options` gives the
 // backend, threads and cancel flag (its trace, hooks and prefix cache are replaced);
-// `progress(done, total)` after each run. Throws Cancelled when the flag is set.
+// `progress(done, total)` after each run. Throws Cancelled when the flag is set; with `partial`,
+// a cancel during the grid first stores there the cells finished so far (the others NaN,
+// complete = false), so a GUI keeps them.
 PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>& clean,
                                 const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
                                 const RunOptions& options,
-                                const std::function<void(int64_t done, int64_t total)>& progress = {});
+                                const std::function<void(int64_t done, int64_t total)>& progress = {},
+                                PatchResult* partial = nullptr);
 
 }  // namespace atlas

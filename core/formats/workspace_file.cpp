@@ -15,7 +15,7 @@ namespace {
 
 constexpr const char* kWorkspaceFormat = "attention-atlas-workspace";
 constexpr int kWorkspaceVersion = 1;
-constexpr size_t kWorkspaceMaxDepth = 8;  // the format nests 2 levels
+constexpr size_t kWorkspaceMaxDepth = 8;  // the format nests 5 levels (tools.patching.result.shape)
 
 const char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -105,7 +105,7 @@ struct WorkspaceReader {
 
 std::string encode_workspace(const WorkspaceFile& w) {
   using ojson = nlohmann::ordered_json;
-  const ojson o = {{"format", kWorkspaceFormat},
+  ojson o = {{"format", kWorkspaceFormat},
                    {"version", kWorkspaceVersion},
                    {"model", w.model},
                    {"source", w.source},
@@ -125,6 +125,11 @@ std::string encode_workspace(const WorkspaceFile& w) {
                    {"open_panels", w.open_panels},
                    {"window_state", to_base64(w.window_state)},
                    {"geometry", to_base64(w.geometry)}};
+  if (!w.tools.empty()) {
+    ojson tools = ojson::object();
+    for (const auto& [name, state] : w.tools) tools[name] = ojson::parse(state, nullptr, false);
+    o["tools"] = tools;
+  }
   return o.dump(4, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
 
@@ -146,7 +151,7 @@ WorkspaceFile parse_workspace(std::string_view json, const std::string& origin) 
   static const std::vector<std::string> known = {
       "format", "version",       "model",          "source",         "target",
       "selection", "query",      "colormap",       "scale",          "normalization",
-      "value_weighted", "shared_grid_scale", "open_panels", "window_state", "geometry"};
+      "value_weighted", "shared_grid_scale", "open_panels", "window_state", "geometry", "tools"};
   for (const auto& [key, value] : o.items())
     if (std::find(known.begin(), known.end(), key) == known.end())
       r.fail("unknown key \"" + escape_invalid_utf8(key.substr(0, 80)) + "\"");
@@ -183,6 +188,14 @@ WorkspaceFile parse_workspace(std::string_view json, const std::string& origin) 
   }
   w.window_state = r.bytes(o, "window_state");
   w.geometry = r.bytes(o, "geometry");
+  if (o.contains("tools")) {
+    if (!o["tools"].is_object()) r.fail("\"tools\" must be an object");
+    for (const auto& [key, value] : o["tools"].items()) {
+      if (key != "patching" && key != "dla") r.fail("unknown key \"tools." + escape_invalid_utf8(key.substr(0, 80)) + "\"");
+      if (!value.is_object()) r.fail("\"tools." + key + "\" must be an object");
+      w.tools[key] = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
   return w;
 }
 

@@ -4,6 +4,7 @@
 // fuzzes the parser. Every integer is range-checked as it is read, before the window uses it
 // to select a layer, head, segment or query.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ struct WorkspaceFile {
   bool value_weighted = false, shared_grid_scale = false;
   std::vector<std::string> open_panels;  // object names of the docks on screen
   std::string window_state, geometry;    // Qt's bytes (base64 in the file)
+  // The tool panels' settings and results ("patching", "dla"), each a JSON object's text that
+  // the panel itself checks when it restores it.
+  std::map<std::string, std::string> tools;
   bool operator==(const WorkspaceFile&) const = default;
 };
 
@@ -33,7 +37,8 @@ constexpr uint64_t kWorkspaceMaxBytes = 4 << 20;  // a workspace is a few KB (In
 
 std::string encode_workspace(const WorkspaceFile& w);
 // Throws AtlasError "<origin>: ..." naming the problem: not JSON, another format or a newer
-// version, an unknown key, a key of the wrong type, an integer out of its range, bad base64.
+// version, an unknown key, a key of the wrong type, an integer out of its range, bad base64, a
+// "tools" entry of an unknown tool or not an object.
 WorkspaceFile parse_workspace(std::string_view json, const std::string& origin);
 // Read through the input-file policy (regular files only, never blocking), at most 4 MB.
 WorkspaceFile read_workspace_file(const std::string& path);

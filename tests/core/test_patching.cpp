@@ -6,6 +6,7 @@
 // decoder, a post-norm encoder and a Llama-like decoder (RoPE, grouped-query heads, SwiGLU).
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <functional>
 
@@ -259,6 +260,43 @@ TEST_CASE("denoising every position of the residual before layer 0 gives the cle
         CHECK(r.normalised[size_t(patch_cell(r, 0, p))] == Approx(want).margin(1e-9));
       }
       if (m == PatchMetric::KL) CHECK(r.clean == 0.0);
+    }
+  }
+}
+
+TEST_CASE("a cancelled patching grid keeps its finished cells, the others NaN", "[patching]") {
+  const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  const Model model(c, init_params(c, 9));
+  const auto clean = model.tokenize("the cat sat", "").first;
+  const auto corrupted = model.tokenize("the bat sat", "").first;
+  PatchSpec spec;
+  spec.site = PatchSite::Head;
+  spec.metric = PatchMetric::KL;
+  const PatchResult full = activation_patching(model, clean, corrupted, spec, RunOptions{});
+  REQUIRE(full.complete);
+  for (const int64_t stop : {int64_t(0), int64_t(3), int64_t(full.raw.size()) - 1}) {
+    CAPTURE(stop);
+    std::atomic<bool> cancel{false};
+    RunOptions o;
+    o.cancel = &cancel;
+    PatchResult partial;
+    // progress(2 + k) follows cell k - 1: the flag set there stops the grid before cell `stop`.
+    const auto progress = [&](int64_t done, int64_t) {
+      if (done == 2 + stop) cancel = true;
+    };
+    CHECK_THROWS_AS(activation_patching(model, clean, corrupted, spec, o, progress, &partial), Cancelled);
+    CHECK_FALSE(partial.complete);
+    REQUIRE(partial.raw.size() == full.raw.size());
+    REQUIRE(partial.normalised.size() == full.raw.size());
+    for (size_t i = 0; i < full.raw.size(); ++i) {
+      CAPTURE(i);
+      if (int64_t(i) < stop) {
+        CHECK(partial.raw[i] == full.raw[i]);
+        CHECK(partial.normalised[i] == full.normalised[i]);
+      } else {
+        CHECK(std::isnan(partial.raw[i]));
+        CHECK(std::isnan(partial.normalised[i]));
+      }
     }
   }
 }

@@ -49,6 +49,9 @@ TEST_CASE("a workspace file round-trips every field, bytes included", "[workspac
   w.open_panels = {"sweepDock", "headsDock"};
   for (int i = 0; i < 256; ++i) w.window_state += char(i);  // every byte value, 256 % 3 == 1
   w.geometry = "ab";                                       // 2 % 3 == 2: one '=' of padding
+  // A tool's state as nlohmann writes it (sorted keys, no spaces), nulls and nesting included.
+  w.tools["patching"] = R"({"result":{"raw":[0.5,null,-1.25],"shape":[1,3]},"site":"head"})";
+  w.tools["dla"] = R"({"token":" Mary"})";
   const std::string text = encode_workspace(w);
   CHECK(text.find(R"("geometry": "YWI=")") != std::string::npos);  // base64 of "ab", by hand
   CHECK(parse_workspace(text, "w.atlas") == w);
@@ -91,6 +94,9 @@ TEST_CASE("workspace files of other formats, keys, types or bytes are refused by
   CHECK_THAT(refused(workspace_with(R"("model": "again")")), Catch::Contains("duplicate key"));
   CHECK_THAT(refused(workspace_with(R"("colormap": "jet")")), Catch::Contains("viridis, magma, diverging"));
   CHECK_THAT(refused(workspace_with(R"("open_panels": [1])")), Catch::Contains("\"open_panels\""));
+  CHECK_THAT(refused(workspace_with(R"("tools": [])")), Catch::Contains("\"tools\" must be an object"));
+  CHECK_THAT(refused(workspace_with(R"("tools": {"sweep": {}})")), Catch::Contains("unknown key \"tools.sweep\""));
+  CHECK_THAT(refused(workspace_with(R"("tools": {"dla": 3})")), Catch::Contains("\"tools.dla\" must be an object"));
   CHECK_THAT(refused(workspace_with(R"("geometry": "ab!c")")), Catch::Contains("\"geometry\" is not base64"));
   CHECK_THAT(refused(R"({"format": "attention-atlas-workspace", "version": 2, "model": "x"})"),
              Catch::Contains("workspace version 2; this Attention Atlas reads version 1"));

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const atlas::WorkspaceFile again = atlas::parse_workspace(atlas::encode_workspace(w), "again");
     if (again.layer != w.layer || again.head != w.head || again.segment != w.segment ||
         again.query != w.query || again.window_state != w.window_state ||
-        again.geometry != w.geometry || again.open_panels.size() != w.open_panels.size())
+        again.geometry != w.geometry || again.open_panels.size() != w.open_panels.size() ||
+        again.tools != w.tools)
       std::abort();
   } catch (const atlas::AtlasError&) {
     std::abort();  // what parsed once must parse again

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <QFile>
+#include <cmath>
 #include <QImage>
 #include <QPainter>
 #include <QProcess>
@@ -18,6 +19,8 @@
 #include <map>
 #include <set>
 
+#include "core/analysis/logit_attribution.h"
+#include "core/analysis/patching.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -28,6 +31,8 @@
 #include "ui/panels/variant_panel.h"
 #include "ui/panels/variant_plots.h"
 #include "ui/panels/panel_registry.h"
+#include "ui/tools/dla_figure.h"
+#include "ui/tools/patching_figure.h"
 
 using namespace atlas;
 using namespace atlas::ui;
@@ -243,4 +248,45 @@ TEST_CASE("every variant panel's plots export SVG and PDF that render like their
     INFO("panel " << provider.id.toStdString() << " had no plot to compare");
     CHECK(plotsPerPanel[provider.id] > 0);
   }
+}
+
+TEST_CASE("the activation-patching and logit-attribution figures export SVG and PDF that render like their PNG",
+          "[ui][export][render][patching]") {
+  ensureApp();
+  const ModelConfig c = preset_config("tiny-llama");
+  const Model model(c, init_params(c, 3));
+  const auto clean = model.tokenize("the cat sat", "").first;
+  const auto corrupted = model.tokenize("the bat sat", "").first;
+  QStringList labels;
+  for (const TokenInfo& t : clean) labels << QString::fromStdString(t.label);
+  FigureSpec spec;
+  spec.dpi = kDpi;
+  for (const PatchSite site : {PatchSite::Resid, PatchSite::Head, PatchSite::HeadPos}) {
+    PatchSpec ps;
+    ps.site = site;
+    ps.metric = PatchMetric::KL;
+    PatchResult r = activation_patching(model, clean, corrupted, ps, RunOptions{});
+    if (site == PatchSite::HeadPos)  // a cancelled grid: its unfinished cells masked
+      for (size_t i = r.raw.size() / 2; i < r.raw.size(); ++i) r.raw[i] = r.normalised[i] = std::nan("");
+    r.complete = site != PatchSite::HeadPos;
+    PanelPlot plot;
+    plot.matrix = patchingHeatmap(r, labels, 4);
+    plot.mapping = patchingColorMapping();
+    checkFormatsAgree(panelFigure(plot, spec), QString("patching ") + patch_site_name(site));
+  }
+  DlaRequest req;
+  req.positions = {5};
+  req.token = 't';
+  req.against = 'a';
+  const LogitAttribution a = logit_attribution(model, clean, req);
+  PanelPlot heads;
+  heads.matrix = dlaHeadHeatmap(a);
+  heads.mapping = dlaColorMapping();
+  checkFormatsAgree(panelFigure(heads, spec), "logit attribution heads");
+  PanelPlot bars;
+  bars.kind = PanelPlot::Kind::Bars;
+  bars.matrix = dlaComponentBars(a);
+  bars.xTitle = "part";
+  bars.yTitle = "contribution";
+  checkFormatsAgree(panelFigure(bars, spec), "logit attribution parts", true);
 }

@@ -137,6 +137,8 @@ QMenu* FigureActions::contextMenu(const QString& view, int row) {
   };
   menu->addAction("Compare with another &input or model\u2026", this, [raise] { raise("compareDock"); });
   menu->addAction("&Ablation sweep of this input\u2026", this, [raise] { raise("sweepDock"); });
+  menu->addAction("Activation &patching against a corrupted input\u2026", this, [raise] { raise("patchingDock"); });
+  menu->addAction("&Logit attribution of this input\u2026", this, [raise] { raise("dlaDock"); });
   return menu;
 }
 

@@ -16,6 +16,8 @@
 #include "ui/panels/variant_panel.h"
 #include "ui/tools/compare_panel.h"
 #include "ui/tools/corpus_panel.h"
+#include "ui/tools/dla_panel.h"
+#include "ui/tools/patching_panel.h"
 #include "ui/tools/score_panel.h"
 #include "ui/tools/search_panel.h"
 #include "ui/tools/sweep_panel.h"
@@ -78,7 +80,8 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
   }
 
   // Tool panels with a worker or state of their own, opened by the user: score functions
-  // (score_panel.h), ablation sweep (sweep_panel.h), compare (compare_panel.h), token search
+  // (score_panel.h), ablation sweep (sweep_panel.h), activation patching (patching_panel.h), logit
+  // attribution (dla_panel.h), compare (compare_panel.h), token search
   // (search_panel.h), corpus mode (corpus_panel.h).
   auto toolDock = [&](QWidget* panel, const QString& title, const QString& name, const QString& panelName) {
     panel->setObjectName(panelName);
@@ -96,6 +99,10 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
   connect(m_scoreDock, &QDockWidget::visibilityChanged, this, [this] { updateTraceOptions(); });
   m_sweep = new SweepPanel;
   toolDock(m_sweep, "Ablation sweep", "sweepDock", "sweepPanel");
+  m_patching = new PatchingPanel;
+  toolDock(m_patching, "Activation patching", "patchingDock", "patchingPanel");
+  m_dla = new DlaPanel;
+  toolDock(m_dla, "Logit attribution", "dlaDock", "dlaPanel");
   m_compare = new ComparePanel;
   toolDock(m_compare, "Compare", "compareDock", "comparePanel");
   m_search = new TokenSearchPanel;
@@ -118,6 +125,12 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     m_session->requestSelection(s);
   });
   connect(m_compare, &ComparePanel::layerPicked, session, &WindowSession::requestLayer);
+  // Patching and attribution refuse encoder-decoder models: their rows are the one stack's layers.
+  connect(m_patching, &PatchingPanel::layerPicked, session, &WindowSession::requestLayer);
+  connect(m_patching, &PatchingPanel::headPicked, session, &WindowSession::requestHead);
+  connect(m_patching, &PatchingPanel::tokenPicked, session, &WindowSession::requestQuery);
+  connect(m_dla, &DlaPanel::layerPicked, session, &WindowSession::requestLayer);
+  connect(m_dla, &DlaPanel::headPicked, session, &WindowSession::requestHead);
   connect(m_search, &TokenSearchPanel::layerPicked, session, &WindowSession::requestLayer);
   connect(m_sweep, &SweepPanel::headPicked, session, &WindowSession::requestHead);
   connect(m_compare, &ComparePanel::headPicked, session, &WindowSession::requestHead);
@@ -152,6 +165,8 @@ void PanelDocks::showRun() {
   m_pattern->setRun(model, trace);
   m_scores->setRun(model, trace);
   m_sweep->setRun(model, trace);
+  m_patching->setRun(model, trace);
+  m_dla->setRun(model, trace);
   m_compare->setRun(model, trace);
   m_search->setTrace(trace);
   m_corpus->setModel(model, m_session->modelSpec());
@@ -186,12 +201,15 @@ void PanelDocks::followSelection() {
   m_pattern->setSelection(sel);
   m_scores->setSelection(sel);
   m_compare->setSelection(sel);
+  m_patching->setSelection(sel);
   m_corpus->setSelection(sel.layer, sel.head);
 }
 
 void PanelDocks::setStyle(const HeatmapStyle& style, bool dark) {
   for (const auto& [dock, panel] : m_variantDocks) panel->setStyle(style, dark);
   m_sweep->setStyle(style, dark);
+  m_patching->setStyle(style, dark);
+  m_dla->setStyle(style, dark);
   m_compare->setStyle(style, dark);
   m_search->setStyle(style, dark);
   m_pattern->setStyle(style);

@@ -1,7 +1,7 @@
 #pragma once
 // The panels' docks in the window: the pattern view, one dock per variant or analysis panel
-// (ui/panels/panel_registry.h), the score functions, and the tools (ablation sweep, compare,
-// token search, corpus). Each follows the run on screen and the linked selection through the
+// (ui/panels/panel_registry.h), the score functions, and the tools (ablation sweep, activation
+// patching, logit attribution, compare, token search, corpus). Each follows the run on screen and the linked selection through the
 // WindowSession and sends its picks (layer, head, token) back through it. A variant panel shows
 // itself when a run first has its arrays. Some panels need more than the default trace, and
 // only while they are open: Transformer-XL and rotary positions the score terms
@@ -26,6 +26,8 @@ namespace atlas::ui {
 
 class ComparePanel;
 class CorpusPanel;
+class DlaPanel;
+class PatchingPanel;
 class PatternView;
 class RunController;
 class ScorePanel;
@@ -70,6 +72,8 @@ class PanelDocks : public QObject {
   TokenSearchPanel* m_search;
   QDockWidget* m_searchDock;
   CorpusPanel* m_corpus;
+  PatchingPanel* m_patching;
+  DlaPanel* m_dla;
   std::shared_ptr<AblationSpec> m_ablation;  // what the ablation panel drops; null = nothing
   bool m_valueNorms = false;
   bool m_updating = false;  // inside showRun

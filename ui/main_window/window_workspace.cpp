@@ -11,6 +11,8 @@
 #include "ui/main_window/main_window.h"
 #include "ui/main_window/selector_bar.h"
 #include "ui/main_window/window_session.h"
+#include "ui/tools/dla_panel.h"
+#include "ui/tools/patching_panel.h"
 #include "ui/views/colormap.h"
 #include "ui/workspace.h"
 #include "ui/workspace_selection.h"
@@ -34,6 +36,15 @@ Workspace MainWindow::workspace() const {
     if (dock->isVisible() && !dock->objectName().isEmpty()) w.openPanels << dock->objectName();
   w.windowState = saveState();
   w.geometry = saveGeometry();
+  // The tool panels' settings and results, when open or holding a result.
+  if (auto* p = findChild<PatchingPanel*>("patchingPanel")) {
+    const QJsonObject state = p->saveState();
+    if (p->isVisible() || state.contains("result")) w.tools["patching"] = state;
+  }
+  if (auto* p = findChild<DlaPanel*>("dlaPanel")) {
+    const QJsonObject state = p->saveState();
+    if (p->isVisible() || state.contains("result")) w.tools["dla"] = state;
+  }
   return w;
 }
 
@@ -55,6 +66,11 @@ bool MainWindow::openWorkspace(const QString& path) {
                           w.normalization == "row" ? Normalization::Row : Normalization::Global);
   m_valueWeighted->setChecked(w.valueWeighted);
   m_sharedScale->setChecked(w.sharedGridScale);
+  // A restored grid waits in its panel for a run of the tokens it was computed on.
+  if (auto* p = findChild<PatchingPanel*>("patchingPanel"); p && w.tools.contains("patching"))
+    p->restoreState(w.tools["patching"].toObject());
+  if (auto* p = findChild<DlaPanel*>("dlaPanel"); p && w.tools.contains("dla"))
+    p->restoreState(w.tools["dla"].toObject());
   m_input->setSource(w.source, /*quiet=*/true);
   m_input->setTarget(w.target, /*quiet=*/true);
   m_pendingWorkspace = std::make_shared<Workspace>(w);

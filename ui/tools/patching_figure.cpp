@@ -1,0 +1,74 @@
+// Activation-patching figure (patching_figure.h).
+#include "ui/tools/patching_figure.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas::ui {
+
+namespace {
+
+bool normalisable(const PatchResult& r) { return r.clean != r.corrupted; }
+
+}  // namespace
+
+bool patchingColumnsAreHeads(const PatchResult& r) {
+  return r.spec.site == PatchSite::Head || r.spec.site == PatchSite::HeadPos;
+}
+
+QString patchingTitle(const PatchResult& r) {
+  QString title = QString("%1 patching (%2), %3 at %4: clean %5, corrupted %6")
+                      .arg(patch_site_name(r.spec.site), patch_direction_name(r.spec.direction),
+                           patch_metric_name(r.spec.metric))
+                      .arg(r.position)
+                      .arg(r.clean, 0, 'g', 4)
+                      .arg(r.corrupted, 0, 'g', 4);
+  if (!normalisable(r)) title += " (equal: raw metric shown)";
+  if (!r.complete) title += " [cancelled: unfinished cells masked]";
+  return title;
+}
+
+HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels, int slice) {
+  HeatmapData d;
+  if (r.shape.size() < 2) return d;
+  const bool heads = patchingColumnsAreHeads(r);
+  const int64_t layers = r.shape[0], cols = r.shape[1];
+  const int64_t positions = r.shape.size() == 3 ? r.shape[2] : 1;
+  const int64_t at = std::clamp<int64_t>(slice, 0, positions - 1);
+  const std::vector<double>& src = normalisable(r) ? r.normalised : r.raw;
+  d.rows = static_cast<int>(layers);
+  d.cols = static_cast<int>(cols);
+  d.values.resize(size_t(layers * cols));
+  std::vector<uint8_t> mask(d.values.size(), 1);
+  bool masked = false;
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = size_t(l * cols + c);
+      const double v = src[size_t(patch_cell(r, l, c, at))];
+      d.values[i] = std::isfinite(v) ? static_cast<float>(v) : 0.0f;
+      if (!std::isfinite(v)) mask[i] = 0, masked = true;
+    }
+  if (masked) d.mask = std::move(mask);
+  for (int64_t l = 0; l < layers; ++l)
+    d.rowLabels << (r.spec.site == PatchSite::Resid && l == 0 ? QString("emb") : QString("L%1").arg(l));
+  for (int64_t c = 0; c < cols; ++c)
+    d.colLabels << (heads ? QString("H%1").arg(c) : QString("%1 %2").arg(c).arg(tokenLabels.value(int(c))));
+  d.title = patchingTitle(r);
+  if (r.spec.site == PatchSite::HeadPos)
+    d.title += QString(", patched position %1 %2").arg(at).arg(tokenLabels.value(int(at)));
+  d.rowAxis = r.spec.site == PatchSite::Resid ? "residual before layer" : "layer";
+  d.colAxis = heads ? "head" : "position";
+  d.valueName = normalisable(r) ? "normalised (clean 1, corrupted 0)"
+                                : QString("%1 of the patched run").arg(patch_metric_name(r.spec.metric));
+  return d;
+}
+
+ColorMapping patchingColorMapping() {
+  ColorMapping m;
+  m.colormap = Colormap::Diverging;
+  m.normalization = Normalization::Global;
+  m.centreZero = true;
+  return m;
+}
+
+}  // namespace atlas::ui

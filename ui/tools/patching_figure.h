@@ -1,0 +1,25 @@
+#pragma once
+// The activation-patching grid (core/analysis/patching.h) as the Patching panel draws and exports
+// it: layers x positions (resid, attn, mlp), layers x heads (head), or layers x heads at one
+// position of a head-pos grid. Values are normalised (clean = 1, corrupted = 0) in diverging
+// colours centred on 0; when the two runs give the same metric (no normalisation) the raw metric
+// is drawn instead and the title says so. Unfinished cells of a cancelled grid are masked.
+#include <QString>
+#include <QStringList>
+
+#include "core/analysis/patching.h"
+#include "ui/views/heatmap_data.h"
+#include "ui/views/value_mapper.h"
+
+namespace atlas::ui {
+
+// `tokenLabels`: the clean input's token labels (column labels of a position grid); `slice`:
+// the position of a head-pos grid's layers x heads slice.
+HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels, int slice = 0);
+ColorMapping patchingColorMapping();
+// One line: site, direction, metric, the clean and corrupted metrics, and a cancelled grid's state.
+QString patchingTitle(const PatchResult& r);
+// Whether the grid's columns are heads (head, head-pos) rather than positions.
+bool patchingColumnsAreHeads(const PatchResult& r);
+
+}  // namespace atlas::ui
