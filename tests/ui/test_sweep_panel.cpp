@@ -6,6 +6,8 @@
 
 #include <QDockWidget>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QProgressBar>
 #include <QPainter>
 #include <QSignalSpy>
@@ -22,7 +24,7 @@
 #include "tests/ui/window_parts.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/main_window/main_window.h"
-#include "ui/tools/duration_text.h"
+#include "ui/tools/tool_run.h"
 #include "ui/tools/sweep_figure.h"
 #include "ui/tools/sweep_panel.h"
 #include "ui/panels/variant_panel.h"
@@ -169,6 +171,61 @@ TEST_CASE("ablation sweep panel: Cancel keeps the finished cells, each equal to 
   const HeatmapData d = sweepHeatmap(kept);
   CHECK(d.masked(11, 3));
   CHECK_FALSE(d.masked(0, 0));
+}
+
+TEST_CASE("ablation sweep panel: settings and cells round-trip through the workspace state, for its tokens only",
+          "[ui][sweep][workspace]") {
+  ensureApp();
+  const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  auto model = std::make_shared<const Model>(c, init_params(c, 6));
+  const auto trace = runOn(*model, "save the sweep");
+  SweepPanel first;
+  first.setRun(model, trace);
+  first.setChoice(SweepUnit::Heads, AblationMode::Mean, SweepMetric::LogitDiff, "a", "b");
+  QSignalSpy done(&first, &SweepPanel::sweepFinished);
+  REQUIRE(first.startSweep());
+  REQUIRE(done.wait(60000));
+  REQUIRE(first.result().has_value());
+  const QJsonObject state = first.saveState();
+
+  SweepPanel other;  // a run of other tokens: the result waits, never shown for them
+  other.setRun(model, runOn(*model, "other tokens!!"));
+  other.restoreState(state);
+  CHECK_FALSE(other.result().has_value());
+  CHECK(other.spec().mode == AblationMode::Mean);
+  CHECK(other.spec().metric == SweepMetric::LogitDiff);
+  other.setRun(model, runOn(*model, "save the sweep"));  // its tokens: shown
+  REQUIRE(other.result().has_value());
+  CHECK(other.result()->values == first.result()->values);
+  CHECK(other.result()->clean == first.result()->clean);
+  CHECK(other.result()->row_labels == first.result()->row_labels);
+  CHECK(other.result()->spec.token_a == first.result()->spec.token_a);
+  CHECK(other.status().contains("Restored"));
+
+  // A cancelled sweep's NaN cells come back NaN; damaged states are refused naming the key.
+  QJsonObject partial = state;
+  QJsonObject g = partial["result"].toObject();
+  QJsonArray values = g["values"].toArray();
+  values[5] = QJsonValue::Null;
+  g["values"] = values;
+  g["complete"] = false;
+  partial["result"] = g;
+  SweepPanel third;
+  third.setRun(model, trace);
+  third.restoreState(partial);
+  REQUIRE(third.result().has_value());
+  CHECK(std::isnan(third.result()->values[5]));
+  CHECK_FALSE(third.result()->complete);
+  g["values"] = QJsonArray{1.0, 2.0};
+  partial["result"] = g;
+  SweepPanel fourth;
+  fourth.setRun(model, trace);
+  fourth.restoreState(partial);
+  CHECK_FALSE(fourth.result().has_value());
+  CHECK(fourth.status().contains("\"values\" must hold layers x heads = 8 values"));
+  partial["metric"] = "entropy";
+  fourth.restoreState(partial);
+  CHECK(fourth.status().contains("unknown choice \"entropy\""));
 }
 
 TEST_CASE("durations read as a person says them", "[ui][sweep]") {

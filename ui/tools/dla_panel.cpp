@@ -17,16 +17,11 @@
 #include "ui/panels/variant_plots.h"
 #include "ui/tools/dla_figure.h"
 #include "ui/tools/tool_state_json.h"
+#include "ui/tools/tool_run.h"
 
 namespace atlas::ui {
 
 namespace {
-
-bool sameDlaInput(const Trace* a, const Trace* b) {
-  if (!a || !b) return a == b;
-  return token_ids(a->source_tokens) == token_ids(b->source_tokens) &&
-         token_ids(a->target_tokens) == token_ids(b->target_tokens);
-}
 
 // The result's arrays by name, for the workspace (one place lists them for save and restore).
 std::vector<std::pair<const char*, std::vector<double>*>> dlaArrays(LogitAttribution& a) {
@@ -104,7 +99,7 @@ DlaPanel::~DlaPanel() {
 }
 
 void DlaPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace) {
-  const bool same = model == m_model && sameDlaInput(trace.get(), m_trace.get());
+  const bool same = model == m_model && sameInputTokens(trace.get(), m_trace.get());
   m_model = std::move(model);
   m_trace = std::move(trace);
   const int L = m_trace ? int(m_trace->source_tokens.size()) : 0;

@@ -27,22 +27,17 @@
 #include "ui/tools/compare_view.h"
 #include "ui/tools/patching_figure.h"
 #include "ui/tools/tool_state_json.h"
+#include "ui/tools/tool_run.h"
 
 namespace atlas::ui {
 
 namespace {
 
-bool samePatchInput(const Trace* a, const Trace* b) {
-  if (!a || !b) return a == b;
-  return token_ids(a->source_tokens) == token_ids(b->source_tokens) &&
-         token_ids(a->target_tokens) == token_ids(b->target_tokens);
-}
-
 QString estimateText(int64_t forwards, double seconds) {
-  return QString("%1 forwards at about %2 s each (one measured): about %3 s")
+  return QString("%1 forwards at about %2 s each (one measured): about %3")
       .arg(forwards)
       .arg(seconds, 0, 'g', 2)
-      .arg(seconds * double(forwards), 0, 'f', 1);
+      .arg(durationText(seconds * double(forwards)));
 }
 
 }  // namespace
@@ -157,7 +152,7 @@ PatchingPanel::~PatchingPanel() {
 }
 
 void PatchingPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace) {
-  const bool same = model == m_model && samePatchInput(trace.get(), m_trace.get());
+  const bool same = model == m_model && sameInputTokens(trace.get(), m_trace.get());
   m_model = std::move(model);
   m_trace = std::move(trace);
   const int L = m_trace ? int(m_trace->source_tokens.size()) : 0;

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMetaObject>
@@ -18,22 +19,13 @@
 
 #include "core/analysis/ablation.h"
 #include "core/tensor/error.h"
-#include "ui/tools/duration_text.h"
 #include "ui/tools/sweep_figure.h"
+#include "ui/tools/tool_state_json.h"
 #include "ui/panels/variant_panel.h"
 #include "ui/panels/variant_plots.h"
+#include "ui/tools/tool_run.h"
 
 namespace atlas::ui {
-
-namespace {
-
-bool sameInput(const Trace* a, const Trace* b) {
-  if (!a || !b) return a == b;
-  return token_ids(a->source_tokens) == token_ids(b->source_tokens) &&
-         token_ids(a->target_tokens) == token_ids(b->target_tokens);
-}
-
-}  // namespace
 
 SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("sweepPanel");
@@ -110,7 +102,7 @@ SweepPanel::~SweepPanel() {
 }
 
 void SweepPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace) {
-  const bool same = model == m_model && sameInput(trace.get(), m_trace.get());
+  const bool same = model == m_model && sameInputTokens(trace.get(), m_trace.get());
   m_model = std::move(model);
   m_trace = std::move(trace);
   if (!same) {
@@ -118,6 +110,11 @@ void SweepPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<cons
     if (m_cancelFlag) m_cancelFlag->store(true);
     if (m_result) setStatus("The input or model changed: press Sweep to ablate this one.");
     m_result.reset();
+  }
+  if (m_pending && m_trace && !isRunning() && token_ids(m_trace->source_tokens) == m_pendingTokens) {
+    m_result = std::move(m_pending);
+    m_pending.reset();
+    setStatus("Restored from the workspace: " + sweepTitle(*m_result) + ".");
   }
   m_plots->setTrace(m_trace);
   updateControls();
@@ -145,6 +142,80 @@ void SweepPanel::setChoice(SweepUnit unit, AblationMode mode, SweepMetric metric
   m_metric->setCurrentIndex(m_metric->findData(static_cast<int>(metric)));
   m_tokenA->setText(tokenA);
   m_tokenB->setText(tokenB);
+}
+
+QJsonObject SweepPanel::saveState() const {
+  QJsonObject o;
+  o["unit"] = sweep_unit_name(static_cast<SweepUnit>(m_unit->currentData().toInt()));
+  o["mode"] = ablation_mode_name(static_cast<AblationMode>(m_mode->currentData().toInt()));
+  o["metric"] = sweep_metric_name(static_cast<SweepMetric>(m_metric->currentData().toInt()));
+  o["token_a"] = m_tokenA->text();
+  o["token_b"] = m_tokenB->text();
+  const std::optional<SweepResult>& r = m_result ? m_result : m_pending;
+  if (r && (!m_result || m_trace)) {
+    QJsonObject g;
+    g["unit"] = sweep_unit_name(r->spec.unit);
+    g["mode"] = ablation_mode_name(r->spec.mode);
+    g["metric"] = sweep_metric_name(r->spec.metric);
+    g["token_a"] = r->spec.token_a;
+    g["token_b"] = r->spec.token_b;
+    g["layers"] = qint64(r->layers);
+    g["heads"] = qint64(r->heads);
+    g["clean"] = r->clean;
+    g["position"] = qint64(r->position);
+    g["complete"] = r->complete;
+    g["values"] = doublesToJson(r->values);
+    QJsonArray labels, ids;
+    for (const std::string& l : r->row_labels) labels.append(QString::fromStdString(l));
+    for (int32_t id : m_result ? token_ids(m_trace->source_tokens) : m_pendingTokens) ids.append(id);
+    g["row_labels"] = labels;
+    g["clean_tokens"] = ids;
+    o["result"] = g;
+  }
+  return o;
+}
+
+void SweepPanel::restoreState(const QJsonObject& o) {
+  try {
+    for (const char* key : {"unit", "mode", "metric", "token_a", "token_b"})
+      if (o.contains(key) && !o[key].isString()) throw AtlasError(std::string("\"") + key + "\" must be a string");
+    const auto text = [&](const QJsonObject& from, const char* key, const char* fallback) {
+      return from.contains(key) ? from[key].toString().toStdString() : std::string(fallback);
+    };
+    setChoice(parse_sweep_unit(text(o, "unit", "heads"), "unit"), parse_ablation_mode(text(o, "mode", "zero"), "mode"),
+              parse_sweep_metric(text(o, "metric", "kl"), "metric"), o["token_a"].toString(), o["token_b"].toString());
+    m_pending.reset();
+    if (!o.contains("result")) return;
+    if (!o["result"].isObject()) throw AtlasError("\"result\" must be an object");
+    const QJsonObject g = o["result"].toObject();
+    SweepResult r;
+    r.spec.unit = parse_sweep_unit(text(g, "unit", ""), "result.unit");
+    r.spec.mode = parse_ablation_mode(text(g, "mode", ""), "result.mode");
+    r.spec.metric = parse_sweep_metric(text(g, "metric", ""), "result.metric");
+    r.spec.token_a = g["token_a"].toInt(-1);
+    r.spec.token_b = g["token_b"].toInt(-1);
+    r.layers = g["layers"].toInteger();
+    r.heads = g["heads"].toInteger();
+    if (r.layers < 1 || r.heads < 1 || r.layers > (1 << 12) || r.heads > (1 << 12))
+      throw AtlasError("\"layers\" and \"heads\" must be positive sizes");
+    r.clean = g["clean"].toDouble();
+    r.position = g["position"].toInteger(-1);
+    r.complete = g["complete"].toBool(true);
+    r.values = doublesFromJson(g["values"], "values");
+    if (r.values.size() != size_t(r.layers * r.heads))
+      throw AtlasError("\"values\" must hold layers x heads = " + std::to_string(r.layers * r.heads) + " values");
+    for (const QJsonValue& v : g["row_labels"].toArray()) r.row_labels.push_back(v.toString().toStdString());
+    if (r.row_labels.size() != size_t(r.layers)) throw AtlasError("\"row_labels\" must hold one label per layer");
+    std::vector<int32_t> ids;
+    for (const QJsonValue& v : g["clean_tokens"].toArray()) ids.push_back(v.toInt());
+    if (ids.empty()) throw AtlasError("\"clean_tokens\" must list the input's token ids");
+    m_pending = std::move(r);
+    m_pendingTokens = std::move(ids);
+    m_result.reset();
+    setRun(m_model, m_trace);  // shown at once when the run on screen has these tokens
+  } catch (const AtlasError& e) {
+    setStatus(QString("The workspace's ablation sweep was not restored: %1").arg(e.what()));
+  }
 }
 
 bool SweepPanel::startSweep() {

@@ -7,6 +7,7 @@
 // switch clears it (and cancels a sweep in flight), so the panel never shows another input's
 // sweep.
 #include <QFutureWatcher>
+#include <QJsonObject>
 #include <QWidget>
 #include <atomic>
 #include <memory>
@@ -47,6 +48,11 @@ class SweepPanel : public QWidget {
   bool isRunning() const;
   const std::optional<SweepResult>& result() const { return m_result; }
   QString status() const;
+  // The settings and the result (finished cells of a cancelled sweep included) for a workspace;
+  // a restored result waits for a run of the tokens it was computed on. A damaged state is
+  // refused in status(), the panel keeping what it had.
+  QJsonObject saveState() const;
+  void restoreState(const QJsonObject& state);
   VariantPanel* plotPanel() const { return m_plots; }
   std::shared_ptr<const Trace> runTrace() const { return m_trace; }
 
@@ -63,6 +69,8 @@ class SweepPanel : public QWidget {
   std::shared_ptr<const Model> m_model;
   std::shared_ptr<const Trace> m_trace;
   std::optional<SweepResult> m_result;
+  std::optional<SweepResult> m_pending;  // restored from a workspace, waiting for its run
+  std::vector<int32_t> m_pendingTokens;
   QComboBox* m_unit;
   QComboBox* m_mode;
   QComboBox* m_metric;

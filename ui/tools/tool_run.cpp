@@ -1,8 +1,14 @@
-#include "ui/tools/duration_text.h"
+#include "ui/tools/tool_run.h"
 
 #include <cmath>
 
 namespace atlas::ui {
+
+bool sameInputTokens(const Trace* a, const Trace* b) {
+  if (!a || !b) return a == b;
+  return token_ids(a->source_tokens) == token_ids(b->source_tokens) &&
+         token_ids(a->target_tokens) == token_ids(b->target_tokens);
+}
 
 QString durationText(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "an unknown time";
