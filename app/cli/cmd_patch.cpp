@@ -9,6 +9,8 @@
 
 #include "app/cli/commands.h"
 #include "core/analysis/ablation_sweep.h"
+#include "app/cli/cmd_path_patch.h"
+#include "core/analysis/path_patching.h"
 #include "core/analysis/patching.h"
 #include "core/analysis/weight_check.h"
 #include "core/formats/atomic_file.h"
@@ -20,7 +22,8 @@ namespace atlas::cli {
 namespace {
 
 const char* kPatchUsage =
-    "usage: atlas patch MODEL --clean S --corrupted S --site resid|attn|mlp|head|head-pos\n"
+    "usage: atlas patch MODEL --clean S --corrupted S\n"
+    "                   --site resid|attn|mlp|head|head-pos|q|k|v|pattern|path\n"
     "                   [--direction denoise|noise] --metric logit-diff|prob|kl|loss\n"
     "                   [--tokens A,B] [--position P] [--out DIR] [--top K]\n"
     "                   [--backend cpu|vulkan|auto] [--device D]\n"
@@ -33,6 +36,13 @@ const char* kPatchUsage =
     "    --site mlp       each MLP output x position (pre-norm models)\n"
     "    --site head      each head's output at every position (layer x head)\n"
     "    --site head-pos  each head's output x position (layer x head x position)\n"
+    "    --site q|k|v     each head's queries, keys or values at every position (layer x head;\n"
+    "                     q and k after RoPE; grouped-query heads: the copy the head reads)\n"
+    "    --site pattern   each head's attention probabilities (layer x head; softmax attention)\n"
+    "    --site path --receivers L.H[,L.H...]|all --receiver-input q|k|v\n"
+    "                     path patching (Wang et al. 2022): each sender head's effect on the\n"
+    "                     receivers' q, k or v only, the other heads frozen (sender layer x head;\n"
+    "                     all: sender layer x head x receiver layer x head)\n"
     "    --metric logit-diff  logit[A] - logit[B] at --position (default the last)\n"
     "    --metric prob    probability of A;  --metric loss  -log P(A);  --metric kl  KL(clean || patched)\n"
     "  --tokens A,B     a token's text (one token each; GPT-2: \" Mary\" with its space) or #ID\n"
@@ -42,13 +52,18 @@ const char* kPatchUsage =
     "  --top K          the K cells farthest from the unpatched run (default 10)\n"
     "  Definitions: docs/patching.md\n";
 
+// Sites whose grid is layer x head (every position patched at once).
+bool per_head_site(PatchSite s) {
+  return s == PatchSite::Head || s == PatchSite::Q || s == PatchSite::K || s == PatchSite::V || s == PatchSite::Pattern;
+}
+
 std::string cell_label(const PatchResult& r, int64_t i) {
   const int64_t n1 = r.shape[1];
   if (r.shape.size() == 3) {
     const int64_t n2 = r.shape[2];
     return "L" + std::to_string(i / (n1 * n2)) + "H" + std::to_string((i / n2) % n1) + " pos " + std::to_string(i % n2);
   }
-  if (r.spec.site == PatchSite::Head) return "L" + std::to_string(i / n1) + "H" + std::to_string(i % n1);
+  if (per_head_site(r.spec.site)) return "L" + std::to_string(i / n1) + "H" + std::to_string(i % n1);
   return "L" + std::to_string(i / n1) + " pos " + std::to_string(i % n1);
 }
 
@@ -61,8 +76,8 @@ Tensor as_f32(const std::vector<int64_t>& shape, const std::vector<double>& v) {
 void write_patch_csv(const std::string& path, const PatchResult& r) {
   std::ostringstream out;
   out.precision(9);
-  const bool heads = r.spec.site == PatchSite::Head || r.spec.site == PatchSite::HeadPos;
-  const bool positions = r.spec.site != PatchSite::Head;
+  const bool heads = per_head_site(r.spec.site) || r.spec.site == PatchSite::HeadPos;
+  const bool positions = !per_head_site(r.spec.site);
   out << "layer" << (heads ? ",head" : "") << (positions ? ",position" : "") << ",metric,normalised\n";
   for (size_t i = 0; i < r.raw.size(); ++i) {
     const int64_t n = int64_t(i);
@@ -81,14 +96,25 @@ void write_patch_csv(const std::string& path, const PatchResult& r) {
 int cmd_patch(const std::vector<std::string>& args) {
   if (wants_help(args, kPatchUsage)) return 0;
   Args a(args, {{"--clean", "--corrupted", "--site", "--direction", "--metric", "--tokens", "--position", "--out",
-                 "--top", "--backend", "--device"},
+                 "--top", "--backend", "--device", "--receivers", "--receiver-input"},
                 {}});
   if (a.positionals().size() != 1) throw AtlasError("patch takes one MODEL (see atlas patch --help)");
   if (!a.has("--clean") || !a.has("--corrupted")) throw AtlasError("patch needs --clean TEXT and --corrupted TEXT");
-  if (!a.has("--site")) throw AtlasError("patch needs --site resid, attn, mlp, head or head-pos");
+  if (!a.has("--site"))
+    throw AtlasError("patch needs --site resid, attn, mlp, head, head-pos, q, k, v, pattern or path");
+  const bool path = a.require("--site") == "path";
+  if (!path && (a.has("--receivers") || a.has("--receiver-input")))
+    throw AtlasError("--receivers and --receiver-input are for --site path (path patching)");
+  PathPatchSpec path_spec;
+  if (path) {
+    if (!a.has("--receivers") || !a.has("--receiver-input"))
+      throw AtlasError("--site path needs --receivers L.H[,L.H...] or all, and --receiver-input q, k or v");
+    path_spec.receivers = parse_receivers(a.require("--receivers"), "--receivers");
+    path_spec.input = parse_receiver_input(a.require("--receiver-input"), "--receiver-input");
+  }
   if (!a.has("--metric")) throw AtlasError("patch needs --metric logit-diff, prob, kl or loss");
   PatchSpec spec;
-  spec.site = parse_patch_site(a.require("--site"), "--site");
+  if (!path) spec.site = parse_patch_site(a.require("--site"), "--site");
   spec.direction = parse_patch_direction(a.get_or("--direction", "denoise"), "--direction");
   spec.metric = parse_patch_metric(a.require("--metric"), "--metric");
   const int64_t top = a.get_int("--top", 10, 0, 100000);
@@ -119,12 +145,17 @@ int cmd_patch(const std::vector<std::string>& args) {
   if (auto p = a.get_index("--position"); p && p->value != -1)
     spec.position = check_index(*p, 0, int64_t(clean.size()) - 1,
                                 "the clean input has " + std::to_string(clean.size()) + " tokens", "or -1 for the last");
-  check_patching(model, clean, corrupted, spec);
+  path_spec.patch = spec;
+  if (path)
+    check_path_patching(model, clean, corrupted, path_spec);
+  else
+    check_patching(model, clean, corrupted, spec);
 
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
   RunOptions options;
   options.backend = backend.get();
   const bool tty = isatty(2);
+  if (path) return print_path_patching(model, clean, corrupted, path_spec, options, top, a.get("--out"));
   const PatchResult r = activation_patching(model, clean, corrupted, spec, options, [tty](int64_t done, int64_t total) {
     if (tty) std::fprintf(stderr, "\rpatching %lld / %lld", (long long)done, (long long)total);
   });
@@ -137,7 +168,7 @@ int cmd_patch(const std::vector<std::string>& args) {
   for (int64_t s : r.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
   std::printf("grid %s (%s), %lld patched runs; normalised: clean 1, corrupted 0\n", shape.c_str(),
               r.shape.size() == 3 ? "layers x heads x positions"
-              : spec.site == PatchSite::Head ? "layers x heads" : "layers x positions",
+              : per_head_site(spec.site) ? "layers x heads" : "layers x positions",
               (long long)r.runs);
   if (r.clean == r.corrupted)
     std::printf("the clean and corrupted runs have the same metric: the normalised values are undefined (NaN)\n");

@@ -10,9 +10,13 @@
 //     in_t + attn_t + (out_s - in_s - attn_s), attn = heads W^O^T + b^O (the biases cancel);
 //   head, head-pos: hooks.heads sets head h's columns (every row, or row p), matched to the
 //     source's call of the same sub-layer by order (Transformer-XL segments, UT steps).
+//   q, k, v: hooks.qkv sets head h's columns of the queries, keys or values; pattern: hooks.pattern
+//     sets head h's probabilities [Lq, Lk] (the engine recomputes that head's output from them);
+//     matched to the source's call by order as above.
 #include "core/analysis/patching.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -20,6 +24,8 @@
 #include "core/analysis/ablation.h"
 #include "core/analysis/choice_and_softmax.h"
 #include "core/formats/packed_weights.h"
+#include "core/model/attention_mechanism.h"
+#include "core/model/mechanism_module.h"
 #include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
 
@@ -27,20 +33,35 @@ namespace atlas {
 
 namespace {
 
-bool per_position(PatchSite s) { return s != PatchSite::Head; }
 bool layer_site(PatchSite s) { return s == PatchSite::Resid || s == PatchSite::Attn || s == PatchSite::Mlp; }
+bool input_site(PatchSite s) {
+  return s == PatchSite::Q || s == PatchSite::K || s == PatchSite::V || s == PatchSite::Pattern;
+}
+bool per_head(PatchSite s) { return s == PatchSite::Head || input_site(s); }
+bool per_position(PatchSite s) { return !per_head(s); }
 
 // What a run leaves for patching: every heads call (per sub-layer prefix, in call order) and
 // every standard layer's input and output.
 struct RecordedRun {
   std::map<std::string, std::vector<Tensor>> heads;
   std::map<std::string, std::pair<Tensor, Tensor>> layers;  // name -> (input, output)
+  // Per sub-layer prefix, in call order: q, k, v [L, H*dh] each, and the pattern [H, Lq, Lk]
+  // (recorded for the q/k/v/pattern sites only).
+  std::map<std::string, std::vector<std::array<Tensor, 3>>> qkv;
+  std::map<std::string, std::vector<Tensor>> pattern;
   Tensor logits;
 };
 
-RecordedRun record_run(const Model& model, const std::vector<TokenInfo>& tokens, const RunOptions& base) {
+RecordedRun record_run(const Model& model, const std::vector<TokenInfo>& tokens, const RunOptions& base,
+                       PatchSite site = PatchSite::Resid) {
   RecordedRun r;
   RunOptions o = base;
+  if (site == PatchSite::Pattern)
+    o.hooks.pattern = [&r](const std::string& prefix, Tensor& p) { r.pattern[prefix].push_back(p); };
+  else if (input_site(site))
+    o.hooks.qkv = [&r](const std::string& prefix, Tensor& q, Tensor& k, Tensor& v) {
+      r.qkv[prefix].push_back({q, k, v});
+    };
   o.hooks.heads = [&r](const std::string& prefix, Tensor& h) { r.heads[prefix].push_back(h); };
   o.hooks.layer = [&r](const std::string& layer, const Tensor& in, Tensor& out) { r.layers[layer] = {in, out}; };
   r.logits = model.forward(tokens, {}, o).output;
@@ -81,6 +102,67 @@ std::string self_attention_of(const ModelConfig& c, int64_t l) {
   return patch_layer_name(c, l) + (c.architecture == Architecture::Encoder ? ".attn" : ".self_attn");
 }
 
+// The q/k/v/pattern sites need every layer's attention to have called the hook (a mechanism
+// kernel or a stack of its own may not).
+void check_inputs_recorded(const ModelConfig& c, const RecordedRun& s, PatchSite site, int64_t layers) {
+  std::vector<bool> seen(size_t(layers), false);
+  auto mark = [&](const std::string& prefix) {
+    const int64_t l = global_layer_of(c, prefix);
+    if (l >= 0 && l < layers) seen[size_t(l)] = true;
+  };
+  if (site == PatchSite::Pattern)
+    for (const auto& [prefix, calls] : s.pattern) mark(prefix);
+  else
+    for (const auto& [prefix, calls] : s.qkv) mark(prefix);
+  for (int64_t l = 0; l < layers; ++l)
+    if (!seen[size_t(l)])
+      throw AtlasError(std::string("the site ") + patch_site_name(site) + " needs layer " + std::to_string(l) +
+                       "'s attention to expose its heads' " +
+                       (site == PatchSite::Pattern ? "probabilities" : "queries, keys and values") +
+                       "; its kernel does not: use --site head");
+}
+
+// Head h's columns [rows, h*w .. (h+1)*w) of t set to from's.
+void set_head_columns(Tensor& t, const Tensor& from, int64_t h, int64_t H) {
+  const int64_t w = t.shape[1] / H;
+  t.mat().middleCols(h * w, w) = from.mat().middleCols(h * w, w);
+}
+
+// The hook that puts the source's q, k, v or pattern of head h of layer l into a run; `calls`
+// counts each sub-layer's calls so far (matched to the source's by order).
+void set_input_hook(ActivationHooks& hooks, const ModelConfig& c, const RecordedRun& source, PatchSite site,
+                    int64_t l, int64_t h, std::map<std::string, size_t>& calls) {
+  const int64_t H = c.n_heads;
+  auto mismatch = [](const std::string& prefix) {
+    return AtlasError("activation patching: the two inputs ran " + prefix +
+                      " a different number of times or with different shapes (Transformer-XL segments or ACT "
+                      "steps differ); head sites need runs of the same structure");
+  };
+  if (site == PatchSite::Pattern) {
+    hooks.pattern = [&c, &source, &calls, l, h, mismatch](const std::string& prefix, Tensor& t) {
+      const size_t call = calls[prefix]++;
+      if (global_layer_of(c, prefix) != l) return;
+      const auto it = source.pattern.find(prefix);
+      if (it == source.pattern.end() || call >= it->second.size() || it->second[call].shape != t.shape)
+        throw mismatch(prefix);
+      const size_t n = size_t(t.shape[1] * t.shape[2]);
+      std::copy_n(it->second[call].data.begin() + ptrdiff_t(size_t(h) * n), n, t.data.begin() + ptrdiff_t(size_t(h) * n));
+    };
+    return;
+  }
+  const size_t which = site == PatchSite::Q ? 0 : site == PatchSite::K ? 1 : 2;
+  hooks.qkv = [&c, &source, &calls, l, h, H, which, mismatch](const std::string& prefix, Tensor& q, Tensor& k,
+                                                                Tensor& v) {
+    const size_t call = calls[prefix]++;
+    if (global_layer_of(c, prefix) != l) return;
+    Tensor& t = which == 0 ? q : which == 1 ? k : v;
+    const auto it = source.qkv.find(prefix);
+    if (it == source.qkv.end() || call >= it->second.size() || it->second[call][which].shape != t.shape)
+      throw mismatch(prefix);
+    set_head_columns(t, it->second[call][which], h, H);
+  };
+}
+
 }  // namespace
 
 const char* patch_site_name(PatchSite s) {
@@ -90,6 +172,10 @@ const char* patch_site_name(PatchSite s) {
     case PatchSite::Mlp: return "mlp";
     case PatchSite::Head: return "head";
     case PatchSite::HeadPos: return "head-pos";
+    case PatchSite::Q: return "q";
+    case PatchSite::K: return "k";
+    case PatchSite::V: return "v";
+    case PatchSite::Pattern: return "pattern";
   }
   return "?";
 }
@@ -106,7 +192,9 @@ const char* patch_metric_name(PatchMetric m) {
 PatchSite parse_patch_site(const std::string& s, const std::string& flag) {
   return parse_named_choice<PatchSite>(s, flag, {{"resid", PatchSite::Resid}, {"attn", PatchSite::Attn},
                                                  {"mlp", PatchSite::Mlp}, {"head", PatchSite::Head},
-                                                 {"head-pos", PatchSite::HeadPos}});
+                                                 {"head-pos", PatchSite::HeadPos}, {"q", PatchSite::Q},
+                                                 {"k", PatchSite::K}, {"v", PatchSite::V},
+                                                 {"pattern", PatchSite::Pattern}});
 }
 PatchDirection parse_patch_direction(const std::string& s, const std::string& flag) {
   return parse_named_choice<PatchDirection>(s, flag, {{"denoise", PatchDirection::Denoise},
@@ -153,6 +241,14 @@ void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
     throw AtlasError(std::string("the site ") + patch_site_name(spec.site) +
                      " patches a standard layer's input or output; this model's stack (Transformer-XL, "
                      "Universal Transformer or reversible) has no standard layers: use --site head or head-pos");
+  if (input_site(spec.site) && c.xl())
+    throw AtlasError(std::string("the site ") + patch_site_name(spec.site) +
+                     " patches a head's queries, keys, values or pattern; Transformer-XL's relative attention "
+                     "does not expose them: use --site head");
+  if (spec.site == PatchSite::Pattern && attention_mechanism(c, true))
+    throw AtlasError(std::string("the site pattern patches the probabilities of the softmax kernel; this model's "
+                     "attention runs the ") + attention_mechanism(c, true)->name +
+                     " kernel, which does not expose them: use --site q, k, v or head");
   if (spec.site == PatchSite::Mlp && c.norm_position != NormPosition::Pre)
     throw AtlasError("the site mlp needs pre-norm layers (output = input + attention + MLP); in this post-norm "
                      "model the MLP output is inside the layer's norm: use resid, attn or head");
@@ -190,7 +286,7 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
   PatchResult r;
   r.spec = spec;
   r.position = spec.position < 0 ? L - 1 : spec.position;
-  r.shape = spec.site == PatchSite::Head      ? std::vector<int64_t>{layers, H}
+  r.shape = per_head(spec.site)               ? std::vector<int64_t>{layers, H}
             : spec.site == PatchSite::HeadPos ? std::vector<int64_t>{layers, H, L}
                                               : std::vector<int64_t>{layers, L};
   int64_t cells = 1;
@@ -208,9 +304,9 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
   const bool denoise = spec.direction == PatchDirection::Denoise;
   const std::vector<TokenInfo>& target_tokens = denoise ? corrupted : clean;
   const std::vector<TokenInfo>& source_tokens = denoise ? clean : corrupted;
-  const RecordedRun clean_run = record_run(model, clean, base);
+  const RecordedRun clean_run = record_run(model, clean, base, spec.site);
   if (progress) progress(1, 2 + cells);
-  const RecordedRun corrupted_run = record_run(model, corrupted, base);
+  const RecordedRun corrupted_run = record_run(model, corrupted, base, spec.site);
   if (progress) progress(2, 2 + cells);
   const RecordedRun& target = denoise ? corrupted_run : clean_run;
   const RecordedRun& source = denoise ? clean_run : corrupted_run;
@@ -224,6 +320,8 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
           throw AtlasError("the site head-pos needs every attention call to see the whole input; " + prefix +
                            " runs on " + std::to_string(t.shape[0]) + " of the " + std::to_string(L) +
                            " positions at a time (Transformer-XL segments): use --site head");
+
+  if (input_site(spec.site)) check_inputs_recorded(c, source, spec.site, layers);
 
   const auto normalise = [&r] {
     const double span = r.clean - r.corrupted;
@@ -248,7 +346,7 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
   for (int64_t cell = 0; cell < cells; ++cell, ++done) {
     if (options.cancel && options.cancel->load()) cancelled_at(cell);
     const int64_t l = cell / (cells / layers);
-    const int64_t h = spec.site == PatchSite::Head ? cell % H : spec.site == PatchSite::HeadPos ? (cell / L) % H : -1;
+    const int64_t h = per_head(spec.site) ? cell % H : spec.site == PatchSite::HeadPos ? (cell / L) % H : -1;
     const int64_t p = per_position(spec.site) ? cell % L : -1;
     if (causal_rows && p > r.position) {
       if (progress) progress(done + 1, 2 + cells);
@@ -274,6 +372,8 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
         if (layer != at) return;
         out.mat().row(p) = rows.row(p).cast<float>();
       };
+    } else if (input_site(spec.site)) {
+      set_input_hook(o.hooks, c, source, spec.site, l, h, calls);
     } else {
       o.hooks.heads = [&, l, h, p](const std::string& prefix, Tensor& t) {
         const size_t call = calls[prefix]++;

@@ -21,6 +21,11 @@ enum class PatchSite {
   Mlp,      // the MLP (feed-forward) output of layer l at position p (pre-norm layers)
   Head,     // head h's output of layer l at every position
   HeadPos,  // head h's output of layer l at position p
+  // Head h's input of layer l's attention at every position (RunOptions::hooks.qkv / .pattern):
+  Q,        // its queries, after W^Q and RoPE
+  K,        // its keys, after W^K and RoPE (grouped-query heads: the key head's copy head h reads)
+  V,        // its values
+  Pattern,  // its post-softmax probabilities [Lq, Lk] (softmax kernels only)
 };
 enum class PatchDirection { Denoise, Noise };
 enum class PatchMetric {
@@ -30,7 +35,8 @@ enum class PatchMetric {
   Loss,       // -log P(token_a) at the position
 };
 
-const char* patch_site_name(PatchSite s);            // "resid", "attn", "mlp", "head", "head-pos"
+// "resid", "attn", "mlp", "head", "head-pos", "q", "k", "v", "pattern"
+const char* patch_site_name(PatchSite s);
 const char* patch_direction_name(PatchDirection d);  // "denoise", "noise"
 const char* patch_metric_name(PatchMetric m);        // "logit-diff", "prob", "kl", "loss"
 // Parse the names above; throw AtlasError naming `flag` and the choices.
@@ -48,8 +54,8 @@ struct PatchSpec {
 
 struct PatchResult {
   PatchSpec spec;
-  // [layers, positions] (resid, attn, mlp), [layers, heads] (head), [layers, heads, positions]
-  // (head-pos); row-major.
+  // [layers, positions] (resid, attn, mlp), [layers, heads] (head, q, k, v, pattern),
+  // [layers, heads, positions] (head-pos); row-major.
   std::vector<int64_t> shape;
   std::vector<double> raw;         // the metric of each patched run
   std::vector<double> normalised;  // (raw - corrupted) / (clean - corrupted); NaN when clean = corrupted
@@ -67,7 +73,8 @@ inline int64_t patch_cell(const PatchResult& r, int64_t a, int64_t b, int64_t c 
 // Checks that the spec applies to the model and the two inputs and throws AtlasError naming the
 // problem: different lengths (both named), an encoder-decoder model, no output head, token ids
 // outside the vocabulary, a position outside the input, layer sites (resid, attn, mlp) on a stack
-// kind whose layers do not call the layer hook, MLP sites on post-norm layers.
+// kind whose layers do not call the layer hook, MLP sites on post-norm layers, q/k/v/pattern sites
+// on Transformer-XL (its relative sub-layer has no such hooks), pattern sites on a mechanism kernel.
 void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
                     const std::vector<TokenInfo>& corrupted, const PatchSpec& spec);
 

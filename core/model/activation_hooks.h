@@ -20,8 +20,22 @@ struct ActivationHooks {
   // input; `layer` is the layer's weight prefix ("encoder.layer2"). Stacks of their own
   // (Transformer-XL, Universal Transformer, reversible) do not call it.
   std::function<void(const std::string& layer, const Tensor& input, Tensor& output)> layer;
+  // The queries, keys and values of an attention sub-layer, as its kernel reads them, per query
+  // head: q [Lq, heads * d_head] after the projection W^Q and after positions that act on queries
+  // and keys (RoPE); k [Lk, heads * d_head] after W^K and RoPE, v [Lk, heads * d_head] after W^V,
+  // both after grouped-query attention's repeat, so head h's columns h*d_head .. (h+1)*d_head are
+  // what query head h reads and editing them changes head h only. Called by every sub-layer that
+  // goes through core/model/attention_sublayer.h (standard encoder, decoder and cross-attention,
+  // GQA/RoPE, Universal Transformer steps, reversible layers, every mechanism kernel: ALiBi, Shaw,
+  // sparse, LSH, Performer, adaptive span); Transformer-XL's relative sub-layer does not call it.
+  std::function<void(const std::string& prefix, Tensor& q, Tensor& k, Tensor& v)> qkv;
+  // The post-softmax attention probabilities [heads, Lq, Lk] of an attention sub-layer, before
+  // they weight the values; heads whose rows the hook changes get their outputs recomputed as
+  // pattern x v on the host. Called by the softmax kernel of attention_sublayer.h only: mechanism
+  // kernels (ALiBi, Shaw, sparse, LSH, Performer, adaptive span, ...) and Transformer-XL do not.
+  std::function<void(const std::string& prefix, Tensor& pattern)> pattern;
 
-  explicit operator bool() const { return heads || layer; }
+  explicit operator bool() const { return heads || layer || qkv || pattern; }
 };
 
 }  // namespace atlas

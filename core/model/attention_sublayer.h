@@ -34,7 +34,8 @@ concept AttentionExecutor = Executor<E> &&
   { e.qk_positions(run, x, heads) } -> std::convertible_to<typename E::Value>;
   // Keys and values before the grouped-query repeat (inference splices a cached prefix here).
   e.splice_prefix(run, edited, edited);
-  e.inputs_ready(run, x, x, x);  // q, k, v (inference traces them when asked)
+  // q, k, v: inference traces them when asked and lets RunOptions::hooks.qkv edit them.
+  e.inputs_ready(run, edited, edited, edited);
   // The kernels: q [Lq, H*dh], k, v [Lk, H*dh] -> the heads' outputs [Lq, H*dh]: the
   // executor's softmax, or a mechanism's kernel (xq first: the dynamic span reads it).
   { e.softmax_attention(run, x, x, x) } -> std::convertible_to<typename E::Value>;
@@ -50,7 +51,7 @@ typename E::Value attention_sublayer(E& e, const ModelConfig& c, const typename 
   using Value = typename E::Value;
   const AttentionMechanismModule* mechanism = attention_mechanism(c, !call.cross());
   typename E::AttentionRun run = e.begin_attention(call, xq, xkv, mechanism);
-  const AttentionInputs<Value> in = attention_inputs(
+  AttentionInputs<Value> in = attention_inputs(
       e, c, xq, xkv, call.prefix,
       [&](const Value& x, int heads) { return e.qk_positions(run, x, heads); },
       [&](Value& k, Value& v) { e.splice_prefix(run, k, v); });

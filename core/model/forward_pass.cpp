@@ -157,9 +157,15 @@ void BackendExecutor::splice_prefix(const BackendAttentionRun& run, DTensor& k, 
   }
 }
 
-void BackendExecutor::inputs_ready(const BackendAttentionRun& run, const DTensor& q,
-                                   const DTensor& k, const DTensor& v) {
+void BackendExecutor::inputs_ready(const BackendAttentionRun& run, DTensor& q, DTensor& k, DTensor& v) {
   ForwardPass& p = pass_;
+  if (p.opt_.hooks.qkv) {  // a host round trip, for analysis runs only (activation_hooks.h)
+    Tensor hq = be_.download(q), hk = be_.download(k), hv = be_.download(v);
+    p.opt_.hooks.qkv(run.prefix, hq, hk, hv);
+    q = be_.upload(hq);
+    k = be_.upload(hk);
+    v = be_.upload(hv);
+  }
   const TraceOptions& want = p.opt_.trace;
   const int64_t lq = q.shape[0], lk = k.shape[0], past = run.past;
   const std::string& name = run.traced_name;
@@ -188,15 +194,44 @@ DTensor BackendExecutor::softmax_attention(BackendAttentionRun& run, const DTens
   AttentionArgs args;
   args.heads = static_cast<int>(p.c_.n_heads);
   args.scale = run.scale;
-  args.want_probs = p.opt_.trace.attention && !run.on_demand;
+  const bool traced = p.opt_.trace.attention && !run.on_demand;
+  args.want_probs = traced || p.opt_.hooks.pattern;
   args.want_scores = p.opt_.trace.scores && !run.on_demand;
   args.mask = std::move(run.mask);
   AttentionResult r = be_.attention(q, k, v, args);
+  if (p.opt_.hooks.pattern) edit_pattern(run, r, v);
+  args.want_probs = traced;
   if (args.want_probs) p.trace_later(run.traced_name, "attention probabilities [heads, Lq, Lk]", r.probs);
   if (args.want_scores)
     p.trace_later(companion_array_name(run.traced_name, Companion::Scores),
                   "pre-softmax scores q.k/sqrt(d_head), masked = -inf [heads, Lq, Lk]", r.scores);
   return r.out;
+}
+
+// RunOptions::hooks.pattern sees the probabilities [H, Lq, Lk]; the heads whose probabilities it
+// changed get their outputs recomputed as P_h V_h on the host (the others keep the kernel's bits,
+// so a hook that changes nothing changes nothing).
+void BackendExecutor::edit_pattern(const BackendAttentionRun& run, AttentionResult& r, const DTensor& v) {
+  Tensor probs = be_.download(r.probs);
+  const Tensor before = probs;
+  pass_.opt_.hooks.pattern(run.prefix, probs);
+  if (probs.shape != before.shape)
+    throw AtlasError("internal: a pattern hook of " + run.prefix + " changed the shape of the probabilities");
+  const int64_t H = probs.shape[0], lq = probs.shape[1], lk = probs.shape[2];
+  Tensor out, values;  // [Lq, H * dv], [Lk, H * dv], downloaded when a head changed
+  for (int64_t h = 0; h < H; ++h) {
+    const size_t n = size_t(lq * lk), at = size_t(h) * n;
+    if (std::equal(probs.data.begin() + at, probs.data.begin() + at + n, before.data.begin() + at)) continue;
+    if (out.data.empty()) {
+      out = be_.download(r.out);
+      values = be_.download(v);
+    }
+    const int64_t dv = values.shape[1] / H;
+    const ConstMatMap P(probs.data.data() + at, lq, lk);
+    out.mat().middleCols(h * dv, dv) = P * values.mat().middleCols(h * dv, dv);
+  }
+  if (!out.data.empty()) r.out = be_.upload(out);
+  r.probs = be_.upload(probs);
 }
 
 DTensor BackendExecutor::mechanism_attention(const BackendAttentionRun& run,

@@ -178,10 +178,13 @@ class BackendExecutor {
                                       const AttentionMechanismModule* mechanism);
   DTensor qk_positions(const BackendAttentionRun& run, const DTensor& x, int heads);
   void splice_prefix(const BackendAttentionRun& run, DTensor& k, DTensor& v);
-  void inputs_ready(const BackendAttentionRun& run, const DTensor& q, const DTensor& k,
-                    const DTensor& v);
+  // q, k, v as the kernel will read them: RunOptions::hooks.qkv may edit them, then they are
+  // traced as asked.
+  void inputs_ready(const BackendAttentionRun& run, DTensor& q, DTensor& k, DTensor& v);
   DTensor softmax_attention(BackendAttentionRun& run, const DTensor& q, const DTensor& k,
                             const DTensor& v);
+  // RunOptions::hooks.pattern on the softmax kernel's probabilities r.probs (asked for).
+  void edit_pattern(const BackendAttentionRun& run, AttentionResult& r, const DTensor& v);
   // A mechanism's kernel (core/model/attention_kernel.h) over this pass.
   DTensor mechanism_attention(const BackendAttentionRun& run, const AttentionMechanismModule& m,
                               const DTensor& xq, const DTensor& q, const DTensor& k,

@@ -293,6 +293,7 @@ std::vector<FileWriter> file_writers(const fs::path& dir) {
       {"heads --csv", {"heads", "demo:induction", "--text", text, "--csv", at("h.csv").string()}, at("h.csv")},
       {"heads --npy", {"heads", "demo:induction", "--text", text, "--npy", at("hnpy").string()}, at("hnpy")},
       {"patch --out", {"patch", "preset:tiny-decoder", "--clean", text, "--corrupted", "abcdabcdabcdabce", "--site", "resid", "--metric", "kl", "--out", at("p").string()}, at("p")},
+      {"patch --site path --out", {"patch", "preset:tiny-decoder", "--clean", text, "--corrupted", "abcdabcdabcdabce", "--site", "path", "--receivers", "1.0", "--receiver-input", "q", "--metric", "kl", "--out", at("pp").string()}, at("pp")},
       {"ablate --out",
        {"ablate", "preset:tiny-decoder", "--text", text, "--sweep", "heads", "--out", at("a.csv").string()},
        at("a.csv")},
