@@ -13,10 +13,10 @@
 #include "core/model/model.h"
 #include "core/model/presets.h"
 #include "core/tensor/error.h"
-#include "core/tensor/random.h"
 #include "tests/core/gguf_model_writer.h"
 #include "tests/core/naive_transformer.h"
 #include "tests/core/preset_test_util.h"
+#include "tests/core/random_prenorm_models.h"
 #include "tests/core/token_lists.h"
 
 using namespace atlas;
@@ -25,16 +25,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// Every weight (gains, shifts and biases included) drawn at random, so each bias term is nonzero.
-ParamStore qk_random_params(const ModelConfig& c, uint64_t seed) {
-  ParamStore p = init_params(c, seed);
-  Rng rng(seed + 1);
-  for (auto& [name, t] : p) {
-    const bool gain = name.size() > 6 && (name.substr(name.size() - 6) == ".gamma" || name.substr(name.size() - 2) == ".g");
-    for (float& v : t.data) v = gain ? 1.0f + 0.3f * float(rng.normal()) : 0.3f * float(rng.normal());
-  }
-  return p;
-}
+ParamStore qk_random_params(const ModelConfig& c, uint64_t seed) { return test::random_all_params(c, seed); }
 
 const std::vector<int> kQkIds = {72, 101, 108, 108, 111, 32, 119};
 
@@ -75,23 +66,7 @@ void check_sums(const Model& m, const std::vector<TokenInfo>& src, double tol = 
 }
 
 ModelConfig qk_two_layer_config() {  // a GPT-2-shaped pre-norm decoder with every bias
-  ModelConfig c;
-  c.name = "qk-test";
-  c.architecture = Architecture::Decoder;
-  c.d_model = 16;
-  c.n_heads = 4;
-  c.d_ff = 24;
-  c.n_layers = 2;
-  c.vocab_size = 256;
-  c.tokenizer.kind = TokenizerKind::Bytes;
-  c.max_positions = 32;
-  c.positional = Positional::Learned;
-  c.norm = NormKind::LayerNorm;
-  c.norm_position = NormPosition::Pre;
-  c.activation = FfnActivation::Gelu;
-  c.output = OutputHead::Untied;
-  c.scale_embedding = true;
-  return c;
+  return test::prenorm_two_layer_config(NormKind::LayerNorm, Positional::Learned);
 }
 
 }  // namespace
@@ -196,8 +171,7 @@ TEST_CASE("QK decomposition: only components before the head's layer appear, eac
 }
 
 TEST_CASE("QK decomposition: ALiBi's bias is its own column, -m_h |i - j| with the paper's slopes", "[qk][alibi]") {
-  ModelConfig c = preset_config("alibi-lm");
-  c = preset_test::small_preset_config("alibi-lm");
+  const ModelConfig c = preset_test::small_preset_config("alibi-lm");
   const Model m(c, qk_random_params(c, 4));
   const std::vector<TokenInfo> src = m.tokenize("abcdefg", "").first;
   check_sums(m, src);
