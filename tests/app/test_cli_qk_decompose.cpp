@@ -29,6 +29,7 @@ double qk_csv_value(const std::string& csv, const std::string& prefix) {
 
 TEST_CASE("atlas qk-decompose writes a matrix that sums to the head's score in atlas run's dump", "[cli][qk]") {
   const fs::path dir = fresh_dir("qk");
+  fs::create_directories(dir);
   const std::string text = " --text atlasofheadsatlasofheads";
   Output o = atlas_test::run_atlas("qk-decompose demo:induction" + text + " --layer 1 --head 2 --query 20 --key 9 --value"
                                    " --out-npy " + (dir / "cells.npy").string() + " --csv " + (dir / "cells.csv").string());
