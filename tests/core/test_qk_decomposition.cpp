@@ -158,6 +158,30 @@ TEST_CASE("QK decomposition: the embedding x embedding cell equals a naive compu
   (void)L;
 }
 
+TEST_CASE("QK decomposition: a RoPE model's first-layer cell equals naive rotated queries and keys", "[qk][llama]") {
+  // tiny-llama (RMSNorm without shift, no biases, 4 query heads on 1 key/value head): at layer 0
+  // the stream is the token embedding alone, so its cell is the whole score, formed here by
+  // loops: norm, W_Q / W_K, RoFormer's rotation as complex numbers (naive_transformer.h).
+  const ModelConfig c = preset_config("tiny-llama");
+  const ParamStore p = qk_random_params(c, 13);
+  const Model m(c, p);
+  const size_t dh = size_t(c.d_head()), i = 6, j = 2, h = 3, g = 0;
+  const naive::Matrix x = naive::norm(naive::embed(kQkIds, c, p), c, p, "decoder.layer0.self_attn_norm");
+  naive::Matrix q = naive::linear(x, p.at("decoder.layer0.self_attn.wq"), nullptr);
+  naive::Matrix k = naive::linear(x, p.at("decoder.layer0.self_attn.wk"), nullptr);
+  naive::rotate_rotary(q, c, size_t(c.n_heads));
+  naive::rotate_rotary(k, c, size_t(c.kv_heads()));
+  double want = 0;
+  for (size_t m2 = 0; m2 < dh; ++m2) want += q[i][h * dh + m2] * k[j][g * dh + m2];
+  want /= std::sqrt(double(dh));
+  const QkDecomposition r = qk_decomposition(m, tokens(kQkIds), {0, int64_t(h), int64_t(i), int64_t(j), false});
+  REQUIRE(r.rows == std::vector<std::string>{"embed.tokens", "bias"});
+  CHECK(r.cell(0, 0) == Approx(want).epsilon(1e-5));
+  CHECK(r.cell(0, 1) == 0.0);  // no shift, no biases
+  CHECK(r.cell(1, 1) == 0.0);
+  CHECK(qk_rel_err(r.total, r.score) < 1e-4);
+}
+
 TEST_CASE("QK decomposition: only components before the head's layer appear, each named", "[qk]") {
   const ModelConfig c = qk_two_layer_config();
   const Model m(c, qk_random_params(c, 3));
