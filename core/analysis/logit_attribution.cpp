@@ -12,14 +12,14 @@
 // (output - input) . e - heads - b_O, so the parts telescope to x . e exactly.
 #include "core/analysis/logit_attribution.h"
 
+#include "core/analysis/residual_components.h"
+
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <string>
 
 #include "core/formats/packed_weights.h"
 #include "core/model/attention_mechanism.h"
-#include "core/model/positional.h"
 #include "core/tensor/error.h"
 
 namespace atlas {
@@ -28,65 +28,11 @@ namespace {
 
 using DVec = std::vector<double>;
 
-// Row r of a [rows, cols] weight as float (a packed one converted row by row).
-DVec dla_weight_row(const Tensor& t, int64_t r) {
-  const int64_t cols = t.shape.back();
-  DVec out(static_cast<size_t>(cols));
-  if (t.packed) {
-    std::vector<float> row(static_cast<size_t>(cols));
-    dequantize_rows(*t.packed, r, 1, row.data());
-    for (int64_t k = 0; k < cols; ++k) out[size_t(k)] = row[size_t(k)];
-  } else {
-    for (int64_t k = 0; k < cols; ++k) out[size_t(k)] = t.data[size_t(r * cols + k)];
-  }
-  return out;
-}
-
-DVec dla_vector(const Tensor& t) {  // a 1-D float parameter (norm gains, biases)
-  const Tensor f = to_float(t);
-  return DVec(f.data.begin(), f.data.end());
-}
-
-// An optional bias (zeros of `size` when the model has none).
-DVec dla_optional_vector(const ParamStore& p, const std::string& name, int64_t size) {
-  auto it = p.find(name);
-  return it == p.end() ? DVec(size_t(size), 0.0) : dla_vector(it->second);
-}
-
-double dla_dot_row(const Tensor& x, int64_t row, const DVec& e) {  // x [L, d] row . e
-  const int64_t d = int64_t(e.size());
-  double s = 0;
-  for (int64_t k = 0; k < d; ++k) s += double(x.data[size_t(row * d + k)]) * e[size_t(k)];
-  return s;
-}
-
-// The divisor the final norm applied to row i of x [L, d], recomputed in double.
-double dla_norm_scale(const ModelConfig& c, const Tensor& x, int64_t i) {
-  const int64_t d = x.shape[1];
-  double sum = 0, sq = 0;
-  for (int64_t k = 0; k < d; ++k) {
-    const double v = x.data[size_t(i * d + k)];
-    sum += v;
-    sq += v * v;
-  }
-  if (c.norm == NormKind::LayerNorm) {
-    const double mean = sum / double(d);
-    double var = 0;
-    for (int64_t k = 0; k < d; ++k) {
-      const double v = x.data[size_t(i * d + k)] - mean;
-      var += v * v;
-    }
-    return std::sqrt(var / double(d) + double(c.norm_eps));
-  }
-  if (c.norm == NormKind::RmsNorm) return std::sqrt(sq / double(d) + double(c.norm_eps));
-  return std::max(std::sqrt(sq), double(c.norm_eps));
-}
-
 // A norm of the config applied to one row in double (for the values of the per-source split).
 DVec dla_norm_row(const ModelConfig& c, const ParamStore& p, const std::string& prefix,
                   const Tensor& x, int64_t i) {
   const int64_t d = x.shape[1];
-  const double s = dla_norm_scale(c, x, i);
+  const double s = residual_norm_scale(c, x, i);
   DVec y(static_cast<size_t>(d));
   double mean = 0;
   if (c.norm == NormKind::LayerNorm) {
@@ -94,33 +40,19 @@ DVec dla_norm_row(const ModelConfig& c, const ParamStore& p, const std::string& 
     mean /= double(d);
   }
   if (c.norm == NormKind::ScaleNorm) {
-    const double g = dla_vector(p.at(prefix + ".g"))[0];
+    const double g = residual_param_vector(p.at(prefix + ".g"))[0];
     for (int64_t k = 0; k < d; ++k) y[size_t(k)] = g * x.data[size_t(i * d + k)] / s;
     return y;
   }
-  const DVec g = dla_vector(p.at(prefix + ".gamma"));
-  const DVec b = c.norm == NormKind::LayerNorm ? dla_vector(p.at(prefix + ".beta")) : DVec(size_t(d), 0.0);
+  const DVec g = residual_param_vector(p.at(prefix + ".gamma"));
+  const DVec b = c.norm == NormKind::LayerNorm ? residual_param_vector(p.at(prefix + ".beta")) : DVec(size_t(d), 0.0);
   for (int64_t k = 0; k < d; ++k) y[size_t(k)] = (x.data[size_t(i * d + k)] - mean) / s * g[size_t(k)] + b[size_t(k)];
   return y;
 }
 
-// What the embeddings hold of absolute positions at rows 0..L-1 [L, d] (zero where positions act
-// on queries and keys, or where an embedding norm mixes them with the tokens).
-Tensor dla_position_rows(const ModelConfig& c, const ParamStore& p, int64_t L) {
-  if (c.embeddings.norm || (c.positional != Positional::Sinusoidal && c.positional != Positional::Learned))
-    return Tensor({L, c.d_model});
-  if (c.positional == Positional::Sinusoidal) return sinusoid_table(L, c.d_model, c.sinusoid_layout, 0);
-  Tensor out({L, c.d_model});
-  for (int64_t i = 0; i < L; ++i) {
-    const DVec row = dla_weight_row(p.at("embed.positions"), i);
-    for (int64_t k = 0; k < c.d_model; ++k) out.data[size_t(i * c.d_model + k)] = float(row[size_t(k)]);
-  }
-  return out;
-}
-
 // The output matrix's row for token t (unit length with FixNorm, as the forward normalises it).
 DVec dla_unembedding(const ModelConfig& c, const ParamStore& p, int64_t t) {
-  DVec w = dla_weight_row(p.at(c.output == OutputHead::Tied ? "embed.tokens" : "output.weight"), t);
+  DVec w = residual_weight_row(p.at(c.output == OutputHead::Tied ? "embed.tokens" : "output.weight"), t);
   if (c.fixnorm) {
     double n = 0;
     for (double v : w) n += v * v;
@@ -129,13 +61,6 @@ DVec dla_unembedding(const ModelConfig& c, const ParamStore& p, int64_t t) {
   }
   return w;
 }
-
-// The activations the hooks saw, by layer.
-struct DlaCapture {
-  std::map<std::string, int64_t> layer_of;    // "decoder.layer3" -> 3
-  std::map<std::string, int64_t> heads_of;    // "decoder.layer3.self_attn" -> 3
-  std::vector<Tensor> heads, input, output;   // [L, H*dh], [L, d], [L, d] per layer
-};
 
 void check_dla_request(const ModelConfig& c, int64_t L, const DlaRequest& r) {
   for (int64_t p : r.positions)
@@ -191,37 +116,16 @@ LogitAttribution logit_attribution(const Model& model, const std::vector<TokenIn
     throw AtlasError("direct logit attribution: " + why);
   const int64_t L = int64_t(source.size());
   check_dla_request(c, L, request);
-  const std::string stack = c.has_decoder() ? "decoder" : "encoder";
-  const std::string sub = c.has_decoder() ? "self_attn" : "attn";
-  const int64_t layers = c.has_decoder() ? c.decoder_layers() : c.n_layers;
   const int64_t H = c.n_heads, dh = c.d_head(), d = c.d_model;
 
-  DlaCapture cap;
-  cap.heads.resize(size_t(layers));
-  cap.input.resize(size_t(layers));
-  cap.output.resize(size_t(layers));
-  for (int64_t l = 0; l < layers; ++l) {
-    const std::string name = stack + ".layer" + std::to_string(l);
-    cap.layer_of[name] = l;
-    cap.heads_of[name + "." + sub] = l;
-  }
   options.trace = TraceOptions::none();
   options.trace.attention = request.per_source;
   options.trace.maps = MapStorage::Stored;
-  options.prefix_cache = nullptr;
-  options.hooks.heads = [&cap](const std::string& prefix, Tensor& heads) {
-    if (auto it = cap.heads_of.find(prefix); it != cap.heads_of.end()) cap.heads[size_t(it->second)] = heads;
-  };
-  options.hooks.layer = [&cap](const std::string& layer, const Tensor& input, Tensor& output) {
-    if (auto it = cap.layer_of.find(layer); it != cap.layer_of.end()) {
-      cap.input[size_t(it->second)] = input;
-      cap.output[size_t(it->second)] = output;
-    }
-  };
-  const RunResult run = model.forward(source, {}, options);
-  for (int64_t l = 0; l < layers; ++l)
-    if (cap.heads[size_t(l)].data.empty() || cap.output[size_t(l)].data.empty())
-      throw AtlasError("internal: layer " + std::to_string(l) + " was not seen by the activation hooks");
+  ResidualCapture cap;
+  const RunResult run = run_capturing_residual(model, source, options, cap);
+  const std::string& stack = cap.stack;
+  const std::string& sub = cap.sub;
+  const int64_t layers = cap.layers;
   if (!run.is_logits) throw AtlasError("internal: the run returned no logits");
   const int64_t V = run.output.shape[1];
 
@@ -243,12 +147,12 @@ LogitAttribution logit_attribution(const Model& model, const std::vector<TokenIn
   if (request.per_source) r.per_source.assign(size_t(layers * H * P * L), 0.0);
 
   const Tensor& x_final = cap.output.back();  // [L, d] before the final norm
-  const Tensor positions = dla_position_rows(c, p, L);
+  const Tensor positions = residual_position_rows(c, p, L);
   const std::string final_norm = stack + ".final_norm";
-  const DVec gain = c.norm == NormKind::ScaleNorm ? DVec(size_t(d), dla_vector(p.at(final_norm + ".g"))[0])
-                                                  : dla_vector(p.at(final_norm + ".gamma"));
-  const DVec shift = c.norm == NormKind::LayerNorm ? dla_vector(p.at(final_norm + ".beta")) : DVec(size_t(d), 0.0);
-  const DVec out_bias = dla_optional_vector(p, "output.bias", c.vocab_size);
+  const DVec gain = c.norm == NormKind::ScaleNorm ? DVec(size_t(d), residual_param_vector(p.at(final_norm + ".g"))[0])
+                                                  : residual_param_vector(p.at(final_norm + ".gamma"));
+  const DVec shift = c.norm == NormKind::LayerNorm ? residual_param_vector(p.at(final_norm + ".beta")) : DVec(size_t(d), 0.0);
+  const DVec out_bias = residual_optional_vector(p, "output.bias", c.vocab_size);
 
   // The direction e of every position (one per position: its own scale, maybe its own token).
   std::vector<DVec> dir(static_cast<size_t>(P));
@@ -269,7 +173,7 @@ LogitAttribution logit_attribution(const Model& model, const std::vector<TokenIn
       logit -= run.output.data[size_t(i * V + request.against)];
       bias -= out_bias[size_t(request.against)];
     }
-    const double s = dla_norm_scale(c, x_final, i);
+    const double s = residual_norm_scale(c, x_final, i);
     DVec e(static_cast<size_t>(d));
     double mean_gw = 0, beta_w = 0;
     for (int64_t k = 0; k < d; ++k) {
@@ -284,15 +188,15 @@ LogitAttribution logit_attribution(const Model& model, const std::vector<TokenIn
     r.logit[size_t(q)] = logit;
     r.output_bias[size_t(q)] = bias;
     r.norm_bias[size_t(q)] = beta_w;
-    const double pos = dla_dot_row(positions, i, dir[size_t(q)]);
+    const double pos = residual_dot_row(positions, i, dir[size_t(q)]);
     r.embed_positions[size_t(q)] = pos;
-    r.embed_tokens[size_t(q)] = dla_dot_row(cap.input[0], i, dir[size_t(q)]) - pos;
+    r.embed_tokens[size_t(q)] = residual_dot_row(cap.input[0], i, dir[size_t(q)]) - pos;
   }
 
   for (int64_t l = 0; l < layers; ++l) {
     const std::string prefix = stack + ".layer" + std::to_string(l) + "." + sub;
     const Tensor wo = to_float(p.at(prefix + ".wo"));  // [d, H*dh]
-    const DVec bo = dla_optional_vector(p, prefix + ".bo", d);
+    const DVec bo = residual_optional_vector(p, prefix + ".bo", d);
     const Tensor& o = cap.heads[size_t(l)];             // [L, H*dh]
     const int64_t width = H * dh;
     // Per-source: the probabilities [H, L, L] and the values v = norm(x_in) W_V^T + b_V [L, kv*dh].
@@ -305,7 +209,7 @@ LogitAttribution logit_attribution(const Model& model, const std::vector<TokenIn
       probs = &a->tensor;
       const Tensor wv = to_float(p.at(prefix + ".wv"));  // [kv*dh, d]
       const int64_t kvw = wv.shape[0];
-      const DVec bv = dla_optional_vector(p, prefix + ".bv", kvw);
+      const DVec bv = residual_optional_vector(p, prefix + ".bv", kvw);
       const std::string norm_prefix = stack + ".layer" + std::to_string(l) + "." + sub + "_norm";
       for (int64_t j = 0; j < L; ++j) {
         const DVec xn = dla_norm_row(c, p, norm_prefix, cap.input[size_t(l)], j);
@@ -344,7 +248,7 @@ LogitAttribution logit_attribution(const Model& model, const std::vector<TokenIn
       double bias = 0;
       for (int64_t k = 0; k < d; ++k) bias += bo[size_t(k)] * e[size_t(k)];
       r.attn_bias[size_t(q * layers + l)] = bias;
-      const double update = dla_dot_row(cap.output[size_t(l)], i, e) - dla_dot_row(cap.input[size_t(l)], i, e);
+      const double update = residual_dot_row(cap.output[size_t(l)], i, e) - residual_dot_row(cap.input[size_t(l)], i, e);
       r.mlp[size_t(q * layers + l)] = update - heads_sum - bias;
     }
   }

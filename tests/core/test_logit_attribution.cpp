@@ -16,6 +16,7 @@
 #include "tests/core/gguf_model_writer.h"
 #include "tests/core/naive_transformer.h"
 #include "tests/core/preset_test_util.h"
+#include "tests/core/random_prenorm_models.h"
 #include "tests/core/token_lists.h"
 
 using namespace atlas;
@@ -24,38 +25,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// A 2-layer pre-norm decoder, every weight (biases, gains, shifts included) drawn at random so
-// that every bias term is nonzero.
-ModelConfig dla_config(NormKind norm, Positional positional) {
-  ModelConfig c;
-  c.name = "dla-test";
-  c.architecture = Architecture::Decoder;
-  c.d_model = 16;
-  c.n_heads = 4;
-  c.d_ff = 24;
-  c.n_layers = 2;
-  c.vocab_size = 256;
-  c.tokenizer.kind = TokenizerKind::Bytes;
-  c.max_positions = 32;
-  c.positional = positional;
-  c.norm = norm;
-  c.norm_position = NormPosition::Pre;
-  c.activation = FfnActivation::Gelu;
-  c.output = OutputHead::Untied;
-  c.head.bias = true;
-  c.scale_embedding = true;
-  return c;
-}
+ModelConfig dla_config(NormKind norm, Positional positional) { return test::prenorm_two_layer_config(norm, positional); }
 
-ParamStore dla_random_params(const ModelConfig& c, uint64_t seed) {
-  ParamStore p = init_params(c, seed);
-  Rng rng(seed + 1);
-  for (auto& [name, t] : p) {
-    const bool gain = name.size() > 6 && (name.substr(name.size() - 6) == ".gamma" || name.substr(name.size() - 2) == ".g");
-    for (float& v : t.data) v = gain ? 1.0f + 0.3f * float(rng.normal()) : 0.3f * float(rng.normal());
-  }
-  return p;
-}
+ParamStore dla_random_params(const ModelConfig& c, uint64_t seed) { return test::random_all_params(c, seed); }
 
 const std::vector<int> kDlaIds = {72, 101, 108, 108, 111, 32, 119};
 
