@@ -36,19 +36,30 @@ PythonHooks::PythonHooks(const py::dict& hooks, const Model& model, const std::o
 }
 
 ActivationHooks PythonHooks::engine_hooks() {
+  using Kind = HookPoint::Kind;
   ActivationHooks out;
-  bool heads = false, layers = false;
-  for (const Hook& h : hooks_) (h.point.kind == HookPoint::Kind::Heads ? heads : layers) = true;
-  if (heads)
-    out.heads = [this](const std::string& prefix, Tensor& t) {
-      for (Hook& h : hooks_)
-        if (h.point.kind == HookPoint::Kind::Heads && h.point.prefix == prefix) call(h, t);
+  const auto wants = [this](std::initializer_list<Kind> kinds) {
+    for (const Hook& h : hooks_)
+      for (Kind k : kinds)
+        if (h.point.kind == k) return true;
+    return false;
+  };
+  // Calls the hooks of `kind` at `prefix` on `t`.
+  const auto run = [this](Kind kind, const std::string& prefix, Tensor& t) {
+    for (Hook& h : hooks_)
+      if (h.point.kind == kind && h.point.prefix == prefix) call(h, t);
+  };
+  if (wants({Kind::Heads})) out.heads = [run](const std::string& prefix, Tensor& t) { run(Kind::Heads, prefix, t); };
+  if (wants({Kind::LayerOutput}))
+    out.layer = [run](const std::string& layer, const Tensor&, Tensor& t) { run(Kind::LayerOutput, layer, t); };
+  if (wants({Kind::Q, Kind::K, Kind::V}))
+    out.qkv = [run](const std::string& prefix, Tensor& q, Tensor& k, Tensor& v) {
+      run(Kind::Q, prefix, q);
+      run(Kind::K, prefix, k);
+      run(Kind::V, prefix, v);
     };
-  if (layers)
-    out.layer = [this](const std::string& layer, const Tensor&, Tensor& t) {
-      for (Hook& h : hooks_)
-        if (h.point.kind == HookPoint::Kind::LayerOutput && h.point.prefix == layer) call(h, t);
-    };
+  if (wants({Kind::Pattern}))
+    out.pattern = [run](const std::string& prefix, Tensor& p) { run(Kind::Pattern, prefix, p); };
   return out;
 }
 
@@ -101,6 +112,12 @@ void PythonHooks::check_all_called(const Model& model) const {
                        (h.point.kind == HookPoint::Kind::LayerOutput
                             ? " (stacks of their own kind, e.g. Transformer-XL, Universal Transformer or "
                               "reversible layers, call no layer-output hooks)"
+                        : h.point.kind == HookPoint::Kind::Pattern
+                            ? " with a softmax pattern (only the plain softmax kernel calls the pattern hook: "
+                              "mechanism kernels such as ALiBi, Shaw, sparse, LSH or Performer and "
+                              "Transformer-XL do not)"
+                        : h.point.kind != HookPoint::Kind::Heads
+                            ? " with q, k and v hooks (Transformer-XL's relative attention calls none)"
                             : ""));
 }
 

@@ -95,7 +95,7 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
   for (const auto& [name, t] : model.params()) {
     if (!ends_with(name, ".wo")) continue;
     const std::string prefix = name.substr(0, name.size() - 3);
-    out.push_back(prefix + ".heads");
+    for (const char* site : {".heads", ".q", ".k", ".v", ".pattern"}) out.push_back(prefix + site);
   }
   // Layer outputs: the standard stacks' layers (<stack>.layer<i>), which the engine hooks.
   const ModelConfig& c = model.config();
@@ -107,6 +107,12 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
     for (int64_t l = 0; l < s->layers; ++l) {
       const std::string b = "blocks." + std::to_string(l) + ".";
       out.push_back(b + "attn.hook_z");
+      out.push_back(b + "attn.hook_q");
+      if (s->kv_heads == s->heads) {
+        out.push_back(b + "attn.hook_k");
+        out.push_back(b + "attn.hook_v");
+      }
+      out.push_back(b + "attn.hook_pattern");
       out.push_back(b + "hook_resid_post");
       if (l > 0) out.push_back(b + "hook_resid_pre");
     }
@@ -116,6 +122,23 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
 HookPoint hook_point(const std::string& name, const Model& model, const std::optional<SingleStack>& s) {
   if (const auto block = block_name(name); block && s) {
     const auto& [l, rest] = *block;
+    static const std::pair<const char*, HookPoint::Kind> kInputs[] = {{"attn.hook_q", HookPoint::Kind::Q},
+                                                                      {"attn.hook_k", HookPoint::Kind::K},
+                                                                      {"attn.hook_v", HookPoint::Kind::V}};
+    for (const auto& [suffix, kind] : kInputs)
+      if (rest == suffix) {
+        check_layer(name, l, *s);
+        if (kind != HookPoint::Kind::Q && s->kv_heads != s->heads)
+          throw AtlasError(name + ": this model has grouped-query attention (" + std::to_string(s->kv_heads) +
+                           " key/value heads for " + std::to_string(s->heads) +
+                           "); Atlas's key and value hooks are per query head, after the repeat: use \"" +
+                           s->attention_of(l) + (kind == HookPoint::Kind::K ? ".k" : ".v") + "\" ([L, heads * d_head])");
+        return {kind, s->attention_of(l), {s->heads, s->d_head}};
+      }
+    if (rest == "attn.hook_pattern") {
+      check_layer(name, l, *s);
+      return {HookPoint::Kind::Pattern, s->attention_of(l), {}};
+    }
     if (rest == "attn.hook_z" || rest == "hook_resid_post" || rest == "hook_resid_pre") {
       check_layer(name, l, *s);
       if (rest == "attn.hook_z") return {HookPoint::Kind::Heads, s->attention_of(l), {s->heads, s->d_head}};
@@ -128,14 +151,18 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
   }
   const std::vector<std::string> names = hook_names(model, s);
   if (std::find(names.begin(), names.end(), name) != names.end()) {
-    if (ends_with(name, ".heads")) return {HookPoint::Kind::Heads, name.substr(0, name.size() - 6), {}};
-    return {HookPoint::Kind::LayerOutput, name.substr(0, name.size() - 7), {}};
+    static const std::pair<const char*, HookPoint::Kind> kSites[] = {
+        {".heads", HookPoint::Kind::Heads}, {".q", HookPoint::Kind::Q},       {".k", HookPoint::Kind::K},
+        {".v", HookPoint::Kind::V},         {".pattern", HookPoint::Kind::Pattern}, {".output", HookPoint::Kind::LayerOutput}};
+    for (const auto& [suffix, kind] : kSites)
+      if (ends_with(name, suffix)) return {kind, name.substr(0, name.size() - std::string(suffix).size()), {}};
   }
   const std::string near = nearest_name(name, names);
   throw AtlasError("no hook point \"" + name + "\" in " + model.config().name +
                    (near.empty() ? std::string() : " (nearest: \"" + near + "\")") +
-                   "; hook points are <attention sub-layer>.heads, <stack>.layer<i>.output and the "
-                   "TransformerLens aliases blocks.{l}.attn.hook_z, blocks.{l}.hook_resid_post/pre");
+                   "; hook points are <attention sub-layer>.heads / .q / .k / .v / .pattern, "
+                   "<stack>.layer<i>.output and the TransformerLens aliases blocks.{l}.attn.hook_z / hook_q / "
+                   "hook_k / hook_v / hook_pattern, blocks.{l}.hook_resid_post/pre");
 }
 
 std::string nearest_name(const std::string& name, const std::vector<std::string>& candidates) {

@@ -37,16 +37,21 @@ struct TraceAlias {
 std::optional<TraceAlias> tl_trace_alias(const std::string& name, const std::optional<SingleStack>& s);
 
 // Where a hook named from Python runs: the heads of an attention sub-layer ([L, heads * d_head]
-// before W^O, ActivationHooks::heads) or a layer's output ([L, d], ActivationHooks::layer).
+// before W^O, ActivationHooks::heads), a layer's output ([L, d], ActivationHooks::layer), an
+// attention sub-layer's queries, keys or values per query head ([L, heads * d_head], after RoPE
+// and grouped-query attention's repeat, ActivationHooks::qkv) or its pattern ([heads, Lq, Lk],
+// ActivationHooks::pattern).
 struct HookPoint {
-  enum class Kind { Heads, LayerOutput } kind = Kind::Heads;
+  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern } kind = Kind::Heads;
   std::string prefix;  // the sub-layer's or layer's weight prefix the engine passes
   std::vector<int64_t> view_heads;  // hook_z: the columns viewed as [heads, d_head]; empty: as is
 };
-// Atlas names "<sub-layer>.heads" ("decoder.layer1.self_attn.heads") and "<layer>.output"
-// ("decoder.layer1.output"), and the aliases blocks.{l}.attn.hook_z, blocks.{l}.hook_resid_post,
-// blocks.{l}.hook_resid_pre (l >= 1: the output of layer l - 1). Throws AtlasError naming the
-// nearest valid name for anything else.
+// Atlas names "<sub-layer>.heads" ("decoder.layer1.self_attn.heads"), "<sub-layer>.q" / ".k" /
+// ".v" / ".pattern" and "<layer>.output" ("decoder.layer1.output"), and the aliases
+// blocks.{l}.attn.hook_z, hook_q, hook_k, hook_v (hook_k and hook_v refused for grouped-query
+// models, whose TransformerLens arrays hold the shared heads), hook_pattern,
+// blocks.{l}.hook_resid_post, blocks.{l}.hook_resid_pre (l >= 1: the output of layer l - 1).
+// Throws AtlasError naming the nearest valid name for anything else.
 HookPoint hook_point(const std::string& name, const Model& model, const std::optional<SingleStack>& s);
 // Every name hook_point accepts for this model (Atlas names, then aliases).
 std::vector<std::string> hook_names(const Model& model, const std::optional<SingleStack>& s);

@@ -119,3 +119,65 @@ def test_ctrl_c_during_a_run_is_a_keyboard_interrupt_and_the_model_runs_on(atlas
     with pytest.raises(KeyboardInterrupt):
         model.run(TEXT, hooks={"blocks.0.attn.hook_z": lambda z: _thread.interrupt_main()})
     assert model.run(TEXT).logits.shape == (len(TEXT), 256)
+
+
+def test_zero_values_of_a_head_equal_its_zeroed_output(atlas):
+    # o_h(i) = sum_j a_ij v_j: with v of head h all 0 the head writes nothing, as hook_z zeroed
+    model = atlas.open(MODEL)
+
+    def zero_v(v):  # [L, heads, d_head], per query head
+        v[:, 2, :] = 0
+    zero_pattern = lambda p: p.__setitem__(2, 0)  # [heads, q, k]: head 2 attends nowhere
+
+    def zero_z(z):
+        z[:, 2, :] = 0
+    by_v = model.run(TEXT, hooks={"blocks.1.attn.hook_v": zero_v}).logits
+    by_pattern = model.run(TEXT, hooks={"blocks.1.attn.hook_pattern": zero_pattern}).logits
+    by_z = model.run(TEXT, hooks={"blocks.1.attn.hook_z": zero_z}).logits
+    assert not np.allclose(by_z, model.run(TEXT).logits, atol=1e-4)
+    assert np.allclose(by_v, by_z, rtol=0, atol=1e-5)
+    assert np.allclose(by_pattern, by_z, rtol=0, atol=1e-5)
+
+
+def test_zero_queries_make_a_head_average_the_values_it_sees(atlas):
+    # q_h = 0: every score is 0, so the causal head's output at i is the mean of v_j, j <= i
+    model = atlas.open(MODEL)
+    seen = {}
+
+    def zero_q(q):
+        q[:, 1, :] = 0
+    model.run(TEXT, hooks={"decoder.layer0.self_attn.q": lambda q: zero_q(q.reshape(len(TEXT), 4, 16)),
+                           "blocks.0.attn.hook_v": lambda v: seen.__setitem__("v", v.copy()),
+                           "blocks.0.attn.hook_z": lambda z: seen.__setitem__("z", z.copy())})
+    v, z = seen["v"][:, 1, :].astype(np.float64), seen["z"][:, 1, :]
+    running_mean = np.cumsum(v, axis=0) / np.arange(1, len(TEXT) + 1)[:, None]
+    assert np.allclose(z, running_mean, rtol=1e-4, atol=1e-5)
+
+
+def test_a_pattern_hook_that_only_reads_changes_nothing(atlas):
+    model = atlas.open(MODEL)
+    seen = {}
+    trace = model.run(TEXT, hooks={"blocks.1.attn.hook_pattern": lambda p: seen.__setitem__("p", p)})
+    assert np.array_equal(trace.logits, model.run(TEXT).logits)
+    assert np.array_equal(seen["p"], trace["blocks.1.attn.hook_pattern"])  # the traced map
+
+
+def test_grouped_query_key_and_value_hooks_are_per_query_head(atlas):
+    model = atlas.open("preset:tiny-llama")
+    config = model.config
+    heads, kv = config["n_heads"], config["attention"]["kv_heads"]
+    assert kv < heads
+    with pytest.raises(KeyError, match="grouped-query"):
+        model.run("abc", hooks={"blocks.0.attn.hook_k": lambda k: None})
+    seen = {}
+    model.run("abcd", hooks={"decoder.layer0.self_attn.k": lambda k: seen.__setitem__("k", k)})
+    d_head = config["d_model"] // heads
+    k = seen["k"].reshape(4, heads, d_head)
+    group = heads // kv
+    assert np.array_equal(k[:, 0, :], k[:, group - 1, :])  # query heads of one group read one key head
+
+
+def test_a_pattern_hook_on_a_mechanism_kernel_is_never_called(atlas):
+    model = atlas.open("preset:alibi-lm")
+    with pytest.raises(atlas.AtlasError, match="never called.*softmax"):
+        model.run(TEXT, hooks={"blocks.0.attn.hook_pattern": lambda p: None})

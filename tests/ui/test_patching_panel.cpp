@@ -80,6 +80,28 @@ TEST_CASE("patching panel: the grid equals activation_patching's, a click select
   panel.setRun(model, trace);
   panel.setCorruptedText(QString::fromStdString(kCorrupted));
 
+  SECTION("k: each head's keys, layers x heads, as the core grid") {
+    panel.setChoice(PatchSite::K, PatchDirection::Noise, PatchMetric::KL, "", "");
+    REQUIRE(runPanel(panel));
+    INFO(panel.status().toStdString());
+    REQUIRE(panel.result().has_value());
+    PatchSpec spec;
+    spec.site = PatchSite::K;
+    spec.direction = PatchDirection::Noise;
+    spec.metric = PatchMetric::KL;
+    const PatchResult want = corePatching(*model, spec);
+    REQUIRE(want.shape == std::vector<int64_t>{2, 4});
+    const HeatmapData& shown = shownGrid(panel.plotPanel());
+    REQUIRE(shown.rows == 2);
+    REQUIRE(shown.cols == 4);
+    CHECK(shown.colLabels == QStringList{"H0", "H1", "H2", "H3"});
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 4; ++h) {
+        const double v = want.normalised[size_t(patch_cell(want, l, h))];
+        CHECK(shown.at(l, h) == Approx(std::isfinite(v) ? v : want.raw[size_t(patch_cell(want, l, h))]).epsilon(1e-5).margin(1e-6));
+      }
+  }
+
   SECTION("head: layers x heads of normalised values") {
     panel.setChoice(PatchSite::Head, PatchDirection::Denoise, PatchMetric::LogitDiff, "t", "a");
     REQUIRE(runPanel(panel));

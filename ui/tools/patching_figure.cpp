@@ -13,7 +13,15 @@ bool normalisable(const PatchResult& r) { return r.clean != r.corrupted; }
 }  // namespace
 
 bool patchingColumnsAreHeads(const PatchResult& r) {
-  return r.spec.site == PatchSite::Head || r.spec.site == PatchSite::HeadPos;
+  switch (r.spec.site) {
+    case PatchSite::Head:
+    case PatchSite::HeadPos:
+    case PatchSite::Q:
+    case PatchSite::K:
+    case PatchSite::V:
+    case PatchSite::Pattern: return true;
+    default: return false;
+  }
 }
 
 QString patchingTitle(const PatchResult& r) {

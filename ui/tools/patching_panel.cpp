@@ -48,10 +48,12 @@ PatchingPanel::PatchingPanel(QWidget* parent) : QWidget(parent) {
   m_corrupted->setObjectName("patchingCorrupted");
   m_corrupted->setPlaceholderText("corrupted text, same number of tokens as the input");
   m_site = new QComboBox;
-  for (PatchSite s : {PatchSite::Resid, PatchSite::Attn, PatchSite::Mlp, PatchSite::Head, PatchSite::HeadPos})
+  for (PatchSite s : {PatchSite::Resid, PatchSite::Attn, PatchSite::Mlp, PatchSite::Head, PatchSite::HeadPos,
+                      PatchSite::Q, PatchSite::K, PatchSite::V, PatchSite::Pattern})
     m_site->addItem(patch_site_name(s), static_cast<int>(s));
   m_site->setToolTip("resid: the residual stream before each layer x position; attn / mlp: each sub-layer's "
-                     "output x position; head: each head's output (all positions); head-pos: each head x position");
+                     "output x position; head: each head's output (all positions); head-pos: each head x position; "
+                     "q / k / v / pattern: each head's queries, keys, values or attention pattern (all positions)");
   m_direction = new QComboBox;
   m_direction->addItem("denoise (clean into corrupted)", static_cast<int>(PatchDirection::Denoise));
   m_direction->addItem("noise (corrupted into clean)", static_cast<int>(PatchDirection::Noise));
@@ -234,7 +236,11 @@ int64_t PatchingPanel::cellCount(const PatchSpec& s) const {
   const ModelConfig& c = m_model->config();
   const int64_t layers = ablation_layer_count(c), L = int64_t(m_trace->source_tokens.size());
   switch (s.site) {
-    case PatchSite::Head: return layers * c.n_heads;
+    case PatchSite::Head:
+    case PatchSite::Q:
+    case PatchSite::K:
+    case PatchSite::V:
+    case PatchSite::Pattern: return layers * c.n_heads;
     case PatchSite::HeadPos: return layers * c.n_heads * L;
     default: return layers * L;
   }
