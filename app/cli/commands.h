@@ -37,6 +37,7 @@ int cmd_compare(const std::vector<std::string>& args);  // two runs' attention c
 int cmd_search(const std::vector<std::string>& args);   // token search over heads
 int cmd_dla(const std::vector<std::string>& args);      // direct logit attribution
 int cmd_patch(const std::vector<std::string>& args);    // activation patching
+int cmd_attribute(const std::vector<std::string>& args);  // attribution patching (AtP)
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

@@ -74,6 +74,8 @@ const Verb kVerbs[] = {
     {"search", atlas::cli::cmd_search,
      "token search: the heads where matching queries attend most to matching keys"},
     {"patch", atlas::cli::cmd_patch, "activation patching: clean and corrupted input, every site in turn, the metric"},
+    {"attribute", atlas::cli::cmd_attribute,
+     "attribution patching: every patch of atlas patch estimated from gradients at once"},
     {"ntm", atlas::cli::cmd_ntm, "Neural Turing Machine addressing step by step from hand-given controls"},
     {"sagan", atlas::cli::cmd_sagan, "Self-Attention GAN block on an image: where a location attends"},
     {"snail", atlas::cli::cmd_snail, "SNAIL: causal dilated convolutions + causal attention, receptive field"},
