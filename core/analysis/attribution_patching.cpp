@@ -13,10 +13,12 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <type_traits>
 
 #include "core/analysis/ablation.h"
 #include "core/analysis/choice_and_softmax.h"
 #include "core/formats/input_file.h"
+#include "core/formats/packed_weights.h"
 #include "core/model/memory_budget.h"
 #include "core/model/stack_kind_module.h"
 #include "core/tensor/error.h"
@@ -24,7 +26,27 @@
 
 namespace atlas {
 
+struct AttributionWeights {
+  bool double_precision = false;
+  train::ParamsT<float> f;
+  train::ParamsT<double> d;
+};
+
+std::shared_ptr<const AttributionWeights> attribution_weights(const Model& model, bool double_precision) {
+  auto w = std::make_shared<AttributionWeights>();
+  w->double_precision = double_precision;
+  if (double_precision) w->d = train::to_train_params<double>(model.params());
+  else w->f = train::to_train_params<float>(model.params());
+  return w;
+}
+
 namespace {
+
+template <class S>
+const train::ParamsT<S>& weights_of(const AttributionWeights& w) {
+  if constexpr (std::is_same_v<S, float>) return w.f;
+  else return w.d;
+}
 
 using train::MatT;
 
@@ -72,6 +94,7 @@ TapeSites<S> run_tape(const ModelConfig& c, const train::ParamsT<S>& params, con
   ex.source = ids;
   train::ForwardEdits<S> edits;
   if (embeddings) edits.embeddings = [embeddings](train::Tape<S>& t, int) { return t.constant(*embeddings); };
+  edits.logits_row = spec.position < 0 ? int64_t(ids.size()) - 1 : spec.position;  // the one row measured
   const train::ForwardResult<S> f = train::build_forward<S>(tape, c, params, ex, {}, nullptr, edits);
   if (int64_t(f.layer_nodes.size()) != layers || int64_t(f.attention_nodes.size()) != layers)
     throw AtlasError("internal: attribution patching expected " + std::to_string(layers) + " layers with one "
@@ -79,7 +102,7 @@ TapeSites<S> run_tape(const ModelConfig& c, const train::ParamsT<S>& params, con
                      " layers and " + std::to_string(f.attention_nodes.size()) + " attention calls");
   TapeSites<S> r;
   const MatT<S>& logits = tape.value(f.logits);
-  const int64_t row = spec.position < 0 ? logits.rows() - 1 : spec.position;
+  const int64_t row = 0;  // the measured row, the only one computed
   r.logits_row.resize(size_t(logits.cols()));
   for (Eigen::Index v = 0; v < logits.cols(); ++v) r.logits_row[size_t(v)] = double(logits(row, v));
   r.embeddings = tape.value(f.layer_nodes[0].input);
@@ -91,6 +114,51 @@ TapeSites<S> run_tape(const ModelConfig& c, const train::ParamsT<S>& params, con
   train::ParamsT<S> unused;
   tape.backward(f.logits, seed, unused);
   for (int64_t l = 0; l < layers; ++l) r.grads.push_back(tape.grad(site_gradient_node(f, spec.site, size_t(l))));
+  return r;
+}
+
+// The run without a backward on the inference engine instead (float mode: it is the faster
+// forward): the same site matrices, read through the activation hooks; attn = heads W^O^T + b^O.
+template <class S>
+TapeSites<S> engine_sites(const Model& model, const std::vector<TokenInfo>& tokens, const PatchSpec& spec,
+                          int64_t layers) {
+  const ModelConfig& c = model.config();
+  const size_t n = static_cast<size_t>(layers);
+  std::vector<Tensor> in(n), out(n), heads(n);
+  std::vector<std::string> prefixes(n);
+  RunOptions o;
+  o.trace = TraceOptions::none();
+  o.hooks.layer = [&](const std::string& name, const Tensor& x, Tensor& y) {
+    const int64_t l = global_layer_of(c, name);
+    if (l >= 0 && l < layers) in[size_t(l)] = x, out[size_t(l)] = y;
+  };
+  o.hooks.heads = [&](const std::string& prefix, Tensor& h) {
+    const int64_t l = global_layer_of(c, prefix);
+    if (l >= 0 && l < layers) heads[size_t(l)] = h, prefixes[size_t(l)] = prefix;
+  };
+  const Tensor logits = model.forward(tokens, {}, o).output;
+  TapeSites<S> r;
+  const int64_t row = spec.position < 0 ? logits.shape[0] - 1 : spec.position, V = logits.shape[1];
+  for (int64_t v = 0; v < V; ++v) r.logits_row.push_back(double(logits.data[size_t(row * V + v)]));
+  auto as_s = [](const Tensor& t) { return MatT<S>(t.mat().template cast<S>()); };
+  for (int64_t l = 0; l < layers; ++l) {
+    if (in[size_t(l)].data.empty() || heads[size_t(l)].data.empty())
+      throw AtlasError("internal: attribution patching saw no hook call of layer " + std::to_string(l));
+    auto attention_out = [&] {
+      const std::string& p = prefixes[size_t(l)];
+      MatT<S> a = as_s(heads[size_t(l)]) * as_s(to_float(model.params().at(p + ".wo"))).transpose();
+      if (const auto b = model.params().find(p + ".bo"); b != model.params().end())
+        a.rowwise() += as_s(to_float(b->second)).row(0);
+      return a;
+    };
+    switch (spec.site) {
+      case PatchSite::Resid: r.values.push_back(as_s(in[size_t(l)])); break;
+      case PatchSite::Attn: r.values.push_back(attention_out()); break;
+      case PatchSite::Mlp: r.values.push_back(as_s(out[size_t(l)]) - as_s(in[size_t(l)]) - attention_out()); break;
+      default: r.values.push_back(as_s(heads[size_t(l)])); break;
+    }
+  }
+  r.embeddings = as_s(in[0]);
   return r;
 }
 
@@ -123,7 +191,11 @@ PatchResult attribution_in(const Model& model, const std::vector<TokenInfo>& cle
   r.shape = spec.site == PatchSite::Head      ? std::vector<int64_t>{layers, H}
             : spec.site == PatchSite::HeadPos ? std::vector<int64_t>{layers, H, L}
                                               : std::vector<int64_t>{layers, L};
-  const train::ParamsT<S> params = train::to_train_params<S>(model.params());
+  const std::shared_ptr<const AttributionWeights> held =
+      options.weights ? options.weights : attribution_weights(model, options.double_precision);
+  if (held->double_precision != options.double_precision)
+    throw AtlasError("internal: attribution weights converted for the other precision");
+  const train::ParamsT<S>& params = weights_of<S>(*held);
   const bool denoise = spec.direction == PatchDirection::Denoise;
   const int64_t total = options.ig_steps > 0 ? 2 + options.ig_steps : 2;
   auto step = [&](int64_t done) {
@@ -134,17 +206,35 @@ PatchResult attribution_in(const Model& model, const std::vector<TokenInfo>& cle
   const std::vector<int32_t> clean_ids = ids_of(clean), corrupted_ids = ids_of(corrupted);
   // The clean run first: KL's gradient needs its distribution.
   const bool clean_backward = !denoise && options.ig_steps == 0;
-  TapeSites<S> clean_run = run_tape<S>(c, params, clean_ids, spec, layers, nullptr, nullptr);
+  // Float: the site values of both runs come from the inference engine (the faster forward, and
+  // one source, so a_clean - a_corr is exactly 0 where the runs agree), the gradients from one
+  // tape pass. Double (the tests' precision): everything on the tape.
+  auto forward_only = [&](const std::vector<TokenInfo>& tokens, const std::vector<int32_t>& ids) {
+    return options.double_precision ? run_tape<S>(c, params, ids, spec, layers, nullptr, nullptr)
+                                    : engine_sites<S>(model, tokens, spec, layers);
+  };
+  auto with_backward = [&](const std::vector<TokenInfo>& tokens, const std::vector<int32_t>& ids,
+                           const TapeSites<S>& values, const std::vector<double>& clean_row) {
+    TapeSites<S> run = run_tape<S>(c, params, ids, spec, layers, &clean_row, nullptr);
+    if (!options.double_precision) {
+      run.values = values.values;
+      run.embeddings = values.embeddings;
+      run.logits_row = values.logits_row;
+    }
+    ++r.runs;
+    return run;
+  };
+  TapeSites<S> clean_run = forward_only(clean, clean_ids);
   if (clean_backward)  // noising: the gradient at the clean run
-    clean_run = run_tape<S>(c, params, clean_ids, spec, layers, &clean_run.logits_row, nullptr);
+    clean_run = with_backward(clean, clean_ids, clean_run, clean_run.logits_row);
   step(1);
   const bool corrupted_backward = denoise && options.ig_steps == 0;
-  TapeSites<S> corrupted_run = run_tape<S>(c, params, corrupted_ids, spec, layers,
-                                           corrupted_backward ? &clean_run.logits_row : nullptr, nullptr);
+  TapeSites<S> corrupted_run = forward_only(corrupted, corrupted_ids);
+  if (corrupted_backward) corrupted_run = with_backward(corrupted, corrupted_ids, corrupted_run, clean_run.logits_row);
   step(2);
   r.clean = metric_of_row(spec, clean_run.logits_row, clean_run.logits_row);
   r.corrupted = metric_of_row(spec, clean_run.logits_row, corrupted_run.logits_row);
-  r.runs = clean_backward ? 3 : 2;
+  r.runs += 2;  // the two forwards without a backward
 
   std::vector<MatT<S>> grads = denoise ? corrupted_run.grads : clean_run.grads;
   if (options.ig_steps > 0) {

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,19 @@
 
 namespace atlas {
 
+// The model's weights as the tape reads them (float or double copies, quantized matrices
+// dequantized): converting GPT-2 small's takes about as long as the passes themselves, so a
+// caller running several estimates on one model converts once.
+struct AttributionWeights;
+std::shared_ptr<const AttributionWeights> attribution_weights(const Model& model, bool double_precision);
+
 struct AttributionOptions {
   int64_t ig_steps = 0;            // 0: plain AtP; N > 0: integrated gradients over N interpolations
   bool double_precision = false;   // run the tape in double (tests); float otherwise
   double max_memory = 0;           // bytes the backward may hold; 0 = kMemoryShare of available memory
   const std::atomic<bool>* cancel = nullptr;
+  // From attribution_weights(the same model, double_precision); null = converted by the call.
+  std::shared_ptr<const AttributionWeights> weights;
 };
 
 // What the backward holds: float copies of every weight and the tape's activations (values of
@@ -51,7 +60,8 @@ void check_attribution_patching(const Model& model, const std::vector<TokenInfo>
                                 const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
                                 const AttributionOptions& options);
 
-// The estimated grid. `runs` counts the tape passes (forwards, each with or without a backward).
+// The estimated grid. `runs` counts the passes: two forwards without a backward (the inference
+// engine in float, the tape in double) and one tape forward + backward (AtP) or N (IG).
 // progress(done, total) after each pass; throws Cancelled when the flag is set.
 PatchResult attribution_patching(const Model& model, const std::vector<TokenInfo>& clean,
                                  const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,

@@ -73,6 +73,8 @@ struct ForwardResult {
 template <class S>
 struct ForwardEdits {
   std::function<int(Tape<S>&, int embeddings)> embeddings;
+  // >= 0: only this row of the logits is computed (the result's logits are [1, vocab]).
+  int64_t logits_row = -1;
 };
 
 // Records the forward of `ex` on `tape`. `rng` drives dropout, LayerDrop and DropHead and

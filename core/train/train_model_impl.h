@@ -514,6 +514,7 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
     case StackRoute::HostModel:
       throw AtlasError("internal: a host model has no training forward (check_trainable)");
   }
+  if (edits.logits_row >= 0) h = slice_rows(tape, h, edits.logits_row, 1);  // train_xl.h
   const int logits = b.logits(h);
   ForwardResult<S> r = std::move(b.record);
   r.logits = logits;
