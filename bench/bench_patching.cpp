@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/bench_timing.h"
+#include "bench/patching_bench_case.h"
 #include "core/analysis/patching.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -27,22 +28,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--site")) spec.site = parse_patch_site(argv[i + 1], "--site");
   }
   keep_freed_memory_for_reuse();  // as the app runs
-  ModelConfig c = preset_config("tiny-decoder");  // GPT-2's composition at GPT-2-small's shape
-  c.d_model = 768;
-  c.n_heads = 12;
-  c.d_ff = 3072;
-  c.n_layers = layers;
-  c.vocab_size = 50257;
-  c.max_positions = 1024;
-  c.init_std = 0.02f;
+  const ModelConfig c = bench::gpt2_small_shaped(layers);  // GPT-2's composition at GPT-2-small's shape
   const Model model(c, init_params(c, 1));
-  std::vector<TokenInfo> clean, corrupted;
-  for (int64_t i = 0; i < n; ++i) clean.push_back({int32_t((i * 7919) % c.vocab_size), "t"});
-  corrupted = clean;
-  corrupted[size_t(n / 2)].id = 1234;
-  spec.metric = PatchMetric::LogitDiff;
-  spec.token_a = 100;
-  spec.token_b = 200;
+  const auto [clean, corrupted] = bench::patching_case(c, n, spec);
   RunOptions untraced;
   untraced.trace = TraceOptions::none();
   const double fwd_before = bench::median_ms(3, [&] { model.forward(clean, {}, untraced); });

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/patch_args.h"
 #include "core/analysis/ablation_sweep.h"
 #include "app/cli/cmd_path_patch.h"
 #include "core/analysis/path_patching.h"
@@ -52,59 +53,18 @@ const char* kPatchUsage =
     "  --top K          the K cells farthest from the unpatched run (default 10)\n"
     "  Definitions: docs/patching.md\n";
 
-// Sites whose grid is layer x head (every position patched at once).
-bool per_head_site(PatchSite s) {
-  return s == PatchSite::Head || s == PatchSite::Q || s == PatchSite::K || s == PatchSite::V || s == PatchSite::Pattern;
-}
-
-std::string cell_label(const PatchResult& r, int64_t i) {
-  const int64_t n1 = r.shape[1];
-  if (r.shape.size() == 3) {
-    const int64_t n2 = r.shape[2];
-    return "L" + std::to_string(i / (n1 * n2)) + "H" + std::to_string((i / n2) % n1) + " pos " + std::to_string(i % n2);
-  }
-  if (per_head_site(r.spec.site)) return "L" + std::to_string(i / n1) + "H" + std::to_string(i % n1);
-  return "L" + std::to_string(i / n1) + " pos " + std::to_string(i % n1);
-}
-
-Tensor as_f32(const std::vector<int64_t>& shape, const std::vector<double>& v) {
-  Tensor t(shape);
-  for (size_t i = 0; i < v.size(); ++i) t.data[i] = float(v[i]);
-  return t;
-}
-
-void write_patch_csv(const std::string& path, const PatchResult& r) {
-  std::ostringstream out;
-  out.precision(9);
-  const bool heads = per_head_site(r.spec.site) || r.spec.site == PatchSite::HeadPos;
-  const bool positions = !per_head_site(r.spec.site);
-  out << "layer" << (heads ? ",head" : "") << (positions ? ",position" : "") << ",metric,normalised\n";
-  for (size_t i = 0; i < r.raw.size(); ++i) {
-    const int64_t n = int64_t(i);
-    const int64_t last = r.shape.back();
-    if (r.shape.size() == 3) out << n / (r.shape[1] * last) << ',' << (n / last) % r.shape[1] << ',' << n % last;
-    else out << n / last << ',' << n % last;
-    out << ',' << r.raw[i] << ',';
-    if (std::isfinite(r.normalised[i])) out << r.normalised[i];
-    out << '\n';
-  }
-  write_file_atomically(path, out.str());
-}
-
 }  // namespace
 
 int cmd_patch(const std::vector<std::string>& args) {
   if (wants_help(args, kPatchUsage)) return 0;
-  Args a(args, {{"--clean", "--corrupted", "--site", "--direction", "--metric", "--tokens", "--position", "--out",
-                 "--top", "--backend", "--device", "--receivers", "--receiver-input"},
-                {}});
-  if (a.positionals().size() != 1) throw AtlasError("patch takes one MODEL (see atlas patch --help)");
-  if (!a.has("--clean") || !a.has("--corrupted")) throw AtlasError("patch needs --clean TEXT and --corrupted TEXT");
-  if (!a.has("--site"))
-    throw AtlasError("patch needs --site resid, attn, mlp, head, head-pos, q, k, v, pattern or path");
-  const bool path = a.require("--site") == "path";
+  std::set<std::string> flags = kPatchSpecFlags;
+  flags.insert({"--out", "--top", "--backend", "--device", "--receivers", "--receiver-input"});
+  Args a(args, {flags, {}});
+  const bool path = a.get_or("--site", "") == "path";
   if (!path && (a.has("--receivers") || a.has("--receiver-input")))
     throw AtlasError("--receivers and --receiver-input are for --site path (path patching)");
+  std::vector<std::string> tokens;
+  PatchSpec spec = parse_patch_spec(a, "patch", tokens, /*path_site=*/true);
   PathPatchSpec path_spec;
   if (path) {
     if (!a.has("--receivers") || !a.has("--receiver-input"))
@@ -112,23 +72,7 @@ int cmd_patch(const std::vector<std::string>& args) {
     path_spec.receivers = parse_receivers(a.require("--receivers"), "--receivers");
     path_spec.input = parse_receiver_input(a.require("--receiver-input"), "--receiver-input");
   }
-  if (!a.has("--metric")) throw AtlasError("patch needs --metric logit-diff, prob, kl or loss");
-  PatchSpec spec;
-  if (!path) spec.site = parse_patch_site(a.require("--site"), "--site");
-  spec.direction = parse_patch_direction(a.get_or("--direction", "denoise"), "--direction");
-  spec.metric = parse_patch_metric(a.require("--metric"), "--metric");
   const int64_t top = a.get_int("--top", 10, 0, 100000);
-  std::vector<std::string> tokens;
-  if (auto t = a.get("--tokens")) {
-    std::stringstream in(*t);
-    for (std::string part; std::getline(in, part, ',');) tokens.push_back(part);
-    if (!t->empty() && t->back() == ',') tokens.push_back("");
-  }
-  const size_t want_tokens = spec.metric == PatchMetric::LogitDiff ? 2 : spec.metric == PatchMetric::KL ? 0 : 1;
-  if (tokens.size() != want_tokens)
-    throw AtlasError(std::string("--metric ") + patch_metric_name(spec.metric) + " needs " +
-                     (want_tokens == 2 ? "--tokens A,B (two tokens)" : want_tokens == 1 ? "--tokens A (one token)" : "no --tokens") +
-                     ", got " + std::to_string(tokens.size()));
   if (auto f = a.get("--out")) {
     std::error_code ec;
     if (std::filesystem::exists(*f, ec) && !std::filesystem::is_directory(*f, ec))
@@ -138,18 +82,11 @@ int cmd_patch(const std::vector<std::string>& args) {
   const Model model = load_model(a.positionals()[0]);
   for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
-  if (tokens.size() > 0) spec.token_a = single_token_id(model, tokens[0], "--tokens");
-  if (tokens.size() > 1) spec.token_b = single_token_id(model, tokens[1], "--tokens");
-  const std::vector<TokenInfo> clean = model.tokenize(a.require("--clean"), "").first;
-  const std::vector<TokenInfo> corrupted = model.tokenize(a.require("--corrupted"), "").first;
-  if (auto p = a.get_index("--position"); p && p->value != -1)
-    spec.position = check_index(*p, 0, int64_t(clean.size()) - 1,
-                                "the clean input has " + std::to_string(clean.size()) + " tokens", "or -1 for the last");
+  const PatchInputs in = patch_inputs(model, a, tokens, spec, /*check=*/!path);
+  const std::vector<TokenInfo>& clean = in.clean;
+  const std::vector<TokenInfo>& corrupted = in.corrupted;
   path_spec.patch = spec;
-  if (path)
-    check_path_patching(model, clean, corrupted, path_spec);
-  else
-    check_patching(model, clean, corrupted, spec);
+  if (path) check_path_patching(model, clean, corrupted, path_spec);
 
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));
   RunOptions options;
@@ -168,7 +105,7 @@ int cmd_patch(const std::vector<std::string>& args) {
   for (int64_t s : r.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
   std::printf("grid %s (%s), %lld patched runs; normalised: clean 1, corrupted 0\n", shape.c_str(),
               r.shape.size() == 3 ? "layers x heads x positions"
-              : per_head_site(spec.site) ? "layers x heads" : "layers x positions",
+              : patch_site_per_head(spec.site) ? "layers x heads" : "layers x positions",
               (long long)r.runs);
   if (r.clean == r.corrupted)
     std::printf("the clean and corrupted runs have the same metric: the normalised values are undefined (NaN)\n");
@@ -179,15 +116,15 @@ int cmd_patch(const std::vector<std::string>& args) {
   if (top > 0) std::printf("strongest cells:\n");
   for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k) {
     const int64_t i = order[size_t(k)].second;
-    std::printf("  %-20s normalised %8.4f   metric %.6g\n", cell_label(r, i).c_str(), r.normalised[size_t(i)],
+    std::printf("  %-20s normalised %8.4f   metric %.6g\n", patch_cell_label(r, i).c_str(), r.normalised[size_t(i)],
                 r.raw[size_t(i)]);
   }
   if (auto f = a.get("--out")) {
     const std::filesystem::path dir(*f);
     std::filesystem::create_directories(dir);
-    write_npy((dir / "grid.npy").string(), as_f32(r.shape, r.normalised), DType::F32);
-    write_npy((dir / "raw.npy").string(), as_f32(r.shape, r.raw), DType::F32);
-    write_npy((dir / "runs.npy").string(), as_f32({2}, {r.clean, r.corrupted}), DType::F32);
+    write_npy((dir / "grid.npy").string(), patch_values_f32(r.shape, r.normalised), DType::F32);
+    write_npy((dir / "raw.npy").string(), patch_values_f32(r.shape, r.raw), DType::F32);
+    write_npy((dir / "runs.npy").string(), patch_values_f32({2}, {r.clean, r.corrupted}), DType::F32);
     write_patch_csv((dir / "grid.csv").string(), r);
     std::printf("wrote grid.npy, raw.npy, runs.npy (clean, corrupted) and grid.csv to %s\n", f->c_str());
   }

@@ -38,6 +38,7 @@ int cmd_search(const std::vector<std::string>& args);   // token search over hea
 int cmd_dla(const std::vector<std::string>& args);      // direct logit attribution
 int cmd_patch(const std::vector<std::string>& args);    // activation patching
 int cmd_qk_decompose(const std::vector<std::string>& args);  // a head's score split into components
+int cmd_attribute(const std::vector<std::string>& args);  // attribution patching (AtP)
 #ifdef ATLAS_HAVE_UI
 int cmd_export(const std::vector<std::string>& args);
 #endif

@@ -76,6 +76,8 @@ const Verb kVerbs[] = {
     {"patch", atlas::cli::cmd_patch, "activation and path patching: clean and corrupted input, every site in turn, the metric"},
     {"qk-decompose", atlas::cli::cmd_qk_decompose,
      "why a head attends from a query to a key: its score split into components"},
+    {"attribute", atlas::cli::cmd_attribute,
+     "attribution patching: every patch of atlas patch estimated from gradients at once"},
     {"ntm", atlas::cli::cmd_ntm, "Neural Turing Machine addressing step by step from hand-given controls"},
     {"sagan", atlas::cli::cmd_sagan, "Self-Attention GAN block on an image: where a location attends"},
     {"snail", atlas::cli::cmd_snail, "SNAIL: causal dilated convolutions + causal attention, receptive field"},

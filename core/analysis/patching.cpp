@@ -348,7 +348,8 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
     const int64_t l = cell / (cells / layers);
     const int64_t h = per_head(spec.site) ? cell % H : spec.site == PatchSite::HeadPos ? (cell / L) % H : -1;
     const int64_t p = per_position(spec.site) ? cell % L : -1;
-    if (causal_rows && p > r.position) {
+    if ((causal_rows && p > r.position) ||
+        (!spec.cells.empty() && !std::binary_search(spec.cells.begin(), spec.cells.end(), cell))) {
       if (progress) progress(done + 1, 2 + cells);
       continue;
     }

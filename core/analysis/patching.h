@@ -50,6 +50,9 @@ struct PatchSpec {
   PatchMetric metric = PatchMetric::LogitDiff;
   int32_t token_a = -1, token_b = -1;  // vocabulary ids (token_b: logit-diff only)
   int64_t position = -1;               // the output row measured; -1 = the last
+  // Only these cells (indices into raw, ascending) are run, the rest left at the unpatched
+  // metric; empty = every cell (attribution patching checks its top cells, attribution_patching.h).
+  std::vector<int64_t> cells;
 };
 
 struct PatchResult {

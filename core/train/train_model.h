@@ -5,6 +5,7 @@
 // trained ParamStore loads into Model unchanged; tests/core/test_train_model.cpp checks that
 // its logits equal Model::run's on the same weights.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,26 @@ struct ForwardResult {
   // halting step, whose row t is the remainder R(t) (core/variants/universal/train_act.h).
   std::vector<int64_t> act_steps;
   std::vector<int> act_halt_nodes;
+  // Attribution patching (core/analysis/attribution_patching.h): per attention call its
+  // sub-layer prefix and its output after W^O (both parallel to attention_nodes), and per
+  // standard layer (encoder_stack / decoder_stack) its input and output, in order.
+  std::vector<std::string> attention_prefixes;
+  std::vector<int> attention_output_nodes;
+  struct LayerNodes {
+    std::string name;  // "decoder.layer3"
+    int input = -1, output = -1;
+  };
+  std::vector<LayerNodes> layer_nodes;
+};
+
+// Edits of the forward that training never makes. `embeddings`, when set, receives the
+// embeddings' node (tokens and positions, before the first layer; standard stacks only) and
+// returns the node the layers read instead (attribution patching's integrated gradients).
+template <class S>
+struct ForwardEdits {
+  std::function<int(Tape<S>&, int embeddings)> embeddings;
+  // >= 0: only this row of the logits is computed (the result's logits are [1, vocab]).
+  int64_t logits_row = -1;
 };
 
 // Records the forward of `ex` on `tape`. `rng` drives dropout, LayerDrop and DropHead and
@@ -62,6 +83,10 @@ template <class S>
 ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& config,
                                const ParamsT<S>& params, const Example& ex,
                                const Regularization& reg, Rng* rng);
+template <class S>
+ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& config,
+                               const ParamsT<S>& params, const Example& ex,
+                               const Regularization& reg, Rng* rng, const ForwardEdits<S>& edits);
 
 // Label-smoothed cross-entropy over the labelled rows (Szegedy et al., seed 000: eps_ls):
 // the target distribution is (1 - eps) on the label plus eps / V spread over all V tokens.

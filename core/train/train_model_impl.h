@@ -155,10 +155,16 @@ class Builder {
     // The heads' outputs o [Lq, H*dv] (recorded in ForwardResult::attention_nodes) through W^O.
     int attention_output(int o, const std::string& prefix) {
       b_.record.attention_nodes.push_back(o);
-      return t_.linear(o, b_.w(prefix + ".wo"), b_.opt(prefix + ".bo"));
+      const int out = t_.linear(o, b_.w(prefix + ".wo"), b_.opt(prefix + ".bo"));
+      b_.record.attention_prefixes.push_back(prefix);
+      b_.record.attention_output_nodes.push_back(out);
+      return out;
     }
     bool skip_layer() { return b_.skip_layer(); }
-    int layer_output(const std::string&, int, int output) { return output; }
+    int layer_output(const std::string& layer, int input, int output) {
+      b_.record.layer_nodes.push_back({layer, input, output});
+      return output;
+    }
     void layer_done(const std::string&, int) {}
     // XlExecutor (core/variants/transformer_xl/xl_stack.h)
     int64_t rows(int x) const { return t_.value(x).rows(); }
@@ -258,8 +264,8 @@ class Builder {
   int embed(const std::vector<int32_t>& ids) {
     TapeExecutor e(*this);
     const int64_t L = static_cast<int64_t>(ids.size());
-    const int x = add_positions(e, c_, embed_tokens(e, c_, ids), L, 0, {}, [](auto&&) {});
-    return dropout(x, reg_.dropout);
+    const int x = dropout(add_positions(e, c_, embed_tokens(e, c_, ids), L, 0, {}, [](auto&&) {}), reg_.dropout);
+    return edits_ && edits_->embeddings ? edits_->embeddings(t_, x) : x;
   }
 
   // Transformer-XL, the inference engine's stack (core/variants/transformer_xl/xl_stack.h): its
@@ -406,6 +412,7 @@ class Builder {
 
   // What the forward records besides its logits (the attention outputs, the modules' nodes).
   ForwardResult<S> record;
+  const ForwardEdits<S>* edits_ = nullptr;  // null in training
 
  private:
   // The config's positions on queries and keys, or null (core/model/qk_positions.h).
@@ -481,8 +488,16 @@ bool Builder<S>::TapeExecutor::act_step(ActRun& act, int logit, int step_out, bo
 template <class S>
 ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const ParamsT<S>& params,
                                const Example& ex, const Regularization& reg, Rng* rng) {
+  return build_forward<S>(tape, c, params, ex, reg, rng, ForwardEdits<S>{});
+}
+
+template <class S>
+ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const ParamsT<S>& params,
+                               const Example& ex, const Regularization& reg, Rng* rng,
+                               const ForwardEdits<S>& edits) {
   if (ex.source.empty()) throw AtlasError("training example has an empty source");
   Builder<S> b(tape, c, params, reg, rng);
+  b.edits_ = &edits;
   int h = -1;
   const auto src_valid = b.validity(ex.source);
   switch (stack_route(c)) {  // core/model/stack_route.h, as Model::forward
@@ -499,6 +514,7 @@ ForwardResult<S> build_forward(Tape<S>& tape, const ModelConfig& c, const Params
     case StackRoute::HostModel:
       throw AtlasError("internal: a host model has no training forward (check_trainable)");
   }
+  if (edits.logits_row >= 0) h = slice_rows(tape, h, edits.logits_row, 1);  // train_xl.h
   const int logits = b.logits(h);
   ForwardResult<S> r = std::move(b.record);
   r.logits = logits;
@@ -543,6 +559,9 @@ S smoothed_cross_entropy(const MatT<S>& logits, const std::vector<int32_t>& labe
   template ParamStore to_param_store<S>(const ParamsT<S>&, const ModelConfig&);                 \
   template ForwardResult<S> build_forward<S>(Tape<S>&, const ModelConfig&, const ParamsT<S>&,   \
                                              const Example&, const Regularization&, Rng*);      \
+  template ForwardResult<S> build_forward<S>(Tape<S>&, const ModelConfig&, const ParamsT<S>&,   \
+                                             const Example&, const Regularization&, Rng*,       \
+                                             const ForwardEdits<S>&);                           \
   template S smoothed_cross_entropy<S>(const MatT<S>&, const std::vector<int32_t>&, double,     \
                                        MatT<S>*, int64_t*, int64_t*);
 }  // namespace atlas::train

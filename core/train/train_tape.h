@@ -117,6 +117,22 @@ class Tape {
     }
     return bytes;
   }
+  // Frozen weights (attribution patching, core/analysis/attribution_patching.h): the backward
+  // skips the gradients of parameter leaves, the costly half of a linear's backward.
+  void freeze_params() { frozen_ = true; }
+  bool needs_grad(int id) const { return !(frozen_ && nodes_[id].ref); }
+  // Frozen weights, a constant w and a dy with few non-zero rows (attribution patching seeds one
+  // row of the logits): dx = dy w for those rows only. Returns false (nothing done) otherwise.
+  bool sparse_rows_backward(int x, int w, const M& dy) {
+    if (needs_grad(w)) return false;
+    std::vector<Eigen::Index> rows;
+    for (Eigen::Index i = 0; i < dy.rows(); ++i)
+      if (!dy.row(i).isZero(0)) rows.push_back(i);
+    if (2 * rows.size() > size_t(dy.rows())) return false;
+    M& dx = grad(x);
+    for (Eigen::Index i : rows) dx.row(i).noalias() += dy.row(i) * value(w);
+    return true;
+  }
   M& grad(int id) {
     Node& n = nodes_[id];
     if (n.grad.size() == 0) n.grad = M::Zero(value(id).rows(), value(id).cols());
@@ -129,9 +145,10 @@ class Tape {
     M y = value(x) * value(w).transpose();
     if (b >= 0) y.rowwise() += value(b).row(0);
     return record(std::move(y), [=](Tape& t, const M& dy) {
+      if (t.frozen_ && t.sparse_rows_backward(x, w, dy)) return;
       t.grad(x).noalias() += dy * t.value(w);
-      t.grad(w).noalias() += dy.transpose() * t.value(x);
-      if (b >= 0) t.grad(b) += dy.colwise().sum();
+      if (t.needs_grad(w)) t.grad(w).noalias() += dy.transpose() * t.value(x);
+      if (b >= 0 && t.needs_grad(b)) t.grad(b) += dy.colwise().sum();
     });
   }
 
@@ -305,6 +322,7 @@ class Tape {
     M y(static_cast<Eigen::Index>(ids.size()), T.cols());
     for (size_t i = 0; i < ids.size(); ++i) y.row(i) = T.row(ids[i]) * s;
     return record(std::move(y), [=, ids = std::move(ids)](Tape& t, const M& dy) {
+      if (!t.needs_grad(table)) return;
       M& dt = t.grad(table);
       for (size_t i = 0; i < ids.size(); ++i) dt.row(ids[i]) += dy.row(i) * s;
     });
@@ -422,6 +440,7 @@ class Tape {
   std::vector<Node> nodes_;
   std::map<std::string, int> param_ids_;
   int current_ = -1;
+  bool frozen_ = false;
 };
 
 }  // namespace atlas::train

@@ -1,0 +1,91 @@
+// The flags and files atlas patch and atlas attribute share (patch_args.h).
+#include "app/cli/patch_args.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/analysis/ablation_sweep.h"
+#include "core/formats/atomic_file.h"
+#include "core/tensor/error.h"
+
+namespace atlas::cli {
+
+PatchSpec parse_patch_spec(const Args& a, const std::string& verb, std::vector<std::string>& tokens,
+                           bool path_site) {
+  if (a.positionals().size() != 1) throw AtlasError(verb + " takes one MODEL (see atlas " + verb + " --help)");
+  if (!a.has("--clean") || !a.has("--corrupted")) throw AtlasError(verb + " needs --clean TEXT and --corrupted TEXT");
+  if (!a.has("--site"))
+    throw AtlasError(verb + " needs --site resid, attn, mlp, head, head-pos, q, k, v" +
+                     (path_site ? ", pattern or path" : " or pattern"));
+  if (!a.has("--metric")) throw AtlasError(verb + " needs --metric logit-diff, prob, kl or loss");
+  PatchSpec spec;
+  if (!(path_site && a.require("--site") == "path")) spec.site = parse_patch_site(a.require("--site"), "--site");
+  spec.direction = parse_patch_direction(a.get_or("--direction", "denoise"), "--direction");
+  spec.metric = parse_patch_metric(a.require("--metric"), "--metric");
+  tokens.clear();
+  if (auto t = a.get("--tokens")) {
+    std::stringstream in(*t);
+    for (std::string part; std::getline(in, part, ',');) tokens.push_back(part);
+    if (!t->empty() && t->back() == ',') tokens.push_back("");
+  }
+  const size_t want_tokens = spec.metric == PatchMetric::LogitDiff ? 2 : spec.metric == PatchMetric::KL ? 0 : 1;
+  if (tokens.size() != want_tokens)
+    throw AtlasError(std::string("--metric ") + patch_metric_name(spec.metric) + " needs " +
+                     (want_tokens == 2 ? "--tokens A,B (two tokens)" : want_tokens == 1 ? "--tokens A (one token)" : "no --tokens") +
+                     ", got " + std::to_string(tokens.size()));
+  return spec;
+}
+
+PatchInputs patch_inputs(const Model& model, const Args& a, const std::vector<std::string>& tokens, PatchSpec& spec,
+                         bool check) {
+  if (tokens.size() > 0) spec.token_a = single_token_id(model, tokens[0], "--tokens");
+  if (tokens.size() > 1) spec.token_b = single_token_id(model, tokens[1], "--tokens");
+  PatchInputs in;
+  in.clean = model.tokenize(a.require("--clean"), "").first;
+  in.corrupted = model.tokenize(a.require("--corrupted"), "").first;
+  if (auto p = a.get_index("--position"); p && p->value != -1)
+    spec.position = check_index(*p, 0, int64_t(in.clean.size()) - 1,
+                                "the clean input has " + std::to_string(in.clean.size()) + " tokens", "or -1 for the last");
+  if (check) check_patching(model, in.clean, in.corrupted, spec);
+  return in;
+}
+
+bool patch_site_per_head(PatchSite s) {
+  return s == PatchSite::Head || s == PatchSite::Q || s == PatchSite::K || s == PatchSite::V || s == PatchSite::Pattern;
+}
+
+std::string patch_cell_label(const PatchResult& r, int64_t i) {
+  const int64_t n1 = r.shape[1];
+  if (r.shape.size() == 3) {
+    const int64_t n2 = r.shape[2];
+    return "L" + std::to_string(i / (n1 * n2)) + "H" + std::to_string((i / n2) % n1) + " pos " + std::to_string(i % n2);
+  }
+  if (patch_site_per_head(r.spec.site)) return "L" + std::to_string(i / n1) + "H" + std::to_string(i % n1);
+  return "L" + std::to_string(i / n1) + " pos " + std::to_string(i % n1);
+}
+
+Tensor patch_values_f32(const std::vector<int64_t>& shape, const std::vector<double>& v) {
+  Tensor t(shape);
+  for (size_t i = 0; i < v.size(); ++i) t.data[i] = float(v[i]);
+  return t;
+}
+
+void write_patch_csv(const std::string& path, const PatchResult& r) {
+  std::ostringstream out;
+  out.precision(9);
+  const bool heads = patch_site_per_head(r.spec.site) || r.spec.site == PatchSite::HeadPos;
+  const bool positions = !patch_site_per_head(r.spec.site);
+  out << "layer" << (heads ? ",head" : "") << (positions ? ",position" : "") << ",metric,normalised\n";
+  for (size_t i = 0; i < r.raw.size(); ++i) {
+    const int64_t n = int64_t(i);
+    const int64_t last = r.shape.back();
+    if (r.shape.size() == 3) out << n / (r.shape[1] * last) << ',' << (n / last) % r.shape[1] << ',' << n % last;
+    else out << n / last << ',' << n % last;
+    out << ',' << r.raw[i] << ',';
+    if (std::isfinite(r.normalised[i])) out << r.normalised[i];
+    out << '\n';
+  }
+  write_file_atomically(path, out.str());
+}
+
+}  // namespace atlas::cli

@@ -1,0 +1,42 @@
+#pragma once
+// What `atlas patch` and `atlas attribute` share: the patching spec's flags (--site, --direction,
+// --metric, --tokens, --position), the two inputs, the grid's cell labels and its CSV.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app/cli/args.h"
+#include "core/analysis/patching.h"
+#include "core/tensor/tensor.h"
+
+namespace atlas::cli {
+
+// The flags both verbs take (add them to the verb's own in its Args spec).
+inline const std::set<std::string> kPatchSpecFlags = {"--clean", "--corrupted", "--site", "--direction",
+                                                      "--metric", "--tokens",  "--position"};
+
+// Before the model loads: the required flags, the site, direction and metric, and the --tokens
+// list checked against what the metric needs. `verb` names the command in messages. With
+// `path_site`, --site path (path patching, which has no PatchSite) is accepted and leaves the
+// spec's site as it is.
+PatchSpec parse_patch_spec(const Args& a, const std::string& verb, std::vector<std::string>& tokens,
+                           bool path_site = false);
+
+struct PatchInputs {
+  std::vector<TokenInfo> clean, corrupted;
+};
+// After it loads: the tokens' ids and --position into `spec`, the two texts tokenized, then
+// check_patching (unless `check` is false: path patching checks its own spec).
+PatchInputs patch_inputs(const Model& model, const Args& a, const std::vector<std::string>& tokens, PatchSpec& spec,
+                         bool check = true);
+
+// Sites whose grid is layer x head (every position patched at once): head, q, k, v, pattern.
+bool patch_site_per_head(PatchSite s);
+
+// "L3H2 pos 5", "L3H2" or "L3 pos 5" for a cell of the grid.
+std::string patch_cell_label(const PatchResult& r, int64_t cell);
+Tensor patch_values_f32(const std::vector<int64_t>& shape, const std::vector<double>& v);
+// layer[,head][,position],metric,normalised rows (an empty normalised value when NaN).
+void write_patch_csv(const std::string& path, const PatchResult& r);
+
+}  // namespace atlas::cli
