@@ -1,22 +1,16 @@
 // atlas patch: activation patching (core/analysis/patching.h) from a clean and a corrupted
 // text of the same token length; the strongest cells on stdout, the grid as .npy and .csv.
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 #include <unistd.h>
 
+#include "app/cli/cmd_path_patch.h"
 #include "app/cli/commands.h"
 #include "app/cli/patch_args.h"
-#include "core/analysis/ablation_sweep.h"
-#include "app/cli/cmd_path_patch.h"
 #include "core/analysis/path_patching.h"
 #include "core/analysis/patching.h"
 #include "core/analysis/weight_check.h"
-#include "core/formats/atomic_file.h"
 #include "core/formats/model_io.h"
-#include "core/formats/npy.h"
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
@@ -107,27 +101,10 @@ int cmd_patch(const std::vector<std::string>& args) {
               r.shape.size() == 3 ? "layers x heads x positions"
               : patch_site_per_head(spec.site) ? "layers x heads" : "layers x positions",
               (long long)r.runs);
-  if (r.clean == r.corrupted)
-    std::printf("the clean and corrupted runs have the same metric: the normalised values are undefined (NaN)\n");
-  const double unpatched = spec.direction == PatchDirection::Denoise ? r.corrupted : r.clean;
-  std::vector<std::pair<double, int64_t>> order;
-  for (int64_t i = 0; i < int64_t(r.raw.size()); ++i) order.push_back({std::fabs(r.raw[size_t(i)] - unpatched), i});
-  std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
-  if (top > 0) std::printf("strongest cells:\n");
-  for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k) {
-    const int64_t i = order[size_t(k)].second;
-    std::printf("  %-20s normalised %8.4f   metric %.6g\n", patch_cell_label(r, i).c_str(), r.normalised[size_t(i)],
-                r.raw[size_t(i)]);
-  }
-  if (auto f = a.get("--out")) {
-    const std::filesystem::path dir(*f);
-    std::filesystem::create_directories(dir);
-    write_npy((dir / "grid.npy").string(), patch_values_f32(r.shape, r.normalised), DType::F32);
-    write_npy((dir / "raw.npy").string(), patch_values_f32(r.shape, r.raw), DType::F32);
-    write_npy((dir / "runs.npy").string(), patch_values_f32({2}, {r.clean, r.corrupted}), DType::F32);
-    write_patch_csv((dir / "grid.csv").string(), r);
-    std::printf("wrote grid.npy, raw.npy, runs.npy (clean, corrupted) and grid.csv to %s\n", f->c_str());
-  }
+  report_patch_grid({r.shape, r.raw, r.normalised, r.clean, r.corrupted,
+                     spec.direction == PatchDirection::Denoise ? r.corrupted : r.clean},
+                    top, [&r](int64_t i) { return patch_cell_label(r, i); }, a.get("--out"),
+                    [&r](const std::string& path) { write_patch_csv(path, r); });
   return 0;
 }
 

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "app/cli/patch_args.h"
 #include "core/formats/atomic_file.h"
-#include "core/formats/npy.h"
 
 namespace atlas::cli {
 namespace {
@@ -22,12 +22,6 @@ std::string path_cell_label(const PathPatchResult& r, int64_t i) {
   const int64_t per = r.shape[2] * r.shape[3], s = i / per, k = i % per;
   return "L" + std::to_string(s / H) + "H" + std::to_string(s % H) + " -> L" + std::to_string(k / r.shape[3]) + "H" +
          std::to_string(k % r.shape[3]);
-}
-
-Tensor path_f32(const std::vector<int64_t>& shape, const std::vector<double>& v) {
-  Tensor t(shape);
-  for (size_t i = 0; i < v.size(); ++i) t.data[i] = float(v[i]);
-  return t;
 }
 
 void write_path_csv(const std::string& path, const PathPatchResult& r) {
@@ -70,27 +64,10 @@ int print_path_patching(const Model& model, const std::vector<TokenInfo>& clean,
               "has no path (the unpatched value)\n",
               shape.c_str(), r.shape.size() == 4 ? "sender layers x heads x receiver layers x heads" : "sender layers x heads",
               (long long)r.runs);
-  if (r.clean == r.corrupted)
-    std::printf("the clean and corrupted runs have the same metric: the normalised values are undefined (NaN)\n");
-  const double unpatched = spec.patch.direction == PatchDirection::Denoise ? r.corrupted : r.clean;
-  std::vector<std::pair<double, int64_t>> order;
-  for (int64_t i = 0; i < int64_t(r.raw.size()); ++i) order.push_back({std::fabs(r.raw[size_t(i)] - unpatched), i});
-  std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
-  if (top > 0) std::printf("strongest cells:\n");
-  for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k) {
-    const int64_t i = order[size_t(k)].second;
-    std::printf("  %-20s normalised %8.4f   metric %.6g\n", path_cell_label(r, i).c_str(), r.normalised[size_t(i)],
-                r.raw[size_t(i)]);
-  }
-  if (out) {
-    const std::filesystem::path dir(*out);
-    std::filesystem::create_directories(dir);
-    write_npy((dir / "grid.npy").string(), path_f32(r.shape, r.normalised), DType::F32);
-    write_npy((dir / "raw.npy").string(), path_f32(r.shape, r.raw), DType::F32);
-    write_npy((dir / "runs.npy").string(), path_f32({2}, {r.clean, r.corrupted}), DType::F32);
-    write_path_csv((dir / "grid.csv").string(), r);
-    std::printf("wrote grid.npy, raw.npy, runs.npy (clean, corrupted) and grid.csv to %s\n", out->c_str());
-  }
+  report_patch_grid({r.shape, r.raw, r.normalised, r.clean, r.corrupted,
+                     spec.patch.direction == PatchDirection::Denoise ? r.corrupted : r.clean},
+                    top, [&r](int64_t i) { return path_cell_label(r, i); }, out,
+                    [&r](const std::string& path) { write_path_csv(path, r); });
   return 0;
 }
 

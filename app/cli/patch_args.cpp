@@ -1,11 +1,15 @@
 // The flags and files atlas patch and atlas attribute share (patch_args.h).
 #include "app/cli/patch_args.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "core/analysis/ablation_sweep.h"
 #include "core/formats/atomic_file.h"
+#include "core/formats/npy.h"
 #include "core/tensor/error.h"
 
 namespace atlas::cli {
@@ -86,6 +90,28 @@ void write_patch_csv(const std::string& path, const PatchResult& r) {
     out << '\n';
   }
   write_file_atomically(path, out.str());
+}
+
+void report_patch_grid(const PatchGrid& g, int64_t top, const std::function<std::string(int64_t)>& label,
+                       const std::optional<std::string>& out, const std::function<void(const std::string&)>& write_csv) {
+  if (g.clean == g.corrupted)
+    std::printf("the clean and corrupted runs have the same metric: the normalised values are undefined (NaN)\n");
+  std::vector<std::pair<double, int64_t>> order;
+  for (int64_t i = 0; i < int64_t(g.raw.size()); ++i) order.push_back({std::fabs(g.raw[size_t(i)] - g.unpatched), i});
+  std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
+  if (top > 0) std::printf("strongest cells:\n");
+  for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k) {
+    const int64_t i = order[size_t(k)].second;
+    std::printf("  %-20s normalised %8.4f   metric %.6g\n", label(i).c_str(), g.normalised[size_t(i)], g.raw[size_t(i)]);
+  }
+  if (!out) return;
+  const std::filesystem::path dir(*out);
+  std::filesystem::create_directories(dir);
+  write_npy((dir / "grid.npy").string(), patch_values_f32(g.shape, g.normalised), DType::F32);
+  write_npy((dir / "raw.npy").string(), patch_values_f32(g.shape, g.raw), DType::F32);
+  write_npy((dir / "runs.npy").string(), patch_values_f32({2}, {g.clean, g.corrupted}), DType::F32);
+  write_csv((dir / "grid.csv").string());
+  std::printf("wrote grid.npy, raw.npy, runs.npy (clean, corrupted) and grid.csv to %s\n", out->c_str());
 }
 
 }  // namespace atlas::cli

@@ -1,6 +1,8 @@
 #pragma once
 // What `atlas patch` and `atlas attribute` share: the patching spec's flags (--site, --direction,
 // --metric, --tokens, --position), the two inputs, the grid's cell labels and its CSV.
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,5 +40,18 @@ std::string patch_cell_label(const PatchResult& r, int64_t cell);
 Tensor patch_values_f32(const std::vector<int64_t>& shape, const std::vector<double>& v);
 // layer[,head][,position],metric,normalised rows (an empty normalised value when NaN).
 void write_patch_csv(const std::string& path, const PatchResult& r);
+
+// What atlas patch prints and writes for any grid (activation or path patching): the note when
+// clean = corrupted, the `top` cells farthest from `unpatched` (labelled by `label`), and with
+// `out` the folder of grid.npy (normalised), raw.npy, runs.npy ([clean, corrupted], float32) and
+// grid.csv (written by `write_csv`).
+struct PatchGrid {
+  const std::vector<int64_t>& shape;
+  const std::vector<double>& raw;
+  const std::vector<double>& normalised;
+  double clean, corrupted, unpatched;
+};
+void report_patch_grid(const PatchGrid& g, int64_t top, const std::function<std::string(int64_t)>& label,
+                       const std::optional<std::string>& out, const std::function<void(const std::string&)>& write_csv);
 
 }  // namespace atlas::cli

@@ -5,9 +5,12 @@
 
 #include "app/python/py_interrupt.h"
 #include "core/analysis/ablation_sweep.h"
+#include "core/analysis/attribution_patching.h"
 #include "core/analysis/head_statistics.h"
 #include "core/analysis/logit_attribution.h"
 #include "core/analysis/patching.h"
+#include "core/analysis/path_patching.h"
+#include "core/analysis/qk_decomposition.h"
 #include "core/tensor/error.h"
 
 namespace atlas::python {
@@ -66,11 +69,12 @@ auto with_interrupt(RunOptions& options, F work) {
   }
 }
 
-py::dict patch(const PyModel& m, const py::object& clean_in, const py::object& corrupted_in, const std::string& site,
-               const std::string& metric, const std::string& direction, const py::object& tokens, int64_t position) {
-  const Model& model = m.model();
+// The spec patch and attribute share: the site (not "path"), metric, direction, tokens checked
+// against what the metric needs, position.
+PatchSpec patch_spec(const Model& model, const std::string& site, const std::string& metric,
+                     const std::string& direction, const py::object& tokens, int64_t position) {
   PatchSpec spec;
-  spec.site = parse_patch_site(site, "site");
+  if (site != "path") spec.site = parse_patch_site(site, "site");
   spec.metric = parse_patch_metric(metric, "metric");
   spec.direction = parse_patch_direction(direction, "direction");
   const std::vector<int32_t> ids = token_args(model, tokens, "tokens");
@@ -82,23 +86,114 @@ py::dict patch(const PyModel& m, const py::object& clean_in, const py::object& c
   if (ids.size() > 0) spec.token_a = ids[0];
   if (ids.size() > 1) spec.token_b = ids[1];
   spec.position = position;
+  return spec;
+}
+
+py::dict grid_dict(const std::vector<double>& normalised, const std::vector<double>& raw,
+                   const std::vector<int64_t>& shape, double clean, double corrupted, int64_t position, int64_t runs,
+                   const PatchSpec& spec, const std::string& site) {
+  py::dict out;
+  out["grid"] = doubles(normalised, shape);
+  out["raw"] = doubles(raw, shape);
+  out["clean"] = clean;
+  out["corrupted"] = corrupted;
+  out["position"] = position;
+  out["runs"] = runs;
+  out["site"] = site;
+  out["direction"] = patch_direction_name(spec.direction);
+  out["metric"] = patch_metric_name(spec.metric);
+  return out;
+}
+
+// receivers=None/"all" (every head its own receiver), "L.H,L.H", or a sequence of (layer, head).
+std::vector<HeadRef> receivers_arg(const py::object& receivers) {
+  if (receivers.is_none()) return {};
+  if (py::isinstance<py::str>(receivers)) return parse_receivers(py::cast<std::string>(receivers), "receivers");
+  std::vector<HeadRef> out;
+  for (const py::handle r : receivers) {
+    const auto pair = py::cast<std::pair<int64_t, int64_t>>(r);
+    out.push_back({pair.first, pair.second});
+  }
+  if (out.empty()) throw AtlasError("receivers: give heads as [(layer, head), ...], \"L.H,L.H\" or \"all\"");
+  return out;
+}
+
+py::dict patch(const PyModel& m, const py::object& clean_in, const py::object& corrupted_in, const std::string& site,
+               const std::string& metric, const std::string& direction, const py::object& tokens, int64_t position,
+               const py::object& receivers, const std::string& receiver_input) {
+  const Model& model = m.model();
+  const PatchSpec spec = patch_spec(model, site, metric, direction, tokens, position);
   const std::vector<TokenInfo> clean = m.tokens_of(clean_in, "clean");
   const std::vector<TokenInfo> corrupted = m.tokens_of(corrupted_in, "corrupted");
-  check_patching(model, clean, corrupted, spec);
   RunOptions options = m.analysis_options();
+  if (site == "path") {
+    PathPatchSpec path;
+    path.patch = spec;
+    path.receivers = receivers_arg(receivers);
+    path.input = parse_receiver_input(receiver_input, "receiver_input");
+    check_path_patching(model, clean, corrupted, path);
+    const PathPatchResult r = with_interrupt(options, [&](const RunOptions& o, const auto& progress) {
+      return path_patching(model, clean, corrupted, path, o, progress);
+    });
+    return grid_dict(r.normalised, r.raw, r.shape, r.clean, r.corrupted, r.position, r.runs, spec, "path");
+  }
+  if (!receivers.is_none()) throw AtlasError("receivers are for site=\"path\" (path patching)");
+  check_patching(model, clean, corrupted, spec);
   const PatchResult r = with_interrupt(options, [&](const RunOptions& o, const auto& progress) {
     return activation_patching(model, clean, corrupted, spec, o, progress);
   });
+  return grid_dict(r.normalised, r.raw, r.shape, r.clean, r.corrupted, r.position, r.runs, spec,
+                   patch_site_name(spec.site));
+}
+
+py::dict attribute(const PyModel& m, const py::object& clean_in, const py::object& corrupted_in,
+                   const std::string& site, const std::string& metric, const std::string& direction,
+                   const py::object& tokens, int64_t position, int64_t ig_steps) {
+  const Model& model = m.model();
+  if (site == "path") throw AtlasError("attribution patching has no path site; path patching is patch(site=\"path\")");
+  const PatchSpec spec = patch_spec(model, site, metric, direction, tokens, position);
+  const std::vector<TokenInfo> clean = m.tokens_of(clean_in, "clean");
+  const std::vector<TokenInfo> corrupted = m.tokens_of(corrupted_in, "corrupted");
+  AttributionOptions a;
+  a.ig_steps = ig_steps;
+  check_attribution_patching(model, clean, corrupted, spec, a);
+  RunOptions options = m.analysis_options();
+  const PatchResult r = with_interrupt(options, [&](const RunOptions& o, const auto& progress) {
+    a.cancel = o.cancel;
+    return attribution_patching(model, clean, corrupted, spec, a, progress);
+  });
+  return grid_dict(r.normalised, r.raw, r.shape, r.clean, r.corrupted, r.position, r.runs, spec,
+                   patch_site_name(spec.site));
+}
+
+py::dict qk_decompose(const PyModel& m, const py::object& input, int64_t layer, int64_t head, int64_t query,
+                      int64_t key, bool value) {
+  const Model& model = m.model();
+  QkRequest request;
+  request.layer = layer;
+  request.head = head;
+  request.query = query;
+  request.key = key;
+  request.value = value;
+  const std::vector<TokenInfo> source = m.tokens_of(input, "input");
+  RunOptions options = m.analysis_options();
+  const QkDecomposition d = with_interrupt(options, [&](const RunOptions& o, const auto&) {
+    return qk_decomposition(model, source, request, o);
+  });
   py::dict out;
-  out["grid"] = doubles(r.normalised, r.shape);
-  out["raw"] = doubles(r.raw, r.shape);
-  out["clean"] = r.clean;
-  out["corrupted"] = r.corrupted;
-  out["position"] = r.position;
-  out["runs"] = r.runs;
-  out["site"] = patch_site_name(spec.site);
-  out["direction"] = patch_direction_name(spec.direction);
-  out["metric"] = patch_metric_name(spec.metric);
+  out["rows"] = d.rows;
+  out["columns"] = d.columns;
+  out["cells"] = doubles(d.cells, {int64_t(d.rows.size()), int64_t(d.columns.size())});
+  out["score"] = d.score;
+  out["total"] = d.total;
+  out["scale"] = d.scale;
+  out["kv_head"] = d.kv_head;
+  if (value) {
+    out["value_names"] = d.value_names;
+    out["value_parts"] = doubles(d.value_parts, {int64_t(d.value_names.size()), d.d_model});
+    out["value_projection"] = doubles(d.value_projection, {int64_t(d.value_projection.size())});
+    out["head_output"] = doubles(d.head_output, {d.d_model});
+  }
   return out;
 }
 
@@ -205,8 +300,18 @@ py::dict head_stats(const PyModel& m, const py::object& input, const py::object&
 void bind_analyses(py::class_<PyModel>& c) {
   c.def("patch", &patch, py::arg("clean"), py::arg("corrupted"), py::arg("site"), py::arg("metric"),
         py::arg("direction") = "denoise", py::arg("tokens") = py::none(), py::arg("position") = -1,
-        "Activation patching (atlas patch, docs/patching.md): grid (normalised: clean 1, corrupted 0), raw, "
-        "clean, corrupted, position, runs");
+        py::arg("receivers") = py::none(), py::arg("receiver_input") = "q",
+        "Activation patching, or path patching with site=\"path\" (atlas patch, docs/patching.md): grid "
+        "(normalised: clean 1, corrupted 0), raw, clean, corrupted, position, runs");
+  c.def("attribute", &attribute, py::arg("clean"), py::arg("corrupted"), py::arg("site"), py::arg("metric"),
+        py::arg("direction") = "denoise", py::arg("tokens") = py::none(), py::arg("position") = -1,
+        py::arg("ig_steps") = 0,
+        "Attribution patching, AtP or its integrated-gradients form (atlas attribute, docs/patching.md): the "
+        "estimated grid, as patch returns it");
+  c.def("qk_decompose", &qk_decompose, py::arg("input"), py::arg("layer"), py::arg("head"), py::arg("query"),
+        py::arg("key"), py::arg("value") = false,
+        "Why a head attends (atlas qk-decompose, docs/causal.md): cells [rows, columns] of query-side x key-side "
+        "components summing to the traced score; value=True adds the value path");
   c.def("dla", &dla, py::arg("input"), py::arg("token") = py::none(), py::arg("against") = py::none(),
         py::arg("positions") = py::none(), py::arg("per_source") = false,
         "Direct logit attribution (atlas dla, docs/causal.md): heads [P, layers, heads], mlp, attn_bias "

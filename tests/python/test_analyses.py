@@ -103,3 +103,42 @@ def test_analysis_arguments_are_refused_with_their_reason(atlas):
         model.ablate(CLEAN, metric="logit-diff", tokens=(1.5, 2))
     with pytest.raises(atlas.AtlasError, match="only used by encoder-decoder"):
         model.ablate(CLEAN, target="x")
+
+
+def test_path_patching_equals_the_cli_and_a_sender_without_a_path_changes_nothing(atlas, tmp_path):
+    run_cli("patch", MODEL, "--clean", CLEAN, "--corrupted", CORRUPTED, "--site", "path", "--receivers", "1.0",
+            "--receiver-input", "q", "--metric", "kl", "--direction", "noise", "--out", str(tmp_path))
+    model = atlas.open(MODEL)
+    result = model.patch(CLEAN, CORRUPTED, site="path", metric="kl", direction="noise", receivers=[(1, 0)],
+                         receiver_input="q")
+    assert result["site"] == "path" and result["grid"].shape == (2, 4)
+    assert np.allclose(result["raw"], np.load(tmp_path / "raw.npy"), rtol=1e-6, atol=1e-7)
+    # layer-1 senders cannot reach a layer-1 receiver's input: the clean run's metric, exactly
+    assert np.all(result["raw"][1] == result["clean"])
+    assert np.any(result["raw"][0] != result["clean"])
+
+
+def test_attribution_patching_ranks_the_cells_as_exact_patching_does(atlas):
+    model = atlas.open(MODEL)
+    exact = model.patch(CLEAN, CORRUPTED, site="head", metric="logit-diff", tokens=("a", "b"))
+    estimate = model.attribute(CLEAN, CORRUPTED, site="head", metric="logit-diff", tokens=("a", "b"))
+    assert estimate["grid"].shape == exact["grid"].shape
+    assert estimate["clean"] == pytest.approx(exact["clean"], abs=1e-5)
+    effect = lambda r: (r["raw"] - r["corrupted"]).ravel()
+    e, x = effect(estimate), effect(exact)
+    assert np.argmax(np.abs(e)) == np.argmax(np.abs(x))
+    ranks = lambda v: np.argsort(np.argsort(v))
+    assert np.corrcoef(ranks(e), ranks(x))[0, 1] > 0.5  # Spearman's rho
+    with pytest.raises(atlas.AtlasError, match="patched exactly only"):
+        model.attribute(CLEAN, CORRUPTED, site="q", metric="kl")
+
+
+def test_qk_decomposition_cells_sum_to_the_traced_score(atlas):
+    model = atlas.open(MODEL)
+    d = model.qk_decompose(CLEAN, layer=1, head=2, query=9, key=4, value=True)
+    score = model.run(CLEAN, scores=True)["decoder.layer1.self_attn.scores"][2, 9, 4]  # oracle: the forward
+    assert d["cells"].shape == (len(d["rows"]), len(d["columns"]))
+    assert d["cells"].sum() == pytest.approx(float(score), rel=1e-4, abs=1e-5)
+    assert "layer1.head0" not in " ".join(d["rows"])  # only components before layer 1
+    assert d["value_parts"].shape == (len(d["value_names"]), 64)
+    assert np.allclose(d["value_parts"].sum(0), d["head_output"], atol=1e-4)
