@@ -271,7 +271,7 @@ TEST_CASE("the activation-patching and logit-attribution figures export SVG and 
     r.complete = site != PatchSite::HeadPos;
     PanelPlot plot;
     plot.matrix = patchingHeatmap(r, labels, 4);
-    plot.mapping = patchingColorMapping();
+    plot.mapping = signedEffectMapping();
     checkFormatsAgree(panelFigure(plot, spec), QString("patching ") + patch_site_name(site));
   }
   DlaRequest req;
@@ -281,7 +281,7 @@ TEST_CASE("the activation-patching and logit-attribution figures export SVG and 
   const LogitAttribution a = logit_attribution(model, clean, req);
   PanelPlot heads;
   heads.matrix = dlaHeadHeatmap(a);
-  heads.mapping = dlaColorMapping();
+  heads.mapping = signedEffectMapping();
   checkFormatsAgree(panelFigure(heads, spec), "logit attribution heads");
   PanelPlot bars;
   bars.kind = PanelPlot::Kind::Bars;

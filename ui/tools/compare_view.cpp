@@ -96,11 +96,6 @@ HeatmapData compareHeadGrid(const Trace& a, const Trace& b, const AttentionSelec
   throw AtlasError("the " + attention_family_label(*m) + " maps of A and B cannot be compared (other token counts)");
 }
 
-ColorMapping compareDifferenceMapping() {
-  ColorMapping m;
-  m.colormap = Colormap::Diverging;
-  m.centreZero = true;
-  return m;
-}
+ColorMapping compareDifferenceMapping() { return signedEffectMapping(); }
 
 }  // namespace atlas::ui

@@ -70,12 +70,4 @@ HeatmapData dlaComponentBars(const LogitAttribution& a, const std::function<QStr
   return d;
 }
 
-ColorMapping dlaColorMapping() {
-  ColorMapping m;
-  m.colormap = Colormap::Diverging;
-  m.normalization = Normalization::Global;
-  m.centreZero = true;
-  return m;
-}
-
 }  // namespace atlas::ui

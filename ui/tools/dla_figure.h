@@ -18,7 +18,6 @@ HeatmapData dlaHeadHeatmap(const LogitAttribution& a, const std::function<QStrin
 // [parts, 1]: one bar per part of the sum ("tok emb", "pos emb", per layer "L0 heads", "L0 b_O",
 // "L0 MLP", then "norm bias", "out bias"), then "total" and "logit".
 HeatmapData dlaComponentBars(const LogitAttribution& a, const std::function<QString(int64_t)>& tokenText = {});
-ColorMapping dlaColorMapping();
 // "logit[' Mary'] - logit[' John'] at 7: parts sum to 3.21, the model's 3.21".
 QString dlaTitle(const LogitAttribution& a, const std::function<QString(int64_t)>& tokenText = {});
 

@@ -70,7 +70,7 @@ DlaPanel::DlaPanel(QWidget* parent) : QWidget(parent) {
     PanelPlot heads;
     heads.kind = PanelPlot::Kind::Matrix;
     heads.matrix = dlaHeadHeatmap(*m_result, tokenText());
-    heads.mapping = dlaColorMapping();
+    heads.mapping = signedEffectMapping();
     heads.name = "heads' direct contributions";
     heads.rowAxis = PlotAxis::Layer;
     heads.colAxis = PlotAxis::Head;

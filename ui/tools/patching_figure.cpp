@@ -71,12 +71,4 @@ HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels
   return d;
 }
 
-ColorMapping patchingColorMapping() {
-  ColorMapping m;
-  m.colormap = Colormap::Diverging;
-  m.normalization = Normalization::Global;
-  m.centreZero = true;
-  return m;
-}
-
 }  // namespace atlas::ui

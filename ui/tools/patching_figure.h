@@ -16,7 +16,6 @@ namespace atlas::ui {
 // `tokenLabels`: the clean input's token labels (column labels of a position grid); `slice`:
 // the position of a head-pos grid's layers x heads slice.
 HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels, int slice = 0);
-ColorMapping patchingColorMapping();
 // One line: site, direction, metric, the clean and corrupted metrics, and a cancelled grid's state.
 QString patchingTitle(const PatchResult& r);
 // Whether the grid's columns are heads (head, head-pos) rather than positions.

@@ -112,7 +112,7 @@ PatchingPanel::PatchingPanel(QWidget* parent) : QWidget(parent) {
     PanelPlot grid;
     grid.kind = PanelPlot::Kind::Matrix;
     grid.matrix = patchingHeatmap(*m_result, tokenLabels(), m_slice->value());
-    grid.mapping = patchingColorMapping();
+    grid.mapping = signedEffectMapping();
     grid.name = "patching grid";
     grid.rowAxis = PlotAxis::Layer;
     grid.colAxis = patchingColumnsAreHeads(*m_result) ? PlotAxis::Head : PlotAxis::Token;

@@ -109,4 +109,12 @@ QString ValueMapper::colorBarTitle() const {
   return t;
 }
 
+ColorMapping signedEffectMapping() {
+  ColorMapping m;
+  m.colormap = Colormap::Diverging;
+  m.normalization = Normalization::Global;
+  m.centreZero = true;
+  return m;
+}
+
 }  // namespace atlas::ui

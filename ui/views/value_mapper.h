@@ -29,6 +29,10 @@ struct ColorMapping {
   bool sharedScale = false;
 };
 
+// Effects whose sign matters (a difference of two maps, a patching effect, a logit
+// attribution): the diverging colours on one global scale, 0 at the neutral centre.
+ColorMapping signedEffectMapping();
+
 // Maps the values of one HeatmapData to t in [0, 1]. Non-negative data maps [0, max] -> [0, 1];
 // data with negative values maps symmetrically [-m, m] -> [0, 1] (0 at the centre), which is
 // what the diverging colour map is for.
