@@ -12,6 +12,7 @@
 #include "core/tensor/error.h"
 #include "core/model/model.h"
 #include "tests/core/naive_transformer.h"
+#include "tests/core/naive_xl.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "core/variants/transformer_xl/transformer_xl.h"
@@ -22,93 +23,10 @@ using atlas::test::tokens;
 
 namespace {
 
-ModelConfig xl_config(NormPosition np, int64_t seg, int64_t mem) {
-  ModelConfig c;
-  c.name = "xl-test";
-  c.architecture = Architecture::Decoder;
-  c.vocab_size = 256;
-  c.d_model = 8;
-  c.n_heads = 2;
-  c.d_ff = 12;
-  c.n_layers = 2;
-  c.max_positions = 1024;
-  c.positional = Positional::None;
-  c.scale_embedding = false;
-  c.norm_position = np;
-  c.init_std = 0.5f;
-  c.stack = XLConfig{};
-  c.xl()->segment_length = seg;
-  c.xl()->mem_len = mem;
-  return c;
-}
+ModelConfig xl_config(NormPosition np, int64_t seg, int64_t mem) { return naive::xl_test_config(np, seg, mem); }
 
-// R_dist [d]: [sin(dist w_k) | cos(dist w_k)], w_k = 10000^(-2k/d), k < d/2 (reference layout).
-std::vector<double> rel_sinusoid(int64_t dist, size_t d) {
-  std::vector<double> r(d);
-  for (size_t k = 0; k < d / 2; ++k) {
-    const double w = std::pow(10000.0, -2.0 * double(k) / double(d));
-    r[k] = std::sin(double(dist) * w);
-    r[k + d / 2] = std::cos(double(dist) * w);
-  }
-  return r;
-}
-
-// Whole-text causal relative model; query i sees j <= i (and j > i - window with same_length).
 naive::Matrix xl_oracle(const ModelConfig& c, const ParamStore& p, const std::vector<int>& ids) {
-  const size_t L = ids.size(), d = size_t(c.d_model), H = size_t(c.n_heads), dh = d / H;
-  const bool pre = c.norm_position == NormPosition::Pre;
-  auto bias = [&](const std::string& n) { return naive::has(p, n) ? &naive::P(p, n) : nullptr; };
-  naive::Matrix x = naive::zeros(L, d);
-  for (size_t i = 0; i < L; ++i)
-    for (size_t k = 0; k < d; ++k) x[i][k] = naive::P(p, "embed.tokens").data[size_t(ids[i]) * d + k];
-  const auto& U = naive::P(p, "xl.u");
-  const auto& V = naive::P(p, "xl.v");
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const std::string pre_l = "decoder.layer" + std::to_string(l), a = pre_l + ".self_attn";
-    const naive::Matrix xn = pre ? naive::norm(x, c, p, pre_l + ".self_attn_norm") : x;
-    const naive::Matrix q = naive::linear(xn, naive::P(p, a + ".wq"), bias(a + ".bq"));
-    const naive::Matrix k = naive::linear(xn, naive::P(p, a + ".wk"), bias(a + ".bk"));
-    const naive::Matrix v = naive::linear(xn, naive::P(p, a + ".wv"), bias(a + ".bv"));
-    naive::Matrix o = naive::zeros(L, d);
-    for (size_t h = 0; h < H; ++h)
-      for (size_t i = 0; i < L; ++i) {
-        std::vector<double> s(L, 0.0);
-        std::vector<bool> ok(L, false);
-        double mx = -1e300;
-        for (size_t j = 0; j <= i; ++j) {
-          if (c.xl()->same_length && int64_t(j) <= int64_t(i) - c.xl()->mem_len) continue;
-          ok[j] = true;
-          int64_t dist = int64_t(i - j);
-          // The reference clamps only when clamp_len > 0 (mem_transformer.py).
-          if (c.xl()->clamp_len > 0 && dist > c.xl()->clamp_len) dist = c.xl()->clamp_len;
-          const naive::Matrix rk = naive::linear({rel_sinusoid(dist, d)}, naive::P(p, a + ".wr"), nullptr);
-          double e = 0;
-          for (size_t t = 0; t < dh; ++t) {
-            const size_t col = h * dh + t;
-            e += (q[i][col] + U.data[h * dh + t]) * k[j][col];
-            e += (q[i][col] + V.data[h * dh + t]) * rk[0][col];
-          }
-          s[j] = e / std::sqrt(double(dh));
-          mx = std::max(mx, s[j]);
-        }
-        double sum = 0;
-        for (size_t j = 0; j < L; ++j) sum += ok[j] ? std::exp(s[j] - mx) : 0.0;
-        for (size_t j = 0; j < L; ++j)
-          if (ok[j])
-            for (size_t t = 0; t < dh; ++t) o[i][h * dh + t] += std::exp(s[j] - mx) / sum * v[j][h * dh + t];
-      }
-    const naive::Matrix att = naive::linear(o, naive::P(p, a + ".wo"), bias(a + ".bo"));
-    x = pre ? naive::add(x, att) : naive::norm(naive::add(x, att), c, p, pre_l + ".self_attn_norm");
-    const naive::Matrix fin = pre ? naive::norm(x, c, p, pre_l + ".ffn_norm") : x;
-    const naive::Matrix f = naive::ffn(fin, c, p, pre_l + ".ffn");
-    x = pre ? naive::add(x, f) : naive::norm(naive::add(x, f), c, p, pre_l + ".ffn_norm");
-  }
-  if (pre) x = naive::norm(x, c, p, "decoder.final_norm");
-  naive::Matrix logits = naive::zeros(L, size_t(c.vocab_size));
-  for (size_t i = 0; i < L; ++i)
-    for (size_t t = 0; t < size_t(c.vocab_size); ++t)
-      for (size_t k = 0; k < d; ++k) logits[i][t] += x[i][k] * naive::P(p, "embed.tokens").data[t * d + k];
-  return logits;
+  return naive::xl_whole_text(c, p, ids).logits;
 }
 
 void require_rows_close(const Tensor& got, size_t row0, const naive::Matrix& want, size_t want0,

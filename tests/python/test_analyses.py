@@ -139,6 +139,8 @@ def test_qk_decomposition_cells_sum_to_the_traced_score(atlas):
     score = model.run(CLEAN, scores=True)["decoder.layer1.self_attn.scores"][2, 9, 4]  # oracle: the forward
     assert d["cells"].shape == (len(d["rows"]), len(d["columns"]))
     assert d["cells"].sum() == pytest.approx(float(score), rel=1e-4, abs=1e-5)
-    assert "layer1.head0" not in " ".join(d["rows"])  # only components before layer 1
+    # every component written before layer 1, nothing of layer 1 itself
+    assert d["rows"] == ["embed.tokens", "embed.positions", *[f"layer0.head{h}" for h in range(4)],
+                         "layer0.attn_bias", "layer0.mlp", "bias"]
     assert d["value_parts"].shape == (len(d["value_names"]), 64)
     assert np.allclose(d["value_parts"].sum(0), d["head_output"], atol=1e-4)
