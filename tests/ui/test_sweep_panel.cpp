@@ -166,7 +166,7 @@ TEST_CASE("ablation sweep panel: Cancel keeps the finished cells, each equal to 
     }
   CHECK(finished >= 2);
   CHECK(finished < 48);
-  CHECK(panel.status().contains(QString("cancelled: %1 of 48 cells").arg(finished)));
+  CHECK(panel.status().startsWith(QString("cancelled after %1 of 48 cells: ").arg(finished)));
   // The figure hatches the unfinished cells.
   const HeatmapData d = sweepHeatmap(kept);
   CHECK(d.masked(11, 3));

@@ -32,7 +32,8 @@ QString patchingTitle(const PatchResult& r) {
                       .arg(r.clean, 0, 'g', 4)
                       .arg(r.corrupted, 0, 'g', 4);
   if (!normalisable(r)) title += " (equal: raw metric shown)";
-  if (!r.complete) title += " [cancelled: unfinished cells masked]";
+  // First, so that a title elided to the figure's width still says the grid is partial.
+  if (!r.complete) title = "cancelled, unfinished cells masked: " + title;
   return title;
 }
 

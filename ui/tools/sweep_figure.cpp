@@ -27,9 +27,9 @@ QString sweepTitle(const SweepResult& r) {
       break;
     case SweepMetric::Cosine: break;
   }
-  if (!r.complete) {
+  if (!r.complete) {  // first, so that a title elided to the figure's width still says it is partial
     const auto done = std::count_if(r.values.begin(), r.values.end(), [](double v) { return std::isfinite(v); });
-    title += QString(" (cancelled: %1 of %2 cells)").arg(done).arg(r.values.size());
+    title = QString("cancelled after %1 of %2 cells: ").arg(done).arg(r.values.size()) + title;
   }
   return title;
 }
