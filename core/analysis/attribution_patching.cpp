@@ -326,7 +326,8 @@ void check_attribution_patching(const Model& model, const std::vector<TokenInfo>
         throw AtlasError("attribution patching runs every token as type 0 (segment A); the input has a token of "
                          "type " + std::to_string(t.type));
   if (options.ig_steps < 0 || options.ig_steps > 10000)
-    throw AtlasError("--ig-steps must be between 1 and 10000, got " + std::to_string(options.ig_steps));
+    throw AtlasError("the integrated-gradients steps (--ig-steps) must be between 1 and 10000 (0: plain AtP), got " +
+                     std::to_string(options.ig_steps));
   const AttributionMemory m = estimate_attribution_memory(model, int64_t(clean.size()), options.double_precision);
   const MemoryRoom room = available_memory();
   const double limit = options.max_memory > 0 ? options.max_memory : kMemoryShare * double(room.bytes);

@@ -150,6 +150,7 @@ std::vector<QkVec> qk_side(const QkStream& s, const QkVec& w, const std::vector<
 }
 
 void check_qk_request(const ModelConfig& c, int64_t layers, int64_t L, const QkRequest& r) {
+  if (L == 0) throw AtlasError("input text is empty: nothing to run");
   if (r.layer < 0 || r.layer >= layers)
     throw AtlasError("layer " + std::to_string(r.layer) + " is outside the model's " + std::to_string(layers) +
                      " layers (0 to " + std::to_string(layers - 1) + ")");

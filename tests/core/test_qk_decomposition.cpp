@@ -266,6 +266,7 @@ TEST_CASE("QK decomposition: layers, heads and positions out of range and a key 
   CHECK_THROWS_WITH(qk_decomposition(m, src, {0, 0, 3, -2, false}), Contains("key position -2"));
   CHECK_THROWS_WITH(qk_decomposition(m, src, {0, 0, 3, 4, false}),
                     Contains("key 4 is after query 3: a causal model's query attends only to keys at or before it"));
+  CHECK_THROWS_WITH(qk_decomposition(m, {}, {0, 0, 0, 0, false}), Contains("input text is empty"));
 }
 
 TEST_CASE("QK decomposition: a key outside the sliding window is refused as masked", "[qk]") {
