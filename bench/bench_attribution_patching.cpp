@@ -3,16 +3,19 @@
 // untraced forward of the same input in the same run (alternated, medians); the target
 // is AtP <= 4 forwards. With --exact the whole grid is also patched exactly and the estimate
 // compared: Spearman's rank correlation over the cells and the overlap of the top-K cells.
-//   bench_attribution_patching [--tokens N] [--layers N] [--site S] [--ig-steps N] [--exact K]
+// --model runs a model file instead (e.g. a 1B-shaped GGUF from bench/make_llama_gguf).
+//   bench_attribution_patching [--tokens N] [--layers N] [--model SPEC] [--site S] [--ig-steps N] [--exact K]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench/bench_timing.h"
 #include "bench/patching_bench_case.h"
 #include "core/analysis/attribution_patching.h"
+#include "core/formats/model_io.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
 #include "core/tensor/allocation_policy.h"
@@ -21,6 +24,7 @@ using namespace atlas;
 
 int main(int argc, char** argv) {
   int64_t n = 64, layers = 12, exact_k = 0;
+  std::string model_spec;
   PatchSpec spec;
   AttributionOptions options;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -29,10 +33,13 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--site")) spec.site = parse_patch_site(argv[i + 1], "--site");
     if (!std::strcmp(argv[i], "--ig-steps")) options.ig_steps = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--exact")) exact_k = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--model")) model_spec = argv[i + 1];
   }
   keep_freed_memory_for_reuse();  // as the app runs
-  const ModelConfig c = bench::gpt2_small_shaped(layers);  // GPT-2's composition at GPT-2-small's shape
-  const Model model(c, init_params(c, 1));
+  // GPT-2's composition at GPT-2-small's shape, or the file's model
+  const Model model = model_spec.empty() ? Model(bench::gpt2_small_shaped(layers), init_params(bench::gpt2_small_shaped(layers), 1))
+                                         : load_model(model_spec);
+  const ModelConfig& c = model.config();
   const auto [clean, corrupted] = bench::patching_case(c, n, spec);
   RunOptions untraced;
   untraced.trace = TraceOptions::none();

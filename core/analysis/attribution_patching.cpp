@@ -81,12 +81,12 @@ int site_gradient_node(const train::ForwardResult<S>& f, PatchSite site, size_t 
   }
 }
 
-// Runs `ids` on a fresh tape; with `clean_row` (the clean run's logits, for KL) non-null, seeds
-// the metric's gradient and runs the backward. `embeddings`, when non-null, replaces the layers'
-// input (integrated gradients).
+// Runs `ids` on a fresh tape; with `backward`, seeds the metric's gradient and runs the backward
+// (`clean_row`: the clean run's logits, for KL; null = this run is the clean one). `embeddings`,
+// when non-null, replaces the layers' input (integrated gradients).
 template <class S>
 TapeSites<S> run_tape(const ModelConfig& c, const train::ParamsT<S>& params, const std::vector<int32_t>& ids,
-                      const PatchSpec& spec, int64_t layers, const std::vector<double>* clean_row,
+                      const PatchSpec& spec, int64_t layers, bool backward, const std::vector<double>* clean_row,
                       const MatT<S>* embeddings) {
   train::Tape<S> tape;
   tape.freeze_params();
@@ -107,58 +107,13 @@ TapeSites<S> run_tape(const ModelConfig& c, const train::ParamsT<S>& params, con
   for (Eigen::Index v = 0; v < logits.cols(); ++v) r.logits_row[size_t(v)] = double(logits(row, v));
   r.embeddings = tape.value(f.layer_nodes[0].input);
   for (int64_t l = 0; l < layers; ++l) r.values.push_back(site_value(tape, f, spec.site, size_t(l)));
-  if (!clean_row) return r;
+  if (!backward) return r;
   MatT<S> seed = MatT<S>::Zero(logits.rows(), logits.cols());
-  const std::vector<double> g = patch_metric_gradient(spec, *clean_row, r.logits_row);
+  const std::vector<double> g = patch_metric_gradient(spec, clean_row ? *clean_row : r.logits_row, r.logits_row);
   for (Eigen::Index v = 0; v < logits.cols(); ++v) seed(row, v) = static_cast<S>(g[size_t(v)]);
   train::ParamsT<S> unused;
   tape.backward(f.logits, seed, unused);
   for (int64_t l = 0; l < layers; ++l) r.grads.push_back(tape.grad(site_gradient_node(f, spec.site, size_t(l))));
-  return r;
-}
-
-// The run without a backward on the inference engine instead (float mode: it is the faster
-// forward): the same site matrices, read through the activation hooks; attn = heads W^O^T + b^O.
-template <class S>
-TapeSites<S> engine_sites(const Model& model, const std::vector<TokenInfo>& tokens, const PatchSpec& spec,
-                          int64_t layers) {
-  const ModelConfig& c = model.config();
-  const size_t n = static_cast<size_t>(layers);
-  std::vector<Tensor> in(n), out(n), heads(n);
-  std::vector<std::string> prefixes(n);
-  RunOptions o;
-  o.trace = TraceOptions::none();
-  o.hooks.layer = [&](const std::string& name, const Tensor& x, Tensor& y) {
-    const int64_t l = global_layer_of(c, name);
-    if (l >= 0 && l < layers) in[size_t(l)] = x, out[size_t(l)] = y;
-  };
-  o.hooks.heads = [&](const std::string& prefix, Tensor& h) {
-    const int64_t l = global_layer_of(c, prefix);
-    if (l >= 0 && l < layers) heads[size_t(l)] = h, prefixes[size_t(l)] = prefix;
-  };
-  const Tensor logits = model.forward(tokens, {}, o).output;
-  TapeSites<S> r;
-  const int64_t row = spec.position < 0 ? logits.shape[0] - 1 : spec.position, V = logits.shape[1];
-  for (int64_t v = 0; v < V; ++v) r.logits_row.push_back(double(logits.data[size_t(row * V + v)]));
-  auto as_s = [](const Tensor& t) { return MatT<S>(t.mat().template cast<S>()); };
-  for (int64_t l = 0; l < layers; ++l) {
-    if (in[size_t(l)].data.empty() || heads[size_t(l)].data.empty())
-      throw AtlasError("internal: attribution patching saw no hook call of layer " + std::to_string(l));
-    auto attention_out = [&] {
-      const std::string& p = prefixes[size_t(l)];
-      MatT<S> a = as_s(heads[size_t(l)]) * as_s(to_float(model.params().at(p + ".wo"))).transpose();
-      if (const auto b = model.params().find(p + ".bo"); b != model.params().end())
-        a.rowwise() += as_s(to_float(b->second)).row(0);
-      return a;
-    };
-    switch (spec.site) {
-      case PatchSite::Resid: r.values.push_back(as_s(in[size_t(l)])); break;
-      case PatchSite::Attn: r.values.push_back(attention_out()); break;
-      case PatchSite::Mlp: r.values.push_back(as_s(out[size_t(l)]) - as_s(in[size_t(l)]) - attention_out()); break;
-      default: r.values.push_back(as_s(heads[size_t(l)])); break;
-    }
-  }
-  r.embeddings = as_s(in[0]);
   return r;
 }
 
@@ -204,37 +159,21 @@ PatchResult attribution_in(const Model& model, const std::vector<TokenInfo>& cle
   };
   step(0);
   const std::vector<int32_t> clean_ids = ids_of(clean), corrupted_ids = ids_of(corrupted);
+  // Both runs' site values come from the tape, one of them with its backward: one source, so
+  // a_clean - a_corr is exactly 0 where the runs agree (the rows before the first changed token
+  // of a causal model). The float tape's products run on the engine's packed kernel
+  // (core/train/frozen_products.h), so its forward costs about one engine forward.
   // The clean run first: KL's gradient needs its distribution.
-  const bool clean_backward = !denoise && options.ig_steps == 0;
-  // Float: the site values of both runs come from the inference engine (the faster forward, and
-  // one source, so a_clean - a_corr is exactly 0 where the runs agree), the gradients from one
-  // tape pass. Double (the tests' precision): everything on the tape.
-  auto forward_only = [&](const std::vector<TokenInfo>& tokens, const std::vector<int32_t>& ids) {
-    return options.double_precision ? run_tape<S>(c, params, ids, spec, layers, nullptr, nullptr)
-                                    : engine_sites<S>(model, tokens, spec, layers);
-  };
-  auto with_backward = [&](const std::vector<TokenInfo>& tokens, const std::vector<int32_t>& ids,
-                           const TapeSites<S>& values, const std::vector<double>& clean_row) {
-    TapeSites<S> run = run_tape<S>(c, params, ids, spec, layers, &clean_row, nullptr);
-    if (!options.double_precision) {
-      run.values = values.values;
-      run.embeddings = values.embeddings;
-      run.logits_row = values.logits_row;
-    }
-    ++r.runs;
-    return run;
-  };
-  TapeSites<S> clean_run = forward_only(clean, clean_ids);
-  if (clean_backward)  // noising: the gradient at the clean run
-    clean_run = with_backward(clean, clean_ids, clean_run, clean_run.logits_row);
+  const bool clean_backward = !denoise && options.ig_steps == 0;  // noising: the gradient at the clean run
+  const TapeSites<S> clean_run = run_tape<S>(c, params, clean_ids, spec, layers, clean_backward, nullptr, nullptr);
   step(1);
   const bool corrupted_backward = denoise && options.ig_steps == 0;
-  TapeSites<S> corrupted_run = forward_only(corrupted, corrupted_ids);
-  if (corrupted_backward) corrupted_run = with_backward(corrupted, corrupted_ids, corrupted_run, clean_run.logits_row);
+  const TapeSites<S> corrupted_run =
+      run_tape<S>(c, params, corrupted_ids, spec, layers, corrupted_backward, &clean_run.logits_row, nullptr);
   step(2);
   r.clean = metric_of_row(spec, clean_run.logits_row, clean_run.logits_row);
   r.corrupted = metric_of_row(spec, clean_run.logits_row, corrupted_run.logits_row);
-  r.runs += 2;  // the two forwards without a backward
+  r.runs += 2;  // the two runs (one of them with its backward for plain AtP)
 
   std::vector<MatT<S>> grads = denoise ? corrupted_run.grads : clean_run.grads;
   if (options.ig_steps > 0) {
@@ -243,7 +182,7 @@ PatchResult attribution_in(const Model& model, const std::vector<TokenInfo>& cle
     for (int64_t k = 0; k < options.ig_steps; ++k) {
       const S alpha = static_cast<S>((double(k) + 0.5) / double(options.ig_steps));
       const MatT<S> e = corrupted_run.embeddings + alpha * delta;
-      const TapeSites<S> run = run_tape<S>(c, params, corrupted_ids, spec, layers, &clean_run.logits_row, &e);
+      const TapeSites<S> run = run_tape<S>(c, params, corrupted_ids, spec, layers, true, &clean_run.logits_row, &e);
       for (int64_t l = 0; l < layers; ++l)
         grads[size_t(l)] = k == 0 ? run.grads[size_t(l)] : MatT<S>(grads[size_t(l)] + run.grads[size_t(l)]);
       ++r.runs;

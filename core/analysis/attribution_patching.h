@@ -60,8 +60,9 @@ void check_attribution_patching(const Model& model, const std::vector<TokenInfo>
                                 const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
                                 const AttributionOptions& options);
 
-// The estimated grid. `runs` counts the passes: two forwards without a backward (the inference
-// engine in float, the tape in double) and one tape forward + backward (AtP) or N (IG).
+// The estimated grid. `runs` counts the tape passes: one per input (plain AtP: the corrupted
+// one's with its backward when denoising, the clean one's when noising), plus N forwards and
+// backwards on interpolated inputs (IG).
 // progress(done, total) after each pass; throws Cancelled when the flag is set.
 PatchResult attribution_patching(const Model& model, const std::vector<TokenInfo>& clean,
                                  const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,

@@ -14,9 +14,11 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/train/frozen_products.h"
 #include "core/tensor/error.h"
 
 namespace atlas::train {
@@ -139,14 +141,36 @@ class Tape {
     return n.grad;
   }
 
+  // a b^T, and g += a b: on the engine's packed kernel when the weights are frozen in float
+  // (frozen_products.h), Eigen's product otherwise.
+  M product_nt(const M& a, const M& b) const {
+    if constexpr (std::is_same_v<S, float>) {
+      if (frozen_ && frozen_products_apply(a.rows())) {
+        M y(a.rows(), b.rows());
+        frozen_product_nt(a.rows(), a.cols(), b.rows(), a.data(), b.data(), y.data());
+        return y;
+      }
+    }
+    return a * b.transpose();
+  }
+  void add_product_nn(const M& a, const M& b, M& g) const {
+    if constexpr (std::is_same_v<S, float>) {
+      if (frozen_ && frozen_products_apply(a.rows())) {
+        frozen_product_add_nn(a.rows(), a.cols(), b.cols(), a.data(), b.data(), g.data());
+        return;
+      }
+    }
+    g.noalias() += a * b;
+  }
+
   // --- ops ----------------------------------------------------------------------------
   // y = x W^T + b    x [m, in], W [out, in], b [1, out] or -1
   int linear(int x, int w, int b) {
-    M y = value(x) * value(w).transpose();
+    M y = product_nt(value(x), value(w));
     if (b >= 0) y.rowwise() += value(b).row(0);
     return record(std::move(y), [=](Tape& t, const M& dy) {
       if (t.frozen_ && t.sparse_rows_backward(x, w, dy)) return;
-      t.grad(x).noalias() += dy * t.value(w);
+      t.add_product_nn(dy, t.value(w), t.grad(x));
       if (t.needs_grad(w)) t.grad(w).noalias() += dy.transpose() * t.value(x);
       if (b >= 0 && t.needs_grad(b)) t.grad(b) += dy.colwise().sum();
     });
