@@ -306,7 +306,6 @@ TEST_CASE("the activation-patching, logit-attribution and QK decomposition figur
   PanelPlot qkValue;
   qkValue.kind = PanelPlot::Kind::Bars;
   qkValue.matrix = qkValueBars(qk);
-  qkValue.xTitle = "key-side component";
-  qkValue.yTitle = "projection on the output";
+  qkValue.yTitle = "projection on o";
   checkFormatsAgree(panelFigure(qkValue, spec), "qk decomposition value path", true);
 }

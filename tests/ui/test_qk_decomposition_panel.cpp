@@ -9,13 +9,17 @@
 #include <QDockWidget>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 
 #include "core/analysis/qk_decomposition.h"
 #include "core/formats/model_io.h"
 #include "core/model/params.h"
 #include "tests/core/preset_test_util.h"
+#include "tests/svg_xml.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
 #include "tests/ui/window_parts.h"
@@ -77,9 +81,9 @@ void checkAgainstCore(QkDecompositionPanel& panel, const QkDecomposition& want) 
   }
   CHECK(bars.rowLabels.back() == "|o|");
   const QString title = m.title;
-  CHECK(title.contains(QString("L%1 H%2, query %3 ").arg(want.layer).arg(want.head).arg(want.query)));
-  CHECK(title.contains(QString("key %1 ").arg(want.key)));
-  CHECK(title.contains(QString("cells sum to %1").arg(want.total, 0, 'g', 5)));
+  CHECK(title.startsWith(QString("L%1 H%2, %3 '").arg(want.layer).arg(want.head).arg(want.query)));
+  CHECK(title.contains(QString("\u2192 %1 '").arg(want.key)));
+  CHECK(title.contains(QString("sum %1,").arg(want.total, 0, 'g', 5)));
   CHECK(title.contains(QString("score %1").arg(want.score, 0, 'g', 5)));
 }
 
@@ -115,7 +119,25 @@ TEST_CASE("QK decomposition panel: the matrix and value bars are qk_decompositio
   REQUIRE(qkShows(panel, 1, 2, 9, 3));
   INFO(panel.status().toStdString());
   checkAgainstCore(panel, coreQk(*model, *trace, 1, 2, 9, 3));
-  CHECK(panel.status().contains("query 9 'a' \u2192 key 3 'a'"));
+  CHECK(panel.status().contains("9 'a' \u2192 3 'a'"));
+  // Both plots export through the panel's Export, their names readable in the SVG.
+  QTemporaryDir dir;
+  for (int plot = 0; plot < 2; ++plot) {
+    panel.plotPanel()->setCurrentPlot(plot);
+    const QString path = dir.filePath(QString("qk%1.svg").arg(plot));
+    panel.plotPanel()->exportCurrent(path);
+    QFile svg(path);
+    REQUIRE(svg.open(QIODevice::ReadOnly));
+    const atlas_test::SvgXml xml = atlas_test::readSvgXml(svg.readAll());
+    INFO(xml.describe());
+    REQUIRE(xml.wellFormed());
+    // A bar chart's categories are numbered ("2 layer0.head1").
+    const auto shows = [&xml](const QString& text) {
+      return std::any_of(xml.texts.begin(), xml.texts.end(), [&](const QString& t) { return t.endsWith(text); });
+    };
+    CHECK(shows("layer0.head1"));
+    CHECK(shows(plot == 0 ? "key side" : "|o|"));
+  }
 
   // Another head: the old matrix goes at once, the new one is that head's.
   panel.setSelection(AttentionSelection{"decoder", "self_attn", 0, 1});
@@ -189,7 +211,7 @@ TEST_CASE("QK decomposition in the window: a heatmap click splits that cell, a m
   REQUIRE(qkShows(*panel, 1, 2, 20, 9));
   const Model oracle = load_model("demo:induction");
   checkAgainstCore(*panel, coreQk(oracle, *rw.w.trace(), 1, 2, 20, 9));
-  CHECK(panel->status().contains("query 20 'e' \u2192 key 9 'a'"));
+  CHECK(panel->status().contains("20 'e' \u2192 9 'a'"));
   // A second click on the same row unpins it but still picks its cell.
   clickHeatmapCell(heatmap, 20, 20);
   REQUIRE(qkShows(*panel, 1, 2, 20, 20));
@@ -274,4 +296,36 @@ TEST_CASE("QK decomposition state survives a workspace round trip, for its own t
   damaged.setRun(model, runOn(*model, kRepeating));
   CHECK_FALSE(damaged.result().has_value());
   CHECK(damaged.status().contains("not restored"));
+}
+
+TEST_CASE("a workspace opened in the window splits its saved cell of its saved head", "[ui][qkdecomp][workspace]") {
+  ensureApp();
+  QTemporaryDir dir;
+  const QString path = dir.filePath("qk.atlas");
+  QFile f(path);
+  REQUIRE(f.open(QIODevice::WriteOnly));
+  f.write(R"({"format":"attention-atlas-workspace","version":1,"model":"demo:induction",
+    "source":"atlasofheadsatlasofheads","selection":{"stack":"decoder","kind":"self_attn","layer":1,"head":2},
+    "open_panels":["qkDecompositionDock"],"tools":{"qk":{"layer":1,"head":2,"query":20,"key":9}}})");
+  f.close();
+  MainWindow w;
+  w.resize(1100, 800);
+  w.show();
+  auto* panel = uitest::part<QkDecompositionPanel>(w, "qkDecompositionPanel");
+  REQUIRE(panel);
+  // Every result the panel shows on the way is of the saved cell: never the boxes' defaults.
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  QObject::connect(panel, &QkDecompositionPanel::decompositionFinished, panel, [&] {
+    if (panel->result()) seen.push_back({panel->result()->query, panel->result()->key});
+  });
+  REQUIRE(w.openWorkspace(path));
+  const bool shown = qkShows(*panel, 1, 2, 20, 9);
+  INFO(panel->status().toStdString());
+  REQUIRE(shown);
+  const Model oracle = load_model("demo:induction");
+  checkAgainstCore(*panel, coreQk(oracle, *w.trace(), 1, 2, 20, 9));
+  for (const auto& [q, k] : seen) {
+    CAPTURE(q, k);
+    CHECK((q == 20 && k == 9));
+  }
 }

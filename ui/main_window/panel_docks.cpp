@@ -105,7 +105,14 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
   m_dla = new DlaPanel;
   toolDock(m_dla, "Logit attribution", "dlaDock", "dlaPanel");
   m_qk = new QkDecompositionPanel;
-  toolDock(m_qk, "QK decomposition", "qkDecompositionDock", "qkDecompositionPanel");
+  QDockWidget* qkDock = toolDock(m_qk, "QK decomposition", "qkDecompositionDock", "qkDecompositionPanel");
+  // Its matrix has a row and a column per earlier component: opened first, the dock takes half
+  // the window's height so that their names can be read (the user's later sizes stay).
+  connect(qkDock, &QDockWidget::visibilityChanged, this, [this, qkDock, sized = false](bool visible) mutable {
+    if (!visible || sized || qkDock->isFloating()) return;
+    sized = true;
+    m_window->resizeDocks({qkDock}, {std::max(360, m_window->height() / 2)}, Qt::Vertical);
+  });
   m_compare = new ComparePanel;
   toolDock(m_compare, "Compare", "compareDock", "comparePanel");
   m_search = new TokenSearchPanel;

@@ -15,7 +15,8 @@ QString qkTokenAt(int64_t position, const QStringList& tokens) {
 }  // namespace
 
 QString qkDecompositionTitle(const QkDecomposition& r, const QStringList& tokens) {
-  return QString("L%1 H%2, query %3 \u2192 key %4: cells sum to %5, score %6")
+  // Short: the figure is as wide as its matrix, which is narrow for the first layers.
+  return QString("L%1 H%2, %3 \u2192 %4: sum %5, score %6")
       .arg(r.layer)
       .arg(r.head)
       .arg(qkTokenAt(r.query, tokens), qkTokenAt(r.key, tokens))
@@ -55,7 +56,7 @@ HeatmapData qkValueBars(const QkDecomposition& r) {
   d.cols = 1;
   d.colLabels << "projection";
   // Short: a chart's title has the width of its plot.
-  d.title = QString("value path at query %1: parts sum to %2, |o| %3")
+  d.title = QString("value path at %1: parts sum to %2, |o| %3")
                 .arg(r.query)
                 .arg(sum, 0, 'g', 5)
                 .arg(std::sqrt(norm2), 0, 'g', 5);

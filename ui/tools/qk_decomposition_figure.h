@@ -14,7 +14,8 @@
 namespace atlas::ui {
 
 // `tokens`: the input's token labels by position, to name the query and key (empty: positions
-// only). "L1 H0, query 15 'a' -> key 3 'a': cells sum to 2.351, score 2.351".
+// only). "L1 H0, 15 'a' -> 3 'a': sum 2.351, score 2.351" (query -> key; the sum of the cells
+// beside the engine's traced score).
 QString qkDecompositionTitle(const QkDecomposition& r, const QStringList& tokens = {});
 // [rows, columns] of r.cells, labelled by r.rows and r.columns.
 HeatmapData qkScoreMatrix(const QkDecomposition& r, const QStringList& tokens = {});

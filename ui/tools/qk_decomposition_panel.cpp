@@ -89,8 +89,8 @@ QkDecompositionPanel::QkDecompositionPanel(QWidget* parent) : QWidget(parent) {
       value.kind = PanelPlot::Kind::Bars;
       value.matrix = qkValueBars(*m_result);
       value.name = "value path: what the head moves";
-      value.xTitle = "key-side component";
-      value.yTitle = "projection on the output";
+      // No x title: the rotated component names take its room (and name the bars).
+      value.yTitle = "projection on o";
       out.push_back(std::move(value));
     }
     return out;
@@ -173,7 +173,13 @@ void QkDecompositionPanel::setCell(int query, int key) {
   changed();
 }
 
-void QkDecompositionPanel::setStyle(const HeatmapStyle& style, bool dark) { m_plots->setStyle(style, dark); }
+void QkDecompositionPanel::setStyle(const HeatmapStyle& style, bool dark) {
+  // Component names ("embed.positions", "layer11.attn_bias", "shaw.relative_key") are longer
+  // than tokens: the matrix's labels are drawn whole up to this length.
+  HeatmapStyle s = style;
+  s.maxLabelChars = std::max(s.maxLabelChars, 22);
+  m_plots->setStyle(s, dark);
+}
 
 QkRequest QkDecompositionPanel::request() const {
   if (!m_model) throw AtlasError("no model is loaded");
@@ -287,7 +293,8 @@ void QkDecompositionPanel::onDone() {
   if (current && out.result) {
     m_result = std::move(out.result);
     setStatus(qkDecompositionTitle(*m_result, tokenLabels()) +
-              ". Hover a cell for its value; click a heatmap cell to split another.");
+              " (query \u2192 key). Rows: the query side, columns: the key side; hover a cell for its value, "
+              "click a heatmap cell to split another.");
     m_plots->setTrace(m_trace);
   } else if (current) {
     m_failed = m_running;  // not tried again until the cell, head or run changes
