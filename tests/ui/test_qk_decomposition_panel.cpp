@@ -156,7 +156,14 @@ TEST_CASE("QK decomposition panel: the matrix and value bars are qk_decompositio
   panel.setCell(2, 8);
   REQUIRE(QTest::qWaitFor([&] { return !done.isEmpty() && !panel.isRunning(); }, 60000));
   CHECK_FALSE(panel.result().has_value());
-  CHECK(panel.status().contains("key"));
+  const QString keyRefusal = panel.status();
+  CHECK(keyRefusal.contains("key"));
+  // Back to a good cell and again to the refused one: its reason again, not the good cell's title.
+  panel.setCell(8, 2);
+  REQUIRE(qkShows(panel, 0, 1, 8, 2));
+  panel.setCell(2, 8);
+  REQUIRE(QTest::qWaitFor([&] { return panel.status() == keyRefusal; }, 10000));
+  CHECK_FALSE(panel.result().has_value());
   // An aggregate is not one head.
   panel.setCell(8, 2);
   panel.setSelection(AttentionSelection{"decoder", "self_attn", 0, HeadMean});

@@ -245,7 +245,10 @@ bool QkDecompositionPanel::refresh() {
     return false;
   }
   if (m_result && answers(*m_result, q)) return false;
-  if (m_failed && sameQkRequest(*m_failed, q)) return false;  // its reason is on the status line
+  if (m_failed && sameQkRequest(*m_failed, q)) {  // not tried again: its reason stands
+    setStatus(m_failedError);
+    return false;
+  }
   if (isRunning()) {
     // onDone starts the newest request once the one on its way has stopped.
     if (m_runningGeneration != m_generation || !sameQkRequest(m_running, q)) m_cancelFlag->store(true);
@@ -297,7 +300,8 @@ void QkDecompositionPanel::onDone() {
               "click a heatmap cell to split another.");
     m_plots->setTrace(m_trace);
   } else if (current) {
-    m_failed = m_running;  // not tried again until the cell, head or run changes
+    m_failed = m_running;  // not tried again until the run changes
+    m_failedError = out.error;
     setStatus(out.error);
   }
   emit decompositionFinished();

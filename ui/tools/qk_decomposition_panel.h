@@ -89,7 +89,8 @@ class QkDecompositionPanel : public QWidget {
   QkRequest m_running;          // what the worker computes
   quint64 m_generation = 0;     // bumped by a new run (model or input)
   quint64 m_runningGeneration = 0;
-  std::optional<QkRequest> m_failed;  // the request whose error is shown (not tried again)
+  std::optional<QkRequest> m_failed;  // the last request that failed on this run (not tried again)
+  QString m_failedError;              // and why
   bool m_cellChosen = false;    // a cell was clicked, typed or restored (else: the last query)
   bool m_refreshQueued = false;
   int m_followedQuery = -1, m_followedKey = -1;  // the last cell setCell was given
