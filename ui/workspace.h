@@ -26,7 +26,7 @@ struct Workspace {
   QStringList openPanels;         // object names of the docks on screen ("sweepDock", ...)
   QByteArray windowState;         // QMainWindow::saveState
   QByteArray geometry;            // QWidget::saveGeometry
-  QJsonObject tools;              // "patching", "dla": each tool panel's saveState()
+  QJsonObject tools;              // "patching", "dla", "sweep", "qk": each tool panel's saveState()
 };
 
 // Serialises to the versioned JSON of docs/workspaces.md.

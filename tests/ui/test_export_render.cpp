@@ -32,6 +32,7 @@
 #include "ui/panels/variant_plots.h"
 #include "ui/panels/panel_registry.h"
 #include "ui/tools/dla_figure.h"
+#include "ui/tools/qk_decomposition_figure.h"
 #include "ui/tools/patching_figure.h"
 
 using namespace atlas;
@@ -250,7 +251,7 @@ TEST_CASE("every variant panel's plots export SVG and PDF that render like their
   }
 }
 
-TEST_CASE("the activation-patching and logit-attribution figures export SVG and PDF that render like their PNG",
+TEST_CASE("the activation-patching, logit-attribution and QK decomposition figures export SVG and PDF that render like their PNG",
           "[ui][export][render][patching]") {
   ensureApp();
   const ModelConfig c = preset_config("tiny-llama");
@@ -289,4 +290,22 @@ TEST_CASE("the activation-patching and logit-attribution figures export SVG and 
   bars.xTitle = "part";
   bars.yTitle = "contribution";
   checkFormatsAgree(panelFigure(bars, spec), "logit attribution parts", true);
+  // Why this head attends here: the score's matrix (query x key components, every layer's heads
+  // named on both axes) and the value path's bars.
+  QkRequest qr;
+  qr.layer = 1;
+  qr.head = 1;
+  qr.query = 9;
+  qr.key = 4;
+  qr.value = true;
+  const QkDecomposition qk = qk_decomposition(model, clean, qr);
+  PanelPlot qkMatrix;
+  qkMatrix.matrix = qkScoreMatrix(qk, labels);
+  qkMatrix.mapping = signedEffectMapping();
+  checkFormatsAgree(panelFigure(qkMatrix, spec), "qk decomposition matrix");
+  PanelPlot qkValue;
+  qkValue.kind = PanelPlot::Kind::Bars;
+  qkValue.matrix = qkValueBars(qk);
+  qkValue.yTitle = "projection on o";
+  checkFormatsAgree(panelFigure(qkValue, spec), "qk decomposition value path", true);
 }

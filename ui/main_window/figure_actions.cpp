@@ -139,6 +139,9 @@ QMenu* FigureActions::contextMenu(const QString& view, int row) {
   menu->addAction("&Ablation sweep of this input\u2026", this, [raise] { raise("sweepDock"); });
   menu->addAction("Activation &patching against a corrupted input\u2026", this, [raise] { raise("patchingDock"); });
   menu->addAction("&Logit attribution of this input\u2026", this, [raise] { raise("dlaDock"); });
+  // The QK decomposition splits the cell last clicked on the heatmap.
+  menu->addAction("&Why this head attends here (QK decomposition)\u2026", this,
+                  [raise] { raise("qkDecompositionDock"); });
   return menu;
 }
 

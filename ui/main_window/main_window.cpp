@@ -154,6 +154,9 @@ void MainWindow::connectParts() {
   // its first token.
   auto pinRow = [this](int row) { selectQuery(row < 0 ? -1 : row + m_queryBegin); };
   connect(m_heatmap, &HeatmapView::rowPinned, this, pinRow);
+  // A clicked cell is the one the QK decomposition splits (qk_decomposition_panel.h).
+  connect(m_heatmap, &HeatmapView::cellClicked, this,
+          [this](int row, int col) { m_session->setCell(row + m_queryBegin, col + m_keyBegin); });
   connect(m_tokenView, &TokenView::queryPinned, this, pinRow);
   // Source chips are the query rows unless the view shows the decoder side.
   connect(m_input, &InputArea::sourceTokenClicked, this, [this](int i) {
@@ -374,6 +377,7 @@ void MainWindow::updateViews() {
   TokenLinesData lines;
   const AttentionMap* map = m_selectors->families().empty() ? nullptr : findAttentionMap(*trace, sel);
   m_queryBegin = map && map->queries.side != TokenSide::Positions ? static_cast<int>(map->queries.begin) : 0;
+  m_keyBegin = map && map->keys.side != TokenSide::Positions ? static_cast<int>(map->keys.begin) : 0;
   m_flowRow = -2;
   if (sel.head == HeadFlow && map && map->queries.count > kAttentionFlowFullLimit) {
     const int row = m_session->query() < 0 ? -1 : m_session->query() - m_queryBegin;

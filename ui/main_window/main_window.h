@@ -136,6 +136,7 @@ class MainWindow : public QMainWindow {
   bool m_firstShown = false;
   bool m_dark = false;
   int m_queryBegin = 0;  // first query token of the map on screen (an XL segment's start)
+  int m_keyBegin = 0;    // first key token of the map on screen
   // The query row the heatmap's attention flow was computed for when the input is too long for
   // the whole matrix (-2: the heatmap shows no such flow): pinning another query recomputes it.
   int m_flowRow = -2;

@@ -18,6 +18,7 @@
 #include "ui/tools/corpus_panel.h"
 #include "ui/tools/dla_panel.h"
 #include "ui/tools/patching_panel.h"
+#include "ui/tools/qk_decomposition_panel.h"
 #include "ui/tools/score_panel.h"
 #include "ui/tools/search_panel.h"
 #include "ui/tools/sweep_panel.h"
@@ -81,7 +82,7 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
 
   // Tool panels with a worker or state of their own, opened by the user: score functions
   // (score_panel.h), ablation sweep (sweep_panel.h), activation patching (patching_panel.h), logit
-  // attribution (dla_panel.h), compare (compare_panel.h), token search
+  // attribution (dla_panel.h), QK decomposition (qk_decomposition_panel.h), compare (compare_panel.h), token search
   // (search_panel.h), corpus mode (corpus_panel.h).
   auto toolDock = [&](QWidget* panel, const QString& title, const QString& name, const QString& panelName) {
     panel->setObjectName(panelName);
@@ -103,6 +104,15 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
   toolDock(m_patching, "Activation patching", "patchingDock", "patchingPanel");
   m_dla = new DlaPanel;
   toolDock(m_dla, "Logit attribution", "dlaDock", "dlaPanel");
+  m_qk = new QkDecompositionPanel;
+  QDockWidget* qkDock = toolDock(m_qk, "QK decomposition", "qkDecompositionDock", "qkDecompositionPanel");
+  // Its matrix has a row and a column per earlier component: opened first, the dock takes half
+  // the window's height so that their names can be read (the user's later sizes stay).
+  connect(qkDock, &QDockWidget::visibilityChanged, this, [this, qkDock, sized = false](bool visible) mutable {
+    if (!visible || sized || qkDock->isFloating()) return;
+    sized = true;
+    m_window->resizeDocks({qkDock}, {std::max(360, m_window->height() / 2)}, Qt::Vertical);
+  });
   m_compare = new ComparePanel;
   toolDock(m_compare, "Compare", "compareDock", "comparePanel");
   m_search = new TokenSearchPanel;
@@ -167,6 +177,7 @@ void PanelDocks::showRun() {
   m_sweep->setRun(model, trace);
   m_patching->setRun(model, trace);
   m_dla->setRun(model, trace);
+  m_qk->setRun(model, trace);
   m_compare->setRun(model, trace);
   m_search->setTrace(trace);
   m_corpus->setModel(model, m_session->modelSpec());
@@ -202,6 +213,8 @@ void PanelDocks::followSelection() {
   m_scores->setSelection(sel);
   m_compare->setSelection(sel);
   m_patching->setSelection(sel);
+  m_qk->setSelection(sel);
+  m_qk->setCell(m_session->cellQuery(), m_session->cellKey());
   m_corpus->setSelection(sel.layer, sel.head);
 }
 
@@ -210,6 +223,7 @@ void PanelDocks::setStyle(const HeatmapStyle& style, bool dark) {
   m_sweep->setStyle(style, dark);
   m_patching->setStyle(style, dark);
   m_dla->setStyle(style, dark);
+  m_qk->setStyle(style, dark);
   m_compare->setStyle(style, dark);
   m_search->setStyle(style, dark);
   m_pattern->setStyle(style);

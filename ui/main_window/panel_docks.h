@@ -1,7 +1,7 @@
 #pragma once
 // The panels' docks in the window: the pattern view, one dock per variant or analysis panel
 // (ui/panels/panel_registry.h), the score functions, and the tools (ablation sweep, activation
-// patching, logit attribution, compare, token search, corpus). Each follows the run on screen and the linked selection through the
+// patching, logit attribution, QK decomposition, compare, token search, corpus). Each follows the run on screen and the linked selection through the
 // WindowSession and sends its picks (layer, head, token) back through it. A variant panel shows
 // itself when a run first has its arrays. Some panels need more than the default trace, and
 // only while they are open: Transformer-XL and rotary positions the score terms
@@ -29,6 +29,7 @@ class CorpusPanel;
 class DlaPanel;
 class PatchingPanel;
 class PatternView;
+class QkDecompositionPanel;
 class RunController;
 class ScorePanel;
 class SweepPanel;
@@ -74,6 +75,7 @@ class PanelDocks : public QObject {
   CorpusPanel* m_corpus;
   PatchingPanel* m_patching;
   DlaPanel* m_dla;
+  QkDecompositionPanel* m_qk;
   std::shared_ptr<AblationSpec> m_ablation;  // what the ablation panel drops; null = nothing
   bool m_valueNorms = false;
   bool m_updating = false;  // inside showRun

@@ -34,6 +34,13 @@ void WindowSession::setQuery(int token) {
   emit selectionShown();
 }
 
+void WindowSession::setCell(int query, int key) {
+  if (query == m_cellQuery && key == m_cellKey) return;
+  m_cellQuery = query;
+  m_cellKey = key;
+  emit selectionShown();
+}
+
 void WindowSession::requestLayer(int layer) {
   AttentionSelection s = m_selection;
   s.layer = layer;

@@ -23,6 +23,10 @@ class WindowSession : public QObject {
   std::shared_ptr<const Trace> trace() const { return m_trace; }
   AttentionSelection selection() const { return m_selection; }
   int query() const { return m_query; }  // a token position of the query side, -1 = none
+  // The heatmap cell last clicked, as token positions of its query and key (-1 = none). Unlike
+  // query() it stays when a second click on the row unpins it.
+  int cellQuery() const { return m_cellQuery; }
+  int cellKey() const { return m_cellKey; }
 
   // The window's side: a model in, a run on screen (its trace shares the result's lifetime;
   // null: no run), the selection and query it shows. setRun emits runShown; the others emit
@@ -31,6 +35,7 @@ class WindowSession : public QObject {
   void setRun(std::shared_ptr<const RunResult> result, const AttentionSelection& selection);
   void setSelection(const AttentionSelection& selection);
   void setQuery(int token);
+  void setCell(int query, int key);
 
   // The parts' side: requests the window applies.
   void requestSelection(const AttentionSelection& selection) { emit selectionRequested(selection); }
@@ -52,6 +57,7 @@ class WindowSession : public QObject {
   std::shared_ptr<const Trace> m_trace;  // shares the run's result's lifetime
   AttentionSelection m_selection;
   int m_query = -1;
+  int m_cellQuery = -1, m_cellKey = -1;
 };
 
 }  // namespace atlas::ui

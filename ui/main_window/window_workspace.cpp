@@ -13,6 +13,7 @@
 #include "ui/main_window/window_session.h"
 #include "ui/tools/dla_panel.h"
 #include "ui/tools/patching_panel.h"
+#include "ui/tools/qk_decomposition_panel.h"
 #include "ui/tools/sweep_panel.h"
 #include "ui/views/colormap.h"
 #include "ui/workspace.h"
@@ -46,6 +47,10 @@ Workspace MainWindow::workspace() const {
     const QJsonObject state = p->saveState();
     if (p->isVisible() || state.contains("result")) w.tools["dla"] = state;
   }
+  if (auto* p = findChild<QkDecompositionPanel*>("qkDecompositionPanel")) {
+    const QJsonObject state = p->saveState();
+    if (p->isVisible() || state.contains("result")) w.tools["qk"] = state;
+  }
   if (auto* p = findChild<SweepPanel*>("sweepPanel")) {
     const QJsonObject state = p->saveState();
     if (p->isVisible() || state.contains("result")) w.tools["sweep"] = state;
@@ -76,6 +81,8 @@ bool MainWindow::openWorkspace(const QString& path) {
     p->restoreState(w.tools["patching"].toObject());
   if (auto* p = findChild<DlaPanel*>("dlaPanel"); p && w.tools.contains("dla"))
     p->restoreState(w.tools["dla"].toObject());
+  if (auto* p = findChild<QkDecompositionPanel*>("qkDecompositionPanel"); p && w.tools.contains("qk"))
+    p->restoreState(w.tools["qk"].toObject());
   if (auto* p = findChild<SweepPanel*>("sweepPanel"); p && w.tools.contains("sweep"))
     p->restoreState(w.tools["sweep"].toObject());
   m_input->setSource(w.source, /*quiet=*/true);

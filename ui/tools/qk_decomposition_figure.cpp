@@ -1,0 +1,69 @@
+// QK decomposition figures (qk_decomposition_figure.h).
+#include "ui/tools/qk_decomposition_figure.h"
+
+#include <cmath>
+
+namespace atlas::ui {
+
+namespace {
+
+QString qkTokenAt(int64_t position, const QStringList& tokens) {
+  if (position < 0 || position >= tokens.size()) return QString::number(position);
+  return QString("%1 '%2'").arg(position).arg(tokens[int(position)]);
+}
+
+}  // namespace
+
+QString qkDecompositionTitle(const QkDecomposition& r, const QStringList& tokens) {
+  // Short: the figure is as wide as its matrix, which is narrow for the first layers.
+  return QString("L%1 H%2, %3 \u2192 %4: sum %5, score %6")
+      .arg(r.layer)
+      .arg(r.head)
+      .arg(qkTokenAt(r.query, tokens), qkTokenAt(r.key, tokens))
+      .arg(r.total, 0, 'g', 5)
+      .arg(r.score, 0, 'g', 5);
+}
+
+HeatmapData qkScoreMatrix(const QkDecomposition& r, const QStringList& tokens) {
+  HeatmapData d;
+  d.rows = int(r.rows.size());
+  d.cols = int(r.columns.size());
+  d.values.reserve(r.cells.size());
+  for (double v : r.cells) d.values.push_back(float(v));
+  for (const std::string& n : r.rows) d.rowLabels << QString::fromStdString(n);
+  for (const std::string& n : r.columns) d.colLabels << QString::fromStdString(n);
+  d.title = qkDecompositionTitle(r, tokens);
+  d.rowAxis = "query side";
+  d.colAxis = "key side";
+  d.valueName = "part of the score";
+  return d;
+}
+
+HeatmapData qkValueBars(const QkDecomposition& r) {
+  HeatmapData d;
+  if (r.value_names.empty()) return d;
+  double sum = 0;
+  for (size_t c = 0; c < r.value_names.size(); ++c) {
+    d.rowLabels << QString::fromStdString(r.value_names[c]);
+    d.values.push_back(float(r.value_projection[c]));
+    sum += r.value_projection[c];
+  }
+  double norm2 = 0;
+  for (double v : r.head_output) norm2 += v * v;
+  d.rowLabels << "|o|";
+  d.values.push_back(float(std::sqrt(norm2)));
+  d.rows = int(d.values.size());
+  d.cols = 1;
+  d.colLabels << "projection";
+  // Short: a chart's title has the width of its plot.
+  d.title = QString("value path at %1: parts sum to %2, |o| %3")
+                .arg(r.query)
+                .arg(sum, 0, 'g', 5)
+                .arg(std::sqrt(norm2), 0, 'g', 5);
+  d.rowAxis = "key-side component";
+  d.colAxis = "";
+  d.valueName = "projection on the head's output";
+  return d;
+}
+
+}  // namespace atlas::ui
