@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "app/python/py_analyses.h"
+#include "app/python/py_figure.h"
 #include "app/python/py_model.h"
 #include "app/python/py_trace.h"
 #include "core/model/model_arrays.h"
@@ -22,9 +23,10 @@ PYBIND11_MODULE(_atlas, m) {
   // The engine's one error type, with its message; std::bad_alloc is MemoryError (pybind11's own).
   py::register_exception<atlas::AtlasError>(m, "AtlasError", PyExc_RuntimeError);
 
-  py::class_<PyTrace>(m, "Trace",
+  py::class_<PyTrace> trace_class(m, "Trace",
                       "What one run traced. trace[name] is a read-only numpy array over the engine's buffer "
-                      "(no copy; its base is this Trace, which keeps the run alive).")
+                      "(no copy; its base is this Trace, which keeps the run alive).");
+  trace_class
       .def("names", &PyTrace::names, "The traced arrays' names, in recording order")
       .def("aliases", &PyTrace::aliases, "The TransformerLens names this trace answers")
       .def("__getitem__", [](py::object self, const std::string& name) {
@@ -54,6 +56,8 @@ PYBIND11_MODULE(_atlas, m) {
         return "<attention_atlas.Trace: " + std::to_string(t.result().trace.source_tokens.size()) + " tokens, " +
                std::to_string(t.names().size()) + " arrays>";
       });
+
+  atlas::python::bind_figures(m, trace_class);
 
   py::class_<PyModel> model_class(m, "Model");
   model_class

@@ -23,6 +23,7 @@ class PyTrace {
       : result_(std::move(result)), stack_(std::move(stack)) {}
 
   const RunResult& result() const { return *result_; }
+  std::shared_ptr<const RunResult> shared_result() const { return result_; }
   std::vector<std::string> names() const { return result_->trace.names(); }
   // Trace names, then the TransformerLens aliases the trace can answer.
   std::vector<std::string> aliases() const;

@@ -2,6 +2,7 @@
 ipykernel, installed by scripts/setup.sh)."""
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -31,3 +32,14 @@ def test_the_example_notebook_runs_and_shows_its_results(tmp_path):
     assert change > 0  # the hook changed the logits
     assert not any(out.get("output_type") == "error" for cell in executed.cells
                    for out in cell.get("outputs", []))
+    # the figure cell shows the app's heatmap inline: its SVG is the one Trace.figure draws
+    svgs = [out["data"]["image/svg+xml"] for cell in executed.cells for out in cell.get("outputs", [])
+            if "image/svg+xml" in out.get("data", {})]
+    assert len(svgs) == 1
+    svg = "".join(svgs[0]) if isinstance(svgs[0], list) else svgs[0]
+    tr = attention_atlas.open("demo:induction").run("the cat sat on the mat. the cat sat on the mat.")
+    assert svg == tr.figure(layer=1, head=2).svg()
+    if shutil.which("rsvg-convert"):  # rendered, and not blank
+        png = subprocess.run(["rsvg-convert", "-f", "png"], input=svg.encode(), capture_output=True,
+                             check=True, timeout=60).stdout
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
