@@ -14,7 +14,7 @@ using namespace atlas;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
+std::vector<float> frozen_test_floats(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.f, 1.f);
   std::vector<float> v(n);
@@ -31,7 +31,7 @@ TEST_CASE("frozen products equal naive loops: y = x w^T and dx += dy w", "[train
   }
   CHECK_FALSE(train::frozen_products_apply(3));  // a row or two: Eigen's product
   const int64_t m = 37, in = 53, out = 70;
-  const std::vector<float> x = random_floats(size_t(m * in), 1), w = random_floats(size_t(out * in), 2);
+  const std::vector<float> x = frozen_test_floats(size_t(m * in), 1), w = frozen_test_floats(size_t(out * in), 2);
   std::vector<float> y(size_t(m * out), -7.f);
   train::frozen_product_nt(m, in, out, x.data(), w.data(), y.data());
   for (int64_t i = 0; i < m; ++i)
@@ -40,7 +40,7 @@ TEST_CASE("frozen products equal naive loops: y = x w^T and dx += dy w", "[train
       for (int64_t k = 0; k < in; ++k) s += double(x[size_t(i * in + k)]) * double(w[size_t(j * in + k)]);
       REQUIRE(y[size_t(i * out + j)] == Approx(s).margin(1e-4));
     }
-  const std::vector<float> dy = random_floats(size_t(m * out), 3), dx0 = random_floats(size_t(m * in), 4);
+  const std::vector<float> dy = frozen_test_floats(size_t(m * out), 3), dx0 = frozen_test_floats(size_t(m * in), 4);
   std::vector<float> dx = dx0;
   train::frozen_product_add_nn(m, out, in, dy.data(), w.data(), dx.data());
   for (int64_t i = 0; i < m; ++i)
@@ -54,8 +54,8 @@ TEST_CASE("frozen products equal naive loops: y = x w^T and dx += dy w", "[train
 TEST_CASE("a frozen float tape's linear and its backward equal the unfrozen tape's", "[train][frozen]") {
   using M = train::MatT<float>;
   const int64_t m = 40, in = 33, out = 29;
-  const std::vector<float> xs = random_floats(size_t(m * in), 5), ws = random_floats(size_t(out * in), 6),
-                           seeds = random_floats(size_t(m * out), 7);
+  const std::vector<float> xs = frozen_test_floats(size_t(m * in), 5), ws = frozen_test_floats(size_t(out * in), 6),
+                           seeds = frozen_test_floats(size_t(m * out), 7);
   const M X = Eigen::Map<const M>(xs.data(), m, in), W = Eigen::Map<const M>(ws.data(), out, in),
           dY = Eigen::Map<const M>(seeds.data(), m, out);
   M B = M::Zero(1, out);
