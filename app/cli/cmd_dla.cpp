@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/tool_figure.h"
 #include "core/analysis/ablation_sweep.h"
 #include "core/analysis/logit_attribution.h"
 #include "core/analysis/weight_check.h"
@@ -18,6 +19,9 @@
 #include "core/formats/npy.h"
 #include "core/input/patch_input.h"
 #include "core/tensor/error.h"
+#if defined(ATLAS_HAVE_UI)
+#include "ui/tools/dla_figure.h"
+#endif
 
 namespace atlas::cli {
 namespace {
@@ -128,14 +132,18 @@ std::string dla_token_label(const Model& model, int64_t id) {
 }  // namespace
 
 int cmd_dla(const std::vector<std::string>& args) {
-  if (wants_help(args, kDlaUsage)) return 0;
-  Args a(args, {{"--text", "--text-file", "--position", "--token", "--tokens", "--out", "--top"}, {"--per-source", "--csv"}});
+  if (wants_help(args, (std::string(kDlaUsage) + kToolFigureUsage +
+                        "  --figure draws one position: --position P, by default the last.\n").c_str()))
+    return 0;
+  Args a(args, {{"--text", "--text-file", "--position", "--token", "--tokens", "--out", "--top", "--figure", "--plot"},
+                {"--per-source", "--csv"}});
   if (a.positionals().size() != 1) throw AtlasError("dla takes one MODEL (see atlas dla --help)");
   if (int(a.has("--text")) + int(a.has("--text-file")) != 1) throw AtlasError("dla needs exactly one of --text, --text-file");
   if (a.has("--token") && a.has("--tokens"))
     throw AtlasError("dla takes one of --token T (a logit) and --tokens A,B (a logit difference)");
   const int64_t top = a.get_int("--top", 10, 0, 100000);
   const auto position = a.get_index("--position");
+  check_tool_figure_args(a);
 
   const Model model = load_model(a.positionals()[0]);
   for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
@@ -159,9 +167,16 @@ int cmd_dla(const std::vector<std::string>& args) {
   if (position) {
     const int64_t L = int64_t(source.size());
     req.positions = {(int64_t)check_index(*position, 0, L - 1, "this input has " + std::to_string(L) + " tokens")};
+  } else if (a.has("--figure") && !source.empty()) {
+    req.positions = {int64_t(source.size()) - 1};  // the figure draws one position
   }
   const LogitAttribution r = logit_attribution(model, source, req);
 
+#if defined(ATLAS_HAVE_UI)
+  write_tool_figure(a, [&] {
+    return ui::dlaPlots(r, [&model](int64_t id) { return QString::fromStdString(dla_token_label(model, id)); });
+  }, "Logit attribution");
+#endif
   if (auto dir = a.get("--out")) {
     write_dla_dir(*dir, r);
     std::fprintf(stderr, "wrote the attribution of %zu position(s) to %s\n", r.positions.size(), dir->c_str());

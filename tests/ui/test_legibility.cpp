@@ -207,3 +207,38 @@ TEST_CASE("masked cells of the grid's tiles are hatched like the heatmap's once 
   CHECK(hatchPixels(3000, false) == 0);  // and nothing else
   CHECK(hatchPixels(400, true) == 0);    // cells of a few pixels: plain grey, as the heatmap
 }
+
+TEST_CASE("a title wider than its figure wraps onto lines the layout keeps room for, every word kept",
+          "[ui][legibility][title]") {
+  ensureApp();
+  QImage device(600, 600, QImage::Format_RGB32);
+  const HeatmapStyle style = HeatmapStyle::light();
+  const QFont font = figureFont(&device, style.fontSize * 1.25, true);
+  const QFontMetricsF fm(font, &device);
+  const QString title = "A very long title that a user typed to describe this figure in a paper, wider than it";
+  const qreal width = 200;
+  const QStringList lines = titleLines(title, fm, width);
+  // Oracle: the words, in order, across the lines; each line within the band.
+  REQUIRE(lines.size() > 1);
+  REQUIRE(lines.size() <= 3);
+  CHECK(lines.join(' ') == title);
+  for (const QString& l : lines) CHECK(fm.horizontalAdvance(l) <= width);
+  CHECK(titleHeight(title, fm, width) == Approx(fm.height() * (lines.size() + 0.6)));
+  // One short title keeps the one line (and the height) titles always had.
+  CHECK(titleLines("layer 0, head 1", fm, width) == QStringList{"layer 0, head 1"});
+  CHECK(titleHeight("layer 0, head 1", fm, width) == Approx(fm.height() * 1.6));
+  // A word longer than the band is elided, never drawn past it.
+  const QStringList one = titleLines(QString(80, 'x'), fm, width);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].endsWith(QChar(0x2026)));
+  CHECK(fm.horizontalAdvance(one[0]) <= width);
+  // The heatmap's layout puts its cells below every line of the title.
+  HeatmapData data;
+  data.rows = data.cols = 3;
+  data.values.assign(9, 0.5f);
+  data.rowLabels = data.colLabels = QStringList{"a", "b", "a"};
+  data.title = title;
+  const HeatmapLayout L = layoutHeatmap(&device, QRectF(0, 0, width, 400), data, style, QRectF());
+  CHECK(L.title.height() == Approx(fm.height() * (lines.size() + 0.6)));
+  CHECK(L.cells.top() >= L.title.bottom());
+}

@@ -24,6 +24,8 @@
 #include "tests/ui/ui_test_support.h"
 #include "tests/ui/window_parts.h"
 #include "ui/panels/variant_panel.h"
+#include "ui/export/figure_export.h"
+#include "ui/tools/qk_decomposition_figure.h"
 #include "ui/tools/qk_decomposition_panel.h"
 #include "ui/views/heatmap_painter.h"
 #include "ui/views/heatmap_view.h"
@@ -335,4 +337,27 @@ TEST_CASE("a workspace opened in the window splits its saved cell of its saved h
     CAPTURE(q, k);
     CHECK((q == 20 && k == 9));
   }
+}
+
+TEST_CASE("QK decomposition figure: component names longer than a token label are drawn whole in the export",
+          "[ui][qkdecomp][legibility]") {
+  ensureApp();
+  // tiny-decoder has learned positions and biases: "embed.positions", "layer0.attn_bias" are
+  // longer than the 14 characters token labels are cut at.
+  auto model = qkTinyModel("tiny-decoder", 5);
+  auto trace = runOn(*model, kRepeating);
+  const QkDecomposition r = coreQk(*model, *trace, 1, 0, 9, 3);
+  std::vector<std::string> names = r.rows;
+  names.insert(names.end(), r.columns.begin(), r.columns.end());
+  REQUIRE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.size() > 14; }));
+  FigureSpec spec;
+  spec.mapping = signedEffectMapping();
+  const atlas_test::SvgXml xml = atlas_test::readSvgXml(figureSvg(heatmapFigureContent(qkScoreMatrix(r), spec)));
+  INFO(xml.describe());
+  REQUIRE(xml.wellFormed());
+  for (const std::string& n : names) {
+    CAPTURE(n);
+    CHECK(std::count(xml.texts.begin(), xml.texts.end(), QString::fromStdString(n)) >= 1);
+  }
+  CHECK(std::none_of(xml.texts.begin(), xml.texts.end(), [](const QString& t) { return t.endsWith(QChar(0x2026)); }));
 }

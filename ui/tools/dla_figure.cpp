@@ -70,4 +70,24 @@ HeatmapData dlaComponentBars(const LogitAttribution& a, const std::function<QStr
   return d;
 }
 
+std::vector<PanelPlot> dlaPlots(const LogitAttribution& a, const std::function<QString(int64_t)>& tokenText) {
+  std::vector<PanelPlot> out;
+  PanelPlot heads;
+  heads.kind = PanelPlot::Kind::Matrix;
+  heads.matrix = dlaHeadHeatmap(a, tokenText);
+  heads.mapping = signedEffectMapping();
+  heads.name = "heads' direct contributions";
+  heads.rowAxis = PlotAxis::Layer;
+  heads.colAxis = PlotAxis::Head;
+  out.push_back(std::move(heads));
+  PanelPlot parts;
+  parts.kind = PanelPlot::Kind::Bars;
+  parts.matrix = dlaComponentBars(a, tokenText);
+  parts.name = "every part, total and logit";
+  parts.xTitle = "part";
+  parts.yTitle = "contribution";
+  out.push_back(std::move(parts));
+  return out;
+}
+
 }  // namespace atlas::ui

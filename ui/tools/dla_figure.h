@@ -5,8 +5,10 @@
 // bias and MLP, the final norm's bias, the output bias, their total and the model's own logit.
 #include <QString>
 #include <functional>
+#include <vector>
 
 #include "core/analysis/logit_attribution.h"
+#include "ui/panels/variant_plots.h"
 #include "ui/views/heatmap_data.h"
 #include "ui/views/value_mapper.h"
 
@@ -20,5 +22,8 @@ HeatmapData dlaHeadHeatmap(const LogitAttribution& a, const std::function<QStrin
 HeatmapData dlaComponentBars(const LogitAttribution& a, const std::function<QString(int64_t)>& tokenText = {});
 // "logit[' Mary'] - logit[' John'] at 7: parts sum to 3.21, the model's 3.21".
 QString dlaTitle(const LogitAttribution& a, const std::function<QString(int64_t)>& tokenText = {});
+// The panel's plots, which its Export button and `atlas dla --figure` write: the heads' heatmap,
+// then every part as bars.
+std::vector<PanelPlot> dlaPlots(const LogitAttribution& a, const std::function<QString(int64_t)>& tokenText = {});
 
 }  // namespace atlas::ui

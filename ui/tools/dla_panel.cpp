@@ -65,24 +65,7 @@ DlaPanel::DlaPanel(QWidget* parent) : QWidget(parent) {
   cv->addWidget(m_status);
 
   auto plots = [this](const Trace&, const PanelContext&) {
-    std::vector<PanelPlot> out;
-    if (!m_result) return out;
-    PanelPlot heads;
-    heads.kind = PanelPlot::Kind::Matrix;
-    heads.matrix = dlaHeadHeatmap(*m_result, tokenText());
-    heads.mapping = signedEffectMapping();
-    heads.name = "heads' direct contributions";
-    heads.rowAxis = PlotAxis::Layer;
-    heads.colAxis = PlotAxis::Head;
-    out.push_back(std::move(heads));
-    PanelPlot parts;
-    parts.kind = PanelPlot::Kind::Bars;
-    parts.matrix = dlaComponentBars(*m_result, tokenText());
-    parts.name = "every part, total and logit";
-    parts.xTitle = "part";
-    parts.yTitle = "contribution";
-    out.push_back(std::move(parts));
-    return out;
+    return m_result ? dlaPlots(*m_result, tokenText()) : std::vector<PanelPlot>{};
   };
   m_plots = embedToolPlots(this, "dla", "Logit attribution", plots, controls);
   connect(m_plots, &VariantPanel::layerPicked, this, &DlaPanel::layerPicked);

@@ -3,9 +3,15 @@
 
 #include <cmath>
 
+#include "ui/views/value_mapper.h"
+
 namespace atlas::ui {
 
 namespace {
+
+// Component names ("embed.positions", "layer11.attn_bias", "shaw.relative_key") are longer than
+// tokens: drawn whole up to this length, on screen and in exports.
+constexpr int kComponentNameChars = 32;
 
 QString qkTokenAt(int64_t position, const QStringList& tokens) {
   if (position < 0 || position >= tokens.size()) return QString::number(position);
@@ -36,6 +42,7 @@ HeatmapData qkScoreMatrix(const QkDecomposition& r, const QStringList& tokens) {
   d.rowAxis = "query side";
   d.colAxis = "key side";
   d.valueName = "part of the score";
+  d.labelChars = kComponentNameChars;
   return d;
 }
 
@@ -51,6 +58,7 @@ HeatmapData qkValueBars(const QkDecomposition& r) {
   double norm2 = 0;
   for (double v : r.head_output) norm2 += v * v;
   d.rowLabels << "|o|";
+  d.labelChars = kComponentNameChars;
   d.values.push_back(float(std::sqrt(norm2)));
   d.rows = int(d.values.size());
   d.cols = 1;
@@ -64,6 +72,26 @@ HeatmapData qkValueBars(const QkDecomposition& r) {
   d.colAxis = "";
   d.valueName = "projection on the head's output";
   return d;
+}
+
+std::vector<PanelPlot> qkDecompositionPlots(const QkDecomposition& r, const QStringList& tokens) {
+  std::vector<PanelPlot> out;
+  PanelPlot matrix;
+  matrix.kind = PanelPlot::Kind::Matrix;
+  matrix.matrix = qkScoreMatrix(r, tokens);
+  matrix.mapping = signedEffectMapping();
+  matrix.name = "score: query side \u00d7 key side";
+  out.push_back(std::move(matrix));
+  if (!r.value_names.empty()) {
+    PanelPlot value;
+    value.kind = PanelPlot::Kind::Bars;
+    value.matrix = qkValueBars(r);
+    value.name = "value path: what the head moves";
+    // No x title: the rotated component names take its room (and name the bars).
+    value.yTitle = "projection on o";
+    out.push_back(std::move(value));
+  }
+  return out;
 }
 
 }  // namespace atlas::ui

@@ -8,7 +8,10 @@
 #include <QString>
 #include <QStringList>
 
+#include <vector>
+
 #include "core/analysis/qk_decomposition.h"
+#include "ui/panels/variant_plots.h"
 #include "ui/views/heatmap_data.h"
 
 namespace atlas::ui {
@@ -22,5 +25,8 @@ HeatmapData qkScoreMatrix(const QkDecomposition& r, const QStringList& tokens = 
 // [value components, 1]: r.value_projection by r.value_names, then "|o|" (their sum, the head
 // output's norm). Empty when the decomposition has no value path.
 HeatmapData qkValueBars(const QkDecomposition& r);
+// The panel's plots, which its Export button and `atlas qk-decompose --figure` write: the score
+// matrix, then the value path's bars when r has one.
+std::vector<PanelPlot> qkDecompositionPlots(const QkDecomposition& r, const QStringList& tokens = {});
 
 }  // namespace atlas::ui

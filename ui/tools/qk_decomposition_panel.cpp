@@ -76,24 +76,7 @@ QkDecompositionPanel::QkDecompositionPanel(QWidget* parent) : QWidget(parent) {
   cv->addWidget(m_status);
 
   auto plots = [this](const Trace&, const PanelContext&) {
-    std::vector<PanelPlot> out;
-    if (!m_result) return out;
-    PanelPlot matrix;
-    matrix.kind = PanelPlot::Kind::Matrix;
-    matrix.matrix = qkScoreMatrix(*m_result, tokenLabels());
-    matrix.mapping = signedEffectMapping();
-    matrix.name = "score: query side \u00d7 key side";
-    out.push_back(std::move(matrix));
-    if (!m_result->value_names.empty()) {
-      PanelPlot value;
-      value.kind = PanelPlot::Kind::Bars;
-      value.matrix = qkValueBars(*m_result);
-      value.name = "value path: what the head moves";
-      // No x title: the rotated component names take its room (and name the bars).
-      value.yTitle = "projection on o";
-      out.push_back(std::move(value));
-    }
-    return out;
+    return m_result ? qkDecompositionPlots(*m_result, tokenLabels()) : std::vector<PanelPlot>{};
   };
   m_plots = embedToolPlots(this, "qkDecomposition", "QK decomposition", plots, controls);
   auto edited = [this] {
@@ -173,13 +156,7 @@ void QkDecompositionPanel::setCell(int query, int key) {
   changed();
 }
 
-void QkDecompositionPanel::setStyle(const HeatmapStyle& style, bool dark) {
-  // Component names ("embed.positions", "layer11.attn_bias", "shaw.relative_key") are longer
-  // than tokens: the matrix's labels are drawn whole up to this length.
-  HeatmapStyle s = style;
-  s.maxLabelChars = std::max(s.maxLabelChars, 22);
-  m_plots->setStyle(s, dark);
-}
+void QkDecompositionPanel::setStyle(const HeatmapStyle& style, bool dark) { m_plots->setStyle(style, dark); }
 
 QkRequest QkDecompositionPanel::request() const {
   if (!m_model) throw AtlasError("no model is loaded");

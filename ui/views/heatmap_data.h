@@ -38,6 +38,9 @@ struct HeatmapData {
   QString rowAxis;  // "query", "position"
   QString colAxis;  // "key", "dimension"
   QString valueName = "attention weight";  // colour bar title
+  // > 0: labels up to this many characters are drawn whole, beyond HeatmapStyle::maxLabelChars
+  // (which suits tokens): names of model components ("layer11.attn_bias") must not be cut.
+  int labelChars = 0;
   // Said instead of "no data" when there are no cells (e.g. while an overview is computed).
   QString emptyText;
   // > 0: the values are ids 0..categories-1 (LSH buckets), drawn in categoryColor with a

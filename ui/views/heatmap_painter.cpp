@@ -116,8 +116,14 @@ QRectF HeatmapLayout::cellRect(int row, int col) const {
 
 namespace {
 
+// The characters of a label drawn before it is cut: the style's, or more where the data asks.
+int labelCharsOf(const HeatmapStyle& style, const HeatmapData& data) {
+  return std::max(style.maxLabelChars, data.labelChars);
+}
+
 // Widest of up to ~512 labels (sampled evenly): measuring 4096 labels on every layout would
 // cost more than the repaint it serves.
+
 qreal widestLabel(const QFontMetricsF& fm, const QStringList& labels, int maxChars) {
   qreal w = 0;
   const int n = static_cast<int>(labels.size());
@@ -149,8 +155,8 @@ HeatmapMeasures measureHeatmap(const QPaintDevice* device, const HeatmapData& da
   const QFontMetricsF fm(figureFont(device, style.fontSize), const_cast<QPaintDevice*>(device));
   const qreal pad = 0.6 * style.fontSize;
   if (style.showTokenLabels) {
-    m.rowLabelWidth = widestLabel(fm, data.rowLabels, style.maxLabelChars) + pad;
-    m.colLabelHeight = widestLabel(fm, data.colLabels, style.maxLabelChars) + pad;
+    m.rowLabelWidth = widestLabel(fm, data.rowLabels, labelCharsOf(style, data)) + pad;
+    m.colLabelHeight = widestLabel(fm, data.colLabels, labelCharsOf(style, data)) + pad;
     m.rowLabelsRepeat = labelsRepeat(data.rowLabels);
     m.colLabelsRepeat = labelsRepeat(data.colLabels);
   }
@@ -175,7 +181,7 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
   const HeatmapMeasures M = measures ? *measures
                                      : measureHeatmap(device, data, style,
                                                       mapper ? *mapper : ValueMapper(data, style.mapping));
-  const qreal titleH = style.showTitle ? tfm.height() * 1.6 : pad;
+  const qreal titleH = style.showTitle ? titleHeight(data.title, tfm, bounds.width()) : pad;
   const qreal axisT = style.showAxisTitles ? fm.height() * 1.4 : 0;
   const qreal barW = style.showColorBar && !data.empty() ? 1.2 * u : 0;
   const qreal barExtra = barW > 0 ? M.colorBarExtra : 0;
@@ -358,8 +364,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   p.setPen(style.foreground);
   if (style.showTitle && !data.title.isEmpty()) {
     p.setFont(L.titleFont);
-    const QFontMetricsF tfm(L.titleFont, p.device());
-    p.drawText(L.title, Qt::AlignCenter, tfm.elidedText(data.title, Qt::ElideRight, L.title.width()));
+    drawTitle(p, L.title, data.title);
   }
   if (data.empty()) {
     p.setFont(L.font);
@@ -407,7 +412,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
       }
       p.drawText(QRectF(L.rowLabels.left(), y - fm.height() / 2, L.rowLabels.width() - 0.3 * style.fontSize,
                         fm.height()),
-                 Qt::AlignRight | Qt::AlignVCenter, axisLabelText(L, data, true, r, style.maxLabelChars));
+                 Qt::AlignRight | Qt::AlignVCenter, axisLabelText(L, data, true, r, labelCharsOf(style, data)));
       if (marked) {
         p.setPen(style.foreground);
         p.setFont(L.font);
@@ -430,7 +435,7 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
         p.setFont(bold);
       }
       p.drawText(QRectF(-L.colLabels.height(), -fm.height() / 2, L.colLabels.height(), fm.height()),
-                 Qt::AlignRight | Qt::AlignVCenter, axisLabelText(L, data, false, c, style.maxLabelChars));
+                 Qt::AlignRight | Qt::AlignVCenter, axisLabelText(L, data, false, c, labelCharsOf(style, data)));
       p.restore();
     }
   }
@@ -449,6 +454,45 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& L, const HeatmapData& data,
   if (!L.colorBar.isEmpty())
     paintColorBar(p, L.colorBar, mapper ? *mapper : ValueMapper(data, style.mapping), style.mapping, style, L.font);
   p.restore();
+}
+
+QStringList titleLines(const QString& title, const QFontMetricsF& fm, qreal width) {
+  constexpr int kMaxTitleLines = 3;
+  const qreal room = std::max<qreal>(width * 0.94, 1);
+  QStringList lines;
+  QString line;
+  const QStringList words = title.split(' ');
+  for (int i = 0; i < words.size(); ++i) {
+    const QString candidate = line.isEmpty() ? words[i] : line + ' ' + words[i];
+    if (line.isEmpty() || fm.horizontalAdvance(candidate) <= room) {
+      line = candidate;
+      continue;
+    }
+    lines << line;
+    line = words[i];
+    if (lines.size() == kMaxTitleLines - 1) {  // the rest on the last line, elided if need be
+      line = QStringList(words.mid(i)).join(' ');
+      break;
+    }
+  }
+  if (!line.isEmpty() || lines.isEmpty()) lines << line;
+  for (QString& l : lines) l = fm.elidedText(l, Qt::ElideRight, room);
+  return lines;
+}
+
+qreal titleHeight(const QString& title, const QFontMetricsF& fm, qreal width) {
+  return fm.height() * (qreal(std::max<qsizetype>(1, titleLines(title, fm, width).size())) + 0.6);
+}
+
+void drawTitle(QPainter& p, const QRectF& rect, const QString& title) {
+  const QFontMetricsF fm(p.font(), p.device());
+  const QStringList lines = titleLines(title, fm, rect.width());
+  const qreal lineH = fm.height();
+  qreal y = rect.top() + (rect.height() - lineH * qreal(lines.size())) / 2;
+  for (const QString& l : lines) {
+    p.drawText(QRectF(rect.left(), y, rect.width(), lineH), Qt::AlignCenter, l);
+    y += lineH;
+  }
 }
 
 }  // namespace atlas::ui

@@ -41,6 +41,17 @@ struct HeatmapStyle {
   static HeatmapStyle dark();
 };
 
+// Figure titles are wrapped, never cut: at spaces into at most three lines no wider than most of
+// `width` (a margin for SVG renderers whose fonts run wider than Qt's metrics); a word longer than
+// a line, or a fourth line, is elided. Every view's layout and painter use these, so the room the
+// layout keeps is the room the painter fills.
+QStringList titleLines(const QString& title, const QFontMetricsF& fm, qreal width);
+// The height the title takes in a band `width` wide: its lines plus 0.6 of a line of margin (one
+// line: what titles always took).
+qreal titleHeight(const QString& title, const QFontMetricsF& fm, qreal width);
+// Draws the title's lines centred in `rect` with the painter's font (the title font).
+void drawTitle(QPainter& p, const QRectF& rect, const QString& title);
+
 // A font of `unitSize` figure units on `device` (points are converted through the device's
 // logical DPI so the same number means the same size on screen, in SVG/PDF and in PNG).
 QFont figureFont(const QPaintDevice* device, qreal unitSize, bool bold = false);

@@ -200,7 +200,7 @@ ModelGridLayout layoutModelGrid(const QPaintDevice* device, const QRectF& bounds
   const QFontMetricsF fm(L.font, const_cast<QPaintDevice*>(device));
   const QFontMetricsF tfm(L.titleFont, const_cast<QPaintDevice*>(device));
   const qreal u = style.fontSize;
-  const qreal titleH = style.showTitle ? tfm.height() * 1.6 : 0.6 * u;
+  const qreal titleH = style.showTitle ? titleHeight(data.title, tfm, bounds.width()) : 0.6 * u;
   // Above the column names, the key/value head each group of query heads shares (GQA).
   const qreal groupH = data.family.grouped() ? fm.height() * 1.3 : 0.0;
   const qreal rowW = fm.horizontalAdvance("L00") + u;  // layer names
@@ -283,8 +283,7 @@ void paintModelGrid(QPainter& p, const ModelGridLayout& L, const ModelGridData& 
   p.setPen(style.foreground);
   if (style.showTitle) {
     p.setFont(L.titleFont);
-    const QFontMetricsF tfm(L.titleFont, p.device());
-    p.drawText(L.title, Qt::AlignCenter, tfm.elidedText(data.title, Qt::ElideRight, L.title.width()));
+    drawTitle(p, L.title, data.title);
   }
   if (L.rows == 0 || L.cols == 0) {
     p.setFont(L.font);

@@ -39,7 +39,7 @@ TokenLinesLayout layoutTokenLines(const QPaintDevice* device, const QRectF& boun
   L.titleFont = figureFont(device, style.fontSize * 1.25, true);
   const QFontMetricsF fm(L.font, const_cast<QPaintDevice*>(device));
   const QFontMetricsF tfm(L.titleFont, const_cast<QPaintDevice*>(device));
-  const qreal titleH = style.showTitle ? tfm.height() * 1.6 : 0.6 * style.fontSize;
+  const qreal titleH = style.showTitle ? titleHeight(data.title, tfm, bounds.width()) : 0.6 * style.fontSize;
   L.title = QRectF(bounds.left(), bounds.top(), bounds.width(), titleH);
   if (data.heads.empty()) return L;
   const HeatmapData& h = data.heads.front();
@@ -65,8 +65,7 @@ void paintTokenLines(QPainter& p, const TokenLinesLayout& L, const TokenLinesDat
   p.setPen(style.foreground);
   if (style.showTitle) {
     p.setFont(L.titleFont);
-    const QFontMetricsF tfm(L.titleFont, p.device());
-    p.drawText(L.title, Qt::AlignCenter, tfm.elidedText(data.title, Qt::ElideRight, L.title.width()));
+    drawTitle(p, L.title, data.title);
   }
   if (data.heads.empty() || L.rows == 0) {
     p.restore();
