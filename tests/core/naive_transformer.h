@@ -3,6 +3,7 @@
 // seeds 000 and 002 with plain loops over std::vector<double>. It shares nothing with the
 // engine but the parameter names, and is the oracle of tests/core/test_model.cpp.
 #include <cmath>
+#include <functional>
 #include <complex>
 #include <string>
 #include <vector>
@@ -88,10 +89,15 @@ struct AttentionOut {
   std::vector<Matrix> probs;  // [head][i][j]
 };
 
+// A hand edit of an attention sub-layer `pre`'s q, k, v (what = 'q', 'k', 'v': [L, H*dh] after
+// the projections and RoPE) or its heads' outputs before W^O (what = 'o'), for patching tests.
+using HeadEdit = std::function<void(const std::string& pre, char what, Matrix& m)>;
+
 // allowed(i, j) decides the mask; masked logits are -inf (probability exactly 0).
 template <class Allowed>
 AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelConfig& c,
-                       const atlas::ParamStore& p, const std::string& pre, Allowed allowed) {
+                       const atlas::ParamStore& p, const std::string& pre, Allowed allowed,
+                       const HeadEdit& edit = {}) {
   auto bias = [&](const char* n) { return has(p, pre + n) ? &P(p, pre + n) : nullptr; };
   Matrix q = linear(xq, P(p, pre + ".wq"), bias(".bq"));
   Matrix k = linear(xkv, P(p, pre + ".wk"), bias(".bk"));
@@ -100,6 +106,11 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
   if (c.positional == atlas::Positional::Rotary && !pre.ends_with("cross_attn")) {
     rotate_rotary(q, c, H);
     rotate_rotary(k, c, size_t(c.kv_heads()));
+  }
+  if (edit) {
+    edit(pre, 'q', q);
+    edit(pre, 'k', k);
+    edit(pre, 'v', v);
   }
   Matrix concat = zeros(lq, H * dh);
   AttentionOut r;
@@ -129,6 +140,7 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
     }
     r.probs.push_back(a);
   }
+  if (edit) edit(pre, 'o', concat);
   r.out = linear(concat, P(p, pre + ".wo"), bias(".bo"));
   return r;
 }
@@ -207,7 +219,7 @@ Matrix sub(const Matrix& x, const atlas::ModelConfig& c, const atlas::ParamStore
 }
 
 inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
-                      const std::vector<int>& src, const std::vector<int>& tgt) {
+                      const std::vector<int>& src, const std::vector<int>& tgt, const HeadEdit& edit = {}) {
   Result r;
   auto valid = [&](const std::vector<int>& ids, size_t j) { return c.pad_id < 0 || ids[j] != c.pad_id; };
   Matrix memory, x;
@@ -216,7 +228,7 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
     for (int64_t l = 0; l < c.n_layers; ++l) {
       std::string pre = "encoder.layer" + std::to_string(l);
       x = sub(x, c, p, pre + ".attn_norm", [&](const Matrix& h) {
-        auto a = attention(h, h, c, p, pre + ".attn", [&](size_t, size_t j) { return valid(src, j); });
+        auto a = attention(h, h, c, p, pre + ".attn", [&](size_t, size_t j) { return valid(src, j); }, edit);
         r.attn.push_back(a.probs);
         return a.out;
       });
@@ -235,14 +247,14 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
                            [&](size_t i, size_t j) {
                              const size_t w = size_t(c.attention.sliding_window);  // Mistral
                              return j <= i && (w == 0 || i - j < w) && valid(ids, j);
-                           });
+                           }, edit);
         r.attn.push_back(a.probs);
         return a.out;
       });
       if (c.architecture == atlas::Architecture::EncoderDecoder)
         x = sub(x, c, p, pre + ".cross_attn_norm", [&](const Matrix& h) {
           auto a = attention(h, memory, c, p, pre + ".cross_attn",
-                             [&](size_t, size_t j) { return valid(src, j); });
+                             [&](size_t, size_t j) { return valid(src, j); }, edit);
           r.attn.push_back(a.probs);
           return a.out;
         });
