@@ -90,8 +90,10 @@ struct AttentionOut {
 };
 
 // A hand edit of an attention sub-layer `pre`'s q, k, v (what = 'q', 'k', 'v': [L, H*dh] after
-// the projections and RoPE) or its heads' outputs before W^O (what = 'o'), for patching tests.
-using HeadEdit = std::function<void(const std::string& pre, char what, Matrix& m)>;
+// the projections and RoPE), head `head`'s probabilities (what = 'p': [Lq, Lk], before they
+// weight the values) or its heads' outputs before W^O (what = 'o'), for patching tests; `head`
+// is -1 but for 'p'.
+using HeadEdit = std::function<void(const std::string& pre, char what, int64_t head, Matrix& m)>;
 
 // allowed(i, j) decides the mask; masked logits are -inf (probability exactly 0).
 template <class Allowed>
@@ -108,9 +110,9 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
     rotate_rotary(k, c, size_t(c.kv_heads()));
   }
   if (edit) {
-    edit(pre, 'q', q);
-    edit(pre, 'k', k);
-    edit(pre, 'v', v);
+    edit(pre, 'q', -1, q);
+    edit(pre, 'k', -1, k);
+    edit(pre, 'v', -1, v);
   }
   Matrix concat = zeros(lq, H * dh);
   AttentionOut r;
@@ -132,15 +134,17 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
       double z = 0;
       for (size_t j = 0; j < lk; ++j) z += std::isinf(e[j]) ? 0.0 : std::exp(e[j] - mx);
       for (size_t j = 0; j < lk; ++j) a[i][j] = std::isinf(e[j]) ? 0.0 : std::exp(e[j] - mx) / z;
+    }
+    if (edit) edit(pre, 'p', int64_t(h), a);
+    for (size_t i = 0; i < lq; ++i)
       for (size_t t = 0; t < dh; ++t) {
         double s = 0;
         for (size_t j = 0; j < lk; ++j) s += a[i][j] * v[j][kvh * dh + t];
         concat[i][h * dh + t] = s;
       }
-    }
     r.probs.push_back(a);
   }
-  if (edit) edit(pre, 'o', concat);
+  if (edit) edit(pre, 'o', -1, concat);
   r.out = linear(concat, P(p, pre + ".wo"), bias(".bo"));
   return r;
 }

@@ -1,9 +1,9 @@
 // Activation patching on an encoder-decoder model (core/analysis/patching.h) against an
 // independent construction: the naive encoder-decoder forward of tests/core/naive_transformer.h
 // (plain loops in double), run once on the source input (source and target texts) to take an
-// activation and once on the target input with it put in by hand. Every cell of the encoder's
-// self-attention, the decoder's self-attention and the decoder's cross-attention must equal
-// that hand-edited run's metric.
+// activation and once on the target input with it put in by hand. Every head, q, k, v and
+// pattern cell of the encoder's self-attention, the decoder's self-attention and the decoder's
+// cross-attention must equal that hand-edited run's metric.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -37,29 +37,36 @@ Tensor encdec_tensor(const Matrix& m) {
   return t;
 }
 
-// A naive run that records every sub-layer's q, k, v and heads' outputs ('o') by prefix.
+// A naive run that records every sub-layer's q, k, v, heads' outputs ('o') and each head's
+// probabilities ('p') by prefix (and head).
 struct EncDecRecord {
   Matrix logits;
-  std::map<std::pair<std::string, char>, Matrix> acts;
+  std::map<std::tuple<std::string, char, int64_t>, Matrix> acts;
 };
 
 EncDecRecord encdec_recorded(const ModelConfig& c, const ParamStore& p, const PatchingInput& in) {
   EncDecRecord r;
   r.logits = naive::forward(c, p, encdec_ids(in.source), encdec_ids(in.target),
-                            [&r](const std::string& pre, char what, Matrix& m) { r.acts[{pre, what}] = m; })
+                            [&r](const std::string& pre, char what, int64_t head, Matrix& m) {
+                              r.acts[{pre, what, head}] = m;
+                            })
                  .logits;
   return r;
 }
 
 // The naive run of `in` with head h's columns of `what` in sub-layer `row` set to `from`'s
-// (rows `p` only, or every row when p < 0).
+// (rows `p` only, or every row when p < 0); what = 'p': head h's probabilities, all of them.
 Matrix encdec_edited(const ModelConfig& c, const ParamStore& p, const PatchingInput& in, const EncDecRecord& from,
                      const std::string& row, char what, int64_t h, int64_t pos = -1) {
   const size_t dh = size_t(c.d_head());
   return naive::forward(c, p, encdec_ids(in.source), encdec_ids(in.target),
-                        [&](const std::string& pre, char w, Matrix& m) {
+                        [&](const std::string& pre, char w, int64_t head, Matrix& m) {
                           if (pre != row || w != what) return;
-                          const Matrix& s = from.acts.at({pre, w});
+                          if (w == 'p') {
+                            if (head == h) m = from.acts.at({pre, w, head});
+                            return;
+                          }
+                          const Matrix& s = from.acts.at({pre, w, head});
                           for (size_t i = 0; i < m.size(); ++i)
                             if (pos < 0 || int64_t(i) == pos)
                               for (size_t t = size_t(h) * dh; t < size_t(h + 1) * dh; ++t) m[i][t] = s[i][t];
@@ -142,10 +149,11 @@ TEST_CASE("encoder-decoder head patching equals the naive run edited by hand, in
       }
 
     // q, k, v: a cross-attention head's k and v are its projections of the encoder's output
-    for (const PatchSite site : {PatchSite::Q, PatchSite::K, PatchSite::V}) {
+    // pattern: a cross-attention head's [target, source] probabilities
+    for (const PatchSite site : {PatchSite::Q, PatchSite::K, PatchSite::V, PatchSite::Pattern}) {
       spec.site = site;
       CAPTURE(patch_site_name(site));
-      const char what = site == PatchSite::Q ? 'q' : site == PatchSite::K ? 'k' : 'v';
+      const char what = site == PatchSite::Q ? 'q' : site == PatchSite::K ? 'k' : site == PatchSite::V ? 'v' : 'p';
       const PatchResult s = activation_patching(f.model, f.clean, f.corrupted, spec, RunOptions{});
       REQUIRE(s.row_names == rows);
       for (size_t row = 0; row < rows.size(); ++row)
