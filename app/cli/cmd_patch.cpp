@@ -26,10 +26,11 @@ const char* kPatchUsage =
     "  The two texts must have the same number of tokens.\n"
     "  Encoder-decoder models: --clean and --corrupted are the sources (encoder inputs), --target\n"
     "  the clean run's target (decoder input, BOS added) and --corrupted-target the corrupted run's\n"
-    "  (default --target); sources and targets each of the same length. Head sites only; grid\n"
-    "  rows are the attention sub-layers (encoder self-attention, then per decoder layer its\n"
-    "  self- and cross-attention), head-pos positions source positions on encoder rows and target\n"
-    "  positions on decoder rows (cells past a row's length NaN); --position is a target position.\n"
+    "  (default --target); sources and targets each of the same length. Head sites: grid rows\n"
+    "  are the attention sub-layers (encoder self-attention, then per decoder layer its self- and\n"
+    "  cross-attention); resid: the encoder's layers, then the decoder's (attn, mlp refused).\n"
+    "  Positions are source positions on encoder rows and target positions on decoder rows (cells\n"
+    "  past a row's length NaN); --position is a target position.\n"
     "    --direction denoise  clean activations into the corrupted run (default)\n"
     "    --direction noise    corrupted activations into the clean run\n"
     "    --site resid     the residual stream before each layer x position (layer 0: embeddings)\n"
@@ -108,7 +109,7 @@ int cmd_patch(const std::vector<std::string>& args) {
               enc_dec ? "target " : "", (long long)r.position, r.clean, r.corrupted);
   std::string shape;
   for (int64_t s : r.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
-  const char* rows = enc_dec ? "attention sub-layers" : "layers";
+  const char* rows = enc_dec && spec.site != PatchSite::Resid ? "attention sub-layers" : "layers";
   std::printf("grid %s (%s x %s), %lld patched runs; normalised: clean 1, corrupted 0\n", shape.c_str(), rows,
               r.shape.size() == 3 ? "heads x positions" : patch_site_per_head(spec.site) ? "heads" : "positions",
               (long long)r.runs);
@@ -116,7 +117,7 @@ int cmd_patch(const std::vector<std::string>& args) {
     std::printf("rows:");
     for (size_t i = 0; i < r.row_names.size(); ++i) std::printf(" %zu %s%s", i, r.row_names[i].c_str(),
                                                                 i + 1 < r.row_names.size() ? "," : "\n");
-    if (r.shape.size() == 3)
+    if (r.shape.size() == 3 || spec.site == PatchSite::Resid)
       std::printf("positions: source positions on encoder rows, target positions on decoder rows; cells past a "
                   "row's length are NaN\n");
   }

@@ -16,7 +16,8 @@
 // Encoder-decoder models: each run is a source and a target (Model::forward's two inputs); a
 // grid row is one attention sub-layer (encoder self-attention, decoder self-attention, decoder
 // cross-attention, in the order the clean run calls them), a hook call matched to its row by
-// prefix. A cross-attention head's k and v are its projections of the encoder's output, so
+// prefix; resid rows are the encoder's layers, then the decoder's, a decoder row's layer 0
+// swapping a target token. A cross-attention head's k and v are its projections of the encoder's output, so
 // patching them changes what that head reads of the source and nothing else.
 #include "core/analysis/patching.h"
 
@@ -264,10 +265,11 @@ void check_patching(const Model& model, const PatchingInput& clean_in, const Pat
     if (lt == 0)
       throw AtlasError("activation patching on an encoder-decoder model needs a non-empty target (decoder "
                        "input): the metric is read at a target position");
-    if (layer_site(spec.site))
+    if (spec.site == PatchSite::Attn || spec.site == PatchSite::Mlp)
       throw AtlasError(std::string("the site ") + patch_site_name(spec.site) +
-                       " patches one stack's layers by position; on an encoder-decoder model patch the "
-                       "attention sub-layers' heads instead: use --site head, head-pos, q, k, v or pattern");
+                       " patches one sub-layer output per layer; a decoder layer of an encoder-decoder model "
+                       "has two attention sub-layers (self and cross) in its output: use --site resid, or "
+                       "head-pos for one sub-layer's heads");
   }
   if (c.output == OutputHead::None)
     throw AtlasError("activation patching measures the output logits; this model has no output head");
@@ -360,13 +362,22 @@ PatchResult activation_patching(const Model& model, const PatchingInput& clean, 
   const bool causal_rows = incremental_forward_applies(c, base);
 
   const bool denoise = spec.direction == PatchDirection::Denoise;
-  const std::vector<TokenInfo>& target_tokens = denoise ? corrupted.source : clean.source;
-  const std::vector<TokenInfo>& source_tokens = denoise ? clean.source : corrupted.source;
+  const PatchingInput& target_input = denoise ? corrupted : clean;
+  const PatchingInput& source_input = denoise ? clean : corrupted;
   const RecordedRun clean_run = record_run(model, clean, base, spec.site);
 
   PatchRows rows;
   rows.by_prefix = enc_dec;
-  if (enc_dec) {
+  if (enc_dec && layer_site(spec.site)) {  // resid: every encoder layer, then every decoder layer
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      rows.names.push_back("encoder.layer" + std::to_string(l));
+      rows.lengths.push_back(int64_t(clean.source.size()));
+    }
+    for (int64_t l = 0; l < c.decoder_layers(); ++l) {
+      rows.names.push_back("decoder.layer" + std::to_string(l));
+      rows.lengths.push_back(L);
+    }
+  } else if (enc_dec) {
     for (const std::string& prefix : clean_run.head_order)
       if (global_layer_of(c, prefix) >= 0) {
         rows.names.push_back(prefix);
@@ -392,7 +403,7 @@ PatchResult activation_patching(const Model& model, const PatchingInput& clean, 
   r.row_names = rows.names;
   r.shape = per_head(spec.site)               ? std::vector<int64_t>{layers, H}
             : spec.site == PatchSite::HeadPos ? std::vector<int64_t>{layers, H, P}
-                                              : std::vector<int64_t>{layers, L};
+                                              : std::vector<int64_t>{layers, P};
   int64_t cells = 1;
   for (int64_t s : r.shape) cells *= s;
   if (progress) progress(1, 2 + cells);
@@ -439,7 +450,7 @@ PatchResult activation_patching(const Model& model, const PatchingInput& clean, 
     const int64_t l = cell / (cells / layers);
     const int64_t h = per_head(spec.site) ? cell % H : spec.site == PatchSite::HeadPos ? (cell / r.shape.back()) % H : -1;
     const int64_t p = per_position(spec.site) ? cell % r.shape.back() : -1;
-    if (spec.site == PatchSite::HeadPos && p >= rows.lengths[size_t(l)]) {
+    if (p >= 0 && p >= rows.lengths[size_t(l)]) {
       // past this row's stack's length (an encoder-decoder model's shorter side): no such cell
       r.raw[size_t(cell)] = std::numeric_limits<double>::quiet_NaN();
       if (progress) progress(done + 1, 2 + cells);
@@ -451,12 +462,16 @@ PatchResult activation_patching(const Model& model, const PatchingInput& clean, 
       continue;
     }
     RunOptions o = base;
-    std::vector<TokenInfo> tokens = target_tokens;
+    PatchingInput run = target_input;
     std::map<std::string, size_t> calls;  // heads calls so far per sub-layer, matched to the source's
-    if (spec.site == PatchSite::Resid && l == 0) {
-      tokens[size_t(p)] = source_tokens[size_t(p)];
+    // an encoder-decoder model's decoder rows read the target, the rest the source (or the one input)
+    const bool target_side = enc_dec && rows.names[size_t(l)].rfind("decoder.", 0) == 0;
+    const bool first_layer = rows.names[size_t(l)].ends_with(".layer0");
+    if (spec.site == PatchSite::Resid && first_layer) {
+      (target_side ? run.target : run.source)[size_t(p)] =
+          (target_side ? source_input.target : source_input.source)[size_t(p)];
     } else if (spec.site == PatchSite::Resid) {
-      const std::string before = patch_layer_name(c, l - 1);
+      const std::string before = rows.names[size_t(l - 1)];  // the layer before, in the same stack
       const Tensor& from = source.layers.at(before).second;
       o.hooks.layer = [&, before, p](const std::string& layer, const Tensor&, Tensor& out) {
         if (layer != before) return;
@@ -485,7 +500,7 @@ PatchResult activation_patching(const Model& model, const PatchingInput& clean, 
     }
     RunResult patched;
     try {
-      patched = model.forward(tokens, denoise ? corrupted.target : clean.target, o);
+      patched = model.forward(run.source, run.target, o);
     } catch (const Cancelled&) {
       cancelled_at(cell);
     }

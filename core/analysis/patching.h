@@ -65,16 +65,17 @@ struct PatchingInput {
 struct PatchResult {
   PatchSpec spec;
   // [rows, positions] (resid, attn, mlp), [rows, heads] (head, q, k, v, pattern),
-  // [rows, heads, positions] (head-pos); row-major. A row is a layer, except on an
-  // encoder-decoder model, where it is one attention sub-layer (see row_names).
+  // [rows, heads, positions] (head-pos); row-major. A row is a layer, except for the head sites
+  // on an encoder-decoder model, where it is one attention sub-layer (see row_names).
   std::vector<int64_t> shape;
   // Per row (shape[0]): layer sites, the layer ("decoder.layer3"); head sites, the attention
   // sub-layer the row patches ("decoder.layer3.self_attn"). Encoder-decoder models: one row per
   // attention sub-layer in the order the model runs them, every encoder layer's self-attention
   // ("encoder.layer0.attn", ...), then per decoder layer its self-attention and its
-  // cross-attention ("decoder.layer0.self_attn", "decoder.layer0.cross_attn", ...); head-pos
-  // positions are source positions on encoder rows and target positions on decoder rows, the
-  // axis as long as the longer of the two, cells past a row's own length NaN (never run).
+  // cross-attention ("decoder.layer0.self_attn", "decoder.layer0.cross_attn", ...); resid (the one layer
+  // site there): every encoder layer, then every decoder layer. Positions (head-pos, resid) are
+  // source positions on encoder rows and target positions on decoder rows, the axis as long as
+  // the longer of the two, cells past a row's own length NaN (never run).
   std::vector<std::string> row_names;
   std::vector<double> raw;         // the metric of each patched run
   std::vector<double> normalised;  // (raw - corrupted) / (clean - corrupted); NaN when clean = corrupted
@@ -91,8 +92,8 @@ inline int64_t patch_cell(const PatchResult& r, int64_t a, int64_t b, int64_t c 
 
 // Checks that the spec applies to the model and the two inputs and throws AtlasError naming the
 // problem: different lengths (both named, and which side: source or target), an empty input,
-// a target on a model without a decoder input or none on an encoder-decoder model, layer sites
-// (resid, attn, mlp) on an encoder-decoder model, no output head, token ids
+// a target on a model without a decoder input or none on an encoder-decoder model, attn and mlp
+// sites on an encoder-decoder model, no output head, token ids
 // outside the vocabulary, a position outside the input, layer sites (resid, attn, mlp) on a stack
 // kind whose layers do not call the layer hook, MLP sites on post-norm layers, q/k/v/pattern sites
 // on Transformer-XL (its relative sub-layer has no such hooks), pattern sites on a mechanism kernel.

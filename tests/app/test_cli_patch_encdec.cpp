@@ -56,6 +56,12 @@ TEST_CASE("atlas patch on an encoder-decoder model takes the targets and names t
   CHECK_THAT(o.out, Catch::Contains("source positions on encoder rows, target positions on decoder rows"));
   CHECK(read_npy(dir / "hp" / "grid.npy").shape == "6, 4, 7");
   CHECK_THAT(read_all(dir / "hp" / "grid.csv"), Catch::Contains("\n2,decoder.layer0.self_attn,0,5,,\n"));
+  // resid: rows the encoder's layers then the decoder's
+  o = run_atlas("patch" + args + " --site resid --out " + (dir / "resid").string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("rows: 0 encoder.layer0, 1 encoder.layer1, 2 decoder.layer0, 3 decoder.layer1\n"));
+  CHECK(read_npy(dir / "resid" / "grid.npy").shape == "4, 7");
   fs::remove_all(dir);
 }
 
@@ -71,7 +77,7 @@ TEST_CASE("atlas patch refuses bad encoder-decoder input naming the problem", "[
           "the clean source is 4 tokens and the corrupted source 5");
   refused(m + "--site head --clean abcd --corrupted abce --target xy --corrupted-target xyz",
           "the clean target is 3 tokens and the corrupted target 4");
-  refused(m + "--site resid --clean abcd --corrupted abce --target xy", "use --site head, head-pos, q, k, v or pattern");
+  refused(m + "--site attn --clean abcd --corrupted abce --target xy", "has two attention sub-layers (self and cross)");
   refused(m + "--site head --clean abcd --corrupted abce --target xy --position 3",
           "--position 3 is out of range: the clean target has 3 tokens");
   refused("patch preset:tiny-decoder --metric kl --site head --clean abcd --corrupted abce --target xy",

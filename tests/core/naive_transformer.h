@@ -92,7 +92,8 @@ struct AttentionOut {
 // A hand edit of an attention sub-layer `pre`'s q, k, v (what = 'q', 'k', 'v': [L, H*dh] after
 // the projections and RoPE), head `head`'s probabilities (what = 'p': [Lq, Lk], before they
 // weight the values) or its heads' outputs before W^O (what = 'o'), for patching tests; `head`
-// is -1 but for 'p'.
+// is -1 but for 'p'. forward() also calls it with what = 'r' and the layer's prefix
+// ("decoder.layer1") on the residual stream [L, d] before each layer.
 using HeadEdit = std::function<void(const std::string& pre, char what, int64_t head, Matrix& m)>;
 
 // allowed(i, j) decides the mask; masked logits are -inf (probability exactly 0).
@@ -231,6 +232,7 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
     x = embed(src, c, p);
     for (int64_t l = 0; l < c.n_layers; ++l) {
       std::string pre = "encoder.layer" + std::to_string(l);
+      if (edit) edit(pre, 'r', -1, x);
       x = sub(x, c, p, pre + ".attn_norm", [&](const Matrix& h) {
         auto a = attention(h, h, c, p, pre + ".attn", [&](size_t, size_t j) { return valid(src, j); }, edit);
         r.attn.push_back(a.probs);
@@ -246,6 +248,7 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
     x = embed(ids, c, p);
     for (int64_t l = 0; l < c.decoder_layers(); ++l) {
       std::string pre = "decoder.layer" + std::to_string(l);
+      if (edit) edit(pre, 'r', -1, x);
       x = sub(x, c, p, pre + ".self_attn_norm", [&](const Matrix& h) {
         auto a = attention(h, h, c, p, pre + ".self_attn",
                            [&](size_t i, size_t j) {

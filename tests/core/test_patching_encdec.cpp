@@ -201,6 +201,43 @@ TEST_CASE("encoder-decoder head-pos patching: source positions on encoder rows, 
   CHECK(r.runs == expected_runs);
 }
 
+TEST_CASE("encoder-decoder resid patching equals the naive run with the residual row set by hand, in both stacks",
+          "[patching][encdec]") {
+  const EncDecFixture f("abcab c", "bca", "abxab c", "bcb");  // source 7 tokens, target 4
+  const ModelConfig& c = f.c;
+  const ParamStore& p = f.model.params();
+  const EncDecRecord clean = encdec_recorded(c, p, f.clean), corrupted = encdec_recorded(c, p, f.corrupted);
+  const Tensor clean_logits = encdec_tensor(clean.logits);
+  std::vector<std::string> layers;
+  for (int64_t l = 0; l < c.n_layers; ++l) layers.push_back("encoder.layer" + std::to_string(l));
+  for (int64_t l = 0; l < c.decoder_layers(); ++l) layers.push_back("decoder.layer" + std::to_string(l));
+  const int64_t Ls = int64_t(f.clean.source.size()), Lt = int64_t(f.clean.target.size());
+  for (const PatchDirection dir : {PatchDirection::Denoise, PatchDirection::Noise}) {
+    CAPTURE(patch_direction_name(dir));
+    const bool denoise = dir == PatchDirection::Denoise;
+    const PatchSpec spec = encdec_spec(PatchSite::Resid, dir);
+    const PatchResult r = activation_patching(f.model, f.clean, f.corrupted, spec, RunOptions{});
+    REQUIRE(r.row_names == layers);
+    REQUIRE(r.shape == std::vector<int64_t>{int64_t(layers.size()), Ls});
+    for (size_t row = 0; row < layers.size(); ++row)
+      for (int64_t pos = 0; pos < Ls; ++pos) {
+        CAPTURE(layers[row], pos);
+        const double got = r.raw[size_t(patch_cell(r, int64_t(row), pos))];
+        if (layers[row].rfind("decoder", 0) == 0 && pos >= Lt) {
+          CHECK(std::isnan(got));
+          continue;
+        }
+        const EncDecRecord& from = denoise ? clean : corrupted;
+        const Matrix edited = naive::forward(
+            c, p, encdec_ids((denoise ? f.corrupted : f.clean).source), encdec_ids((denoise ? f.corrupted : f.clean).target),
+            [&](const std::string& pre, char w, int64_t, Matrix& m) {
+              if (w == 'r' && pre == layers[row]) m[size_t(pos)] = from.acts.at({pre, 'r', -1})[size_t(pos)];
+            }).logits;
+        check_encdec_cell(got, patch_metric(spec, clean_logits, encdec_tensor(edited)));
+      }
+  }
+}
+
 TEST_CASE("encoder-decoder patching: a stack whose inputs agree gives exactly the unpatched run (0 denoising, 1 noising)",
           "[patching][encdec]") {
   // Same source, different targets: the encoder's heads are the same in both runs, so patching
@@ -242,10 +279,10 @@ TEST_CASE("encoder-decoder patching refuses mismatched lengths and layer sites, 
   PatchingInput no_target = f.clean;
   no_target.target.clear();
   REQUIRE_THROWS_WITH(check_patching(f.model, no_target, no_target, spec), Catch::Contains("non-empty target"));
-  for (const PatchSite site : {PatchSite::Resid, PatchSite::Attn, PatchSite::Mlp}) {
+  for (const PatchSite site : {PatchSite::Attn, PatchSite::Mlp}) {
     spec.site = site;
     REQUIRE_THROWS_WITH(check_patching(f.model, f.clean, f.clean, spec),
-                        Catch::Contains("encoder-decoder") && Catch::Contains("--site head"));
+                        Catch::Contains("two attention sub-layers") && Catch::Contains("use --site resid, or head-pos"));
   }
   spec.site = PatchSite::Head;
   spec.position = 4;  // the target has 4 positions
