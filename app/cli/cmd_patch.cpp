@@ -17,13 +17,20 @@ namespace atlas::cli {
 namespace {
 
 const char* kPatchUsage =
-    "usage: atlas patch MODEL --clean S --corrupted S\n"
+    "usage: atlas patch MODEL --clean S --corrupted S [--target T] [--corrupted-target T]\n"
     "                   --site resid|attn|mlp|head|head-pos|q|k|v|pattern|path\n"
     "                   [--direction denoise|noise] --metric logit-diff|prob|kl|loss\n"
     "                   [--tokens A,B] [--position P] [--out DIR] [--top K]\n"
     "                   [--backend cpu|vulkan|auto] [--device D]\n"
     "  Activation patching: one activation of one run put into the other, every cell in turn.\n"
     "  The two texts must have the same number of tokens.\n"
+    "  Encoder-decoder models: --clean and --corrupted are the sources (encoder inputs), --target\n"
+    "  the clean run's target (decoder input, BOS added) and --corrupted-target the corrupted run's\n"
+    "  (default --target); sources and targets each of the same length. Head sites: grid rows\n"
+    "  are the attention sub-layers (encoder self-attention, then per decoder layer its self- and\n"
+    "  cross-attention); resid: the encoder's layers, then the decoder's (attn, mlp refused).\n"
+    "  Positions are source positions on encoder rows and target positions on decoder rows (cells\n"
+    "  past a row's length NaN); --position is a target position.\n"
     "    --direction denoise  clean activations into the corrupted run (default)\n"
     "    --direction noise    corrupted activations into the clean run\n"
     "    --site resid     the residual stream before each layer x position (layer 0: embeddings)\n"
@@ -52,7 +59,8 @@ const char* kPatchUsage =
 int cmd_patch(const std::vector<std::string>& args) {
   if (wants_help(args, kPatchUsage)) return 0;
   std::set<std::string> flags = kPatchSpecFlags;
-  flags.insert({"--out", "--top", "--backend", "--device", "--receivers", "--receiver-input"});
+  flags.insert({"--out", "--top", "--backend", "--device", "--receivers", "--receiver-input", "--target",
+                "--corrupted-target"});
   Args a(args, {flags, {}});
   const bool path = a.get_or("--site", "") == "path";
   if (!path && (a.has("--receivers") || a.has("--receiver-input")))
@@ -76,7 +84,7 @@ int cmd_patch(const std::vector<std::string>& args) {
   const Model model = load_model(a.positionals()[0]);
   for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
   for (const auto& w : weight_warnings(model)) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
-  const PatchInputs in = patch_inputs(model, a, tokens, spec, /*check=*/!path);
+  const PatchInputs in = patch_inputs(model, a, tokens, spec, /*check=*/!path, /*targets=*/!path);
   const std::vector<TokenInfo>& clean = in.clean;
   const std::vector<TokenInfo>& corrupted = in.corrupted;
   path_spec.patch = spec;
@@ -87,23 +95,35 @@ int cmd_patch(const std::vector<std::string>& args) {
   options.backend = backend.get();
   const bool tty = isatty(2);
   if (path) return print_path_patching(model, clean, corrupted, path_spec, options, top, a.get("--out"));
-  const PatchResult r = activation_patching(model, clean, corrupted, spec, options, [tty](int64_t done, int64_t total) {
+  const bool enc_dec = model.config().architecture == Architecture::EncoderDecoder;
+  const auto show_progress = [tty](int64_t done, int64_t total) {
     if (tty) std::fprintf(stderr, "\rpatching %lld / %lld", (long long)done, (long long)total);
-  });
+  };
+  const PatchResult r =
+      enc_dec ? activation_patching(model, in.clean_input(), in.corrupted_input(), spec, options, show_progress)
+              : activation_patching(model, clean, corrupted, spec, options, show_progress);
   if (tty) std::fprintf(stderr, "\n");
 
-  std::printf("%s patching of %s, metric %s at position %lld: clean %.6g, corrupted %.6g\n",
+  std::printf("%s patching of %s, metric %s at %sposition %lld: clean %.6g, corrupted %.6g\n",
               patch_direction_name(spec.direction), patch_site_name(spec.site), patch_metric_name(spec.metric),
-              (long long)r.position, r.clean, r.corrupted);
+              enc_dec ? "target " : "", (long long)r.position, r.clean, r.corrupted);
   std::string shape;
   for (int64_t s : r.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
-  std::printf("grid %s (%s), %lld patched runs; normalised: clean 1, corrupted 0\n", shape.c_str(),
-              r.shape.size() == 3 ? "layers x heads x positions"
-              : patch_site_per_head(spec.site) ? "layers x heads" : "layers x positions",
+  const char* rows = enc_dec && spec.site != PatchSite::Resid ? "attention sub-layers" : "layers";
+  std::printf("grid %s (%s x %s), %lld patched runs; normalised: clean 1, corrupted 0\n", shape.c_str(), rows,
+              r.shape.size() == 3 ? "heads x positions" : patch_site_per_head(spec.site) ? "heads" : "positions",
               (long long)r.runs);
+  if (enc_dec) {
+    std::printf("rows:");
+    for (size_t i = 0; i < r.row_names.size(); ++i) std::printf(" %zu %s%s", i, r.row_names[i].c_str(),
+                                                                i + 1 < r.row_names.size() ? "," : "\n");
+    if (r.shape.size() == 3 || spec.site == PatchSite::Resid)
+      std::printf("positions: source positions on encoder rows, target positions on decoder rows; cells past a "
+                  "row's length are NaN\n");
+  }
   report_patch_grid({r.shape, r.raw, r.normalised, r.clean, r.corrupted,
                      spec.direction == PatchDirection::Denoise ? r.corrupted : r.clean},
-                    top, [&r](int64_t i) { return patch_cell_label(r, i); }, a.get("--out"),
+                    top, [&r, enc_dec](int64_t i) { return patch_cell_label(r, i, enc_dec); }, a.get("--out"),
                     [&r](const std::string& path) { write_patch_csv(path, r); });
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
 
 #include "core/analysis/ablation_sweep.h"
 #include "core/formats/atomic_file.h"
@@ -41,16 +42,29 @@ PatchSpec parse_patch_spec(const Args& a, const std::string& verb, std::vector<s
 }
 
 PatchInputs patch_inputs(const Model& model, const Args& a, const std::vector<std::string>& tokens, PatchSpec& spec,
-                         bool check) {
+                         bool check, bool targets) {
   if (tokens.size() > 0) spec.token_a = single_token_id(model, tokens[0], "--tokens");
   if (tokens.size() > 1) spec.token_b = single_token_id(model, tokens[1], "--tokens");
   PatchInputs in;
-  in.clean = model.tokenize(a.require("--clean"), "").first;
-  in.corrupted = model.tokenize(a.require("--corrupted"), "").first;
+  const bool enc_dec = targets && model.config().architecture == Architecture::EncoderDecoder;
+  const std::string clean_target = targets ? a.get_or("--target", "") : "";
+  const std::string corrupted_target = targets ? a.get_or("--corrupted-target", clean_target) : "";
+  if (targets && !enc_dec && (a.has("--target") || a.has("--corrupted-target")))
+    throw AtlasError(std::string(a.has("--target") ? "--target" : "--corrupted-target") +
+                     " is an encoder-decoder model's decoder input; this model is " +
+                     (model.config().architecture == Architecture::Encoder ? "an encoder" : "a decoder") +
+                     ": give its input with --clean and --corrupted only");
+  std::tie(in.clean, in.clean_target) = model.tokenize(a.require("--clean"), clean_target);
+  std::tie(in.corrupted, in.corrupted_target) = model.tokenize(a.require("--corrupted"), corrupted_target);
+  if (!enc_dec) in.clean_target.clear(), in.corrupted_target.clear();
+  const std::vector<TokenInfo>& measured = enc_dec ? in.clean_target : in.clean;
   if (auto p = a.get_index("--position"); p && p->value != -1)
-    spec.position = check_index(*p, 0, int64_t(in.clean.size()) - 1,
-                                "the clean input has " + std::to_string(in.clean.size()) + " tokens", "or -1 for the last");
-  if (check) check_patching(model, in.clean, in.corrupted, spec);
+    spec.position = check_index(*p, 0, int64_t(measured.size()) - 1,
+                                std::string(enc_dec ? "the clean target has " : "the clean input has ") +
+                                    std::to_string(measured.size()) + " tokens",
+                                "or -1 for the last");
+  if (check && enc_dec) check_patching(model, in.clean_input(), in.corrupted_input(), spec);
+  else if (check) check_patching(model, in.clean, in.corrupted, spec);
   return in;
 }
 
@@ -58,14 +72,18 @@ bool patch_site_per_head(PatchSite s) {
   return s == PatchSite::Head || s == PatchSite::Q || s == PatchSite::K || s == PatchSite::V || s == PatchSite::Pattern;
 }
 
-std::string patch_cell_label(const PatchResult& r, int64_t i) {
+std::string patch_cell_label(const PatchResult& r, int64_t i, bool named_rows) {
   const int64_t n1 = r.shape[1];
+  const int64_t cells_per_row = r.shape.size() == 3 ? n1 * r.shape[2] : n1, row = i / cells_per_row;
+  const std::string head_sep = named_rows ? " H" : "H";
+  const std::string name = named_rows && size_t(row) < r.row_names.size() ? r.row_names[size_t(row)]
+                                                                            : "L" + std::to_string(row);
   if (r.shape.size() == 3) {
     const int64_t n2 = r.shape[2];
-    return "L" + std::to_string(i / (n1 * n2)) + "H" + std::to_string((i / n2) % n1) + " pos " + std::to_string(i % n2);
+    return name + head_sep + std::to_string((i / n2) % n1) + " pos " + std::to_string(i % n2);
   }
-  if (patch_site_per_head(r.spec.site)) return "L" + std::to_string(i / n1) + "H" + std::to_string(i % n1);
-  return "L" + std::to_string(i / n1) + " pos " + std::to_string(i % n1);
+  if (patch_site_per_head(r.spec.site)) return name + head_sep + std::to_string(i % n1);
+  return name + " pos " + std::to_string(i % n1);
 }
 
 Tensor patch_values_f32(const std::vector<int64_t>& shape, const std::vector<double>& v) {
@@ -79,13 +97,17 @@ void write_patch_csv(const std::string& path, const PatchResult& r) {
   out.precision(9);
   const bool heads = patch_site_per_head(r.spec.site) || r.spec.site == PatchSite::HeadPos;
   const bool positions = !patch_site_per_head(r.spec.site);
-  out << "layer" << (heads ? ",head" : "") << (positions ? ",position" : "") << ",metric,normalised\n";
+  out << "layer,row" << (heads ? ",head" : "") << (positions ? ",position" : "") << ",metric,normalised\n";
   for (size_t i = 0; i < r.raw.size(); ++i) {
     const int64_t n = int64_t(i);
     const int64_t last = r.shape.back();
-    if (r.shape.size() == 3) out << n / (r.shape[1] * last) << ',' << (n / last) % r.shape[1] << ',' << n % last;
-    else out << n / last << ',' << n % last;
-    out << ',' << r.raw[i] << ',';
+    const int64_t row = r.shape.size() == 3 ? n / (r.shape[1] * last) : n / last;
+    out << row << ',' << (size_t(row) < r.row_names.size() ? r.row_names[size_t(row)] : "") << ',';
+    if (r.shape.size() == 3) out << (n / last) % r.shape[1] << ',' << n % last;
+    else out << n % last;
+    out << ',';
+    if (std::isfinite(r.raw[i])) out << r.raw[i];
+    out << ',';
     if (std::isfinite(r.normalised[i])) out << r.normalised[i];
     out << '\n';
   }
@@ -97,7 +119,8 @@ void report_patch_grid(const PatchGrid& g, int64_t top, const std::function<std:
   if (g.clean == g.corrupted)
     std::printf("the clean and corrupted runs have the same metric: the normalised values are undefined (NaN)\n");
   std::vector<std::pair<double, int64_t>> order;
-  for (int64_t i = 0; i < int64_t(g.raw.size()); ++i) order.push_back({std::fabs(g.raw[size_t(i)] - g.unpatched), i});
+  for (int64_t i = 0; i < int64_t(g.raw.size()); ++i)  // NaN cells (outside a stack's length) are no cells
+    if (!std::isnan(g.raw[size_t(i)])) order.push_back({std::fabs(g.raw[size_t(i)] - g.unpatched), i});
   std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
   if (top > 0) std::printf("strongest cells:\n");
   for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k) {

@@ -26,19 +26,28 @@ PatchSpec parse_patch_spec(const Args& a, const std::string& verb, std::vector<s
 
 struct PatchInputs {
   std::vector<TokenInfo> clean, corrupted;
+  // An encoder-decoder model's decoder inputs (BOS first); empty for other models.
+  std::vector<TokenInfo> clean_target, corrupted_target;
+  PatchingInput clean_input() const { return {clean, clean_target}; }
+  PatchingInput corrupted_input() const { return {corrupted, corrupted_target}; }
 };
 // After it loads: the tokens' ids and --position into `spec`, the two texts tokenized, then
-// check_patching (unless `check` is false: path patching checks its own spec).
+// check_patching (unless `check` is false: path patching checks its own spec). With `targets`
+// (atlas patch), --target and --corrupted-target (default --target) are an encoder-decoder
+// model's decoder inputs and --position a target position; without, an encoder-decoder model
+// is refused by check_patching's one-input form.
 PatchInputs patch_inputs(const Model& model, const Args& a, const std::vector<std::string>& tokens, PatchSpec& spec,
-                         bool check = true);
+                         bool check = true, bool targets = false);
 
 // Sites whose grid is layer x head (every position patched at once): head, q, k, v, pattern.
 bool patch_site_per_head(PatchSite s);
 
-// "L3H2 pos 5", "L3H2" or "L3 pos 5" for a cell of the grid.
-std::string patch_cell_label(const PatchResult& r, int64_t cell);
+// "L3H2 pos 5", "L3H2" or "L3 pos 5" for a cell of the grid; with `named_rows` (an
+// encoder-decoder model's grid, whose rows are sub-layers) the row's name in place of "L3 ".
+std::string patch_cell_label(const PatchResult& r, int64_t cell, bool named_rows = false);
 Tensor patch_values_f32(const std::vector<int64_t>& shape, const std::vector<double>& v);
-// layer[,head][,position],metric,normalised rows (an empty normalised value when NaN).
+// layer,row[,head][,position],metric,normalised rows: layer is the row's index, row its name
+// (PatchResult::row_names); an empty metric or normalised value when NaN.
 void write_patch_csv(const std::string& path, const PatchResult& r);
 
 // What atlas patch prints and writes for any grid (activation or path patching): the note when

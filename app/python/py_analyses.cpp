@@ -142,8 +142,10 @@ py::dict patch(const PyModel& m, const py::object& clean_in, const py::object& c
   const PatchResult r = with_interrupt(options, [&](const RunOptions& o, const auto& progress) {
     return activation_patching(model, clean, corrupted, spec, o, progress);
   });
-  return grid_dict(r.normalised, r.raw, r.shape, r.clean, r.corrupted, r.position, r.runs, spec,
-                   patch_site_name(spec.site));
+  py::dict out = grid_dict(r.normalised, r.raw, r.shape, r.clean, r.corrupted, r.position, r.runs, spec,
+                           patch_site_name(spec.site));
+  out["row_names"] = r.row_names;  // per grid row: its attention sub-layer (head sites) or layer
+  return out;
 }
 
 py::dict attribute(const PyModel& m, const py::object& clean_in, const py::object& corrupted_in,

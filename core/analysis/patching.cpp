@@ -13,6 +13,12 @@
 //   q, k, v: hooks.qkv sets head h's columns of the queries, keys or values; pattern: hooks.pattern
 //     sets head h's probabilities [Lq, Lk] (the engine recomputes that head's output from them);
 //     matched to the source's call by order as above.
+// Encoder-decoder models: each run is a source and a target (Model::forward's two inputs); a
+// grid row is one attention sub-layer (encoder self-attention, decoder self-attention, decoder
+// cross-attention, in the order the clean run calls them), a hook call matched to its row by
+// prefix; resid rows are the encoder's layers, then the decoder's, a decoder row's layer 0
+// swapping a target token. A cross-attention head's k and v are its projections of the encoder's output, so
+// patching them changes what that head reads of the source and nothing else.
 #include "core/analysis/patching.h"
 
 #include <algorithm>
@@ -44,6 +50,7 @@ bool per_position(PatchSite s) { return !per_head(s); }
 // every standard layer's input and output.
 struct RecordedRun {
   std::map<std::string, std::vector<Tensor>> heads;
+  std::vector<std::string> head_order;  // the heads calls' prefixes in the order of their first call
   std::map<std::string, std::pair<Tensor, Tensor>> layers;  // name -> (input, output)
   // Per sub-layer prefix, in call order: q, k, v [L, H*dh] each, and the pattern [H, Lq, Lk]
   // (recorded for the q/k/v/pattern sites only).
@@ -52,7 +59,7 @@ struct RecordedRun {
   Tensor logits;
 };
 
-RecordedRun record_run(const Model& model, const std::vector<TokenInfo>& tokens, const RunOptions& base,
+RecordedRun record_run(const Model& model, const PatchingInput& input, const RunOptions& base,
                        PatchSite site = PatchSite::Resid) {
   RecordedRun r;
   RunOptions o = base;
@@ -62,9 +69,13 @@ RecordedRun record_run(const Model& model, const std::vector<TokenInfo>& tokens,
     o.hooks.qkv = [&r](const std::string& prefix, Tensor& q, Tensor& k, Tensor& v) {
       r.qkv[prefix].push_back({q, k, v});
     };
-  o.hooks.heads = [&r](const std::string& prefix, Tensor& h) { r.heads[prefix].push_back(h); };
+  o.hooks.heads = [&r](const std::string& prefix, Tensor& h) {
+    auto& calls = r.heads[prefix];
+    if (calls.empty()) r.head_order.push_back(prefix);
+    calls.push_back(h);
+  };
   o.hooks.layer = [&r](const std::string& layer, const Tensor& in, Tensor& out) { r.layers[layer] = {in, out}; };
-  r.logits = model.forward(tokens, {}, o).output;
+  r.logits = model.forward(input.source, input.target, o).output;
   return r;
 }
 
@@ -76,6 +87,19 @@ const Tensor& source_call(const RecordedRun& s, const std::string& prefix, size_
                      "or ACT steps differ); head sites need runs of the same structure");
   return it->second[call];
 }
+
+// The grid's rows: layers (global numbering, ablation.h), or on an encoder-decoder model the
+// attention sub-layers by prefix (patching.h, PatchResult::row_names).
+struct PatchRows {
+  bool by_prefix = false;
+  std::vector<std::string> names;
+  std::vector<int64_t> lengths;  // per row, the query positions its sub-layer runs on (head-pos)
+  int64_t of(const ModelConfig& c, const std::string& prefix) const {
+    if (!by_prefix) return global_layer_of(c, prefix);
+    const auto it = std::find(names.begin(), names.end(), prefix);
+    return it == names.end() ? -1 : int64_t(it - names.begin());
+  }
+};
 
 // The layer's standard-stack name ("decoder.layer3") of a single-stack model.
 std::string patch_layer_name(const ModelConfig& c, int64_t l) {
@@ -104,10 +128,11 @@ std::string self_attention_of(const ModelConfig& c, int64_t l) {
 
 // The q/k/v/pattern sites need every layer's attention to have called the hook (a mechanism
 // kernel or a stack of its own may not).
-void check_inputs_recorded(const ModelConfig& c, const RecordedRun& s, PatchSite site, int64_t layers) {
+void check_inputs_recorded(const ModelConfig& c, const RecordedRun& s, PatchSite site, const PatchRows& rows) {
+  const int64_t layers = int64_t(rows.names.size());
   std::vector<bool> seen(size_t(layers), false);
   auto mark = [&](const std::string& prefix) {
-    const int64_t l = global_layer_of(c, prefix);
+    const int64_t l = rows.of(c, prefix);
     if (l >= 0 && l < layers) seen[size_t(l)] = true;
   };
   if (site == PatchSite::Pattern)
@@ -116,8 +141,9 @@ void check_inputs_recorded(const ModelConfig& c, const RecordedRun& s, PatchSite
     for (const auto& [prefix, calls] : s.qkv) mark(prefix);
   for (int64_t l = 0; l < layers; ++l)
     if (!seen[size_t(l)])
-      throw AtlasError(std::string("the site ") + patch_site_name(site) + " needs layer " + std::to_string(l) +
-                       "'s attention to expose its heads' " +
+      throw AtlasError(std::string("the site ") + patch_site_name(site) + " needs " +
+                       (rows.by_prefix ? rows.names[size_t(l)] : "layer " + std::to_string(l) + "'s attention") +
+                       " to expose its heads' " +
                        (site == PatchSite::Pattern ? "probabilities" : "queries, keys and values") +
                        "; its kernel does not: use --site head");
 }
@@ -130,8 +156,8 @@ void set_head_columns(Tensor& t, const Tensor& from, int64_t h, int64_t H) {
 
 // The hook that puts the source's q, k, v or pattern of head h of layer l into a run; `calls`
 // counts each sub-layer's calls so far (matched to the source's by order).
-void set_input_hook(ActivationHooks& hooks, const ModelConfig& c, const RecordedRun& source, PatchSite site,
-                    int64_t l, int64_t h, std::map<std::string, size_t>& calls) {
+void set_input_hook(ActivationHooks& hooks, const ModelConfig& c, const PatchRows& rows, const RecordedRun& source,
+                    PatchSite site, int64_t l, int64_t h, std::map<std::string, size_t>& calls) {
   const int64_t H = c.n_heads;
   auto mismatch = [](const std::string& prefix) {
     return AtlasError("activation patching: the two inputs ran " + prefix +
@@ -139,9 +165,9 @@ void set_input_hook(ActivationHooks& hooks, const ModelConfig& c, const Recorded
                       "steps differ); head sites need runs of the same structure");
   };
   if (site == PatchSite::Pattern) {
-    hooks.pattern = [&c, &source, &calls, l, h, mismatch](const std::string& prefix, Tensor& t) {
+    hooks.pattern = [&c, &rows, &source, &calls, l, h, mismatch](const std::string& prefix, Tensor& t) {
       const size_t call = calls[prefix]++;
-      if (global_layer_of(c, prefix) != l) return;
+      if (rows.of(c, prefix) != l) return;
       const auto it = source.pattern.find(prefix);
       if (it == source.pattern.end() || call >= it->second.size() || it->second[call].shape != t.shape)
         throw mismatch(prefix);
@@ -151,10 +177,10 @@ void set_input_hook(ActivationHooks& hooks, const ModelConfig& c, const Recorded
     return;
   }
   const size_t which = site == PatchSite::Q ? 0 : site == PatchSite::K ? 1 : 2;
-  hooks.qkv = [&c, &source, &calls, l, h, H, which, mismatch](const std::string& prefix, Tensor& q, Tensor& k,
-                                                                Tensor& v) {
+  hooks.qkv = [&c, &rows, &source, &calls, l, h, H, which, mismatch](const std::string& prefix, Tensor& q,
+                                                                       Tensor& k, Tensor& v) {
     const size_t call = calls[prefix]++;
-    if (global_layer_of(c, prefix) != l) return;
+    if (rows.of(c, prefix) != l) return;
     Tensor& t = which == 0 ? q : which == 1 ? k : v;
     const auto it = source.qkv.find(prefix);
     if (it == source.qkv.end() || call >= it->second.size() || it->second[call][which].shape != t.shape)
@@ -207,15 +233,44 @@ PatchMetric parse_patch_metric(const std::string& s, const std::string& flag) {
 
 void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
                     const std::vector<TokenInfo>& corrupted, const PatchSpec& spec) {
+  if (model.config().architecture == Architecture::EncoderDecoder)
+    throw AtlasError("this analysis covers encoder-only and decoder-only models (one input per run); an "
+                     "encoder-decoder model (a source and a target per run) is supported by activation "
+                     "patching with targets only (atlas patch --target)");
+  check_patching(model, PatchingInput{clean, {}}, PatchingInput{corrupted, {}}, spec);
+}
+
+void check_patching(const Model& model, const PatchingInput& clean_in, const PatchingInput& corrupted_in,
+                    const PatchSpec& spec) {
   const ModelConfig& c = model.config();
+  const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
+  const std::vector<TokenInfo>& clean = clean_in.source;
+  const std::vector<TokenInfo>& corrupted = corrupted_in.source;
+  if (!enc_dec && (!clean_in.target.empty() || !corrupted_in.target.empty()))
+    throw AtlasError("a target (decoder input) is only used by encoder-decoder models; this model is " +
+                     std::string(c.architecture == Architecture::Encoder ? "an encoder" : "a decoder"));
+  const char* source_side = enc_dec ? "source" : "input";
   if (clean.size() != corrupted.size())
-    throw AtlasError("the clean input is " + std::to_string(clean.size()) + " tokens and the corrupted input " +
-                     std::to_string(corrupted.size()) +
-                     "; activation patching needs two inputs of the same token length (token-aligned)");
-  if (clean.empty()) throw AtlasError("activation patching needs a non-empty input");
-  if (c.architecture == Architecture::EncoderDecoder)
-    throw AtlasError("activation patching covers encoder-only and decoder-only models; an encoder-decoder "
-                     "model (two inputs per run) is not supported yet");
+    throw AtlasError(std::string("the clean ") + source_side + " is " + std::to_string(clean.size()) +
+                     " tokens and the corrupted " + source_side + " " + std::to_string(corrupted.size()) +
+                     "; activation patching needs two " + source_side +
+                     "s of the same token length (token-aligned)");
+  if (clean.empty()) throw AtlasError(std::string("activation patching needs a non-empty ") + source_side);
+  if (enc_dec) {
+    const size_t lt = clean_in.target.size(), lt2 = corrupted_in.target.size();
+    if (lt != lt2)
+      throw AtlasError("the clean target is " + std::to_string(lt) + " tokens and the corrupted target " +
+                       std::to_string(lt2) +
+                       "; activation patching needs two targets of the same token length (token-aligned)");
+    if (lt == 0)
+      throw AtlasError("activation patching on an encoder-decoder model needs a non-empty target (decoder "
+                       "input): the metric is read at a target position");
+    if (spec.site == PatchSite::Attn || spec.site == PatchSite::Mlp)
+      throw AtlasError(std::string("the site ") + patch_site_name(spec.site) +
+                       " patches one sub-layer output per layer; a decoder layer of an encoder-decoder model "
+                       "has two attention sub-layers (self and cross) in its output: use --site resid, or "
+                       "head-pos for one sub-layer's heads");
+  }
   if (c.output == OutputHead::None)
     throw AtlasError("activation patching measures the output logits; this model has no output head");
   const char* metric = patch_metric_name(spec.metric);
@@ -227,10 +282,10 @@ void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
   };
   if (spec.metric != PatchMetric::KL) check_token(spec.token_a, "a first");
   if (spec.metric == PatchMetric::LogitDiff) check_token(spec.token_b, "a second");
-  const int64_t L = int64_t(clean.size());
+  const int64_t L = int64_t(enc_dec ? clean_in.target.size() : clean.size());
   if (spec.position < -1 || spec.position >= L)
-    throw AtlasError("position " + std::to_string(spec.position) + " is outside the input's " + std::to_string(L) +
-                     " positions (0.." + std::to_string(L - 1) + ", or -1 for the last)");
+    throw AtlasError("position " + std::to_string(spec.position) + " is outside the " +
+                     (enc_dec ? "target's " : "input's ") + std::to_string(L) + " positions (0.." + std::to_string(L - 1) + ", or -1 for the last)");
   bool heads = false;  // attention sub-layers with an output projection the hooks act on
   for (const auto& [name, t] : model.params())
     heads |= name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && global_layer_of(c, name) >= 0;
@@ -281,16 +336,21 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
                                 const RunOptions& options,
                                 const std::function<void(int64_t, int64_t)>& progress, PatchResult* partial) {
   check_patching(model, clean, corrupted, spec);
+  return activation_patching(model, PatchingInput{clean, {}}, PatchingInput{corrupted, {}}, spec, options, progress,
+                             partial);
+}
+
+PatchResult activation_patching(const Model& model, const PatchingInput& clean, const PatchingInput& corrupted,
+                                const PatchSpec& spec, const RunOptions& options,
+                                const std::function<void(int64_t, int64_t)>& progress, PatchResult* partial) {
+  check_patching(model, clean, corrupted, spec);
   const ModelConfig& c = model.config();
-  const int64_t L = int64_t(clean.size()), layers = ablation_layer_count(c), H = c.n_heads;
+  const bool enc_dec = c.architecture == Architecture::EncoderDecoder;
+  // L: the measured sequence's length (the target of an encoder-decoder model)
+  const int64_t L = int64_t(enc_dec ? clean.target.size() : clean.source.size()), H = c.n_heads;
   PatchResult r;
   r.spec = spec;
   r.position = spec.position < 0 ? L - 1 : spec.position;
-  r.shape = per_head(spec.site)               ? std::vector<int64_t>{layers, H}
-            : spec.site == PatchSite::HeadPos ? std::vector<int64_t>{layers, H, L}
-                                              : std::vector<int64_t>{layers, L};
-  int64_t cells = 1;
-  for (int64_t s : r.shape) cells *= s;
 
   RunOptions base = options;
   base.trace = TraceOptions::none();
@@ -302,9 +362,50 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
   const bool causal_rows = incremental_forward_applies(c, base);
 
   const bool denoise = spec.direction == PatchDirection::Denoise;
-  const std::vector<TokenInfo>& target_tokens = denoise ? corrupted : clean;
-  const std::vector<TokenInfo>& source_tokens = denoise ? clean : corrupted;
+  const PatchingInput& target_input = denoise ? corrupted : clean;
+  const PatchingInput& source_input = denoise ? clean : corrupted;
   const RecordedRun clean_run = record_run(model, clean, base, spec.site);
+
+  PatchRows rows;
+  rows.by_prefix = enc_dec;
+  if (enc_dec && layer_site(spec.site)) {  // resid: every encoder layer, then every decoder layer
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      rows.names.push_back("encoder.layer" + std::to_string(l));
+      rows.lengths.push_back(int64_t(clean.source.size()));
+    }
+    for (int64_t l = 0; l < c.decoder_layers(); ++l) {
+      rows.names.push_back("decoder.layer" + std::to_string(l));
+      rows.lengths.push_back(L);
+    }
+  } else if (enc_dec) {
+    for (const std::string& prefix : clean_run.head_order)
+      if (global_layer_of(c, prefix) >= 0) {
+        rows.names.push_back(prefix);
+        rows.lengths.push_back(clean_run.heads.at(prefix).front().shape[0]);
+      }
+  } else {
+    for (int64_t l = 0; l < ablation_layer_count(c); ++l) {
+      std::string name = patch_layer_name(c, l);
+      if (!layer_site(spec.site))
+        for (const std::string& prefix : clean_run.head_order)
+          if (global_layer_of(c, prefix) == l) {
+            name = prefix;
+            break;
+          }
+      rows.names.push_back(name);
+      rows.lengths.push_back(L);
+    }
+  }
+  if (rows.names.empty())
+    throw AtlasError("this model's attention sub-layers do not report their heads' outputs: nothing to patch");
+  const int64_t layers = int64_t(rows.names.size());
+  const int64_t P = enc_dec ? *std::max_element(rows.lengths.begin(), rows.lengths.end()) : L;  // positions axis
+  r.row_names = rows.names;
+  r.shape = per_head(spec.site)               ? std::vector<int64_t>{layers, H}
+            : spec.site == PatchSite::HeadPos ? std::vector<int64_t>{layers, H, P}
+                                              : std::vector<int64_t>{layers, P};
+  int64_t cells = 1;
+  for (int64_t s : r.shape) cells *= s;
   if (progress) progress(1, 2 + cells);
   const RecordedRun corrupted_run = record_run(model, corrupted, base, spec.site);
   if (progress) progress(2, 2 + cells);
@@ -316,12 +417,13 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
   if (spec.site == PatchSite::HeadPos)
     for (const auto& [prefix, calls] : source.heads)
       for (const Tensor& t : calls)
-        if (t.shape[0] != L)
+        if (const int64_t l = rows.of(c, prefix); l >= 0 && t.shape[0] != rows.lengths[size_t(l)])
           throw AtlasError("the site head-pos needs every attention call to see the whole input; " + prefix +
-                           " runs on " + std::to_string(t.shape[0]) + " of the " + std::to_string(L) +
+                           " runs on " + std::to_string(t.shape[0]) + " of the " +
+                           std::to_string(rows.lengths[size_t(l)]) +
                            " positions at a time (Transformer-XL segments): use --site head");
 
-  if (input_site(spec.site)) check_inputs_recorded(c, source, spec.site, layers);
+  if (input_site(spec.site)) check_inputs_recorded(c, source, spec.site, rows);
 
   const auto normalise = [&r] {
     const double span = r.clean - r.corrupted;
@@ -346,20 +448,30 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
   for (int64_t cell = 0; cell < cells; ++cell, ++done) {
     if (options.cancel && options.cancel->load()) cancelled_at(cell);
     const int64_t l = cell / (cells / layers);
-    const int64_t h = per_head(spec.site) ? cell % H : spec.site == PatchSite::HeadPos ? (cell / L) % H : -1;
-    const int64_t p = per_position(spec.site) ? cell % L : -1;
+    const int64_t h = per_head(spec.site) ? cell % H : spec.site == PatchSite::HeadPos ? (cell / r.shape.back()) % H : -1;
+    const int64_t p = per_position(spec.site) ? cell % r.shape.back() : -1;
+    if (p >= 0 && p >= rows.lengths[size_t(l)]) {
+      // past this row's stack's length (an encoder-decoder model's shorter side): no such cell
+      r.raw[size_t(cell)] = std::numeric_limits<double>::quiet_NaN();
+      if (progress) progress(done + 1, 2 + cells);
+      continue;
+    }
     if ((causal_rows && p > r.position) ||
         (!spec.cells.empty() && !std::binary_search(spec.cells.begin(), spec.cells.end(), cell))) {
       if (progress) progress(done + 1, 2 + cells);
       continue;
     }
     RunOptions o = base;
-    std::vector<TokenInfo> tokens = target_tokens;
+    PatchingInput run = target_input;
     std::map<std::string, size_t> calls;  // heads calls so far per sub-layer, matched to the source's
-    if (spec.site == PatchSite::Resid && l == 0) {
-      tokens[size_t(p)] = source_tokens[size_t(p)];
+    // an encoder-decoder model's decoder rows read the target, the rest the source (or the one input)
+    const bool target_side = enc_dec && rows.names[size_t(l)].rfind("decoder.", 0) == 0;
+    const bool first_layer = rows.names[size_t(l)].ends_with(".layer0");
+    if (spec.site == PatchSite::Resid && first_layer) {
+      (target_side ? run.target : run.source)[size_t(p)] =
+          (target_side ? source_input.target : source_input.source)[size_t(p)];
     } else if (spec.site == PatchSite::Resid) {
-      const std::string before = patch_layer_name(c, l - 1);
+      const std::string before = rows.names[size_t(l - 1)];  // the layer before, in the same stack
       const Tensor& from = source.layers.at(before).second;
       o.hooks.layer = [&, before, p](const std::string& layer, const Tensor&, Tensor& out) {
         if (layer != before) return;
@@ -374,11 +486,11 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
         out.mat().row(p) = rows.row(p).cast<float>();
       };
     } else if (input_site(spec.site)) {
-      set_input_hook(o.hooks, c, source, spec.site, l, h, calls);
+      set_input_hook(o.hooks, c, rows, source, spec.site, l, h, calls);
     } else {
       o.hooks.heads = [&, l, h, p](const std::string& prefix, Tensor& t) {
         const size_t call = calls[prefix]++;
-        if (global_layer_of(c, prefix) != l) return;
+        if (rows.of(c, prefix) != l) return;
         const Tensor& from = source_call(source, prefix, call, t);
         const int64_t dh = t.shape[1] / H;
         const int64_t c0 = h < 0 ? 0 : h * dh, c1 = h < 0 ? t.shape[1] : (h + 1) * dh;
@@ -388,7 +500,7 @@ PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>
     }
     RunResult patched;
     try {
-      patched = model.forward(tokens, {}, o);
+      patched = model.forward(run.source, run.target, o);
     } catch (const Cancelled&) {
       cancelled_at(cell);
     }

@@ -55,11 +55,28 @@ struct PatchSpec {
   std::vector<int64_t> cells;
 };
 
+// One run's input: `source` is the tokens of an encoder-only or decoder-only model, or the
+// encoder's input of an encoder-decoder model; `target` is an encoder-decoder model's decoder
+// input (BOS first, as Model::tokenize gives it) and empty otherwise.
+struct PatchingInput {
+  std::vector<TokenInfo> source, target;
+};
+
 struct PatchResult {
   PatchSpec spec;
-  // [layers, positions] (resid, attn, mlp), [layers, heads] (head, q, k, v, pattern),
-  // [layers, heads, positions] (head-pos); row-major.
+  // [rows, positions] (resid, attn, mlp), [rows, heads] (head, q, k, v, pattern),
+  // [rows, heads, positions] (head-pos); row-major. A row is a layer, except for the head sites
+  // on an encoder-decoder model, where it is one attention sub-layer (see row_names).
   std::vector<int64_t> shape;
+  // Per row (shape[0]): layer sites, the layer ("decoder.layer3"); head sites, the attention
+  // sub-layer the row patches ("decoder.layer3.self_attn"). Encoder-decoder models: one row per
+  // attention sub-layer in the order the model runs them, every encoder layer's self-attention
+  // ("encoder.layer0.attn", ...), then per decoder layer its self-attention and its
+  // cross-attention ("decoder.layer0.self_attn", "decoder.layer0.cross_attn", ...); resid (the one layer
+  // site there): every encoder layer, then every decoder layer. Positions (head-pos, resid) are
+  // source positions on encoder rows and target positions on decoder rows, the axis as long as
+  // the longer of the two, cells past a row's own length NaN (never run).
+  std::vector<std::string> row_names;
   std::vector<double> raw;         // the metric of each patched run
   std::vector<double> normalised;  // (raw - corrupted) / (clean - corrupted); NaN when clean = corrupted
   double clean = 0.0, corrupted = 0.0;  // the metric of the unpatched runs
@@ -74,10 +91,18 @@ inline int64_t patch_cell(const PatchResult& r, int64_t a, int64_t b, int64_t c 
 }
 
 // Checks that the spec applies to the model and the two inputs and throws AtlasError naming the
-// problem: different lengths (both named), an encoder-decoder model, no output head, token ids
+// problem: different lengths (both named, and which side: source or target), an empty input,
+// a target on a model without a decoder input or none on an encoder-decoder model, attn and mlp
+// sites on an encoder-decoder model, no output head, token ids
 // outside the vocabulary, a position outside the input, layer sites (resid, attn, mlp) on a stack
 // kind whose layers do not call the layer hook, MLP sites on post-norm layers, q/k/v/pattern sites
 // on Transformer-XL (its relative sub-layer has no such hooks), pattern sites on a mechanism kernel.
+// The position is a target position on an encoder-decoder model.
+void check_patching(const Model& model, const PatchingInput& clean, const PatchingInput& corrupted,
+                    const PatchSpec& spec);
+// The same for a model with one input per run (no target): refuses an encoder-decoder model,
+// naming activation patching with targets as the one analysis that runs on it (path and
+// attribution patching, the GUI panel call this form).
 void check_patching(const Model& model, const std::vector<TokenInfo>& clean,
                     const std::vector<TokenInfo>& corrupted, const PatchSpec& spec);
 
@@ -89,6 +114,11 @@ double patch_metric(const PatchSpec& spec, const Tensor& clean_logits, const Ten
 // `progress(done, total)` after each run. Throws Cancelled when the flag is set; with `partial`,
 // a cancel during the grid first stores there the cells finished so far (the others NaN,
 // complete = false), so a GUI keeps them.
+PatchResult activation_patching(const Model& model, const PatchingInput& clean, const PatchingInput& corrupted,
+                                const PatchSpec& spec, const RunOptions& options,
+                                const std::function<void(int64_t done, int64_t total)>& progress = {},
+                                PatchResult* partial = nullptr);
+// The same for a model with one input per run (encoder-only or decoder-only).
 PatchResult activation_patching(const Model& model, const std::vector<TokenInfo>& clean,
                                 const std::vector<TokenInfo>& corrupted, const PatchSpec& spec,
                                 const RunOptions& options,

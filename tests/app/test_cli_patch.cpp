@@ -23,7 +23,7 @@ TEST_CASE("atlas patch writes the grid, the raw metric and the runs; two cells e
   CHECK(raw.shape == "2, 8");
   CHECK(runs.shape == "2,");
   const std::string csv = read_all(dir / "grid.csv");
-  CHECK_THAT(csv, Catch::StartsWith("layer,position,metric,normalised\n0,0,"));
+  CHECK_THAT(csv, Catch::StartsWith("layer,row,position,metric,normalised\n0,decoder.layer0,0,"));
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 16);
 
   const atlas::Model model = atlas::load_model("preset:tiny-decoder");

@@ -45,7 +45,7 @@ TEST_CASE("atlas patch --site path writes the sender grid; its cells equal the c
   o = run_atlas("patch" + args + " --site pattern --out " + (dir / "pattern").string());
   REQUIRE(o.code == 0);
   CHECK(read_npy(dir / "pattern" / "grid.npy").shape == "2, 4");
-  CHECK_THAT(read_all(dir / "pattern" / "grid.csv"), Catch::StartsWith("layer,head,metric,normalised\n"));
+  CHECK_THAT(read_all(dir / "pattern" / "grid.csv"), Catch::StartsWith("layer,row,head,metric,normalised\n0,decoder.layer0.self_attn,0,"));
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 // seeds 000 and 002 with plain loops over std::vector<double>. It shares nothing with the
 // engine but the parameter names, and is the oracle of tests/core/test_model.cpp.
 #include <cmath>
+#include <functional>
 #include <complex>
 #include <string>
 #include <vector>
@@ -88,10 +89,18 @@ struct AttentionOut {
   std::vector<Matrix> probs;  // [head][i][j]
 };
 
+// A hand edit of an attention sub-layer `pre`'s q, k, v (what = 'q', 'k', 'v': [L, H*dh] after
+// the projections and RoPE), head `head`'s probabilities (what = 'p': [Lq, Lk], before they
+// weight the values) or its heads' outputs before W^O (what = 'o'), for patching tests; `head`
+// is -1 but for 'p'. forward() also calls it with what = 'r' and the layer's prefix
+// ("decoder.layer1") on the residual stream [L, d] before each layer.
+using HeadEdit = std::function<void(const std::string& pre, char what, int64_t head, Matrix& m)>;
+
 // allowed(i, j) decides the mask; masked logits are -inf (probability exactly 0).
 template <class Allowed>
 AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelConfig& c,
-                       const atlas::ParamStore& p, const std::string& pre, Allowed allowed) {
+                       const atlas::ParamStore& p, const std::string& pre, Allowed allowed,
+                       const HeadEdit& edit = {}) {
   auto bias = [&](const char* n) { return has(p, pre + n) ? &P(p, pre + n) : nullptr; };
   Matrix q = linear(xq, P(p, pre + ".wq"), bias(".bq"));
   Matrix k = linear(xkv, P(p, pre + ".wk"), bias(".bk"));
@@ -100,6 +109,11 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
   if (c.positional == atlas::Positional::Rotary && !pre.ends_with("cross_attn")) {
     rotate_rotary(q, c, H);
     rotate_rotary(k, c, size_t(c.kv_heads()));
+  }
+  if (edit) {
+    edit(pre, 'q', -1, q);
+    edit(pre, 'k', -1, k);
+    edit(pre, 'v', -1, v);
   }
   Matrix concat = zeros(lq, H * dh);
   AttentionOut r;
@@ -121,14 +135,17 @@ AttentionOut attention(const Matrix& xq, const Matrix& xkv, const atlas::ModelCo
       double z = 0;
       for (size_t j = 0; j < lk; ++j) z += std::isinf(e[j]) ? 0.0 : std::exp(e[j] - mx);
       for (size_t j = 0; j < lk; ++j) a[i][j] = std::isinf(e[j]) ? 0.0 : std::exp(e[j] - mx) / z;
+    }
+    if (edit) edit(pre, 'p', int64_t(h), a);
+    for (size_t i = 0; i < lq; ++i)
       for (size_t t = 0; t < dh; ++t) {
         double s = 0;
         for (size_t j = 0; j < lk; ++j) s += a[i][j] * v[j][kvh * dh + t];
         concat[i][h * dh + t] = s;
       }
-    }
     r.probs.push_back(a);
   }
+  if (edit) edit(pre, 'o', -1, concat);
   r.out = linear(concat, P(p, pre + ".wo"), bias(".bo"));
   return r;
 }
@@ -207,7 +224,7 @@ Matrix sub(const Matrix& x, const atlas::ModelConfig& c, const atlas::ParamStore
 }
 
 inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
-                      const std::vector<int>& src, const std::vector<int>& tgt) {
+                      const std::vector<int>& src, const std::vector<int>& tgt, const HeadEdit& edit = {}) {
   Result r;
   auto valid = [&](const std::vector<int>& ids, size_t j) { return c.pad_id < 0 || ids[j] != c.pad_id; };
   Matrix memory, x;
@@ -215,8 +232,9 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
     x = embed(src, c, p);
     for (int64_t l = 0; l < c.n_layers; ++l) {
       std::string pre = "encoder.layer" + std::to_string(l);
+      if (edit) edit(pre, 'r', -1, x);
       x = sub(x, c, p, pre + ".attn_norm", [&](const Matrix& h) {
-        auto a = attention(h, h, c, p, pre + ".attn", [&](size_t, size_t j) { return valid(src, j); });
+        auto a = attention(h, h, c, p, pre + ".attn", [&](size_t, size_t j) { return valid(src, j); }, edit);
         r.attn.push_back(a.probs);
         return a.out;
       });
@@ -230,19 +248,20 @@ inline Result forward(const atlas::ModelConfig& c, const atlas::ParamStore& p,
     x = embed(ids, c, p);
     for (int64_t l = 0; l < c.decoder_layers(); ++l) {
       std::string pre = "decoder.layer" + std::to_string(l);
+      if (edit) edit(pre, 'r', -1, x);
       x = sub(x, c, p, pre + ".self_attn_norm", [&](const Matrix& h) {
         auto a = attention(h, h, c, p, pre + ".self_attn",
                            [&](size_t i, size_t j) {
                              const size_t w = size_t(c.attention.sliding_window);  // Mistral
                              return j <= i && (w == 0 || i - j < w) && valid(ids, j);
-                           });
+                           }, edit);
         r.attn.push_back(a.probs);
         return a.out;
       });
       if (c.architecture == atlas::Architecture::EncoderDecoder)
         x = sub(x, c, p, pre + ".cross_attn_norm", [&](const Matrix& h) {
           auto a = attention(h, memory, c, p, pre + ".cross_attn",
-                             [&](size_t, size_t j) { return valid(src, j); });
+                             [&](size_t, size_t j) { return valid(src, j); }, edit);
           r.attn.push_back(a.probs);
           return a.out;
         });

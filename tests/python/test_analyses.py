@@ -46,6 +46,9 @@ def test_patch_grid_equals_the_cli_grid(atlas, tmp_path):
     result = atlas.open(MODEL).patch(CLEAN, CORRUPTED, site="resid", metric="kl", direction="noise")
     assert result["grid"].shape == (2, 11)
     assert np.allclose(result["raw"], np.load(tmp_path / "raw.npy"), rtol=1e-6, atol=1e-7)
+    assert result["row_names"] == ["decoder.layer0", "decoder.layer1"]  # the CSV's row column
+    rows = [line.split(",")[1] for line in (tmp_path / "grid.csv").read_text().splitlines()[1::11]]
+    assert rows == result["row_names"]
 
 
 def test_dla_parts_sum_to_the_runs_logit(atlas):
