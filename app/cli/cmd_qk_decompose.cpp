@@ -38,8 +38,14 @@ const char* kQkUsage =
     "    --csv F        kind,query_component,key_component,value: every cell (kind score),\n"
     "                   with --value every component's projection (kind value)\n"
     "    --top K        the K largest cells (and value parts) in the table (default 12)\n"
+    "  Transformer-XL: I and J are positions in the whole text; I's segment follows from it and J\n"
+    "  may be in that segment's memory. Its terms are named: rows \"xl.u (global content bias)\"\n"
+    "  (term c) and \"xl.v (global position bias)\", column \"xl.relative_position\" (W_kR R_{i-j}):\n"
+    "  (a) content x content, (b) content x relative, (c) u x content, (d) v x relative; a post-norm\n"
+    "  stack's norms are frozen and their betas are components.\n"
     "  Supported: pre-norm decoder-only or encoder-only models of standard layers with softmax\n"
-    "  attention and absolute, RoPE, ALiBi or Shaw positions. Formulas: docs/causal.md\n";
+    "  attention and absolute, RoPE, ALiBi or Shaw positions; Transformer-XL (pre- or post-norm,\n"
+    "  not GTrXL's gates). Formulas: docs/causal.md\n";
 
 std::string qk_csv(const QkDecomposition& r) {
   std::ostringstream out;
@@ -99,6 +105,9 @@ int cmd_qk_decompose(const std::vector<std::string>& args) {
               (long long)r.head, (long long)r.kv_head, (long long)r.query,
               printable(source[size_t(r.query)].label, 40).c_str(), (long long)r.key,
               printable(source[size_t(r.key)].label, 40).c_str());
+  if (r.segment >= 0)
+    std::printf("Transformer-XL segment %lld; the key is %s\n", (long long)r.segment,
+                r.key_in_memory ? "in the memory (an earlier segment's cached layer input)" : "in the query's segment");
   std::printf("score %.6g (traced), sum of %zu x %zu cells %.6g; scale %.6g, frozen norm scales %.6g (query) %.6g (key)\n",
               r.score, r.rows.size(), r.columns.size(), r.total, r.scale, r.query_norm_scale, r.key_norm_scale);
   std::vector<std::pair<size_t, size_t>> order;
@@ -107,9 +116,9 @@ int cmd_qk_decompose(const std::vector<std::string>& args) {
   std::stable_sort(order.begin(), order.end(), [&](const auto& u, const auto& v) {
     return std::fabs(r.cell(u.first, u.second)) > std::fabs(r.cell(v.first, v.second));
   });
-  std::printf("  %-24s %-24s %12s\n", "query side", "key side", "contribution");
+  std::printf("  %-28s %-28s %12s\n", "query side", "key side", "contribution");
   for (int64_t k = 0; k < top && k < int64_t(order.size()); ++k)
-    std::printf("  %-24s %-24s %+12.6g\n", r.rows[order[size_t(k)].first].c_str(),
+    std::printf("  %-28s %-28s %+12.6g\n", r.rows[order[size_t(k)].first].c_str(),
                 r.columns[order[size_t(k)].second].c_str(), r.cell(order[size_t(k)].first, order[size_t(k)].second));
   if (req.value) {
     double norm2 = 0;
@@ -122,7 +131,7 @@ int cmd_qk_decompose(const std::vector<std::string>& args) {
       return std::fabs(r.value_projection[u]) > std::fabs(r.value_projection[v]);
     });
     for (int64_t k = 0; k < top && k < int64_t(idx.size()); ++k)
-      std::printf("  %-24s %+12.6g\n", r.value_names[idx[size_t(k)]].c_str(), r.value_projection[idx[size_t(k)]]);
+      std::printf("  %-28s %+12.6g\n", r.value_names[idx[size_t(k)]].c_str(), r.value_projection[idx[size_t(k)]]);
   }
   return 0;
 }

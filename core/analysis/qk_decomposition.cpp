@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "core/analysis/qk_decomposition_xl.h"
 #include "core/analysis/residual_components.h"
 #include "core/formats/packed_weights.h"
 #include "core/model/attention_mechanism.h"
@@ -172,13 +173,15 @@ std::string qk_decomposition_refusal(const ModelConfig& c) {
   const std::string supported =
       "; supported: pre-norm decoder-only or encoder-only models of standard layers with scaled-dot softmax "
       "attention and absolute, rotary (RoPE), ALiBi or Shaw relative positions (GPT-2, the Llama family, "
-      "tiny-decoder, tiny-llama, alibi-lm)";
+      "tiny-decoder, tiny-llama, alibi-lm), and Transformer-XL without gates, pre- or post-norm (tiny-xl, "
+      "transformer-xl-base)";
   if (c.architecture == Architecture::EncoderDecoder)
     return "an encoder-decoder model's decoder stream also carries cross-attention over the encoder's output, "
            "which this decomposition does not split" + supported;
-  if (c.xl())
-    return "Transformer-XL's relative score terms (content-content, content-position, global content and "
-           "position biases) over a memory are not supported" + supported;
+  if (c.xl()) {  // its own stack, decomposed by qk_decomposition_xl.cpp
+    const std::string why = qk_xl_refusal(c);
+    return why.empty() ? why : why + supported;
+  }
   if (!c.standard_stack())
     return "this model's stack is not made of standard layers (Universal Transformer, reversible, recurrent, "
            "...): its layers are not seen by the layer hooks" + supported;
@@ -204,6 +207,7 @@ QkDecomposition qk_decomposition(const Model& model, const std::vector<TokenInfo
     throw AtlasError("QK decomposition: " + why);
   const int64_t L = int64_t(source.size());
   check_qk_request(c, c.has_decoder() ? c.decoder_layers() : c.n_layers, L, request);
+  if (c.xl()) return qk_decomposition_xl(model, source, request, std::move(options));
   const int64_t H = c.n_heads, dh = c.d_head(), d = c.d_model;
   const int64_t h = request.head, g = h / (H / c.kv_heads()), i = request.query, j = request.key;
 

@@ -13,6 +13,10 @@
 // "shaw.relative_key" (scale * q_c . a^K_{clip(j-i)}). The cells sum to the traced score up to
 // float rounding. The value path splits the head's output at i, o_h(i) W^O_h^T, over the same
 // key-side components: sum_j a_ij W^O_h (W_V^g y_c(j)) (+ the bias and Shaw's a^V terms).
+// Transformer-XL (qk_decomposition_xl.cpp) adds its relative terms as named rows and a column:
+//   (a) content rows x content columns, (b) content rows x "xl.relative_position",
+//   (c) the row "xl.u (global content bias)" x content columns, (d) the row "xl.v (global
+//   position bias)" x "xl.relative_position"; a post-norm stack's later norms frozen too.
 // Formulas, conventions and supported models: docs/causal.md.
 #include <cstdint>
 #include <string>
@@ -37,6 +41,10 @@ struct QkDecomposition {
   double query_norm_scale = 0, key_norm_scale = 0;  // the frozen divisors at i and j
   double total = 0;  // sum of the cells
   double score = 0;  // the engine's traced pre-softmax score of (head, i, j)
+  // Transformer-XL: the segment of the query (its trace's segment) and whether the key is in the
+  // memory (an earlier segment's cached layer input); -1 and false for other models.
+  int64_t segment = -1;
+  bool key_in_memory = false;
   // With request.value: [value_names, d_model] each key-side component's part of the head's
   // output at i, their projections on that output (part . o / |o|, summing to |o|), and o itself.
   std::vector<std::string> value_names;
@@ -49,7 +57,7 @@ struct QkDecomposition {
 
 // Why `model` cannot be decomposed, or "" when it can: a pre-norm decoder-only or encoder-only
 // stack of standard layers with scaled-dot softmax attention (absolute positions, RoPE, ALiBi or
-// Shaw relative positions).
+// Shaw relative positions), or a Transformer-XL decoder (pre- or post-norm, not GTrXL's gates).
 std::string qk_decomposition_refusal(const ModelConfig& c);
 
 // Runs `model` on `source` with activation hooks and splits the score. Throws AtlasError naming

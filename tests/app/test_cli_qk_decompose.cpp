@@ -56,6 +56,41 @@ TEST_CASE("atlas qk-decompose writes a matrix that sums to the head's score in a
   fs::remove_all(dir);
 }
 
+TEST_CASE("atlas qk-decompose on Transformer-XL: a key in the memory, the terms named, the sum is the segment's score",
+          "[cli][qk][xl]") {
+  const fs::path dir = fresh_dir("qk-xl");
+  fs::create_directories(dir);
+  // 40 bytes: segments of 16 (tokens 0-15, 16-31, 32-39); query 39 sees keys 16..39, 16..31 the memory.
+  const std::string text = " --text abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+  Output o = atlas_test::run_atlas("qk-decompose preset:tiny-xl" + text + " --layer 1 --head 3 --query 39 --key 20 --value"
+                                   " --out-npy " + (dir / "cells.npy").string() + " --csv " + (dir / "cells.csv").string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("Transformer-XL segment 2; the key is in the memory") && Catch::Contains("value path"));
+  const auto cells = read_npy(dir / "cells.npy");
+  // rows: embed.tokens, layer0.head0..3, layer0.attn_bias, layer0.self_attn_norm.beta, layer0.mlp,
+  // layer0.ffn_norm.beta, bias, xl.u, xl.v; columns: the 10 content ones, then xl.relative_position
+  CHECK(cells.shape == "12, 11");
+  const std::string csv = read_all(dir / "cells.csv");
+  CHECK_THAT(csv, Catch::Contains("\nscore,xl.u (global content bias),layer0.head2,") &&
+                      Catch::Contains("\nscore,xl.v (global position bias),xl.relative_position,") &&
+                      Catch::Contains("\nscore,layer0.mlp,xl.relative_position,"));
+  double sum = 0;
+  for (float v : cells.data) sum += v;
+  const double traced = qk_csv_value(csv, "score_traced,,,");
+  CHECK(std::fabs(sum - traced) <= 1e-4 * std::max(1.0, std::fabs(traced)));
+
+  // The score is the model's: segment 2's cell of `atlas run --scores --dump` (8 queries, 16 memory + 8 keys).
+  o = atlas_test::run_atlas("run preset:tiny-xl" + text + " --scores --dump " + (dir / "dump").string());
+  REQUIRE(o.code == 0);
+  const auto scores = read_npy(dir / "dump" / "decoder.seg2.layer1.self_attn.scores.npy");
+  REQUIRE(scores.shape == "4, 8, 24");
+  CHECK(float(traced) == Approx(scores.data[(3 * 8 + 7) * 24 + 4]).epsilon(1e-6));
+  CHECK_THAT(atlas_test::run_atlas("qk-decompose preset:tiny-xl" + text + " --layer 0 --head 0 --query 39 --key 3").err,
+             Catch::Contains("key 3 is before the keys query 39 sees"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("atlas qk-decompose refuses bad input naming the problem", "[cli][qk]") {
   const std::string text = " --text atlas";
   auto err_of = [](const std::string& args) {
@@ -72,8 +107,8 @@ TEST_CASE("atlas qk-decompose refuses bad input naming the problem", "[cli][qk]"
   CHECK_THAT(err_of(base + " --layer 0 --head 0 --query 2"), Catch::Contains("needs --key"));
   CHECK_THAT(err_of(base + " --layer x --head 0 --query 2 --key 1"), Catch::Contains("--layer"));
   CHECK_THAT(err_of("qk-decompose demo:induction --layer 0 --head 0 --query 2 --key 1"), Catch::Contains("--text"));
-  CHECK_THAT(err_of("qk-decompose preset:tiny-xl" + text + " --layer 0 --head 0 --query 2 --key 1"),
-             Catch::Contains("Transformer-XL") && Catch::Contains("not supported"));
+  CHECK_THAT(err_of("qk-decompose preset:tiny-gtrxl" + text + " --layer 0 --head 0 --query 2 --key 1"),
+             Catch::Contains("GTrXL's gates"));
   CHECK_THAT(err_of("qk-decompose preset:tiny-encoder" + text + " --layer 0 --head 0 --query 2 --key 1"),
              Catch::Contains("post-norm"));
   CHECK_THAT(err_of(base + " --layer 0 --head 0 --query 2 --key 1 --csv /dev/null"), Catch::Contains("--csv /dev/null"));

@@ -243,8 +243,8 @@ TEST_CASE("QK decomposition: every preset it accepts sums to its scores; every o
   CHECK(accepted >= 5);  // tiny-decoder, tiny-llama, tiny-mistral, tiny-gemma, alibi-lm, tiny-shaw, ...
 }
 
-TEST_CASE("QK decomposition: refuses Transformer-XL, post-norm, encoder-decoder and other models by name", "[qk]") {
-  CHECK_THAT(qk_decomposition_refusal(preset_config("tiny-xl")), Contains("Transformer-XL") && Contains("not supported"));
+TEST_CASE("QK decomposition: refuses GTrXL, post-norm, encoder-decoder and other models by name", "[qk]") {
+  CHECK_THAT(qk_decomposition_refusal(preset_config("tiny-gtrxl")), Contains("GTrXL's gates"));
   CHECK_THAT(qk_decomposition_refusal(preset_config("tiny-encoder-decoder")), Contains("encoder-decoder"));
   CHECK_THAT(qk_decomposition_refusal(preset_config("tiny-performer")), Contains("\"performer\" mechanism"));
   ModelConfig post = qk_two_layer_config();

@@ -147,3 +147,19 @@ def test_qk_decomposition_cells_sum_to_the_traced_score(atlas):
                          "layer0.attn_bias", "layer0.mlp", "bias"]
     assert d["value_parts"].shape == (len(d["value_names"]), 64)
     assert np.allclose(d["value_parts"].sum(0), d["head_output"], atol=1e-4)
+
+
+def test_qk_decomposition_on_transformer_xl_names_the_four_relative_terms(atlas):
+    model = atlas.open("preset:tiny-xl")
+    text = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"  # segments of 16: query 39 in segment 2, key 20 in its memory
+    d = model.qk_decompose(text, layer=1, head=3, query=39, key=20, value=True)
+    trace = model.run(text, scores=True)  # oracle: the forward's scores and its four traced terms
+    cell = (3, 39 - 32, 20 - 16)  # head, query in segment 2, key among its 16 memory + 8 keys
+    cells = d["cells"]
+    assert cells.sum() == pytest.approx(float(trace["decoder.seg2.layer1.self_attn.scores"][cell]), rel=1e-4, abs=1e-5)
+    u, v = d["rows"].index("xl.u (global content bias)"), d["rows"].index("xl.v (global position bias)")
+    rel = d["columns"].index("xl.relative_position")
+    terms = {"a": cells[:u, :rel].sum(), "b": cells[:u, rel].sum(), "c": cells[u, :].sum(), "d": cells[v, :].sum()}
+    for name, got in terms.items():
+        assert got == pytest.approx(float(trace[f"xl.seg2.layer1.terms.{name}"][cell]), rel=1e-4, abs=1e-5)
+    assert np.allclose(d["value_parts"].sum(0), d["head_output"], atol=1e-4)
