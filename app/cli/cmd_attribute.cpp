@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/tool_figure.h"
 #include "app/cli/output_file.h"
 #include "app/cli/patch_args.h"
 #include "core/analysis/attribution_patching.h"
@@ -83,10 +84,13 @@ void write_attribute_csv(const std::string& path, const PatchResult& atp, const 
 }  // namespace
 
 int cmd_attribute(const std::vector<std::string>& args) {
-  if (wants_help(args, kAttributeUsage)) return 0;
+  if (wants_help(args, (std::string(kAttributeUsage) + kToolFigureUsage +
+                        "    --slice P      the position a head-pos grid's figure draws (default: the strongest "
+                        "cell's)\n").c_str()))
+    return 0;
   std::set<std::string> flags = kPatchSpecFlags;
   flags.insert({"--ig-steps", "--top", "--exact-top", "--max-memory", "--out-npy", "--csv",
-                             "--backend", "--device"});
+                             "--backend", "--device", "--figure", "--plot", "--slice"});
   Args a(args, {flags, {"--exact-all", "--double"}});
   std::vector<std::string> tokens;
   PatchSpec spec = parse_patch_spec(a, "attribute", tokens);
@@ -106,6 +110,9 @@ int cmd_attribute(const std::vector<std::string>& args) {
     throw AtlasError("--exact-top K patches the K strongest estimated cells, --exact-all every cell: give one");
   for (const char* f : {"--out-npy", "--csv"})
     if (auto path = a.get(f)) check_output_file(f, *path);
+  check_tool_figure_args(a);
+  if (a.has("--slice") && (!a.has("--figure") || spec.site != PatchSite::HeadPos))
+    throw AtlasError("--slice picks the position a head-pos grid's --figure draws; it needs --site head-pos and --figure");
 
   const Model model = load_model(a.positionals()[0]);
   for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
@@ -185,6 +192,22 @@ int cmd_attribute(const std::vector<std::string>& args) {
     write_attribute_csv(*f, atp, exact ? &*exact : nullptr);
     std::printf("wrote %s\n", f->c_str());
   }
+#if defined(ATLAS_HAVE_UI)
+  write_tool_figure(a, [&] {
+    // The estimate in the panel's grid; with --exact-all, the exact grid beside it (--exact-top
+    // runs only some cells: its grid would show the others as unpatched).
+    std::vector<ui::PanelPlot> plots{patch_grid_plot(a, atp, in.clean)};
+    plots[0].name = "AtP estimate";
+    plots[0].matrix.title = (options.ig_steps > 0 ? "integrated-gradients estimate: " : "AtP estimate: ") +
+                            plots[0].matrix.title;
+    if (exact && a.has("--exact-all")) {
+      plots.push_back(patch_grid_plot(a, *exact, in.clean));
+      plots[1].name = "exact patching of the same cells";
+      plots[1].matrix.title = "exact: " + plots[1].matrix.title;
+    }
+    return plots;
+  }, "Attribution patching");
+#endif
   return 0;
 }
 

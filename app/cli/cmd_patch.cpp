@@ -6,6 +6,7 @@
 
 #include "app/cli/cmd_path_patch.h"
 #include "app/cli/commands.h"
+#include "app/cli/tool_figure.h"
 #include "app/cli/patch_args.h"
 #include "core/analysis/path_patching.h"
 #include "core/analysis/patching.h"
@@ -57,10 +58,13 @@ const char* kPatchUsage =
 }  // namespace
 
 int cmd_patch(const std::vector<std::string>& args) {
-  if (wants_help(args, kPatchUsage)) return 0;
+  if (wants_help(args, (std::string(kPatchUsage) + kToolFigureUsage +
+                        "    --slice P      the position a head-pos grid's figure draws (default: the strongest "
+                        "cell's)\n").c_str()))
+    return 0;
   std::set<std::string> flags = kPatchSpecFlags;
   flags.insert({"--out", "--top", "--backend", "--device", "--receivers", "--receiver-input", "--target",
-                "--corrupted-target"});
+                "--corrupted-target", "--figure", "--plot", "--slice"});
   Args a(args, {flags, {}});
   const bool path = a.get_or("--site", "") == "path";
   if (!path && (a.has("--receivers") || a.has("--receiver-input")))
@@ -75,6 +79,11 @@ int cmd_patch(const std::vector<std::string>& args) {
     path_spec.input = parse_receiver_input(a.require("--receiver-input"), "--receiver-input");
   }
   const int64_t top = a.get_int("--top", 10, 0, 100000);
+  check_tool_figure_args(a);
+  if (path && a.has("--figure")) throw AtlasError("--figure draws activation patching grids; path patching's is not drawn yet (use --out)");
+  const auto slice = a.get_index("--slice");
+  if (slice && (!a.has("--figure") || spec.site != PatchSite::HeadPos))
+    throw AtlasError("--slice picks the position a head-pos grid's --figure draws; it needs --site head-pos and --figure");
   if (auto f = a.get("--out")) {
     std::error_code ec;
     if (std::filesystem::exists(*f, ec) && !std::filesystem::is_directory(*f, ec))
@@ -125,6 +134,9 @@ int cmd_patch(const std::vector<std::string>& args) {
                      spec.direction == PatchDirection::Denoise ? r.corrupted : r.clean},
                     top, [&r, enc_dec](int64_t i) { return patch_cell_label(r, i, enc_dec); }, a.get("--out"),
                     [&r](const std::string& path) { write_patch_csv(path, r); });
+#if defined(ATLAS_HAVE_UI)
+  write_tool_figure(a, [&] { return std::vector<ui::PanelPlot>{patch_grid_plot(a, r, clean)}; }, "Activation patching");
+#endif
   return 0;
 }
 

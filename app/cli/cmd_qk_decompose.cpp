@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/tool_figure.h"
 #include "app/cli/output_file.h"
 #include "core/analysis/qk_decomposition.h"
 #include "core/analysis/weight_check.h"
@@ -19,6 +20,9 @@
 #include "core/formats/npy.h"
 #include "core/input/patch_input.h"
 #include "core/tensor/error.h"
+#if defined(ATLAS_HAVE_UI)
+#include "ui/tools/qk_decomposition_figure.h"
+#endif
 
 namespace atlas::cli {
 namespace {
@@ -71,8 +75,9 @@ int64_t qk_position(const Args& a, const char* key) { return a.get_int(key, 0, 0
 }  // namespace
 
 int cmd_qk_decompose(const std::vector<std::string>& args) {
-  if (wants_help(args, kQkUsage)) return 0;
-  Args a(args, {{"--text", "--text-file", "--layer", "--head", "--query", "--key", "--out-npy", "--csv", "--top"},
+  if (wants_help(args, (std::string(kQkUsage) + kToolFigureUsage).c_str())) return 0;
+  Args a(args, {{"--text", "--text-file", "--layer", "--head", "--query", "--key", "--out-npy", "--csv", "--top",
+                 "--figure", "--plot"},
                 {"--value"}});
   if (a.positionals().size() != 1) throw AtlasError("qk-decompose takes one MODEL (see atlas qk-decompose --help)");
   if (int(a.has("--text")) + int(a.has("--text-file")) != 1)
@@ -84,6 +89,7 @@ int cmd_qk_decompose(const std::vector<std::string>& args) {
   const int64_t top = a.get_int("--top", 12, 0, 100000);
   if (auto f = a.get("--out-npy")) check_output_file("--out-npy", *f);
   if (auto f = a.get("--csv")) check_output_file("--csv", *f);
+  check_tool_figure_args(a);
 
   const Model model = load_model(a.positionals()[0]);
   for (const auto& w : model.warnings()) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
@@ -101,6 +107,13 @@ int cmd_qk_decompose(const std::vector<std::string>& args) {
 
   if (auto f = a.get("--out-npy")) write_qk_npy(*f, r);
   if (auto f = a.get("--csv")) write_file_atomically(*f, qk_csv(r));
+#if defined(ATLAS_HAVE_UI)
+  write_tool_figure(a, [&] {
+    QStringList labels;
+    for (const TokenInfo& t : source) labels << QString::fromStdString(t.label);
+    return ui::qkDecompositionPlots(r, labels);
+  }, "QK decomposition");
+#endif
   std::printf("layer %lld head %lld (key/value head %lld): query %lld \"%s\" -> key %lld \"%s\"\n", (long long)r.layer,
               (long long)r.head, (long long)r.kv_head, (long long)r.query,
               printable(source[size_t(r.query)].label, 40).c_str(), (long long)r.key,

@@ -1,6 +1,12 @@
 // The flags and files atlas patch and atlas attribute share (patch_args.h).
 #include "app/cli/patch_args.h"
 
+#if defined(ATLAS_HAVE_UI)
+#include <QStringList>
+
+#include "ui/tools/patching_figure.h"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -136,5 +142,18 @@ void report_patch_grid(const PatchGrid& g, int64_t top, const std::function<std:
   write_csv((dir / "grid.csv").string());
   std::printf("wrote grid.npy, raw.npy, runs.npy (clean, corrupted) and grid.csv to %s\n", out->c_str());
 }
+
+#if defined(ATLAS_HAVE_UI)
+ui::PanelPlot patch_grid_plot(const Args& a, const PatchResult& r, const std::vector<TokenInfo>& clean) {
+  QStringList labels;
+  for (const TokenInfo& t : clean) labels << QString::fromStdString(t.label);
+  int64_t slice = ui::patchingStrongestPosition(r);
+  if (auto s = a.get_index("--slice")) {
+    const int64_t positions = r.shape.size() == 3 ? r.shape[2] : 0;
+    slice = check_index(*s, 0, positions - 1, "the grid has " + std::to_string(positions) + " positions");
+  }
+  return ui::patchingGridPlot(r, labels, int(slice));
+}
+#endif
 
 }  // namespace atlas::cli

@@ -10,6 +10,9 @@
 #include "app/cli/args.h"
 #include "core/analysis/patching.h"
 #include "core/tensor/tensor.h"
+#if defined(ATLAS_HAVE_UI)
+#include "ui/panels/variant_plots.h"
+#endif
 
 namespace atlas::cli {
 
@@ -62,5 +65,12 @@ struct PatchGrid {
 };
 void report_patch_grid(const PatchGrid& g, int64_t top, const std::function<std::string(int64_t)>& label,
                        const std::optional<std::string>& out, const std::function<void(const std::string&)>& write_csv);
+
+#if defined(ATLAS_HAVE_UI)
+// The Activation patching panel's grid plot of `r` for --figure (ui/tools/patching_figure.h):
+// columns named by the clean input's tokens; a head-pos grid drawn at --slice P, by default at
+// the position of its strongest cell. Throws naming --slice out of the grid's positions.
+ui::PanelPlot patch_grid_plot(const Args& a, const PatchResult& r, const std::vector<TokenInfo>& clean);
+#endif
 
 }  // namespace atlas::cli

@@ -72,3 +72,72 @@ TEST_CASE("a bad --figure or --plot is refused, naming it, before the run", "[cl
   CHECK(o.code != 0);
   CHECK_THAT(o.err, Catch::Contains("--plot 'nothing' names no plot"));
 }
+
+TEST_CASE("atlas qk-decompose --figure draws the score matrix and the value path, every name whole",
+          "[cli][figure][qk]") {
+  const fs::path dir = fresh_dir("tool-figure-qk");
+  fs::create_directories(dir);
+  const std::string base = "qk-decompose demo:induction --text atlasofheadsatlasofheads --layer 1 --head 2 --query 20 --key 9";
+  Output o = run_atlas(base + " --value --figure " + (dir / "m.svg").string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("score 7.36264 (traced), sum of 9 x 9 cells 7.36264"));
+  const std::string m = read_all(dir / "m.svg");
+  for (const char* s : {"embed.tokens", "embed.positions", "layer0.head3", "layer0.attn_bias", "layer0.mlp", "bias",
+                        "query side", "key side"})
+    CHECK(svg_shows(m, s));
+  CHECK_THAT(m, Catch::Contains("sum 7.3626, score 7.3626"));
+  o = run_atlas(base + " --value --plot value --figure " + (dir / "v.svg").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.err, Catch::Contains("(value path: what the head moves)"));
+  // Without --value there is no value path to draw.
+  o = run_atlas(base + " --plot 1 --figure " + (dir / "none.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("--plot 1 is out of range: the QK decomposition panel has 1 plots"));
+}
+
+TEST_CASE("atlas patch and attribute --figure draw the panel's grid; a head-pos grid at --slice or its strongest cell",
+          "[cli][figure][patch]") {
+  const fs::path dir = fresh_dir("tool-figure-patch");
+  fs::create_directories(dir);
+  const std::string inputs = " preset:tiny-llama --clean 'The fox runs' --corrupted 'The cat runs' --metric prob --tokens a";
+  Output o = run_atlas("patch" + inputs + " --site head-pos --top 1 --figure " + (dir / "hp.svg").string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  // The strongest cell the table names is at position 11: the default slice.
+  REQUIRE_THAT(o.out, Catch::Contains("L0H0 pos 11"));
+  CHECK_THAT(read_all(dir / "hp.svg"), Catch::Contains("patched position 11 s"));
+  o = run_atlas("patch" + inputs + " --site head-pos --slice 2 --figure " + (dir / "hp2.svg").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(read_all(dir / "hp2.svg"), Catch::Contains("patched position 2 "));
+  o = run_atlas("patch" + inputs + " --site head-pos --slice 12 --figure " + (dir / "bad.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("--slice 12 is out of range: the grid has 12 positions (0 to 11)"));
+  o = run_atlas("patch" + inputs + " --site head --slice 2 --figure " + (dir / "bad.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("--slice picks the position a head-pos grid's --figure draws"));
+  o = run_atlas("patch" + inputs + " --site path --receivers 1.0 --receiver-input q --figure " + (dir / "bad.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("path patching's is not drawn yet"));
+
+  // attribute: the estimate, and with --exact-all the exact grid as a second plot.
+  o = run_atlas("attribute" + inputs + " --site head --exact-all --figure " + (dir / "atp.svg").string());
+  REQUIRE(o.code == 0);
+  const std::string atp = read_all(dir / "atp.svg");
+  CHECK_THAT(atp, Catch::Contains("AtP estimate: head patching (denoise)"));
+  for (const char* s : {"L0", "L1", "H0", "H3"}) CHECK(svg_shows(atp, s));
+  o = run_atlas("attribute" + inputs + " --site head --exact-all --plot exact --figure " + (dir / "ex.svg").string());
+  REQUIRE(o.code == 0);
+  CHECK_THAT(read_all(dir / "ex.svg"), Catch::Contains("exact: head patching (denoise)"));
+  o = run_atlas("attribute" + inputs + " --site head --exact-top 3 --plot exact --figure " + (dir / "bad.svg").string());
+  CHECK(o.code != 0);
+  CHECK_THAT(o.err, Catch::Contains("--plot 'exact' names no plot"));
+
+  // An encoder-decoder grid's rows are named by their sub-layers.
+  o = run_atlas("patch preset:tiny-encoder-decoder --clean abc --corrupted abd --target xyz --site head --metric prob "
+                "--tokens a --figure " + (dir / "ed.svg").string());
+  REQUIRE(o.code == 0);
+  const std::string ed = read_all(dir / "ed.svg");
+  for (const char* s : {"encoder.layer0.attn", "decoder.layer0.self_attn", "decoder.layer1.cross_attn"})
+    CHECK(svg_shows(ed, s));
+}

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/attribution_patching.h"
+#include "ui/views/value_mapper.h"
+
 namespace atlas::ui {
 
 namespace {
@@ -58,18 +61,45 @@ HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels
       if (!std::isfinite(v)) mask[i] = 0, masked = true;
     }
   if (masked) d.mask = std::move(mask);
+  // An encoder-decoder grid's rows are sub-layers of two stacks (patching.h): named in full.
+  const bool two_stacks = int64_t(r.row_names.size()) == layers &&
+                          std::any_of(r.row_names.begin(), r.row_names.end(),
+                                      [](const std::string& n) { return n.rfind("encoder.", 0) == 0; }) &&
+                          std::any_of(r.row_names.begin(), r.row_names.end(),
+                                      [](const std::string& n) { return n.rfind("decoder.", 0) == 0; });
   for (int64_t l = 0; l < layers; ++l)
-    d.rowLabels << (r.spec.site == PatchSite::Resid && l == 0 ? QString("emb") : QString("L%1").arg(l));
+    d.rowLabels << (two_stacks ? QString::fromStdString(r.row_names[size_t(l)])
+                    : r.spec.site == PatchSite::Resid && l == 0 ? QString("emb")
+                                                                : QString("L%1").arg(l));
+  if (two_stacks) d.labelChars = 32;
   for (int64_t c = 0; c < cols; ++c)
     d.colLabels << (heads ? QString("H%1").arg(c) : QString("%1 %2").arg(c).arg(tokenLabels.value(int(c))));
   d.title = patchingTitle(r);
   if (r.spec.site == PatchSite::HeadPos)
     d.title += QString(", patched position %1 %2").arg(at).arg(tokenLabels.value(int(at)));
-  d.rowAxis = r.spec.site == PatchSite::Resid ? "residual before layer" : "layer";
+  d.rowAxis = two_stacks ? (r.spec.site == PatchSite::Resid ? "residual before layer" : "attention sub-layer")
+              : r.spec.site == PatchSite::Resid ? "residual before layer" : "layer";
   d.colAxis = heads ? "head" : "position";
   d.valueName = normalisable(r) ? "normalised (clean 1, corrupted 0)"
                                 : QString("%1 of the patched run").arg(patch_metric_name(r.spec.metric));
   return d;
+}
+
+PanelPlot patchingGridPlot(const PatchResult& r, const QStringList& tokenLabels, int slice) {
+  PanelPlot grid;
+  grid.kind = PanelPlot::Kind::Matrix;
+  grid.matrix = patchingHeatmap(r, tokenLabels, slice);
+  grid.mapping = signedEffectMapping();
+  grid.name = "patching grid";
+  grid.rowAxis = PlotAxis::Layer;
+  grid.colAxis = patchingColumnsAreHeads(r) ? PlotAxis::Head : PlotAxis::Token;
+  return grid;
+}
+
+int64_t patchingStrongestPosition(const PatchResult& r) {
+  if (r.shape.size() != 3) return 0;
+  const std::vector<int64_t> order = cells_by_effect(r);
+  return order.empty() ? 0 : order.front() % r.shape[2];
 }
 
 }  // namespace atlas::ui

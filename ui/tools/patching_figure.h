@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include "core/analysis/patching.h"
+#include "ui/panels/variant_plots.h"
 #include "ui/views/heatmap_data.h"
 #include "ui/views/value_mapper.h"
 
@@ -20,5 +21,10 @@ HeatmapData patchingHeatmap(const PatchResult& r, const QStringList& tokenLabels
 QString patchingTitle(const PatchResult& r);
 // Whether the grid's columns are heads (head, head-pos) rather than positions.
 bool patchingColumnsAreHeads(const PatchResult& r);
+// The panel's grid plot (what its Export and `atlas patch/attribute --figure` write).
+PanelPlot patchingGridPlot(const PatchResult& r, const QStringList& tokenLabels, int slice = 0);
+// A head-pos grid's position holding its strongest cell (|raw - unpatched| largest), else 0: the
+// slice a figure shows when none is asked for.
+int64_t patchingStrongestPosition(const PatchResult& r);
 
 }  // namespace atlas::ui

@@ -109,14 +109,7 @@ PatchingPanel::PatchingPanel(QWidget* parent) : QWidget(parent) {
   auto plots = [this](const Trace&, const PanelContext&) {
     std::vector<PanelPlot> out;
     if (!m_result) return out;
-    PanelPlot grid;
-    grid.kind = PanelPlot::Kind::Matrix;
-    grid.matrix = patchingHeatmap(*m_result, tokenLabels(), m_slice->value());
-    grid.mapping = signedEffectMapping();
-    grid.name = "patching grid";
-    grid.rowAxis = PlotAxis::Layer;
-    grid.colAxis = patchingColumnsAreHeads(*m_result) ? PlotAxis::Head : PlotAxis::Token;
-    out.push_back(std::move(grid));
+    out.push_back(patchingGridPlot(*m_result, tokenLabels(), m_slice->value()));
     if (m_trace && m_corruptedTrace) {
       try {
         PanelPlot side;
