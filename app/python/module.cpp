@@ -9,6 +9,7 @@
 #include "app/python/py_figure.h"
 #include "app/python/py_model.h"
 #include "app/python/py_trace.h"
+#include "app/python/py_trace_analyses.h"
 #include "core/model/model_arrays.h"
 #include "core/tensor/allocation_policy.h"
 #include "core/tensor/error.h"
@@ -58,6 +59,7 @@ PYBIND11_MODULE(_atlas, m) {
       });
 
   atlas::python::bind_figures(m, trace_class);
+  atlas::python::bind_trace_analyses(m, trace_class);
 
   py::class_<PyModel> model_class(m, "Model");
   model_class
