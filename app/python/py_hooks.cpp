@@ -60,6 +60,10 @@ ActivationHooks PythonHooks::engine_hooks() {
     };
   if (wants({Kind::Pattern}))
     out.pattern = [run](const std::string& prefix, Tensor& p) { run(Kind::Pattern, prefix, p); };
+  if (wants({Kind::SublayerOutput}))
+    out.sublayer_output = [run](const std::string& prefix, Tensor& t) { run(Kind::SublayerOutput, prefix, t); };
+  if (wants({Kind::StackInput}))
+    out.stack_input = [run](const std::string& stack, Tensor& t) { run(Kind::StackInput, stack, t); };
   return out;
 }
 
@@ -112,6 +116,9 @@ void PythonHooks::check_all_called(const Model& model) const {
                        (h.point.kind == HookPoint::Kind::LayerOutput
                             ? " (stacks of their own kind, e.g. Transformer-XL, Universal Transformer or "
                               "reversible layers, call no layer-output hooks)"
+                        : h.point.kind == HookPoint::Kind::SublayerOutput || h.point.kind == HookPoint::Kind::StackInput
+                            ? " (Transformer-XL, Universal Transformer and reversible stacks call no feed-forward "
+                              "output or stack input hooks)"
                         : h.point.kind == HookPoint::Kind::Pattern
                             ? " with a softmax pattern (only the plain softmax kernel calls the pattern hook: "
                               "mechanism kernels such as ALiBi, Shaw, sparse, LSH or Performer and "

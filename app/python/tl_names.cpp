@@ -95,14 +95,21 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
   for (const auto& [name, t] : model.params()) {
     if (!ends_with(name, ".wo")) continue;
     const std::string prefix = name.substr(0, name.size() - 3);
-    for (const char* site : {".heads", ".q", ".k", ".v", ".pattern"}) out.push_back(prefix + site);
+    for (const char* site : {".heads", ".q", ".k", ".v", ".pattern", ".out"}) out.push_back(prefix + site);
   }
   // Layer outputs: the standard stacks' layers (<stack>.layer<i>), which the engine hooks.
   const ModelConfig& c = model.config();
-  if (c.has_encoder())
-    for (int64_t l = 0; l < c.n_layers; ++l) out.push_back("encoder.layer" + std::to_string(l) + ".output");
-  if (c.has_decoder())
-    for (int64_t l = 0; l < c.decoder_layers(); ++l) out.push_back("decoder.layer" + std::to_string(l) + ".output");
+  // Their feed-forward outputs and the stacks' inputs, which the standard stacks hook too.
+  if (c.has_encoder()) {
+    out.push_back("encoder.input");
+    for (int64_t l = 0; l < c.n_layers; ++l)
+      for (const char* site : {".output", ".ffn.out"}) out.push_back("encoder.layer" + std::to_string(l) + site);
+  }
+  if (c.has_decoder()) {
+    out.push_back("decoder.input");
+    for (int64_t l = 0; l < c.decoder_layers(); ++l)
+      for (const char* site : {".output", ".ffn.out"}) out.push_back("decoder.layer" + std::to_string(l) + site);
+  }
   if (s)
     for (int64_t l = 0; l < s->layers; ++l) {
       const std::string b = "blocks." + std::to_string(l) + ".";
@@ -114,7 +121,9 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
       }
       out.push_back(b + "attn.hook_pattern");
       out.push_back(b + "hook_resid_post");
-      if (l > 0) out.push_back(b + "hook_resid_pre");
+      out.push_back(b + "hook_resid_pre");
+      out.push_back(b + "hook_attn_out");
+      out.push_back(b + "hook_mlp_out");
     }
   return out;
 }
@@ -139,13 +148,14 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
       check_layer(name, l, *s);
       return {HookPoint::Kind::Pattern, s->attention_of(l), {}};
     }
-    if (rest == "attn.hook_z" || rest == "hook_resid_post" || rest == "hook_resid_pre") {
+    if (rest == "attn.hook_z" || rest == "hook_resid_post" || rest == "hook_resid_pre" || rest == "hook_attn_out" ||
+        rest == "hook_mlp_out") {
       check_layer(name, l, *s);
       if (rest == "attn.hook_z") return {HookPoint::Kind::Heads, s->attention_of(l), {s->heads, s->d_head}};
       if (rest == "hook_resid_post") return {HookPoint::Kind::LayerOutput, s->layer(l), {}};
-      if (l == 0)
-        throw AtlasError(name + ": the embeddings entering layer 0 cannot be hooked yet (blocks.{l}.hook_resid_pre "
-                         "exists for l >= 1, the output of layer l - 1)");
+      if (rest == "hook_attn_out") return {HookPoint::Kind::SublayerOutput, s->attention_of(l), {}};
+      if (rest == "hook_mlp_out") return {HookPoint::Kind::SublayerOutput, s->layer(l) + ".ffn", {}};
+      if (l == 0) return {HookPoint::Kind::StackInput, s->stack, {}};  // the embeddings entering layer 0
       return {HookPoint::Kind::LayerOutput, s->layer(l - 1), {}};
     }
   }
@@ -153,16 +163,17 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
   if (std::find(names.begin(), names.end(), name) != names.end()) {
     static const std::pair<const char*, HookPoint::Kind> kSites[] = {
         {".heads", HookPoint::Kind::Heads}, {".q", HookPoint::Kind::Q},       {".k", HookPoint::Kind::K},
-        {".v", HookPoint::Kind::V},         {".pattern", HookPoint::Kind::Pattern}, {".output", HookPoint::Kind::LayerOutput}};
+        {".v", HookPoint::Kind::V},         {".pattern", HookPoint::Kind::Pattern}, {".output", HookPoint::Kind::LayerOutput},
+        {".out", HookPoint::Kind::SublayerOutput}, {".input", HookPoint::Kind::StackInput}};
     for (const auto& [suffix, kind] : kSites)
       if (ends_with(name, suffix)) return {kind, name.substr(0, name.size() - std::string(suffix).size()), {}};
   }
   const std::string near = nearest_name(name, names);
   throw AtlasError("no hook point \"" + name + "\" in " + model.config().name +
                    (near.empty() ? std::string() : " (nearest: \"" + near + "\")") +
-                   "; hook points are <attention sub-layer>.heads / .q / .k / .v / .pattern, "
-                   "<stack>.layer<i>.output and the TransformerLens aliases blocks.{l}.attn.hook_z / hook_q / "
-                   "hook_k / hook_v / hook_pattern, blocks.{l}.hook_resid_post/pre");
+                   "; hook points are <attention sub-layer>.heads / .q / .k / .v / .pattern / .out, "
+                   "<stack>.layer<i>.output / .ffn.out, <stack>.input and the TransformerLens aliases blocks.{l}.attn.hook_z / hook_q / "
+                   "hook_k / hook_v / hook_pattern, blocks.{l}.hook_resid_post/pre, hook_attn_out, hook_mlp_out");
 }
 
 std::string nearest_name(const std::string& name, const std::vector<std::string>& candidates) {

@@ -42,12 +42,15 @@ std::optional<TraceAlias> tl_trace_alias(const std::string& name, const std::opt
 // and grouped-query attention's repeat, ActivationHooks::qkv) or its pattern ([heads, Lq, Lk],
 // ActivationHooks::pattern).
 struct HookPoint {
-  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern } kind = Kind::Heads;
+  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern, SublayerOutput, StackInput } kind = Kind::Heads;
   std::string prefix;  // the sub-layer's or layer's weight prefix the engine passes
   std::vector<int64_t> view_heads;  // hook_z: the columns viewed as [heads, d_head]; empty: as is
 };
 // Atlas names "<sub-layer>.heads" ("decoder.layer1.self_attn.heads"), "<sub-layer>.q" / ".k" /
-// ".v" / ".pattern" and "<layer>.output" ("decoder.layer1.output"), and the aliases
+// ".v" / ".pattern", "<sub-layer>.out" (an attention sub-layer's output after W^O, or a standard
+// layer's feed-forward output: "decoder.layer1.ffn.out"), "<layer>.output" ("decoder.layer1.output")
+// and "<stack>.input" ("decoder.input", the first layer's input), and the aliases
+// blocks.{l}.hook_attn_out, blocks.{l}.hook_mlp_out, blocks.0.hook_resid_pre (the stack's input),
 // blocks.{l}.attn.hook_z, hook_q, hook_k, hook_v (hook_k and hook_v refused for grouped-query
 // models, whose TransformerLens arrays hold the shared heads), hook_pattern,
 // blocks.{l}.hook_resid_post, blocks.{l}.hook_resid_pre (l >= 1: the output of layer l - 1).

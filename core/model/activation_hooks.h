@@ -34,8 +34,17 @@ struct ActivationHooks {
   // pattern x v on the host. Called by the softmax kernel of attention_sublayer.h only: mechanism
   // kernels (ALiBi, Shaw, sparse, LSH, Performer, adaptive span, ...) and Transformer-XL do not.
   std::function<void(const std::string& prefix, Tensor& pattern)> pattern;
+  // What a sub-layer adds to the residual stream, before the addition (and before a post-norm):
+  // an attention sub-layer's output after W^O and b^O [Lq, d] (prefix "decoder.layer3.self_attn";
+  // every attention variant, each XL segment and UT step), and a standard stack's feed-forward
+  // output [L, d] (prefix "decoder.layer3.ffn"; Transformer-XL, Universal and reversible stacks do
+  // not call it for theirs). TransformerLens's hook_attn_out and hook_mlp_out.
+  std::function<void(const std::string& prefix, Tensor& out)> sublayer_output;
+  // The input of a standard encoder or decoder stack's first layer [L, d] (the token embedding
+  // plus absolute positions, as the stack receives it); `stack` "encoder" or "decoder".
+  std::function<void(const std::string& stack, Tensor& x)> stack_input;
 
-  explicit operator bool() const { return heads || layer || qkv || pattern; }
+  explicit operator bool() const { return heads || layer || qkv || pattern || sublayer_output || stack_input; }
 };
 
 }  // namespace atlas

@@ -260,7 +260,22 @@ DTensor ForwardPass::attention_output(const DTensor& o, const std::string& prefi
     opt_.hooks.heads(prefix, h);
     heads = be_.upload(h);
   }
-  return be_.linear(heads, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  DTensor out = be_.linear(heads, weight(prefix + ".wo"), optional_weight(prefix + ".bo"));
+  return hooked_sublayer_output(prefix, std::move(out));
+}
+
+DTensor ForwardPass::hooked_sublayer_output(const std::string& prefix, DTensor out) {
+  if (!opt_.hooks.sublayer_output) return out;
+  Tensor t = be_.download(out);
+  opt_.hooks.sublayer_output(prefix, t);
+  return be_.upload(t);
+}
+
+DTensor ForwardPass::hooked_stack_input(const std::string& stack, DTensor x) {
+  if (!opt_.hooks.stack_input) return x;
+  Tensor t = be_.download(x);
+  opt_.hooks.stack_input(stack, t);
+  return be_.upload(t);
 }
 
 DTensor ForwardPass::layer_output(const std::string& layer, const DTensor& input, DTensor output) {

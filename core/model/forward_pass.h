@@ -58,6 +58,10 @@ class ForwardPass {
   // A standard stack's layer `layer` ("decoder.layer2") mapped `input` to `output`: returns the
   // output after RunOptions::hooks.layer has seen it (unchanged without a hook).
   DTensor layer_output(const std::string& layer, const DTensor& input, DTensor output);
+  // A sub-layer's output (prefix "...self_attn", "...ffn") and a stack's input after
+  // RunOptions::hooks.sublayer_output / stack_input have seen them (unchanged without a hook).
+  DTensor hooked_sublayer_output(const std::string& prefix, DTensor out);
+  DTensor hooked_stack_input(const std::string& stack, DTensor x);
   // Token embedding (+ FixNorm, sqrt(d) scale) plus the absolute positional encoding.
   DTensor embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name);
   // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.
@@ -165,6 +169,10 @@ class BackendExecutor {
     return pass_.layer_output(layer, input, std::move(output));
   }
   void layer_done(const std::string& layer, const DTensor& x) { pass_.layer_done(layer, x); }
+  DTensor ffn_output(const std::string& prefix, DTensor out) {
+    return pass_.hooked_sublayer_output(prefix, std::move(out));
+  }
+  DTensor stack_input(const std::string& stack, DTensor x) { return pass_.hooked_stack_input(stack, std::move(x)); }
 
   // The backend's kernel of a config's feed-forward activation.
   static Activation backend_activation(FfnActivation kind);

@@ -42,12 +42,17 @@ concept StackExecutor = Executor<E> &&
   { e.layer_output(name, x, x) } -> std::convertible_to<typename E::Value>;  // input, output
   // After a layer (inference traces the hidden state and reports progress).
   e.layer_done(name, x);
+  // A feed-forward sub-layer's output and the stack's input through the run's hooks
+  // (inference; the identity on the tape).
+  { e.ffn_output(name, x) } -> std::convertible_to<typename E::Value>;
+  { e.stack_input(name, x) } -> std::convertible_to<typename E::Value>;
 };
 
 template <StackExecutor E>
 typename E::Value encoder_stack(E& e, const ModelConfig& c, typename E::Value x,
                                 const std::vector<uint8_t>& key_valid) {
   using Value = typename E::Value;
+  x = e.stack_input("encoder", x);
   for (int64_t i = 0; i < c.n_layers; ++i) {
     if (e.skip_layer()) continue;
     const std::string p = "encoder.layer" + std::to_string(i);
@@ -56,7 +61,7 @@ typename E::Value encoder_stack(E& e, const ModelConfig& c, typename E::Value x,
     x = residual_sublayer(e, c, x, p + ".attn_norm",
                           [&](const Value& h) { return e.attention(h, h, self); });
     x = e.layer_output(p, input, residual_sublayer(e, c, x, p + ".ffn_norm", [&](const Value& h) {
-                         return feed_forward(e, c, h, p + ".ffn");
+                         return e.ffn_output(p + ".ffn", feed_forward(e, c, h, p + ".ffn"));
                        }));
     e.layer_done(p, x);
   }
@@ -71,6 +76,7 @@ typename E::Value decoder_stack(E& e, const ModelConfig& c, typename E::Value x,
                                 const std::vector<uint8_t>& self_valid,
                                 const std::vector<uint8_t>& memory_valid) {
   using Value = typename E::Value;
+  x = e.stack_input("decoder", x);
   for (int64_t i = 0; i < c.decoder_layers(); ++i) {
     if (e.skip_layer()) continue;
     const std::string p = "decoder.layer" + std::to_string(i);
@@ -85,7 +91,7 @@ typename E::Value decoder_stack(E& e, const ModelConfig& c, typename E::Value x,
                             [&](const Value& h) { return e.attention(h, *memory, cross); });
     }
     x = e.layer_output(p, input, residual_sublayer(e, c, x, p + ".ffn_norm", [&](const Value& h) {
-                         return feed_forward(e, c, h, p + ".ffn");
+                         return e.ffn_output(p + ".ffn", feed_forward(e, c, h, p + ".ffn"));
                        }));
     e.layer_done(p, x);
   }

@@ -181,3 +181,50 @@ def test_a_pattern_hook_on_a_mechanism_kernel_is_never_called(atlas):
     model = atlas.open("preset:alibi-lm")
     with pytest.raises(atlas.AtlasError, match="never called.*softmax"):
         model.run(TEXT, hooks={"blocks.0.attn.hook_pattern": lambda p: None})
+
+
+def test_attn_out_and_mlp_out_are_what_the_residual_adds(atlas):
+    # pre-norm: resid_post = (resid_pre + attn_out) + mlp_out, read in one run; blocks.0's
+    # resid_pre is the stack's input (the embeddings entering layer 0)
+    model = atlas.open(MODEL)
+    seen = {}
+
+    def keep(name):
+        def fn(x):
+            seen[name] = x.copy()
+        return fn
+    names = [f"blocks.{l}.{h}" for l in range(2) for h in ("hook_resid_pre", "hook_attn_out", "hook_mlp_out",
+                                                           "hook_resid_post")]
+    plain = model.run(TEXT)
+    tr = model.run(TEXT, hooks={n: keep(n) for n in names})
+    np.testing.assert_array_equal(tr.logits, plain.logits)  # reading changes nothing
+    for l in range(2):
+        b = f"blocks.{l}."
+        mid = seen[b + "hook_resid_pre"] + seen[b + "hook_attn_out"]
+        np.testing.assert_array_equal(seen[b + "hook_resid_post"], mid + seen[b + "hook_mlp_out"])
+    np.testing.assert_array_equal(seen["blocks.1.hook_resid_pre"], seen["blocks.0.hook_resid_post"])
+    assert seen["blocks.0.hook_resid_pre"].shape == (len(TEXT), model.config["d_model"])
+    assert {"decoder.input", "decoder.layer0.ffn.out", "decoder.layer1.self_attn.out"} <= set(model.hook_names())
+
+
+def test_replacing_the_embeddings_and_the_mlp_output(atlas):
+    model = atlas.open(MODEL)
+    other = TEXT[::-1]  # the same length
+    got = {}
+    target = model.run(other, hooks={"blocks.0.hook_resid_pre": lambda x: got.setdefault("e", x.copy())})
+    # another text's embeddings in place of this one's: that text's run
+    swapped = model.run(TEXT, hooks={"decoder.input": lambda x: got["e"]})
+    np.testing.assert_array_equal(swapped.logits, target.logits)
+    # a zeroed MLP output: layer 1's output is then its input plus its attention output
+    seen = {}
+    model.run(TEXT, hooks={"blocks.1.hook_mlp_out": lambda x: np.zeros_like(x),
+                           "blocks.1.hook_resid_pre": lambda x: seen.setdefault("pre", x.copy()),
+                           "blocks.1.hook_attn_out": lambda x: seen.setdefault("attn", x.copy()),
+                           "blocks.1.hook_resid_post": lambda x: seen.setdefault("post", x.copy())})
+    np.testing.assert_array_equal(seen["post"], seen["pre"] + seen["attn"])
+
+
+def test_mlp_out_on_a_stack_that_does_not_call_it_is_an_error(atlas):
+    model = atlas.open("preset:tiny-xl")
+    with pytest.raises(atlas.AtlasError, match="never called.*feed-forward"):
+        model.run(TEXT, hooks={"decoder.layer0.ffn.out": lambda x: None})
