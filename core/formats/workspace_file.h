@@ -23,7 +23,7 @@ struct WorkspaceFile {
   bool value_weighted = false, shared_grid_scale = false;
   std::vector<std::string> open_panels;  // object names of the docks on screen
   std::string window_state, geometry;    // Qt's bytes (base64 in the file)
-  // The tool panels' settings and results ("patching", "dla", "sweep", "qk"), each a JSON object's text that
+  // The tool panels' settings and results ("patching", "dla", "sweep", "qk", "compare", "search"), each a JSON object's text that
   // the panel itself checks when it restores it.
   std::map<std::string, std::string> tools;
   bool operator==(const WorkspaceFile&) const = default;

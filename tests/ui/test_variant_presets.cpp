@@ -141,6 +141,7 @@ TEST_CASE("tiny-xl: memory columns, and the score terms once the panel asks for 
   // The open XL panel turned scores on and re-ran: the terms are in the trace.
   CHECK(uitest::runController(win.w)->runOptions().trace.scores);
   REQUIRE(win.w.trace()->find("xl.seg1.layer0.terms.a"));
+  win.w.setSelection({"decoder", "self_attn", 0, 0, 1});  // the panel shows the main view's segment
   p.ensureBuilt();
   const Tensor& a = win.array("decoder.seg1.layer0.self_attn");  // [heads, 16, 32]
   p.setCurrentPlot(plotIndex(p, "segment 1, layer 0, head 0: attention"));

@@ -9,6 +9,7 @@
 #include <QStatusBar>
 #include <QVBoxLayout>
 #include <cstdio>
+#include <utility>
 
 #include "core/analysis/weight_check.h"
 #include "core/model/memory_budget.h"
@@ -77,7 +78,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   updateStyles();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // QWidget's destructor closes the window after our members are gone; a dock hidden then (the
+  // token search's) must not reach back into them (updateViews on freed views).
+  if (m_panels) disconnect(m_panels, nullptr, this, nullptr);
+}
 
 void MainWindow::buildUi() {
   auto* central = new QWidget;
@@ -333,6 +338,7 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunResult> result, double m
     if (m_headless) std::fprintf(stderr, "attention-atlas: warning: %s\n", overflow.front().c_str());
   }
   if (!m_weightWarning.isEmpty()) text += " \u00B7 Warning: " + m_weightWarning;
+  if (!m_workspaceNote.isEmpty()) text += " \u00B7 " + std::exchange(m_workspaceNote, QString());
   m_status->setText(text);
   m_backend->refresh();
   finishWorkspace();

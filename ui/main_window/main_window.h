@@ -143,6 +143,7 @@ class MainWindow : public QMainWindow {
   QVector<int> m_searchQueries, m_searchKeys;  // source positions the token search matches
   std::shared_ptr<Workspace> m_pendingWorkspace;  // being opened: its selection waits for the run
   QString m_workspaceError;
+  QString m_workspaceNote;  // a tool state the workspace could not restore, for the status line
   QString m_workspacePath;
 };
 

@@ -208,6 +208,7 @@ void PanelDocks::followSelection() {
   ctx.layer = sel.layer;
   ctx.head = sel.head;  // aggregates (< 0) read as the mean over heads
   ctx.query = m_session->query();
+  ctx.segment = sel.segment;  // the XL panel shows the main view's segment
   for (const auto& [dock, panel] : m_variantDocks) panel->setContext(ctx);
   m_pattern->setSelection(sel);
   m_scores->setSelection(sel);

@@ -11,9 +11,11 @@
 #include "ui/main_window/main_window.h"
 #include "ui/main_window/selector_bar.h"
 #include "ui/main_window/window_session.h"
+#include "ui/tools/compare_panel.h"
 #include "ui/tools/dla_panel.h"
 #include "ui/tools/patching_panel.h"
 #include "ui/tools/qk_decomposition_panel.h"
+#include "ui/tools/search_panel.h"
 #include "ui/tools/sweep_panel.h"
 #include "ui/views/colormap.h"
 #include "ui/workspace.h"
@@ -55,6 +57,17 @@ Workspace MainWindow::workspace() const {
     const QJsonObject state = p->saveState();
     if (p->isVisible() || state.contains("result")) w.tools["sweep"] = state;
   }
+  // Compare and token search keep inputs only (B runs again, the scores follow the run).
+  if (auto* p = findChild<ComparePanel*>("comparePanel")) {
+    const QJsonObject state = p->saveState();
+    const bool hasB = !state["model"].toString().isEmpty() || !state["text"].toString().isEmpty();
+    if (p->isVisible() || hasB || p->comparing()) w.tools["compare"] = state;
+  }
+  if (auto* p = findChild<TokenSearchPanel*>("searchPanel")) {
+    const QJsonObject state = p->saveState();
+    if (p->isVisible() || !state["query"].toString().isEmpty() || !state["key"].toString().isEmpty())
+      w.tools["search"] = state;
+  }
   return w;
 }
 
@@ -85,6 +98,13 @@ bool MainWindow::openWorkspace(const QString& path) {
     p->restoreState(w.tools["qk"].toObject());
   if (auto* p = findChild<SweepPanel*>("sweepPanel"); p && w.tools.contains("sweep"))
     p->restoreState(w.tools["sweep"].toObject());
+  if (auto* p = findChild<TokenSearchPanel*>("searchPanel"); p && w.tools.contains("search"))
+    p->restoreState(w.tools["search"].toObject());
+  // B's model may have moved since the save: said in the status line once the run is shown
+  // (the Compare dock may be closed), as well as in the panel.
+  m_workspaceNote.clear();
+  if (auto* p = findChild<ComparePanel*>("comparePanel"); p && w.tools.contains("compare"))
+    if (!p->restoreState(w.tools["compare"].toObject())) m_workspaceNote = p->status();
   m_input->setSource(w.source, /*quiet=*/true);
   m_input->setTarget(w.target, /*quiet=*/true);
   m_pendingWorkspace = std::make_shared<Workspace>(w);

@@ -112,10 +112,12 @@ void VariantPanel::setTrace(std::shared_ptr<const Trace> trace, std::function<QS
 }
 
 void VariantPanel::setContext(const PanelContext& ctx) {
-  if (ctx.layer == m_ctx.layer && ctx.head == m_ctx.head && ctx.query == m_ctx.query) return;
+  if (ctx.layer == m_ctx.layer && ctx.head == m_ctx.head && ctx.query == m_ctx.query && ctx.segment == m_ctx.segment)
+    return;
   m_ctx.layer = ctx.layer;
   m_ctx.head = ctx.head;
   m_ctx.query = ctx.query;
+  m_ctx.segment = ctx.segment;
   m_dirty = true;
   if (isVisible()) rebuild();
 }

@@ -48,6 +48,7 @@ struct PanelContext {
   int head = 0;    // < 0: mean over heads where a plot slices one head
   int query = -1;  // selected token (position)
   std::function<QString(int32_t)> tokenText = {};  // the model's tokenizer; empty = show ids
+  int segment = -1;  // the main view's Transformer-XL segment; < 0: none chosen (every segment)
 };
 
 // One part of the linked selection a panel follows, and the values it takes in a trace.

@@ -4,12 +4,14 @@
 
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QJsonValue>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "core/formats/model_header.h"
 #include "core/formats/model_io.h"
 #include "core/tensor/error.h"
 #include "ui/tools/compare_view.h"
@@ -187,6 +189,61 @@ void ComparePanel::stop() {
   m_plots->setTrace(m_trace);
   m_stop->setEnabled(false);
   setStatus("Not comparing. Press Compare to run B again.");
+}
+
+QJsonObject ComparePanel::saveState() const {
+  QJsonObject o;
+  o["model"] = m_modelEdit->text();
+  o["text"] = m_textEdit->text();
+  o["active"] = m_active;
+  return o;
+}
+
+bool ComparePanel::restoreState(const QJsonObject& o) {
+  try {
+    for (auto it = o.begin(); it != o.end(); ++it)
+      if (it.key() != "model" && it.key() != "text" && it.key() != "active")
+        throw AtlasError("unknown key \"" + it.key().left(80).toStdString() + "\"");
+    for (const char* key : {"model", "text"})
+      if (o.contains(key) && !o[key].isString()) throw AtlasError(std::string("\"") + key + "\" must be a string");
+    if (o.contains("active") && !o["active"].isBool()) throw AtlasError("\"active\" must be true or false");
+  } catch (const AtlasError& e) {
+    setStatus(QString("The workspace's Compare state (tools.compare) was not restored: %1").arg(e.what()));
+    return false;
+  }
+  // Whatever B this panel had belongs to the window before the workspace.
+  m_active = m_rerun = m_stale = false;
+  if (m_cancelFlag) m_cancelFlag->store(true);
+  m_resultB.reset();
+  m_traceB.reset();
+  m_plots->setTrace(m_trace);
+  m_stop->setEnabled(false);
+  setB(o["model"].toString(), o["text"].toString());
+  if (!o["active"].toBool()) {
+    setStatus("Restored B's model and text from the workspace. Press Compare to run B.");
+    return true;
+  }
+  // A folder or file moved since the save: said now, not as a failed run later.
+  const std::string spec = o["model"].toString().trimmed().toStdString();
+  if (!spec.empty() && spec.rfind("preset:", 0) != 0 && spec.rfind("demo:", 0) != 0) {
+    try {
+      check_model_path(spec);
+    } catch (const AtlasError& e) {
+      setStatus(QString("The workspace's Compare B model was not restored: %1. Give B another model and press "
+                        "Compare.").arg(e.what()));
+      return false;
+    }
+  }
+  m_active = true;
+  m_stop->setEnabled(true);
+  if (!m_trace) {
+    setStatus("B runs once A's run is shown.");
+  } else if (isVisible()) {
+    compare();
+  } else {
+    m_stale = true;  // shown later: B runs then
+  }
+  return true;
 }
 
 bool ComparePanel::isRunning() const { return m_watcher.isRunning(); }

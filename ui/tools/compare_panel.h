@@ -10,6 +10,7 @@
 // when no other text is given), so the panel never shows B against an older A; while the
 // panel is hidden, B waits and runs once when it is shown again.
 #include <QFutureWatcher>
+#include <QJsonObject>
 #include <QWidget>
 #include <atomic>
 #include <memory>
@@ -45,6 +46,13 @@ class ComparePanel : public QWidget {
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
   std::shared_ptr<const Trace> traceA() const { return m_trace; }
+  bool comparing() const { return m_active; }
+  // B's model spec, text and whether the panel compares, for a workspace. B's run is not stored
+  // (one forward): a restored panel that was comparing runs B again against the run on screen.
+  // A damaged state, or a B model whose file or folder is gone, is refused in status() and
+  // false returned; the panel then keeps B's fields but does not compare.
+  QJsonObject saveState() const;
+  bool restoreState(const QJsonObject& state);
 
  signals:
   void layerPicked(int layer);

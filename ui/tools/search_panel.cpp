@@ -70,6 +70,27 @@ void TokenSearchPanel::setPatterns(const QString& query, const QString& key) {
 
 void TokenSearchPanel::setStyle(const HeatmapStyle& style, bool dark) { m_plots->setStyle(style, dark); }
 
+QJsonObject TokenSearchPanel::saveState() const {
+  QJsonObject o;
+  o["query"] = m_query->text();
+  o["key"] = m_key->text();
+  return o;
+}
+
+void TokenSearchPanel::restoreState(const QJsonObject& o) {
+  try {
+    for (auto it = o.begin(); it != o.end(); ++it)
+      if (it.key() != "query" && it.key() != "key")
+        throw AtlasError("unknown key \"" + it.key().left(80).toStdString() + "\"");
+    for (const char* key : {"query", "key"})
+      if (o.contains(key) && !o[key].isString()) throw AtlasError(std::string("\"") + key + "\" must be a string");
+  } catch (const AtlasError& e) {
+    m_status->setText(QString("The workspace's token search (tools.search) was not restored: %1").arg(e.what()));
+    return;
+  }
+  setPatterns(o["query"].toString(), o["key"].toString());
+}
+
 QString TokenSearchPanel::status() const { return m_status->text(); }
 
 void TokenSearchPanel::update() {

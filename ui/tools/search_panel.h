@@ -3,6 +3,7 @@
 // tokens (core/analysis/token_search.h); per map family a layers x heads heatmap of how much
 // attention matching queries put on matching keys, a click selecting that layer and head, and
 // the matching tokens highlighted among the input chips. Recomputed for every run and edit.
+#include <QJsonObject>
 #include <QVector>
 #include <QWidget>
 #include <memory>
@@ -25,6 +26,11 @@ class TokenSearchPanel : public QWidget {
   void setPatterns(const QString& query, const QString& key);
   void setStyle(const HeatmapStyle& style, bool dark);
   QString status() const;
+  // The query and key patterns, for a workspace (the scores are recomputed from the run on
+  // screen, so they always belong to it). A damaged state is refused in status(), the panel
+  // keeping its patterns.
+  QJsonObject saveState() const;
+  void restoreState(const QJsonObject& state);
   VariantPanel* plotPanel() const { return m_plots; }
   std::shared_ptr<const Trace> trace() const { return m_trace; }
 

@@ -2,7 +2,9 @@
 // memory columns (keys from earlier segments, `xl.seg<s>.key_segment` < s) labelled by the
 // segment they came from, and the four score terms (a) content, (b) content-position,
 // (c) global content bias, (d) global position bias side by side. The terms are traced only
-// with TraceOptions::scores, which the window turns on while this panel is open.
+// with TraceOptions::scores, which the window turns on while this panel is open. In the app the
+// panel follows the main view's segment, layer and head (one selection, no segment choice of its
+// own); without a segment (the CLI) it lists every segment.
 #include <algorithm>
 
 #include "core/variants/transformer_xl/xl_arrays.h"
@@ -21,6 +23,15 @@ std::vector<const AttentionMap*> segmentMaps(const Trace& trace, int layer) {
   return out;
 }
 
+// The main view's segment when the trace has it (the app's shared selection: the panel shows
+// what the heatmap shows); every segment otherwise (the CLI's panel export, no segment chosen).
+std::vector<const AttentionMap*> shownSegmentMaps(const Trace& trace, int layer, int segment) {
+  std::vector<const AttentionMap*> all = segmentMaps(trace, layer);
+  for (const AttentionMap* m : all)
+    if (m->segment == segment) return {m};
+  return all;
+}
+
 int countLayers(const Trace& trace) {
   int n = 0;
   for (const AttentionMap& m : trace.attention_maps)
@@ -33,7 +44,7 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
   const int layers = countLayers(trace);
   if (layers == 0) return out;
   const int l = std::clamp(ctx.layer, 0, layers - 1);
-  for (const AttentionMap* map : segmentMaps(trace, l)) {
+  for (const AttentionMap* map : shownSegmentMaps(trace, l, ctx.segment)) {
     const int s = static_cast<int>(map->segment);
     const Tensor& a = requireArray(trace, map->array);  // [heads, Lq, Lk]
     const int heads = static_cast<int>(a.shape[0]), lq = static_cast<int>(a.shape[1]),

@@ -1,0 +1,202 @@
+// Workspaces keep the Compare panel's B (its model spec, text and whether it compares) and the
+// token search's patterns (ui/tools/compare_panel.h, ui/tools/search_panel.h): a fresh window
+// opened on the saved file has the same panel state and shows the same plots by value (B runs
+// again against the restored A); a B model folder that is gone on reopening is said in the panel
+// and in the status line; a damaged tools.compare / tools.search entry is refused naming it.
+#include <catch2/catch.hpp>
+
+#include <QDir>
+#include <QJsonArray>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <cmath>
+#include <limits>
+
+#include "core/formats/model_io.h"
+#include "core/model/params.h"
+#include "tests/ui/run_window.h"
+#include "tests/ui/ui_test_support.h"
+#include "tests/ui/window_parts.h"
+#include "ui/main_window/main_window.h"
+#include "ui/panels/variant_panel.h"
+#include "ui/tools/compare_panel.h"
+#include "ui/tools/search_panel.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/workspace.h"
+
+using namespace atlas;
+using namespace atlas::ui;
+
+namespace {
+
+// Every plot of a tool panel as (name, values), as it would draw them now; a NaN cell (none to
+// draw) as -inf, so that equal plots compare equal.
+std::vector<std::pair<QString, std::vector<float>>> toolPlotValues(VariantPanel* panel) {
+  panel->ensureBuilt();
+  std::vector<std::pair<QString, std::vector<float>>> out;
+  for (int i = 0; i < static_cast<int>(panel->plots().size()); ++i) {
+    panel->setCurrentPlot(i);
+    const HeatmapData& d = panel->matrixView()->data();
+    std::vector<float> values = d.values;
+    for (float& v : values)
+      if (std::isnan(v)) v = -std::numeric_limits<float>::infinity();
+    out.emplace_back(panel->plots()[size_t(i)].name, std::move(values));
+  }
+  return out;
+}
+
+// A fresh window opening `path`, once its run (and B's, when `waitForB`) is shown.
+void openInFreshWindow(MainWindow& w, const QString& path, bool waitForB) {
+  w.resize(1100, 800);
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  QSignalSpy compared(uitest::comparePanel(w), &ComparePanel::compared);
+  REQUIRE(w.openWorkspace(path));
+  REQUIRE(shown.wait(60000));
+  while (shown.wait(300)) {
+  }
+  if (waitForB && compared.isEmpty()) REQUIRE(compared.wait(60000));
+  while (uitest::comparePanel(w)->isRunning()) REQUIRE(compared.wait(60000));
+}
+
+}  // namespace
+
+TEST_CASE("Compare's B model and text survive a workspace round trip; B runs again against A",
+          "[ui][workspace][compare]") {
+  QTemporaryDir dir;
+  const QString bFolder = dir.filePath("checkpoint-b");
+  {  // a second checkpoint of the same shape as preset:tiny-decoder
+    const Model a = load_model("preset:tiny-decoder");
+    save_model(Model(a.config(), init_params(a.config(), 99)), bFolder.toStdString());
+  }
+  const QString path = dir.filePath("compare.atlas");
+  QJsonObject stateBefore;
+  FloatBuffer traceBBefore;  // B's run before the save
+  std::vector<std::pair<QString, std::vector<float>>> plotsBefore;
+  {
+    uitest::RunWindow rw("preset:tiny-decoder", "abcabc");
+    uitest::dock(rw.w, "compareDock")->show();
+    uitest::dock(rw.w, "compareDock")->raise();
+    ComparePanel* panel = uitest::comparePanel(rw.w);
+    panel->setB(bFolder, "abdabc");
+    QSignalSpy done(panel, &ComparePanel::compared);
+    REQUIRE(panel->compare());
+    REQUIRE(done.wait(60000));
+    INFO(panel->status().toStdString());
+    REQUIRE(panel->traceB());
+    rw.w.setSelection({"decoder", "self_attn", 1, 2, 0});
+    rw.settle();
+    stateBefore = panel->saveState();
+    traceBBefore = panel->traceB()->find("decoder.layer1.self_attn")->tensor.data;
+    plotsBefore = toolPlotValues(panel->plotPanel());
+    REQUIRE(rw.w.saveWorkspace(path));
+  }
+  REQUIRE(plotsBefore.size() == 3);
+  CHECK(stateBefore["model"].toString() == bFolder);
+  CHECK(stateBefore["text"].toString() == "abdabc");
+  CHECK(stateBefore["active"].toBool());
+  {
+    uitest::ensureApp();
+    MainWindow w;
+    openInFreshWindow(w, path, /*waitForB=*/true);
+    ComparePanel* panel = uitest::comparePanel(w);
+    INFO(panel->status().toStdString());
+    CHECK(panel->saveState() == stateBefore);
+    REQUIRE(panel->traceB());
+    // B's own run (the saved checkpoint on B's text), not A's.
+    CHECK(panel->traceB()->find("decoder.layer1.self_attn")->tensor.data == traceBBefore);
+    CHECK(panel->traceB()->find("decoder.layer1.self_attn")->tensor.data !=
+          w.trace()->find("decoder.layer1.self_attn")->tensor.data);
+    CHECK(toolPlotValues(panel->plotPanel()) == plotsBefore);
+  }
+  // The checkpoint is gone: the panel and the status line say so, the rest of the study opens.
+  REQUIRE(QDir(bFolder).removeRecursively());
+  uitest::ensureApp();
+  MainWindow w;
+  openInFreshWindow(w, path, /*waitForB=*/false);
+  ComparePanel* panel = uitest::comparePanel(w);
+  CHECK_FALSE(panel->comparing());
+  CHECK_FALSE(panel->traceB());
+  CHECK(panel->status().contains("The workspace's Compare B model was not restored"));
+  CHECK(panel->status().contains(bFolder + ": no such file or directory"));
+  CHECK(panel->saveState()["model"].toString() == bFolder);  // kept, to be corrected
+  auto* line = w.findChild<QLabel*>("runStatus");
+  REQUIRE(line);
+  CHECK(line->text().contains(bFolder + ": no such file or directory"));
+  CHECK(w.modelSpec() == "preset:tiny-decoder");
+  CHECK(w.lastError().isEmpty());
+}
+
+TEST_CASE("the token search's patterns survive a workspace round trip with the same scores", "[ui][workspace][search]") {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("search.atlas");
+  QJsonObject stateBefore;
+  QString statusBefore;
+  std::vector<std::pair<QString, std::vector<float>>> plotsBefore;
+  {
+    uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
+    uitest::dock(rw.w, "searchDock")->show();
+    uitest::dock(rw.w, "searchDock")->raise();
+    TokenSearchPanel* panel = uitest::searchPanel(rw.w);
+    panel->setPatterns("a", "t");
+    stateBefore = panel->saveState();
+    statusBefore = panel->status();
+    plotsBefore = toolPlotValues(panel->plotPanel());
+    REQUIRE(rw.w.saveWorkspace(path));
+  }
+  REQUIRE_FALSE(plotsBefore.empty());
+  CHECK(stateBefore == QJsonObject{{"query", "a"}, {"key", "t"}});
+  CHECK(statusBefore.startsWith("6 matching queries, 2 matching keys"));  // a chars model; "atlasofheads" twice
+  uitest::ensureApp();
+  MainWindow w;
+  openInFreshWindow(w, path, /*waitForB=*/false);
+  TokenSearchPanel* panel = uitest::searchPanel(w);
+  CHECK(panel->saveState() == stateBefore);
+  CHECK(panel->status() == statusBefore);
+  CHECK(toolPlotValues(panel->plotPanel()) == plotsBefore);
+}
+
+TEST_CASE("a damaged tools.compare or tools.search entry is refused naming it, the panel keeping its state",
+          "[ui][workspace][compare][search]") {
+  uitest::ensureApp();
+  ComparePanel compare;
+  compare.setB("preset:tiny-decoder", "other text");
+  const QJsonObject kept = compare.saveState();
+  CHECK_FALSE(compare.restoreState(QJsonObject{{"model", 3}}));
+  CHECK(compare.status() ==
+        "The workspace's Compare state (tools.compare) was not restored: \"model\" must be a string");
+  CHECK_FALSE(compare.restoreState(QJsonObject{{"active", "yes"}}));
+  CHECK(compare.status().endsWith("\"active\" must be true or false"));
+  CHECK_FALSE(compare.restoreState(QJsonObject{{"colour", 1}}));
+  CHECK(compare.status().endsWith("unknown key \"colour\""));
+  CHECK(compare.saveState() == kept);
+  // Presets and demos are not paths: restored as they are, comparing once A runs.
+  CHECK(compare.restoreState(QJsonObject{{"model", "preset:tiny-encoder"}, {"text", ""}, {"active", true}}));
+  CHECK(compare.comparing());
+  CHECK(compare.status() == "B runs once A's run is shown.");
+
+  TokenSearchPanel search;
+  search.setPatterns("it", "cat");
+  CHECK_FALSE(search.status().contains("not restored"));
+  search.restoreState(QJsonObject{{"query", QJsonArray{"a"}}});
+  CHECK(search.status() ==
+        "The workspace's token search (tools.search) was not restored: \"query\" must be a string");
+  search.restoreState(QJsonObject{{"query", "a"}, {"terms", "b"}});
+  CHECK(search.status().endsWith("unknown key \"terms\""));
+  CHECK(search.saveState() == QJsonObject{{"query", "it"}, {"key", "cat"}});
+
+  // The file itself refuses an entry that is not an object, naming it.
+  const auto refused = [](const QByteArray& json) {
+    try {
+      workspaceFromJson(json, "w.atlas");
+    } catch (const AtlasError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const QByteArray head = R"({"format": "attention-atlas-workspace", "version": 1, "model": "x", "tools": )";
+  CHECK(refused(head + R"({"compare": 3}})") == "w.atlas: \"tools.compare\" must be an object");
+  CHECK(refused(head + R"({"search": "a"}})") == "w.atlas: \"tools.search\" must be an object");
+  CHECK(refused(head + R"({"compare": {"model": "preset:tiny-decoder"}, "search": {"query": "a"}}})") == "accepted");
+}
