@@ -190,14 +190,25 @@ TEST_CASE("QK decomposition panel: the matrix and value bars are qk_decompositio
   checkAgainstCore(panel, coreQk(*second, *secondTrace, 1, 3, 8, 2));
 
   // A model the decomposition does not cover: its refusal in the panel, no matrix, no crash.
-  auto xl = qkTinyModel("tiny-xl", 3);
-  panel.setRun(xl, runOn(*xl, kRepeating));
+  auto gtrxl = qkTinyModel("tiny-gtrxl", 3);
+  panel.setRun(gtrxl, runOn(*gtrxl, kRepeating));
   CHECK_FALSE(panel.result().has_value());
-  const std::string why = qk_decomposition_refusal(xl->config());
+  const std::string why = qk_decomposition_refusal(gtrxl->config());
   REQUIRE_FALSE(why.empty());
   REQUIRE(QTest::qWaitFor([&] { return panel.status().contains(QString::fromStdString(why)); }, 10000));
   CHECK_FALSE(panel.isRunning());
   CHECK_FALSE(panel.result().has_value());
+
+  // Transformer-XL: positions over the whole text; query 20 (segment 1) on key 5 (in its memory).
+  auto xl = qkTinyModel("tiny-xl", 3);
+  auto xlTrace = runOn(*xl, "abcabcabcabcabcabcabcabc");
+  panel.setRun(xl, xlTrace);
+  panel.setSelection(AttentionSelection{"decoder", "self_attn", 1, 1});
+  panel.setCell(20, 5);
+  REQUIRE(qkShows(panel, 1, 1, 20, 5));
+  const QkDecomposition want = coreQk(*xl, *xlTrace, 1, 1, 20, 5);
+  CHECK(want.key_in_memory);
+  checkAgainstCore(panel, want);
 }
 
 TEST_CASE("QK decomposition in the window: a heatmap click splits that cell, a model switch never shows stale values",
@@ -242,10 +253,10 @@ TEST_CASE("QK decomposition in the window: a heatmap click splits that cell, a m
   REQUIRE(qkShows(*panel, now.layer, now.head, 20, 20));
   checkAgainstCore(*panel, coreQk(llama, *rw.w.trace(), now.layer, now.head, 20, 20));
   // A model it refuses: the reason in the panel.
-  rw.w.loadModel("preset:tiny-xl");
+  rw.w.loadModel("preset:tiny-gtrxl");
   REQUIRE(rw.shown.wait(60000));
   rw.settle();
-  const std::string why = qk_decomposition_refusal(load_model("preset:tiny-xl").config());
+  const std::string why = qk_decomposition_refusal(load_model("preset:tiny-gtrxl").config());
   REQUIRE(QTest::qWaitFor([&] { return panel->status().contains(QString::fromStdString(why)); }, 10000));
   CHECK_FALSE(panel->result().has_value());
 }
