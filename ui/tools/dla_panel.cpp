@@ -150,19 +150,11 @@ bool DlaPanel::startAttribution() {
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   m_runningGeneration = m_generation;
   setStatus("Attributing\u2026");
-  m_watcher.setFuture(QtConcurrent::run([model = m_model, source = m_trace->source_tokens, req, cancel = m_cancelFlag] {
-    Outcome out;
-    RunOptions o;
-    o.cancel = cancel.get();
-    try {
-      out.result = logit_attribution(*model, source, req, o);
-    } catch (const Cancelled&) {
-      out.error = "Attribution cancelled.";
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
+  m_watcher.setFuture(runTool<LogitAttribution>(
+      m_cancelFlag, "Attribution cancelled.",
+      [model = m_model, source = m_trace->source_tokens, req](const RunOptions& o) {
+        return logit_attribution(*model, source, req, o);
+      }));
   m_start->setEnabled(false);
   return true;
 }

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "core/analysis/logit_attribution.h"
+#include "ui/tools/tool_run.h"
 #include "ui/views/heatmap_painter.h"
 
 class QLabel;
@@ -55,10 +56,7 @@ class DlaPanel : public QWidget {
   void attributionFinished();  // a result or a failure: see result() and status()
 
  private:
-  struct Outcome {
-    std::optional<LogitAttribution> result;
-    QString error;
-  };
+  using Outcome = ToolOutcome<LogitAttribution>;
   void onDone();
   void setStatus(const QString& text);
   std::function<QString(int64_t)> tokenText() const;

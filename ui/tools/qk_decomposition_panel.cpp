@@ -240,19 +240,11 @@ bool QkDecompositionPanel::refresh() {
                 .arg(q.head)
                 .arg(q.query)
                 .arg(q.key));
-  m_watcher.setFuture(QtConcurrent::run([model = m_model, source = m_trace->source_tokens, q, cancel = m_cancelFlag] {
-    Outcome out;
-    RunOptions o;
-    o.cancel = cancel.get();
-    try {
-      out.result = qk_decomposition(*model, source, q, o);
-    } catch (const Cancelled&) {
-      out.error = "Decomposition cancelled.";
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
+  m_watcher.setFuture(runTool<QkDecomposition>(
+      m_cancelFlag, "Decomposition cancelled.",
+      [model = m_model, source = m_trace->source_tokens, q](const RunOptions& o) {
+        return qk_decomposition(*model, source, q, o);
+      }));
   return true;
 }
 

@@ -18,6 +18,7 @@
 
 #include "core/analysis/qk_decomposition.h"
 #include "ui/views/attention_selection.h"
+#include "ui/tools/tool_run.h"
 #include "ui/views/heatmap_painter.h"
 
 class QLabel;
@@ -63,10 +64,7 @@ class QkDecompositionPanel : public QWidget {
   void showEvent(QShowEvent* event) override;
 
  private:
-  struct Outcome {
-    std::optional<QkDecomposition> result;
-    QString error;
-  };
+  using Outcome = ToolOutcome<QkDecomposition>;
   void onDone();
   void setStatus(const QString& text);
   void changed();  // the wanted cell or run changed: drop what no longer answers it

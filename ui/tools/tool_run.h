@@ -3,8 +3,15 @@
 // share about the run they belong to: whether two traces are of the same input (a result of
 // other tokens is cleared), and how long a run takes, as a person reads it in a status line.
 #include <QString>
+#include <QtConcurrent/QtConcurrent>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
 
+#include "core/model/model.h"
 #include "core/model/trace.h"
+#include "core/tensor/error.h"
 
 namespace atlas::ui {
 
@@ -13,5 +20,32 @@ bool sameInputTokens(const Trace* a, const Trace* b);
 
 // "less than 1 s", "12 s", "3 min 20 s", "1 h 5 min".
 QString durationText(double seconds);
+
+// A one-call analysis run off the GUI thread (logit attribution, QK decomposition): its result,
+// or the text the panel shows instead.
+template <class R>
+struct ToolOutcome {
+  std::optional<R> result;
+  QString error;
+};
+// compute(options) on a pool thread, the options carrying `cancel`: a Cancelled run gives
+// `cancelledText`, any other exception its message.
+template <class R, class F>
+QFuture<ToolOutcome<R>> runTool(std::shared_ptr<std::atomic<bool>> cancel, QString cancelledText, F compute) {
+  return QtConcurrent::run([cancel = std::move(cancel), cancelledText = std::move(cancelledText),
+                            compute = std::move(compute)] {
+    ToolOutcome<R> out;
+    RunOptions o;
+    o.cancel = cancel.get();
+    try {
+      out.result = compute(o);
+    } catch (const Cancelled&) {
+      out.error = cancelledText;
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+    }
+    return out;
+  });
+}
 
 }  // namespace atlas::ui
