@@ -32,7 +32,8 @@ namespace {
 // shuts down would race Python's own finalisation.
 void ensure_qt_application() {
   if (QGuiApplication::instance()) return;
-  static std::unique_ptr<QGuiApplication> app = cli::make_headless_app();
+  static QGuiApplication* const app = cli::make_headless_app().release();  // never destroyed
+  (void)app;
 }
 
 // What figure() was asked for, as the flags of `atlas export` (their checks and messages are
