@@ -118,14 +118,41 @@ std::vector<HeadRef> receivers_arg(const py::object& receivers) {
   return out;
 }
 
+// An encoder-decoder model's decoder input, as atlas patch --target takes it: a text (tokenized
+// as run() does, BOS first) or token ids.
+std::vector<TokenInfo> decoder_tokens(const PyModel& m, const py::object& target, const char* what) {
+  return py::isinstance<py::str>(target) ? m.model().tokenize("", py::cast<std::string>(target)).second
+                                         : m.tokens_of(target, what);
+}
+
 py::dict patch(const PyModel& m, const py::object& clean_in, const py::object& corrupted_in, const std::string& site,
                const std::string& metric, const std::string& direction, const py::object& tokens, int64_t position,
-               const py::object& receivers, const std::string& receiver_input) {
+               const py::object& receivers, const std::string& receiver_input, const py::object& target,
+               const py::object& corrupted_target) {
   const Model& model = m.model();
   const PatchSpec spec = patch_spec(model, site, metric, direction, tokens, position);
   const std::vector<TokenInfo> clean = m.tokens_of(clean_in, "clean");
   const std::vector<TokenInfo> corrupted = m.tokens_of(corrupted_in, "corrupted");
   RunOptions options = m.analysis_options();
+  const bool enc_dec = model.config().architecture == Architecture::EncoderDecoder;
+  if (!enc_dec && !(target.is_none() && corrupted_target.is_none()))
+    throw AtlasError("target and corrupted_target are an encoder-decoder model's decoder inputs; this model is not one");
+  if (enc_dec && site != "path") {  // the decoder inputs of both runs (corrupted_target: target's by default)
+    if (target.is_none())
+      throw AtlasError("an encoder-decoder model is patched with its decoder input: give target= (and "
+                       "corrupted_target= when the corrupted run's differs)");
+    const PatchingInput clean_run{clean, decoder_tokens(m, target, "target")};
+    const PatchingInput corrupted_run{
+        corrupted, decoder_tokens(m, corrupted_target.is_none() ? target : corrupted_target, "corrupted_target")};
+    check_patching(model, clean_run, corrupted_run, spec);
+    const PatchResult r = with_interrupt(options, [&](const RunOptions& o, const auto& progress) {
+      return activation_patching(model, clean_run, corrupted_run, spec, o, progress);
+    });
+    py::dict out = grid_dict(r.normalised, r.raw, r.shape, r.clean, r.corrupted, r.position, r.runs, spec,
+                             patch_site_name(spec.site));
+    out["row_names"] = r.row_names;  // encoder rows, then each decoder layer's self- and cross-attention
+    return out;
+  }
   if (site == "path") {
     PathPatchSpec path;
     path.patch = spec;
@@ -302,9 +329,11 @@ py::dict head_stats(const PyModel& m, const py::object& input, const py::object&
 void bind_analyses(py::class_<PyModel>& c) {
   c.def("patch", &patch, py::arg("clean"), py::arg("corrupted"), py::arg("site"), py::arg("metric"),
         py::arg("direction") = "denoise", py::arg("tokens") = py::none(), py::arg("position") = -1,
-        py::arg("receivers") = py::none(), py::arg("receiver_input") = "q",
+        py::arg("receivers") = py::none(), py::arg("receiver_input") = "q", py::arg("target") = py::none(),
+        py::arg("corrupted_target") = py::none(),
         "Activation patching, or path patching with site=\"path\" (atlas patch, docs/patching.md): grid "
-        "(normalised: clean 1, corrupted 0), raw, clean, corrupted, position, runs");
+        "(normalised: clean 1, corrupted 0), raw, clean, corrupted, position, runs, row_names. An "
+        "encoder-decoder model takes its decoder inputs as target= and corrupted_target= (default: target)");
   c.def("attribute", &attribute, py::arg("clean"), py::arg("corrupted"), py::arg("site"), py::arg("metric"),
         py::arg("direction") = "denoise", py::arg("tokens") = py::none(), py::arg("position") = -1,
         py::arg("ig_steps") = 0,

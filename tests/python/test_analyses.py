@@ -163,3 +163,23 @@ def test_qk_decomposition_on_transformer_xl_names_the_four_relative_terms(atlas)
     for name, got in terms.items():
         assert got == pytest.approx(float(trace[f"xl.seg2.layer1.terms.{name}"][cell]), rel=1e-4, abs=1e-5)
     assert np.allclose(d["value_parts"].sum(0), d["head_output"], atol=1e-4)
+
+
+def test_patch_on_an_encoder_decoder_model_equals_atlas_patch_with_targets(atlas, tmp_path):
+    m = atlas.open("preset:tiny-encoder-decoder")
+    r = m.patch("abc", "abd", site="head", metric="prob", tokens="a", target="xyz")
+    out = tmp_path / "grid"
+    run_cli("patch", "preset:tiny-encoder-decoder", "--clean", "abc", "--corrupted", "abd", "--target", "xyz",
+            "--site", "head", "--metric", "prob", "--tokens", "a", "--out", str(out))
+    np.testing.assert_array_equal(np.float32(r["grid"]), np.load(out / "grid.npy"))
+    assert r["row_names"] == ["encoder.layer0.attn", "encoder.layer1.attn", "decoder.layer0.self_attn",
+                              "decoder.layer0.cross_attn", "decoder.layer1.self_attn", "decoder.layer1.cross_attn"]
+    # a corrupted decoder input of its own, and the refusals
+    r2 = m.patch("abc", "abc", site="head", metric="prob", tokens="a", target="xyz", corrupted_target="xyw")
+    assert r2["clean"] != r2["corrupted"]
+    with pytest.raises(atlas.AtlasError, match="give target="):
+        m.patch("abc", "abd", site="head", metric="prob", tokens="a")
+    with pytest.raises(atlas.AtlasError, match="target"):
+        m.patch("abc", "abd", site="head", metric="prob", tokens="a", target="xyz", corrupted_target="xy")
+    with pytest.raises(atlas.AtlasError, match="not one"):
+        atlas.open("demo:induction").patch("abc", "abd", site="head", metric="prob", tokens="a", target="xyz")
