@@ -138,6 +138,43 @@ TEST_CASE("ablation sweep panel: a model switch mid-sweep drops the old model's 
   CHECK(panel.status().contains("token A"));
 }
 
+TEST_CASE("ablation sweep panel: a long estimate is shown first and the sweep starts on the second press",
+          "[ui][sweep]") {
+  ensureApp();
+  const ModelConfig c = preset_test::small_preset_config("tiny-decoder");
+  auto model = std::make_shared<const Model>(c, init_params(c, 5));
+  SweepPanel panel;
+  panel.setRun(model, runOn(*model, "abab abab"));
+  panel.setChoice(SweepUnit::Heads, AblationMode::Zero, SweepMetric::KL);
+  QSignalSpy done(&panel, &SweepPanel::sweepFinished);
+  // Every estimate is "long" at a 0 s limit: the first press measures one forward and waits.
+  panel.setLongRunSeconds(0);
+  REQUIRE(panel.startSweep());
+  REQUIRE(done.wait(60000));
+  CHECK_FALSE(panel.result().has_value());
+  CHECK(panel.forwardSeconds() >= 0);
+  const int64_t forwards = c.n_layers * c.n_heads + 1;  // every head and the clean run
+  INFO(panel.status().toStdString());
+  CHECK(panel.status().contains(QString("%1 forwards at about").arg(forwards)));
+  CHECK(panel.status().contains("Press Sweep again"));
+  // The second press sweeps, with the measure already known (no second measure).
+  REQUIRE(panel.startSweep());
+  REQUIRE(done.wait(60000));
+  REQUIRE(panel.result().has_value());
+  CHECK(panel.result()->values.size() == size_t(c.n_layers * c.n_heads));
+  // A third press asks again: a confirmation is good for one sweep.
+  CHECK_FALSE(panel.startSweep());
+  CHECK(panel.status().contains("Press Sweep again"));
+  // Another input forgets the measure; a generous limit then sweeps on the first press.
+  panel.setRun(model, runOn(*model, "baba baba"));
+  CHECK(panel.forwardSeconds() < 0);
+  panel.setLongRunSeconds(1e9);
+  REQUIRE(panel.startSweep());
+  REQUIRE(done.wait(60000));
+  CHECK(panel.result().has_value());
+  CHECK(panel.forwardSeconds() >= 0);
+}
+
 TEST_CASE("ablation sweep panel: Cancel keeps the finished cells, each equal to the whole sweep's", "[ui][sweep]") {
   ensureApp();
   ModelConfig c = preset_test::small_preset_config("tiny-decoder");

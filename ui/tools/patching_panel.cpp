@@ -15,7 +15,6 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -30,17 +29,6 @@
 #include "ui/tools/tool_run.h"
 
 namespace atlas::ui {
-
-namespace {
-
-QString estimateText(int64_t forwards, double seconds) {
-  return QString("%1 forwards at about %2 s each (one measured): about %3")
-      .arg(forwards)
-      .arg(seconds, 0, 'g', 2)
-      .arg(durationText(seconds * double(forwards)));
-}
-
-}  // namespace
 
 PatchingPanel::PatchingPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("patchingPanel");
@@ -159,8 +147,7 @@ void PatchingPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<c
     if (m_result) setStatus("The input or model changed: press Run to patch this one.");
     m_result.reset();
     m_corruptedTrace.reset();
-    m_forwardSeconds = -1;
-    m_confirmed = false;
+    m_gate.forget();
   }
   adoptPending();
   m_plots->setTrace(m_trace);
@@ -264,11 +251,10 @@ bool PatchingPanel::startPatching() {
     return false;
   }
   const int64_t forwards = cellCount(s) + 2;
-  const bool confirmed = m_confirmed;
-  m_confirmed = false;
-  if (m_forwardSeconds >= 0 && m_forwardSeconds * double(forwards) > m_longRunSeconds && !confirmed) {
-    m_confirmed = true;
-    setStatus(estimateText(forwards, m_forwardSeconds) + ". Press Run again to start.");
+  const bool confirmed = m_gate.takeConfirmation();
+  if (m_gate.isLong(forwards) && !confirmed) {
+    m_gate.confirmed = true;
+    setStatus(estimateText(forwards, m_gate.forwardSeconds) + ". Press Run again to start.");
     emit patchingFinished();
     return false;
   }
@@ -278,13 +264,13 @@ bool PatchingPanel::startPatching() {
   m_runningGeneration = m_generation;
   m_progress->setRange(0, static_cast<int>(forwards));
   m_progress->setValue(0);
-  setStatus(m_forwardSeconds >= 0 ? "Patching: " + estimateText(forwards, m_forwardSeconds) + "\u2026"
+  setStatus(m_gate.forwardSeconds >= 0 ? "Patching: " + estimateText(forwards, m_gate.forwardSeconds) + "\u2026"
                                   : QString("Measuring one forward to estimate %1 forwards\u2026").arg(forwards));
   QPointer<PatchingPanel> self(this);
   const quint64 generation = m_generation;
   m_watcher.setFuture(QtConcurrent::run([model = m_model, clean = m_trace->source_tokens, corrupted, s,
-                                         cancel = m_cancelFlag, self, generation, known = m_forwardSeconds,
-                                         limit = m_longRunSeconds, confirmed, forwards,
+                                         cancel = m_cancelFlag, self, generation, known = m_gate.forwardSeconds,
+                                         limit = m_gate.limitSeconds, confirmed, forwards,
                                          cellLimit = m_cellLimit]() {
     Outcome out;
     RunOptions o;
@@ -292,9 +278,7 @@ bool PatchingPanel::startPatching() {
     o.trace = TraceOptions::none();
     try {
       if (known < 0) {  // the estimate: one untraced forward of the clean input, timed
-        const auto t0 = std::chrono::steady_clock::now();
-        model->forward(clean, {}, o);
-        out.forwardSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        out.forwardSeconds = timeOneForward(*model, clean, {}, o);
         if (out.forwardSeconds * double(forwards) > limit && !confirmed) {
           out.waitingForConfirm = true;
           return out;
@@ -345,11 +329,11 @@ void PatchingPanel::onDone() {
   } else if (m_runningGeneration != m_generation) {
     setStatus("The input or model changed during the run: press Run to patch this one.");
   } else {
-    if (out.forwardSeconds >= 0) m_forwardSeconds = out.forwardSeconds;
+    if (out.forwardSeconds >= 0) m_gate.forwardSeconds = out.forwardSeconds;
     const int64_t forwards = m_progress->maximum();
     if (out.waitingForConfirm) {
-      m_confirmed = true;
-      setStatus(estimateText(forwards, m_forwardSeconds) + ". Press Run again to start.");
+      m_gate.confirmed = true;
+      setStatus(estimateText(forwards, m_gate.forwardSeconds) + ". Press Run again to start.");
     } else if (out.cancelled && out.result) {
       int64_t finished = 0;
       for (double v : out.result->raw) finished += std::isfinite(v) ? 1 : 0;

@@ -19,6 +19,7 @@
 
 #include "core/analysis/patching.h"
 #include "ui/views/attention_selection.h"
+#include "ui/tools/tool_run.h"
 #include "ui/views/heatmap_painter.h"
 
 class QComboBox;
@@ -58,13 +59,13 @@ class PatchingPanel : public QWidget {
   // The head-pos grid's position slice shown.
   void setSlice(int position);
   // Above this estimate a grid starts on the second press only (default 20 s).
-  void setLongRunSeconds(double seconds) { m_longRunSeconds = seconds; }
-  double longRunSeconds() const { return m_longRunSeconds; }
+  void setLongRunSeconds(double seconds) { m_gate.limitSeconds = seconds; }
+  double longRunSeconds() const { return m_gate.limitSeconds; }
   // > 0: the grid stops after this many cells as if cancelled there (a preview of the first
   // cells; tests cancel at a known cell with it). 0: no limit.
   void setCellLimit(int64_t cells) { m_cellLimit = cells; }
   // The measured time of one forward of this input (seconds), < 0 before the first measure.
-  double forwardSeconds() const { return m_forwardSeconds; }
+  double forwardSeconds() const { return m_gate.forwardSeconds; }
 
   // Settings, the finished grid and the clean tokens it belongs to, as a workspace stores them;
   // a restored grid is shown once a run of those very tokens arrives.
@@ -120,10 +121,8 @@ class PatchingPanel : public QWidget {
   std::shared_ptr<std::atomic<bool>> m_cancelFlag;
   quint64 m_generation = 0;  // bumped by every change of model or input
   quint64 m_runningGeneration = 0;
-  double m_forwardSeconds = -1;   // of the current model and input
-  double m_longRunSeconds = 20;
+  LongRunGate m_gate;  // the estimate before a long grid
   int64_t m_cellLimit = 0;
-  bool m_confirmed = false;       // the long estimate was shown: the next press runs
   std::optional<PatchResult> m_pending;     // restored from a workspace, waiting for its run
   std::vector<int32_t> m_pendingTokens;
 };

@@ -110,6 +110,7 @@ void SweepPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<cons
     if (m_cancelFlag) m_cancelFlag->store(true);
     if (m_result) setStatus("The input or model changed: press Sweep to ablate this one.");
     m_result.reset();
+    m_gate.forget();
   }
   if (m_pending && m_trace && !isRunning() && token_ids(m_trace->source_tokens) == m_pendingTokens) {
     m_result = std::move(m_pending);
@@ -232,20 +233,45 @@ bool SweepPanel::startSweep() {
     setStatus(QString::fromStdString(e.what()));
     return false;
   }
+  const int64_t cells = ablation_layer_count(m_model->config()) * (s.unit == SweepUnit::Heads ? m_model->config().n_heads : 1);
+  const int64_t forwards = cells + 1;  // and the clean run
+  const bool confirmed = m_gate.takeConfirmation();
+  if (m_gate.isLong(forwards) && !confirmed) {
+    m_gate.confirmed = true;
+    setStatus(estimateText(forwards, m_gate.forwardSeconds) + ". Press Sweep again to start.");
+    emit sweepFinished();
+    return false;
+  }
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   m_runningGeneration = m_generation;
-  const int64_t cells = ablation_layer_count(m_model->config()) * (s.unit == SweepUnit::Heads ? m_model->config().n_heads : 1);
-  m_progress->setRange(0, static_cast<int>(cells + 1));
+  m_progress->setRange(0, static_cast<int>(forwards));
   m_progress->setValue(0);
-  setStatus(QString("Ablating %1 cells, one forward each\u2026").arg(cells));
+  setStatus(m_gate.forwardSeconds >= 0 ? "Ablating: " + estimateText(forwards, m_gate.forwardSeconds) + "\u2026"
+                                       : QString("Measuring one forward to estimate %1 forwards\u2026").arg(forwards));
   QPointer<SweepPanel> self(this);
   const quint64 generation = m_generation;
   m_watcher.setFuture(QtConcurrent::run([model = m_model, source = m_trace->source_tokens,
                                          target = m_trace->target_tokens, s, cancel = m_cancelFlag, self,
-                                         generation]() {
+                                         generation, known = m_gate.forwardSeconds, limit = m_gate.limitSeconds,
+                                         confirmed, forwards]() {
     Outcome out;
     RunOptions o;
     o.cancel = cancel.get();
+    try {
+      if (known < 0) {  // the estimate
+        out.forwardSeconds = timeOneForward(*model, source, target, o);
+        if (out.forwardSeconds * double(forwards) > limit && !confirmed) {
+          out.waitingForConfirm = true;
+          return out;
+        }
+      }
+    } catch (const Cancelled&) {
+      out.cancelled = true;
+      return out;
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+      return out;
+    }
     SweepResult partial;
     const auto started = std::chrono::steady_clock::now();
     try {
@@ -284,8 +310,12 @@ void SweepPanel::setStatus(const QString& text) { m_status->setText(text); }
 
 void SweepPanel::onSweepDone() {
   Outcome out = m_watcher.result();
+  if (m_runningGeneration == m_generation && out.forwardSeconds >= 0) m_gate.forwardSeconds = out.forwardSeconds;
   if (m_runningGeneration != m_generation) {
     setStatus("The input or model changed during the sweep: press Sweep to ablate this one.");
+  } else if (out.waitingForConfirm) {
+    m_gate.confirmed = true;
+    setStatus(estimateText(m_progress->maximum(), m_gate.forwardSeconds) + ". Press Sweep again to start.");
   } else if (out.cancelled && out.result) {
     m_result = std::move(out.result);
     setStatus(sweepTitle(*m_result) + ": the finished cells are shown, the others hatched. Press Sweep to run all.");

@@ -2,8 +2,10 @@
 // "Ablation sweep" (View > Variant panels): every head or layer of the current model ablated in
 // turn on the current input (core/analysis/ablation_sweep.h), shown as a layers x heads heatmap
 // of each cell's effect (ui/tools/sweep_figure.h) with the export of every panel. The sweep runs on a
-// worker with a progress bar and Cancel; a click on a cell selects that layer and head
-// everywhere. A result belongs to one model and one input: a new run on other tokens or a model
+// worker with a progress bar and Cancel (which keeps the finished cells); a click on a cell selects
+// that layer and head everywhere. Before a sweep whose estimate (one forward measured on the worker,
+// times the cells) exceeds longRunSeconds(), the panel shows the estimate and sweeps on a second
+// press. A result belongs to one model and one input: a new run on other tokens or a model
 // switch clears it (and cancels a sweep in flight), so the panel never shows another input's
 // sweep.
 #include <QFutureWatcher>
@@ -14,6 +16,7 @@
 #include <optional>
 
 #include "core/analysis/ablation_sweep.h"
+#include "ui/tools/tool_run.h"
 #include "ui/views/heatmap_painter.h"
 
 class QComboBox;
@@ -47,6 +50,11 @@ class SweepPanel : public QWidget {
   void cancelSweep();
   bool isRunning() const;
   const std::optional<SweepResult>& result() const { return m_result; }
+  // Above this estimate a sweep starts on the second press only (default 20 s).
+  void setLongRunSeconds(double seconds) { m_gate.limitSeconds = seconds; }
+  double longRunSeconds() const { return m_gate.limitSeconds; }
+  // The measured time of one forward of this input (seconds), < 0 before the first measure.
+  double forwardSeconds() const { return m_gate.forwardSeconds; }
   QString status() const;
   // The settings and the result (finished cells of a cancelled sweep included) for a workspace;
   // a restored result waits for a run of the tokens it was computed on. A damaged state is
@@ -85,11 +93,14 @@ class SweepPanel : public QWidget {
     std::optional<SweepResult> result;
     QString error;
     bool cancelled = false;
+    double forwardSeconds = -1;
+    bool waitingForConfirm = false;  // measured only: the estimate is long
   };
   QFutureWatcher<Outcome> m_watcher;
   std::shared_ptr<std::atomic<bool>> m_cancelFlag;
   quint64 m_generation = 0;  // bumped by every change of model or input
   quint64 m_runningGeneration = 0;
+  LongRunGate m_gate;  // the estimate before a long sweep
 };
 
 }  // namespace atlas::ui

@@ -8,6 +8,8 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/model/model.h"
 #include "core/model/trace.h"
@@ -20,6 +22,30 @@ bool sameInputTokens(const Trace* a, const Trace* b);
 
 // "less than 1 s", "12 s", "3 min 20 s", "1 h 5 min".
 QString durationText(double seconds);
+
+// The plan a grid of forwards (patching, ablation sweep) shows before it starts: one untraced
+// forward of the input, timed on the worker, times the grid's forwards. An estimate above the
+// limit is shown and the grid starts on the next press; a new model or input forgets the measure.
+struct LongRunGate {
+  double forwardSeconds = -1;  // one forward of the current model and input; < 0: not measured
+  double limitSeconds = 20;
+  bool confirmed = false;      // the long estimate was shown: the next press runs
+
+  void forget() {
+    forwardSeconds = -1;
+    confirmed = false;
+  }
+  bool isLong(int64_t forwards) const { return forwardSeconds >= 0 && forwardSeconds * double(forwards) > limitSeconds; }
+  // At a press: whether the press before showed the estimate (then this one runs); consumes it.
+  bool takeConfirmation() { return std::exchange(confirmed, false); }
+};
+
+// "10 forwards at about 0.5 s each (one measured): about 5 s".
+QString estimateText(int64_t forwards, double forwardSeconds);
+
+// Seconds of one untraced forward of these tokens, honouring base's cancel flag and threads.
+double timeOneForward(const Model& model, const std::vector<TokenInfo>& source, const std::vector<TokenInfo>& target,
+                      const RunOptions& base);
 
 // A one-call analysis run off the GUI thread (logit attribution, QK decomposition): its result,
 // or the text the panel shows instead.
