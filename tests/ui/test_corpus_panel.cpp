@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <QSignalSpy>
+#include <QTest>
+#include <QRegularExpression>
+#include <QProgressBar>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -62,6 +65,18 @@ TEST_CASE("corpus panel: the CLI's folder, resumable, links in the table by rank
     REQUIRE(done.wait(60000));
   }
   CHECK(readFile(dir.filePath("gui/manifest.json")) == readFile(dir.filePath("reference/manifest.json")));
+  // A run says how far it is and how long is left, from the documents it has measured.
+  QStringList seen;
+  auto* bar = panel.findChild<QProgressBar*>();
+  REQUIRE(bar);
+  QObject::connect(bar, &QProgressBar::valueChanged, &panel, [&] { seen << panel.status(); }, Qt::QueuedConnection);
+  panel.setPaths(file, dir.filePath("again"));
+  REQUIRE(panel.start());
+  REQUIRE(done.wait(60000));
+  QTest::qWait(50);
+  INFO(seen.join(" | ").toStdString());
+  CHECK(seen.filter(QRegularExpression("^Running over the corpus: ([1-9]|1[01]) of 12 documents, about .+ left")).size() >= 1);
+  CHECK(readFile(dir.filePath("again/links.csv")) == readFile(dir.filePath("reference/links.csv")));
   CHECK(readFile(dir.filePath("gui/links.csv")) == readFile(dir.filePath("reference/links.csv")));
   // Links of layer 0, head 1, every token: the index's, by rank.
   panel.setSelection(0, 1);

@@ -17,9 +17,11 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <chrono>
 
 #include "core/tensor/error.h"
 #include "ui/dialog_folders.h"
+#include "ui/tools/tool_run.h"
 
 namespace atlas::ui {
 
@@ -147,11 +149,31 @@ bool CorpusPanel::start() {
   m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
   o.cancel = m_cancelFlag.get();
   QPointer<CorpusPanel> self(this);
-  o.progress = [self](int64_t done, int64_t total) {
-    QMetaObject::invokeMethod(self.data(), [self, done, total] {
+  // The time left, from the documents measured so far in this run (a resumed run's earlier ones
+  // are not timed): the first call reports where the run starts.
+  struct Pace {
+    std::chrono::steady_clock::time_point started;
+    int64_t first = -1;
+  };
+  o.progress = [self, pace = std::make_shared<Pace>()](int64_t done, int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (pace->first < 0) {
+      pace->first = done;
+      pace->started = now;
+    }
+    const int64_t measured = done - pace->first;
+    const double left = measured > 0 ? std::chrono::duration<double>(now - pace->started).count() /
+                                           double(measured) * double(total - done)
+                                     : -1;
+    QMetaObject::invokeMethod(self.data(), [self, done, total, left] {
       if (!self) return;
       self->m_progress->setRange(0, static_cast<int>(std::max<int64_t>(1, total)));
       self->m_progress->setValue(static_cast<int>(done));
+      if (left >= 0 && done < total)
+        self->setStatus(QString("Running over the corpus: %1 of %2 documents, about %3 left\u2026")
+                            .arg(done)
+                            .arg(total)
+                            .arg(durationText(left)));
     }, Qt::QueuedConnection);
   };
   m_progress->setValue(0);
