@@ -10,6 +10,7 @@
 #include "tests/ui/run_window.h"
 #include "tests/ui/window_parts.h"
 #include "ui/panels/variant_panel.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_view.h"
 
 using namespace atlas;
@@ -17,24 +18,32 @@ using namespace atlas::ui;
 
 namespace {
 
-// The XL panel's attention plot as drawn, checked against head `head` of `array` in the trace.
+// The XL panel's attention plot as drawn, checked against head `head` of `array` in the trace
+// (head -1: the mean over heads, summed here in double).
 void requireXlPanelShows(uitest::RunWindow& rw, const std::string& array, int segment, int layer, int head) {
   VariantPanel* panel = uitest::variantPanel(rw.w, "xl");
   panel->ensureBuilt();
   REQUIRE_FALSE(panel->plots().empty());
   // One segment: its attention and its score terms, nothing of the other segments.
   for (const PanelPlot& p : panel->plots())
-    CHECK(p.name.startsWith(QString("segment %1, layer %2, head %3: ").arg(segment).arg(layer).arg(head)));
+    CHECK(p.name.startsWith(head < 0 ? QString("segment %1, layer %2, mean over heads: ").arg(segment).arg(layer)
+                                     : QString("segment %1, layer %2, head %3: ").arg(segment).arg(layer).arg(head)));
   panel->setCurrentPlot(0);
   const HeatmapData& d = panel->matrixView()->data();
   const Tensor& t = rw.array(array);  // [heads, Lq, Lk]
-  const int lq = static_cast<int>(t.shape[1]), lk = static_cast<int>(t.shape[2]);
+  const int heads = static_cast<int>(t.shape[0]), lq = static_cast<int>(t.shape[1]), lk = static_cast<int>(t.shape[2]);
   REQUIRE(d.rows == lq);
   REQUIRE(d.cols == lk);
   for (int i = 0; i < lq; ++i)
     for (int j = 0; j < lk; ++j) {
       INFO(array << " head " << head << " [" << i << ", " << j << "]");
-      CHECK(d.at(i, j) == t.data[(static_cast<size_t>(head) * lq + i) * lk + j]);
+      if (head >= 0) {
+        CHECK(d.at(i, j) == t.data[(static_cast<size_t>(head) * lq + i) * lk + j]);
+      } else {
+        double sum = 0;
+        for (int h = 0; h < heads; ++h) sum += t.data[(static_cast<size_t>(h) * lq + i) * lk + j];
+        CHECK(d.at(i, j) == Approx(sum / heads).margin(1e-6));
+      }
     }
 }
 
@@ -62,6 +71,14 @@ TEST_CASE("the Transformer-XL panel follows the main view's segment, layer and h
 
   rw.w.setSelection({"decoder", "self_attn", 0, 3, 0});
   requireXlPanelShows(rw, "decoder.seg0.layer0.self_attn", 0, 0, 3);
+
+  // An aggregate head in the main view (mean, max): the panel shows the mean over heads, named so,
+  // never head 0 under another name.
+  for (int aggregate : {int(HeadMean), int(HeadMax)}) {
+    rw.w.setSelection({"decoder", "self_attn", 1, aggregate, 1});
+    REQUIRE(rw.w.selection().head == aggregate);
+    requireXlPanelShows(rw, "decoder.seg1.layer1.self_attn", 1, 1, -1);
+  }
 
   // No segment chosen (the CLI's panel export): every segment, in order.
   VariantPanel* panel = uitest::variantPanel(rw.w, "xl");

@@ -4,11 +4,13 @@
 // (c) global content bias, (d) global position bias side by side. The terms are traced only
 // with TraceOptions::scores, which the window turns on while this panel is open. In the app the
 // panel follows the main view's segment, layer and head (one selection, no segment choice of its
-// own); without a segment (the CLI) it lists every segment.
+// own; an aggregate head shows the mean over heads); without a segment (the CLI) it lists every
+// segment.
 #include <algorithm>
 
 #include "core/variants/transformer_xl/xl_arrays.h"
 #include "ui/panels/panel_registry.h"
+#include "ui/views/attention_selection.h"
 
 namespace atlas::ui {
 namespace {
@@ -49,7 +51,10 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
     const Tensor& a = requireArray(trace, map->array);  // [heads, Lq, Lk]
     const int heads = static_cast<int>(a.shape[0]), lq = static_cast<int>(a.shape[1]),
               lk = static_cast<int>(a.shape[2]);
-    const int h = std::clamp(ctx.head, 0, heads - 1);
+    // An aggregate head in the main view (mean, max, rollout, ...) reads as the mean over heads,
+    // named so: the terms are linear in the scores, so their means add up as the heads' do.
+    const int h = ctx.head < 0 ? -1 : std::clamp(ctx.head, 0, heads - 1);
+    const QString head = headName(h < 0 ? HeadMean : h);
     const int mem = lk - lq;
     const TracedArray* seg = trace.find(xl_arrays::key_segment(s));
     const std::vector<std::string> keyTokens = key_labels(trace, *map), queryTokens = query_labels(trace, *map);
@@ -68,7 +73,7 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
       for (float v : m->tensor.data) mask.push_back(v != 0.0f);
 
     PanelPlot p;
-    p.name = QString("segment %1, layer %2, head %3: attention over memory + segment").arg(s).arg(l).arg(h);
+    p.name = QString("segment %1, layer %2, %3: attention over memory + segment").arg(s).arg(l).arg(head);
     p.matrix = headSlice(a, h);
     p.matrix.mask = mask;
     p.matrix.title = QString("%1 (%2 memory columns)").arg(p.name).arg(mem);
@@ -81,7 +86,7 @@ std::vector<PanelPlot> xlPlots(const Trace& trace, const PanelContext& ctx) {
 
     if (trace.find(xl_arrays::term(s, l, 'a'))) {
       PanelPlot t;
-      t.name = QString("segment %1, layer %2, head %3: score terms a | b | c | d").arg(s).arg(l).arg(h);
+      t.name = QString("segment %1, layer %2, %3: score terms a | b | c | d").arg(s).arg(l).arg(head);
       t.matrix.rows = lq;
       t.matrix.cols = 4 * lk;
       t.matrix.values.assign(static_cast<size_t>(lq) * 4 * lk, 0.0f);
