@@ -103,6 +103,7 @@ void MainWindow::buildUi() {
   m_heatmap = new HeatmapView;
   m_heatmap->setObjectName("heatmap");
   m_heatmap->setToolTip(QString());
+  m_heatmap->setMinimumSize(kMainHeatmapMinimum);
   v->addWidget(m_heatmap, 1);
   setCentralWidget(central);
 

@@ -8,6 +8,7 @@
 // WindowSession. Tests drive it through this interface, its menus' actions (by object name)
 // and its parts found by object name (findChild).
 #include <QMainWindow>
+#include <QSize>
 #include <QVector>
 #include <memory>
 
@@ -38,6 +39,11 @@ class RunStatus;
 class SelectorBar;
 class TokenView;
 class WindowSession;
+
+// The main heatmap's least size: the docks (bottom panels, side views) give way before it does.
+inline constexpr QSize kMainHeatmapMinimum{320, 240};
+// The height below which a bottom panel, when opened, is given more room (panel_docks.cpp).
+inline constexpr int kBottomDockReadable = 260;
 struct Workspace;
 
 class MainWindow : public QMainWindow {

@@ -4,10 +4,12 @@
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QMenu>
+#include <QScrollArea>
 #include <algorithm>
 
 #include "core/analysis/ablation.h"
 #include "core/tensor/error.h"
+#include "ui/main_window/main_window.h"
 #include "ui/main_window/run_controller.h"
 #include "ui/main_window/window_session.h"
 #include "ui/panels/ablation_controls.h"
@@ -25,6 +27,31 @@
 #include "ui/views/pattern_view.h"
 
 namespace atlas::ui {
+
+namespace {
+
+// A bottom panel's content, scrolled when the dock is lower than the panel's controls and plot
+// need: the dock may then shrink (the main heatmap keeps kMainHeatmapMinimum) without squeezing
+// the panel's text into elisions.
+QWidget* scrolledPanel(QWidget* panel) {
+  auto* scroll = new QScrollArea;
+  scroll->setObjectName(panel->objectName() + "Scroll");
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidget(panel);
+  return scroll;
+}
+
+// A bottom dock opened lower than its panel can be read at (first opened, or squeezed by a
+// smaller window) takes two fifths of the window; the user's own larger sizes stay.
+void giveRoomWhenShown(QMainWindow* window, QDockWidget* dock) {
+  QObject::connect(dock, &QDockWidget::visibilityChanged, dock, [window, dock](bool visible) {
+    if (visible && !dock->isFloating() && dock->height() < kBottomDockReadable)
+      window->resizeDocks({dock}, {std::max(kBottomDockReadable, window->height() * 2 / 5)}, Qt::Vertical);
+  });
+}
+
+}  // namespace
 
 PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunController* runner, QMenu* viewMenu,
                        QDockWidget* tabAfter)
@@ -47,8 +74,9 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     panel->setObjectName(provider.id + "Panel");
     auto* dock = new QDockWidget(provider.title, window);
     dock->setObjectName(provider.id + "Dock");
-    dock->setWidget(panel);
+    dock->setWidget(scrolledPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    giveRoomWhenShown(window, dock);
     if (first) window->tabifyDockWidget(first, dock);
     else first = dock;
     dock->hide();  // until a model has the arrays
@@ -88,8 +116,9 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     panel->setObjectName(panelName);
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(name);
-    dock->setWidget(panel);
+    dock->setWidget(scrolledPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    giveRoomWhenShown(window, dock);
     if (first) window->tabifyDockWidget(first, dock);
     dock->hide();
     panels->addAction(dock->toggleViewAction());

@@ -1,6 +1,7 @@
 #include "ui/views/pattern_view.h"
 
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
@@ -38,16 +39,19 @@ PatternView::PatternView(QWidget* parent) : QWidget(parent) {
   m_col0 = tip_spin(0, 1 << 24, "First key column of the window");
   m_pixel = tip_spin(0, 1 << 24, "Query pixel (raster position) of the image overlay");
   m_windowControls = new QWidget;
-  auto* wl = new QHBoxLayout(m_windowControls);
+  // Two rows of two spins: one row of four is wider than the side docks it shares a tab group with.
+  auto* wl = new QGridLayout(m_windowControls);
   wl->setContentsMargins(0, 0, 0, 0);
+  int cell = 0;
   for (auto [label, w] : {std::pair<const char*, QSpinBox*>{"Length", m_length}, {"Zoom", m_zoom}, {"Row", m_row0}, {"Column", m_col0}}) {
-    wl->addWidget(new QLabel(label));
-    wl->addWidget(w);
+    wl->addWidget(new QLabel(label), cell / 2, (cell % 2) * 2);
+    wl->addWidget(w, cell / 2, (cell % 2) * 2 + 1);
+    ++cell;
   }
-  wl->addStretch(1);
+  wl->setColumnStretch(4, 1);
   m_export = new QToolButton;
   m_export->setText("Export\u2026");
-  wl->addWidget(m_export);
+  wl->addWidget(m_export, 0, 5);
   m_stats = new QLabel;
   m_stats->setWordWrap(true);
   m_stats->setTextInteractionFlags(Qt::TextSelectableByMouse);
