@@ -8,6 +8,7 @@
 #include "app/python/py_analyses.h"
 #include "app/python/py_figure.h"
 #include "app/python/py_model.h"
+#include "app/python/py_panel_figure.h"
 #include "app/python/py_trace.h"
 #include "app/python/py_trace_analyses.h"
 #include "core/model/model_arrays.h"
@@ -85,6 +86,7 @@ PYBIND11_MODULE(_atlas, m) {
         return "<attention_atlas.Model " + model.model().config().name + " on " + model.backend_name() + ">";
       });
   atlas::python::bind_analyses(model_class);
+  atlas::python::bind_panel_figures(m, model_class);
 
   // The CLI's and the app's allocator policy (core/tensor/allocation_policy.h), which __init__.py
   // applies on import: without it each run page-faulted its maps afresh (3000 faults a run of

@@ -25,16 +25,37 @@
 namespace atlas::python {
 
 #if defined(ATLAS_HAVE_UI)
-namespace {
 
-// The application object the painters need (fonts), made once on the offscreen platform when
-// there is no display and kept for the life of the process: destroying it while the interpreter
-// shuts down would race Python's own finalisation.
+// Made once on the offscreen platform when there is no display and kept for the life of the
+// process: destroying it while the interpreter shuts down would race Python's own finalisation.
 void ensure_qt_application() {
   if (QGuiApplication::instance()) return;
   static QGuiApplication* const app = cli::make_headless_app().release();  // never destroyed
   (void)app;
 }
+
+py::str PyFigure::svg() const {
+  const QByteArray bytes = ui::figureSvg(content_);
+  return py::str(bytes.constData(), size_t(bytes.size()));
+}
+
+py::bytes PyFigure::png(std::optional<int> dpi) const {
+  const int d = dpi.value_or(dpi_);
+  if (d < 10 || d > 2400) throw AtlasError("dpi " + std::to_string(d) + " is out of range (10 to 2400)");
+  const QImage image = ui::figureImage(content_, d);
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG")) throw AtlasError("the figure could not be encoded as PNG");
+  return py::bytes(bytes.constData(), size_t(bytes.size()));
+}
+
+void PyFigure::save(const std::string& path) const {
+  ensure_qt_application();
+  ui::writeFigure(content_, dpi_, QString::fromStdString(path));
+}
+
+namespace {
 
 // What figure() was asked for, as the flags of `atlas export` (their checks and messages are
 // the CLI's: a notebook error reads like the CLI's).
@@ -46,38 +67,6 @@ struct FigureRequest {
   bool shared_scale = false;
   std::optional<double> width, height;
   int dpi = 150;
-};
-
-class PyFigure {
- public:
-  PyFigure(std::shared_ptr<const RunResult> result, ui::FigureContent content, int dpi)
-      : result_(std::move(result)), content_(std::move(content)), dpi_(dpi) {}
-
-  std::string title() const { return content_.title.toStdString(); }
-  std::pair<double, double> size_inches() const { return {content_.sizeInches.width(), content_.sizeInches.height()}; }
-  py::str svg() const {
-    const QByteArray bytes = ui::figureSvg(content_);
-    return py::str(bytes.constData(), size_t(bytes.size()));
-  }
-  py::bytes png(std::optional<int> dpi) const {
-    const int d = dpi.value_or(dpi_);
-    if (d < 10 || d > 2400) throw AtlasError("dpi " + std::to_string(d) + " is out of range (10 to 2400)");
-    const QImage image = ui::figureImage(content_, d);
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    if (!image.save(&buffer, "PNG")) throw AtlasError("the figure could not be encoded as PNG");
-    return py::bytes(bytes.constData(), size_t(bytes.size()));
-  }
-  void save(const std::string& path) const {
-    ensure_qt_application();
-    ui::writeFigure(content_, dpi_, QString::fromStdString(path));
-  }
-
- private:
-  std::shared_ptr<const RunResult> result_;  // the painters read the run's arrays
-  ui::FigureContent content_;
-  int dpi_ = 150;
 };
 
 std::vector<std::string> as_flags(const FigureRequest& r) {
