@@ -80,7 +80,6 @@ int cmd_patch(const std::vector<std::string>& args) {
   }
   const int64_t top = a.get_int("--top", 10, 0, 100000);
   check_tool_figure_args(a);
-  if (path && a.has("--figure")) throw AtlasError("--figure draws activation patching grids; path patching's is not drawn yet (use --out)");
   const auto slice = a.get_index("--slice");
   if (slice && (!a.has("--figure") || spec.site != PatchSite::HeadPos))
     throw AtlasError("--slice picks the position a head-pos grid's --figure draws; it needs --site head-pos and --figure");
@@ -103,7 +102,7 @@ int cmd_patch(const std::vector<std::string>& args) {
   RunOptions options;
   options.backend = backend.get();
   const bool tty = isatty(2);
-  if (path) return print_path_patching(model, clean, corrupted, path_spec, options, top, a.get("--out"));
+  if (path) return print_path_patching(model, clean, corrupted, path_spec, options, top, a);
   const bool enc_dec = model.config().architecture == Architecture::EncoderDecoder;
   const auto show_progress = [tty](int64_t done, int64_t total) {
     if (tty) std::fprintf(stderr, "\rpatching %lld / %lld", (long long)done, (long long)total);

@@ -10,7 +10,12 @@
 #include <unistd.h>
 
 #include "app/cli/patch_args.h"
+#include "app/cli/tool_figure.h"
 #include "core/formats/atomic_file.h"
+
+#if defined(ATLAS_HAVE_UI)
+#include "ui/tools/patching_figure.h"
+#endif
 
 namespace atlas::cli {
 namespace {
@@ -45,7 +50,8 @@ void write_path_csv(const std::string& path, const PathPatchResult& r) {
 
 int print_path_patching(const Model& model, const std::vector<TokenInfo>& clean,
                         const std::vector<TokenInfo>& corrupted, const PathPatchSpec& spec,
-                        const RunOptions& options, int64_t top, const std::optional<std::string>& out) {
+                        const RunOptions& options, int64_t top, const Args& args) {
+  const std::optional<std::string> out = args.get("--out");
   const bool tty = isatty(2);
   const PathPatchResult r = path_patching(model, clean, corrupted, spec, options, [tty](int64_t done, int64_t total) {
     if (tty) std::fprintf(stderr, "\rpath patching %lld / %lld", (long long)done, (long long)total);
@@ -68,6 +74,9 @@ int print_path_patching(const Model& model, const std::vector<TokenInfo>& clean,
                      spec.patch.direction == PatchDirection::Denoise ? r.corrupted : r.clean},
                     top, [&r](int64_t i) { return path_cell_label(r, i); }, out,
                     [&r](const std::string& path) { write_path_csv(path, r); });
+#if defined(ATLAS_HAVE_UI)
+  write_tool_figure(args, [&] { return std::vector<ui::PanelPlot>{ui::pathPatchingPlot(r)}; }, "Path patching");
+#endif
   return 0;
 }
 

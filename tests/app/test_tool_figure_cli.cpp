@@ -129,9 +129,14 @@ TEST_CASE("atlas patch and attribute --figure draw the panel's grid; a head-pos 
   o = run_atlas("patch" + inputs + " --site head --slice 2 --figure " + (dir / "bad.svg").string());
   CHECK(o.code != 0);
   CHECK_THAT(o.err, Catch::Contains("--slice picks the position a head-pos grid's --figure draws"));
-  o = run_atlas("patch" + inputs + " --site path --receivers 1.0 --receiver-input q --figure " + (dir / "bad.svg").string());
-  CHECK(o.code != 0);
-  CHECK_THAT(o.err, Catch::Contains("path patching's is not drawn yet"));
+  // Path patching: senders x heads into the receivers, the senders with no path masked.
+  o = run_atlas("patch" + inputs + " --site path --receivers 1.0 --receiver-input q --figure " + (dir / "path.svg").string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.err, Catch::Contains("(path patching grid)"));
+  const std::string path = read_all(dir / "path.svg");
+  CHECK_THAT(path, Catch::Contains("path patching (denoise) into 1.0 (their q), prob at 11"));
+  for (const char* s : {"L0", "L1", "H0", "sender layer", "sender head"}) CHECK(svg_shows(path, s));
 
   // attribute: the estimate, and with --exact-all the exact grid as a second plot.
   o = run_atlas("attribute" + inputs + " --site head --exact-all --figure " + (dir / "atp.svg").string());

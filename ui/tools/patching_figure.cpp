@@ -102,4 +102,62 @@ int64_t patchingStrongestPosition(const PatchResult& r) {
   return order.empty() ? 0 : order.front() % r.shape[2];
 }
 
+PanelPlot pathPatchingPlot(const PathPatchResult& r) {
+  PanelPlot plot;
+  plot.kind = PanelPlot::Kind::Matrix;
+  plot.mapping = signedEffectMapping();
+  plot.name = "path patching grid";
+  HeatmapData& d = plot.matrix;
+  if (r.shape.size() != 2 && r.shape.size() != 4) return plot;
+  const int64_t layers = r.shape[0], heads = r.shape[1];
+  const bool every = r.shape.size() == 4;
+  const int64_t senders = layers * heads, receivers = every ? r.shape[2] * r.shape[3] : 1;
+  const bool normalised = r.clean != r.corrupted;
+  const std::vector<double>& src = normalised ? r.normalised : r.raw;
+  int64_t last_receiver_layer = -1;  // a fixed receiver set: the path needs a sender below one of them
+  for (const HeadRef& h : r.spec.receivers) last_receiver_layer = std::max<int64_t>(last_receiver_layer, h.layer);
+  const auto headLabel = [](int64_t layer, int64_t head) { return QString("L%1H%2").arg(layer).arg(head); };
+  d.rows = static_cast<int>(every ? senders : layers);
+  d.cols = static_cast<int>(every ? receivers : heads);
+  d.values.assign(size_t(d.rows) * size_t(d.cols), 0.0f);
+  std::vector<uint8_t> mask(d.values.size(), 1);
+  bool masked = false;
+  for (int64_t i = 0; i < int64_t(src.size()) && i < int64_t(d.values.size()); ++i) {
+    const int64_t sender = every ? i / receivers : i;
+    const int64_t sender_layer = sender / heads;
+    const int64_t receiver_layer = every ? (i % receivers) / r.shape[3] : last_receiver_layer;
+    const double v = src[size_t(i)];
+    const bool path = sender_layer < receiver_layer;
+    d.values[size_t(i)] = path && std::isfinite(v) ? static_cast<float>(v) : 0.0f;
+    if (!path || !std::isfinite(v)) mask[size_t(i)] = 0, masked = true;
+  }
+  if (masked) d.mask = std::move(mask);
+  if (every) {
+    for (int64_t s = 0; s < senders; ++s) d.rowLabels << headLabel(s / heads, s % heads);
+    for (int64_t k = 0; k < receivers; ++k) d.colLabels << headLabel(k / r.shape[3], k % r.shape[3]);
+    d.rowAxis = "sender";
+    d.colAxis = "receiver";
+  } else {
+    for (int64_t l = 0; l < layers; ++l) d.rowLabels << QString("L%1").arg(l);
+    for (int64_t h = 0; h < heads; ++h) d.colLabels << QString("H%1").arg(h);
+    d.rowAxis = "sender layer";
+    d.colAxis = "sender head";
+  }
+  QStringList into;
+  for (const HeadRef& h : r.spec.receivers) into << QString("%1.%2").arg(h.layer).arg(h.head);
+  d.title = QString("path patching (%1) into %2 (their %3), %4 at %5: clean %6, corrupted %7")
+                .arg(patch_direction_name(r.spec.patch.direction),
+                     into.isEmpty() ? QString("every head") : into.join(", "),
+                     receiver_input_name(r.spec.input), patch_metric_name(r.spec.patch.metric))
+                .arg(r.position)
+                .arg(r.clean, 0, 'g', 4)
+                .arg(r.corrupted, 0, 'g', 4);
+  if (!normalised) d.title += " (equal: raw metric shown)";
+  d.valueName = normalised ? "normalised (clean 1, corrupted 0)"
+                           : QString("%1 of the patched run").arg(patch_metric_name(r.spec.patch.metric));
+  plot.rowAxis = every ? PlotAxis::None : PlotAxis::Layer;
+  plot.colAxis = every ? PlotAxis::None : PlotAxis::Head;
+  return plot;
+}
+
 }  // namespace atlas::ui

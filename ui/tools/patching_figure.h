@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/analysis/path_patching.h"
 #include "core/analysis/patching.h"
 #include "ui/panels/variant_plots.h"
 #include "ui/views/heatmap_data.h"
@@ -26,5 +27,11 @@ PanelPlot patchingGridPlot(const PatchResult& r, const QStringList& tokenLabels,
 // A head-pos grid's position holding its strongest cell (|raw - unpatched| largest), else 0: the
 // slice a figure shows when none is asked for.
 int64_t patchingStrongestPosition(const PatchResult& r);
+
+// Path patching's grid (core/analysis/path_patching.h): sender layers x heads into the given
+// receivers, or, with every head as a receiver, senders (rows "L0H3") x receivers (columns). A
+// sender at or after every receiver's layer has no path to it: masked, never drawn as an effect.
+// Normalised values, diverging colours centred on 0, as the activation patching grid.
+PanelPlot pathPatchingPlot(const PathPatchResult& r);
 
 }  // namespace atlas::ui
