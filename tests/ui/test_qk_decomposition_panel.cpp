@@ -372,3 +372,30 @@ TEST_CASE("QK decomposition figure: component names longer than a token label ar
   }
   CHECK(std::none_of(xml.texts.begin(), xml.texts.end(), [](const QString& t) { return t.endsWith(QChar(0x2026)); }));
 }
+
+TEST_CASE("QK decomposition in the window: a click on a Transformer-XL memory column splits that earlier key",
+          "[ui][qkdecomp][xl]") {
+  // 36 bytes: segments of 16, 16 and 4 tokens; segment 1 attends over segment 0's 16 keys first.
+  uitest::RunWindow rw("preset:tiny-xl", "abcabcabcabcabcabcabcabcabcabcabcabc");
+  auto* panel = uitest::part<QkDecompositionPanel>(rw.w, "qkDecompositionPanel");
+  REQUIRE(panel);
+  QDockWidget* dock = uitest::dock(rw.w, "qkDecompositionDock");
+  REQUIRE(dock);
+  dock->show();
+  dock->raise();
+  rw.w.setSelection({"decoder", "self_attn", 1, 2, 1});
+  rw.settle();
+  REQUIRE(rw.w.selection().segment == 1);
+  HeatmapView* heatmap = uitest::heatmapView(rw.w);
+  REQUIRE(heatmap->data().rows == 16);
+  REQUIRE(heatmap->data().cols == 32);  // 16 memory columns, then the segment's own 16
+  const Model oracle = load_model("preset:tiny-xl");
+  // Row 3 of segment 1 is token 19; memory column 5 is token 5 of the text (segment 0).
+  clickHeatmapCell(heatmap, 3, 5);
+  REQUIRE(qkShows(*panel, 1, 2, 19, 5));
+  checkAgainstCore(*panel, coreQk(oracle, *rw.w.trace(), 1, 2, 19, 5));
+  // Column 16 + 2 is the segment's own token 18.
+  clickHeatmapCell(heatmap, 3, 18);
+  REQUIRE(qkShows(*panel, 1, 2, 19, 18));
+  checkAgainstCore(*panel, coreQk(oracle, *rw.w.trace(), 1, 2, 19, 18));
+}
