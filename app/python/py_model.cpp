@@ -71,6 +71,7 @@ MapStorage map_storage(const std::string& maps) {
 // TransformerLens alias), as TraceOptions::only_maps; the engine refuses a name no map of the run
 // has once the run ends (the run's catalogue is the truth).
 void set_maps(TraceOptions& trace, const py::object& maps, const std::optional<SingleStack>& stack) {
+  if (!maps || maps.is_none()) return;  // a RunRequest made in C++ (the analyses): "auto"
   if (py::isinstance<py::str>(maps)) {
     trace.maps = map_storage(py::cast<std::string>(maps));
     return;

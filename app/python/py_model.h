@@ -19,7 +19,7 @@ struct RunRequest {
   py::object input;   // str, or a sequence of token ids
   py::object target;  // None, str or ids: the decoder input of an encoder-decoder model
   bool scores = false, hidden = false, qk = false, value_norms = false;
-  py::object maps;    // "auto" | "stored" | "on-demand", or a list of map names (TraceOptions::only_maps)
+  py::object maps;    // "auto" | "stored" | "on-demand", a list of map names (TraceOptions::only_maps); unset: "auto"
   int threads = 0;
   py::object hooks;  // None or {name: fn}
 };

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/memory_budget.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"
@@ -114,4 +115,23 @@ TEST_CASE("only_maps naming no map of the run is refused after the run, naming i
   CHECK_THROWS_WITH(model.run("abc", "", options),
                     Catch::Contains("\"decoder.layer1.self_attn.q\" is not an attention map of this run (it is a "
                                     "companion of decoder.layer1.self_attn: name the map)"));
+}
+
+TEST_CASE("the memory estimate of a run with only_maps counts the selected maps, not every map",
+          "[trace][only_maps][memory]") {
+  const ModelConfig c = preset_config("base-encoder");  // 6 layers, 8 heads
+  const int64_t L = 2048;
+  TraceOptions every;
+  every.maps = MapStorage::Stored;
+  TraceOptions one = every;
+  one.only_maps = {"encoder.layer3.attn"};
+  const RunMemoryEstimate all = estimate_run_memory(c, L, 0, every);
+  const RunMemoryEstimate some = estimate_run_memory(c, L, 0, one);
+  // Naive: per layer L x L cells of 8 heads' probabilities and one mask, 4 bytes each.
+  const double per_layer = 4.0 * double(L) * double(L) * (8 + 1);
+  CHECK(all.attention_maps == Approx(6 * per_layer));
+  CHECK(some.attention_maps == Approx(per_layer));
+  CHECK(some.activations == all.activations);
+  one.only_maps = {"a", "b", "c", "d", "e", "f", "g"};  // never more than every map
+  CHECK(estimate_run_memory(c, L, 0, one).attention_maps == all.attention_maps);
 }

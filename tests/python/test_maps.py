@@ -95,3 +95,13 @@ def test_cli_only_maps_refuses_an_unknown_map_and_an_empty_name(tmp_path):
     p = run_cli("run", "preset:tiny-decoder", "--text", TEXT, "--only-maps", "decoder.layer0.self_attn,",
                 check=False)
     assert p.returncode == 1 and "holds an empty name" in p.stderr
+
+
+def test_the_memory_guard_counts_only_the_selected_maps(atlas, monkeypatch):
+    m = atlas.open("preset:base-encoder")  # 6 layers x 8 heads: ~300 MB of maps and working memory at 1024 tokens
+    text = "abcdefgh" * 128
+    monkeypatch.setenv("ATLAS_MEMORY_BUDGET", "250M")
+    with pytest.raises(atlas.AtlasError, match="this run needs about"):
+        m.run(text)
+    tr = m.run(text, maps=["encoder.layer5.attn"])
+    assert tr["encoder.layer5.attn"].shape == (8, 1024, 1024)
