@@ -79,12 +79,14 @@ PYBIND11_MODULE(_atlas, m) {
         return atlas::python::hook_names(model.model(), model.stack());
       }, "Every name run(hooks=...) accepts")
       .def("run", [](const PyModel& model, py::object input, py::object target, bool scores, bool hidden,
-                     bool qk, bool value_norms, py::object maps, py::object hooks, int threads) {
-        RunRequest r{input, target, scores, hidden, qk, value_norms, maps, threads, hooks};
+                     bool qk, bool value_norms, py::object maps, py::object hooks, int threads,
+                     std::optional<std::string> storage) {
+        RunRequest r{input, target, scores, hidden, qk, value_norms, maps, storage, threads, hooks};
         return model.run(r);
       }, py::arg("input"), py::arg("target") = py::none(), py::arg("scores") = false,
          py::arg("hidden") = false, py::arg("qk") = false, py::arg("value_norms") = false,
          py::arg("maps") = "auto", py::arg("hooks") = py::none(), py::arg("threads") = 0,
+         py::arg("storage") = py::none(),
          "Runs the model on a text or a list of token ids and returns its Trace")
       .def("__repr__", [](const PyModel& model) {
         return "<attention_atlas.Model " + model.model().config().name + " on " + model.backend_name() + ">";

@@ -70,9 +70,16 @@ MapStorage map_storage(const std::string& maps) {
 // maps=: a storage name, or the attention maps to trace (by catalogue name, or hook_pattern's
 // TransformerLens alias), as TraceOptions::only_maps; the engine refuses a name no map of the run
 // has once the run ends (the run's catalogue is the truth).
-void set_maps(TraceOptions& trace, const py::object& maps, const std::optional<SingleStack>& stack) {
+// storage=: how the selected maps are kept ("auto" with a selection unless given; with a storage
+// name as maps=, storage= must be absent).
+void set_maps(TraceOptions& trace, const py::object& maps, const std::optional<std::string>& storage,
+              const std::optional<SingleStack>& stack) {
+  if (storage) trace.maps = map_storage(*storage);
   if (!maps || maps.is_none()) return;  // a RunRequest made in C++ (the analyses): "auto"
   if (py::isinstance<py::str>(maps)) {
+    if (storage)
+      throw AtlasError("storage= is how the maps of maps=[names] are kept; with maps=\"" + py::cast<std::string>(maps) +
+                       "\" give one of them");
     trace.maps = map_storage(py::cast<std::string>(maps));
     return;
   }
@@ -153,7 +160,7 @@ std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
   options.trace.hidden = r.hidden;
   options.trace.qk = r.qk;
   options.trace.value_norms = r.value_norms;
-  set_maps(options.trace, r.maps, stack_);
+  set_maps(options.trace, r.maps, r.storage, stack_);
   options.threads = r.threads;
   options.backend = backend_.get();
 

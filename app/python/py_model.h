@@ -20,6 +20,7 @@ struct RunRequest {
   py::object target;  // None, str or ids: the decoder input of an encoder-decoder model
   bool scores = false, hidden = false, qk = false, value_norms = false;
   py::object maps;    // "auto" | "stored" | "on-demand", a list of map names (TraceOptions::only_maps); unset: "auto"
+  std::optional<std::string> storage;  // with a list of maps: "auto" | "stored" | "on-demand"
   int threads = 0;
   py::object hooks;  // None or {name: fn}
 };

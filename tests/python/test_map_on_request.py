@@ -80,3 +80,16 @@ def test_a_sparse_map_beyond_its_dense_copy_is_densified_from_its_csr(atlas):
             want[i - 4000, indices[z]] = values[1, z]
     assert np.array_equal(got, want)
     assert np.allclose(got.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_a_selection_computed_on_request_keeps_only_its_queries_and_keys(atlas):
+    m = atlas.open("preset:tiny-llama")
+    stored = m.run(TEXT, maps="stored")
+    tr = m.run(TEXT, maps=["decoder.layer1.self_attn"], storage="on-demand")
+    assert [(c["name"], c["storage"]) for c in tr.catalogue] == [("decoder.layer1.self_attn", "on-demand")]
+    assert "decoder.layer1.self_attn.q" in tr and "decoder.layer0.self_attn.q" not in tr
+    assert np.array_equal(tr.map("decoder.layer1.self_attn"), stored["decoder.layer1.self_attn"])
+    with pytest.raises(atlas.AtlasError, match=r"storage= is how the maps of maps=\[names\] are kept"):
+        m.run(TEXT, maps="stored", storage="on-demand")
+    with pytest.raises(atlas.AtlasError, match=r'maps "lazy" is not one of'):
+        m.run(TEXT, maps=["decoder.layer1.self_attn"], storage="lazy")
