@@ -27,6 +27,7 @@ const char* kRunUsage =
     "usage: atlas run MODEL (--text S | --text-file F | --image FILE) [--target S] [--seed N]\n"
     "                 [--dump DIR]\n"
     "                 [--scores] [--hidden] [--value-norms] [--maps auto|stored|on-demand]\n"
+    "                 [--only-maps MAP,MAP...]\n"
     "                 [--pad-to N] [--threads T]\n"
     "                 [--backend cpu|vulkan|auto] [--device D]\n"
     "  Runs MODEL on the text and prints the tokens and the traced arrays.\n"
@@ -41,6 +42,9 @@ const char* kRunUsage =
     "  --maps M      full-attention maps stored [heads, Lq, Lk] or computed on request from the\n"
     "                traced queries and keys (<map>.q, <map>.k); auto: on request above 2^28\n"
     "                weights in all (docs/dump-format.md)\n"
+    "  --only-maps M1,M2  trace only these attention maps (e.g. decoder.layer1.self_attn) with\n"
+    "                their companions (<map>.*); other arrays as ever. A name that is no map of\n"
+    "                the run is refused after the run, listing its maps\n"
     "  --value-norms also trace <map>.value_norms [heads, Lk]: |W^O_h v_j|, for value-weighted\n"
     "                attention (alpha_ij times entry j; docs/aggregates.md)\n"
     "  --pad-to N    pad the input with the model's pad token (shows the padding mask)\n"
@@ -52,6 +56,22 @@ const char* kRunUsage =
     "  --logit-lens K         per-layer top-K predictions: <stack>.logit_lens.ids / .probs\n"
     "                         [layers, L, K] (models with an output head)\n"
     "  --top-k K     print the K most likely next tokens with probabilities (default 3)\n";
+
+// --only-maps a,b: the names, none empty (TraceOptions::only_maps).
+std::vector<std::string> only_maps_arg(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = value.find(',', start);
+    std::string name = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty())
+      throw AtlasError("--only-maps \"" + printable(value, 200) +
+                       "\" holds an empty name; give map names separated by commas (e.g. decoder.layer0.self_attn)");
+    out.push_back(std::move(name));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
 
 void print_tokens(const char* what, const std::vector<TokenInfo>& tokens) {
   std::printf("%s (%zu):", what, tokens.size());
@@ -160,7 +180,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (wants_help(args, kRunUsage)) return 0;
   Args a(args, {{"--text", "--text-file", "--image", "--target", "--seed", "--dump", "--pad-to", "--threads",
                  "--drop-layers", "--layerdrop-rate", "--drop-heads", "--logit-lens", "--top-k",
-                 "--backend", "--device", "--maps"},
+                 "--backend", "--device", "--maps", "--only-maps"},
                 {"--scores", "--hidden", "--value-norms"}});
   // A folder --dump may not write is refused before the (possibly long) run.
   if (auto dir = a.get("--dump")) check_dump_destination(*dir);
@@ -186,6 +206,7 @@ int cmd_run(const std::vector<std::string>& args) {
   options.trace.hidden = a.has("--hidden");
   options.trace.value_norms = a.has("--value-norms");
   options.trace.maps = map_storage_arg(a.get("--maps"), model.config());
+  if (auto only = a.get("--only-maps")) options.trace.only_maps = only_maps_arg(*only);
   options.threads = static_cast<int>(a.get_int("--threads", 0, 0, 1024));
   options.pad_to = a.get_int("--pad-to", 0, 0, model.config().max_positions);
   std::unique_ptr<Backend> backend = choose_backend(a.get_or("--backend", "cpu"), a.get_or("--device", ""));

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "app/python/py_analyses.h"
+#include "app/python/py_corpus.h"
 #include "app/python/py_figure.h"
 #include "app/python/py_model.h"
 #include "app/python/py_panel_figure.h"
@@ -52,6 +53,10 @@ PYBIND11_MODULE(_atlas, m) {
       .def_property_readonly("ids", [](const PyTrace& t) { return t.token_ids(false); })
       .def_property_readonly("target_tokens", [](const PyTrace& t) { return t.token_labels(true); })
       .def_property_readonly("target_ids", [](const PyTrace& t) { return t.token_ids(true); })
+      .def("map", &PyTrace::map, py::arg("name"), py::arg("head") = py::none(), py::arg("rows") = py::none(),
+           "An attention map's weights as a new float32 array, whatever its storage (dense, CSR, or computed on "
+           "request from <map>.q and .k): head None ([heads, rows, Lk]), an index, \"mean\" or \"max\" "
+           "([rows, Lk]); rows None, an index (that axis dropped) or a slice")
       .def_property_readonly("catalogue", &PyTrace::catalogue,
                              "The attention-map catalogue: one dict per traced attention map")
       .def("__repr__", [](const PyTrace& t) {
@@ -75,18 +80,21 @@ PYBIND11_MODULE(_atlas, m) {
         return atlas::python::hook_names(model.model(), model.stack());
       }, "Every name run(hooks=...) accepts")
       .def("run", [](const PyModel& model, py::object input, py::object target, bool scores, bool hidden,
-                     bool qk, bool value_norms, const std::string& maps, py::object hooks, int threads) {
-        RunRequest r{input, target, scores, hidden, qk, value_norms, maps, threads, hooks};
+                     bool qk, bool value_norms, py::object maps, py::object hooks, int threads,
+                     std::optional<std::string> storage) {
+        RunRequest r{input, target, scores, hidden, qk, value_norms, maps, storage, threads, hooks};
         return model.run(r);
       }, py::arg("input"), py::arg("target") = py::none(), py::arg("scores") = false,
          py::arg("hidden") = false, py::arg("qk") = false, py::arg("value_norms") = false,
          py::arg("maps") = "auto", py::arg("hooks") = py::none(), py::arg("threads") = 0,
+         py::arg("storage") = py::none(),
          "Runs the model on a text or a list of token ids and returns its Trace")
       .def("__repr__", [](const PyModel& model) {
         return "<attention_atlas.Model " + model.model().config().name + " on " + model.backend_name() + ">";
       });
   atlas::python::bind_analyses(model_class);
   atlas::python::bind_panel_figures(m, model_class);
+  atlas::python::bind_corpus(m, model_class);
 
   // The CLI's and the app's allocator policy (core/tensor/allocation_policy.h), which __init__.py
   // applies on import: without it each run page-faulted its maps afresh (3000 faults a run of

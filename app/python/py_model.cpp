@@ -67,10 +67,44 @@ MapStorage map_storage(const std::string& maps) {
   throw AtlasError("maps \"" + maps + "\" is not one of \"auto\", \"stored\", \"on-demand\"");
 }
 
+// maps=: a storage name, or the attention maps to trace (by catalogue name, or hook_pattern's
+// TransformerLens alias), as TraceOptions::only_maps; the engine refuses a name no map of the run
+// has once the run ends (the run's catalogue is the truth).
+// storage=: how the selected maps are kept ("auto" with a selection unless given; with a storage
+// name as maps=, storage= must be absent).
+void set_maps(TraceOptions& trace, const py::object& maps, const std::optional<std::string>& storage,
+              const std::optional<SingleStack>& stack) {
+  if (storage) trace.maps = map_storage(*storage);
+  if (!maps || maps.is_none()) return;  // a RunRequest made in C++ (the analyses): "auto"
+  if (py::isinstance<py::str>(maps)) {
+    if (storage)
+      throw AtlasError("storage= is how the maps of maps=[names] are kept; with maps=\"" + py::cast<std::string>(maps) +
+                       "\" give one of them");
+    trace.maps = map_storage(py::cast<std::string>(maps));
+    return;
+  }
+  if (!py::isinstance<py::sequence>(maps))
+    throw py::type_error("maps must be \"auto\", \"stored\", \"on-demand\" or a list of attention map names");
+  for (const py::handle item : maps) {
+    if (!py::isinstance<py::str>(item)) throw py::type_error("maps: a map name is a str");
+    std::string name = py::cast<std::string>(item);
+    std::optional<TraceAlias> alias;
+    try {
+      alias = tl_trace_alias(name, stack);
+    } catch (const AtlasError&) {  // an alias without an Atlas array: refused as an unknown map below
+    }
+    if (alias && alias->view_shape.empty() && is_attention_array_name(alias->array)) name = alias->array;
+    trace.only_maps.push_back(std::move(name));
+  }
+  if (trace.only_maps.empty())
+    throw AtlasError("maps=[] selects no attention map; give map names (Trace.catalogue) or \"auto\"");
+}
+
 }  // namespace
 
 PyModel::PyModel(const std::string& spec, const std::string& backend, const std::string& device,
                  std::optional<uint64_t> seed) {
+  spec_ = spec;
   py::gil_scoped_release release;  // a large checkpoint takes a while to open
   backend_ = open_backend(backend, device, backend_name_);
   LoadOptions load;
@@ -126,7 +160,7 @@ std::unique_ptr<PyTrace> PyModel::run(const RunRequest& r) const {
   options.trace.hidden = r.hidden;
   options.trace.qk = r.qk;
   options.trace.value_norms = r.value_norms;
-  options.trace.maps = map_storage(r.maps);
+  set_maps(options.trace, r.maps, r.storage, stack_);
   options.threads = r.threads;
   options.backend = backend_.get();
 

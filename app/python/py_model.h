@@ -19,7 +19,8 @@ struct RunRequest {
   py::object input;   // str, or a sequence of token ids
   py::object target;  // None, str or ids: the decoder input of an encoder-decoder model
   bool scores = false, hidden = false, qk = false, value_norms = false;
-  std::string maps = "auto";
+  py::object maps;    // "auto" | "stored" | "on-demand", a list of map names (TraceOptions::only_maps); unset: "auto"
+  std::optional<std::string> storage;  // with a list of maps: "auto" | "stored" | "on-demand"
   int threads = 0;
   py::object hooks;  // None or {name: fn}
 };
@@ -31,6 +32,7 @@ class PyModel {
   PyModel(const std::string& spec, const std::string& backend, const std::string& device,
           std::optional<uint64_t> seed);
   const Model& model() const { return *model_; }
+  const std::string& spec() const { return spec_; }  // as given to open()
   const std::string& backend_name() const { return backend_name_; }
   const std::optional<SingleStack>& stack() const { return stack_; }
   std::string config_json() const;
@@ -47,6 +49,7 @@ class PyModel {
   // Declared first, destroyed last: the model's uploaded weights may be on this backend.
   std::unique_ptr<Backend> backend_;
   std::string backend_name_ = "cpu";
+  std::string spec_;
   std::unique_ptr<Model> model_;
   std::optional<SingleStack> stack_;
 };

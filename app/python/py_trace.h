@@ -33,11 +33,17 @@ class PyTrace {
   py::array get(const py::object& self, const std::string& name);
   std::string meaning(const std::string& name) const;
   py::list catalogue() const;
+  // Trace.map(name, head=None, rows=None): an attention map's weights as a new float32 array,
+  // whatever its storage: dense (copied), CSR (zeros off the pattern) or on demand (computed from
+  // the traced queries and keys, attention_on_demand.h). head: None (every head, [heads, rows, Lk]),
+  // an index, "mean" or "max" ([rows, Lk]); rows: None, an index (that axis dropped) or a slice.
+  py::array_t<float> map(const std::string& name, const py::object& head, const py::object& rows) const;
   std::vector<std::string> token_labels(bool target) const;
   std::vector<int32_t> token_ids(bool target) const;
 
  private:
   const TracedArray& resolve(const std::string& name, std::vector<int64_t>* view_shape) const;
+  const AttentionMap& catalogued_map(const std::string& name) const;
   std::shared_ptr<const RunResult> result_;
   std::optional<SingleStack> stack_;
   // int32 arrays: the engine keeps their integral values in float tensors; each is converted

@@ -157,6 +157,8 @@ std::optional<ParsedName> parse_name(const std::string& name) {
 
 }  // namespace
 
+bool is_attention_array_name(const std::string& name) { return parse_name(name).has_value(); }
+
 std::vector<std::string> query_labels(const Trace& trace, const AttentionMap& m) {
   return span_labels(trace, m.queries);
 }

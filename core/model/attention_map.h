@@ -99,6 +99,9 @@ struct AttentionMap {
 // "encoder.layer0.attn", "decoder.seg2.layer1.self_attn", "encoder.step3.attn": the dump's
 // naming scheme (docs/dump-format.md), from stack, sublayer, layer, segment and step.
 std::string attention_array_name(const AttentionMap& m);
+// Whether `name` has a map's name by that scheme ("<stack>.layer<i>.<sub>",
+// "<stack>.seg<s>.layer<i>.<sub>", "<stack>.step<n>.<sub>", sub: attn, self_attn, cross_attn).
+bool is_attention_array_name(const std::string& name);
 // "decoder self-attention", "decoder cross-attention"
 std::string attention_family_label(const AttentionMap& m);
 // "decoder self-attention, segment 2, layer 1 (keys: 16 memory + 16 segment)"

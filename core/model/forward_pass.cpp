@@ -379,6 +379,7 @@ DTensor ForwardPass::decoder(DTensor x, const DTensor* memory, const std::vector
 }
 
 void ForwardPass::trace_later(std::string name, std::string meaning, DTensor t, DType dtype) {
+  if (!trace_.records(name)) return;  // a map TraceOptions::only_maps leaves out: never downloaded
   pending_.push_back({trace_.arrays.size(), t});
   trace_.add(std::move(name), std::move(meaning), Tensor{}, dtype);
 }

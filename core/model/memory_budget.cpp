@@ -116,7 +116,9 @@ RunMemoryEstimate estimate_run_memory(const ModelConfig& c, int64_t source_len,
     e.attention_maps = 2.0 * 4.0 * heads * dh * positions;
     e.working = 4.0 * heads * 2.0 * 64.0 * std::max(S, T);
   } else {
-    e.attention_maps = cells * per_cell + csr + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
+    // TraceOptions::only_maps: each selected map holds at most the largest layer's cells.
+    const double dense = t.only_maps.empty() ? cells : std::min(cells, double(t.only_maps.size()) * largest);
+    e.attention_maps = dense * per_cell + csr + (t.qk ? 2.0 * 4.0 * heads * dh * positions : 0.0);
     e.working = 2.0 * 4.0 * heads * largest;  // scores and probabilities of the layer in flight
   }
   const double L = std::max(S, T);

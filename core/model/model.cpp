@@ -129,6 +129,7 @@ RunResult Model::forward(const std::vector<TokenInfo>& source_in,
                          const std::vector<TokenInfo>& target, const RunOptions& options) const {
   PrefixCache::Pending prefix;
   RunResult r = forward_traced(source_in, target, options, prefix);
+  r.trace.only_maps = options.trace.only_maps;  // host models' traces too (their arrays are dropped here)
   r.trace.finalize_attention_maps();
   if (prefix.cache) prefix.cache->store(std::move(prefix), std::make_shared<const RunResult>(r));
   return r;
@@ -139,6 +140,7 @@ std::shared_ptr<RunResult> Model::forward_shared(const std::vector<TokenInfo>& s
                                                  const RunOptions& options) const {
   PrefixCache::Pending prefix;
   auto r = std::make_shared<RunResult>(forward_traced(source, target, options, prefix));
+  r->trace.only_maps = options.trace.only_maps;  // host models' traces too (their arrays are dropped here)
   r->trace.finalize_attention_maps();
   if (prefix.cache) prefix.cache->store(std::move(prefix), r);
   return r;
@@ -217,6 +219,7 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
 
   RunResult result;
   Trace& trace = result.trace;
+  trace.only_maps = options.trace.only_maps;  // Trace::add drops the other maps' arrays
   const StackKindModule* kind = stack_kind_module(c);  // Universal's steps, XL's segments' layers
   ForwardPass pass(c, be, *weights, options, trace,
                    kind && kind->forward_layers
@@ -278,7 +281,8 @@ RunResult Model::forward_traced(const std::vector<TokenInfo>& source_in,
   }
   if (reuse.past > 0) result = splice_prefix(*reuse.last, std::move(result), reuse.past);
   if (options.trace.logit_lens > 0) add_logit_lens(*this, result, options.trace.logit_lens);
-  if (is_patch_model(c) && options.trace.attention)  // what the [CLS] row of a ViT is built from
+  // What the [CLS] row of a ViT is built from: every encoder map (not with only_maps).
+  if (is_patch_model(c) && options.trace.attention && options.trace.only_maps.empty())
     trace.add("encoder.rollout",
               "attention rollout (Abnar & Zuidema): flow from each input token into each token "
               "through all layers, row = receiving token [L, L]",

@@ -6,7 +6,46 @@
 
 namespace atlas {
 
+namespace {
+
+// The map `name` is or is named under: its shortest dotted prefix that is a described map or has
+// a map's name (attention_map.h); "" when none.
+std::string trace_owning_map(const Trace& trace, const std::string& name) {
+  for (size_t dot = name.find('.');; dot = name.find('.', dot + 1)) {
+    const std::string prefix = dot == std::string::npos ? name : name.substr(0, dot);
+    if (trace.attention_map(prefix) || is_attention_array_name(prefix)) return prefix;
+    if (dot == std::string::npos) return "";
+  }
+}
+
+bool map_selected(const std::vector<std::string>& only_maps, const std::string& map) {
+  return std::find(only_maps.begin(), only_maps.end(), map) != only_maps.end();
+}
+
+// "selected map "X" is not an attention map of this run; its maps: a, b, ... (12 in all)"
+std::string unknown_map_message(const Trace& trace, const std::string& name) {
+  std::string message = "selected map \"" + name + "\" is not an attention map of this run";
+  if (const auto companion = companion_of(name); companion && trace.attention_map(companion->first))
+    message += " (it is a companion of " + companion->first + ": name the map)";
+  const std::vector<AttentionMap>& maps = trace.attention_maps;
+  if (maps.empty()) return message + "; the run traced no attention map";
+  message += "; its maps: ";
+  const size_t shown = std::min<size_t>(maps.size(), 6);
+  for (size_t i = 0; i < shown; ++i) message += (i ? ", " : "") + maps[i].array;
+  if (shown < maps.size()) message += ", ... (" + std::to_string(maps.size()) + " in all)";
+  return message;
+}
+
+}  // namespace
+
+bool Trace::records(const std::string& name) const {
+  if (only_maps.empty()) return true;
+  const std::string owner = trace_owning_map(*this, name);
+  return owner.empty() || map_selected(only_maps, owner);
+}
+
 void Trace::add(std::string name, std::string meaning, Tensor t, DType dtype) {
+  if (!records(name)) return;
   arrays.push_back({std::move(name), std::move(meaning), dtype, std::move(t)});
 }
 
@@ -55,6 +94,12 @@ const AttentionMap* Trace::attention_map(const std::string& array) const {
 }
 
 void Trace::finalize_attention_maps() {
+  if (!only_maps.empty()) {
+    for (const std::string& name : only_maps)
+      if (!attention_map(name)) throw AtlasError(unknown_map_message(*this, name));
+    std::erase_if(arrays, [&](const TracedArray& a) { return !records(a.name); });
+    std::erase_if(attention_maps, [&](const AttentionMap& m) { return !map_selected(only_maps, m.array); });
+  }
   for (AttentionMap& m : attention_maps) {
     const TracedArray* dense = find(m.array);
     m.companions = traced_companions(*this, m.array);

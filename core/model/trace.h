@@ -57,6 +57,12 @@ struct TraceOptions {
   // Full-attention maps stored [heads, Lq, Lk], or traced as queries and keys and computed on
   // request (core/model/attention_on_demand.h); Auto: on request above kStoredMapCellsLimit.
   MapStorage maps = MapStorage::Auto;
+  // Only these attention maps (catalogue names, e.g. "decoder.layer1.self_attn") are recorded, with
+  // their companions and per-map records (the arrays named `<map>.*`); empty = every map. Arrays of
+  // no map (logits, hidden states, positions) are recorded as ever. The other maps' arrays are
+  // never added to the trace (Trace::records), so their memory is freed layer by layer. A name that
+  // no map of the run has is refused once the run ends (Trace::finalize_attention_maps).
+  std::vector<std::string> only_maps = {};
   static TraceOptions none() { return {false, false, false, false, false, 0, false}; }
   static TraceOptions all() { return {true, true, true, true, true, 0, false}; }
   bool operator==(const TraceOptions&) const = default;
@@ -69,7 +75,14 @@ struct Trace {
   // The attention-map catalogue (attention_map.h), in the order the maps were produced.
   std::vector<AttentionMap> attention_maps;
 
+  // The run's TraceOptions::only_maps (empty: every map).
+  std::vector<std::string> only_maps;
+
+  // Drops the array when records(name) is false.
   void add(std::string name, std::string meaning, Tensor t, DType dtype = DType::F32);
+  // Whether the run keeps `name`: true unless only_maps is set and `name` is, or is named under
+  // (`<map>.*`), a map not in only_maps.
+  bool records(const std::string& name) const;
   const TracedArray* find(const std::string& name) const;  // nullptr when absent or name is ""
   std::vector<std::string> names() const;
 
@@ -78,7 +91,9 @@ struct Trace {
   const AttentionMap* attention_map(const std::string& array) const;  // nullptr when absent
   // After the run: how each described map is stored (dense, CSR), its companions, its heads; maps whose
   // arrays were not traced are dropped. Throws AtlasError when a dense array's [Lq, Lk]
-  // disagrees with its description (a producer's bug, never shown as a mislabelled view).
+  // disagrees with its description (a producer's bug, never shown as a mislabelled view). With
+  // only_maps: throws AtlasError naming a selected map no producer described (listing the run's
+  // maps), and drops the other maps' descriptions and any of their arrays add() could not tell.
   void finalize_attention_maps();
 };
 

@@ -9,7 +9,8 @@ import os as _os
 # effect when libgomp was loaded before (another extension imported first); set it yourself then.
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from ._atlas import AtlasError, Figure, Model, Trace, compare, open, panels  # noqa: E402  (after the variable is set)
+from ._atlas import (AtlasError, Figure, Model, Trace, compare, corpus_heads, corpus_index,  # noqa: E402
+                     corpus_links, corpus_merge, open, panels)  # (after the variable is set)
 
 # The allocator policy of the CLI and the app (core/tensor/allocation_policy.h): large blocks from
 # one heap, up to 1 GB of freed memory kept for the next run instead of returned to the kernel,
@@ -19,4 +20,5 @@ if not _os.environ.get("ATLAS_PYTHON_DEFAULT_MALLOC"):
     from ._atlas import _keep_freed_memory_for_reuse
     _keep_freed_memory_for_reuse()
 
-__all__ = ["AtlasError", "Figure", "Model", "Trace", "compare", "open", "panels"]
+__all__ = ["AtlasError", "Figure", "Model", "Trace", "compare", "corpus_heads", "corpus_index", "corpus_links",
+           "corpus_merge", "open", "panels"]
