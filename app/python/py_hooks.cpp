@@ -64,6 +64,10 @@ ActivationHooks PythonHooks::engine_hooks() {
     out.sublayer_output = [run](const std::string& prefix, Tensor& t) { run(Kind::SublayerOutput, prefix, t); };
   if (wants({Kind::StackInput}))
     out.stack_input = [run](const std::string& stack, Tensor& t) { run(Kind::StackInput, stack, t); };
+  if (wants({Kind::Residual}))
+    out.residual = [run](const std::string& prefix, Tensor& t) { run(Kind::Residual, prefix, t); };
+  if (wants({Kind::Norm}))
+    out.norm = [run](const std::string& norm, const Tensor&, Tensor& t) { run(Kind::Norm, norm, t); };
   return out;
 }
 
@@ -117,8 +121,11 @@ void PythonHooks::check_all_called(const Model& model) const {
                             ? " (stacks of their own kind, e.g. Transformer-XL, Universal Transformer or "
                               "reversible layers, call no layer-output hooks)"
                         : h.point.kind == HookPoint::Kind::SublayerOutput || h.point.kind == HookPoint::Kind::StackInput
-                            ? " (Transformer-XL, Universal Transformer and reversible stacks call no feed-forward "
-                              "output or stack input hooks)"
+                            ? ""
+                        : h.point.kind == HookPoint::Kind::Residual
+                            ? " (Transformer-XL's and reversible stacks call no residual-sum hooks)"
+                        : h.point.kind == HookPoint::Kind::Norm
+                            ? " (Transformer-XL's stack calls no norm hooks)"
                         : h.point.kind == HookPoint::Kind::Pattern
                             ? " with a softmax pattern (only the plain softmax kernel calls the pattern hook: "
                               "mechanism kernels such as ALiBi, Shaw, sparse, LSH or Performer and "
