@@ -145,8 +145,12 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
   if (c.universal())
     for (const char* site : {".resid_mid", ".resid_post"})
       out.push_back((c.architecture == Architecture::Decoder ? "decoder" : "encoder") + std::string(".universal") + site);
-  for (const std::string& norm : stack_norm_names(model)) out.push_back(norm);
-  if (s && c.norm_position == NormPosition::Pre) out.push_back("ln_final.hook_normalized");
+  for (const std::string& norm : stack_norm_names(model)) {
+    out.push_back(norm);
+    out.push_back(norm + ".scale");
+  }
+  if (s && c.norm_position == NormPosition::Pre)
+    for (const char* site : {"ln_final.hook_normalized", "ln_final.hook_scale"}) out.push_back(site);
   if (s)
     for (int64_t l = 0; l < s->layers; ++l) {
       const std::string b = "blocks." + std::to_string(l) + ".";
@@ -162,15 +166,16 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
       out.push_back(b + "hook_attn_out");
       out.push_back(b + "hook_mlp_out");
       out.push_back(b + "hook_resid_mid");
-      out.push_back(b + "ln1.hook_normalized");
-      out.push_back(b + "ln2.hook_normalized");
+      for (const char* ln : {"ln1.hook_normalized", "ln2.hook_normalized", "ln1.hook_scale", "ln2.hook_scale"})
+        out.push_back(b + ln);
     }
   return out;
 }
 
 HookPoint hook_point(const std::string& name, const Model& model, const std::optional<SingleStack>& s) {
-  if (name == "ln_final.hook_normalized" && s)
-    return {HookPoint::Kind::Norm, existing_norm(name, s->stack + ".final_norm", model), {}};
+  if ((name == "ln_final.hook_normalized" || name == "ln_final.hook_scale") && s)
+    return {name == "ln_final.hook_scale" ? HookPoint::Kind::NormScale : HookPoint::Kind::Norm,
+            existing_norm(name, s->stack + ".final_norm", model), {}};
   if (const auto block = block_name(name); block && s) {
     const auto& [l, rest] = *block;
     static const std::pair<const char*, HookPoint::Kind> kInputs[] = {{"attn.hook_q", HookPoint::Kind::Q},
@@ -204,10 +209,12 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
       check_layer(name, l, *s);
       return {HookPoint::Kind::Residual, s->attention_of(l), {}};
     }
-    if (rest == "ln1.hook_normalized" || rest == "ln2.hook_normalized") {
+    if (rest == "ln1.hook_normalized" || rest == "ln2.hook_normalized" || rest == "ln1.hook_scale" ||
+        rest == "ln2.hook_scale") {
       check_layer(name, l, *s);
       const std::string norm = s->layer(l) + "." + (rest[2] == '1' ? s->attention : std::string("ffn")) + "_norm";
-      return {HookPoint::Kind::Norm, existing_norm(name, norm, model), {}};
+      return {ends_with(rest, "scale") ? HookPoint::Kind::NormScale : HookPoint::Kind::Norm,
+              existing_norm(name, norm, model), {}};
     }
   }
   const std::vector<std::string> names = hook_names(model, s);
@@ -228,15 +235,16 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
         return {HookPoint::Kind::Residual, layer + "." + (*sublayer ? std::string(sublayer) : self), {}};
       }
     if (ends_with(name, "_norm")) return {HookPoint::Kind::Norm, name, {}};
+    if (ends_with(name, "_norm.scale")) return {HookPoint::Kind::NormScale, name.substr(0, name.size() - 6), {}};
   }
   const std::string near = nearest_name(name, names);
   throw AtlasError("no hook point \"" + name + "\" in " + model.config().name +
                    (near.empty() ? std::string() : " (nearest: \"" + near + "\")") +
                    "; hook points are <attention sub-layer>.heads / .q / .k / .v / .pattern / .out, "
                    "<stack>.layer<i>.output / .ffn.out / .resid_mid / .resid_post, <stack>.input, the norms by their "
-                   "weights' names (<stack>.layer<i>.ffn_norm, <stack>.final_norm, ...) and the TransformerLens aliases "
+                   "weights' names (<stack>.layer<i>.ffn_norm, <stack>.final_norm, ...) and their .scale, the TransformerLens aliases "
                    "blocks.{l}.attn.hook_z / hook_q / hook_k / hook_v / hook_pattern, blocks.{l}.hook_resid_pre / mid / "
-                   "post, hook_attn_out, hook_mlp_out, blocks.{l}.ln1 / ln2.hook_normalized, ln_final.hook_normalized");
+                   "post, hook_attn_out, hook_mlp_out, blocks.{l}.ln1 / ln2.hook_normalized / hook_scale, ln_final.hook_*");
 }
 
 std::string nearest_name(const std::string& name, const std::vector<std::string>& candidates) {

@@ -42,7 +42,7 @@ std::optional<TraceAlias> tl_trace_alias(const std::string& name, const std::opt
 // and grouped-query attention's repeat, ActivationHooks::qkv) or its pattern ([heads, Lq, Lk],
 // ActivationHooks::pattern).
 struct HookPoint {
-  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern, SublayerOutput, StackInput, Residual, Norm } kind = Kind::Heads;
+  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern, SublayerOutput, StackInput, Residual, Norm, NormScale } kind = Kind::Heads;
   std::string prefix;  // the sub-layer's or layer's weight prefix the engine passes
   std::vector<int64_t> view_heads;  // hook_z: the columns viewed as [heads, d_head]; empty: as is
 };
@@ -54,8 +54,9 @@ struct HookPoint {
 // "<layer>.resid_mid_cross" (after cross-attention's) and "<layer>.resid_post" (after the
 // feed-forward's; ActivationHooks::residual), the norms' outputs by their weight prefixes
 // ("decoder.layer1.self_attn_norm", ".cross_attn_norm", ".ffn_norm", "decoder.final_norm";
-// ActivationHooks::norm), and the aliases blocks.{l}.hook_resid_mid, blocks.{l}.ln1.hook_normalized,
-// blocks.{l}.ln2.hook_normalized, ln_final.hook_normalized,
+// ActivationHooks::norm) and their divisors "<norm>.scale" ([L, 1], norm_scale.h), and the
+// aliases blocks.{l}.hook_resid_mid, blocks.{l}.ln1 / ln2.hook_normalized / hook_scale,
+// ln_final.hook_normalized / hook_scale,
 // blocks.{l}.hook_attn_out, blocks.{l}.hook_mlp_out, blocks.0.hook_resid_pre (the stack's input),
 // blocks.{l}.attn.hook_z, hook_q, hook_k, hook_v (hook_k and hook_v refused for grouped-query
 // models, whose TransformerLens arrays hold the shared heads), hook_pattern,

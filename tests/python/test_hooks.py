@@ -330,3 +330,50 @@ def test_resid_mid_and_norm_hooks_on_a_stack_that_does_not_call_them_are_an_erro
     for name in ("decoder.layer0.resid_mid", "decoder.layer0.ffn_norm"):
         with pytest.raises(atlas.AtlasError, match="never called.*Transformer-XL"):
             model.run(TEXT, hooks={name: lambda x: None})
+
+
+@pytest.mark.parametrize("preset", ["tiny-decoder", "tiny-llama", "tiny-scalenorm"])
+def test_hook_scale_is_each_rows_divisor_and_reading_it_changes_nothing(atlas, preset):
+    # numpy oracle: LayerNorm sqrt(var + eps), RMSNorm sqrt(mean x^2 + eps), ScaleNorm max(|x|, eps)
+    model = atlas.open("preset:" + preset)
+    eps, kind = model.config["norm_eps"], model.config["norm"]
+    seen = {}
+    names = ["blocks.0.hook_resid_pre", "blocks.0.ln1.hook_scale", "blocks.1.hook_resid_mid", "blocks.1.ln2.hook_scale",
+             "decoder.layer1.ffn_norm.scale"]
+    plain = model.run(TEXT).logits
+    hooked = model.run(TEXT, hooks={n: keeper(seen, n) for n in names}).logits
+    np.testing.assert_array_equal(hooked, plain)
+
+    def divisor(x):
+        x = x.astype(np.float64)
+        if kind == "layernorm":
+            return np.sqrt(x.var(-1, keepdims=True) + eps)
+        if kind == "rmsnorm":
+            return np.sqrt((x ** 2).mean(-1, keepdims=True) + eps)
+        return np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), eps)
+    assert seen["blocks.0.ln1.hook_scale"].shape == (len(TEXT), 1)
+    np.testing.assert_allclose(seen["blocks.0.ln1.hook_scale"], divisor(seen["blocks.0.hook_resid_pre"]), rtol=1e-6)
+    np.testing.assert_allclose(seen["blocks.1.ln2.hook_scale"], divisor(seen["blocks.1.hook_resid_mid"]), rtol=1e-6)
+    np.testing.assert_array_equal(seen["decoder.layer1.ffn_norm.scale"], seen["blocks.1.ln2.hook_scale"])
+
+
+def test_replacing_hook_scale_rescales_the_normalized_rows(atlas):
+    # doubling row 3's scale of ln2 equals halving row 3 of ln2's output by hand (gamma 1, beta 0)
+    model = atlas.open(MODEL)
+    eps = model.config["norm_eps"]
+    mid = {}
+
+    def double_row(s):
+        s[3] *= 2
+    a = model.run(TEXT, hooks={"blocks.1.hook_resid_mid": keeper(mid, "x"),
+                               "blocks.1.ln2.hook_scale": double_row}).logits
+
+    def by_hand(y):
+        y = numpy_layer_norm(mid["x"], eps)
+        y[3] /= 2
+        return y.astype(np.float32)
+    b = model.run(TEXT, hooks={"blocks.1.ln2.hook_normalized": by_hand}).logits
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    plain = model.run(TEXT).logits
+    np.testing.assert_array_equal(a[:3], plain[:3])  # a causal model: the rows before 3 are untouched
+    assert np.abs(a[3] - plain[3]).max() > 1e-3
