@@ -3,6 +3,7 @@
 #include <cstring>
 #include <pybind11/numpy.h>
 
+#include "app/python/norm_scale.h"
 #include "core/tensor/error.h"
 
 namespace atlas::python {
@@ -22,7 +23,8 @@ std::string shape_text(const std::vector<py::ssize_t>& shape) {
 
 }  // namespace
 
-PythonHooks::PythonHooks(const py::dict& hooks, const Model& model, const std::optional<SingleStack>& stack) {
+PythonHooks::PythonHooks(const py::dict& hooks, const Model& model, const std::optional<SingleStack>& stack)
+    : model_(&model) {
   for (const auto& [key, value] : hooks) {
     const std::string name = py::cast<std::string>(key);
     if (!PyCallable_Check(value.ptr()))
@@ -64,6 +66,23 @@ ActivationHooks PythonHooks::engine_hooks() {
     out.sublayer_output = [run](const std::string& prefix, Tensor& t) { run(Kind::SublayerOutput, prefix, t); };
   if (wants({Kind::StackInput}))
     out.stack_input = [run](const std::string& stack, Tensor& t) { run(Kind::StackInput, stack, t); };
+  if (wants({Kind::Residual}))
+    out.residual = [run](const std::string& prefix, Tensor& t) { run(Kind::Residual, prefix, t); };
+  if (wants({Kind::NormScale})) {  // TransformerLens's order: hook_scale, then hook_normalized
+    const Model* model = model_;
+    out.norm = [this, run, model](const std::string& norm, const Tensor& x, Tensor& y) {
+      for (Hook& h : hooks_)
+        if (h.point.kind == Kind::NormScale && h.point.prefix == norm) {
+          const Tensor before = norm_scale(model->config(), x);
+          Tensor scale = before;
+          call(h, scale);
+          renormalize_rows(*model, norm, x, before, scale, y);
+        }
+      run(Kind::Norm, norm, y);
+    };
+  } else if (wants({Kind::Norm})) {
+    out.norm = [run](const std::string& norm, const Tensor&, Tensor& t) { run(Kind::Norm, norm, t); };
+  }
   return out;
 }
 
@@ -117,8 +136,11 @@ void PythonHooks::check_all_called(const Model& model) const {
                             ? " (stacks of their own kind, e.g. Transformer-XL, Universal Transformer or "
                               "reversible layers, call no layer-output hooks)"
                         : h.point.kind == HookPoint::Kind::SublayerOutput || h.point.kind == HookPoint::Kind::StackInput
-                            ? " (Transformer-XL, Universal Transformer and reversible stacks call no feed-forward "
-                              "output or stack input hooks)"
+                            ? ""
+                        : h.point.kind == HookPoint::Kind::Residual
+                            ? " (Transformer-XL's and reversible stacks call no residual-sum hooks)"
+                        : h.point.kind == HookPoint::Kind::Norm || h.point.kind == HookPoint::Kind::NormScale
+                            ? " (Transformer-XL's stack calls no norm hooks)"
                         : h.point.kind == HookPoint::Kind::Pattern
                             ? " with a softmax pattern (only the plain softmax kernel calls the pattern hook: "
                               "mechanism kernels such as ALiBi, Shaw, sparse, LSH or Performer and "

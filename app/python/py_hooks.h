@@ -39,6 +39,7 @@ class PythonHooks {
   };
   void call(Hook& hook, Tensor& activation);
   std::vector<Hook> hooks_;
+  const Model* model_;  // the model the forward runs (norm scales read its norms' parameters)
 };
 
 // Thrown through the engine when a Python hook raised: the forward unwinds, then the hook's own

@@ -90,26 +90,67 @@ std::vector<std::string> tl_trace_aliases(const std::optional<SingleStack>& s,
   return out;
 }
 
+namespace {
+
+// The norms the stacks hook, by weight prefix: "<stack>.layer<i>.<sub-layer>_norm",
+// "<stack>.universal.<sub-layer>_norm" and "<stack>.final_norm" (a LayerNorm's or RMSNorm's
+// gamma, a ScaleNorm's g).
+std::vector<std::string> stack_norm_names(const Model& model) {
+  static const std::regex kNorm(R"(^((encoder|decoder)\.((layer\d+|universal)\.[a-z_]+_norm|final_norm))\.(gamma|g)$)");
+  std::vector<std::string> out;
+  std::smatch m;
+  for (const auto& [name, t] : model.params())
+    if (std::regex_match(name, m, kNorm)) out.push_back(m[1].str());
+  return out;
+}
+
+// The name hook_point gives an alias's norm, checked to exist in this model.
+std::string existing_norm(const std::string& alias, const std::string& norm, const Model& model) {
+  const std::vector<std::string> norms = stack_norm_names(model);
+  if (std::find(norms.begin(), norms.end(), norm) != norms.end()) return norm;
+  throw AtlasError(alias + ": " + model.config().name + " has no norm \"" + norm + "\"" +
+                   (model.config().norm_position == NormPosition::Post && ends_with(norm, ".final_norm")
+                        ? " (a post-norm stack ends with its last layer's feed-forward norm, blocks.{l}.ln2.hook_normalized)"
+                        : ""));
+}
+
+}  // namespace
+
 std::vector<std::string> hook_names(const Model& model, const std::optional<SingleStack>& s) {
   std::vector<std::string> out;
   for (const auto& [name, t] : model.params()) {
+    if (ends_with(name, ".ffn.w2")) out.push_back(name.substr(0, name.size() - 3) + ".out");  // every stack's
     if (!ends_with(name, ".wo")) continue;
     const std::string prefix = name.substr(0, name.size() - 3);
     for (const char* site : {".heads", ".q", ".k", ".v", ".pattern", ".out"}) out.push_back(prefix + site);
   }
   // Layer outputs: the standard stacks' layers (<stack>.layer<i>), which the engine hooks.
   const ModelConfig& c = model.config();
-  // Their feed-forward outputs and the stacks' inputs, which the standard stacks hook too.
+  // Their residual sums and the stacks' inputs, which the standard stacks hook too; the
+  // Universal Transformer's shared layer ("<stack>.universal") hooks its sums at every step.
   if (c.has_encoder()) {
     out.push_back("encoder.input");
     for (int64_t l = 0; l < c.n_layers; ++l)
-      for (const char* site : {".output", ".ffn.out"}) out.push_back("encoder.layer" + std::to_string(l) + site);
+      for (const char* site : {".output", ".resid_mid", ".resid_post"})
+        out.push_back("encoder.layer" + std::to_string(l) + site);
   }
   if (c.has_decoder()) {
     out.push_back("decoder.input");
-    for (int64_t l = 0; l < c.decoder_layers(); ++l)
-      for (const char* site : {".output", ".ffn.out"}) out.push_back("decoder.layer" + std::to_string(l) + site);
+    for (int64_t l = 0; l < c.decoder_layers(); ++l) {
+      for (const char* site : {".output", ".resid_mid", ".resid_post"})
+        out.push_back("decoder.layer" + std::to_string(l) + site);
+      if (c.architecture == Architecture::EncoderDecoder) out.push_back("decoder.layer" + std::to_string(l) + ".resid_mid_cross");
+    }
   }
+  if (c.universal())
+    for (const char* site : {".resid_mid", ".resid_post"})
+      out.push_back((c.architecture == Architecture::Decoder ? "decoder" : "encoder") + std::string(".universal") + site);
+  for (const std::string& norm : stack_norm_names(model)) {
+    out.push_back(norm);
+    out.push_back(norm + ".scale");
+  }
+  if (s && c.norm_position == NormPosition::Pre)
+    for (const char* site : {"ln_final.hook_normalized", "ln_final.hook_scale"}) out.push_back(site);
   if (s)
     for (int64_t l = 0; l < s->layers; ++l) {
       const std::string b = "blocks." + std::to_string(l) + ".";
@@ -124,11 +165,17 @@ std::vector<std::string> hook_names(const Model& model, const std::optional<Sing
       out.push_back(b + "hook_resid_pre");
       out.push_back(b + "hook_attn_out");
       out.push_back(b + "hook_mlp_out");
+      out.push_back(b + "hook_resid_mid");
+      for (const char* ln : {"ln1.hook_normalized", "ln2.hook_normalized", "ln1.hook_scale", "ln2.hook_scale"})
+        out.push_back(b + ln);
     }
   return out;
 }
 
 HookPoint hook_point(const std::string& name, const Model& model, const std::optional<SingleStack>& s) {
+  if ((name == "ln_final.hook_normalized" || name == "ln_final.hook_scale") && s)
+    return {name == "ln_final.hook_scale" ? HookPoint::Kind::NormScale : HookPoint::Kind::Norm,
+            existing_norm(name, s->stack + ".final_norm", model), {}};
   if (const auto block = block_name(name); block && s) {
     const auto& [l, rest] = *block;
     static const std::pair<const char*, HookPoint::Kind> kInputs[] = {{"attn.hook_q", HookPoint::Kind::Q},
@@ -158,6 +205,17 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
       if (l == 0) return {HookPoint::Kind::StackInput, s->stack, {}};  // the embeddings entering layer 0
       return {HookPoint::Kind::LayerOutput, s->layer(l - 1), {}};
     }
+    if (rest == "hook_resid_mid") {
+      check_layer(name, l, *s);
+      return {HookPoint::Kind::Residual, s->attention_of(l), {}};
+    }
+    if (rest == "ln1.hook_normalized" || rest == "ln2.hook_normalized" || rest == "ln1.hook_scale" ||
+        rest == "ln2.hook_scale") {
+      check_layer(name, l, *s);
+      const std::string norm = s->layer(l) + "." + (rest[2] == '1' ? s->attention : std::string("ffn")) + "_norm";
+      return {ends_with(rest, "scale") ? HookPoint::Kind::NormScale : HookPoint::Kind::Norm,
+              existing_norm(name, norm, model), {}};
+    }
   }
   const std::vector<std::string> names = hook_names(model, s);
   if (std::find(names.begin(), names.end(), name) != names.end()) {
@@ -167,13 +225,26 @@ HookPoint hook_point(const std::string& name, const Model& model, const std::opt
         {".out", HookPoint::Kind::SublayerOutput}, {".input", HookPoint::Kind::StackInput}};
     for (const auto& [suffix, kind] : kSites)
       if (ends_with(name, suffix)) return {kind, name.substr(0, name.size() - std::string(suffix).size()), {}};
+    // Residual sums, named by the layer, hooked by the sub-layer whose addition makes them.
+    static const std::pair<const char*, const char*> kSums[] = {
+        {".resid_mid_cross", "cross_attn"}, {".resid_mid", ""}, {".resid_post", "ffn"}};
+    for (const auto& [suffix, sublayer] : kSums)
+      if (ends_with(name, suffix)) {
+        const std::string layer = name.substr(0, name.size() - std::string(suffix).size());
+        const std::string self = layer.rfind("encoder.", 0) == 0 ? "attn" : "self_attn";  // standard_stacks.h
+        return {HookPoint::Kind::Residual, layer + "." + (*sublayer ? std::string(sublayer) : self), {}};
+      }
+    if (ends_with(name, "_norm")) return {HookPoint::Kind::Norm, name, {}};
+    if (ends_with(name, "_norm.scale")) return {HookPoint::Kind::NormScale, name.substr(0, name.size() - 6), {}};
   }
   const std::string near = nearest_name(name, names);
   throw AtlasError("no hook point \"" + name + "\" in " + model.config().name +
                    (near.empty() ? std::string() : " (nearest: \"" + near + "\")") +
                    "; hook points are <attention sub-layer>.heads / .q / .k / .v / .pattern / .out, "
-                   "<stack>.layer<i>.output / .ffn.out, <stack>.input and the TransformerLens aliases blocks.{l}.attn.hook_z / hook_q / "
-                   "hook_k / hook_v / hook_pattern, blocks.{l}.hook_resid_post/pre, hook_attn_out, hook_mlp_out");
+                   "<stack>.layer<i>.output / .ffn.out / .resid_mid / .resid_post, <stack>.input, the norms by their "
+                   "weights' names (<stack>.layer<i>.ffn_norm, <stack>.final_norm, ...) and their .scale, the TransformerLens aliases "
+                   "blocks.{l}.attn.hook_z / hook_q / hook_k / hook_v / hook_pattern, blocks.{l}.hook_resid_pre / mid / "
+                   "post, hook_attn_out, hook_mlp_out, blocks.{l}.ln1 / ln2.hook_normalized / hook_scale, ln_final.hook_*");
 }
 
 std::string nearest_name(const std::string& name, const std::vector<std::string>& candidates) {

@@ -42,14 +42,21 @@ std::optional<TraceAlias> tl_trace_alias(const std::string& name, const std::opt
 // and grouped-query attention's repeat, ActivationHooks::qkv) or its pattern ([heads, Lq, Lk],
 // ActivationHooks::pattern).
 struct HookPoint {
-  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern, SublayerOutput, StackInput } kind = Kind::Heads;
+  enum class Kind { Heads, LayerOutput, Q, K, V, Pattern, SublayerOutput, StackInput, Residual, Norm, NormScale } kind = Kind::Heads;
   std::string prefix;  // the sub-layer's or layer's weight prefix the engine passes
   std::vector<int64_t> view_heads;  // hook_z: the columns viewed as [heads, d_head]; empty: as is
 };
 // Atlas names "<sub-layer>.heads" ("decoder.layer1.self_attn.heads"), "<sub-layer>.q" / ".k" /
 // ".v" / ".pattern", "<sub-layer>.out" (an attention sub-layer's output after W^O, or a standard
 // layer's feed-forward output: "decoder.layer1.ffn.out"), "<layer>.output" ("decoder.layer1.output")
-// and "<stack>.input" ("decoder.input", the first layer's input), and the aliases
+// and "<stack>.input" ("decoder.input", the first layer's input), the residual sums
+// "<layer>.resid_mid" (after the self-attention sub-layer's addition, before a post-norm),
+// "<layer>.resid_mid_cross" (after cross-attention's) and "<layer>.resid_post" (after the
+// feed-forward's; ActivationHooks::residual), the norms' outputs by their weight prefixes
+// ("decoder.layer1.self_attn_norm", ".cross_attn_norm", ".ffn_norm", "decoder.final_norm";
+// ActivationHooks::norm) and their divisors "<norm>.scale" ([L, 1], norm_scale.h), and the
+// aliases blocks.{l}.hook_resid_mid, blocks.{l}.ln1 / ln2.hook_normalized / hook_scale,
+// ln_final.hook_normalized / hook_scale,
 // blocks.{l}.hook_attn_out, blocks.{l}.hook_mlp_out, blocks.0.hook_resid_pre (the stack's input),
 // blocks.{l}.attn.hook_z, hook_q, hook_k, hook_v (hook_k and hook_v refused for grouped-query
 // models, whose TransformerLens arrays hold the shared heads), hook_pattern,

@@ -36,15 +36,36 @@ struct ActivationHooks {
   std::function<void(const std::string& prefix, Tensor& pattern)> pattern;
   // What a sub-layer adds to the residual stream, before the addition (and before a post-norm):
   // an attention sub-layer's output after W^O and b^O [Lq, d] (prefix "decoder.layer3.self_attn";
-  // every attention variant, each XL segment and UT step), and a standard stack's feed-forward
-  // output [L, d] (prefix "decoder.layer3.ffn"; Transformer-XL, Universal and reversible stacks do
-  // not call it for theirs). TransformerLens's hook_attn_out and hook_mlp_out.
+  // every attention variant, each XL segment and UT step), and a feed-forward output [L, d]
+  // (prefix "decoder.layer3.ffn"; every stack: each XL segment, each UT step under
+  // "<stack>.universal.ffn", a reversible layer's G half). TransformerLens's hook_attn_out and
+  // hook_mlp_out.
   std::function<void(const std::string& prefix, Tensor& out)> sublayer_output;
-  // The input of a standard encoder or decoder stack's first layer [L, d] (the token embedding
-  // plus absolute positions, as the stack receives it); `stack` "encoder" or "decoder".
+  // The input of a stack's first layer [L, d] (the token embedding plus absolute positions, as
+  // the stack receives it); `stack` "encoder" or "decoder". Transformer-XL: each segment's token
+  // embeddings, one call per segment; Universal Transformer: the embeddings before the first
+  // step's signal; reversible: before the two streams are made.
   std::function<void(const std::string& stack, Tensor& x)> stack_input;
+  // The residual stream [L, d] right after a sub-layer's addition x + f(.), before a post-norm's
+  // norm; `prefix` the sub-layer's ("decoder.layer3.self_attn", ".cross_attn", ".ffn"). In a
+  // pre-norm layer the sum after the attention sub-layer is the stream the feed-forward reads
+  // (TransformerLens's hook_resid_mid) and the one after the feed-forward is the layer's output;
+  // in a post-norm layer each sum is its norm's input (TransformerLens's HookedEncoder:
+  // hook_resid_mid = resid_pre + attn_out, before ln1). Standard encoder and decoder stacks and
+  // the Universal Transformer's shared layer (each step); not Transformer-XL or reversible layers.
+  std::function<void(const std::string& prefix, Tensor& x)> residual;
+  // A norm's output [L, d] given its input; `norm` the norm's weight prefix
+  // ("decoder.layer3.self_attn_norm", ".cross_attn_norm", ".ffn_norm", "decoder.final_norm").
+  // Pre-norm: a sub-layer's norm reads the stream before the sub-layer, and the final norm the
+  // last layer's output; post-norm: a sub-layer's norm maps the residual sum above to the next
+  // stream. TransformerLens's ln1/ln2/ln_final.hook_normalized. Standard stacks, the Universal
+  // Transformer (each step) and reversible layers (F's and G's norms, the final norm); not
+  // Transformer-XL, nor the embeddings' norm.
+  std::function<void(const std::string& norm, const Tensor& input, Tensor& output)> norm;
 
-  explicit operator bool() const { return heads || layer || qkv || pattern || sublayer_output || stack_input; }
+  explicit operator bool() const {
+    return heads || layer || qkv || pattern || sublayer_output || stack_input || residual || norm;
+  }
 };
 
 }  // namespace atlas

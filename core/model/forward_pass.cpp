@@ -278,6 +278,20 @@ DTensor ForwardPass::hooked_stack_input(const std::string& stack, DTensor x) {
   return be_.upload(t);
 }
 
+DTensor ForwardPass::hooked_residual(const std::string& prefix, DTensor x) {
+  if (!opt_.hooks.residual) return x;
+  Tensor t = be_.download(x);
+  opt_.hooks.residual(prefix, t);
+  return be_.upload(t);
+}
+
+DTensor ForwardPass::hooked_norm(const std::string& norm, const DTensor& input, DTensor output) {
+  if (!opt_.hooks.norm) return output;
+  Tensor out = be_.download(output);
+  opt_.hooks.norm(norm, be_.download(input), out);
+  return be_.upload(out);
+}
+
 DTensor ForwardPass::layer_output(const std::string& layer, const DTensor& input, DTensor output) {
   if (!opt_.hooks.layer) return output;
   Tensor out = be_.download(output);

@@ -62,6 +62,10 @@ class ForwardPass {
   // RunOptions::hooks.sublayer_output / stack_input have seen them (unchanged without a hook).
   DTensor hooked_sublayer_output(const std::string& prefix, DTensor out);
   DTensor hooked_stack_input(const std::string& stack, DTensor x);
+  // A residual sum after sub-layer `prefix` and norm `norm`'s output after RunOptions::hooks.residual
+  // / norm have seen them (unchanged without a hook).
+  DTensor hooked_residual(const std::string& prefix, DTensor x);
+  DTensor hooked_norm(const std::string& norm, const DTensor& input, DTensor output);
   // Token embedding (+ FixNorm, sqrt(d) scale) plus the absolute positional encoding.
   DTensor embed(const std::vector<TokenInfo>& tokens, const std::string& positional_name);
   // ViT: the patch embedding on the backend (patch_input.h PatchMatrices), then positions.
@@ -173,6 +177,10 @@ class BackendExecutor {
     return pass_.hooked_sublayer_output(prefix, std::move(out));
   }
   DTensor stack_input(const std::string& stack, DTensor x) { return pass_.hooked_stack_input(stack, std::move(x)); }
+  DTensor residual_sum(const std::string& prefix, DTensor x) { return pass_.hooked_residual(prefix, std::move(x)); }
+  DTensor norm_output(const std::string& norm, const DTensor& input, DTensor output) {
+    return pass_.hooked_norm(norm, input, std::move(output));
+  }
 
   // The backend's kernel of a config's feed-forward activation.
   static Activation backend_activation(FfnActivation kind);

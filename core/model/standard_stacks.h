@@ -46,7 +46,34 @@ concept StackExecutor = Executor<E> &&
   // (inference; the identity on the tape).
   { e.ffn_output(name, x) } -> std::convertible_to<typename E::Value>;
   { e.stack_input(name, x) } -> std::convertible_to<typename E::Value>;
+  // A residual sum (sub-layer prefix) and a norm's output (norm prefix, input, output) through
+  // the run's hooks (inference; the identity on the tape).
+  { e.residual_sum(name, x) } -> std::convertible_to<typename E::Value>;
+  { e.norm_output(name, x, x) } -> std::convertible_to<typename E::Value>;
 };
+
+// residual_sublayer (transformer_block.h) with the run's residual and norm hooks: the same ops
+// in the same order. Pre-norm x + f(norm(x)), the norm's output and the sum hooked; post-norm
+// norm(x + f(x)), the sum hooked before the norm reads it, then the norm's output.
+template <StackExecutor E, class Sublayer>
+typename E::Value hooked_sublayer(E& e, const ModelConfig& c, const typename E::Value& x,
+                                  const std::string& sublayer, const std::string& norm, Sublayer&& f) {
+  using Value = typename E::Value;
+  if (c.norm_position == NormPosition::Pre) {
+    const Value n = e.norm_output(norm, x, apply_norm(e, c, x, norm));
+    return e.residual_sum(sublayer, e.add(x, e.residual_dropout(f(n))));
+  }
+  const Value sum = e.residual_sum(sublayer, e.add(x, e.residual_dropout(f(x))));
+  return e.norm_output(norm, sum, apply_norm(e, c, sum, norm));
+}
+
+// The final norm of a pre-norm stack through the norm hook; a post-norm stack's output as is.
+template <StackExecutor E>
+typename E::Value stack_final_norm(E& e, const ModelConfig& c, const typename E::Value& x, const std::string& stack) {
+  if (c.norm_position != NormPosition::Pre) return x;
+  const std::string norm = stack + ".final_norm";
+  return e.norm_output(norm, x, apply_norm(e, c, x, norm));
+}
 
 template <StackExecutor E>
 typename E::Value encoder_stack(E& e, const ModelConfig& c, typename E::Value x,
@@ -58,15 +85,14 @@ typename E::Value encoder_stack(E& e, const ModelConfig& c, typename E::Value x,
     const std::string p = "encoder.layer" + std::to_string(i);
     const AttentionCall self{p + ".attn", "encoder", "attn", i, false, &key_valid};
     const Value input = x;
-    x = residual_sublayer(e, c, x, p + ".attn_norm",
-                          [&](const Value& h) { return e.attention(h, h, self); });
-    x = e.layer_output(p, input, residual_sublayer(e, c, x, p + ".ffn_norm", [&](const Value& h) {
+    x = hooked_sublayer(e, c, x, self.prefix, p + ".attn_norm",
+                        [&](const Value& h) { return e.attention(h, h, self); });
+    x = e.layer_output(p, input, hooked_sublayer(e, c, x, p + ".ffn", p + ".ffn_norm", [&](const Value& h) {
                          return e.ffn_output(p + ".ffn", feed_forward(e, c, h, p + ".ffn"));
                        }));
     e.layer_done(p, x);
   }
-  if (c.norm_position == NormPosition::Pre) x = apply_norm(e, c, x, "encoder.final_norm");
-  return x;
+  return stack_final_norm(e, c, x, "encoder");
 }
 
 // `memory`: the encoder's output for cross-attention, or null (a decoder-only model).
@@ -82,21 +108,20 @@ typename E::Value decoder_stack(E& e, const ModelConfig& c, typename E::Value x,
     const std::string p = "decoder.layer" + std::to_string(i);
     const AttentionCall self{p + ".self_attn", "decoder", "self_attn", i, true, &self_valid};
     const Value input = x;
-    x = residual_sublayer(e, c, x, p + ".self_attn_norm",
-                          [&](const Value& h) { return e.attention(h, h, self); });
+    x = hooked_sublayer(e, c, x, self.prefix, p + ".self_attn_norm",
+                        [&](const Value& h) { return e.attention(h, h, self); });
     if (memory) {
       const AttentionCall cross{p + ".cross_attn", "decoder", "cross_attn", i, false,
                                 &memory_valid};
-      x = residual_sublayer(e, c, x, p + ".cross_attn_norm",
-                            [&](const Value& h) { return e.attention(h, *memory, cross); });
+      x = hooked_sublayer(e, c, x, cross.prefix, p + ".cross_attn_norm",
+                          [&](const Value& h) { return e.attention(h, *memory, cross); });
     }
-    x = e.layer_output(p, input, residual_sublayer(e, c, x, p + ".ffn_norm", [&](const Value& h) {
+    x = e.layer_output(p, input, hooked_sublayer(e, c, x, p + ".ffn", p + ".ffn_norm", [&](const Value& h) {
                          return e.ffn_output(p + ".ffn", feed_forward(e, c, h, p + ".ffn"));
                        }));
     e.layer_done(p, x);
   }
-  if (c.norm_position == NormPosition::Pre) x = apply_norm(e, c, x, "decoder.final_norm");
-  return x;
+  return stack_final_norm(e, c, x, "decoder");
 }
 
 }  // namespace atlas

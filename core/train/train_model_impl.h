@@ -168,6 +168,8 @@ class Builder {
     void layer_done(const std::string&, int) {}
     int ffn_output(const std::string&, int out) { return out; }  // hooks are the engine's
     int stack_input(const std::string&, int x) { return x; }
+    int residual_sum(const std::string&, int x) { return x; }
+    int norm_output(const std::string&, int, int output) { return output; }
     // XlExecutor (core/variants/transformer_xl/xl_stack.h)
     int64_t rows(int x) const { return t_.value(x).rows(); }
     int concat_rows(int a, int b) { return train::stack_rows(t_, a, b); }

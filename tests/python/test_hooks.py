@@ -224,7 +224,156 @@ def test_replacing_the_embeddings_and_the_mlp_output(atlas):
     np.testing.assert_array_equal(seen["post"], seen["pre"] + seen["attn"])
 
 
-def test_mlp_out_on_a_stack_that_does_not_call_it_is_an_error(atlas):
+@pytest.mark.parametrize("preset,ffn", [("tiny-xl", "decoder.layer1.ffn.out"), ("tiny-ut-act", "decoder.universal.ffn.out"),
+                                        ("tiny-reformer", "blocks.1.hook_mlp_out")])
+def test_mlp_out_and_the_stack_input_in_xl_universal_and_reversible_stacks(atlas, preset, ffn):
+    # another text's stack inputs (one call per Transformer-XL segment, replayed in order) give
+    # that text's run; a zero MLP output moves the logits
+    model = atlas.open("preset:" + preset)
+    text = "the quick brown fox jumps over the lazy dog, twice over"  # more than one XL segment
+    other = text[::-1]
+    inputs = []
+    target = model.run(other, hooks={"decoder.input": lambda x: inputs.append(x.copy())})
+    replay = iter(inputs)
+    swapped = model.run(text, hooks={"decoder.input": lambda x: next(replay)})
+    np.testing.assert_array_equal(swapped.logits, target.logits)
+    assert next(replay, None) is None  # every segment's input was replaced
+    plain = model.run(text).logits
+    zeroed = model.run(text, hooks={ffn: np.zeros_like}).logits
+    assert np.abs(zeroed - plain).max() > 1e-4
+
+
+def numpy_layer_norm(x, eps):
+    """LayerNorm of each row in float64 with gamma 1 and beta 0: a preset's norms as
+    core/model/params.cpp initialises them (ones and zeros)."""
+    x = x.astype(np.float64)
+    centred = x - x.mean(-1, keepdims=True)
+    return centred / np.sqrt((centred ** 2).mean(-1, keepdims=True) + eps)
+
+
+def keeper(seen, name):
+    def fn(x):
+        seen[name] = x.copy()
+    return fn
+
+
+def test_pre_norm_resid_mid_and_the_norms_outputs(atlas):
+    # pre-norm: resid_mid = resid_pre + attn_out, resid_post = resid_mid + mlp_out bit for bit;
+    # ln1 normalises resid_pre, ln2 resid_mid, ln_final the last layer's output (numpy oracle)
+    model = atlas.open(MODEL)
+    eps = model.config["norm_eps"]
+    seen = {}
+    names = [f"blocks.{l}.{h}" for l in range(2) for h in (
+        "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post",
+        "ln1.hook_normalized", "ln2.hook_normalized")] + ["ln_final.hook_normalized", "decoder.layer1.resid_mid",
+                                                        "decoder.layer0.ffn_norm", "decoder.layer1.resid_post"]
+    plain = model.run(TEXT)
+    tr = model.run(TEXT, hooks={n: keeper(seen, n) for n in names})
+    np.testing.assert_array_equal(tr.logits, plain.logits)  # reading changes nothing
+    for l in range(2):
+        b = f"blocks.{l}."
+        np.testing.assert_array_equal(seen[b + "hook_resid_mid"], seen[b + "hook_resid_pre"] + seen[b + "hook_attn_out"])
+        np.testing.assert_array_equal(seen[b + "hook_resid_post"], seen[b + "hook_resid_mid"] + seen[b + "hook_mlp_out"])
+        np.testing.assert_allclose(seen[b + "ln1.hook_normalized"], numpy_layer_norm(seen[b + "hook_resid_pre"], eps),
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(seen[b + "ln2.hook_normalized"], numpy_layer_norm(seen[b + "hook_resid_mid"], eps),
+                                   rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(seen["ln_final.hook_normalized"], numpy_layer_norm(seen["blocks.1.hook_resid_post"], eps),
+                               rtol=1e-5, atol=1e-5)
+    # the Atlas names and the aliases are one hook point
+    np.testing.assert_array_equal(seen["decoder.layer1.resid_mid"], seen["blocks.1.hook_resid_mid"])
+    np.testing.assert_array_equal(seen["decoder.layer0.ffn_norm"], seen["blocks.0.ln2.hook_normalized"])
+    np.testing.assert_array_equal(seen["decoder.layer1.resid_post"], seen["blocks.1.hook_resid_post"])
+
+
+def test_replacing_ln2_by_hand_leaves_the_logits_and_zeroing_ln_final_leaves_nothing(atlas):
+    model = atlas.open(MODEL)
+    eps = model.config["norm_eps"]
+    plain = model.run(TEXT).logits
+    mid = {}
+    by_hand = model.run(TEXT, hooks={
+        "blocks.1.hook_resid_mid": keeper(mid, "x"),
+        "blocks.1.ln2.hook_normalized": lambda y: numpy_layer_norm(mid["x"], eps).astype(np.float32)}).logits
+    np.testing.assert_allclose(by_hand, plain, rtol=1e-4, atol=1e-4)
+    # not vacuous: ln2's output replaced by its input moves the logits
+    moved = model.run(TEXT, hooks={"blocks.1.ln2.hook_normalized": lambda y: mid["x"]}).logits
+    assert np.abs(moved - plain).max() > 1e-3
+    # tiny-decoder's head is tied with no bias: a zero final state gives zero logits
+    zeroed = model.run(TEXT, hooks={"ln_final.hook_normalized": np.zeros_like}).logits
+    np.testing.assert_array_equal(zeroed, np.zeros_like(plain))
+
+
+def test_post_norm_resid_mid_is_the_sum_before_ln1(atlas):
+    # post-norm (TransformerLens's HookedEncoder): resid_mid = resid_pre + attn_out, ln1 its
+    # norm; resid_post = ln1 + mlp_out before ln2; the layer's output is ln2's
+    model = atlas.open("preset:tiny-encoder")
+    eps = model.config["norm_eps"]
+    seen = {}
+    names = [f"blocks.{l}.{h}" for l in range(2) for h in (
+        "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "ln1.hook_normalized", "hook_mlp_out",
+        "ln2.hook_normalized", "hook_resid_post")] + ["encoder.layer0.resid_post"]
+    model.run(TEXT, hooks={n: keeper(seen, n) for n in names})
+    for l in range(2):
+        b = f"blocks.{l}."
+        np.testing.assert_array_equal(seen[b + "hook_resid_mid"], seen[b + "hook_resid_pre"] + seen[b + "hook_attn_out"])
+        np.testing.assert_allclose(seen[b + "ln1.hook_normalized"], numpy_layer_norm(seen[b + "hook_resid_mid"], eps),
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(seen[b + "hook_resid_post"], seen[b + "ln2.hook_normalized"])
+    np.testing.assert_array_equal(seen["encoder.layer0.resid_post"],
+                                  seen["blocks.0.ln1.hook_normalized"] + seen["blocks.0.hook_mlp_out"])
+    with pytest.raises(KeyError, match="post-norm"):
+        model.run(TEXT, hooks={"ln_final.hook_normalized": lambda y: None})
+
+
+def test_resid_mid_and_norm_hooks_on_a_stack_that_does_not_call_them_are_an_error(atlas):
     model = atlas.open("preset:tiny-xl")
-    with pytest.raises(atlas.AtlasError, match="never called.*feed-forward"):
-        model.run(TEXT, hooks={"decoder.layer0.ffn.out": lambda x: None})
+    for name in ("decoder.layer0.resid_mid", "decoder.layer0.ffn_norm"):
+        with pytest.raises(atlas.AtlasError, match="never called.*Transformer-XL"):
+            model.run(TEXT, hooks={name: lambda x: None})
+
+
+@pytest.mark.parametrize("preset", ["tiny-decoder", "tiny-llama", "tiny-scalenorm"])
+def test_hook_scale_is_each_rows_divisor_and_reading_it_changes_nothing(atlas, preset):
+    # numpy oracle: LayerNorm sqrt(var + eps), RMSNorm sqrt(mean x^2 + eps), ScaleNorm max(|x|, eps)
+    model = atlas.open("preset:" + preset)
+    eps, kind = model.config["norm_eps"], model.config["norm"]
+    seen = {}
+    names = ["blocks.0.hook_resid_pre", "blocks.0.ln1.hook_scale", "blocks.1.hook_resid_mid", "blocks.1.ln2.hook_scale",
+             "decoder.layer1.ffn_norm.scale"]
+    plain = model.run(TEXT).logits
+    hooked = model.run(TEXT, hooks={n: keeper(seen, n) for n in names}).logits
+    np.testing.assert_array_equal(hooked, plain)
+
+    def divisor(x):
+        x = x.astype(np.float64)
+        if kind == "layernorm":
+            return np.sqrt(x.var(-1, keepdims=True) + eps)
+        if kind == "rmsnorm":
+            return np.sqrt((x ** 2).mean(-1, keepdims=True) + eps)
+        return np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), eps)
+    assert seen["blocks.0.ln1.hook_scale"].shape == (len(TEXT), 1)
+    np.testing.assert_allclose(seen["blocks.0.ln1.hook_scale"], divisor(seen["blocks.0.hook_resid_pre"]), rtol=1e-6)
+    np.testing.assert_allclose(seen["blocks.1.ln2.hook_scale"], divisor(seen["blocks.1.hook_resid_mid"]), rtol=1e-6)
+    np.testing.assert_array_equal(seen["decoder.layer1.ffn_norm.scale"], seen["blocks.1.ln2.hook_scale"])
+
+
+def test_replacing_hook_scale_rescales_the_normalized_rows(atlas):
+    # doubling row 3's scale of ln2 equals halving row 3 of ln2's output by hand (gamma 1, beta 0)
+    model = atlas.open(MODEL)
+    eps = model.config["norm_eps"]
+    mid = {}
+
+    def double_row(s):
+        s[3] *= 2
+    a = model.run(TEXT, hooks={"blocks.1.hook_resid_mid": keeper(mid, "x"),
+                               "blocks.1.ln2.hook_scale": double_row}).logits
+
+    def by_hand(y):
+        y = numpy_layer_norm(mid["x"], eps)
+        y[3] /= 2
+        return y.astype(np.float32)
+    b = model.run(TEXT, hooks={"blocks.1.ln2.hook_normalized": by_hand}).logits
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    plain = model.run(TEXT).logits
+    np.testing.assert_array_equal(a[:3], plain[:3])  # a causal model: the rows before 3 are untouched
+    assert np.abs(a[3] - plain[3]).max() > 1e-3

@@ -284,6 +284,7 @@ DTensor reversible_stack(ForwardPass& fp, DTensor x, const std::string& stack, i
   Backend& be = fp.backend();
   const ModelConfig& c = fp.config();
   ReversibleBackendExecutor e(fp);
+  x = e.stack_input(stack, std::move(x));
   DTensor x1 = x, x2 = x;  // entry: duplicate
   for (int64_t i = 0; i < layers; ++i) {
     const std::string p = stack + ".layer" + std::to_string(i);
@@ -297,7 +298,8 @@ DTensor reversible_stack(ForwardPass& fp, DTensor x, const std::string& stack, i
     fp.step(stack + " layer " + std::to_string(i));
   }
   x = be.scale(be.add(x1, x2), 0.5f);  // exit: mean of the streams
-  return fp.norm(x, stack + ".final_norm");
+  const std::string norm = stack + ".final_norm";
+  return fp.hooked_norm(norm, x, fp.norm(x, norm));
 }
 
 }  // namespace atlas

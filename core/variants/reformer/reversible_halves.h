@@ -27,24 +27,27 @@ concept ReversibleExecutor = StackExecutor<E> &&
 };
 
 // F(x) = drop(Attn(N(x))), the attention half; `call.prefix` names the sub-layer, its norm is
-// `<prefix>_norm`.
+// `<prefix>_norm` (its output through the run's norm hook).
 template <ReversibleExecutor E>
 typename E::Value reversible_attention_half(E& e, const ModelConfig& c, const typename E::Value& x,
                                             const AttentionCall& call) {
-  const typename E::Value n = apply_norm(e, c, x, call.prefix + "_norm");
+  const std::string norm = call.prefix + "_norm";
+  const typename E::Value n = e.norm_output(norm, x, apply_norm(e, c, x, norm));
   return e.residual_dropout(e.attention(n, n, call));
 }
 
-// G(x) = drop(FF(N(x))), the feed-forward half of layer `layer` ("encoder.layer2").
+// G(x) = drop(FF(N(x))), the feed-forward half of layer `layer` ("encoder.layer2"); the norm's
+// and the feed-forward's outputs through the run's hooks.
 template <ReversibleExecutor E>
 typename E::Value reversible_ffn_half(E& e, const ModelConfig& c, const typename E::Value& x,
                                       const std::string& layer) {
   using Value = typename E::Value;
-  const Value n = apply_norm(e, c, x, layer + ".ffn_norm");
+  const std::string norm = layer + ".ffn_norm";
+  const Value n = e.norm_output(norm, x, apply_norm(e, c, x, norm));
   const std::function<Value(const Value&)> ffn = [&](const Value& rows) {
     return feed_forward(e, c, rows, layer + ".ffn");
   };
-  return e.residual_dropout(e.in_row_chunks(n, c.reversible()->ff_chunks, ffn));
+  return e.residual_dropout(e.ffn_output(layer + ".ffn", e.in_row_chunks(n, c.reversible()->ff_chunks, ffn)));
 }
 
 }  // namespace atlas

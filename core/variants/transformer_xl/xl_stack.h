@@ -88,7 +88,8 @@ typename E::Value xl_stack(E& e, const ModelConfig& c, const std::vector<int32_t
   for (int64_t seg = 0, start = 0; start < L; ++seg, start += seg_len) {
     const int64_t lq = std::min(seg_len, L - start);
     const std::vector<int32_t> seg_ids(ids.begin() + start, ids.begin() + start + lq);
-    Value x = e.residual_dropout(e.embedding(table, seg_ids, token_scale(c)));
+    // The stack's input hook sees each segment's embeddings (relative positions: none added).
+    Value x = e.stack_input("decoder", e.residual_dropout(e.embedding(table, seg_ids, token_scale(c))));
     for (int64_t l = 0; l < c.n_layers; ++l) {
       const std::string p = "decoder.layer" + std::to_string(l);
       std::optional<Value>& mem = memory[static_cast<size_t>(l)];
@@ -119,11 +120,12 @@ typename E::Value xl_stack(E& e, const ModelConfig& c, const std::vector<int32_t
         mem = e.detach(keep == rows ? cat : e.slice_rows(cat, rows - keep, keep));
       if (c.gating()) {
         const Value h = pre ? apply_norm(e, c, y, p + ".ffn_norm") : y;
-        x = residual(y, e.residual_dropout(feed_forward(e, c, h, p + ".ffn")), GatedSublayer::Ffn);
+        x = residual(y, e.residual_dropout(e.ffn_output(p + ".ffn", feed_forward(e, c, h, p + ".ffn"))),
+                     GatedSublayer::Ffn);
         if (!pre) x = apply_norm(e, c, x, p + ".ffn_norm");
       } else {
         x = residual_sublayer(e, c, y, p + ".ffn_norm",
-                              [&](const Value& h) { return feed_forward(e, c, h, p + ".ffn"); });
+                              [&](const Value& h) { return e.ffn_output(p + ".ffn", feed_forward(e, c, h, p + ".ffn")); });
       }
       e.segment_layer_done(site, x);
     }

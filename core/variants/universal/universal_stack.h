@@ -58,19 +58,19 @@ typename E::Value universal_stack(E& e, const ModelConfig& c, const std::vector<
   const std::string stack = decoder ? "decoder" : "encoder", pre = stack + ".universal",
                     attn = decoder ? "self_attn" : "attn";
   const Tensor positions = sinusoid_table(static_cast<int64_t>(ids.size()), c.d_model, c.sinusoid_layout);
-  Value state = e.residual_dropout(embed_tokens(e, c, ids));  // no positions: the signal has them
+  // no positions: the signal has them
+  Value state = e.stack_input(stack, e.residual_dropout(embed_tokens(e, c, ids)));
   e.trace_position_signal(positions);
   auto signal = [&](int64_t n) { return e.constant(universal_signal(positions, n, c.sinusoid_layout)); };
   auto block = [&](const Value& s, int64_t n) {  // the shared block at step n
     const AttentionCall call{pre + "." + attn, stack, attn, 0, decoder, &key_valid, n};
-    const Value x = residual_sublayer(e, c, s, pre + "." + attn + "_norm",
-                                      [&](const Value& h) { return e.attention(h, h, call); });
-    return residual_sublayer(e, c, x, pre + ".ffn_norm",
-                             [&](const Value& h) { return feed_forward(e, c, h, pre + ".ffn"); });
+    const Value x = hooked_sublayer(e, c, s, call.prefix, call.prefix + "_norm",
+                                    [&](const Value& h) { return e.attention(h, h, call); });
+    return hooked_sublayer(e, c, x, pre + ".ffn", pre + ".ffn_norm", [&](const Value& h) {
+      return e.ffn_output(pre + ".ffn", feed_forward(e, c, h, pre + ".ffn"));
+    });
   };
-  auto finish = [&](const Value& y) {
-    return c.norm_position == NormPosition::Pre ? apply_norm(e, c, y, stack + ".final_norm") : y;
-  };
+  auto finish = [&](const Value& y) { return stack_final_norm(e, c, y, stack); };
   if (!u.act) {  // a fixed number of steps: a deep model with tied layers
     for (int64_t n = 1; n <= u.max_steps; ++n) {
       state = block(e.add(state, signal(n)), n);
