@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/packed_weights.h"
 #include "core/model/model.h"
 #include "core/model/params.h"
 #include "tests/core/preset_test_util.h"
