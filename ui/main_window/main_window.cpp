@@ -248,6 +248,7 @@ bool MainWindow::openImage(const QString& path) {
 
 std::shared_ptr<const Trace> MainWindow::trace() const { return m_session->trace(); }
 QString MainWindow::modelSpec() const { return m_session->modelSpec(); }
+std::shared_ptr<const Model> MainWindow::model() const { return m_session->model(); }
 AttentionSelection MainWindow::selection() const { return m_session->selection(); }
 
 void MainWindow::runInput() {

@@ -46,6 +46,9 @@ class DlaPanel : public QWidget {
   const std::optional<LogitAttribution>& result() const { return m_result; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  // The run the panel attributes (a model switch or other tokens clear the result).
+  std::shared_ptr<const Model> model() const { return m_model; }
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
 
   QJsonObject saveState() const;
   void restoreState(const QJsonObject& state);

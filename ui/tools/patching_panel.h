@@ -55,6 +55,9 @@ class PatchingPanel : public QWidget {
   const std::optional<PatchResult>& result() const { return m_result; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  // The clean run (a model switch or other tokens clear the grid).
+  std::shared_ptr<const Model> model() const { return m_model; }
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   // The head-pos grid's position slice shown.
   void setSlice(int position);
   // Above this estimate a grid starts on the second press only (default 20 s).
