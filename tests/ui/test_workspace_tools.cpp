@@ -16,6 +16,7 @@
 
 #include "core/formats/model_io.h"
 #include "core/model/params.h"
+#include "core/model/presets.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
 #include "tests/ui/window_parts.h"
@@ -260,4 +261,40 @@ TEST_CASE("every tool panel's workspace state comes back by value in a fresh win
   // The score functions show the selected head of the run on screen (the selection is the
   // window's); the corpus panel's inputs wait for the workspace format to take a "corpus" entry.
   CHECK(nothingToKeep == QStringList{"scores", "corpus"});
+}
+
+// The defect this pins: restoring a result into the panels of a window that shows another model's
+// run of the same tokens adopted it at once (another model's sweep shown as this one's) and then
+// dropped it when the workspace's own run arrived (a model switch clears results).
+TEST_CASE("a workspace's sweep waits for its own model's run, not another model's run of the same tokens",
+          "[ui][workspace][sweep]") {
+  QTemporaryDir dir;
+  const ModelConfig c = preset_config("tiny-decoder");
+  const QString modelX = dir.filePath("x"), modelY = dir.filePath("y");  // one tokenizer, other weights
+  save_model(Model(c, init_params(c, 3)), modelX.toStdString());
+  save_model(Model(c, init_params(c, 5)), modelY.toStdString());
+  const QString path = dir.filePath("sweep.atlas");
+  std::vector<double> savedValues;
+  {
+    uitest::RunWindow rw(modelX, "abab abab");
+    uitest::dock(rw.w, "sweepDock")->show();
+    SweepPanel* sweep = uitest::sweepPanel(rw.w);
+    QSignalSpy done(sweep, &SweepPanel::sweepFinished);
+    REQUIRE(sweep->startSweep());
+    REQUIRE(done.wait(60000));
+    REQUIRE(sweep->result().has_value());
+    savedValues = sweep->result()->values;
+    REQUIRE(rw.w.saveWorkspace(path));
+  }
+  uitest::RunWindow rw(modelY, "abab abab");
+  SweepPanel* sweep = uitest::sweepPanel(rw.w);
+  REQUIRE(sweep->model() == rw.w.model());
+  REQUIRE(rw.w.openWorkspace(path));
+  CHECK_FALSE(sweep->result().has_value());  // not on Y's run, though its tokens are the same
+  REQUIRE(uitest::waitUntil([&] { return rw.w.modelSpec() == modelX && rw.w.trace() && sweep->model() == rw.w.model(); },
+                            60000));
+  rw.settle();
+  REQUIRE(sweep->result().has_value());
+  CHECK(sweep->result()->values == savedValues);
+  CHECK(sweep->runTrace() == rw.w.trace());
 }

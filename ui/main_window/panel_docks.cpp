@@ -227,6 +227,17 @@ void PanelDocks::setStyle(const HeatmapStyle& style, bool dark) {
   m_pattern->setStyle(style);
 }
 
+void PanelDocks::detachTools() {
+  const auto model = m_session->model();
+  m_scores->setRun(model, nullptr);
+  m_sweep->setRun(model, nullptr);
+  m_patching->setRun(model, nullptr);
+  m_dla->setRun(model, nullptr);
+  m_qk->setRun(model, nullptr);
+  m_compare->setRun(model, nullptr);
+  m_search->setTrace(nullptr);
+}
+
 void PanelDocks::setValueNorms(bool on) {
   m_valueNorms = on;
   updateTraceOptions(true);

@@ -50,6 +50,10 @@ class PanelDocks : public QObject {
   void setStyle(const HeatmapStyle& style, bool dark);
   // View > Value-weighted attention: the run traces the value norms (re-runs once).
   void setValueNorms(bool on);
+  // The tool panels let go of the run on screen (their results with it) until the next run is
+  // shown: a workspace being opened restores results that wait for its own model's run, never
+  // for the run of the model before (which may have the same tokens).
+  void detachTools();
 
  signals:
   // The token search's matches (source positions), empty when it closes; showNow is false

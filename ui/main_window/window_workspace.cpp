@@ -9,6 +9,7 @@
 #include "core/tensor/error.h"
 #include "ui/main_window/input_area.h"
 #include "ui/main_window/main_window.h"
+#include "ui/main_window/panel_docks.h"
 #include "ui/main_window/selector_bar.h"
 #include "ui/main_window/window_session.h"
 #include "ui/tools/tool_panels.h"
@@ -64,10 +65,13 @@ bool MainWindow::openWorkspace(const QString& path) {
                           w.normalization == "row" ? Normalization::Row : Normalization::Global);
   m_valueWeighted->setChecked(w.valueWeighted);
   m_sharedScale->setChecked(w.sharedGridScale);
-  // A restored grid waits in its panel for a run of the tokens it was computed on. A state the
+  // A restored grid waits in its panel for a run of the tokens it was computed on: the workspace
+  // model's, not the run on screen now (another model's run of the same text would take it, and
+  // lose it when the workspace's run arrives). A state the
   // panel refuses (Compare's B model moved since the save) is said in the status line once the
   // run is shown (the dock may be closed), as well as in the panel.
   m_workspaceNote.clear();
+  m_panels->detachTools();
   for (const ToolPanelEntry& tool : toolPanels()) {
     QWidget* panel = tool.restore && w.tools.contains(tool.id) ? findChild<QWidget*>(tool.panelName) : nullptr;
     if (!panel) continue;
