@@ -23,6 +23,7 @@
 #include "ui/tools/search_panel.h"
 #include "ui/tools/sweep_panel.h"
 #include "ui/tools/tool_panels.h"
+#include "ui/views/heatmap_data.h"
 #include "ui/views/pattern_view.h"
 
 namespace atlas::ui {
@@ -179,7 +180,7 @@ void PanelDocks::showRun() {
   m_search->setTrace(trace);
   m_corpus->setModel(model, m_session->modelSpec());
   std::function<QString(int32_t)> tokenText;  // the vocabulary of the model that made this trace
-  if (model) tokenText = [model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
+  if (model) tokenText = [model](int32_t id) { return vocabularyLabel(*model, id); };
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(trace, tokenText);

@@ -18,6 +18,7 @@
 #include "ui/tools/dla_figure.h"
 #include "ui/tools/tool_state_json.h"
 #include "ui/tools/tool_run.h"
+#include "ui/views/heatmap_data.h"
 
 namespace atlas::ui {
 
@@ -106,7 +107,7 @@ void DlaPanel::setStyle(const HeatmapStyle& style, bool dark) { m_plots->setStyl
 
 std::function<QString(int64_t)> DlaPanel::tokenText() const {
   if (!m_model) return {};
-  return [model = m_model](int64_t id) { return QString::fromStdString(model->tokenizer().label(int32_t(id))); };
+  return [model = m_model](int64_t id) { return vocabularyLabel(*model, id); };
 }
 
 DlaRequest DlaPanel::request() const {
