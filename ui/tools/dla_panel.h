@@ -77,6 +77,7 @@ class DlaPanel : public QWidget {
   std::shared_ptr<std::atomic<bool>> m_cancelFlag;
   quint64 m_generation = 0;
   quint64 m_runningGeneration = 0;
+  int m_waitingPosition = -2;  // set before a run long enough to hold it, applied by the first run
   std::optional<LogitAttribution> m_pending;  // restored from a workspace, waiting for its run
   std::vector<int32_t> m_pendingTokens;
 };

@@ -127,6 +127,10 @@ class PatchingPanel : public QWidget {
   double m_longRunSeconds = 20;
   int64_t m_cellLimit = 0;
   bool m_confirmed = false;       // the long estimate was shown: the next press runs
+  // A position and slice set before a run long enough to hold them (a workspace opened in a
+  // fresh window), applied by the first run (-2 / -1: none).
+  int m_waitingPosition = -2;
+  int m_waitingSlice = -1;
   std::optional<PatchResult> m_pending;     // restored from a workspace, waiting for its run
   std::vector<int32_t> m_pendingTokens;
 };
