@@ -5,12 +5,14 @@
 // and in the status line; a damaged tools.compare / tools.search entry is refused naming it.
 #include <catch2/catch.hpp>
 
+#include <QApplication>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -22,6 +24,7 @@
 #include "tests/ui/ui_test_support.h"
 #include "tests/ui/window_parts.h"
 #include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
 #include "ui/panels/variant_panel.h"
 #include "ui/tools/compare_panel.h"
 #include "ui/tools/dla_panel.h"
@@ -299,4 +302,22 @@ TEST_CASE("a workspace's sweep waits for its own model's run, not another model'
   REQUIRE(sweep->result().has_value());
   CHECK(sweep->result()->values == savedValues);
   CHECK(sweep->runTrace() == rw.w.trace());
+
+  // The workspace's model gone: its sweep is not shown on the next model that opens either.
+  QDir(modelX).removeRecursively();
+  QSignalSpy loadFailed(uitest::runController(rw.w), &RunController::modelLoadFailed);
+  QTimer dismiss;  // the "Cannot open model" box is modal: answered as a user would
+  QObject::connect(&dismiss, &QTimer::timeout, &dismiss, [] {
+    if (QWidget* box = QApplication::activeModalWidget()) box->close();
+  });
+  dismiss.start(50);
+  REQUIRE(rw.w.openWorkspace(path));
+  REQUIRE(loadFailed.wait(60000));
+  dismiss.stop();
+  rw.w.loadModel(modelY);
+  REQUIRE(uitest::waitUntil([&] { return rw.w.modelSpec() == modelY && rw.w.trace() && sweep->model() == rw.w.model(); },
+                            60000));
+  rw.settle();
+  CHECK(uitest::sourceText(rw.w) == "abab abab");  // the saved text, so the tokens are the saved ones
+  CHECK_FALSE(sweep->result().has_value());
 }

@@ -106,6 +106,7 @@ class MainWindow : public QMainWindow {
   // window_menus.cpp
   void buildMenus();
   // window_workspace.cpp
+  void restoreWorkspaceTools(const QString& loadedSpec);
   void finishWorkspace();
 
   WindowSession* m_session = nullptr;

@@ -65,19 +65,6 @@ bool MainWindow::openWorkspace(const QString& path) {
                           w.normalization == "row" ? Normalization::Row : Normalization::Global);
   m_valueWeighted->setChecked(w.valueWeighted);
   m_sharedScale->setChecked(w.sharedGridScale);
-  // A restored grid waits in its panel for a run of the tokens it was computed on: the workspace
-  // model's, not the run on screen now (another model's run of the same text would take it, and
-  // lose it when the workspace's run arrives). A state the
-  // panel refuses (Compare's B model moved since the save) is said in the status line once the
-  // run is shown (the dock may be closed), as well as in the panel.
-  m_workspaceNote.clear();
-  m_panels->detachTools();
-  for (const ToolPanelEntry& tool : toolPanels()) {
-    QWidget* panel = tool.restore && w.tools.contains(tool.id) ? findChild<QWidget*>(tool.panelName) : nullptr;
-    if (!panel) continue;
-    const QString refused = tool.restore(panel, w.tools[tool.id].toObject());
-    if (!refused.isEmpty()) m_workspaceNote = refused;
-  }
   m_input->setSource(w.source, /*quiet=*/true);
   m_input->setTarget(w.target, /*quiet=*/true);
   m_pendingWorkspace = std::make_shared<Workspace>(w);
@@ -94,6 +81,30 @@ bool MainWindow::saveWorkspace(const QString& path) {
     m_lastError = QString::fromStdString(e.what());
     if (!m_headless) QMessageBox::critical(this, "Cannot save workspace", m_lastError);
     return false;
+  }
+}
+
+// The tool panels' states of a workspace being opened, once its model is loaded (before its first
+// run): a restored result waits in its panel for that model's run of the tokens it was computed
+// on. Not earlier: the run on screen then (another model's, maybe of the same tokens) would take
+// it and drop it when the workspace's run arrived, and a model that fails to load would leave it
+// waiting for whatever model comes next. A state the panel refuses (Compare's B model moved since
+// the save) is said in the status line once the run is shown (the dock may be closed), as well as
+// in the panel.
+void MainWindow::restoreWorkspaceTools(const QString& loadedSpec) {
+  if (!m_pendingWorkspace) return;
+  if (loadedSpec != m_pendingWorkspace->model) {  // another model came first: the study is not its
+    m_pendingWorkspace.reset();
+    return;
+  }
+  const Workspace& w = *m_pendingWorkspace;
+  m_workspaceNote.clear();
+  m_panels->detachTools();
+  for (const ToolPanelEntry& tool : toolPanels()) {
+    QWidget* panel = tool.restore && w.tools.contains(tool.id) ? findChild<QWidget*>(tool.panelName) : nullptr;
+    if (!panel) continue;
+    const QString refused = tool.restore(panel, w.tools[tool.id].toObject());
+    if (!refused.isEmpty()) m_workspaceNote = refused;
   }
 }
 
