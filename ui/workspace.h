@@ -3,7 +3,8 @@
 // (File > Save workspace / Open workspace, `attention-atlas FILE.atlas`): the model (its spec:
 // a folder, a file, preset: or demo:), the input texts, the selected map, layer, head, segment
 // and query, the colour mapping, the value-weighted option, which panels are open, the
-// window layout, and the patching and logit-attribution panels' settings and results. The model's weights are referenced, not copied. Format: docs/workspaces.md.
+// window layout, and the tool panels' settings and results (ui/tools/tool_panels.h says what
+// each keeps). The model's weights are referenced, not copied. Format: docs/workspaces.md.
 #include <QByteArray>
 #include <QJsonObject>
 #include <QString>
@@ -26,7 +27,7 @@ struct Workspace {
   QStringList openPanels;         // object names of the docks on screen ("sweepDock", ...)
   QByteArray windowState;         // QMainWindow::saveState
   QByteArray geometry;            // QWidget::saveGeometry
-  QJsonObject tools;              // "patching", "dla", "sweep", "qk": each tool panel's saveState()
+  QJsonObject tools;              // by tool id ("sweep", "compare", ...): each tool panel's saved state
 };
 
 // Serialises to the versioned JSON of docs/workspaces.md.

@@ -100,3 +100,61 @@ TEST_CASE("corpus panel: the CLI's folder, resumable, links in the table by rank
   CHECK(panel.table()->rowCount() == 0);
   CHECK(panel.status().contains("No link matches"));
 }
+
+TEST_CASE("corpus panel: its inputs round-trip through its saved state; a model switch clears the links",
+          "[ui][corpus][workspace]") {
+  uitest::ensureApp();
+  QTemporaryDir dir;
+  const QString file = dir.filePath("corpus.txt");
+  {
+    std::ofstream out(file.toStdString());
+    for (int i = 0; i < 4; ++i) out << "atlasofheads" << char('a' + i) << "atlasofheads\n";
+  }
+  CorpusPanel saved;
+  saved.setPaths(file, dir.filePath("index"));
+  saved.findChild<QSpinBox*>()->setValue(37);
+  saved.setQuery("atlas", "heads", false);
+  const QJsonObject state = saved.saveState();
+  CorpusPanel fresh;
+  fresh.restoreState(state);
+  // By value, against the inputs as typed above.
+  CHECK(fresh.saveState()["file"].toString() == file);
+  CHECK(fresh.saveState()["out"].toString() == dir.filePath("index"));
+  CHECK(fresh.findChild<QSpinBox*>()->value() == 37);
+  CHECK(fresh.saveState()["query_token"].toString() == "atlas");
+  CHECK(fresh.saveState()["key_token"].toString() == "heads");
+  CHECK(fresh.saveState()["selected_only"].toBool() == false);
+  CHECK(fresh.saveState() == state);
+
+  // A damaged state is refused naming the key; the panel keeps its inputs.
+  QJsonObject damaged = state;
+  damaged["top"] = "many";
+  fresh.restoreState(damaged);
+  CHECK(fresh.status().contains("tools.corpus"));
+  CHECK(fresh.status().contains("\"top\""));
+  CHECK(fresh.saveState() == state);
+  damaged = state;
+  damaged["colour"] = 1;
+  fresh.restoreState(damaged);
+  CHECK(fresh.status().contains("unknown key \"colour\""));
+  CHECK(fresh.saveState() == state);
+
+  // The links of one model's run are not shown once another model is on screen.
+  auto induction = std::make_shared<const Model>(load_model("demo:induction"));
+  fresh.setModel(induction, "demo:induction");
+  fresh.setQuery("", "", false);  // every link
+  QSignalSpy done(&fresh, &CorpusPanel::finished);
+  REQUIRE(fresh.start());
+  REQUIRE(done.wait(60000));
+  INFO(fresh.status().toStdString());
+  REQUIRE(fresh.index().has_value());
+  REQUIRE(fresh.table()->rowCount() > 0);
+  fresh.setModel(induction, "demo:induction");  // the same model again: the links stay
+  CHECK(fresh.table()->rowCount() > 0);
+  fresh.setModel(std::make_shared<const Model>(load_model("preset:tiny-decoder")), "preset:tiny-decoder");
+  CHECK_FALSE(fresh.index().has_value());
+  CHECK(fresh.matches().empty());
+  CHECK(fresh.table()->rowCount() == 0);
+  CHECK(fresh.status().contains("demo:induction"));
+  CHECK(fresh.status().contains("model changed"));
+}

@@ -5,23 +5,34 @@
 // and in the status line; a damaged tools.compare / tools.search entry is refused naming it.
 #include <catch2/catch.hpp>
 
+#include <QApplication>
 #include <QDir>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "core/formats/model_io.h"
 #include "core/model/params.h"
+#include "core/model/presets.h"
 #include "tests/ui/run_window.h"
 #include "tests/ui/ui_test_support.h"
 #include "tests/ui/window_parts.h"
 #include "ui/main_window/main_window.h"
+#include "ui/main_window/run_controller.h"
 #include "ui/panels/variant_panel.h"
 #include "ui/tools/compare_panel.h"
+#include "ui/tools/dla_panel.h"
+#include "ui/tools/patching_panel.h"
+#include "ui/tools/qk_decomposition_panel.h"
 #include "ui/tools/search_panel.h"
+#include "ui/tools/sweep_panel.h"
+#include "ui/tools/tool_panels.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/workspace.h"
 
@@ -199,4 +210,114 @@ TEST_CASE("a damaged tools.compare or tools.search entry is refused naming it, t
   CHECK(refused(head + R"({"compare": 3}})") == "w.atlas: \"tools.compare\" must be an object");
   CHECK(refused(head + R"({"search": "a"}})") == "w.atlas: \"tools.search\" must be an object");
   CHECK(refused(head + R"({"compare": {"model": "preset:tiny-decoder"}, "search": {"query": "a"}}})") == "accepted");
+}
+
+// Every tool panel of the window's list (ui/tools/tool_panels.h), through the real window and
+// file: each given inputs other than its defaults (and the QK decomposition its result), saved,
+// and opened in a fresh window; each must come back equal by value. The panels with nothing of
+// their own to keep are named, so that a new tool cannot join the list unsaved unnoticed.
+TEST_CASE("every tool panel's workspace state comes back by value in a fresh window", "[ui][workspace][tools]") {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("every-tool.atlas");
+  std::map<QString, QJsonObject> saved;
+  QStringList openBefore;
+  {
+    uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
+    for (const ToolPanelEntry& tool : toolPanels()) uitest::dock(rw.w, tool.dockName)->show();
+    auto* qk = uitest::part<QkDecompositionPanel>(rw.w, "qkDecompositionPanel");
+    QSignalSpy decomposed(qk, &QkDecompositionPanel::decompositionFinished);
+    uitest::sweepPanel(rw.w)->setChoice(SweepUnit::Layers, AblationMode::Mean, SweepMetric::Loss);
+    auto* patching = uitest::part<PatchingPanel>(rw.w, "patchingPanel");
+    patching->setChoice(PatchSite::Attn, PatchDirection::Noise, PatchMetric::KL, {}, {}, 3);
+    patching->setCorruptedText("atlasofheadsatlasofheadx");
+    uitest::part<DlaPanel>(rw.w, "dlaPanel")->setChoice("a", "t", 5);
+    uitest::comparePanel(rw.w)->setB({}, "headsofatlasheadsofatlas");
+    uitest::searchPanel(rw.w)->setPatterns("a", "t");
+    qk->setCell(20, 9);
+    REQUIRE(uitest::waitUntil([&] { return qk->result().has_value() && !qk->isRunning(); }, 60000));
+    rw.settle();
+    for (const ToolPanelEntry& tool : toolPanels()) {
+      if (!tool.save) continue;
+      saved[tool.id] = tool.save(uitest::part<QWidget>(rw.w, tool.panelName));
+      INFO(tool.id.toStdString());
+      CHECK_FALSE(saved[tool.id].isEmpty());
+    }
+    CHECK(saved["qk"].contains("result"));
+    openBefore = rw.w.workspace().openPanels;
+    REQUIRE(rw.w.saveWorkspace(path));
+  }
+  uitest::ensureApp();
+  MainWindow w;
+  openInFreshWindow(w, path, /*waitForB=*/false);
+  auto* qk = uitest::part<QkDecompositionPanel>(w, "qkDecompositionPanel");
+  REQUIRE(uitest::waitUntil([&] { return !qk->isRunning(); }, 60000));
+  QStringList nothingToKeep;
+  for (const ToolPanelEntry& tool : toolPanels()) {
+    INFO(tool.id.toStdString());
+    CHECK(openBefore.contains(tool.dockName));
+    CHECK(w.workspace().openPanels.contains(tool.dockName));
+    if (!tool.save) {
+      nothingToKeep << tool.id;
+      continue;
+    }
+    const auto text = [](const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString(); };
+    CHECK(text(tool.save(uitest::part<QWidget>(w, tool.panelName))) == text(saved[tool.id]));
+  }
+  // The score functions show the selected head of the run on screen (the selection is the
+  // window's); the corpus panel's inputs wait for the workspace format to take a "corpus" entry.
+  CHECK(nothingToKeep == QStringList{"scores", "corpus"});
+}
+
+// The defect this pins: restoring a result into the panels of a window that shows another model's
+// run of the same tokens adopted it at once (another model's sweep shown as this one's) and then
+// dropped it when the workspace's own run arrived (a model switch clears results).
+TEST_CASE("a workspace's sweep waits for its own model's run, not another model's run of the same tokens",
+          "[ui][workspace][sweep]") {
+  QTemporaryDir dir;
+  const ModelConfig c = preset_config("tiny-decoder");
+  const QString modelX = dir.filePath("x"), modelY = dir.filePath("y");  // one tokenizer, other weights
+  save_model(Model(c, init_params(c, 3)), modelX.toStdString());
+  save_model(Model(c, init_params(c, 5)), modelY.toStdString());
+  const QString path = dir.filePath("sweep.atlas");
+  std::vector<double> savedValues;
+  {
+    uitest::RunWindow rw(modelX, "abab abab");
+    uitest::dock(rw.w, "sweepDock")->show();
+    SweepPanel* sweep = uitest::sweepPanel(rw.w);
+    QSignalSpy done(sweep, &SweepPanel::sweepFinished);
+    REQUIRE(sweep->startSweep());
+    REQUIRE(done.wait(60000));
+    REQUIRE(sweep->result().has_value());
+    savedValues = sweep->result()->values;
+    REQUIRE(rw.w.saveWorkspace(path));
+  }
+  uitest::RunWindow rw(modelY, "abab abab");
+  SweepPanel* sweep = uitest::sweepPanel(rw.w);
+  REQUIRE(sweep->model() == rw.w.model());
+  REQUIRE(rw.w.openWorkspace(path));
+  CHECK_FALSE(sweep->result().has_value());  // not on Y's run, though its tokens are the same
+  REQUIRE(uitest::waitUntil([&] { return rw.w.modelSpec() == modelX && rw.w.trace() && sweep->model() == rw.w.model(); },
+                            60000));
+  rw.settle();
+  REQUIRE(sweep->result().has_value());
+  CHECK(sweep->result()->values == savedValues);
+  CHECK(sweep->runTrace() == rw.w.trace());
+
+  // The workspace's model gone: its sweep is not shown on the next model that opens either.
+  QDir(modelX).removeRecursively();
+  QSignalSpy loadFailed(uitest::runController(rw.w), &RunController::modelLoadFailed);
+  QTimer dismiss;  // the "Cannot open model" box is modal: answered as a user would
+  QObject::connect(&dismiss, &QTimer::timeout, &dismiss, [] {
+    if (QWidget* box = QApplication::activeModalWidget()) box->close();
+  });
+  dismiss.start(50);
+  REQUIRE(rw.w.openWorkspace(path));
+  REQUIRE(loadFailed.wait(60000));
+  dismiss.stop();
+  rw.w.loadModel(modelY);
+  REQUIRE(uitest::waitUntil([&] { return rw.w.modelSpec() == modelY && rw.w.trace() && sweep->model() == rw.w.model(); },
+                            60000));
+  rw.settle();
+  CHECK(uitest::sourceText(rw.w) == "abab abab");  // the saved text, so the tokens are the saved ones
+  CHECK_FALSE(sweep->result().has_value());
 }

@@ -249,6 +249,7 @@ bool MainWindow::openImage(const QString& path) {
 
 std::shared_ptr<const Trace> MainWindow::trace() const { return m_session->trace(); }
 QString MainWindow::modelSpec() const { return m_session->modelSpec(); }
+std::shared_ptr<const Model> MainWindow::model() const { return m_session->model(); }
 AttentionSelection MainWindow::selection() const { return m_session->selection(); }
 
 void MainWindow::runInput() {
@@ -284,6 +285,7 @@ void MainWindow::onModelLoaded(const QString& spec, std::shared_ptr<const Model>
   }
   if (!spec.startsWith("training:")) m_recent->add(spec);  // a snapshot cannot be reopened
   showError({});
+  restoreWorkspaceTools(spec);  // a workspace being opened: its tools wait for this model's run
   // Image input carries over to a pixel or patch model and ends (back to the text) for any other.
   if (!m_image->modelLoaded()) m_runner->runNow(m_input->source(), encDec ? m_input->target() : QString());
   emit modelReady(spec);

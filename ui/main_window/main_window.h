@@ -71,6 +71,7 @@ class MainWindow : public QMainWindow {
   // views pin its row in the map on screen.
   std::shared_ptr<const Trace> trace() const;
   QString modelSpec() const;
+  std::shared_ptr<const Model> model() const;  // the model loaded (null before the first)
   AttentionSelection selection() const;
   void setSelection(const AttentionSelection& sel);
   void selectQuery(int token);
@@ -111,6 +112,7 @@ class MainWindow : public QMainWindow {
   // window_menus.cpp
   void buildMenus();
   // window_workspace.cpp
+  void restoreWorkspaceTools(const QString& loadedSpec);
   void finishWorkspace();
 
   WindowSession* m_session = nullptr;

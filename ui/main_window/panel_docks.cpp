@@ -24,6 +24,8 @@
 #include "ui/tools/score_panel.h"
 #include "ui/tools/search_panel.h"
 #include "ui/tools/sweep_panel.h"
+#include "ui/tools/tool_panels.h"
+#include "ui/views/heatmap_data.h"
 #include "ui/views/pattern_view.h"
 
 namespace atlas::ui {
@@ -108,33 +110,35 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     }
   }
 
-  // Tool panels with a worker or state of their own, opened by the user: score functions
-  // (score_panel.h), ablation sweep (sweep_panel.h), activation patching (patching_panel.h), logit
-  // attribution (dla_panel.h), QK decomposition (qk_decomposition_panel.h), compare (compare_panel.h), token search
-  // (search_panel.h), corpus mode (corpus_panel.h).
-  auto toolDock = [&](QWidget* panel, const QString& title, const QString& name, const QString& panelName) {
-    panel->setObjectName(panelName);
-    auto* dock = new QDockWidget(title, window);
-    dock->setObjectName(name);
+  // Tool panels with a worker or state of their own, opened by the user (ui/tools/tool_panels.h).
+  QDockWidget* qkDock = nullptr;
+  for (const ToolPanelEntry& tool : toolPanels()) {
+    QWidget* panel = tool.create();
+    panel->setObjectName(tool.panelName);
+    auto* dock = new QDockWidget(tool.title, window);
+    dock->setObjectName(tool.dockName);
     dock->setWidget(scrolledPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     giveRoomWhenShown(window, dock);
     if (first) window->tabifyDockWidget(first, dock);
     dock->hide();
     panels->addAction(dock->toggleViewAction());
-    return dock;
-  };
-  m_scores = new ScorePanel;
-  m_scoreDock = toolDock(m_scores, "Score functions", "scoresDock", "scorePanel");
+    if (tool.id == "scores") m_scoreDock = dock;
+    if (tool.id == "search") m_searchDock = dock;
+    if (tool.id == "qk") qkDock = dock;
+  }
+  m_scores = window->findChild<ScorePanel*>("scorePanel");
+  m_sweep = window->findChild<SweepPanel*>("sweepPanel");
+  m_patching = window->findChild<PatchingPanel*>("patchingPanel");
+  m_dla = window->findChild<DlaPanel*>("dlaPanel");
+  m_qk = window->findChild<QkDecompositionPanel*>("qkDecompositionPanel");
+  m_compare = window->findChild<ComparePanel*>("comparePanel");
+  m_search = window->findChild<TokenSearchPanel*>("searchPanel");
+  m_corpus = window->findChild<CorpusPanel*>("corpusPanel");
+  if (!m_scores || !m_sweep || !m_patching || !m_dla || !m_qk || !m_compare || !m_search || !m_corpus || !m_scoreDock ||
+      !m_searchDock || !qkDock)
+    throw AtlasError("the tool panels' list (ui/tools/tool_panels.cpp) lacks a panel the window wires");
   connect(m_scoreDock, &QDockWidget::visibilityChanged, this, [this] { updateTraceOptions(); });
-  m_sweep = new SweepPanel;
-  toolDock(m_sweep, "Ablation sweep", "sweepDock", "sweepPanel");
-  m_patching = new PatchingPanel;
-  toolDock(m_patching, "Activation patching", "patchingDock", "patchingPanel");
-  m_dla = new DlaPanel;
-  toolDock(m_dla, "Logit attribution", "dlaDock", "dlaPanel");
-  m_qk = new QkDecompositionPanel;
-  QDockWidget* qkDock = toolDock(m_qk, "QK decomposition", "qkDecompositionDock", "qkDecompositionPanel");
   // Its matrix has a row and a column per earlier component: opened first, the dock takes half
   // the window's height so that their names can be read (the user's later sizes stay).
   connect(qkDock, &QDockWidget::visibilityChanged, this, [this, qkDock, sized = false](bool visible) mutable {
@@ -142,12 +146,6 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     sized = true;
     m_window->resizeDocks({qkDock}, {std::max(360, m_window->height() / 2)}, Qt::Vertical);
   });
-  m_compare = new ComparePanel;
-  toolDock(m_compare, "Compare", "compareDock", "comparePanel");
-  m_search = new TokenSearchPanel;
-  m_searchDock = toolDock(m_search, "Token search", "searchDock", "searchPanel");
-  m_corpus = new CorpusPanel;
-  toolDock(m_corpus, "Corpus", "corpusDock", "corpusPanel");
 
   // The sweep's rows are layers numbered over all stacks: a decoder layer of an encoder-decoder
   // model is row n_encoder + i.
@@ -211,7 +209,7 @@ void PanelDocks::showRun() {
   m_search->setTrace(trace);
   m_corpus->setModel(model, m_session->modelSpec());
   std::function<QString(int32_t)> tokenText;  // the vocabulary of the model that made this trace
-  if (model) tokenText = [model](int32_t id) { return QString::fromStdString(model->tokenizer().label(id)); };
+  if (model) tokenText = [model](int32_t id) { return vocabularyLabel(*model, id); };
   for (const auto& [dock, panel] : m_variantDocks) {
     const bool before = panel->available();
     panel->setTrace(trace, tokenText);
@@ -257,6 +255,17 @@ void PanelDocks::setStyle(const HeatmapStyle& style, bool dark) {
   m_compare->setStyle(style, dark);
   m_search->setStyle(style, dark);
   m_pattern->setStyle(style);
+}
+
+void PanelDocks::detachTools() {
+  const auto model = m_session->model();
+  m_scores->setRun(model, nullptr);
+  m_sweep->setRun(model, nullptr);
+  m_patching->setRun(model, nullptr);
+  m_dla->setRun(model, nullptr);
+  m_qk->setRun(model, nullptr);
+  m_compare->setRun(model, nullptr);
+  m_search->setTrace(nullptr);
 }
 
 void PanelDocks::setValueNorms(bool on) {

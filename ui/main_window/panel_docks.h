@@ -50,6 +50,10 @@ class PanelDocks : public QObject {
   void setStyle(const HeatmapStyle& style, bool dark);
   // View > Value-weighted attention: the run traces the value norms (re-runs once).
   void setValueNorms(bool on);
+  // The tool panels let go of the run on screen (their results with it) until the next run is
+  // shown: a workspace being opened restores results that wait for its own model's run, never
+  // for the run of the model before (which may have the same tokens).
+  void detachTools();
 
  signals:
   // The token search's matches (source positions), empty when it closes; showNow is false
@@ -66,16 +70,16 @@ class PanelDocks : public QObject {
   RunController* m_runner;
   std::vector<std::pair<QDockWidget*, VariantPanel*>> m_variantDocks;
   PatternView* m_pattern;
-  ScorePanel* m_scores;
-  QDockWidget* m_scoreDock;
-  SweepPanel* m_sweep;
-  ComparePanel* m_compare;
-  TokenSearchPanel* m_search;
-  QDockWidget* m_searchDock;
-  CorpusPanel* m_corpus;
-  PatchingPanel* m_patching;
-  DlaPanel* m_dla;
-  QkDecompositionPanel* m_qk;
+  ScorePanel* m_scores = nullptr;
+  QDockWidget* m_scoreDock = nullptr;
+  SweepPanel* m_sweep = nullptr;
+  ComparePanel* m_compare = nullptr;
+  TokenSearchPanel* m_search = nullptr;
+  QDockWidget* m_searchDock = nullptr;
+  CorpusPanel* m_corpus = nullptr;
+  PatchingPanel* m_patching = nullptr;
+  DlaPanel* m_dla = nullptr;
+  QkDecompositionPanel* m_qk = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;  // what the ablation panel drops; null = nothing
   bool m_valueNorms = false;
   bool m_updating = false;  // inside showRun

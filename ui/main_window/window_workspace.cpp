@@ -9,14 +9,10 @@
 #include "core/tensor/error.h"
 #include "ui/main_window/input_area.h"
 #include "ui/main_window/main_window.h"
+#include "ui/main_window/panel_docks.h"
 #include "ui/main_window/selector_bar.h"
 #include "ui/main_window/window_session.h"
-#include "ui/tools/compare_panel.h"
-#include "ui/tools/dla_panel.h"
-#include "ui/tools/patching_panel.h"
-#include "ui/tools/qk_decomposition_panel.h"
-#include "ui/tools/search_panel.h"
-#include "ui/tools/sweep_panel.h"
+#include "ui/tools/tool_panels.h"
 #include "ui/views/colormap.h"
 #include "ui/workspace.h"
 #include "ui/workspace_selection.h"
@@ -40,33 +36,13 @@ Workspace MainWindow::workspace() const {
     if (dock->isVisible() && !dock->objectName().isEmpty()) w.openPanels << dock->objectName();
   w.windowState = saveState();
   w.geometry = saveGeometry();
-  // The tool panels' settings and results, when open or holding a result.
-  if (auto* p = findChild<PatchingPanel*>("patchingPanel")) {
-    const QJsonObject state = p->saveState();
-    if (p->isVisible() || state.contains("result")) w.tools["patching"] = state;
-  }
-  if (auto* p = findChild<DlaPanel*>("dlaPanel")) {
-    const QJsonObject state = p->saveState();
-    if (p->isVisible() || state.contains("result")) w.tools["dla"] = state;
-  }
-  if (auto* p = findChild<QkDecompositionPanel*>("qkDecompositionPanel")) {
-    const QJsonObject state = p->saveState();
-    if (p->isVisible() || state.contains("result")) w.tools["qk"] = state;
-  }
-  if (auto* p = findChild<SweepPanel*>("sweepPanel")) {
-    const QJsonObject state = p->saveState();
-    if (p->isVisible() || state.contains("result")) w.tools["sweep"] = state;
-  }
-  // Compare and token search keep inputs only (B runs again, the scores follow the run).
-  if (auto* p = findChild<ComparePanel*>("comparePanel")) {
-    const QJsonObject state = p->saveState();
-    const bool hasB = !state["model"].toString().isEmpty() || !state["text"].toString().isEmpty();
-    if (p->isVisible() || hasB || p->comparing()) w.tools["compare"] = state;
-  }
-  if (auto* p = findChild<TokenSearchPanel*>("searchPanel")) {
-    const QJsonObject state = p->saveState();
-    if (p->isVisible() || !state["query"].toString().isEmpty() || !state["key"].toString().isEmpty())
-      w.tools["search"] = state;
+  // The tool panels' settings and results (ui/tools/tool_panels.h): each when open or holding
+  // something worth keeping.
+  for (const ToolPanelEntry& tool : toolPanels()) {
+    const QWidget* panel = tool.save ? findChild<QWidget*>(tool.panelName) : nullptr;
+    if (!panel) continue;
+    const QJsonObject state = tool.save(panel);
+    if (!state.isEmpty()) w.tools[tool.id] = state;
   }
   return w;
 }
@@ -89,22 +65,6 @@ bool MainWindow::openWorkspace(const QString& path) {
                           w.normalization == "row" ? Normalization::Row : Normalization::Global);
   m_valueWeighted->setChecked(w.valueWeighted);
   m_sharedScale->setChecked(w.sharedGridScale);
-  // A restored grid waits in its panel for a run of the tokens it was computed on.
-  if (auto* p = findChild<PatchingPanel*>("patchingPanel"); p && w.tools.contains("patching"))
-    p->restoreState(w.tools["patching"].toObject());
-  if (auto* p = findChild<DlaPanel*>("dlaPanel"); p && w.tools.contains("dla"))
-    p->restoreState(w.tools["dla"].toObject());
-  if (auto* p = findChild<QkDecompositionPanel*>("qkDecompositionPanel"); p && w.tools.contains("qk"))
-    p->restoreState(w.tools["qk"].toObject());
-  if (auto* p = findChild<SweepPanel*>("sweepPanel"); p && w.tools.contains("sweep"))
-    p->restoreState(w.tools["sweep"].toObject());
-  if (auto* p = findChild<TokenSearchPanel*>("searchPanel"); p && w.tools.contains("search"))
-    p->restoreState(w.tools["search"].toObject());
-  // B's model may have moved since the save: said in the status line once the run is shown
-  // (the Compare dock may be closed), as well as in the panel.
-  m_workspaceNote.clear();
-  if (auto* p = findChild<ComparePanel*>("comparePanel"); p && w.tools.contains("compare"))
-    if (!p->restoreState(w.tools["compare"].toObject())) m_workspaceNote = p->status();
   m_input->setSource(w.source, /*quiet=*/true);
   m_input->setTarget(w.target, /*quiet=*/true);
   m_pendingWorkspace = std::make_shared<Workspace>(w);
@@ -121,6 +81,30 @@ bool MainWindow::saveWorkspace(const QString& path) {
     m_lastError = QString::fromStdString(e.what());
     if (!m_headless) QMessageBox::critical(this, "Cannot save workspace", m_lastError);
     return false;
+  }
+}
+
+// The tool panels' states of a workspace being opened, once its model is loaded (before its first
+// run): a restored result waits in its panel for that model's run of the tokens it was computed
+// on. Not earlier: the run on screen then (another model's, maybe of the same tokens) would take
+// it and drop it when the workspace's run arrived, and a model that fails to load would leave it
+// waiting for whatever model comes next. A state the panel refuses (Compare's B model moved since
+// the save) is said in the status line once the run is shown (the dock may be closed), as well as
+// in the panel.
+void MainWindow::restoreWorkspaceTools(const QString& loadedSpec) {
+  if (!m_pendingWorkspace) return;
+  if (loadedSpec != m_pendingWorkspace->model) {  // another model came first: the study is not its
+    m_pendingWorkspace.reset();
+    return;
+  }
+  const Workspace& w = *m_pendingWorkspace;
+  m_workspaceNote.clear();
+  m_panels->detachTools();
+  for (const ToolPanelEntry& tool : toolPanels()) {
+    QWidget* panel = tool.restore && w.tools.contains(tool.id) ? findChild<QWidget*>(tool.panelName) : nullptr;
+    if (!panel) continue;
+    const QString refused = tool.restore(panel, w.tools[tool.id].toObject());
+    if (!refused.isEmpty()) m_workspaceNote = refused;
   }
 }
 

@@ -46,6 +46,7 @@ class ComparePanel : public QWidget {
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
   std::shared_ptr<const Trace> traceA() const { return m_trace; }
+  std::shared_ptr<const Model> modelA() const { return m_model; }
   bool comparing() const { return m_active; }
   // B's model spec, text and whether the panel compares, for a workspace. B's run is not stored
   // (one forward): a restored panel that was comparing runs B again against the run on screen.

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <chrono>
+#include <cmath>
 
 #include "core/tensor/error.h"
 #include "ui/dialog_folders.h"
@@ -111,8 +112,18 @@ CorpusPanel::~CorpusPanel() {
 }
 
 void CorpusPanel::setModel(std::shared_ptr<const Model> model, const QString& spec) {
+  const bool switched = model != m_model;
   m_model = std::move(model);
   m_spec = spec;
+  // The links on screen are another model's run over the corpus: not shown beside this one's
+  // views. The folder keeps them; Find links reads it again.
+  if (switched && m_index) {
+    const QString made = QString::fromStdString(m_index->identity.model_argument);
+    m_index.reset();
+    m_matches.clear();
+    m_table->setRowCount(0);
+    setStatus(QString("The model changed: the links of %1 were cleared; Find links reads the folder again.").arg(made));
+  }
 }
 
 void CorpusPanel::setSelection(int layer, int head) {
@@ -177,6 +188,7 @@ bool CorpusPanel::start() {
     }, Qt::QueuedConnection);
   };
   m_progress->setValue(0);
+  m_runModel = m_model;
   setStatus("Running over the corpus\u2026");
   m_watcher.setFuture(QtConcurrent::run([model = m_model, o, cancel = m_cancelFlag]() {
     Outcome out;
@@ -217,9 +229,47 @@ void CorpusPanel::onRunDone() {
                   .arg(out.result.total)
                   .arg(out.result.measured)
                   .arg(out.result.skipped));
-    query();
+    // A run of the model before a switch: its links are not shown beside this model's views.
+    if (m_runModel == m_model) query();
+    else setStatus(status() + " The model changed during the run: Find links reads its folder.");
   }
+  m_runModel.reset();
   emit finished();
+}
+
+QJsonObject CorpusPanel::saveState() const {
+  QJsonObject o;
+  o["file"] = m_file->text();
+  o["out"] = m_out->text();
+  o["top"] = m_top->value();
+  o["query_token"] = m_queryToken->text();
+  o["key_token"] = m_keyToken->text();
+  o["selected_only"] = m_selectedOnly->isChecked();
+  return o;
+}
+
+void CorpusPanel::restoreState(const QJsonObject& o) {
+  const QStringList texts = {"file", "out", "query_token", "key_token"};
+  try {
+    for (auto it = o.begin(); it != o.end(); ++it)
+      if (!texts.contains(it.key()) && it.key() != "top" && it.key() != "selected_only")
+        throw AtlasError("unknown key \"" + it.key().left(80).toStdString() + "\"");
+    for (const QString& key : texts)
+      if (o.contains(key) && !o[key].isString()) throw AtlasError("\"" + key.toStdString() + "\" must be a string");
+    if (o.contains("selected_only") && !o["selected_only"].isBool())
+      throw AtlasError("\"selected_only\" must be true or false");
+    if (o.contains("top")) {
+      const double top = o["top"].isDouble() ? o["top"].toDouble() : -1;
+      if (top != std::floor(top) || top < m_top->minimum() || top > m_top->maximum())
+        throw AtlasError(QString("\"top\" must be a whole number from %1 to %2").arg(m_top->minimum()).arg(m_top->maximum()).toStdString());
+    }
+  } catch (const AtlasError& e) {
+    setStatus(QString("The workspace's corpus panel (tools.corpus) was not restored: %1").arg(e.what()));
+    return;
+  }
+  setPaths(o["file"].toString(), o["out"].toString());
+  if (o.contains("top")) m_top->setValue(o["top"].toInt());
+  setQuery(o["query_token"].toString(), o["key_token"].toString(), o["selected_only"].toBool(true));
 }
 
 bool CorpusPanel::query() {

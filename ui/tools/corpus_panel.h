@@ -6,6 +6,7 @@
 // ones, or every one), optionally from a query token to a key token, each with its document
 // context, in a table.
 #include <QFutureWatcher>
+#include <QJsonObject>
 #include <QWidget>
 #include <atomic>
 #include <memory>
@@ -30,7 +31,8 @@ class CorpusPanel : public QWidget {
   explicit CorpusPanel(QWidget* parent = nullptr);
   ~CorpusPanel() override;
 
-  // The model corpus runs use, and its spec as recorded in the run's manifest.
+  // The model corpus runs use, and its spec as recorded in the run's manifest. Another model
+  // clears the links on screen (they belong to the run that made the index), with the reason.
   void setModel(std::shared_ptr<const Model> model, const QString& spec);
   void setSelection(int layer, int head);  // "Selected layer and head" queries follow it
   void setPaths(const QString& corpusFile, const QString& outDir);
@@ -45,6 +47,12 @@ class CorpusPanel : public QWidget {
   const std::vector<CorpusLinkMatch>& matches() const { return m_matches; }
   QTableWidget* table() const { return m_table; }
   QString status() const;
+  // The inputs (text file, output folder, links per head, query and key tokens, selected head
+  // only), for a workspace; the links are in the folder, read again by Find links. A damaged
+  // state is refused in status(), the panel keeping its inputs.
+  QJsonObject saveState() const;
+  void restoreState(const QJsonObject& state);
+  std::shared_ptr<const Model> model() const { return m_model; }  // what Run uses
 
  signals:
   void finished();  // a run ended: finished, cancelled (state saved) or failed; see status()
@@ -58,6 +66,7 @@ class CorpusPanel : public QWidget {
   void setStatus(const QString& text);
 
   std::shared_ptr<const Model> m_model;
+  std::shared_ptr<const Model> m_runModel;  // of the run in flight
   QString m_spec;
   int m_layer = 0, m_head = 0;
   QLineEdit* m_file;

@@ -18,6 +18,7 @@
 #include "ui/tools/dla_figure.h"
 #include "ui/tools/tool_state_json.h"
 #include "ui/tools/tool_run.h"
+#include "ui/views/heatmap_data.h"
 
 namespace atlas::ui {
 
@@ -87,6 +88,10 @@ void DlaPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<const 
   m_trace = std::move(trace);
   const int L = m_trace ? int(m_trace->source_tokens.size()) : 0;
   m_position->setRange(-1, std::max(0, L - 1));
+  if (L > 0 && m_waitingPosition != -2) {  // a restored position, once a run is on screen
+    if (m_waitingPosition < L) m_position->setValue(m_waitingPosition);
+    m_waitingPosition = -2;
+  }
   if (!same) {
     ++m_generation;
     if (m_cancelFlag) m_cancelFlag->store(true);
@@ -106,7 +111,7 @@ void DlaPanel::setStyle(const HeatmapStyle& style, bool dark) { m_plots->setStyl
 
 std::function<QString(int64_t)> DlaPanel::tokenText() const {
   if (!m_model) return {};
-  return [model = m_model](int64_t id) { return QString::fromStdString(model->tokenizer().label(int32_t(id))); };
+  return [model = m_model](int64_t id) { return vocabularyLabel(*model, id); };
 }
 
 DlaRequest DlaPanel::request() const {
@@ -128,6 +133,8 @@ void DlaPanel::setChoice(const QString& token, const QString& against, int posit
   m_token->setText(token);
   m_against->setText(against);
   m_position->setValue(position);
+  // Before a run as long (a workspace opened in a fresh window) the spin box cannot hold it yet.
+  m_waitingPosition = m_position->value() == position ? -2 : position;
 }
 
 bool DlaPanel::startAttribution() {
@@ -184,7 +191,7 @@ QJsonObject DlaPanel::saveState() const {
   QJsonObject o;
   o["token"] = m_token->text();
   o["against"] = m_against->text();
-  o["position"] = m_position->value();
+  o["position"] = m_waitingPosition != -2 ? m_waitingPosition : m_position->value();
   std::optional<LogitAttribution> r = m_result ? m_result : m_pending;
   if (r && (!m_result || m_trace)) {
     QJsonObject g;

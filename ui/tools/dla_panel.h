@@ -46,6 +46,9 @@ class DlaPanel : public QWidget {
   const std::optional<LogitAttribution>& result() const { return m_result; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  // The run the panel attributes (a model switch or other tokens clear the result).
+  std::shared_ptr<const Model> model() const { return m_model; }
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
 
   QJsonObject saveState() const;
   void restoreState(const QJsonObject& state);
@@ -74,6 +77,7 @@ class DlaPanel : public QWidget {
   std::shared_ptr<std::atomic<bool>> m_cancelFlag;
   quint64 m_generation = 0;
   quint64 m_runningGeneration = 0;
+  int m_waitingPosition = -2;  // set before a run long enough to hold it, applied by the first run
   std::optional<LogitAttribution> m_pending;  // restored from a workspace, waiting for its run
   std::vector<int32_t> m_pendingTokens;
 };

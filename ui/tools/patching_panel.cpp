@@ -141,6 +141,14 @@ void PatchingPanel::setRun(std::shared_ptr<const Model> model, std::shared_ptr<c
   const int L = m_trace ? int(m_trace->source_tokens.size()) : 0;
   m_position->setRange(-1, std::max(0, L - 1));
   m_slice->setRange(0, std::max(0, L - 1));
+  if (L > 0 && m_waitingPosition != -2) {  // a restored position, once a run is on screen
+    if (m_waitingPosition < L) m_position->setValue(m_waitingPosition);
+    m_waitingPosition = -2;
+  }
+  if (L > 0 && m_waitingSlice >= 0) {
+    if (m_waitingSlice < L) m_slice->setValue(m_waitingSlice);
+    m_waitingSlice = -1;
+  }
   if (!same) {
     ++m_generation;  // a grid in flight is of the old input: its result is dropped
     if (m_cancelFlag) m_cancelFlag->store(true);
@@ -206,11 +214,16 @@ void PatchingPanel::setChoice(PatchSite site, PatchDirection direction, PatchMet
   m_tokenA->setText(tokenA);
   m_tokenB->setText(tokenB);
   m_position->setValue(position);
+  // Before a run as long (a workspace opened in a fresh window) the spin box cannot hold it yet.
+  m_waitingPosition = m_position->value() == position ? -2 : position;
 }
 
 void PatchingPanel::setCorruptedText(const QString& text) { m_corrupted->setText(text); }
 QString PatchingPanel::corruptedText() const { return m_corrupted->text(); }
-void PatchingPanel::setSlice(int position) { m_slice->setValue(position); }
+void PatchingPanel::setSlice(int position) {
+  m_slice->setValue(position);
+  m_waitingSlice = m_slice->value() == position ? -1 : position;
+}
 
 int64_t PatchingPanel::cellCount(const PatchSpec& s) const {
   const ModelConfig& c = m_model->config();
@@ -379,8 +392,8 @@ QJsonObject PatchingPanel::saveState() const {
   o["corrupted"] = m_corrupted->text();
   o["token_a"] = m_tokenA->text();
   o["token_b"] = m_tokenB->text();
-  o["position"] = m_position->value();
-  o["slice"] = m_slice->value();
+  o["position"] = m_waitingPosition != -2 ? m_waitingPosition : m_position->value();
+  o["slice"] = m_waitingSlice >= 0 ? m_waitingSlice : m_slice->value();
   const std::optional<PatchResult>& r = m_result ? m_result : m_pending;
   if (r && (m_result ? m_trace != nullptr : true)) {
     QJsonObject g;
@@ -420,6 +433,7 @@ void PatchingPanel::restoreState(const QJsonObject& o) {
         parse_patch_metric(text("metric").isEmpty() ? "logit-diff" : text("metric").toStdString(), "metric");
     setCorruptedText(text("corrupted"));
     setChoice(site, dir, metric, text("token_a"), text("token_b"), o["position"].toInt(-1));
+    setSlice(o["slice"].toInt(0));
     m_pending.reset();
     if (o.contains("result")) {
       const QJsonObject g = o["result"].toObject();

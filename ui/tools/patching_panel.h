@@ -56,6 +56,9 @@ class PatchingPanel : public QWidget {
   const std::optional<PatchResult>& result() const { return m_result; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  // The clean run (a model switch or other tokens clear the grid).
+  std::shared_ptr<const Model> model() const { return m_model; }
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   // The head-pos grid's position slice shown.
   void setSlice(int position);
   // Above this estimate a grid starts on the second press only (default 20 s).
@@ -123,6 +126,10 @@ class PatchingPanel : public QWidget {
   quint64 m_runningGeneration = 0;
   LongRunGate m_gate;  // the estimate before a long grid
   int64_t m_cellLimit = 0;
+  // A position and slice set before a run long enough to hold them (a workspace opened in a
+  // fresh window), applied by the first run (-2 / -1: none).
+  int m_waitingPosition = -2;
+  int m_waitingSlice = -1;
   std::optional<PatchResult> m_pending;     // restored from a workspace, waiting for its run
   std::vector<int32_t> m_pendingTokens;
 };

@@ -49,6 +49,9 @@ class QkDecompositionPanel : public QWidget {
   const std::optional<QkDecomposition>& result() const { return m_result; }
   QString status() const;
   VariantPanel* plotPanel() const { return m_plots; }
+  // The run it splits scores of (a model switch or other tokens clear the result).
+  std::shared_ptr<const Model> model() const { return m_model; }
+  std::shared_ptr<const Trace> trace() const { return m_trace; }
   // Starts the decomposition the selection asks for unless it is shown or on its way (the panel
   // does this itself while visible, once per turn of the event loop); false when there is
   // nothing to start (its reason, such as the model's refusal, is then on the status line).

@@ -27,6 +27,7 @@ class ScorePanel : public QWidget {
 
   void setRun(std::shared_ptr<const Model> model, std::shared_ptr<const Trace> trace);
   std::shared_ptr<const Trace> trace() const { return m_trace; }
+  std::shared_ptr<const Model> model() const { return m_model; }
   // The layer and head of the linked selection; a head < 0 (an aggregate) compares head 0.
   void setSelection(const AttentionSelection& sel);
   // Recomputes now if stale (otherwise done when the panel is shown).

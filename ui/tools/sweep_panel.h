@@ -63,6 +63,7 @@ class SweepPanel : public QWidget {
   void restoreState(const QJsonObject& state);
   VariantPanel* plotPanel() const { return m_plots; }
   std::shared_ptr<const Trace> runTrace() const { return m_trace; }
+  std::shared_ptr<const Model> model() const { return m_model; }
 
  signals:
   void layerPicked(int layer);

@@ -1,5 +1,6 @@
 #include "ui/views/heatmap_data.h"
 
+#include "core/model/model.h"
 #include "ui/export/svg_writer.h"
 
 namespace atlas::ui {
@@ -19,6 +20,11 @@ QString displayLabel(const std::string& label) {
   s.replace('\n', QChar(0x21B5));   // return arrow
   s.replace('\t', QChar(0x21E5));   // tab arrow
   return figureText(s);             // other controls as their symbols: U+0001 -> U+2401
+}
+
+QString vocabularyLabel(const Model& model, int64_t id) {
+  if (id >= 0 && id < model.tokenizer().vocab_size()) return QString::fromStdString(model.tokenizer().label(int32_t(id)));
+  return QString("<%1>").arg(id);
 }
 
 QStringList queryLabelsOf(const Trace& trace, const AttentionMap& map) {

@@ -13,6 +13,10 @@
 
 #include "core/model/trace.h"
 
+namespace atlas {
+class Model;
+}
+
 namespace atlas::ui {
 
 struct HeatmapData;
@@ -79,6 +83,11 @@ struct HeatmapData {
 // tab -> U+21E5), other control characters as their symbols (figureText: U+0001 -> U+2401),
 // so every figure format shows them and an SVG can hold them; long labels elided.
 QString displayLabel(const std::string& label);
+
+// The label of output id `id` in `model`'s vocabulary, as `atlas run` prints it: the tokenizer's
+// label, or "<id>" for an id past the tokenizer's vocabulary (an encoder-decoder model's BOS,
+// a padded output layer), which the tokenizer refuses.
+QString vocabularyLabel(const Model& model, int64_t id);
 
 // Row and column labels of a map, by position (repeated tokens stay separate rows): the
 // catalogue's token labels through displayLabel, memory keys marked with kMemoryKeyMark.
