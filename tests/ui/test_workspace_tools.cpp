@@ -233,6 +233,8 @@ TEST_CASE("every tool panel's workspace state comes back by value in a fresh win
     uitest::part<DlaPanel>(rw.w, "dlaPanel")->setChoice("a", "t", 5);
     uitest::comparePanel(rw.w)->setB({}, "headsofatlasheadsofatlas");
     uitest::searchPanel(rw.w)->setPatterns("a", "t");
+    uitest::corpusPanel(rw.w)->setPaths(dir.filePath("corpus.txt"), dir.filePath("corpus-run"));
+    uitest::corpusPanel(rw.w)->setQuery("a", "t", false);
     qk->setCell(20, 9);
     REQUIRE(uitest::waitUntil([&] { return qk->result().has_value() && !qk->isRunning(); }, 60000));
     rw.settle();
@@ -264,8 +266,10 @@ TEST_CASE("every tool panel's workspace state comes back by value in a fresh win
     CHECK(text(tool.save(uitest::part<QWidget>(w, tool.panelName))) == text(saved[tool.id]));
   }
   // The score functions show the selected head of the run on screen (the selection is the
-  // window's); the corpus panel's inputs wait for the workspace format to take a "corpus" entry.
-  CHECK(nothingToKeep == QStringList{"scores", "corpus"});
+  // window's).
+  CHECK(nothingToKeep == QStringList{"scores"});
+  CHECK(saved["corpus"]["file"].toString() == dir.filePath("corpus.txt"));
+  CHECK(saved["corpus"]["selected_only"].toBool() == false);
 }
 
 // The defect this pins: restoring a result into the panels of a window that shows another model's

@@ -111,6 +111,15 @@ std::vector<ToolPanelEntry> toolPanels() {
 
   ToolPanelEntry corpus = toolEntry<CorpusPanel>("corpus", "Corpus", "corpusPanel", "corpusDock");
   corpus.model = [](const QWidget* w) { return asTool<CorpusPanel>(w)->model(); };
+  // Its inputs (the file, the folder, the query): the run's results are the folder itself.
+  corpus.save = [](const QWidget* w) {
+    const QJsonObject state = asTool<CorpusPanel>(w)->saveState();
+    return w->isVisible() || !state["file"].toString().isEmpty() ? state : QJsonObject{};
+  };
+  corpus.restore = [](QWidget* w, const QJsonObject& state) {
+    static_cast<CorpusPanel*>(w)->restoreState(state);  // a refusal is said in the panel's status
+    return QString();
+  };
   all.push_back(corpus);
   return all;
 }
