@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/tensor/error.h"
 #include "core/formats/model_io.h"
 #include "core/model/params.h"
 #include "tests/ui/run_window.h"
