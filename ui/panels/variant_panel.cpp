@@ -204,6 +204,9 @@ void VariantPanel::showPlot(int index) {
         m_table->setItem(r, c, item);
       }
     m_table->setSortingEnabled(p.sortable);
+    // Every column as wide as its cells and header (a map name elided to "decoder.laye…" does
+    // not say which layer a row is); the table scrolls sideways instead.
+    m_table->resizeColumnsToContents();
     m_table->resizeRowsToContents();
     m_stack->setCurrentWidget(m_table);
     return;
