@@ -54,6 +54,7 @@ QString rectText(const QRectF& r) {
 
 struct LegibilityRun {
   MainWindow& w;
+  QSize size;  // the window's size: a dock whose minimum does not fit would grow the window
   QSignalSpy shown{&w, &MainWindow::traceShown};
   std::map<QString, QString> findings;  // deduplicated: what -> where it was first seen
 
@@ -78,7 +79,13 @@ struct LegibilityRun {
 
   // Renders the window (or a dialog of it) as it is and notes every elided or overlapping text
   // item.
-  void check(const QString& state) { check(w, state); }
+  void check(const QString& state) {
+    INFO(state.toStdString());
+    // Else a dock's minimum outgrew the window (and the screen it was sized for).
+    CHECK(w.width() == size.width());
+    CHECK(w.height() == size.height());
+    check(w, state);
+  }
   void check(QWidget& shownWindow, const QString& state) {
     QApplication::processEvents();
     uitest::TextRecorder rec(shownWindow.size(), shownWindow.devicePixelRatioF());
@@ -173,7 +180,7 @@ void checkModel(const QString& spec, QSize size, bool runTools = false) {
   MainWindow w;
   w.resize(size);
   w.show();
-  LegibilityRun run{w};
+  LegibilityRun run{w, size};
   const bool image = spec.contains("vit");
   if (!image) {
     w.setSourceText("the cat sat on the mat, the cat sat");
