@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QMenu>
+#include <QScrollArea>
 #include <algorithm>
 
 #include "core/analysis/ablation.h"
@@ -25,6 +26,20 @@
 #include "ui/views/pattern_view.h"
 
 namespace atlas::ui {
+namespace {
+
+// A bottom panel scrolls when its dock is shorter than the panel's controls and plot need:
+// otherwise the dock's minimum would push the window past a 720-pixel screen or squeeze the
+// main heatmap, and a squeezed layout lays labels over one another.
+QWidget* scrollingPanel(QWidget* panel) {
+  auto* scroll = new QScrollArea;
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(panel);
+  return scroll;
+}
+
+}  // namespace
 
 PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunController* runner, QMenu* viewMenu,
                        QDockWidget* tabAfter)
@@ -47,7 +62,7 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     panel->setObjectName(provider.id + "Panel");
     auto* dock = new QDockWidget(provider.title, window);
     dock->setObjectName(provider.id + "Dock");
-    dock->setWidget(panel);
+    dock->setWidget(scrollingPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     if (first) window->tabifyDockWidget(first, dock);
     else first = dock;
@@ -88,7 +103,7 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     panel->setObjectName(panelName);
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(name);
-    dock->setWidget(panel);
+    dock->setWidget(scrollingPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     if (first) window->tabifyDockWidget(first, dock);
     dock->hide();

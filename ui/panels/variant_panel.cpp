@@ -35,6 +35,9 @@ VariantPanel::VariantPanel(PanelProvider provider, QWidget* parent)
   m_matrix = new HeatmapView;
   m_chartView = new QChartView(new QChart);
   m_chartView->setRenderHint(QPainter::Antialiasing);
+  // A chart keeps room for its title, legend, upright category names and an axis title: in a
+  // shorter dock the panel scrolls (panel_docks.cpp) instead of Qt Charts cutting them to "...".
+  m_chartView->setMinimumHeight(280);
   m_stack = new QStackedWidget;
   m_stack->addWidget(m_matrix);
   m_stack->addWidget(m_chartView);
