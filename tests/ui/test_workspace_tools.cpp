@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 
+#include "core/tensor/error.h"
 #include "core/formats/model_io.h"
 #include "core/model/params.h"
 #include "core/model/presets.h"

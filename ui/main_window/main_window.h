@@ -95,6 +95,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent*) override;
+  void showEvent(QShowEvent*) override;
   void dragEnterEvent(QDragEnterEvent*) override;
   void dropEvent(QDropEvent*) override;
 
@@ -142,6 +143,7 @@ class MainWindow : public QMainWindow {
   QString m_weightWarning;  // weights float32 cannot carry, kept in the status line after every run
   bool m_headless = false;
   bool m_firstShown = false;
+  bool m_defaultLayout = true;  // no saved layout: the dock widths are set on the first show
   bool m_dark = false;
   int m_queryBegin = 0;  // first query token of the map on screen (an XL segment's start)
   int m_keyBegin = 0;    // first key token of the map on screen

@@ -29,13 +29,13 @@
 #include "ui/views/pattern_view.h"
 
 namespace atlas::ui {
-
 namespace {
+
 
 // A bottom panel's content, scrolled when the dock is lower than the panel's controls and plot
 // need: the dock may then shrink (the main heatmap keeps kMainHeatmapMinimum) without squeezing
 // the panel's text into elisions.
-QWidget* scrolledPanel(QWidget* panel) {
+QWidget* scrollingPanel(QWidget* panel) {
   auto* scroll = new QScrollArea;
   scroll->setObjectName(panel->objectName() + "Scroll");
   scroll->setWidgetResizable(true);
@@ -76,7 +76,7 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     panel->setObjectName(provider.id + "Panel");
     auto* dock = new QDockWidget(provider.title, window);
     dock->setObjectName(provider.id + "Dock");
-    dock->setWidget(scrolledPanel(panel));
+    dock->setWidget(scrollingPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     giveRoomWhenShown(window, dock);
     if (first) window->tabifyDockWidget(first, dock);
@@ -117,7 +117,7 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     panel->setObjectName(tool.panelName);
     auto* dock = new QDockWidget(tool.title, window);
     dock->setObjectName(tool.dockName);
-    dock->setWidget(scrolledPanel(panel));
+    dock->setWidget(scrollingPanel(panel));
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     giveRoomWhenShown(window, dock);
     if (first) window->tabifyDockWidget(first, dock);

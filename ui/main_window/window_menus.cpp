@@ -346,6 +346,7 @@ void MainWindow::buildMenus() {
   m_selectors->setMapping(view.mapping.colormap, view.mapping.scale, view.mapping.normalization);
   m_sharedScale->setChecked(view.mapping.sharedScale);
   setDarkTheme(view.dark);
+  m_defaultLayout = !view.layoutRestored;
   m_backend = new BackendStatus(this, m_runner);
   if (const QString problem = m_backend->applySaved(); !problem.isEmpty())
     m_status->setText("Compute backend: " + problem + "; using the CPU");
@@ -395,6 +396,16 @@ void MainWindow::setDarkTheme(bool dark) {
   for (QAction* a : findChildren<QAction*>())
     if (a->objectName() == (dark ? "themeDark" : "themeLight")) a->setChecked(true);
   updateStyles();
+}
+
+// The default layout's right dock area (the model grid and its tabs) is sized once the window
+// has its real width: sized in the constructor, it ends wherever the docks' minimums leave it (a
+// 208-pixel column at 1280 x 800, its tabs elided to "Mo…").
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (!m_defaultLayout) return;
+  m_defaultLayout = false;
+  resizeDocks({m_gridDock}, {std::max(420, width() * 2 / 5)}, Qt::Horizontal);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

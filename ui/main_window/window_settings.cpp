@@ -10,8 +10,9 @@ ViewSettings restoreWindowSettings(QMainWindow& window) {
   QSettings s;
   window.resize(1280, 800);
   window.restoreGeometry(s.value("window/geometry").toByteArray());
-  window.restoreState(s.value("window/state").toByteArray());
+  const bool restored = window.restoreState(s.value("window/state").toByteArray());
   ViewSettings v;
+  v.layoutRestored = restored;
   v.mapping.colormap = static_cast<Colormap>(std::max<int>(0, colormapNames().indexOf(s.value("view/colormap").toString())));
   v.mapping.scale = s.value("view/scale", 0).toInt() == 1 ? ColorScale::Log : ColorScale::Linear;
   v.mapping.normalization = s.value("view/normalization", 0).toInt() == 1 ? Normalization::Row : Normalization::Global;

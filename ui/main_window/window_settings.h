@@ -11,6 +11,7 @@ namespace atlas::ui {
 struct ViewSettings {
   ColorMapping mapping;  // colormap, scale, normalization, sharedScale
   bool dark = false;
+  bool layoutRestored = false;  // a saved dock layout was applied (else the defaults stand)
 };
 
 // Sizes `window` (1280 x 800 unless a geometry was saved), restores its layout, and returns the

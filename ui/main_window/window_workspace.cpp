@@ -58,7 +58,7 @@ bool MainWindow::openWorkspace(const QString& path) {
   }
   m_workspacePath = path;
   restoreGeometry(w.geometry);
-  restoreState(w.windowState);
+  if (restoreState(w.windowState)) m_defaultLayout = false;  // the workspace's dock sizes stand
   for (QDockWidget* dock : findChildren<QDockWidget*>())
     if (!dock->objectName().isEmpty()) dock->setVisible(w.openPanels.contains(dock->objectName()));
   m_selectors->setMapping(colormapFromKey(w.colormap), w.scale == "log" ? ColorScale::Log : ColorScale::Linear,

@@ -172,9 +172,13 @@ QChart* buildPanelChart(const PanelPlot& plot, bool dark) {
     for (const QString& c : categories) longest = std::max(longest, c.size());
     // Many tokens, or long names (the predictions' tokens): upright labels, never elided to
     // "..." (a category axis elides a label wider than its band).
+    // Qt Charts under-measures upright labels and lays the axis title over their ends (the
+    // predictions' "4 <0xF8>" under "predicted token"): upright names go without the title, as
+    // they name the bars themselves (the QK value path's bars too).
     if (m.rows > 16 || longest * m.rows > 48) {
       x->setLabelsAngle(-90);
       x->setTruncateLabels(false);
+      x->setTitleText(QString());
     }
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);

@@ -35,6 +35,9 @@ VariantPanel::VariantPanel(PanelProvider provider, QWidget* parent)
   m_matrix = new HeatmapView;
   m_chartView = new QChartView(new QChart);
   m_chartView->setRenderHint(QPainter::Antialiasing);
+  // A chart keeps room for its title, legend, upright category names and an axis title: in a
+  // shorter dock the panel scrolls (panel_docks.cpp) instead of Qt Charts cutting them to "...".
+  m_chartView->setMinimumHeight(280);
   m_stack = new QStackedWidget;
   m_stack->addWidget(m_matrix);
   m_stack->addWidget(m_chartView);
@@ -204,6 +207,9 @@ void VariantPanel::showPlot(int index) {
         m_table->setItem(r, c, item);
       }
     m_table->setSortingEnabled(p.sortable);
+    // Every column as wide as its cells and header (a map name elided to "decoder.laye…" does
+    // not say which layer a row is); the table scrolls sideways instead.
+    m_table->resizeColumnsToContents();
     m_table->resizeRowsToContents();
     m_stack->setCurrentWidget(m_table);
     return;

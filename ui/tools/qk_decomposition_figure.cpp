@@ -88,7 +88,9 @@ std::vector<PanelPlot> qkDecompositionPlots(const QkDecomposition& r, const QStr
     value.matrix = qkValueBars(r);
     value.name = "value path: what the head moves";
     // No x title: the rotated component names take its room (and name the bars).
-    value.yTitle = "projection on o";
+    // Short enough for the plot's height under the rotated names at the dock's default height
+    // (Qt Charts cuts a longer axis title to "..."); the chart's title names |o|.
+    value.yTitle = "proj. on o";
     out.push_back(std::move(value));
   }
   return out;

@@ -4,6 +4,7 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QPainter>
+#include <QScrollArea>
 #include <QTextStream>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -76,7 +77,11 @@ ScorePanel::ScorePanel(QWidget* parent) : QWidget(parent) {
   top->addWidget(m_status, 1);
   top->addWidget(m_export);
   layout->addLayout(top);
-  auto* grid = new QGridLayout;
+  // The grid scrolls when the dock is shorter than its views' minimum: squeezed, the layout
+  // would lay each caption over the heatmap above it.
+  auto* gridHolder = new QWidget;
+  auto* grid = new QGridLayout(gridHolder);
+  grid->setContentsMargins(0, 0, 0, 0);
   const auto& fns = all_score_functions();
   for (size_t i = 0; i < fns.size(); ++i) {
     auto* caption = new QLabel(score_function_name(fns[i]));
@@ -95,7 +100,11 @@ ScorePanel::ScorePanel(QWidget* parent) : QWidget(parent) {
         if (other != view && other->pinnedRow() != row) other->setPinnedRow(row);
     });
   }
-  layout->addLayout(grid, 1);
+  auto* scroll = new QScrollArea;
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(gridHolder);
+  layout->addWidget(scroll, 1);
   connect(m_export, &QToolButton::clicked, this, &ScorePanel::exportDialog);
 }
 

@@ -143,10 +143,17 @@ bool labelsRepeat(const QStringList& labels) {
 
 }  // namespace
 
-qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper) {
+QStringList colorBarTitleLines(const QString& title, const QFontMetricsF& fm, qreal barHeight) {
+  if (fm.horizontalAdvance(title) <= barHeight) return {title};
+  return titleLines(title, fm, barHeight);
+}
+
+qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper, qreal barHeight) {
   qreal w = 0;
   for (const auto& t : mapper.colorBarTicks()) w = std::max(w, fm.horizontalAdvance(t.text));
-  return w + fm.height() * 1.6;  // tick marks, gap, rotated title
+  // Tick marks, gap, rotated title; a title longer than the bar takes a line more per wrap.
+  const qsizetype lines = barHeight > 0 ? colorBarTitleLines(mapper.colorBarTitle(), fm, barHeight).size() : 1;
+  return w + fm.height() * (0.6 + qreal(lines));
 }
 
 HeatmapMeasures measureHeatmap(const QPaintDevice* device, const HeatmapData& data,
@@ -184,7 +191,7 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
   const qreal titleH = style.showTitle ? titleHeight(data.title, tfm, bounds.width()) : pad;
   const qreal axisT = style.showAxisTitles ? fm.height() * 1.4 : 0;
   const qreal barW = style.showColorBar && !data.empty() ? 1.2 * u : 0;
-  const qreal barExtra = barW > 0 ? M.colorBarExtra : 0;
+  qreal barExtra = barW > 0 ? M.colorBarExtra : 0;
 
   auto place = [&](qreal rowW, qreal colH) {
     const qreal left = bounds.left() + pad + axisT + rowW;
@@ -207,7 +214,8 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
     L.rowLabelStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellH)));
     L.colLabelStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / L.cellW)));
   };
-  place(M.rowLabelWidth, M.colLabelHeight);
+  qreal rowW = M.rowLabelWidth, colH = M.colLabelHeight;
+  place(rowW, colH);
   // A thinned axis whose labels repeat gets their positions: room for the widest "<position> " in
   // front, then the cells placed again (smaller cells can only thin further). A pooled
   // overview's labels are position ranges already.
@@ -217,8 +225,21 @@ HeatmapLayout layoutHeatmap(const QPaintDevice* device, const QRectF& bounds,
   }
   if (L.rowLabelPositions || L.colLabelPositions) {
     auto positionWidth = [&](int last) { return fm.horizontalAdvance(QString::number(last) + ' '); };
-    place(M.rowLabelWidth + (L.rowLabelPositions ? positionWidth(data.rowOrigin + data.rows - 1) : 0),
-          M.colLabelHeight + (L.colLabelPositions ? positionWidth(data.colOrigin + data.cols - 1) : 0));
+    rowW += L.rowLabelPositions ? positionWidth(data.rowOrigin + data.rows - 1) : 0;
+    colH += L.colLabelPositions ? positionWidth(data.colOrigin + data.cols - 1) : 0;
+    place(rowW, colH);
+  }
+  // A colour-bar title longer than the bar wraps onto lines beside it: room for them, then the
+  // cells placed again (a narrower matrix can only shorten the bar, hence a second round).
+  if (barW > 0) {
+    const QString barTitle = (mapper ? *mapper : ValueMapper(data, style.mapping)).colorBarTitle();
+    for (int round = 0; round < 2; ++round) {
+      const qsizetype lines = colorBarTitleLines(barTitle, fm, L.colorBar.height()).size();
+      const qreal wanted = M.colorBarExtra + qreal(lines - 1) * fm.height();
+      if (wanted <= barExtra) break;
+      barExtra = wanted;
+      place(rowW, colH);
+    }
   }
   return L;
 }
@@ -349,11 +370,13 @@ void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
     textRight = std::max(textRight, tr.right());
   }
   // Title rotated along the bar.
+  // A title longer than the bar wraps: its further lines stand outward, away from the bar.
   p.translate(textRight + fm.height() * 0.3 + fm.ascent(), bar.center().y());
   p.rotate(-90);
-  const QString title = mapper.colorBarTitle();
-  p.drawText(QRectF(-bar.height() / 2, -fm.ascent(), bar.height(), fm.height()), Qt::AlignCenter,
-             fm.elidedText(title, Qt::ElideRight, bar.height()));
+  const QStringList lines = colorBarTitleLines(mapper.colorBarTitle(), fm, bar.height());
+  for (qsizetype k = 0; k < lines.size(); ++k)
+    p.drawText(QRectF(-bar.height() / 2, -fm.ascent() + qreal(k) * fm.height(), bar.height(), fm.height()),
+               Qt::AlignCenter, lines[k]);
   p.restore();
 }
 

@@ -163,7 +163,11 @@ void paintHeatmap(QPainter& p, const HeatmapLayout& layout, const HeatmapData& d
 // A vertical colour bar with ticks, shared by the heatmap and the model grid figures.
 void paintColorBar(QPainter& p, const QRectF& bar, const ValueMapper& mapper,
                    const ColorMapping& mapping, const HeatmapStyle& style, const QFont& font);
-qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper);
+// The room right of the bar: tick labels and the rotated title, which wraps (titleLines) when
+// longer than a bar of `barHeight` (0: unknown, one line).
+qreal colorBarExtraWidth(const QFontMetricsF& fm, const ValueMapper& mapper, qreal barHeight = 0);
+// The colour-bar title's lines along a bar of `barHeight`: one when it fits, else wrapped.
+QStringList colorBarTitleLines(const QString& title, const QFontMetricsF& fm, qreal barHeight);
 // The colour bar's ticks whose labels (lines of `lineHeight`) do not overlap on a bar of
 // `barHeight`: the bottom one, then each at least a line above the last kept, and the top one.
 std::vector<ValueMapper::Tick> colorBarTicksThatFit(const ValueMapper& mapper, qreal barHeight, qreal lineHeight);

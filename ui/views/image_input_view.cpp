@@ -38,7 +38,6 @@ QImage toQImage(const RgbImage& r) {
 }  // namespace
 
 ImageInputView::ImageInputView(QWidget* parent) : QWidget(parent) {
-  setMinimumSize(120, 90);
   m_bar = new QWidget(this);
   auto* bar = new QHBoxLayout(m_bar);
   bar->setContentsMargins(0, 0, 0, 0);
@@ -65,6 +64,10 @@ ImageInputView::ImageInputView(QWidget* parent) : QWidget(parent) {
   connect(m_modeCombo, &QComboBox::currentIndexChanged, this,
           [this](int i) { setOverlayMode(static_cast<PatchOverlayMode>(i)); });
   connect(m_clsButton, &QPushButton::clicked, this, [this] { emit tokenPicked(0); });
+  // Room under the overlay controls for an image whose legend can say what it shows: the
+  // legend's bar is the image's height, and its rotated title (eight lines of text) would be
+  // cut to "attenti…" in the 90 pixels a crowded dock area left the view.
+  setMinimumSize(120, m_bar->sizeHint().height() + 3 * kMargin + 8 * fontMetrics().height());
 }
 
 void ImageInputView::setInput(const ImageInput& in) {

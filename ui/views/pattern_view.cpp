@@ -39,19 +39,24 @@ PatternView::PatternView(QWidget* parent) : QWidget(parent) {
   m_col0 = tip_spin(0, 1 << 24, "First key column of the window");
   m_pixel = tip_spin(0, 1 << 24, "Query pixel (raster position) of the image overlay");
   m_windowControls = new QWidget;
-  // Two rows of two spins: one row of four is wider than the side docks it shares a tab group with.
+  // Two rows: four spin boxes that hold up to 2^24 side by side would make the dock (and with
+  // it the window) wider than a 1280-pixel screen. Shown only for patterns of the config.
   auto* wl = new QGridLayout(m_windowControls);
   wl->setContentsMargins(0, 0, 0, 0);
-  int cell = 0;
+  int field = 0;
   for (auto [label, w] : {std::pair<const char*, QSpinBox*>{"Length", m_length}, {"Zoom", m_zoom}, {"Row", m_row0}, {"Column", m_col0}}) {
-    wl->addWidget(new QLabel(label), cell / 2, (cell % 2) * 2);
-    wl->addWidget(w, cell / 2, (cell % 2) * 2 + 1);
-    ++cell;
+    auto* l = new QLabel(label);
+    wl->addWidget(l, field / 2, (field % 2) * 2);
+    wl->addWidget(w, field / 2, (field % 2) * 2 + 1);
+    m_windowFields.push_back(l);
+    m_windowFields.push_back(w);
+    ++field;
   }
   wl->setColumnStretch(4, 1);
   m_export = new QToolButton;
   m_export->setText("Export\u2026");
   wl->addWidget(m_export, 0, 5);
+  for (QWidget* f : m_windowFields) f->setVisible(false);  // until a model with a config pattern
   m_stats = new QLabel;
   m_stats->setWordWrap(true);
   m_stats->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -103,7 +108,7 @@ void PatternView::setRun(std::shared_ptr<const Model> model, std::shared_ptr<con
   m_trace = std::move(trace);
   const bool config = m_model && hasConfigPattern(m_model->config());
   m_windowControls->setEnabled(true);
-  for (QSpinBox* s : {m_length, m_zoom, m_row0, m_col0}) s->setVisible(config);
+  for (QWidget* f : m_windowFields) f->setVisible(config);
   if (config && (newModel || m_length->value() <= 1) && m_trace) {
     const QSignalBlocker b(m_length);
     m_length->setValue(static_cast<int>(std::max<size_t>(1, m_trace->source_tokens.size())));

@@ -6,6 +6,7 @@
 // choose the tile), so a 1M-position pattern costs the same as a 64-position one.
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "ui/views/heatmap_painter.h"
 #include "core/model/model.h"
@@ -58,6 +59,7 @@ class PatternView : public QWidget {
   PatternImage m_pattern;
   bool m_dirty = false;
   bool m_updating = false;
+  std::vector<QWidget*> m_windowFields;  // the spin boxes and their labels
   QSpinBox* m_length;
   QSpinBox* m_zoom;
   QSpinBox* m_row0;
