@@ -4,11 +4,13 @@
 // later is checked too.
 #include <catch2/catch.hpp>
 
+#include <QComboBox>
 #include <QDockWidget>
 #include <QTest>
 
 #include "tests/ui/run_window.h"
 #include "tests/ui/window_parts.h"
+#include "ui/views/attention_selection.h"
 #include "ui/views/heatmap_view.h"
 
 using namespace atlas;
@@ -19,6 +21,33 @@ TEST_CASE("no bottom panel shrinks the main heatmap below its minimum, at two wi
     INFO("window " << size.width() << "x" << size.height());
     uitest::RunWindow rw("demo:induction", "abab abab", size);
     HeatmapView* heatmap = uitest::heatmapView(rw.w);
+    // The selectors above the heatmap are as wide as their text ("decoder self-attention" was cut
+    // to "decoder self-atti" by a head list as wide as "attention flow (max-flow)").
+    for (const char* name : {"familyCombo", "headCombo"}) {
+      auto* combo = uitest::part<QComboBox>(rw.w, name);
+      INFO(name << " " << combo->currentText().toStdString() << ": " << combo->width() << " px of "
+                << combo->sizeHint().width());
+      CHECK(combo->width() >= combo->sizeHint().width());
+    }
+    if (size.width() >= 1280) {  // with Transformer-XL's segment spin too, at the default width
+      rw.w.loadModel("preset:tiny-xl");
+      REQUIRE(rw.shown.wait(60000));
+      rw.settle();
+      for (const char* name : {"familyCombo", "headCombo"}) {
+        auto* combo = uitest::part<QComboBox>(rw.w, name);
+        INFO("XL " << name << " " << combo->currentText().toStdString() << ": " << combo->width() << " px of "
+                   << combo->sizeHint().width());
+        CHECK(combo->width() >= combo->sizeHint().width());
+      }
+      rw.w.loadModel("demo:induction");
+      REQUIRE(rw.shown.wait(60000));
+      rw.settle();
+    }
+    auto* heads = uitest::part<QComboBox>(rw.w, "headCombo");
+    const int flow = heads->findData(int(HeadFlow));
+    REQUIRE(flow >= 0);
+    CHECK(heads->itemText(flow) == "flow");
+    CHECK(heads->itemData(flow, Qt::ToolTipRole).toString() == headName(HeadFlow));
     std::vector<QDockWidget*> bottom;
     for (QDockWidget* d : rw.w.findChildren<QDockWidget*>())
       if (rw.w.dockWidgetArea(d) == Qt::BottomDockWidgetArea) bottom.push_back(d);

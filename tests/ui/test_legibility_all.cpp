@@ -6,6 +6,8 @@
 // (ui_legibility_2x): the window's own layout at a device pixel ratio of 2.
 #include <catch2/catch.hpp>
 
+#include <QSettings>
+
 #include <QAbstractButton>
 #include <QAction>
 #include <QComboBox>
@@ -177,6 +179,8 @@ struct LegibilityRun {
 
 void checkModel(const QString& spec, QSize size, bool runTools = false) {
   uitest::ensureApp();
+  // The default layout, not one an earlier test of this process saved (a narrow side dock).
+  QSettings().remove("window");
   MainWindow w;
   w.resize(size);
   w.show();

@@ -8,6 +8,24 @@
 
 namespace atlas::ui {
 
+namespace {
+
+// An entry of the head list: "head 3", or an aggregate's short name ("mean", "flow") with its
+// full name ("attention flow (max-flow)") as the tooltip. The short names keep the combo narrow
+// enough for the attention family beside it to be read whole at 1280 pixels.
+void addHeadItem(QComboBox* combo, int head) {
+  const QString name = head >= 0            ? headName(head)
+                       : head == HeadMean   ? QString("mean")
+                       : head == HeadMax    ? QString("max")
+                       : head == HeadRollout ? QString("rollout")
+                       : head == HeadFlow   ? QString("flow")
+                                            : headName(head);
+  combo->addItem(name, head);
+  combo->setItemData(combo->count() - 1, headName(head), Qt::ToolTipRole);
+}
+
+}  // namespace
+
 SelectorBar::SelectorBar(QWidget* parent) : QWidget(parent) {
   auto* h = new QHBoxLayout(this);
   h->setContentsMargins(0, 0, 0, 0);
@@ -30,7 +48,13 @@ SelectorBar::SelectorBar(QWidget* parent) : QWidget(parent) {
   m_head->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_colormap = new QComboBox;
   m_colormap->setObjectName("colormapCombo");
-  m_colormap->addItems(colormapNames());
+  // Short names in the row, the full ones as tooltips: the row must leave the attention family
+  // its whole name beside a docked side panel.
+  for (const QString& name : colormapNames()) {
+    m_colormap->addItem(name.section(" (", 0, 0));
+    m_colormap->setItemData(m_colormap->count() - 1, "Colour map: " + name, Qt::ToolTipRole);
+  }
+  m_colormap->setToolTip("Colour map");
   m_scale = new QComboBox;
   m_scale->setObjectName("scaleCombo");
   m_scale->addItems({"linear", "log"});
@@ -44,7 +68,6 @@ SelectorBar::SelectorBar(QWidget* parent) : QWidget(parent) {
   h->addWidget(m_segment);
   h->addWidget(m_head);
   h->addSpacing(16);
-  h->addWidget(new QLabel("Colours:"));
   h->addWidget(m_colormap);
   h->addWidget(m_scale);
   h->addWidget(m_normalization);
@@ -111,13 +134,13 @@ void SelectorBar::fillHeads(AttentionSelection& s) {
   m_updating = true;
   m_head->clear();
   if (const AttentionFamily* f = findFamily(m_families, s.stack, s.kind)) {
-    for (int h = 0; h < f->heads; ++h) m_head->addItem(headName(h), h);
-    m_head->addItem(headName(HeadMean), static_cast<int>(HeadMean));
-    m_head->addItem(headName(HeadMax), static_cast<int>(HeadMax));
+    for (int h = 0; h < f->heads; ++h) addHeadItem(m_head, h);
+    addHeadItem(m_head, HeadMean);
+    addHeadItem(m_head, HeadMax);
     // Not across XL memory or cross-attention: the product needs the same tokens in every layer.
     if (m_trace && rolloutApplies(*m_trace, *f, s.segment)) {
-      m_head->addItem(headName(HeadRollout), static_cast<int>(HeadRollout));
-      m_head->addItem(headName(HeadFlow), static_cast<int>(HeadFlow));
+      addHeadItem(m_head, HeadRollout);
+      addHeadItem(m_head, HeadFlow);
     }
     int idx = m_head->findData(s.head);
     if (idx < 0) {
