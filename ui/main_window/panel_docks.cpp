@@ -44,12 +44,21 @@ QWidget* scrollingPanel(QWidget* panel) {
   return scroll;
 }
 
+// The height a bottom dock is given when it opens: two fifths of the window, or what its panel
+// needs to show without scrolling when that is more (the main heatmap's minimum still caps it).
+int readableDockHeight(const QMainWindow* window, const QDockWidget* dock) {
+  int need = 0;
+  if (const auto* scroll = qobject_cast<const QScrollArea*>(dock->widget()); scroll && scroll->widget())
+    need = scroll->widget()->minimumSizeHint().height() + (dock->height() - scroll->height());
+  return std::max({kBottomDockReadable, window->height() * 2 / 5, need});
+}
+
 // A bottom dock opened lower than its panel can be read at (first opened, or squeezed by a
-// smaller window) takes two fifths of the window; the user's own larger sizes stay.
+// smaller window) is given readableDockHeight; the user's own larger sizes stay.
 void giveRoomWhenShown(QMainWindow* window, QDockWidget* dock) {
   QObject::connect(dock, &QDockWidget::visibilityChanged, dock, [window, dock](bool visible) {
     if (visible && !dock->isFloating() && dock->height() < kBottomDockReadable)
-      window->resizeDocks({dock}, {std::max(kBottomDockReadable, window->height() * 2 / 5)}, Qt::Vertical);
+      window->resizeDocks({dock}, {readableDockHeight(window, dock)}, Qt::Vertical);
   });
 }
 
@@ -220,7 +229,7 @@ void PanelDocks::showRun() {
     if (panel->available() && !before && panel->provider().autoShow) {
       dock->show();
       dock->raise();
-      m_window->resizeDocks({dock}, {std::max(260, m_window->height() * 2 / 5)}, Qt::Vertical);
+      m_window->resizeDocks({dock}, {readableDockHeight(m_window, dock)}, Qt::Vertical);
     }
     if (!panel->available() && before) dock->hide();
   }
