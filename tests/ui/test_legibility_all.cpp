@@ -31,13 +31,6 @@ using atlas::uitest::DrawnText;
 
 namespace {
 
-QImage legibilityImage() {
-  QImage img(48, 40, QImage::Format_RGB888);
-  for (int y = 0; y < 40; ++y)
-    for (int x = 0; x < 48; ++x) img.setPixel(x, y, qRgb(5 * x, 6 * y, (x * y) % 256));
-  return img;
-}
-
 // The named widget under `at` (window coordinates) and its class: "heatmap (HeatmapView)".
 QString widgetAt(QWidget& window, QPointF at) {
   QWidget* w = window.childAt(at.toPoint());
@@ -194,7 +187,7 @@ void checkModel(const QString& spec, QSize size, bool runTools = false) {
   if (image) {
     QSignalSpy ready(&w, &MainWindow::modelReady);
     if (w.modelSpec() != spec) REQUIRE(ready.wait(60000));
-    REQUIRE(w.setImage(legibilityImage(), "colours"));
+    REQUIRE(w.setImage(uitest::colourTestImage(), "colours"));
   }
   REQUIRE(run.shown.wait(60000));
   run.settle();

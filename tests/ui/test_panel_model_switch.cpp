@@ -27,13 +27,6 @@ using namespace atlas::ui;
 
 namespace {
 
-QImage colours() {
-  QImage img(48, 40, QImage::Format_RGB888);
-  for (int y = 0; y < 40; ++y)
-    for (int x = 0; x < 48; ++x) img.setPixel(x, y, qRgb(5 * x, 6 * y, (x * y) % 256));
-  return img;
-}
-
 void waitForRuns(QSignalSpy& shown) {
   REQUIRE(shown.wait(60000));
   while (shown.wait(300)) {
@@ -86,7 +79,7 @@ TEST_CASE("the Predictions panel names each run's tokens with its own model's vo
     w.loadModel("preset:tiny-vit");
     REQUIRE(ready.wait(60000));
     shown.clear();
-    REQUIRE(w.setImage(colours(), "colours"));
+    REQUIRE(w.setImage(uitest::colourTestImage(), "colours"));
     waitForRuns(shown);
     INFO(w.lastError().toStdString());
     REQUIRE(w.lastError().isEmpty());

@@ -195,13 +195,6 @@ TEST_CASE("every view shows the current run or nothing, through every preset and
 
 namespace {
 
-QImage matrixTestImage() {
-  QImage img(48, 40, QImage::Format_RGB888);
-  for (int y = 0; y < 40; ++y)
-    for (int x = 0; x < 48; ++x) img.setPixel(x, y, qRgb(5 * x, 6 * y, (x * y) % 256));
-  return img;
-}
-
 // What each tool holds of a run: a result computed from it (B's run for Compare).
 struct ToolResults {
   bool sweep = false, patching = false, dla = false, qk = false, compareB = false, corpus = false;
@@ -312,7 +305,7 @@ TEST_CASE("every panel follows the run on screen across model kinds: ViT, text, 
       w.loadModel(QString::fromStdString(step.spec));
       REQUIRE(ready.wait(60000));
       shown.clear();
-      REQUIRE(w.setImage(matrixTestImage(), "colours"));
+      REQUIRE(w.setImage(uitest::colourTestImage(), "colours"));
       REQUIRE(shown.wait(60000));
       while (shown.wait(300)) {
       }

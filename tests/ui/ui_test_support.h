@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QElapsedTimer>  // wall-clock-ok: waitUntil's deadline
 #include <QSettings>
 #include <QTemporaryDir>
@@ -106,6 +107,14 @@ inline Trace handTrace() {
   for (AttentionMap& m : derive_attention_maps(t)) t.describe_attention(std::move(m));
   t.finalize_attention_maps();
   return t;
+}
+
+// A 48 x 40 colour image whose pixels all differ (the image input of the model-switch tests).
+inline QImage colourTestImage() {
+  QImage img(48, 40, QImage::Format_RGB888);
+  for (int y = 0; y < 40; ++y)
+    for (int x = 0; x < 48; ++x) img.setPixel(x, y, qRgb(5 * x, 6 * y, (x * y) % 256));
+  return img;
 }
 
 // The bytes of the file at `path`; fails the test when it can't be read.
