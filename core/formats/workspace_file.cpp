@@ -192,7 +192,7 @@ WorkspaceFile parse_workspace(std::string_view json, const std::string& origin) 
     if (!o["tools"].is_object()) r.fail("\"tools\" must be an object");
     for (const auto& [key, value] : o["tools"].items()) {
       if (key != "patching" && key != "dla" && key != "sweep" && key != "qk" && key != "compare" && key != "search" &&
-          key != "corpus")
+          key != "corpus" && key != "ablation")
         r.fail("unknown key \"tools." + escape_invalid_utf8(key.substr(0, 80)) + "\"");
       if (!value.is_object()) r.fail("\"tools." + key + "\" must be an object");
       w.tools[key] = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

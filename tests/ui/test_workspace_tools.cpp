@@ -26,6 +26,7 @@
 #include "tests/ui/window_parts.h"
 #include "ui/main_window/main_window.h"
 #include "ui/main_window/run_controller.h"
+#include "ui/panels/ablation_controls.h"
 #include "ui/panels/variant_panel.h"
 #include "ui/tools/compare_panel.h"
 #include "ui/tools/dla_panel.h"
@@ -325,4 +326,69 @@ TEST_CASE("a workspace's sweep waits for its own model's run, not another model'
   rw.settle();
   CHECK(uitest::sourceText(rw.w) == "abab abab");  // the saved text, so the tokens are the saved ones
   CHECK_FALSE(sweep->result().has_value());
+}
+
+// The ablation panel (a variant panel with inputs of its own): what was typed, and whether it was
+// compared, come back; a compared ablation is run again, giving the same per-position KL.
+TEST_CASE("the ablation panel's inputs and its comparison survive a workspace round trip", "[ui][workspace][ablation]") {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("ablation.atlas");
+  FloatBuffer kl;
+  {
+    uitest::RunWindow rw("preset:tiny-decoder", "the cat sat on the mat");
+    uitest::variantDock(rw.w, "ablation")->show();
+    auto* controls = uitest::part<AblationControls>(rw.w, "ablationControls");
+    controls->setInput("1", "0:1", 0.0);
+    rw.shown.clear();
+    controls->apply();
+    REQUIRE(rw.shown.wait(30000));
+    rw.settle();
+    kl = rw.array("ablation.kl").data;
+    REQUIRE(rw.w.saveWorkspace(path));
+  }
+  const Workspace saved = loadWorkspaceFile(path);
+  REQUIRE(saved.tools.contains("ablation"));
+  CHECK(saved.tools["ablation"].toObject()["compared"].toBool());
+  {
+    uitest::ensureApp();
+    MainWindow w;
+    openInFreshWindow(w, path, /*waitForB=*/false);
+    auto* controls = uitest::part<AblationControls>(w, "ablationControls");
+    CHECK(controls->inputs() ==
+          QJsonObject({{"drop_layers", "1"}, {"drop_heads", "0:1"}, {"layerdrop_rate", 0.0}}));
+    REQUIRE(w.trace());
+    const TracedArray* again = w.trace()->find("ablation.kl");
+    REQUIRE(again);
+    REQUIRE(again->tensor.data.size() == kl.size());
+    for (size_t i = 0; i < kl.size(); ++i) CHECK(again->tensor.data[i] == Approx(kl[i]).epsilon(1e-5));  // threads may reorder sums
+  }
+  // Typed but not compared: the text comes back, no ablated run.
+  QByteArray json = uitest::readAll(path);
+  json.replace("\"compared\": true", "\"compared\": false");
+  const QString typed = dir.filePath("typed.atlas");
+  {
+    QFile f(typed);
+    REQUIRE(f.open(QIODevice::WriteOnly));
+    f.write(json);
+  }
+  {
+    MainWindow w;
+    openInFreshWindow(w, typed, /*waitForB=*/false);
+    CHECK(uitest::part<AblationControls>(w, "ablationControls")->inputs()["drop_heads"].toString() == "0:1");
+    REQUIRE(w.trace());
+    CHECK_FALSE(w.trace()->find("ablation.kl"));
+  }
+  // A damaged entry is refused, naming it, and the rest of the workspace opens.
+  json.replace("\"layerdrop_rate\": 0", "\"layerdrop_rate\": \"half\"");
+  const QString damaged = dir.filePath("damaged.atlas");
+  {
+    QFile f(damaged);
+    REQUIRE(f.open(QIODevice::WriteOnly));
+    f.write(json);
+  }
+  MainWindow w;
+  openInFreshWindow(w, damaged, /*waitForB=*/false);
+  REQUIRE(w.trace());
+  CHECK(uitest::part<AblationControls>(w, "ablationControls")->message() ==
+        "The workspace's ablation panel (tools.ablation) was not restored: \"layerdrop_rate\" must be a number from 0 to 1");
 }

@@ -101,6 +101,7 @@ PanelDocks::PanelDocks(QMainWindow* window, WindowSession* session, RunControlle
     if (provider.id == "ablation") {
       auto* controls = new AblationControls;
       controls->setObjectName("ablationControls");
+      m_ablationControls = controls;
       panel->setControls(controls);
       connect(controls, &AblationControls::applied, this, [this, controls](const AblationSpec& spec) {
         try {
@@ -275,6 +276,30 @@ void PanelDocks::detachTools() {
   m_qk->setRun(model, nullptr);
   m_compare->setRun(model, nullptr);
   m_search->setTrace(nullptr);
+}
+
+QJsonObject PanelDocks::ablationState() const {
+  if (!m_ablationControls) return {};
+  QJsonObject o = m_ablationControls->inputs();
+  const bool typed = !o["drop_layers"].toString().isEmpty() || !o["drop_heads"].toString().isEmpty() ||
+                     o["layerdrop_rate"].toDouble() != 0.0;
+  if (!typed && !m_ablation) return {};
+  o["compared"] = m_ablation != nullptr;
+  return o;
+}
+
+QString PanelDocks::restoreAblationState(const QJsonObject& state) {
+  if (!m_ablationControls) return {};
+  try {
+    if (state.contains("compared") && !state["compared"].isBool()) throw AtlasError("\"compared\" must be true or false");
+    m_ablationControls->setInputs(state);
+  } catch (const AtlasError& e) {
+    const QString why = QString("The workspace's ablation panel (tools.ablation) was not restored: %1").arg(e.what());
+    m_ablationControls->setMessage(why);
+    return why;
+  }
+  if (state["compared"].toBool()) m_ablationControls->apply();  // a spec the model refuses is said in the panel
+  return {};
 }
 
 void PanelDocks::setValueNorms(bool on) {

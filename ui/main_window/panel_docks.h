@@ -8,6 +8,7 @@
 // (TraceOptions::scores), the logit lens the hidden states plus add_logit_lens on the worker,
 // the ablation panel a second (ablated) run on the worker, the Performer panel its study, the
 // score functions and the query-key embedding the projected queries and keys (TraceOptions::qk).
+#include <QJsonObject>
 #include <QObject>
 #include <QVector>
 #include <memory>
@@ -24,6 +25,7 @@ struct AblationSpec;
 
 namespace atlas::ui {
 
+class AblationControls;
 class ComparePanel;
 class CorpusPanel;
 class DlaPanel;
@@ -54,6 +56,11 @@ class PanelDocks : public QObject {
   // shown: a workspace being opened restores results that wait for its own model's run, never
   // for the run of the model before (which may have the same tokens).
   void detachTools();
+  // The ablation panel's inputs and whether they are compared (the ablated run beside this one),
+  // for a workspace's tools.ablation; empty when nothing was typed or compared.
+  QJsonObject ablationState() const;
+  // Gives them back and compares again when they were compared; returns why not ("" when done).
+  QString restoreAblationState(const QJsonObject& state);
 
  signals:
   // The token search's matches (source positions), empty when it closes; showNow is false
@@ -80,6 +87,7 @@ class PanelDocks : public QObject {
   PatchingPanel* m_patching = nullptr;
   DlaPanel* m_dla = nullptr;
   QkDecompositionPanel* m_qk = nullptr;
+  AblationControls* m_ablationControls = nullptr;
   std::shared_ptr<AblationSpec> m_ablation;  // what the ablation panel drops; null = nothing
   bool m_valueNorms = false;
   bool m_updating = false;  // inside showRun

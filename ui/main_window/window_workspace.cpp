@@ -44,6 +44,7 @@ Workspace MainWindow::workspace() const {
     const QJsonObject state = tool.save(panel);
     if (!state.isEmpty()) w.tools[tool.id] = state;
   }
+  if (const QJsonObject ablation = m_panels->ablationState(); !ablation.isEmpty()) w.tools["ablation"] = ablation;
   return w;
 }
 
@@ -106,6 +107,9 @@ void MainWindow::restoreWorkspaceTools(const QString& loadedSpec) {
     const QString refused = tool.restore(panel, w.tools[tool.id].toObject());
     if (!refused.isEmpty()) m_workspaceNote = refused;
   }
+  if (w.tools.contains("ablation"))
+    if (const QString refused = m_panels->restoreAblationState(w.tools["ablation"].toObject()); !refused.isEmpty())
+      m_workspaceNote = refused;
 }
 
 // The selection of a workspace being opened, once its model's first run is on screen. One this

@@ -93,16 +93,7 @@ AblationControls::AblationControls(QWidget* parent) : QWidget(parent) {
   v->addLayout(form);
   v->addLayout(buttons);
   v->addWidget(m_message);
-  connect(apply, &QPushButton::clicked, this, [this] {
-    try {
-      const AblationSpec s = spec();
-      if (s.empty()) throw AtlasError("choose layers or heads to drop, or a LayerDrop rate");
-      m_message->clear();
-      emit applied(s);
-    } catch (const std::exception& e) {
-      m_message->setText(QString::fromStdString(e.what()));
-    }
-  });
+  connect(apply, &QPushButton::clicked, this, &AblationControls::apply);
   connect(clear, &QPushButton::clicked, this, [this] {
     m_layers->clear();
     m_heads->clear();
@@ -126,6 +117,32 @@ void AblationControls::setInput(const QString& layers, const QString& heads, dou
   m_layers->setText(layers);
   m_heads->setText(heads);
   m_rate->setValue(rate);
+}
+
+void AblationControls::apply() {
+  try {
+    const AblationSpec s = spec();
+    if (s.empty()) throw AtlasError("choose layers or heads to drop, or a LayerDrop rate");
+    m_message->clear();
+    emit applied(s);
+  } catch (const std::exception& e) {
+    m_message->setText(QString::fromStdString(e.what()));
+  }
+}
+
+QJsonObject AblationControls::inputs() const {
+  return {{"drop_layers", m_layers->text()}, {"drop_heads", m_heads->text()}, {"layerdrop_rate", m_rate->value()}};
+}
+
+void AblationControls::setInputs(const QJsonObject& o) {
+  for (auto it = o.begin(); it != o.end(); ++it)
+    if (it.key() != "drop_layers" && it.key() != "drop_heads" && it.key() != "layerdrop_rate" && it.key() != "compared")
+      throw AtlasError("unknown key \"" + it.key().left(80).toStdString() + "\"");
+  for (const char* key : {"drop_layers", "drop_heads"})
+    if (o.contains(key) && !o[key].isString()) throw AtlasError(std::string("\"") + key + "\" must be a string");
+  const double rate = o.contains("layerdrop_rate") ? (o["layerdrop_rate"].isDouble() ? o["layerdrop_rate"].toDouble() : -1) : 0;
+  if (!(rate >= 0 && rate <= 1)) throw AtlasError("\"layerdrop_rate\" must be a number from 0 to 1");
+  setInput(o["drop_layers"].toString(), o["drop_heads"].toString(), rate);
 }
 
 }  // namespace atlas::ui
