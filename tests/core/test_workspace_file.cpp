@@ -95,7 +95,8 @@ TEST_CASE("workspace files of other formats, keys, types or bytes are refused by
   CHECK_THAT(refused(workspace_with(R"("colormap": "jet")")), Catch::Contains("viridis, magma, diverging"));
   CHECK_THAT(refused(workspace_with(R"("open_panels": [1])")), Catch::Contains("\"open_panels\""));
   CHECK_THAT(refused(workspace_with(R"("tools": [])")), Catch::Contains("\"tools\" must be an object"));
-  CHECK_THAT(refused(workspace_with(R"("tools": {"corpus": {}})")), Catch::Contains("unknown key \"tools.corpus\""));
+  CHECK_THAT(refused(workspace_with(R"("tools": {"training": {}})")), Catch::Contains("unknown key \"tools.training\""));
+  CHECK(refused(workspace_with(R"("tools": {"corpus": {}, "ablation": {}})")) == "accepted");
   CHECK_THAT(refused(workspace_with(R"("tools": {"dla": 3})")), Catch::Contains("\"tools.dla\" must be an object"));
   CHECK_THAT(refused(workspace_with(R"("geometry": "ab!c")")), Catch::Contains("\"geometry\" is not base64"));
   CHECK_THAT(refused(R"({"format": "attention-atlas-workspace", "version": 2, "model": "x"})"),
