@@ -99,6 +99,17 @@ QkDecomposition coreQk(const Model& model, const Trace& trace, int64_t layer, in
   return qk_decomposition(model, trace.source_tokens, r);
 }
 
+// The window's QK decomposition panel, its dock shown and raised (as View > Variant panels does).
+QkDecompositionPanel* openQkPanel(uitest::RunWindow& rw) {
+  auto* panel = uitest::part<QkDecompositionPanel>(rw.w, "qkDecompositionPanel");
+  REQUIRE(panel);
+  QDockWidget* dock = uitest::dock(rw.w, "qkDecompositionDock");
+  REQUIRE(dock);
+  dock->show();
+  dock->raise();
+  return panel;
+}
+
 void clickHeatmapCell(HeatmapView* view, int row, int col) {
   const HeatmapLayout L = layoutHeatmap(view, QRectF(view->rect()), view->data(), view->heatmapStyle(), view->viewWindow());
   QTest::mouseClick(view, Qt::LeftButton, {}, L.cellRect(row, col).center().toPoint());
@@ -214,12 +225,7 @@ TEST_CASE("QK decomposition panel: the matrix and value bars are qk_decompositio
 TEST_CASE("QK decomposition in the window: a heatmap click splits that cell, a model switch never shows stale values",
           "[ui][qkdecomp]") {
   uitest::RunWindow rw("demo:induction", "atlasofheadsatlasofheads");
-  auto* panel = uitest::part<QkDecompositionPanel>(rw.w, "qkDecompositionPanel");
-  REQUIRE(panel);
-  QDockWidget* dock = uitest::dock(rw.w, "qkDecompositionDock");
-  REQUIRE(dock);
-  dock->show();
-  dock->raise();
+  QkDecompositionPanel* panel = openQkPanel(rw);
   AttentionSelection s = rw.w.selection();
   s.layer = 1;
   s.head = 2;
@@ -377,12 +383,7 @@ TEST_CASE("QK decomposition in the window: a click on a Transformer-XL memory co
           "[ui][qkdecomp][xl]") {
   // 36 bytes: segments of 16, 16 and 4 tokens; segment 1 attends over segment 0's 16 keys first.
   uitest::RunWindow rw("preset:tiny-xl", "abcabcabcabcabcabcabcabcabcabcabcabc");
-  auto* panel = uitest::part<QkDecompositionPanel>(rw.w, "qkDecompositionPanel");
-  REQUIRE(panel);
-  QDockWidget* dock = uitest::dock(rw.w, "qkDecompositionDock");
-  REQUIRE(dock);
-  dock->show();
-  dock->raise();
+  QkDecompositionPanel* panel = openQkPanel(rw);
   rw.w.setSelection({"decoder", "self_attn", 1, 2, 1});
   rw.settle();
   REQUIRE(rw.w.selection().segment == 1);

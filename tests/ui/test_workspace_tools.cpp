@@ -366,11 +366,7 @@ TEST_CASE("the ablation panel's inputs and its comparison survive a workspace ro
   QByteArray json = uitest::readAll(path);
   json.replace("\"compared\": true", "\"compared\": false");
   const QString typed = dir.filePath("typed.atlas");
-  {
-    QFile f(typed);
-    REQUIRE(f.open(QIODevice::WriteOnly));
-    f.write(json);
-  }
+  uitest::writeAll(typed, json);
   {
     MainWindow w;
     openInFreshWindow(w, typed, /*waitForB=*/false);
@@ -381,11 +377,7 @@ TEST_CASE("the ablation panel's inputs and its comparison survive a workspace ro
   // A damaged entry is refused, naming it, and the rest of the workspace opens.
   json.replace("\"layerdrop_rate\": 0", "\"layerdrop_rate\": \"half\"");
   const QString damaged = dir.filePath("damaged.atlas");
-  {
-    QFile f(damaged);
-    REQUIRE(f.open(QIODevice::WriteOnly));
-    f.write(json);
-  }
+  uitest::writeAll(damaged, json);
   MainWindow w;
   openInFreshWindow(w, damaged, /*waitForB=*/false);
   REQUIRE(w.trace());

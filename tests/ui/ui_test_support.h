@@ -124,6 +124,13 @@ inline QByteArray readAll(const QString& path) {
   return f.readAll();
 }
 
+// Writes `bytes` to `path` (a workspace edited by hand); fails the test when it can't.
+inline void writeAll(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  REQUIRE(f.open(QIODevice::WriteOnly));
+  REQUIRE(f.write(bytes) == bytes.size());
+}
+
 // The index of the panel's first plot whose name starts with `prefix`; fails the test if none.
 inline int plotIndex(ui::VariantPanel& panel, const QString& prefix) {
   panel.ensureBuilt();
